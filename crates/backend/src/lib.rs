@@ -1,0 +1,42 @@
+//! Isolation backends for Cleanroom.
+//!
+//! Every backend (Linux namespaces today, gVisor and microVMs later) sits behind the one
+//! [`Backend`] trait so the server never learns how isolation is achieved: it provisions a
+//! sandbox, spawns processes in it with plain pipes for stdio, signals them, and tears the
+//! sandbox down. `reconcile` lets a restarted server reclaim what a crashed one left behind.
+
+pub mod error;
+pub mod linux;
+pub mod types;
+
+pub use error::BackendError;
+pub use types::*;
+
+use async_trait::async_trait;
+
+/// One isolation technology. Implementations must be safe to call from many tasks at once.
+#[async_trait]
+pub trait Backend: Send + Sync + 'static {
+    /// Stable backend name recorded on every sandbox (`linux`, `gvisor`, `firecracker`).
+    fn name(&self) -> &'static str;
+
+    /// Capability keys this backend can honour; CreateSandbox fails closed when a policy
+    /// needs one that is missing.
+    fn capabilities(&self) -> Vec<&'static str>;
+
+    /// Build the isolated environment and wait until it can run processes.
+    async fn provision(&self, spec: &SandboxSpec) -> Result<ProvisionedSandbox, BackendError>;
+
+    /// Start one process inside a provisioned sandbox.
+    async fn spawn(&self, sandbox_id: &str, spec: ProcessSpec) -> Result<ProcessHandle, BackendError>;
+
+    /// Deliver a signal to a process (and its process group) started by [`Backend::spawn`].
+    async fn signal(&self, sandbox_id: &str, process: ProcessId, signal: i32) -> Result<(), BackendError>;
+
+    /// Kill every process and release every resource of the sandbox. Idempotent.
+    async fn terminate(&self, sandbox_id: &str) -> Result<(), BackendError>;
+
+    /// After a restart: kill and remove everything left by sandboxes the server no longer
+    /// runs. `records` are what the store remembers; stray on-disk state is swept as well.
+    async fn reconcile(&self, records: &[ReconcileRecord]) -> Result<ReconcileReport, BackendError>;
+}

@@ -1,0 +1,281 @@
+//! `cleanroom __sandbox-init`: the process the server starts for every sandbox.
+//!
+//! It runs single-threaded (dispatched before any async runtime exists), so forking is
+//! safe. Shape:
+//!
+//! ```text
+//! server ──spawn──> shim (host pid ns)        unshare(mnt,pid,net,uts,ipc,cgroup[,user])
+//!                    └─fork─> pid 1 (sandbox)  rootfs + pivot_root, lo up, hostname
+//!                               └─fork/exec──> user processes (own session / pgrp)
+//! ```
+//!
+//! The shim only reports pid 1's host pid and waits for it. Pid 1 reaps every zombie,
+//! spawns processes on request with the stdio fds the server passed, and reports exits.
+//! If the server goes away (control socket EOF) pid 1 exits, and the kernel kills every
+//! process of the pid namespace with it: nothing of the sandbox can outlive its pid 1.
+
+use super::config::{InitConfig, CONTROL_FD};
+use super::protocol::{self, Reply, Request};
+use super::rootfs;
+use nix::sched::{unshare, CloneFlags};
+use nix::sys::signal::{SigSet, Signal};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::{fork, ForkResult, Pid};
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+
+/// Entry point; never returns.
+pub fn main(config_json: &str) -> ! {
+    let code = match run_shim(config_json) {
+        Ok(code) => code,
+        Err(e) => {
+            let _ = protocol::send(CONTROL_FD, &Reply::SetupFailed { error: e }, &[]);
+            125
+        }
+    };
+    std::process::exit(code)
+}
+
+fn run_shim(config_json: &str) -> Result<i32, String> {
+    let cfg: InitConfig = serde_json::from_str(config_json).map_err(|e| format!("bad init config: {e}"))?;
+    // SAFETY: prctl with constant arguments; close_range on fds this process never uses
+    // (nothing but stdio and the control socket may reach the sandbox).
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        libc::syscall(libc::SYS_close_range, CONTROL_FD as u32 + 1, u32::MAX, 0u32);
+    }
+
+    let mut flags = CloneFlags::CLONE_NEWNS
+        | CloneFlags::CLONE_NEWPID
+        | CloneFlags::CLONE_NEWNET
+        | CloneFlags::CLONE_NEWUTS
+        | CloneFlags::CLONE_NEWIPC
+        | CloneFlags::CLONE_NEWCGROUP;
+    if cfg.user_namespace {
+        let (uid, gid) = (nix::unistd::geteuid(), nix::unistd::getegid());
+        unshare(CloneFlags::CLONE_NEWUSER).map_err(|e| format!("unshare(user): {e}"))?;
+        std::fs::write("/proc/self/setgroups", "deny").map_err(|e| format!("setgroups: {e}"))?;
+        std::fs::write("/proc/self/uid_map", format!("0 {uid} 1")).map_err(|e| format!("uid_map: {e}"))?;
+        std::fs::write("/proc/self/gid_map", format!("0 {gid} 1")).map_err(|e| format!("gid_map: {e}"))?;
+    }
+    unshare(flags).map_err(|e| format!("unshare(namespaces): {e}"))?;
+
+    // SAFETY: this process is single-threaded (no runtime was started), so fork is sound.
+    match unsafe { fork() }.map_err(|e| format!("fork: {e}"))? {
+        ForkResult::Child => {
+            let code = match run_pid1(&cfg) {
+                Ok(()) => 0,
+                Err(e) => {
+                    let _ = protocol::send(CONTROL_FD, &Reply::SetupFailed { error: e }, &[]);
+                    125
+                }
+            };
+            std::process::exit(code)
+        }
+        ForkResult::Parent { child } => {
+            protocol::send(CONTROL_FD, &Reply::Started { init_pid: child.as_raw() }, &[])
+                .map_err(|e| format!("control socket: {e}"))?;
+            // The shim keeps nothing open that the sandbox needs; drop the control socket
+            // so the server sees EOF as soon as pid 1 is gone.
+            let _ = nix::unistd::close(CONTROL_FD);
+            loop {
+                match waitpid(child, None) {
+                    Ok(WaitStatus::Exited(_, c)) => return Ok(c),
+                    Ok(WaitStatus::Signaled(_, s, _)) => return Ok(128 + s as i32),
+                    Ok(_) => continue,
+                    Err(nix::errno::Errno::EINTR) => continue,
+                    Err(e) => return Err(format!("waitpid: {e}")),
+                }
+            }
+        }
+    }
+}
+
+fn run_pid1(cfg: &InitConfig) -> Result<(), String> {
+    // Die with the shim (and so with the server): the pid namespace goes with us.
+    // SAFETY: prctl/fcntl with constant arguments. The control socket must not leak into
+    // user processes, so it becomes close-on-exec here.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        libc::fcntl(CONTROL_FD, libc::F_SETFD, libc::FD_CLOEXEC);
+    }
+    // Block SIGCHLD and take it through a signalfd so the loop below is a plain poll().
+    let mut mask = SigSet::empty();
+    mask.add(Signal::SIGCHLD);
+    mask.thread_block().map_err(|e| format!("sigprocmask: {e}"))?;
+    let sfd = SignalFd::with_flags(&mask, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
+        .map_err(|e| format!("signalfd: {e}"))?;
+
+    rootfs::build(cfg)?;
+    nix::unistd::sethostname(&cfg.hostname).map_err(|e| format!("sethostname: {e}"))?;
+    super::netif::loopback_up().map_err(|e| format!("loopback up: {e}"))?;
+
+    protocol::send(CONTROL_FD, &Reply::Ready, &[]).map_err(|e| format!("control socket: {e}"))?;
+    serve(&sfd, &mask)
+}
+
+/// Main loop of pid 1: spawn on request, reap everything, report exits.
+fn serve(sfd: &SignalFd, mask: &SigSet) -> Result<(), String> {
+    let mut running: HashMap<i32, u64> = HashMap::new();
+    loop {
+        let mut fds = [
+            nix::poll::PollFd::new(control_fd(), nix::poll::PollFlags::POLLIN),
+            nix::poll::PollFd::new(sfd.as_fd(), nix::poll::PollFlags::POLLIN),
+        ];
+        match nix::poll::poll(&mut fds, nix::poll::PollTimeout::NONE) {
+            Ok(_) => {}
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => return Err(format!("poll: {e}")),
+        }
+        let control_ready = fds[0].revents().map(|r| !r.is_empty()).unwrap_or(false);
+        let child_ready = fds[1].revents().map(|r| !r.is_empty()).unwrap_or(false);
+        if child_ready {
+            while let Ok(Some(_)) = sfd.read_signal() {}
+            reap(&mut running)?;
+        }
+        if control_ready {
+            match protocol::recv::<Request>(CONTROL_FD) {
+                Ok(Some((req, fds))) => handle(req, fds, mask, &mut running)?,
+                // Server gone: returning ends pid 1 and with it the whole sandbox.
+                Ok(None) => return Ok(()),
+                Err(e) => return Err(format!("control socket: {e}")),
+            }
+        }
+    }
+}
+
+fn control_fd() -> std::os::fd::BorrowedFd<'static> {
+    // SAFETY: CONTROL_FD is installed by the server before exec and stays open for the
+    // whole life of pid 1.
+    unsafe { std::os::fd::BorrowedFd::borrow_raw(CONTROL_FD) }
+}
+
+fn reap(running: &mut HashMap<i32, u64>) -> Result<(), String> {
+    loop {
+        match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) | Err(nix::errno::Errno::ECHILD) => return Ok(()),
+            Ok(WaitStatus::Exited(pid, code)) => report(running, pid, Some(code), None)?,
+            Ok(WaitStatus::Signaled(pid, sig, _)) => report(running, pid, None, Some(sig as i32))?,
+            Ok(_) => continue,
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => return Err(format!("waitpid: {e}")),
+        }
+    }
+}
+
+fn report(running: &mut HashMap<i32, u64>, pid: Pid, code: Option<i32>, signal: Option<i32>) -> Result<(), String> {
+    if let Some(id) = running.remove(&pid.as_raw()) {
+        protocol::send(CONTROL_FD, &Reply::Exited { id, code, signal }, &[])
+            .map_err(|e| format!("control socket: {e}"))?;
+    }
+    Ok(())
+}
+
+fn handle(req: Request, fds: Vec<OwnedFd>, mask: &SigSet, running: &mut HashMap<i32, u64>) -> Result<(), String> {
+    match req {
+        Request::Spawn { id, argv, env, cwd } => {
+            let pid = spawn(&argv, &env, &cwd, &fds, mask);
+            drop(fds);
+            match pid {
+                Ok(pid) => {
+                    running.insert(pid.as_raw(), id);
+                    protocol::send(CONTROL_FD, &Reply::Spawned { id, pid: pid.as_raw() }, &[])
+                        .map_err(|e| format!("control socket: {e}"))
+                }
+                // Could not even fork: report as an exit the server turns into FAILED.
+                Err(e) => {
+                    let _ = e;
+                    protocol::send(CONTROL_FD, &Reply::Exited { id, code: Some(126), signal: None }, &[])
+                        .map_err(|e| format!("control socket: {e}"))
+                }
+            }
+        }
+        Request::Signal { id, signal } => {
+            if let Some((&pid, _)) = running.iter().find(|(_, v)| **v == id) {
+                // SAFETY: kill(2) on a pid/pgrp we spawned.
+                unsafe {
+                    if libc::kill(-pid, signal) != 0 {
+                        libc::kill(pid, signal);
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Fork and exec one user process with the given stdio fds.
+fn spawn(argv: &[String], env: &[(String, String)], cwd: &str, fds: &[OwnedFd], mask: &SigSet) -> Result<Pid, String> {
+    if fds.len() != 3 {
+        return Err(format!("spawn needs 3 stdio fds, got {}", fds.len()));
+    }
+    // Prepare everything that allocates before fork.
+    let c_argv: Vec<CString> = argv
+        .iter()
+        .map(|a| CString::new(a.as_bytes()))
+        .collect::<Result<_, _>>()
+        .map_err(|_| "argument contains a NUL byte".to_string())?;
+    let c_env: Vec<CString> = env
+        .iter()
+        .map(|(k, v)| CString::new(format!("{k}={v}")))
+        .collect::<Result<_, _>>()
+        .map_err(|_| "environment contains a NUL byte".to_string())?;
+    let c_cwd = CString::new(cwd).map_err(|_| "cwd contains a NUL byte".to_string())?;
+    let path = env.iter().rev().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone()).unwrap_or_default();
+    let candidates: Vec<CString> = resolve_candidates(&argv[0], &path);
+    let raw: Vec<i32> = fds.iter().map(|f| f.as_raw_fd()).collect();
+
+    // SAFETY: pid 1 is single-threaded; the child only calls async-signal-safe functions
+    // (dup2, chdir, setsid, sigprocmask, execve, write, _exit) on pre-built buffers.
+    match unsafe { fork() }.map_err(|e| format!("fork: {e}"))? {
+        ForkResult::Parent { child } => Ok(child),
+        ForkResult::Child => unsafe {
+            libc::setsid();
+            for (target, fd) in raw.iter().enumerate() {
+                libc::dup2(*fd, target as i32);
+            }
+            let _ = mask.thread_unblock();
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+            if libc::chdir(c_cwd.as_ptr()) != 0 {
+                let err = std::io::Error::last_os_error();
+                fail(&format!("cleanroom: cannot enter working directory {cwd}: {err}\n"), 126);
+            }
+            let mut envp: Vec<*const libc::c_char> = c_env.iter().map(|c| c.as_ptr()).collect();
+            envp.push(std::ptr::null());
+            let mut argvp: Vec<*const libc::c_char> = c_argv.iter().map(|c| c.as_ptr()).collect();
+            argvp.push(std::ptr::null());
+            let mut last = libc::ENOENT;
+            for cand in &candidates {
+                libc::execve(cand.as_ptr(), argvp.as_ptr(), envp.as_ptr());
+                let e = *libc::__errno_location();
+                // Keep the most telling error (EACCES beats ENOENT, like execvp).
+                if e != libc::ENOENT || last == libc::ENOENT {
+                    last = if e == libc::ENOENT && last != libc::ENOENT { last } else { e };
+                }
+            }
+            let err = std::io::Error::from_raw_os_error(last);
+            let code = if last == libc::ENOENT { 127 } else { 126 };
+            fail(&format!("cleanroom: cannot run {:?}: {err}\n", argv[0]), code)
+        },
+    }
+}
+
+/// execvp-style lookup done before fork: a name with a slash is used as is, otherwise
+/// every PATH entry is tried in order.
+fn resolve_candidates(name: &str, path: &str) -> Vec<CString> {
+    if name.contains('/') {
+        return CString::new(name).into_iter().collect();
+    }
+    path.split(':')
+        .map(|dir| if dir.is_empty() { "." } else { dir })
+        .filter_map(|dir| CString::new(format!("{dir}/{name}")).ok())
+        .collect()
+}
+
+/// Write a message to the child's stderr and exit without running destructors.
+unsafe fn fail(msg: &str, code: i32) -> ! {
+    libc::write(2, msg.as_ptr().cast(), msg.len());
+    libc::_exit(code)
+}

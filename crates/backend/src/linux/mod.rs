@@ -1,0 +1,359 @@
+//! The default backend: Linux namespaces, no daemons, no VM.
+//!
+//! Each sandbox is one `cleanroom __sandbox-init` process tree (see [`init`]) in fresh
+//! mount, pid, net, uts, ipc and cgroup namespaces. The server talks to its pid 1 over a
+//! seqpacket socket ([`protocol`]); killing pid 1 kills the whole pid namespace, which
+//! releases every mount and the network namespace with it. The only host-visible state is
+//! the sandbox's directory under the backend's state root, removed on terminate and swept
+//! by [`Backend::reconcile`].
+
+pub mod config;
+pub mod init;
+mod netif;
+pub mod procinfo;
+pub mod protocol;
+mod rootfs;
+
+use crate::{
+    Backend, BackendError, ExitStatus, ProcessHandle, ProcessId, ProcessSpec, ProvisionedSandbox, ReconcileRecord,
+    ReconcileReport, SandboxSpec,
+};
+use async_trait::async_trait;
+use config::{InitConfig, CONTROL_FD};
+use protocol::{Reply, Request};
+use std::collections::{BTreeMap, HashMap};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::net::unix::pipe;
+use tokio::sync::oneshot;
+
+/// How long a sandbox may take to become ready before provisioning fails.
+const PROVISION_TIMEOUT: Duration = Duration::from_secs(30);
+/// Pipe buffer for stdout/stderr: larger pipes mean fewer wake-ups on bulk output.
+const PIPE_SIZE: i32 = 1 << 20;
+
+/// Linux namespaces backend.
+pub struct LinuxBackend {
+    state_root: PathBuf,
+    init_exe: PathBuf,
+    sandboxes: Mutex<HashMap<String, Arc<LinuxSandbox>>>,
+}
+
+struct LinuxSandbox {
+    control: OwnedFd,
+    send_lock: Mutex<()>,
+    init_pid: i32,
+    init_start: u64,
+    state_dir: PathBuf,
+    next_id: AtomicU64,
+    exits: Arc<Mutex<HashMap<ProcessId, oneshot::Sender<ExitStatus>>>>,
+    shim: tokio::sync::Mutex<Option<tokio::process::Child>>,
+}
+
+impl LinuxBackend {
+    /// `state_root` holds one directory per sandbox; `init_exe` is the `cleanroom` binary
+    /// (re-executed as `__sandbox-init`).
+    pub fn new(state_root: PathBuf, init_exe: PathBuf) -> Result<Self, BackendError> {
+        std::fs::create_dir_all(&state_root).map_err(|e| BackendError::io(format!("create {}", state_root.display()), e))?;
+        Ok(LinuxBackend { state_root, init_exe, sandboxes: Mutex::new(HashMap::new()) })
+    }
+
+    fn get(&self, id: &str) -> Result<Arc<LinuxSandbox>, BackendError> {
+        self.sandboxes
+            .lock()
+            .map_err(|_| BackendError::Unavailable("backend lock poisoned".into()))?
+            .get(id)
+            .cloned()
+            .ok_or_else(|| BackendError::SandboxNotFound(id.to_string()))
+    }
+
+    fn dir_for(&self, id: &str) -> Result<PathBuf, BackendError> {
+        // Ids come from the server, but never let one escape the state root.
+        if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            return Err(BackendError::LaunchFailed(format!("invalid sandbox id {id:?}")));
+        }
+        Ok(self.state_root.join(id))
+    }
+}
+
+impl LinuxSandbox {
+    fn send(&self, req: &Request, fds: &[std::os::fd::RawFd]) -> Result<(), BackendError> {
+        let _guard = self.send_lock.lock().map_err(|_| BackendError::Unavailable("lock poisoned".into()))?;
+        protocol::send(self.control.as_raw_fd(), req, fds).map_err(|e| BackendError::io("sandbox control socket", e))
+    }
+}
+
+fn pipe_pair() -> Result<(OwnedFd, OwnedFd), BackendError> {
+    nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| BackendError::io("pipe", e.into()))
+}
+
+fn grow_pipe(fd: &OwnedFd) {
+    // SAFETY: fcntl on a pipe fd we own; failure only means the default size stays.
+    unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_SIZE) };
+}
+
+/// Kill a sandbox's pid 1 (if it is still the same process) and wait for it to vanish.
+async fn kill_init(pid: i32, start: u64) -> bool {
+    if !procinfo::is_same_process(pid, start) {
+        return false;
+    }
+    // SAFETY: kill(2); pid identity was just checked against its start time.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    for _ in 0..500 {
+        if !procinfo::is_same_process(pid, start) {
+            break;
+        }
+        // A zombie still matches its start time until reaped; treat zombies as gone.
+        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            if stat.rsplit(')').next().map(|r| r.trim_start().starts_with('Z')).unwrap_or(false) {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    true
+}
+
+fn remove_dir(dir: &Path) -> Option<PathBuf> {
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => Some(dir.to_path_buf()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            tracing::warn!(dir = %dir.display(), error = %e, "could not remove sandbox directory");
+            None
+        }
+    }
+}
+
+#[async_trait]
+impl Backend for LinuxBackend {
+    fn name(&self) -> &'static str {
+        "linux"
+    }
+
+    fn capabilities(&self) -> Vec<&'static str> {
+        // Only what this backend truly enforces today; the gateway and hardening issues
+        // add `network_default_deny`, `secret_isolation`, ... when they land.
+        vec!["policy_immutability", "pid_isolation", "mount_isolation", "network_loopback_only"]
+    }
+
+    async fn provision(&self, spec: &SandboxSpec) -> Result<ProvisionedSandbox, BackendError> {
+        let dir = self.dir_for(&spec.sandbox_id)?;
+        let cfg = InitConfig {
+            sandbox_id: spec.sandbox_id.clone(),
+            hostname: spec.hostname.clone(),
+            root_dir: dir.join("root"),
+            workspace_dir: dir.join("workspace"),
+            tmp_dir: dir.join("tmp"),
+            home_dir: dir.join("home"),
+            user_namespace: !nix::unistd::geteuid().is_root(),
+        };
+        for d in [&cfg.root_dir, &cfg.workspace_dir, &cfg.tmp_dir, &cfg.home_dir] {
+            std::fs::create_dir_all(d).map_err(|e| BackendError::io(format!("create {}", d.display()), e))?;
+        }
+        match self.start(&spec.sandbox_id, &dir, &cfg).await {
+            Ok(p) => Ok(p),
+            Err(e) => {
+                remove_dir(&dir);
+                Err(e)
+            }
+        }
+    }
+
+    async fn spawn(&self, sandbox_id: &str, spec: ProcessSpec) -> Result<ProcessHandle, BackendError> {
+        let sbx = self.get(sandbox_id)?;
+        if spec.argv.is_empty() {
+            return Err(BackendError::LaunchFailed("empty command".into()));
+        }
+        let id = sbx.next_id.fetch_add(1, Ordering::Relaxed);
+        let (out_r, out_w) = pipe_pair()?;
+        let (err_r, err_w) = pipe_pair()?;
+        grow_pipe(&out_w);
+        grow_pipe(&err_w);
+        let (stdin_child, stdin_host): (OwnedFd, Option<OwnedFd>) = if spec.stdin {
+            let (r, w) = pipe_pair()?;
+            (r, Some(w))
+        } else {
+            let null = std::fs::File::open("/dev/null").map_err(|e| BackendError::io("open /dev/null", e))?;
+            (null.into(), None)
+        };
+        let (tx, rx) = oneshot::channel();
+        sbx.exits.lock().map_err(|_| BackendError::Unavailable("lock poisoned".into()))?.insert(id, tx);
+        let req = Request::Spawn { id, argv: spec.argv, env: spec.env, cwd: spec.cwd };
+        let sent = sbx.send(&req, &[stdin_child.as_raw_fd(), out_w.as_raw_fd(), err_w.as_raw_fd()]);
+        drop((stdin_child, out_w, err_w));
+        if let Err(e) = sent {
+            if let Ok(mut m) = sbx.exits.lock() {
+                m.remove(&id);
+            }
+            return Err(e);
+        }
+        let wrap = |e: std::io::Error| BackendError::io("wrap pipe", e);
+        Ok(ProcessHandle {
+            id,
+            stdin: stdin_host.map(pipe::Sender::from_owned_fd).transpose().map_err(wrap)?,
+            stdout: pipe::Receiver::from_owned_fd(out_r).map_err(wrap)?,
+            stderr: pipe::Receiver::from_owned_fd(err_r).map_err(wrap)?,
+            exit: rx,
+        })
+    }
+
+    async fn signal(&self, sandbox_id: &str, process: ProcessId, signal: i32) -> Result<(), BackendError> {
+        let sbx = self.get(sandbox_id)?;
+        sbx.send(&Request::Signal { id: process, signal }, &[])
+    }
+
+    async fn terminate(&self, sandbox_id: &str) -> Result<(), BackendError> {
+        let sbx = self.sandboxes.lock().map_err(|_| BackendError::Unavailable("lock poisoned".into()))?.remove(sandbox_id);
+        if let Some(sbx) = sbx {
+            kill_init(sbx.init_pid, sbx.init_start).await;
+            if let Some(mut shim) = sbx.shim.lock().await.take() {
+                let _ = shim.start_kill();
+                let _ = tokio::time::timeout(Duration::from_secs(10), shim.wait()).await;
+            }
+            remove_dir(&sbx.state_dir);
+        } else {
+            // Unknown to this process (e.g. created before a restart): just sweep its dir.
+            remove_dir(&self.dir_for(sandbox_id)?);
+        }
+        Ok(())
+    }
+
+    async fn reconcile(&self, records: &[ReconcileRecord]) -> Result<ReconcileReport, BackendError> {
+        let mut report = ReconcileReport::default();
+        let live: Vec<String> = self.sandboxes.lock().map_err(|_| BackendError::Unavailable("lock poisoned".into()))?.keys().cloned().collect();
+        for rec in records {
+            if live.contains(&rec.sandbox_id) {
+                continue;
+            }
+            if let Some(p) = &rec.provisioned {
+                if kill_init(p.init_pid, p.init_start_time).await {
+                    report.killed_sandboxes.push(rec.sandbox_id.clone());
+                }
+            }
+        }
+        let entries = std::fs::read_dir(&self.state_root).map_err(|e| BackendError::io("read state root", e))?;
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            if !live.contains(&name) {
+                report.removed_dirs.extend(remove_dir(&entry.path()));
+            }
+        }
+        Ok(report)
+    }
+}
+
+impl LinuxBackend {
+    async fn start(&self, id: &str, dir: &Path, cfg: &InitConfig) -> Result<ProvisionedSandbox, BackendError> {
+        use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
+        let (host_sock, child_sock) =
+            socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
+                .map_err(|e| BackendError::io("socketpair", e.into()))?;
+        let cfg_json = serde_json::to_string(cfg).map_err(|e| BackendError::LaunchFailed(e.to_string()))?;
+        let child_raw = child_sock.as_raw_fd();
+        let mut cmd = tokio::process::Command::new(&self.init_exe);
+        cmd.arg("__sandbox-init").arg(cfg_json).env_clear().stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null());
+        // SAFETY: only async-signal-safe calls (dup2, fcntl, prctl) between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                if child_raw == CONTROL_FD {
+                    let flags = libc::fcntl(CONTROL_FD, libc::F_GETFD);
+                    libc::fcntl(CONTROL_FD, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
+                } else if libc::dup2(child_raw, CONTROL_FD) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let shim = cmd.spawn().map_err(|e| BackendError::Unavailable(format!("cannot start {}: {e}", self.init_exe.display())))?;
+        drop(child_sock);
+
+        // Lifecycle replies go to `life`; exits are routed by the reader thread.
+        let (life_tx, mut life_rx) = tokio::sync::mpsc::unbounded_channel::<Reply>();
+        let exits: Arc<Mutex<HashMap<ProcessId, oneshot::Sender<ExitStatus>>>> = Arc::default();
+        let reader_fd = host_sock.try_clone().map_err(|e| BackendError::io("dup control socket", e))?;
+        let reader_exits = exits.clone();
+        let sid = id.to_string();
+        std::thread::Builder::new()
+            .name(format!("ctl-{id}"))
+            .spawn(move || read_replies(sid, reader_fd, life_tx, reader_exits))
+            .map_err(|e| BackendError::io("spawn reader thread", e))?;
+
+        let wait = async {
+            let mut init_pid = None;
+            while let Some(reply) = life_rx.recv().await {
+                match reply {
+                    Reply::Started { init_pid: p } => init_pid = Some(p),
+                    Reply::Ready => return init_pid.ok_or_else(|| BackendError::LaunchFailed("init pid unknown".into())),
+                    Reply::SetupFailed { error } => return Err(BackendError::LaunchFailed(error)),
+                    _ => {}
+                }
+            }
+            Err(BackendError::LaunchFailed("sandbox init exited during setup".into()))
+        };
+        let init_pid = match tokio::time::timeout(PROVISION_TIMEOUT, wait).await {
+            Ok(Ok(pid)) => pid,
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Err(BackendError::LaunchFailed("sandbox did not become ready in time".into())),
+        };
+        let init_start = procinfo::start_time(init_pid)
+            .ok_or_else(|| BackendError::LaunchFailed("sandbox init vanished".into()))?;
+
+        let mut info = BTreeMap::new();
+        info.insert("namespaces".into(), if cfg.user_namespace { "user,mnt,pid,net,uts,ipc,cgroup" } else { "mnt,pid,net,uts,ipc,cgroup" }.into());
+        info.insert("root".into(), "host-view (read-only system dirs)".into());
+        info.insert("network".into(), "loopback only".into());
+        info.insert("workspace".into(), config::WORKSPACE_PATH.into());
+        let sbx = Arc::new(LinuxSandbox {
+            control: host_sock,
+            send_lock: Mutex::new(()),
+            init_pid,
+            init_start,
+            state_dir: dir.to_path_buf(),
+            next_id: AtomicU64::new(1),
+            exits,
+            shim: tokio::sync::Mutex::new(Some(shim)),
+        });
+        self.sandboxes.lock().map_err(|_| BackendError::Unavailable("lock poisoned".into()))?.insert(id.to_string(), sbx);
+        Ok(ProvisionedSandbox { sandbox_id: id.to_string(), state_dir: dir.to_path_buf(), init_pid, init_start_time: init_start, info })
+    }
+}
+
+/// Blocking reader of one sandbox's control socket (one small thread per sandbox).
+fn read_replies(
+    sandbox_id: String,
+    fd: OwnedFd,
+    life: tokio::sync::mpsc::UnboundedSender<Reply>,
+    exits: Arc<Mutex<HashMap<ProcessId, oneshot::Sender<ExitStatus>>>>,
+) {
+    loop {
+        match protocol::recv::<Reply>(fd.as_raw_fd()) {
+            Ok(Some((Reply::Exited { id, code, signal }, _))) => {
+                let tx = exits.lock().ok().and_then(|mut m| m.remove(&id));
+                if let Some(tx) = tx {
+                    let _ = tx.send(ExitStatus { code, signal });
+                }
+            }
+            Ok(Some((Reply::Spawned { id, pid }, _))) => {
+                tracing::debug!(sandbox_id, id, pid, "process started");
+            }
+            Ok(Some((other, _))) => {
+                let _ = life.send(other);
+            }
+            Ok(None) => break,
+            Err(e) => {
+                tracing::warn!(sandbox_id, error = %e, "control socket error");
+                break;
+            }
+        }
+    }
+    // pid 1 is gone: every process of the sandbox died with it. Dropping the senders
+    // tells waiters their process ended with the sandbox.
+    if let Ok(mut m) = exits.lock() {
+        m.clear();
+    }
+}

@@ -1,0 +1,87 @@
+//! Control protocol between the server and a sandbox's pid 1 (`cleanroom __sandbox-init`).
+//!
+//! One `SOCK_SEQPACKET` socketpair per sandbox: each datagram is one JSON message, and
+//! stdio pipe ends travel alongside as `SCM_RIGHTS`. Seqpacket keeps message boundaries
+//! and ties the passed fds to their message, so no framing code is needed.
+
+use nix::sys::socket::{recvmsg, sendmsg, ControlMessage, ControlMessageOwned, MsgFlags};
+use std::io::{IoSlice, IoSliceMut};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+/// Largest control message; commands and environments must fit.
+pub const MAX_MESSAGE: usize = 256 * 1024;
+
+/// Server → init.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    /// Start a process; exactly three fds (stdin, stdout, stderr) accompany it.
+    Spawn { id: u64, argv: Vec<String>, env: Vec<(String, String)>, cwd: String },
+    /// Signal a process group.
+    Signal { id: u64, signal: i32 },
+}
+
+/// Init → server.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Reply {
+    /// Sent by the outer shim: host pid of the sandbox's pid 1.
+    Started { init_pid: i32 },
+    /// Rootfs, namespaces and network are set up.
+    Ready,
+    /// Setup failed; the sandbox is unusable.
+    SetupFailed { error: String },
+    Spawned { id: u64, pid: i32 },
+    Exited { id: u64, code: Option<i32>, signal: Option<i32> },
+}
+
+/// Send one JSON message with optional fds.
+pub fn send<T: serde::Serialize>(fd: RawFd, msg: &T, fds: &[RawFd]) -> std::io::Result<()> {
+    let buf = serde_json::to_vec(msg).map_err(std::io::Error::other)?;
+    if buf.len() > MAX_MESSAGE {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "control message too large"));
+    }
+    let iov = [IoSlice::new(&buf)];
+    let cmsgs: Vec<ControlMessage> =
+        if fds.is_empty() { Vec::new() } else { vec![ControlMessage::ScmRights(fds)] };
+    loop {
+        match sendmsg::<()>(fd, &iov, &cmsgs, MsgFlags::MSG_NOSIGNAL, None) {
+            Ok(_) => return Ok(()),
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Receive one message and its fds (marked close-on-exec). `Ok(None)` means the peer closed.
+pub fn recv<T: serde::de::DeserializeOwned>(fd: RawFd) -> std::io::Result<Option<(T, Vec<OwnedFd>)>> {
+    let mut buf = vec![0u8; MAX_MESSAGE];
+    let mut cmsg = nix::cmsg_space!([RawFd; 4]);
+    let (n, fds) = loop {
+        let mut iov = [IoSliceMut::new(&mut buf)];
+        match recvmsg::<()>(fd, &mut iov, Some(&mut cmsg), MsgFlags::MSG_CMSG_CLOEXEC) {
+            Ok(msg) => {
+                let mut fds = Vec::new();
+                for c in msg.cmsgs().map_err(std::io::Error::from)? {
+                    if let ControlMessageOwned::ScmRights(raw) = c {
+                        // SAFETY: the kernel just installed these fds for us; we own them.
+                        fds.extend(raw.into_iter().map(|r| unsafe { OwnedFd::from_raw_fd(r) }));
+                    }
+                }
+                break (msg.bytes, fds);
+            }
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    };
+    if n == 0 {
+        return Ok(None);
+    }
+    let msg = serde_json::from_slice(&buf[..n]).map_err(std::io::Error::other)?;
+    Ok(Some((msg, fds)))
+}
+
+/// Raw fd helper for `OwnedFd` slices.
+pub fn raw_fds(fds: &[&OwnedFd]) -> Vec<RawFd> {
+    fds.iter().map(|f| f.as_raw_fd()).collect()
+}

@@ -1,0 +1,168 @@
+//! Build the sandbox's root filesystem inside its private mount namespace and pivot into it.
+//!
+//! The host-view root: a fresh tmpfs holding read-only binds of the host's system
+//! directories (`/usr`, `/bin`, `/lib*`, `/sbin`, `/etc` with credential files masked), a
+//! new `/proc` for the sandbox's pid namespace, a minimal `/dev`, and writable binds of
+//! the sandbox's own `/tmp`, `/root` and `/workspace` host directories. Nothing here is
+//! visible in the host's mount namespace, so nothing can leak there.
+
+use super::config::{InitConfig, WORKSPACE_PATH};
+use nix::mount::{mount, umount2, MntFlags, MsFlags};
+use std::fs;
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::Path;
+
+/// Host directories exposed read-only (symlinks such as merged-usr `/bin` are copied as links).
+const SYSTEM_DIRS: &[&str] = &["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "opt"];
+/// Host files hidden even though their directory is visible.
+const MASKED_FILES: &[&str] = &["etc/shadow", "etc/gshadow", "etc/shadow-", "etc/gshadow-", "etc/sudoers"];
+/// Device nodes bind-mounted from the host.
+const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
+
+fn err(what: &str, target: &Path, e: impl std::fmt::Display) -> String {
+    format!("{what} {}: {e}", target.display())
+}
+
+fn bind(src: &Path, dst: &Path, readonly: bool) -> Result<(), String> {
+    mount(Some(src), dst, None::<&str>, MsFlags::MS_BIND | MsFlags::MS_REC, None::<&str>)
+        .map_err(|e| err("bind mount", dst, e))?;
+    let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_NOSUID;
+    if readonly {
+        flags |= MsFlags::MS_RDONLY;
+    }
+    // Keep nodev/noexec that the source mount already carries (required inside a user ns).
+    if let Ok(st) = nix::sys::statvfs::statvfs(src) {
+        use nix::sys::statvfs::FsFlags;
+        if st.flags().contains(FsFlags::ST_NODEV) {
+            flags |= MsFlags::MS_NODEV;
+        }
+        if st.flags().contains(FsFlags::ST_NOEXEC) {
+            flags |= MsFlags::MS_NOEXEC;
+        }
+    }
+    mount(None::<&str>, dst, None::<&str>, flags, None::<&str>).map_err(|e| err("remount", dst, e))
+}
+
+fn mkdir(p: &Path, mode: u32) -> Result<(), String> {
+    fs::create_dir_all(p).map_err(|e| err("mkdir", p, e))?;
+    fs::set_permissions(p, fs::Permissions::from_mode(mode)).map_err(|e| err("chmod", p, e))
+}
+
+fn touch(p: &Path) -> Result<(), String> {
+    fs::OpenOptions::new().create(true).truncate(false).write(true).open(p).map(drop).map_err(|e| err("create", p, e))
+}
+
+/// Assemble the root under `cfg.root_dir` and pivot into it. Runs as pid 1 of the sandbox.
+pub fn build(cfg: &InitConfig) -> Result<(), String> {
+    let root = cfg.root_dir.as_path();
+    mount(None::<&str>, "/", None::<&str>, MsFlags::MS_REC | MsFlags::MS_PRIVATE, None::<&str>)
+        .map_err(|e| err("make-rprivate", Path::new("/"), e))?;
+    mount(Some("tmpfs"), root, Some("tmpfs"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV, Some("mode=755,size=16m"))
+        .map_err(|e| err("mount tmpfs", root, e))?;
+
+    for dir in SYSTEM_DIRS {
+        let host = Path::new("/").join(dir);
+        let inside = root.join(dir);
+        let Ok(meta) = fs::symlink_metadata(&host) else { continue };
+        if meta.file_type().is_symlink() {
+            let target = fs::read_link(&host).map_err(|e| err("readlink", &host, e))?;
+            symlink(&target, &inside).map_err(|e| err("symlink", &inside, e))?;
+        } else if meta.is_dir() {
+            mkdir(&inside, 0o755)?;
+            bind(&host, &inside, true)?;
+        }
+    }
+    for file in MASKED_FILES {
+        let inside = root.join(file);
+        if inside.exists() {
+            mount(Some("/dev/null"), &inside, None::<&str>, MsFlags::MS_BIND, None::<&str>)
+                .map_err(|e| err("mask", &inside, e))?;
+        }
+    }
+
+    let proc_dir = root.join("proc");
+    mkdir(&proc_dir, 0o555)?;
+    mount(
+        Some("proc"),
+        &proc_dir,
+        Some("proc"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+        None::<&str>,
+    )
+    .map_err(|e| err("mount proc", &proc_dir, e))?;
+
+    build_dev(&root.join("dev"))?;
+
+    for (host, inside, mode) in [
+        (&cfg.tmp_dir, "tmp", 0o1777),
+        (&cfg.home_dir, "root", 0o700),
+        (&cfg.workspace_dir, WORKSPACE_PATH.trim_start_matches('/'), 0o755),
+    ] {
+        let dst = root.join(inside);
+        mkdir(&dst, 0o755)?;
+        fs::set_permissions(host, fs::Permissions::from_mode(mode)).map_err(|e| err("chmod", host, e))?;
+        bind(host, &dst, false)?;
+    }
+    mkdir(&root.join("run"), 0o755)?;
+    mkdir(&root.join("home"), 0o755)?;
+
+    pivot(root)?;
+    // The tmpfs skeleton itself is read-only from now on; only the binds above are writable.
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        None::<&str>,
+    )
+    .map_err(|e| err("remount ro", Path::new("/"), e))
+}
+
+fn build_dev(dev: &Path) -> Result<(), String> {
+    mkdir(dev, 0o755)?;
+    mount(Some("tmpfs"), dev, Some("tmpfs"), MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC, Some("mode=755,size=64k"))
+        .map_err(|e| err("mount tmpfs", dev, e))?;
+    for name in DEVICES {
+        let target = dev.join(name);
+        touch(&target)?;
+        let host = Path::new("/dev").join(name);
+        mount(Some(&host), &target, None::<&str>, MsFlags::MS_BIND, None::<&str>).map_err(|e| err("bind", &target, e))?;
+    }
+    for (link, target) in [
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+        ("ptmx", "pts/ptmx"),
+    ] {
+        symlink(target, dev.join(link)).map_err(|e| err("symlink", &dev.join(link), e))?;
+    }
+    let pts = dev.join("pts");
+    mkdir(&pts, 0o755)?;
+    mount(
+        Some("devpts"),
+        &pts,
+        Some("devpts"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
+        Some("newinstance,ptmxmode=0666,mode=620"),
+    )
+    .map_err(|e| err("mount devpts", &pts, e))?;
+    let shm = dev.join("shm");
+    mkdir(&shm, 0o1777)?;
+    mount(
+        Some("tmpfs"),
+        &shm,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+        Some("mode=1777,size=64m"),
+    )
+    .map_err(|e| err("mount tmpfs", &shm, e))
+}
+
+/// pivot_root(".", ".") then detach the old root: the host tree is gone from this namespace.
+fn pivot(root: &Path) -> Result<(), String> {
+    nix::unistd::chdir(root).map_err(|e| err("chdir", root, e))?;
+    nix::unistd::pivot_root(".", ".").map_err(|e| err("pivot_root", root, e))?;
+    umount2(".", MntFlags::MNT_DETACH).map_err(|e| err("umount old root", root, e))?;
+    nix::unistd::chdir("/").map_err(|e| err("chdir", Path::new("/"), e))
+}

@@ -1,0 +1,88 @@
+//! Plain data exchanged between the server and a backend.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use tokio::net::unix::pipe;
+use tokio::sync::oneshot;
+
+/// What the server asks a backend to build.
+#[derive(Debug, Clone)]
+pub struct SandboxSpec {
+    pub sandbox_id: String,
+    /// Hostname seen inside the sandbox.
+    pub hostname: String,
+}
+
+/// What a backend reports once a sandbox is ready; persisted so a restarted server can
+/// reconcile it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ProvisionedSandbox {
+    pub sandbox_id: String,
+    /// Host directory holding the sandbox's private state (workspace, tmp, root mountpoint).
+    pub state_dir: PathBuf,
+    /// Host pid of the sandbox's pid 1 plus its start time (guards against pid reuse).
+    pub init_pid: i32,
+    pub init_start_time: u64,
+    /// Facts worth showing in `sandbox inspect` (namespaces, root mode, ...).
+    pub info: BTreeMap<String, String>,
+}
+
+/// One process to run inside a sandbox.
+#[derive(Debug, Clone)]
+pub struct ProcessSpec {
+    pub argv: Vec<String>,
+    /// Complete environment (the server merges defaults, policy and request env).
+    pub env: Vec<(String, String)>,
+    /// Working directory inside the sandbox.
+    pub cwd: String,
+    /// When true the process gets a pipe on stdin; otherwise `/dev/null` (EOF at once).
+    pub stdin: bool,
+}
+
+/// Backend-local process identifier (unique within a sandbox).
+pub type ProcessId = u64;
+
+/// How a process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ExitStatus {
+    /// Exit code when the process exited normally.
+    pub code: Option<i32>,
+    /// Signal number when it was killed by a signal.
+    pub signal: Option<i32>,
+}
+
+impl ExitStatus {
+    /// Shell convention: the exit code, or 128 + signal for a signalled process.
+    pub fn shell_code(&self) -> i32 {
+        match (self.code, self.signal) {
+            (Some(c), _) => c,
+            (None, Some(s)) => 128 + s,
+            (None, None) => 255,
+        }
+    }
+}
+
+/// A running process: its stdio pipes and a future for its exit.
+#[derive(Debug)]
+pub struct ProcessHandle {
+    pub id: ProcessId,
+    pub stdin: Option<pipe::Sender>,
+    pub stdout: pipe::Receiver,
+    pub stderr: pipe::Receiver,
+    /// Resolves when the process has exited; `Err` means the sandbox itself died.
+    pub exit: oneshot::Receiver<ExitStatus>,
+}
+
+/// What the store remembers of a sandbox that may still have resources on the host.
+#[derive(Debug, Clone)]
+pub struct ReconcileRecord {
+    pub sandbox_id: String,
+    pub provisioned: Option<ProvisionedSandbox>,
+}
+
+/// What reconciliation did.
+#[derive(Debug, Default, Clone)]
+pub struct ReconcileReport {
+    pub killed_sandboxes: Vec<String>,
+    pub removed_dirs: Vec<PathBuf>,
+}
