@@ -47,7 +47,7 @@ fn run_shim(config_json: &str) -> Result<i32, String> {
         libc::syscall(libc::SYS_close_range, CONTROL_FD as u32 + 1, u32::MAX, 0u32);
     }
 
-    let mut flags = CloneFlags::CLONE_NEWNS
+    let flags = CloneFlags::CLONE_NEWNS
         | CloneFlags::CLONE_NEWPID
         | CloneFlags::CLONE_NEWNET
         | CloneFlags::CLONE_NEWUTS

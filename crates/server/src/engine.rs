@@ -1,0 +1,763 @@
+//! The control plane's core: sandbox lifecycle, executions, durable output, events.
+//!
+//! RPC-agnostic on purpose: the Connect services in [`crate::api`] only translate
+//! messages; every rule (status transitions, validation, reconciliation) lives here.
+
+use crate::error::{Class, EngineError};
+use crate::execlog::{self, Entry, ExitRecord, Kind, LogReader, LogWriter};
+use crate::store::{now_micros, EventRow, ExecutionRow, SandboxRow, Store};
+use crate::status::{execution as es, sandbox as ss};
+use crate::ids;
+use cleanroom_backend::{Backend, ExitStatus, ProcessSpec, ReconcileRecord, SandboxSpec};
+use cleanroom_policy::CompiledPolicy;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::unix::pipe;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+/// Grace between SIGTERM and SIGKILL when none is requested.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
+/// After the main process exits, how long output from lingering children is still read.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
+/// Bytes of each stream InspectExecution returns (the tail).
+const INSPECT_TAIL: u64 = 1 << 20;
+const READ_CHUNK: usize = 64 * 1024;
+/// Hostile-input guards.
+const MAX_ARGS: usize = 4096;
+const MAX_ARGV_BYTES: usize = 128 * 1024;
+const MAX_ENV: usize = 1024;
+const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// Request to run a command (validated by [`Engine::create_execution`]).
+#[derive(Debug, Clone, Default)]
+pub struct ExecRequest {
+    pub sandbox_id: String,
+    pub command: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub cwd: String,
+    pub timeout_seconds: u32,
+    pub attach_stdin: bool,
+    pub tty: bool,
+}
+
+/// One item of an execution stream.
+#[derive(Debug, Clone)]
+pub enum StreamItem {
+    Output { seq: u64, stdout: bool, offset: u64, data: Vec<u8> },
+    Exit { seq: u64, exit: ExitRecord },
+    Warning { seq: u64, code: String, message: String },
+}
+
+/// InspectExecution's richer view.
+#[derive(Debug, Clone)]
+pub struct Inspection {
+    pub execution: ExecutionRow,
+    pub stdout_tail: Vec<u8>,
+    pub stderr_tail: Vec<u8>,
+    pub stdout_bytes: u64,
+    pub stderr_bytes: u64,
+    pub policy_hash: String,
+    pub log_path: PathBuf,
+}
+
+struct Cancel {
+    status: i32,
+    message: String,
+    grace: Duration,
+}
+
+struct LiveExec {
+    sandbox_id: String,
+    stdin: tokio::sync::Mutex<Option<pipe::Sender>>,
+    has_stdin: bool,
+    cancel: watch::Sender<Option<Arc<Cancel>>>,
+    commit: watch::Receiver<execlog::Committed>,
+    done: watch::Receiver<bool>,
+}
+
+/// The server's engine. Cheap to share (`Arc<Engine>`).
+pub struct Engine {
+    store: Store,
+    backend: Arc<dyn Backend>,
+    logs_dir: PathBuf,
+    live: Mutex<HashMap<String, Arc<LiveExec>>>,
+    events: watch::Sender<i64>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Engine {
+    /// Open the engine on `state_dir` (database + logs). Call [`Engine::recover`] next.
+    pub fn new(state_dir: &Path, backend: Arc<dyn Backend>) -> Result<Arc<Engine>, EngineError> {
+        let logs_dir = state_dir.join("executions");
+        std::fs::create_dir_all(&logs_dir).map_err(|e| EngineError::internal(format!("create {}: {e}", logs_dir.display())))?;
+        let store = Store::open(&state_dir.join("state.db"))?;
+        let (events, _) = watch::channel(0);
+        Ok(Arc::new(Engine { store, backend, logs_dir, live: Mutex::new(HashMap::new()), events }))
+    }
+
+    pub fn backend_name(&self) -> &'static str {
+        self.backend.name()
+    }
+
+    fn event(&self, mut e: EventRow) {
+        e.at = now_micros();
+        match self.store.append_event(&e) {
+            Ok(seq) => {
+                self.events.send_replace(seq);
+            }
+            Err(err) => tracing::error!(error = %err, "could not record event"),
+        }
+    }
+
+    fn sandbox_event(&self, id: &str, status: i32, message: &str) {
+        self.event(EventRow {
+            sandbox_id: id.into(),
+            kind: "sandbox.status".into(),
+            sandbox_status: status,
+            message: message.into(),
+            ..Default::default()
+        });
+    }
+
+    fn execution_event(&self, sandbox_id: &str, exec_id: &str, status: i32, message: &str) {
+        self.event(EventRow {
+            sandbox_id: sandbox_id.into(),
+            execution_id: exec_id.into(),
+            kind: "execution.status".into(),
+            execution_status: status,
+            message: message.into(),
+            ..Default::default()
+        });
+    }
+
+    // ---- startup -----------------------------------------------------------
+
+    /// After a restart: fail interrupted executions honestly (their output stays
+    /// readable), and reclaim every resource of sandboxes the previous process ran.
+    pub async fn recover(&self) -> Result<(), EngineError> {
+        let msg = "server restarted while the execution was running; output up to that point is retained";
+        for exe in self.store.executions_with_status(&[es::QUEUED, es::RUNNING])? {
+            let path = execlog::path_for(&self.logs_dir, &exe.id);
+            if path.exists() {
+                let has_exit = execlog::repair(&path).map(|(h, _, _)| h).unwrap_or(false);
+                if !has_exit {
+                    let rec = ExitRecord { status: es::FAILED, exit_code: -1, message: msg.into() };
+                    if let Err(e) = execlog::append_exit(&path, &rec) {
+                        tracing::warn!(execution_id = %exe.id, error = %e, "could not finish log");
+                    }
+                }
+            }
+            self.store.finish_execution(&exe.id, es::FAILED, -1, msg)?;
+            self.execution_event(&exe.sandbox_id, &exe.id, es::FAILED, msg);
+        }
+        let mut records = Vec::new();
+        let stale: Vec<SandboxRow> =
+            self.store.list_sandboxes()?.into_iter().filter(|s| !ss::is_terminal(s.status)).collect();
+        for s in &stale {
+            records.push(ReconcileRecord {
+                sandbox_id: s.id.clone(),
+                provisioned: serde_json::from_str(&s.provisioned).ok(),
+            });
+        }
+        let report = self.backend.reconcile(&records).await?;
+        for s in &stale {
+            let msg = "server restarted; the sandbox's processes and files were reclaimed";
+            self.store.set_sandbox_status(&s.id, ss::FAILED, msg)?;
+            self.store.set_sandbox_executions(&s.id, &s.last_execution_id, "")?;
+            self.sandbox_event(&s.id, ss::FAILED, msg);
+        }
+        tracing::info!(
+            killed = report.killed_sandboxes.len(),
+            removed_dirs = report.removed_dirs.len(),
+            "reconciled state from previous run"
+        );
+        Ok(())
+    }
+
+    // ---- sandboxes ---------------------------------------------------------
+
+    /// Compile the policy once, check capabilities, provision. Returns the READY sandbox.
+    pub async fn create_sandbox(&self, policy_yaml: &str, image_ref: &str) -> Result<SandboxRow, EngineError> {
+        let policy = cleanroom_policy::compile(policy_yaml)?;
+        let caps = self.backend.capabilities();
+        if !image_ref.is_empty() && !caps.contains(&"oci_images") {
+            return Err(EngineError::new(
+                Class::FailedPrecondition,
+                "backend_capability_mismatch",
+                format!("backend {:?} cannot run OCI images yet; omit the image to use the host-view root", self.backend.name()),
+            )
+            .with("capability", "oci_images"));
+        }
+        let id = ids::sandbox_id();
+        let now = now_micros();
+        let row = SandboxRow {
+            id: id.clone(),
+            status: ss::PROVISIONING,
+            backend: self.backend.name().into(),
+            policy_hash: policy.policy_hash(),
+            compiled_policy: policy.canonical_json(),
+            created_at: now,
+            updated_at: now,
+            last_execution_id: String::new(),
+            active_execution_id: String::new(),
+            message: String::new(),
+            provisioned: String::new(),
+        };
+        self.store.insert_sandbox(&row)?;
+        self.sandbox_event(&id, ss::PROVISIONING, "");
+        let spec = SandboxSpec { sandbox_id: id.clone(), hostname: "cleanroom".into() };
+        match self.backend.provision(&spec).await {
+            Ok(p) => {
+                self.store.set_sandbox_provisioned(&id, &serde_json::to_string(&p).unwrap_or_default())?;
+                self.store.set_sandbox_status(&id, ss::READY, "")?;
+                self.sandbox_event(&id, ss::READY, "");
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                self.store.set_sandbox_status(&id, ss::FAILED, &msg)?;
+                self.sandbox_event(&id, ss::FAILED, &msg);
+                return Err(EngineError::from(e).with("sandbox_id", &id));
+            }
+        }
+        self.get_sandbox(&id)
+    }
+
+    pub fn get_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
+        if !ids::looks_valid(id, "sbx_") {
+            return Err(EngineError::sandbox_not_found(id));
+        }
+        self.store.get_sandbox(id)?.ok_or_else(|| EngineError::sandbox_not_found(id))
+    }
+
+    pub fn list_sandboxes(&self, include_stopped: bool) -> Result<Vec<SandboxRow>, EngineError> {
+        Ok(self.store.list_sandboxes()?.into_iter().filter(|s| include_stopped || !ss::is_terminal(s.status)).collect())
+    }
+
+    /// Kill everything in the sandbox and remove it. Idempotent.
+    pub async fn terminate_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
+        let row = self.get_sandbox(id)?;
+        if ss::is_terminal(row.status) {
+            return Ok(row);
+        }
+        self.store.set_sandbox_status(id, ss::STOPPING, "")?;
+        self.sandbox_event(id, ss::STOPPING, "");
+        let running: Vec<(String, Arc<LiveExec>)> =
+            lock(&self.live).iter().filter(|(_, l)| l.sandbox_id == id).map(|(k, l)| (k.clone(), l.clone())).collect();
+        for (_, l) in &running {
+            l.cancel.send_if_modified(|c| {
+                if c.is_none() {
+                    *c = Some(Arc::new(Cancel {
+                        status: es::CANCELED,
+                        message: "sandbox terminated while the execution was running".into(),
+                        grace: Duration::ZERO,
+                    }));
+                    true
+                } else {
+                    false
+                }
+            });
+        }
+        let result = self.backend.terminate(id).await;
+        for (_, l) in running {
+            let mut done = l.done.clone();
+            let _ = tokio::time::timeout(Duration::from_secs(10), done.wait_for(|d| *d)).await;
+        }
+        match result {
+            Ok(()) => {
+                self.store.set_sandbox_status(id, ss::STOPPED, "")?;
+                self.sandbox_event(id, ss::STOPPED, "");
+            }
+            Err(e) => {
+                let msg = format!("terminate failed: {e}");
+                self.store.set_sandbox_status(id, ss::FAILED, &msg)?;
+                self.sandbox_event(id, ss::FAILED, &msg);
+                return Err(e.into());
+            }
+        }
+        self.get_sandbox(id)
+    }
+
+    pub fn compiled_policy(&self, row: &SandboxRow) -> CompiledPolicy {
+        serde_json::from_str(&row.compiled_policy).unwrap_or_else(|_| CompiledPolicy::builtin())
+    }
+
+    // ---- executions --------------------------------------------------------
+
+    fn validate(req: &ExecRequest) -> Result<(), EngineError> {
+        if req.command.is_empty() || req.command[0].is_empty() {
+            return Err(EngineError::invalid("command is empty"));
+        }
+        if req.command.len() > MAX_ARGS || req.command.iter().map(|a| a.len() + 1).sum::<usize>() > MAX_ARGV_BYTES {
+            return Err(EngineError::invalid("command is too long"));
+        }
+        if req.command.iter().any(|a| a.contains('\0')) {
+            return Err(EngineError::invalid("command contains a NUL byte"));
+        }
+        if req.env.len() > MAX_ENV {
+            return Err(EngineError::invalid("too many environment variables"));
+        }
+        for (k, v) in &req.env {
+            if !cleanroom_policy::is_valid_env_key(k) || v.contains('\0') {
+                return Err(EngineError::invalid(format!("invalid environment variable {k:?}")).with("env", k));
+            }
+        }
+        if !req.cwd.is_empty() && (!req.cwd.starts_with('/') || req.cwd.contains('\0')) {
+            return Err(EngineError::invalid("cwd must be an absolute path"));
+        }
+        if req.tty {
+            return Err(EngineError::unimplemented("tty executions need AttachExecution, which is not implemented yet"));
+        }
+        Ok(())
+    }
+
+    fn base_env(&self, sandbox: &SandboxRow, exec_id: &str, req: &ExecRequest) -> Vec<(String, String)> {
+        let mut env: BTreeMap<String, String> = BTreeMap::new();
+        env.insert("PATH".into(), DEFAULT_PATH.into());
+        env.insert("HOME".into(), "/root".into());
+        env.insert("LANG".into(), "C.UTF-8".into());
+        env.insert("HOSTNAME".into(), "cleanroom".into());
+        env.insert("CLEANROOM_SANDBOX_ID".into(), sandbox.id.clone());
+        env.insert("CLEANROOM_EXECUTION_ID".into(), exec_id.into());
+        env.extend(self.compiled_policy(sandbox).env);
+        env.extend(req.env.clone());
+        env.into_iter().collect()
+    }
+
+    /// Start a command. The execution is RUNNING when this returns.
+    pub async fn create_execution(self: &Arc<Self>, req: ExecRequest) -> Result<ExecutionRow, EngineError> {
+        Self::validate(&req)?;
+        let sandbox = self.get_sandbox(&req.sandbox_id)?;
+        if sandbox.status != ss::READY {
+            return Err(EngineError::new(
+                Class::FailedPrecondition,
+                "sandbox_not_ready",
+                format!("sandbox {} is {}", sandbox.id, ss::name(sandbox.status)),
+            )
+            .with("sandbox_id", &sandbox.id));
+        }
+        let id = ids::execution_id();
+        let cwd = if req.cwd.is_empty() { cleanroom_backend::linux::config::WORKSPACE_PATH.to_string() } else { req.cwd.clone() };
+        let mut row = ExecutionRow {
+            id: id.clone(),
+            sandbox_id: sandbox.id.clone(),
+            status: es::QUEUED,
+            command: req.command.clone(),
+            exit_code: 0,
+            created_at: now_micros(),
+            started_at: 0,
+            finished_at: 0,
+            message: String::new(),
+            cwd: cwd.clone(),
+            tty: req.tty,
+            kind: 1,
+            trace_id: ids::trace_id(),
+        };
+        let log_path = execlog::path_for(&self.logs_dir, &id);
+        let writer = LogWriter::create(&log_path).map_err(|e| EngineError::internal(format!("create output log: {e}")))?;
+        self.store.insert_execution(&row)?;
+        self.execution_event(&sandbox.id, &id, es::QUEUED, "");
+
+        let spec = ProcessSpec { argv: req.command.clone(), env: self.base_env(&sandbox, &id, &req), cwd, stdin: req.attach_stdin };
+        let handle = match self.backend.spawn(&sandbox.id, spec).await {
+            Ok(h) => h,
+            Err(e) => {
+                let msg = format!("could not start the command: {e}");
+                let _ = writer.close(&ExitRecord { status: es::FAILED, exit_code: -1, message: msg.clone() });
+                self.store.finish_execution(&id, es::FAILED, -1, &msg)?;
+                self.execution_event(&sandbox.id, &id, es::FAILED, &msg);
+                return Err(EngineError::from(e).with("execution_id", &id));
+            }
+        };
+        row.started_at = now_micros();
+        row.status = es::RUNNING;
+        self.store.mark_execution_running(&id, row.started_at)?;
+        self.store.set_sandbox_executions(&sandbox.id, &id, &id)?;
+        self.execution_event(&sandbox.id, &id, es::RUNNING, "");
+
+        let (cancel_tx, cancel_rx) = watch::channel(None);
+        let (done_tx, done_rx) = watch::channel(false);
+        let live = Arc::new(LiveExec {
+            sandbox_id: sandbox.id.clone(),
+            has_stdin: handle.stdin.is_some(),
+            stdin: tokio::sync::Mutex::new(handle.stdin),
+            cancel: cancel_tx,
+            commit: writer.subscribe(),
+            done: done_rx,
+        });
+        lock(&self.live).insert(id.clone(), live);
+        let timeout = (req.timeout_seconds > 0).then(|| Duration::from_secs(req.timeout_seconds.into()));
+        let engine = self.clone();
+        let run = Run { exec_id: id.clone(), sandbox_id: sandbox.id.clone(), process: handle.id, timeout };
+        tokio::spawn(async move {
+            run.drive(&engine, handle.stdout, handle.stderr, handle.exit, writer, cancel_rx).await;
+            lock(&engine.live).remove(&run.exec_id);
+            let _ = done_tx.send(true);
+        });
+        Ok(row)
+    }
+
+    fn find_execution(&self, sandbox_id: &str, exec_id: &str) -> Result<ExecutionRow, EngineError> {
+        if !ids::looks_valid(exec_id, "exe_") {
+            return Err(EngineError::execution_not_found(exec_id));
+        }
+        let row = self.store.get_execution(exec_id)?.ok_or_else(|| EngineError::execution_not_found(exec_id))?;
+        if !sandbox_id.is_empty() && row.sandbox_id != sandbox_id {
+            return Err(EngineError::execution_not_found(exec_id).with("sandbox_id", sandbox_id));
+        }
+        Ok(row)
+    }
+
+    pub fn get_execution(&self, sandbox_id: &str, exec_id: &str) -> Result<ExecutionRow, EngineError> {
+        self.find_execution(sandbox_id, exec_id)
+    }
+
+    /// Resolve `--sandbox-id X --last`.
+    pub fn last_execution(&self, sandbox_id: &str) -> Result<ExecutionRow, EngineError> {
+        let sbx = self.get_sandbox(sandbox_id)?;
+        if sbx.last_execution_id.is_empty() {
+            return Err(EngineError::new(Class::NotFound, "execution_not_found", format!("sandbox {sandbox_id} has no executions"))
+                .with("sandbox_id", sandbox_id));
+        }
+        self.find_execution(sandbox_id, &sbx.last_execution_id)
+    }
+
+    pub fn inspect_execution(&self, sandbox_id: &str, exec_id: &str) -> Result<Inspection, EngineError> {
+        let execution = self.find_execution(sandbox_id, exec_id)?;
+        let sandbox = self.store.get_sandbox(&execution.sandbox_id)?;
+        let log_path = execlog::path_for(&self.logs_dir, exec_id);
+        let (stdout_tail, stderr_tail, stdout_bytes, stderr_bytes) = read_tails(&log_path).unwrap_or_default();
+        Ok(Inspection {
+            execution,
+            stdout_tail,
+            stderr_tail,
+            stdout_bytes,
+            stderr_bytes,
+            policy_hash: sandbox.map(|s| s.policy_hash).unwrap_or_default(),
+            log_path,
+        })
+    }
+
+    fn live(&self, exec_id: &str) -> Option<Arc<LiveExec>> {
+        lock(&self.live).get(exec_id).cloned()
+    }
+
+    /// SIGTERM now, SIGKILL after `grace`. No-op for finished executions.
+    pub fn cancel_execution(&self, sandbox_id: &str, exec_id: &str, grace: Option<Duration>) -> Result<ExecutionRow, EngineError> {
+        let row = self.find_execution(sandbox_id, exec_id)?;
+        if let Some(l) = self.live(exec_id) {
+            l.cancel.send_if_modified(|c| {
+                if c.is_none() {
+                    *c = Some(Arc::new(Cancel {
+                        status: es::CANCELED,
+                        message: "canceled by client".into(),
+                        grace: grace.unwrap_or(DEFAULT_GRACE),
+                    }));
+                    true
+                } else {
+                    false
+                }
+            });
+        }
+        Ok(row)
+    }
+
+    pub async fn write_stdin(&self, sandbox_id: &str, exec_id: &str, data: &[u8]) -> Result<u64, EngineError> {
+        let row = self.find_execution(sandbox_id, exec_id)?;
+        let not_open = || {
+            EngineError::new(Class::FailedPrecondition, "stdin_closed", "stdin is not open for this execution")
+                .with("execution_id", &row.id)
+        };
+        let live = self.live(exec_id).ok_or_else(not_open)?;
+        if !live.has_stdin {
+            return Err(EngineError::new(
+                Class::FailedPrecondition,
+                "stdin_not_attached",
+                "execution was created without attach_stdin",
+            ));
+        }
+        let mut guard = live.stdin.lock().await;
+        let w = guard.as_mut().ok_or_else(not_open)?;
+        match w.write_all(data).await {
+            Ok(()) => Ok(data.len() as u64),
+            // The command stopped reading (exited or closed stdin): that's its choice.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                *guard = None;
+                Err(not_open())
+            }
+            Err(e) => Err(EngineError::internal(format!("write stdin: {e}"))),
+        }
+    }
+
+    pub async fn close_stdin(&self, sandbox_id: &str, exec_id: &str) -> Result<(), EngineError> {
+        self.find_execution(sandbox_id, exec_id)?;
+        if let Some(live) = self.live(exec_id) {
+            live.stdin.lock().await.take();
+        }
+        Ok(())
+    }
+
+    /// Stream an execution's output from its durable log: retained part first, then live.
+    pub fn stream_execution(
+        &self,
+        sandbox_id: &str,
+        exec_id: &str,
+        after_seq: u64,
+        stdout_offset: u64,
+        stderr_offset: u64,
+        follow: bool,
+    ) -> Result<mpsc::Receiver<Result<StreamItem, EngineError>>, EngineError> {
+        let row = self.find_execution(sandbox_id, exec_id)?;
+        let path = execlog::path_for(&self.logs_dir, &row.id);
+        let mut reader = LogReader::open(&path).map_err(|e| EngineError::internal(format!("open output log: {e}")))?;
+        let commit = self.live(exec_id).map(|l| l.commit.clone());
+        let (tx, rx) = mpsc::channel(8);
+        tokio::spawn(async move {
+            let mut commit = commit;
+            let skip = |kind: Kind, offset: u64, len: u64| {
+                let from = if kind == Kind::Stdout { stdout_offset } else { stderr_offset };
+                offset + len <= from
+            };
+            loop {
+                let (limit, closed) = match &commit {
+                    Some(c) => {
+                        let v = *c.borrow();
+                        (v.len, v.closed)
+                    }
+                    None => (std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0), true),
+                };
+                loop {
+                    let next = reader.next(limit, skip);
+                    let item = match next {
+                        Ok(Some((seq, entry))) => {
+                            if seq <= after_seq {
+                                continue;
+                            }
+                            match entry {
+                                Entry::Output { kind, offset, data } => {
+                                    let from = if kind == Kind::Stdout { stdout_offset } else { stderr_offset };
+                                    if offset + data.len() as u64 <= from {
+                                        continue;
+                                    }
+                                    let cut = from.saturating_sub(offset) as usize;
+                                    StreamItem::Output {
+                                        seq,
+                                        stdout: kind == Kind::Stdout,
+                                        offset: offset + cut as u64,
+                                        data: data[cut..].to_vec(),
+                                    }
+                                }
+                                Entry::Exit(exit) => StreamItem::Exit { seq, exit },
+                                Entry::Warning(w) => StreamItem::Warning { seq, code: w.code, message: w.message },
+                            }
+                        }
+                        Ok(None) => break,
+                        Err(e) => {
+                            let _ = tx.send(Err(EngineError::internal(format!("read output log: {e}")))).await;
+                            return;
+                        }
+                    };
+                    if tx.send(Ok(item)).await.is_err() {
+                        return; // client went away
+                    }
+                }
+                if closed || !follow {
+                    return;
+                }
+                let Some(c) = commit.as_mut() else { return };
+                if c.changed().await.is_err() {
+                    // Writer gone: read whatever was committed last, then stop.
+                    commit = None;
+                }
+            }
+        });
+        Ok(rx)
+    }
+
+    /// Tail a sandbox's events after `after_seq`; with `follow`, until the sandbox ends.
+    pub fn stream_events(
+        self: &Arc<Self>,
+        sandbox_id: &str,
+        after_seq: u64,
+        follow: bool,
+    ) -> Result<mpsc::Receiver<EventRow>, EngineError> {
+        self.get_sandbox(sandbox_id)?;
+        let (tx, rx) = mpsc::channel(64);
+        let mut notify = self.events.subscribe();
+        let engine = self.clone();
+        let sandbox_id = sandbox_id.to_string();
+        tokio::spawn(async move {
+            let mut last = after_seq as i64;
+            loop {
+                notify.mark_unchanged();
+                // Read the status before the events: if it is terminal now, the events read
+                // next include the final one, so stopping after them loses nothing.
+                let terminal = engine.store.get_sandbox(&sandbox_id).ok().flatten().is_none_or(|s| ss::is_terminal(s.status));
+                let Ok(rows) = engine.store.events_after(&sandbox_id, last, 256) else { return };
+                let full = rows.len() == 256;
+                for r in rows {
+                    last = r.seq;
+                    if tx.send(r).await.is_err() {
+                        return;
+                    }
+                }
+                if full {
+                    continue;
+                }
+                if !follow || terminal {
+                    return;
+                }
+                tokio::select! {
+                    _ = notify.changed() => {}
+                    _ = tx.closed() => return,
+                }
+            }
+        });
+        Ok(rx)
+    }
+}
+
+/// Last `INSPECT_TAIL` bytes of each stream plus stream totals. Payloads that end before
+/// the tail are skipped without being read, so inspecting a huge log stays cheap.
+fn read_tails(path: &Path) -> std::io::Result<(Vec<u8>, Vec<u8>, u64, u64)> {
+    let len = std::fs::metadata(path)?.len();
+    let (mut out_total, mut err_total) = (0u64, 0u64);
+    let mut totals = LogReader::open(path)?;
+    while totals.next(len, |_, _, _| true)?.is_some() {}
+    let (out_end, err_end) = totals.stream_ends();
+    let out_from = out_end.saturating_sub(INSPECT_TAIL);
+    let err_from = err_end.saturating_sub(INSPECT_TAIL);
+    let mut r = LogReader::open(path)?;
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let skip = |k: Kind, o: u64, l: u64| o + l <= if k == Kind::Stdout { out_from } else { err_from };
+    while let Some((_, e)) = r.next(len, skip)? {
+        if let Entry::Output { kind, offset, data } = e {
+            let (buf, from, total) =
+                if kind == Kind::Stdout { (&mut out, out_from, &mut out_total) } else { (&mut err, err_from, &mut err_total) };
+            *total = offset + data.len() as u64;
+            if data.is_empty() {
+                continue;
+            }
+            let cut = from.saturating_sub(offset) as usize;
+            buf.extend_from_slice(&data[cut.min(data.len())..]);
+        }
+    }
+    Ok((out, err, out_end.max(out_total), err_end.max(err_total)))
+}
+
+/// One running execution's supervisor: pumps output into the log, enforces timeout and
+/// cancel, records the final status.
+struct Run {
+    exec_id: String,
+    sandbox_id: String,
+    process: u64,
+    timeout: Option<Duration>,
+}
+
+impl Run {
+    async fn drive(
+        &self,
+        engine: &Engine,
+        mut stdout: pipe::Receiver,
+        mut stderr: pipe::Receiver,
+        mut exit_rx: tokio::sync::oneshot::Receiver<ExitStatus>,
+        mut writer: LogWriter,
+        mut cancel_rx: watch::Receiver<Option<Arc<Cancel>>>,
+    ) {
+        let mut out_buf = vec![0u8; READ_CHUNK];
+        let mut err_buf = vec![0u8; READ_CHUNK];
+        let (mut out_open, mut err_open) = (true, true);
+        let mut exit: Option<Option<ExitStatus>> = None;
+        let mut reason: Option<Arc<Cancel>> = None;
+        let far = Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600);
+        let deadline = self.timeout.map(|t| Instant::now() + t).unwrap_or(far);
+        let mut kill_at = far;
+        let mut drain_until = far;
+        let mut write_error: Option<String> = None;
+        let record = |w: &mut LogWriter, kind: Kind, data: &[u8], err: &mut Option<String>| {
+            if err.is_none() {
+                if let Err(e) = w.output(kind, data) {
+                    *err = Some(format!("output log write failed: {e}"));
+                }
+            }
+        };
+        loop {
+            if exit.is_some() && !out_open && !err_open {
+                break;
+            }
+            tokio::select! {
+                r = stdout.read(&mut out_buf), if out_open => match r {
+                    Ok(n) if n > 0 => record(&mut writer, Kind::Stdout, &out_buf[..n], &mut write_error),
+                    _ => out_open = false,
+                },
+                r = stderr.read(&mut err_buf), if err_open => match r {
+                    Ok(n) if n > 0 => record(&mut writer, Kind::Stderr, &err_buf[..n], &mut write_error),
+                    _ => err_open = false,
+                },
+                r = &mut exit_rx, if exit.is_none() => {
+                    exit = Some(r.ok());
+                    drain_until = Instant::now() + DRAIN_AFTER_EXIT;
+                }
+                _ = tokio::time::sleep_until(deadline), if reason.is_none() && exit.is_none() && deadline < far => {
+                    let secs = self.timeout.map(|t| t.as_secs()).unwrap_or(0);
+                    reason = Some(Arc::new(Cancel { status: es::TIMED_OUT, message: format!("timed out after {secs}s"), grace: DEFAULT_GRACE }));
+                    kill_at = self.terminate(engine, reason.as_ref()).await;
+                }
+                r = cancel_rx.changed(), if reason.is_none() && exit.is_none() => {
+                    match r {
+                        Ok(()) => {
+                            reason = cancel_rx.borrow().clone();
+                            kill_at = self.terminate(engine, reason.as_ref()).await;
+                        }
+                        Err(_) => {}
+                    }
+                }
+                _ = tokio::time::sleep_until(kill_at), if kill_at < far && exit.is_none() => {
+                    let _ = engine.backend.signal(&self.sandbox_id, self.process, libc::SIGKILL).await;
+                    kill_at = far;
+                }
+                _ = tokio::time::sleep_until(drain_until), if drain_until < far => break,
+            }
+        }
+
+        let (status, exit_code, mut message) = match (exit.flatten(), &reason) {
+            (Some(st), Some(r)) => (r.status, st.shell_code(), r.message.clone()),
+            (Some(st), None) => {
+                let code = st.shell_code();
+                let msg = match st.signal {
+                    Some(sig) => format!("killed by signal {sig}"),
+                    None if code == 0 => String::new(),
+                    None => format!("exited with code {code}"),
+                };
+                (if code == 0 { es::SUCCEEDED } else { es::FAILED }, code, msg)
+            }
+            (None, Some(r)) => (r.status, 137, r.message.clone()),
+            (None, None) => (es::FAILED, 137, "sandbox stopped while the execution was running".to_string()),
+        };
+        if let Some(e) = write_error {
+            message = if message.is_empty() { e } else { format!("{message}; {e}") };
+        }
+        if let Err(e) = writer.close(&ExitRecord { status, exit_code, message: message.clone() }) {
+            tracing::error!(execution_id = %self.exec_id, error = %e, "could not finish output log");
+        }
+        if let Err(e) = engine.store.finish_execution(&self.exec_id, status, exit_code, &message) {
+            tracing::error!(execution_id = %self.exec_id, error = %e, "could not record execution result");
+        }
+        let _ = engine.store.clear_active_execution(&self.sandbox_id, &self.exec_id);
+        engine.execution_event(&self.sandbox_id, &self.exec_id, status, &message);
+    }
+
+    /// Send SIGTERM (or SIGKILL with zero grace); returns when SIGKILL is due.
+    async fn terminate(&self, engine: &Engine, reason: Option<&Arc<Cancel>>) -> Instant {
+        let grace = reason.map(|r| r.grace).unwrap_or(DEFAULT_GRACE);
+        let sig = if grace.is_zero() { libc::SIGKILL } else { libc::SIGTERM };
+        let _ = engine.backend.signal(&self.sandbox_id, self.process, sig).await;
+        Instant::now() + grace
+    }
+}

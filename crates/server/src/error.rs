@@ -1,0 +1,73 @@
+//! Engine errors: a stable machine code plus the Connect status class it maps to.
+
+/// Connect status classes the API layer maps errors onto.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    InvalidArgument,
+    NotFound,
+    FailedPrecondition,
+    ResourceExhausted,
+    Unavailable,
+    Internal,
+    Unimplemented,
+}
+
+/// An error with a stable code (`sandbox_not_found`, `policy_invalid`, ...).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct EngineError {
+    pub class: Class,
+    pub code: &'static str,
+    pub message: String,
+    /// Extra structured context (ids, paths) for `ErrorDetail.details`.
+    pub details: Vec<(String, String)>,
+}
+
+impl EngineError {
+    pub fn new(class: Class, code: &'static str, message: impl Into<String>) -> Self {
+        EngineError { class, code, message: message.into(), details: Vec::new() }
+    }
+    pub fn with(mut self, key: &str, value: impl Into<String>) -> Self {
+        self.details.push((key.to_string(), value.into()));
+        self
+    }
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(Class::InvalidArgument, "invalid_argument", message)
+    }
+    pub fn sandbox_not_found(id: &str) -> Self {
+        Self::new(Class::NotFound, "sandbox_not_found", format!("no sandbox with id {id:?}")).with("sandbox_id", id)
+    }
+    pub fn execution_not_found(id: &str) -> Self {
+        Self::new(Class::NotFound, "execution_not_found", format!("no execution with id {id:?}")).with("execution_id", id)
+    }
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(Class::Internal, "internal", message)
+    }
+    pub fn unimplemented(message: impl Into<String>) -> Self {
+        Self::new(Class::Unimplemented, "unimplemented", message)
+    }
+}
+
+impl From<crate::store::StoreError> for EngineError {
+    fn from(e: crate::store::StoreError) -> Self {
+        EngineError::internal(e.to_string())
+    }
+}
+
+impl From<cleanroom_backend::BackendError> for EngineError {
+    fn from(e: cleanroom_backend::BackendError) -> Self {
+        use cleanroom_backend::BackendError as B;
+        let class = match &e {
+            B::SandboxNotFound(_) | B::ProcessNotFound(_) => Class::NotFound,
+            B::Unavailable(_) => Class::Unavailable,
+            B::LaunchFailed(_) | B::Io { .. } => Class::Internal,
+        };
+        EngineError::new(class, e.code(), e.to_string())
+    }
+}
+
+impl From<cleanroom_policy::PolicyError> for EngineError {
+    fn from(e: cleanroom_policy::PolicyError) -> Self {
+        EngineError::new(Class::InvalidArgument, e.code(), e.to_string())
+    }
+}

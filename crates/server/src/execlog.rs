@@ -1,0 +1,276 @@
+//! Durable per-execution output log, the single source for live and retained streams.
+//!
+//! An append-only file of records `[kind: u8][len: u32 LE][payload]`. The writer appends
+//! each stdout/stderr chunk and finally an exit record, then publishes the committed
+//! length through a `watch` channel. Every reader — live subscriber or a client resuming
+//! hours later — reads the same file from its own position and waits on the watch when it
+//! catches up, so a slow client never makes the server drop or buffer output, and a
+//! reconnecting client resumes exactly where it left off.
+//!
+//! Record *n* (1-based) has event sequence *n*. Offsets are per stream byte counts. A torn
+//! record at the tail (crash mid-write) is cut off by [`repair`].
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use tokio::sync::watch;
+
+const HEADER: usize = 5;
+/// Largest payload accepted in one record (defends readers against a corrupt length).
+pub const MAX_RECORD: usize = 4 << 20;
+
+/// Record kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Stdout = 1,
+    Stderr = 2,
+    /// JSON [`ExitRecord`].
+    Exit = 3,
+    /// JSON [`WarningRecord`].
+    Warning = 4,
+}
+
+impl Kind {
+    fn from_u8(b: u8) -> Option<Kind> {
+        match b {
+            1 => Some(Kind::Stdout),
+            2 => Some(Kind::Stderr),
+            3 => Some(Kind::Exit),
+            4 => Some(Kind::Warning),
+            _ => None,
+        }
+    }
+}
+
+/// Final record of every log.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ExitRecord {
+    pub status: i32,
+    pub exit_code: i32,
+    pub message: String,
+}
+
+/// A warning shown to attached clients (e.g. a policy deny).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct WarningRecord {
+    pub code: String,
+    pub message: String,
+}
+
+/// Committed state published to readers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Committed {
+    pub len: u64,
+    pub closed: bool,
+}
+
+/// The single writer of a live execution's log.
+pub struct LogWriter {
+    file: File,
+    len: u64,
+    tx: watch::Sender<Committed>,
+}
+
+impl LogWriter {
+    /// Create a fresh log at `path`.
+    pub fn create(path: &Path) -> io::Result<LogWriter> {
+        let file = OpenOptions::new().create_new(true).append(true).open(path)?;
+        let (tx, _) = watch::channel(Committed::default());
+        Ok(LogWriter { file, len: 0, tx })
+    }
+
+    /// Subscribe to commit notifications.
+    pub fn subscribe(&self) -> watch::Receiver<Committed> {
+        self.tx.subscribe()
+    }
+
+    fn append(&mut self, kind: Kind, payload: &[u8]) -> io::Result<()> {
+        for part in payload.chunks(MAX_RECORD) {
+            let mut rec = Vec::with_capacity(HEADER + part.len());
+            rec.push(kind as u8);
+            rec.extend_from_slice(&(part.len() as u32).to_le_bytes());
+            rec.extend_from_slice(part);
+            self.file.write_all(&rec)?;
+            self.len += rec.len() as u64;
+        }
+        let len = self.len;
+        self.tx.send_modify(|c| c.len = len);
+        Ok(())
+    }
+
+    /// Append output bytes of one stream.
+    pub fn output(&mut self, kind: Kind, data: &[u8]) -> io::Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        self.append(kind, data)
+    }
+
+    pub fn warning(&mut self, w: &WarningRecord) -> io::Result<()> {
+        self.append(Kind::Warning, &serde_json::to_vec(w).map_err(io::Error::other)?)
+    }
+
+    /// Write the exit record, flush to disk and tell readers the log is complete.
+    pub fn close(mut self, exit: &ExitRecord) -> io::Result<()> {
+        let res = self
+            .append(Kind::Exit, &serde_json::to_vec(exit).map_err(io::Error::other)?)
+            .and_then(|_| self.file.sync_data());
+        self.tx.send_modify(|c| c.closed = true);
+        res
+    }
+}
+
+impl Drop for LogWriter {
+    fn drop(&mut self) {
+        // Never leave readers waiting forever, even if the writer is dropped on an error path.
+        self.tx.send_modify(|c| c.closed = true);
+    }
+}
+
+/// One decoded record.
+#[derive(Debug, Clone)]
+pub enum Entry {
+    Output { kind: Kind, offset: u64, data: Vec<u8> },
+    Exit(ExitRecord),
+    Warning(WarningRecord),
+}
+
+/// Sequential reader that tracks sequence numbers and per-stream offsets.
+pub struct LogReader {
+    file: File,
+    pos: u64,
+    pub seq: u64,
+    stdout_off: u64,
+    stderr_off: u64,
+}
+
+impl LogReader {
+    pub fn open(path: &Path) -> io::Result<LogReader> {
+        Ok(LogReader { file: File::open(path)?, pos: 0, seq: 0, stdout_off: 0, stderr_off: 0 })
+    }
+
+    /// Read the next record entirely below `limit` bytes. `Ok(None)` = nothing complete yet.
+    /// `skip_payload` lets resumption skip output it will not send without reading it.
+    pub fn next(&mut self, limit: u64, skip_payload: impl Fn(Kind, u64, u64) -> bool) -> io::Result<Option<(u64, Entry)>> {
+        if self.pos + HEADER as u64 > limit {
+            return Ok(None);
+        }
+        self.file.seek(SeekFrom::Start(self.pos))?;
+        let mut hdr = [0u8; HEADER];
+        self.file.read_exact(&mut hdr)?;
+        let kind = Kind::from_u8(hdr[0]).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "corrupt log record"))?;
+        let len = u32::from_le_bytes([hdr[1], hdr[2], hdr[3], hdr[4]]) as u64;
+        if len as usize > MAX_RECORD {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "corrupt log record length"));
+        }
+        if self.pos + HEADER as u64 + len > limit {
+            return Ok(None);
+        }
+        self.pos += HEADER as u64 + len;
+        self.seq += 1;
+        let entry = match kind {
+            Kind::Stdout | Kind::Stderr => {
+                let off = if kind == Kind::Stdout { &mut self.stdout_off } else { &mut self.stderr_off };
+                let offset = *off;
+                *off += len;
+                let data = if skip_payload(kind, offset, len) {
+                    Vec::new()
+                } else {
+                    let mut data = vec![0u8; len as usize];
+                    self.file.read_exact(&mut data)?;
+                    data
+                };
+                Entry::Output { kind, offset, data }
+            }
+            Kind::Exit | Kind::Warning => {
+                let mut data = vec![0u8; len as usize];
+                self.file.read_exact(&mut data)?;
+                if kind == Kind::Exit {
+                    Entry::Exit(serde_json::from_slice(&data).map_err(io::Error::other)?)
+                } else {
+                    Entry::Warning(serde_json::from_slice(&data).map_err(io::Error::other)?)
+                }
+            }
+        };
+        Ok(Some((self.seq, entry)))
+    }
+}
+
+impl LogReader {
+    /// Byte totals of stdout and stderr read so far.
+    pub fn stream_ends(&self) -> (u64, u64) {
+        (self.stdout_off, self.stderr_off)
+    }
+}
+
+/// Scan a log left by a previous server: truncate a torn tail record, and report whether it
+/// ends with an exit record plus the stdout/stderr byte totals.
+pub fn repair(path: &Path) -> io::Result<(bool, u64, u64)> {
+    let len = std::fs::metadata(path)?.len();
+    let mut r = LogReader::open(path)?;
+    let mut has_exit = false;
+    loop {
+        match r.next(len, |_, _, _| true) {
+            Ok(Some((_, Entry::Exit(_)))) => has_exit = true,
+            Ok(Some(_)) => {}
+            Ok(None) | Err(_) => break,
+        }
+    }
+    if r.pos < len {
+        OpenOptions::new().write(true).open(path)?.set_len(r.pos)?;
+    }
+    Ok((has_exit, r.stdout_off, r.stderr_off))
+}
+
+/// Append an exit record to a log that has none (execution interrupted by a restart).
+pub fn append_exit(path: &Path, exit: &ExitRecord) -> io::Result<()> {
+    let payload = serde_json::to_vec(exit).map_err(io::Error::other)?;
+    let mut f = OpenOptions::new().append(true).create(true).open(path)?;
+    let mut rec = vec![Kind::Exit as u8];
+    rec.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    rec.extend_from_slice(&payload);
+    f.write_all(&rec)?;
+    f.sync_data()
+}
+
+/// Where an execution's log lives.
+pub fn path_for(dir: &Path, execution_id: &str) -> PathBuf {
+    dir.join(format!("{execution_id}.log"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_read_resume_and_repair() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.log");
+        let mut w = LogWriter::create(&p).unwrap();
+        w.output(Kind::Stdout, b"hello ").unwrap();
+        w.output(Kind::Stderr, b"oops").unwrap();
+        w.output(Kind::Stdout, b"world").unwrap();
+        w.close(&ExitRecord { status: 3, exit_code: 0, message: String::new() }).unwrap();
+        let len = std::fs::metadata(&p).unwrap().len();
+        let mut r = LogReader::open(&p).unwrap();
+        let mut out = Vec::new();
+        let mut seqs = Vec::new();
+        while let Some((seq, e)) = r.next(len, |_, _, _| false).unwrap() {
+            seqs.push(seq);
+            if let Entry::Output { kind: Kind::Stdout, offset, data } = e {
+                assert_eq!(offset as usize, out.len());
+                out.extend(data);
+            }
+        }
+        assert_eq!(out, b"hello world");
+        assert_eq!(seqs, vec![1, 2, 3, 4]);
+
+        // Torn tail: append half a record, repair cuts it.
+        let mut f = OpenOptions::new().append(true).open(&p).unwrap();
+        f.write_all(&[1, 100, 0, 0, 0, b'x']).unwrap();
+        let (has_exit, so, se) = repair(&p).unwrap();
+        assert!(has_exit);
+        assert_eq!((so, se), (11, 4));
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), len);
+    }
+}

@@ -1,0 +1,358 @@
+//! Durable state: sandboxes, executions and the event log, in one SQLite database.
+//!
+//! SQLite in WAL mode with `synchronous=FULL` gives crash safety without a daemon. The
+//! store knows nothing about RPC types: rows are plain structs, statuses are the proto
+//! enum numbers, times are microseconds since the Unix epoch (UTC).
+
+use rusqlite::{params, Connection, OptionalExtension};
+use std::path::Path;
+use std::sync::Mutex;
+
+/// Store failures (always reported as `internal`).
+#[derive(Debug, thiserror::Error)]
+#[error("state store: {0}")]
+pub struct StoreError(#[from] rusqlite::Error);
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// A sandbox row.
+#[derive(Debug, Clone)]
+pub struct SandboxRow {
+    pub id: String,
+    pub status: i32,
+    pub backend: String,
+    pub policy_hash: String,
+    pub compiled_policy: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub last_execution_id: String,
+    pub active_execution_id: String,
+    pub message: String,
+    /// Backend's `ProvisionedSandbox` as JSON (empty until provisioned).
+    pub provisioned: String,
+}
+
+/// An execution row.
+#[derive(Debug, Clone)]
+pub struct ExecutionRow {
+    pub id: String,
+    pub sandbox_id: String,
+    pub status: i32,
+    pub command: Vec<String>,
+    pub exit_code: i32,
+    pub created_at: i64,
+    pub started_at: i64,
+    pub finished_at: i64,
+    pub message: String,
+    pub cwd: String,
+    pub tty: bool,
+    pub kind: i32,
+    pub trace_id: String,
+}
+
+/// One event; `seq` is assigned by the store and strictly increasing.
+#[derive(Debug, Clone, Default)]
+pub struct EventRow {
+    pub seq: i64,
+    pub sandbox_id: String,
+    pub execution_id: String,
+    pub kind: String,
+    pub at: i64,
+    pub sandbox_status: i32,
+    pub execution_status: i32,
+    pub message: String,
+    /// JSON object of structured attributes.
+    pub attributes: String,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS sandboxes (
+  id TEXT PRIMARY KEY,
+  status INTEGER NOT NULL,
+  backend TEXT NOT NULL,
+  policy_hash TEXT NOT NULL,
+  compiled_policy TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  last_execution_id TEXT NOT NULL DEFAULT '',
+  active_execution_id TEXT NOT NULL DEFAULT '',
+  message TEXT NOT NULL DEFAULT '',
+  provisioned TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS executions (
+  id TEXT PRIMARY KEY,
+  sandbox_id TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  command TEXT NOT NULL,
+  exit_code INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  started_at INTEGER NOT NULL DEFAULT 0,
+  finished_at INTEGER NOT NULL DEFAULT 0,
+  message TEXT NOT NULL DEFAULT '',
+  cwd TEXT NOT NULL DEFAULT '',
+  tty INTEGER NOT NULL DEFAULT 0,
+  kind INTEGER NOT NULL DEFAULT 1,
+  trace_id TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS executions_by_sandbox ON executions(sandbox_id, created_at);
+CREATE TABLE IF NOT EXISTS events (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  sandbox_id TEXT NOT NULL,
+  execution_id TEXT NOT NULL DEFAULT '',
+  kind TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  sandbox_status INTEGER NOT NULL DEFAULT 0,
+  execution_status INTEGER NOT NULL DEFAULT 0,
+  message TEXT NOT NULL DEFAULT '',
+  attributes TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS events_by_sandbox ON events(sandbox_id, seq);
+";
+
+/// The state store. Calls are short and synchronous; a mutex serializes writers.
+pub struct Store {
+    conn: Mutex<Connection>,
+}
+
+/// Current time in microseconds since the epoch.
+pub fn now_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+const SANDBOX_COLS: &str = "id, status, backend, policy_hash, compiled_policy, created_at, updated_at, last_execution_id, active_execution_id, message, provisioned";
+const EXEC_COLS: &str = "id, sandbox_id, status, command, exit_code, created_at, started_at, finished_at, message, cwd, tty, kind, trace_id";
+
+fn sandbox_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<SandboxRow> {
+    Ok(SandboxRow {
+        id: r.get(0)?,
+        status: r.get(1)?,
+        backend: r.get(2)?,
+        policy_hash: r.get(3)?,
+        compiled_policy: r.get(4)?,
+        created_at: r.get(5)?,
+        updated_at: r.get(6)?,
+        last_execution_id: r.get(7)?,
+        active_execution_id: r.get(8)?,
+        message: r.get(9)?,
+        provisioned: r.get(10)?,
+    })
+}
+
+fn exec_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<ExecutionRow> {
+    let cmd: String = r.get(3)?;
+    Ok(ExecutionRow {
+        id: r.get(0)?,
+        sandbox_id: r.get(1)?,
+        status: r.get(2)?,
+        command: serde_json::from_str(&cmd).unwrap_or_default(),
+        exit_code: r.get(4)?,
+        created_at: r.get(5)?,
+        started_at: r.get(6)?,
+        finished_at: r.get(7)?,
+        message: r.get(8)?,
+        cwd: r.get(9)?,
+        tty: r.get::<_, i64>(10)? != 0,
+        kind: r.get(11)?,
+        trace_id: r.get(12)?,
+    })
+}
+
+fn event_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<EventRow> {
+    Ok(EventRow {
+        seq: r.get(0)?,
+        sandbox_id: r.get(1)?,
+        execution_id: r.get(2)?,
+        kind: r.get(3)?,
+        at: r.get(4)?,
+        sandbox_status: r.get(5)?,
+        execution_status: r.get(6)?,
+        message: r.get(7)?,
+        attributes: r.get(8)?,
+    })
+}
+
+impl Store {
+    /// Open (creating if needed) the database at `path`.
+    pub fn open(path: &Path) -> Result<Store> {
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(Store { conn: Mutex::new(conn) })
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
+        // A poisoned lock only means another thread panicked mid-call; SQLite itself keeps
+        // the database consistent, so carry on with the connection.
+        let guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(f(&guard)?)
+    }
+
+    pub fn insert_sandbox(&self, s: &SandboxRow) -> Result<()> {
+        self.with(|c| {
+            c.execute(
+                &format!("INSERT INTO sandboxes ({SANDBOX_COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)"),
+                params![
+                    s.id,
+                    s.status,
+                    s.backend,
+                    s.policy_hash,
+                    s.compiled_policy,
+                    s.created_at,
+                    s.updated_at,
+                    s.last_execution_id,
+                    s.active_execution_id,
+                    s.message,
+                    s.provisioned
+                ],
+            )
+            .map(drop)
+        })
+    }
+
+    pub fn get_sandbox(&self, id: &str) -> Result<Option<SandboxRow>> {
+        self.with(|c| {
+            c.query_row(&format!("SELECT {SANDBOX_COLS} FROM sandboxes WHERE id = ?1"), [id], sandbox_from).optional()
+        })
+    }
+
+    pub fn list_sandboxes(&self) -> Result<Vec<SandboxRow>> {
+        self.with(|c| {
+            let mut st = c.prepare(&format!("SELECT {SANDBOX_COLS} FROM sandboxes ORDER BY created_at, id"))?;
+            let rows = st.query_map([], sandbox_from)?;
+            rows.collect()
+        })
+    }
+
+    pub fn set_sandbox_status(&self, id: &str, status: i32, message: &str) -> Result<()> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE sandboxes SET status = ?2, message = ?3, updated_at = ?4 WHERE id = ?1",
+                params![id, status, message, now_micros()],
+            )
+            .map(drop)
+        })
+    }
+
+    pub fn set_sandbox_provisioned(&self, id: &str, provisioned: &str) -> Result<()> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE sandboxes SET provisioned = ?2, updated_at = ?3 WHERE id = ?1",
+                params![id, provisioned, now_micros()],
+            )
+            .map(drop)
+        })
+    }
+
+    pub fn set_sandbox_executions(&self, id: &str, last: &str, active: &str) -> Result<()> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE sandboxes SET last_execution_id = ?2, active_execution_id = ?3, updated_at = ?4 WHERE id = ?1",
+                params![id, last, active, now_micros()],
+            )
+            .map(drop)
+        })
+    }
+
+    /// Clear `active_execution_id` only if it still names `exec_id`.
+    pub fn clear_active_execution(&self, id: &str, exec_id: &str) -> Result<()> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE sandboxes SET active_execution_id = '', updated_at = ?3 WHERE id = ?1 AND active_execution_id = ?2",
+                params![id, exec_id, now_micros()],
+            )
+            .map(drop)
+        })
+    }
+
+    pub fn insert_execution(&self, e: &ExecutionRow) -> Result<()> {
+        let cmd = serde_json::to_string(&e.command).unwrap_or_else(|_| "[]".into());
+        self.with(|c| {
+            c.execute(
+                &format!("INSERT INTO executions ({EXEC_COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)"),
+                params![
+                    e.id,
+                    e.sandbox_id,
+                    e.status,
+                    cmd,
+                    e.exit_code,
+                    e.created_at,
+                    e.started_at,
+                    e.finished_at,
+                    e.message,
+                    e.cwd,
+                    e.tty as i64,
+                    e.kind,
+                    e.trace_id
+                ],
+            )
+            .map(drop)
+        })
+    }
+
+    pub fn get_execution(&self, id: &str) -> Result<Option<ExecutionRow>> {
+        self.with(|c| {
+            c.query_row(&format!("SELECT {EXEC_COLS} FROM executions WHERE id = ?1"), [id], exec_from).optional()
+        })
+    }
+
+    pub fn executions_with_status(&self, statuses: &[i32]) -> Result<Vec<ExecutionRow>> {
+        let list = statuses.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(",");
+        self.with(|c| {
+            let mut st = c.prepare(&format!("SELECT {EXEC_COLS} FROM executions WHERE status IN ({list}) ORDER BY created_at"))?;
+            let rows = st.query_map([], exec_from)?;
+            rows.collect()
+        })
+    }
+
+    pub fn mark_execution_running(&self, id: &str, started_at: i64) -> Result<()> {
+        self.with(|c| {
+            c.execute("UPDATE executions SET status = 2, started_at = ?2 WHERE id = ?1", params![id, started_at]).map(drop)
+        })
+    }
+
+    pub fn finish_execution(&self, id: &str, status: i32, exit_code: i32, message: &str) -> Result<()> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE executions SET status = ?2, exit_code = ?3, message = ?4, finished_at = ?5 WHERE id = ?1",
+                params![id, status, exit_code, message, now_micros()],
+            )
+            .map(drop)
+        })
+    }
+
+    /// Append an event and return its sequence number.
+    pub fn append_event(&self, e: &EventRow) -> Result<i64> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO events (sandbox_id, execution_id, kind, at, sandbox_status, execution_status, message, attributes) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
+                params![
+                    e.sandbox_id,
+                    e.execution_id,
+                    e.kind,
+                    e.at,
+                    e.sandbox_status,
+                    e.execution_status,
+                    e.message,
+                    if e.attributes.is_empty() { "{}" } else { e.attributes.as_str() }
+                ],
+            )?;
+            Ok(c.last_insert_rowid())
+        })
+    }
+
+    /// Events of one sandbox after `after_seq`, oldest first.
+    pub fn events_after(&self, sandbox_id: &str, after_seq: i64, limit: i64) -> Result<Vec<EventRow>> {
+        self.with(|c| {
+            let mut st = c.prepare(
+                "SELECT seq, sandbox_id, execution_id, kind, at, sandbox_status, execution_status, message, attributes FROM events WHERE sandbox_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+            )?;
+            let rows = st.query_map(params![sandbox_id, after_seq, limit], event_from)?;
+            rows.collect()
+        })
+    }
+}
