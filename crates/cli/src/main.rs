@@ -1,6 +1,28 @@
+//! `cleanroom`: one binary. `cleanroom serve` is the authoritative server; every other
+//! command is a client of it.
+
+mod cli;
+mod commands;
+mod render;
+
+use clap::Parser;
+
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.get(1).map(String::as_str) == Some("__sandbox-init") {
-        cleanroom_backend::linux::init::main(args.get(2).map(String::as_str).unwrap_or(""));
+    // The sandbox pid 1 must start single-threaded, before any runtime exists.
+    let mut args = std::env::args_os();
+    if args.nth(1).is_some_and(|a| a == "__sandbox-init") {
+        let cfg = args.next().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default();
+        cleanroom_backend::linux::init::main(&cfg);
     }
+    let cli = cli::Cli::parse();
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("cleanroom: cannot start async runtime: {e}");
+            std::process::exit(125);
+        }
+    };
+    let code = rt.block_on(commands::run(cli));
+    // Don't wait for the blocking stdin reader thread.
+    std::process::exit(code);
 }

@@ -3,9 +3,11 @@
 //! [`engine`] holds every rule of the control plane; [`store`] and [`execlog`] make its
 //! state durable; `api` exposes it as the `cleanroom.v1` Connect services.
 
+pub mod api;
 pub mod engine;
 pub mod error;
 pub mod execlog;
 pub mod ids;
+pub mod serve;
 pub mod status;
 pub mod store;

@@ -1,0 +1,129 @@
+//! Command-line surface (clap). Kept free of logic so `--help` reads as the contract.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Cleanroom: run untrusted code in sandboxes with deny-by-default network egress.
+#[derive(Debug, Parser)]
+#[command(name = "cleanroom", version, propagate_version = true)]
+pub struct Cli {
+    /// Server endpoint: unix:///path.sock or http://host:port
+    /// [default: $CLEANROOM_HOST, config control_host, /var/run/cleanroom/cleanroom.sock
+    /// when present, else $XDG_RUNTIME_DIR/cleanroom/cleanroom.sock]
+    #[arg(long, global = true, value_name = "URL")]
+    pub host: Option<String>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the authoritative server (sandboxes, executions, durable output).
+    Serve(ServeArgs),
+    /// Create a sandbox from the repository policy, run a command in it, stream its
+    /// output, return its exit code, and tear the sandbox down.
+    Exec(ExecArgs),
+    /// Generic sandbox lifecycle (does not read cleanroom.yaml unless --policy is given).
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
+    /// Inspect executions.
+    #[command(subcommand)]
+    Execution(ExecutionCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Listen address: unix:///path.sock or http://host:port
+    /// [default: /var/run/cleanroom/cleanroom.sock as root, else $XDG_RUNTIME_DIR/cleanroom/cleanroom.sock]
+    #[arg(long, value_name = "URL")]
+    pub listen: Option<String>,
+    /// State directory (database, execution logs, sandbox dirs)
+    /// [default: /var/lib/cleanroom as root, else $XDG_STATE_HOME/cleanroom]
+    #[arg(long, value_name = "DIR", env = "CLEANROOM_STATE_DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// Reuse an existing sandbox (it stays READY afterwards)
+    #[arg(long = "in", value_name = "SANDBOX_ID")]
+    pub in_sandbox: Option<String>,
+    /// Keep the sandbox this command creates (print its id on stderr)
+    #[arg(long)]
+    pub keep: bool,
+    /// Close stdin immediately: the command sees EOF
+    #[arg(short = 'n', long = "no-stdin")]
+    pub no_stdin: bool,
+    /// KEY inherits the local value; KEY=VALUE sets it explicitly (repeatable)
+    #[arg(short = 'e', long = "env", value_name = "KEY[=VALUE]")]
+    pub env: Vec<String>,
+    /// Print the sandbox id on stderr before streaming begins
+    #[arg(long)]
+    pub print_sandbox_id: bool,
+    /// Working directory inside the sandbox [default: /workspace]
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<String>,
+    /// Kill the command (SIGTERM, then SIGKILL) after this many seconds
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<u32>,
+    /// Policy file [default: ./cleanroom.yaml when present, else the built-in deny-all policy]
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+    /// The command and its arguments
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SandboxCommand {
+    /// Create a READY sandbox and print its id
+    Create {
+        /// Policy file (cleanroom.yaml v1); default is the built-in deny-all policy
+        #[arg(long, value_name = "FILE")]
+        policy: Option<PathBuf>,
+        /// OCI image reference pinned by digest (needs a backend with `oci_images`)
+        #[arg(long, value_name = "REF")]
+        image: Option<String>,
+    },
+    /// List sandboxes
+    Ls {
+        /// Include STOPPED and FAILED sandboxes
+        #[arg(short, long)]
+        all: bool,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one sandbox (status, policy hash, last/active execution)
+    Inspect {
+        sandbox_id: String,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Terminate sandboxes: kill every process, remove every mount and directory
+    Rm {
+        #[arg(required = true)]
+        sandbox_ids: Vec<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ExecutionCommand {
+    /// Canonical execution view: status, exit code, message, retained output tail
+    Inspect {
+        /// Execution id (exe_...)
+        #[arg(required_unless_present = "last")]
+        execution_id: Option<String>,
+        /// Sandbox the execution belongs to
+        #[arg(long, value_name = "SANDBOX_ID")]
+        sandbox_id: Option<String>,
+        /// Inspect the sandbox's last execution (needs --sandbox-id)
+        #[arg(long, requires = "sandbox_id")]
+        last: bool,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+}

@@ -1,0 +1,448 @@
+//! Command implementations. Each is a thin client of the server.
+
+use crate::cli::{Cli, Command, ExecArgs, ExecutionCommand, SandboxCommand, ServeArgs};
+use crate::render;
+use cleanroom_client::api::*;
+use cleanroom_client::endpoint::{self, Endpoint};
+use cleanroom_client::{ApiError, Client};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Exit code for failures of cleanroom itself (before or around the guest command).
+pub const EXIT_CLEANROOM_ERROR: i32 = 125;
+
+pub async fn run(cli: Cli) -> i32 {
+    match cli.command {
+        Command::Serve(args) => serve(args).await,
+        other => {
+            let ep = match endpoint::resolve(cli.host.as_deref()) {
+                Ok(ep) => ep,
+                Err(e) => {
+                    eprintln!("cleanroom: error [invalid_argument]: {e}");
+                    return EXIT_CLEANROOM_ERROR;
+                }
+            };
+            match other {
+                Command::Exec(args) => exec(&ep, args).await,
+                Command::Sandbox(cmd) => report(sandbox(&ep, cmd).await),
+                Command::Execution(cmd) => report(execution(&ep, cmd).await),
+                Command::Serve(_) => unreachable!("handled above"),
+            }
+        }
+    }
+}
+
+fn report(r: Result<i32, ApiError>) -> i32 {
+    r.unwrap_or_else(|e| {
+        render::error(&e, None);
+        EXIT_CLEANROOM_ERROR
+    })
+}
+
+fn invalid(msg: impl Into<String>) -> ApiError {
+    ApiError { code: "invalid_argument".into(), message: msg.into(), connect_code: "invalid_argument".into(), details: vec![] }
+}
+
+fn default_state_dir() -> PathBuf {
+    // SAFETY: geteuid never fails.
+    if unsafe { libc::geteuid() } == 0 {
+        return PathBuf::from("/var/lib/cleanroom");
+    }
+    std::env::var_os("XDG_STATE_HOME")
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .unwrap_or_else(|| PathBuf::from("/tmp"))
+        .join("cleanroom")
+}
+
+async fn serve(args: ServeArgs) -> i32 {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("CLEANROOM_LOG").unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .try_init();
+    let listen = match args.listen.as_deref().map(Endpoint::parse).unwrap_or_else(|| Ok(endpoint::default_listen())) {
+        Ok(Endpoint::Unix(p)) => cleanroom_server::serve::Listen::Unix(p),
+        Ok(Endpoint::Http(a)) => cleanroom_server::serve::Listen::Tcp(a),
+        Ok(Endpoint::Https(_)) => {
+            eprintln!("cleanroom: error [invalid_argument]: https:// listening is not supported yet; use unix:// or http://");
+            return EXIT_CLEANROOM_ERROR;
+        }
+        Err(e) => {
+            eprintln!("cleanroom: error [invalid_argument]: {e}");
+            return EXIT_CLEANROOM_ERROR;
+        }
+    };
+    let init_exe = match std::env::current_exe() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("cleanroom: error [backend_unavailable]: cannot locate own binary: {e}");
+            return EXIT_CLEANROOM_ERROR;
+        }
+    };
+    let cfg = cleanroom_server::serve::ServeConfig {
+        listen,
+        state_dir: args.state_dir.unwrap_or_else(default_state_dir),
+        init_exe,
+    };
+    let shutdown = async {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => return std::future::pending().await,
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+        eprintln!("cleanroom: shutting down");
+    };
+    match cleanroom_server::serve::run(cfg, shutdown).await {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("cleanroom: error [server_start_failed]: {e}");
+            EXIT_CLEANROOM_ERROR
+        }
+    }
+}
+
+fn read_policy(path: Option<&PathBuf>, repo_default: bool) -> Result<String, ApiError> {
+    let path = match path {
+        Some(p) => p.clone(),
+        None if repo_default => {
+            let p = PathBuf::from("cleanroom.yaml");
+            if !p.exists() {
+                return Ok(String::new());
+            }
+            p
+        }
+        None => return Ok(String::new()),
+    };
+    std::fs::read_to_string(&path).map_err(|e| ApiError {
+        code: "policy_invalid".into(),
+        message: format!("cannot read policy {}: {e}", path.display()),
+        connect_code: "invalid_argument".into(),
+        details: vec![],
+    })
+}
+
+async fn sandbox(ep: &Endpoint, cmd: SandboxCommand) -> Result<i32, ApiError> {
+    let client = Client::connect(ep).await?;
+    match cmd {
+        SandboxCommand::Create { policy, image } => {
+            let req = CreateSandboxRequest {
+                policy_yaml: read_policy(policy.as_ref(), false)?,
+                image_ref: image.unwrap_or_default(),
+                ..Default::default()
+            };
+            let s = client.sandboxes.create_sandbox(req).await?.into_owned();
+            println!("{}", s.sandbox.as_option().map(|s| s.sandbox_id.as_str()).unwrap_or(""));
+        }
+        SandboxCommand::Ls { all, json } => {
+            let resp = client
+                .sandboxes
+                .list_sandboxes(ListSandboxesRequest { include_stopped: all, ..Default::default() })
+                .await?
+                .into_owned();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&resp.sandboxes).unwrap_or_default());
+            } else {
+                print!("{}", render::sandbox_table(&resp.sandboxes));
+            }
+        }
+        SandboxCommand::Inspect { sandbox_id, json } => {
+            let resp = client
+                .sandboxes
+                .get_sandbox(GetSandboxRequest { sandbox_id, ..Default::default() })
+                .await?
+                .into_owned();
+            let s = resp.sandbox.as_option().cloned().unwrap_or_default();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
+            } else {
+                print!("{}", render::sandbox_detail(&s));
+            }
+        }
+        SandboxCommand::Rm { sandbox_ids } => {
+            let mut failed = false;
+            for id in sandbox_ids {
+                match client
+                    .sandboxes
+                    .terminate_sandbox(TerminateSandboxRequest { sandbox_id: id.clone(), ..Default::default() })
+                    .await
+                {
+                    Ok(_) => println!("{id}"),
+                    Err(e) => {
+                        render::error(&e.into(), None);
+                        failed = true;
+                    }
+                }
+            }
+            return Ok(if failed { EXIT_CLEANROOM_ERROR } else { 0 });
+        }
+    }
+    Ok(0)
+}
+
+async fn execution(ep: &Endpoint, cmd: ExecutionCommand) -> Result<i32, ApiError> {
+    let client = Client::connect(ep).await?;
+    match cmd {
+        ExecutionCommand::Inspect { execution_id, sandbox_id, last, json } => {
+            let req = InspectExecutionRequest {
+                sandbox_id: sandbox_id.unwrap_or_default(),
+                execution_id: execution_id.unwrap_or_default(),
+                last,
+                ..Default::default()
+            };
+            let resp = client.executions.inspect_execution(req).await?.into_owned();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&resp).unwrap_or_default());
+                return Ok(0);
+            }
+            let e = resp.execution.as_option().cloned().unwrap_or_default();
+            print!("{}", render::execution_detail(&e));
+            println!("policy_hash:  {}", resp.policy_hash);
+            println!("stdout_bytes: {}", resp.stdout_bytes);
+            println!("stderr_bytes: {}", resp.stderr_bytes);
+            for (name, text) in [("stdout", &resp.stdout), ("stderr", &resp.stderr)] {
+                if !text.is_empty() {
+                    println!("--- {name} (tail) ---");
+                    print!("{text}");
+                    if !text.ends_with('\n') {
+                        println!();
+                    }
+                }
+            }
+        }
+    }
+    Ok(0)
+}
+
+fn parse_env(items: &[String]) -> Result<Vec<(String, String)>, ApiError> {
+    items
+        .iter()
+        .map(|item| match item.split_once('=') {
+            Some((k, v)) => Ok((k.to_string(), v.to_string())),
+            None => std::env::var(item)
+                .map(|v| (item.clone(), v))
+                .map_err(|_| invalid(format!("--env {item}: {item} is not set in the local environment"))),
+        })
+        .collect()
+}
+
+/// `cleanroom exec`: create (or reuse) a sandbox, run, stream, return the exit code.
+async fn exec(ep: &Endpoint, args: ExecArgs) -> i32 {
+    let client = match Client::connect(ep).await {
+        Ok(c) => c,
+        Err(e) => {
+            render::error(&e, None);
+            return EXIT_CLEANROOM_ERROR;
+        }
+    };
+    let env = match parse_env(&args.env) {
+        Ok(e) => e,
+        Err(e) => {
+            render::error(&e, None);
+            return EXIT_CLEANROOM_ERROR;
+        }
+    };
+    // 1. The sandbox.
+    let (sandbox_id, created) = match &args.in_sandbox {
+        Some(id) => (id.clone(), false),
+        None => {
+            let policy = match read_policy(args.policy.as_ref(), true) {
+                Ok(p) => p,
+                Err(e) => {
+                    render::error(&e, None);
+                    return EXIT_CLEANROOM_ERROR;
+                }
+            };
+            let req = CreateSandboxRequest { policy_yaml: policy, ..Default::default() };
+            match client.sandboxes.create_sandbox(req).await {
+                Ok(r) => (r.into_owned().sandbox.as_option().map(|s| s.sandbox_id.clone()).unwrap_or_default(), true),
+                Err(e) => {
+                    render::error(&e.into(), None);
+                    return EXIT_CLEANROOM_ERROR;
+                }
+            }
+        }
+    };
+    if args.print_sandbox_id || (args.keep && created) {
+        eprintln!("{sandbox_id}");
+    }
+    let code = exec_in(&client, &sandbox_id, &args, env).await;
+    if created && !args.keep {
+        let req = TerminateSandboxRequest { sandbox_id: sandbox_id.clone(), ..Default::default() };
+        if let Err(e) = client.sandboxes.terminate_sandbox(req).await {
+            render::error(&e.into(), Some(format!("cleanroom sandbox inspect {sandbox_id}")));
+        }
+    }
+    code
+}
+
+async fn exec_in(client: &Client, sandbox_id: &str, args: &ExecArgs, env: Vec<(String, String)>) -> i32 {
+    let req = CreateExecutionRequest {
+        sandbox_id: sandbox_id.to_string(),
+        command: args.command.clone(),
+        env: env.into_iter().collect(),
+        cwd: args.cwd.clone().unwrap_or_default(),
+        timeout_seconds: args.timeout.unwrap_or(0),
+        kind: ExecutionKind::EXECUTION_KIND_BATCH.into(),
+        attach_stdin: !args.no_stdin,
+        ..Default::default()
+    };
+    let execution = match client.executions.create_execution(req).await {
+        Ok(r) => r.into_owned().execution.as_option().cloned().unwrap_or_default(),
+        Err(e) => {
+            render::error(&e.into(), Some(format!("cleanroom sandbox inspect {sandbox_id}")));
+            return EXIT_CLEANROOM_ERROR;
+        }
+    };
+    let exec_id = execution.execution_id.clone();
+    if !args.no_stdin {
+        tokio::spawn(forward_stdin(client.executions.clone(), sandbox_id.to_string(), exec_id.clone()));
+    }
+    stream_until_exit(client, sandbox_id, &exec_id).await
+}
+
+/// Copy local stdin to the execution, then close it (EOF for the guest).
+async fn forward_stdin(
+    client: ExecutionServiceClient<connectrpc::client::SharedHttp2Connection>,
+    sandbox_id: String,
+    exec_id: String,
+) {
+    use tokio::io::AsyncReadExt;
+    let mut stdin = tokio::io::stdin();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match stdin.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let req = WriteExecutionStdinRequest {
+                    sandbox_id: sandbox_id.clone(),
+                    execution_id: exec_id.clone(),
+                    data: buf[..n].to_vec(),
+                    ..Default::default()
+                };
+                if client.write_execution_stdin(req).await.is_err() {
+                    return; // command exited or closed its stdin
+                }
+            }
+        }
+    }
+    let req = CloseExecutionStdinRequest { sandbox_id, execution_id: exec_id, ..Default::default() };
+    let _ = client.close_execution_stdin(req).await;
+}
+
+/// Stream output to stdout/stderr byte-for-byte until the exit event; reconnect and
+/// resume from the last sequence if the stream breaks. Ctrl-C once cancels, twice detaches.
+async fn stream_until_exit(client: &Client, sandbox_id: &str, exec_id: &str) -> i32 {
+    let mut last_seq = 0u64;
+    let mut retries = 0;
+    let mut interrupts = 0;
+    let mut out = std::io::stdout().lock();
+    let mut err = std::io::stderr();
+    loop {
+        let req = StreamExecutionRequest {
+            sandbox_id: sandbox_id.to_string(),
+            execution_id: exec_id.to_string(),
+            after_sequence: last_seq,
+            ..Default::default()
+        };
+        let mut stream = match client.executions.stream_execution(req).await {
+            Ok(s) => s,
+            Err(e) => {
+                let e: ApiError = e.into();
+                if e.connect_code == "unavailable" && retries < 5 {
+                    retries += 1;
+                    tokio::time::sleep(Duration::from_millis(200 * retries)).await;
+                    continue;
+                }
+                render::error(&e, Some(format!("cleanroom execution inspect {exec_id}")));
+                return EXIT_CLEANROOM_ERROR;
+            }
+        };
+        loop {
+            let msg = tokio::select! {
+                m = stream.message() => m,
+                _ = tokio::signal::ctrl_c() => {
+                    interrupts += 1;
+                    if interrupts == 1 {
+                        eprintln!("cleanroom: canceling {exec_id} (Ctrl-C again to detach)");
+                        let req = CancelExecutionRequest {
+                            sandbox_id: sandbox_id.to_string(),
+                            execution_id: exec_id.to_string(),
+                            ..Default::default()
+                        };
+                        if let Err(e) = client.executions.cancel_execution(req).await {
+                            render::error(&e.into(), None);
+                        }
+                        continue;
+                    }
+                    eprintln!("cleanroom: detached; the execution continues. inspect: cleanroom execution inspect {exec_id}");
+                    return 130;
+                }
+            };
+            match msg {
+                Ok(Some(m)) => {
+                    let ev: ExecutionStreamEvent = m.to_owned_message();
+                    last_seq = ev.sequence;
+                    retries = 0;
+                    use cleanroom_client::api::__buffa::oneof::execution_stream_event::Payload;
+                    match ev.payload {
+                        Some(Payload::Output(chunk)) => {
+                            let res = if chunk.stream == OutputStream::OUTPUT_STREAM_STDERR {
+                                err.write_all(&chunk.data).and_then(|_| err.flush())
+                            } else {
+                                out.write_all(&chunk.data).and_then(|_| out.flush())
+                            };
+                            if res.is_err() {
+                                // Our stdout/stderr is gone (e.g. closed pipe): nothing to show anymore.
+                                return 141;
+                            }
+                        }
+                        Some(Payload::Warning(w)) => eprintln!("cleanroom: warning [{}]: {}", w.code, w.message),
+                        Some(Payload::Exit(x)) => return exit_code(&x, exec_id),
+                        None => {}
+                    }
+                }
+                Ok(None) => {
+                    eprintln!("cleanroom: error [stream_ended]: output stream ended without an exit status");
+                    eprintln!("  inspect: cleanroom execution inspect {exec_id}");
+                    return EXIT_CLEANROOM_ERROR;
+                }
+                Err(e) => {
+                    let e: ApiError = e.into();
+                    if retries < 5 {
+                        retries += 1;
+                        tokio::time::sleep(Duration::from_millis(200 * retries)).await;
+                        break; // reconnect, resuming after last_seq
+                    }
+                    render::error(&e, Some(format!("cleanroom execution inspect {exec_id}")));
+                    return EXIT_CLEANROOM_ERROR;
+                }
+            }
+        }
+    }
+}
+
+/// The guest's exit code; a notice only when the end was not the guest's own doing.
+fn exit_code(x: &ExecutionExit, exec_id: &str) -> i32 {
+    let status = x.status.to_i32();
+    let name = render::execution_status_name(status);
+    let guest_ended = matches!(
+        x.status.as_known(),
+        Some(ExecutionStatus::EXECUTION_STATUS_SUCCEEDED) | Some(ExecutionStatus::EXECUTION_STATUS_FAILED)
+    ) && x.exit_code >= 0;
+    if !guest_ended {
+        eprintln!("cleanroom: execution {name}: {}", x.message);
+        eprintln!("  inspect: cleanroom execution inspect {exec_id}");
+    }
+    if x.exit_code < 0 {
+        EXIT_CLEANROOM_ERROR
+    } else {
+        x.exit_code
+    }
+}

@@ -1,0 +1,145 @@
+//! Human and JSON rendering of API objects.
+
+use cleanroom_client::api::{Execution, ExecutionStatus, Sandbox, SandboxStatus};
+use cleanroom_client::ApiError;
+
+pub fn sandbox_status(s: &Sandbox) -> &'static str {
+    match s.status.as_known() {
+        Some(SandboxStatus::SANDBOX_STATUS_PROVISIONING) => "PROVISIONING",
+        Some(SandboxStatus::SANDBOX_STATUS_READY) => "READY",
+        Some(SandboxStatus::SANDBOX_STATUS_STOPPING) => "STOPPING",
+        Some(SandboxStatus::SANDBOX_STATUS_STOPPED) => "STOPPED",
+        Some(SandboxStatus::SANDBOX_STATUS_FAILED) => "FAILED",
+        _ => "UNSPECIFIED",
+    }
+}
+
+pub fn execution_status_name(s: i32) -> &'static str {
+    match <ExecutionStatus as buffa::Enumeration>::from_i32(s) {
+        Some(ExecutionStatus::EXECUTION_STATUS_QUEUED) => "QUEUED",
+        Some(ExecutionStatus::EXECUTION_STATUS_RUNNING) => "RUNNING",
+        Some(ExecutionStatus::EXECUTION_STATUS_SUCCEEDED) => "SUCCEEDED",
+        Some(ExecutionStatus::EXECUTION_STATUS_FAILED) => "FAILED",
+        Some(ExecutionStatus::EXECUTION_STATUS_CANCELED) => "CANCELED",
+        Some(ExecutionStatus::EXECUTION_STATUS_TIMED_OUT) => "TIMED_OUT",
+        _ => "UNSPECIFIED",
+    }
+}
+
+fn time(t: &buffa::MessageField<buffa_types::google::protobuf::Timestamp, buffa::Inline<buffa_types::google::protobuf::Timestamp>>) -> String {
+    match t.as_option() {
+        Some(ts) => {
+            let secs = ts.seconds;
+            // RFC 3339 UTC without pulling in a date crate.
+            let days = secs.div_euclid(86_400);
+            let rem = secs.rem_euclid(86_400);
+            let (y, m, d) = civil_from_days(days);
+            format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+        }
+        None => "-".into(),
+    }
+}
+
+/// Howard Hinnant's days-to-civil algorithm.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+pub fn sandbox_table(list: &[Sandbox]) -> String {
+    let mut out = format!("{:<36}  {:<12}  {:<8}  {:<20}  {}\n", "SANDBOX ID", "STATUS", "BACKEND", "CREATED", "POLICY HASH");
+    for s in list {
+        let hash: String = s.policy_hash.chars().take(19).collect();
+        out += &format!(
+            "{:<36}  {:<12}  {:<8}  {:<20}  {}\n",
+            s.sandbox_id,
+            sandbox_status(s),
+            s.backend,
+            time(&s.created_at),
+            hash
+        );
+    }
+    out
+}
+
+pub fn sandbox_detail(s: &Sandbox) -> String {
+    let mut out = String::new();
+    out += &format!("sandbox_id:          {}\n", s.sandbox_id);
+    out += &format!("status:              {}\n", sandbox_status(s));
+    out += &format!("backend:             {}\n", s.backend);
+    out += &format!("policy_hash:         {}\n", s.policy_hash);
+    out += &format!("created_at:          {}\n", time(&s.created_at));
+    out += &format!("updated_at:          {}\n", time(&s.updated_at));
+    out += &format!("last_execution_id:   {}\n", or_dash(&s.last_execution_id));
+    out += &format!("active_execution_id: {}\n", or_dash(&s.active_execution_id));
+    if !s.message.is_empty() {
+        out += &format!("message:             {}\n", s.message);
+    }
+    if let Some(info) = s.backend_info.as_option() {
+        let mut keys: Vec<_> = info.fields.keys().collect();
+        keys.sort();
+        for k in keys {
+            let v = serde_json::to_string(&info.fields[k]).unwrap_or_default();
+            out += &format!("backend.{k}: {}\n", v.trim_matches('"'));
+        }
+    }
+    out
+}
+
+pub fn execution_detail(e: &Execution) -> String {
+    let mut out = String::new();
+    out += &format!("execution_id: {}\n", e.execution_id);
+    out += &format!("sandbox_id:   {}\n", e.sandbox_id);
+    out += &format!("status:       {}\n", execution_status_name(e.status.to_i32()));
+    out += &format!("exit_code:    {}\n", e.exit_code);
+    out += &format!("command:      {}\n", serde_json::to_string(&e.command).unwrap_or_default());
+    out += &format!("cwd:          {}\n", e.cwd);
+    out += &format!("created_at:   {}\n", time(&e.created_at));
+    out += &format!("started_at:   {}\n", time(&e.started_at));
+    out += &format!("finished_at:  {}\n", time(&e.finished_at));
+    out += &format!("trace_id:     {}\n", or_dash(&e.trace_id));
+    if !e.message.is_empty() {
+        out += &format!("message:      {}\n", e.message);
+    }
+    out
+}
+
+fn or_dash(s: &str) -> &str {
+    if s.is_empty() {
+        "-"
+    } else {
+        s
+    }
+}
+
+/// Print an API error with its stable code and a follow-up command.
+pub fn error(e: &ApiError, hint: Option<String>) {
+    eprintln!("cleanroom: error [{}]: {}", e.code, e.message);
+    let hint = hint.or_else(|| {
+        e.details.iter().find(|(k, _)| k == "execution_id").map(|(_, v)| format!("cleanroom execution inspect {v}")).or_else(
+            || {
+                e.details
+                    .iter()
+                    .find(|(k, _)| k == "sandbox_id")
+                    .filter(|_| e.code != "sandbox_not_found")
+                    .map(|(_, v)| format!("cleanroom sandbox inspect {v}"))
+            },
+        )
+    });
+    let hint = hint.or_else(|| match e.code.as_str() {
+        "sandbox_not_found" => Some("cleanroom sandbox ls --all".to_string()),
+        "server_unreachable" => Some("cleanroom serve   # start the server".to_string()),
+        _ => None,
+    });
+    if let Some(h) = hint {
+        eprintln!("  inspect: {h}");
+    }
+}

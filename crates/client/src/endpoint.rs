@@ -1,0 +1,120 @@
+//! Where the server is: `--host` > `CLEANROOM_HOST` > config `control_host` > default socket.
+
+use std::path::{Path, PathBuf};
+
+/// A parsed server address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// `unix:///path/to.sock`
+    Unix(PathBuf),
+    /// `http://host:port` (h2c / HTTP/1.1)
+    Http(String),
+    /// `https://host:port`
+    Https(String),
+}
+
+/// Invalid endpoint strings.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid endpoint {0:?}: expected unix:///path, http://host:port or https://host:port")]
+pub struct EndpointError(pub String);
+
+impl Endpoint {
+    /// Parse `unix:///…`, `http://…`, `https://…`, or a bare absolute socket path.
+    pub fn parse(s: &str) -> Result<Endpoint, EndpointError> {
+        let s = s.trim();
+        if let Some(p) = s.strip_prefix("unix://") {
+            if p.starts_with('/') {
+                return Ok(Endpoint::Unix(PathBuf::from(p)));
+            }
+        } else if s.starts_with('/') {
+            return Ok(Endpoint::Unix(PathBuf::from(s)));
+        } else if let Some(rest) = s.strip_prefix("http://") {
+            let auth = rest.trim_end_matches('/');
+            if !auth.is_empty() && !auth.contains('/') {
+                return Ok(Endpoint::Http(auth.to_string()));
+            }
+        } else if let Some(rest) = s.strip_prefix("https://") {
+            let auth = rest.trim_end_matches('/');
+            if !auth.is_empty() && !auth.contains('/') {
+                return Ok(Endpoint::Https(auth.to_string()));
+            }
+        }
+        Err(EndpointError(s.to_string()))
+    }
+
+    /// The `unix://`/`http://` form, for messages.
+    pub fn display(&self) -> String {
+        match self {
+            Endpoint::Unix(p) => format!("unix://{}", p.display()),
+            Endpoint::Http(a) => format!("http://{a}"),
+            Endpoint::Https(a) => format!("https://{a}"),
+        }
+    }
+}
+
+/// System-wide socket used when it exists (a root server).
+pub const SYSTEM_SOCKET: &str = "/var/run/cleanroom/cleanroom.sock";
+
+/// Per-user socket: `$XDG_RUNTIME_DIR/cleanroom/cleanroom.sock`, else `/tmp/cleanroom-$UID/…`.
+pub fn user_socket() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR") {
+        Some(d) if !d.is_empty() => PathBuf::from(d).join("cleanroom/cleanroom.sock"),
+        // SAFETY: getuid never fails.
+        _ => PathBuf::from(format!("/tmp/cleanroom-{}/cleanroom.sock", unsafe { libc::getuid() })),
+    }
+}
+
+/// Default endpoint a server listens on: the system socket for root, the user socket otherwise.
+pub fn default_listen() -> Endpoint {
+    // SAFETY: geteuid never fails.
+    if unsafe { libc::geteuid() } == 0 {
+        Endpoint::Unix(PathBuf::from(SYSTEM_SOCKET))
+    } else {
+        Endpoint::Unix(user_socket())
+    }
+}
+
+/// Client-side resolution order. `flag` is `--host`; the config file is
+/// `$XDG_CONFIG_HOME/cleanroom/config.json` with a `control_host` field.
+pub fn resolve(flag: Option<&str>) -> Result<Endpoint, EndpointError> {
+    if let Some(f) = flag.filter(|f| !f.is_empty()) {
+        return Endpoint::parse(f);
+    }
+    if let Ok(h) = std::env::var("CLEANROOM_HOST") {
+        if !h.is_empty() {
+            return Endpoint::parse(&h);
+        }
+    }
+    if let Some(h) = config_control_host() {
+        return Endpoint::parse(&h);
+    }
+    if Path::new(SYSTEM_SOCKET).exists() {
+        return Ok(Endpoint::Unix(PathBuf::from(SYSTEM_SOCKET)));
+    }
+    Ok(Endpoint::Unix(user_socket()))
+}
+
+fn config_control_host() -> Option<String> {
+    let dir = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    let text = std::fs::read_to_string(dir.join("cleanroom/config.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    v.get("control_host")?.as_str().map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_forms() {
+        assert_eq!(Endpoint::parse("unix:///a/b.sock").unwrap(), Endpoint::Unix("/a/b.sock".into()));
+        assert_eq!(Endpoint::parse("/a/b.sock").unwrap(), Endpoint::Unix("/a/b.sock".into()));
+        assert_eq!(Endpoint::parse("http://127.0.0.1:7777").unwrap(), Endpoint::Http("127.0.0.1:7777".into()));
+        assert_eq!(Endpoint::parse("https://h:1/").unwrap(), Endpoint::Https("h:1".into()));
+        for bad in ["", "unix://rel", "ftp://x", "http://", "http://a/b", "tcp://1.2.3.4:5"] {
+            assert!(Endpoint::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! Client side of the Cleanroom API: endpoint resolution and typed Connect clients.
+//!
+//! Every CLI command goes through [`Client`]; nothing here executes anything locally.
+
+pub mod endpoint;
+
+use base64::Engine as _;
+use cleanroom_proto::cleanroom::v1::{ErrorDetail, ExecutionServiceClient, SandboxServiceClient};
+use connectrpc::client::{ClientConfig, Http2Connection, SharedHttp2Connection};
+use connectrpc::ConnectError;
+use endpoint::Endpoint;
+
+pub use cleanroom_proto::cleanroom::v1 as api;
+
+/// A typed API error: Connect code plus the stable Cleanroom code from `ErrorDetail`.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct ApiError {
+    /// Stable machine code (`sandbox_not_found`, `server_unreachable`, ...).
+    pub code: String,
+    pub message: String,
+    /// Connect protocol code (`not_found`, `unavailable`, ...).
+    pub connect_code: String,
+    pub details: Vec<(String, String)>,
+}
+
+impl From<ConnectError> for ApiError {
+    fn from(e: ConnectError) -> Self {
+        let detail = e.details.iter().find(|d| d.type_url.ends_with("cleanroom.v1.ErrorDetail")).and_then(|d| {
+            let raw = d.value.as_deref()?;
+            let bytes = base64::engine::general_purpose::STANDARD_NO_PAD
+                .decode(raw.trim_end_matches('='))
+                .ok()?;
+            <ErrorDetail as buffa::Message>::decode_from_slice(&bytes).ok()
+        });
+        match detail {
+            Some(d) => ApiError {
+                code: d.code,
+                message: d.message,
+                connect_code: e.code.as_str().to_string(),
+                details: d.details.into_iter().collect(),
+            },
+            None => {
+                let connect_code = e.code.as_str().to_string();
+                let code = if connect_code == "unavailable" { "server_unreachable".to_string() } else { connect_code.clone() };
+                ApiError { code, message: e.message.unwrap_or_default(), connect_code, details: Vec::new() }
+            }
+        }
+    }
+}
+
+/// Clients for both services over one HTTP/2 connection.
+pub struct Client {
+    pub sandboxes: SandboxServiceClient<SharedHttp2Connection>,
+    pub executions: ExecutionServiceClient<SharedHttp2Connection>,
+    pub endpoint: Endpoint,
+}
+
+impl Client {
+    /// Connect to `endpoint` (HTTP/2: unix socket or h2c).
+    pub async fn connect(endpoint: &Endpoint) -> Result<Client, ApiError> {
+        let unreachable = |e: ConnectError| ApiError {
+            code: "server_unreachable".into(),
+            message: format!(
+                "cannot reach the cleanroom server at {}: {}. Start it with `cleanroom serve`.",
+                endpoint.display(),
+                e.message.unwrap_or_default()
+            ),
+            connect_code: "unavailable".into(),
+            details: Vec::new(),
+        };
+        let bad = |m: String| ApiError {
+            code: "invalid_argument".into(),
+            message: m,
+            connect_code: "invalid_argument".into(),
+            details: Vec::new(),
+        };
+        let (conn, base) = match endpoint {
+            Endpoint::Unix(path) => {
+                let base: http::Uri = "http://localhost".parse().map_err(|e| bad(format!("{e}")))?;
+                (Http2Connection::connect_unix(path.clone(), base.clone()).await.map_err(unreachable)?, base)
+            }
+            Endpoint::Http(auth) => {
+                let base: http::Uri = format!("http://{auth}").parse().map_err(|e| bad(format!("bad endpoint: {e}")))?;
+                (Http2Connection::connect_plaintext(base.clone()).await.map_err(unreachable)?, base)
+            }
+            Endpoint::Https(_) => {
+                return Err(bad("https:// endpoints are not supported by this client yet; use unix:// or http://".into()))
+            }
+        };
+        let shared = conn.shared(1024);
+        let config = ClientConfig::new(base).with_default_max_message_size(16 << 20);
+        Ok(Client {
+            sandboxes: SandboxServiceClient::new(shared.clone(), config.clone()),
+            executions: ExecutionServiceClient::new(shared, config),
+            endpoint: endpoint.clone(),
+        })
+    }
+}

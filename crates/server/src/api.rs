@@ -1,0 +1,355 @@
+//! `cleanroom.v1` Connect services over the [`Engine`].
+//!
+//! Pure translation: request messages in, engine calls, response messages out. Every
+//! error leaves as a Connect error whose detail is a `cleanroom.v1.ErrorDetail` carrying
+//! the stable code.
+
+use crate::engine::{Engine, ExecRequest, StreamItem};
+use crate::error::{Class, EngineError};
+use crate::status::execution as es;
+use crate::store::{EventRow, ExecutionRow, SandboxRow};
+use buffa_types::google::protobuf::{Struct, Timestamp, Value};
+use cleanroom_proto::cleanroom::v1::*;
+use connectrpc::{ConnectError, ErrorCode, RequestContext, Response, ServiceRequest, ServiceResult, ServiceStream};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Fully-qualified name of the error detail message.
+pub const ERROR_DETAIL_TYPE: &str = "cleanroom.v1.ErrorDetail";
+
+/// Convert an engine error into a Connect error with a typed detail.
+pub fn to_connect(e: EngineError) -> ConnectError {
+    let code = match e.class {
+        Class::InvalidArgument => ErrorCode::InvalidArgument,
+        Class::NotFound => ErrorCode::NotFound,
+        Class::FailedPrecondition => ErrorCode::FailedPrecondition,
+        Class::ResourceExhausted => ErrorCode::ResourceExhausted,
+        Class::Unavailable => ErrorCode::Unavailable,
+        Class::Internal => ErrorCode::Internal,
+        Class::Unimplemented => ErrorCode::Unimplemented,
+    };
+    let detail = ErrorDetail {
+        code: e.code.to_string(),
+        message: e.message.clone(),
+        details: e.details.iter().cloned().collect(),
+        ..Default::default()
+    };
+    ConnectError::new(code, format!("{}: {}", e.code, e.message))
+        .with_detail(connectrpc::ErrorDetail::from_message(ERROR_DETAIL_TYPE, &detail))
+}
+
+fn ts(micros: i64) -> buffa::MessageField<Timestamp, buffa::Inline<Timestamp>> {
+    if micros <= 0 {
+        return buffa::MessageField::default();
+    }
+    Timestamp::from_unix(micros.div_euclid(1_000_000), (micros.rem_euclid(1_000_000) * 1000) as i32).into()
+}
+
+fn sandbox_msg(engine: &Engine, r: &SandboxRow) -> Sandbox {
+    let mut info: Vec<(String, Value)> = Vec::new();
+    if let Ok(p) = serde_json::from_str::<cleanroom_backend::ProvisionedSandbox>(&r.provisioned) {
+        info.extend(p.info.into_iter().map(|(k, v)| (k, Value::from(v))));
+    }
+    let _ = engine;
+    Sandbox {
+        sandbox_id: r.id.clone(),
+        status: r.status.into(),
+        backend: r.backend.clone(),
+        policy_hash: r.policy_hash.clone(),
+        created_at: ts(r.created_at),
+        updated_at: ts(r.updated_at),
+        last_execution_id: r.last_execution_id.clone(),
+        active_execution_id: r.active_execution_id.clone(),
+        message: r.message.clone(),
+        backend_info: if info.is_empty() { Default::default() } else { info.into_iter().collect::<Struct>().into() },
+        ..Default::default()
+    }
+}
+
+fn execution_msg(r: &ExecutionRow) -> Execution {
+    Execution {
+        execution_id: r.id.clone(),
+        sandbox_id: r.sandbox_id.clone(),
+        status: r.status.into(),
+        command: r.command.clone(),
+        exit_code: r.exit_code,
+        started_at: ts(r.started_at),
+        finished_at: ts(r.finished_at),
+        tty: r.tty,
+        kind: r.kind.into(),
+        message: r.message.clone(),
+        cwd: r.cwd.clone(),
+        created_at: ts(r.created_at),
+        trace_id: r.trace_id.clone(),
+        ..Default::default()
+    }
+}
+
+fn event_msg(e: EventRow) -> SandboxEvent {
+    let attributes = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&e.attributes)
+        .ok()
+        .filter(|m| !m.is_empty())
+        .map(|m| m.into_iter().map(|(k, v)| (k, json_value(v))).collect::<Struct>());
+    SandboxEvent {
+        sequence: e.seq as u64,
+        sandbox_id: e.sandbox_id,
+        execution_id: e.execution_id,
+        r#type: e.kind,
+        at: ts(e.at),
+        sandbox_status: e.sandbox_status.into(),
+        execution_status: e.execution_status.into(),
+        message: e.message,
+        attributes: attributes.map(Into::into).unwrap_or_default(),
+        ..Default::default()
+    }
+}
+
+fn json_value(v: serde_json::Value) -> Value {
+    match v {
+        serde_json::Value::String(s) => Value::from(s),
+        serde_json::Value::Number(n) => Value::from(n.as_f64().unwrap_or(0.0)),
+        serde_json::Value::Bool(b) => Value::from(b),
+        other => Value::from(other.to_string()),
+    }
+}
+
+fn stream_from<T: Send + 'static>(mut rx: tokio::sync::mpsc::Receiver<Result<T, ConnectError>>) -> ServiceStream<T> {
+    Box::pin(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)))
+}
+
+/// Both services share one engine.
+#[derive(Clone)]
+pub struct Api {
+    pub engine: Arc<Engine>,
+}
+
+#[allow(refining_impl_trait)]
+impl SandboxService for Api {
+    async fn create_sandbox(
+        &self,
+        _ctx: RequestContext,
+        request: ServiceRequest<'_, CreateSandboxRequest>,
+    ) -> ServiceResult<CreateSandboxResponse> {
+        let req = request.to_owned_message();
+        let row = self.engine.create_sandbox(&req.policy_yaml, &req.image_ref).await.map_err(to_connect)?;
+        Response::ok(CreateSandboxResponse { sandbox: sandbox_msg(&self.engine, &row).into(), ..Default::default() })
+    }
+
+    async fn get_sandbox(
+        &self,
+        _ctx: RequestContext,
+        request: ServiceRequest<'_, GetSandboxRequest>,
+    ) -> ServiceResult<GetSandboxResponse> {
+        let req = request.to_owned_message();
+        let row = self.engine.get_sandbox(&req.sandbox_id).map_err(to_connect)?;
+        Response::ok(GetSandboxResponse { sandbox: sandbox_msg(&self.engine, &row).into(), ..Default::default() })
+    }
+
+    async fn list_sandboxes(
+        &self,
+        _ctx: RequestContext,
+        request: ServiceRequest<'_, ListSandboxesRequest>,
+    ) -> ServiceResult<ListSandboxesResponse> {
+        let req = request.to_owned_message();
+        let rows = self.engine.list_sandboxes(req.include_stopped).map_err(to_connect)?;
+        Response::ok(ListSandboxesResponse {
+            sandboxes: rows.iter().map(|r| sandbox_msg(&self.engine, r)).collect(),
+            ..Default::default()
+        })
+    }
+
+    async fn download_sandbox_file(
+        &self,
+        _ctx: RequestContext,
+        _request: ServiceRequest<'_, DownloadSandboxFileRequest>,
+    ) -> ServiceResult<DownloadSandboxFileResponse> {
+        Err(to_connect(EngineError::unimplemented("DownloadSandboxFile is not implemented yet")))
+    }
+
+    async fn terminate_sandbox(
+        &self,
+        _ctx: RequestContext,
+        request: ServiceRequest<'_, TerminateSandboxRequest>,
+    ) -> ServiceResult<TerminateSandboxResponse> {
+        let req = request.to_owned_message();
+        let row = self.engine.terminate_sandbox(&req.sandbox_id).await.map_err(to_connect)?;
+        Response::ok(TerminateSandboxResponse { sandbox: sandbox_msg(&self.engine, &row).into(), ..Default::default() })
+    }
+
+    async fn stream_sandbox_events(
+        &self,
+        _ctx: RequestContext,
+        request: ServiceRequest<'_, StreamSandboxEventsRequest>,
+    ) -> ServiceResult<ServiceStream<SandboxEvent>> {
+        let req = request.to_owned_message();
+        let mut rows = self.engine.stream_events(&req.sandbox_id, req.after_sequence, req.follow).map_err(to_connect)?;
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        tokio::spawn(async move {
+            while let Some(r) = rows.recv().await {
+                if tx.send(Ok(event_msg(r))).await.is_err() {
+                    return;
+                }
+            }
+        });
+        Response::ok(stream_from(rx))
+    }
+}
+
+#[allow(refining_impl_trait)]
+impl ExecutionService for Api {
+    async fn create_execution(
+        &self,
+        _ctx: RequestContext,
+        request: ServiceRequest<'_, CreateExecutionRequest>,
+    ) -> ServiceResult<CreateExecutionResponse> {
+        let req = request.to_owned_message();
+        let exec = ExecRequest {
+            sandbox_id: req.sandbox_id,
+            command: req.command,
+            env: req.env.into_iter().collect(),
+            cwd: req.cwd,
+            timeout_seconds: req.timeout_seconds,
+            attach_stdin: req.attach_stdin,
+            tty: req.tty,
+        };
+        let row = self.engine.create_execution(exec).await.map_err(to_connect)?;
+        Response::ok(CreateExecutionResponse { execution: execution_msg(&row).into(), ..Default::default() })
+    }
+
+    async fn attach_execution(
+        &self,
+        _ctx: RequestContext,
+        _request: ServiceRequest<'_, AttachExecutionRequest>,
+    ) -> ServiceResult<AttachExecutionResponse> {
+        Err(to_connect(EngineError::unimplemented(
+            "AttachExecution (interactive PTY sessions) is not implemented yet",
+        )))
+    }
+
+    async fn get_execution(
+        &self,
+        _ctx: RequestContext,
+        request: ServiceRequest<'_, GetExecutionRequest>,
+    ) -> ServiceResult<GetExecutionResponse> {
+        let req = request.to_owned_message();
+        let row = self.engine.get_execution(&req.sandbox_id, &req.execution_id).map_err(to_connect)?;
+        Response::ok(GetExecutionResponse { execution: execution_msg(&row).into(), ..Default::default() })
+    }
+
+    async fn inspect_execution(
+        &self,
+        _ctx: RequestContext,
+        request: ServiceRequest<'_, InspectExecutionRequest>,
+    ) -> ServiceResult<InspectExecutionResponse> {
+        let req = request.to_owned_message();
+        let exec_id = if req.execution_id.is_empty() && req.last {
+            self.engine.last_execution(&req.sandbox_id).map_err(to_connect)?.id
+        } else {
+            req.execution_id
+        };
+        let i = self.engine.inspect_execution(&req.sandbox_id, &exec_id).map_err(to_connect)?;
+        let observability: Struct = [
+            ("stdout_bytes".to_string(), Value::from(i.stdout_bytes as f64)),
+            ("stderr_bytes".to_string(), Value::from(i.stderr_bytes as f64)),
+            ("output_log".to_string(), Value::from(i.log_path.display().to_string())),
+        ]
+        .into_iter()
+        .collect();
+        Response::ok(InspectExecutionResponse {
+            message: i.execution.message.clone(),
+            stdout: String::from_utf8_lossy(&i.stdout_tail).into_owned(),
+            stderr: String::from_utf8_lossy(&i.stderr_tail).into_owned(),
+            trace_id: i.execution.trace_id.clone(),
+            policy_hash: i.policy_hash,
+            stdout_bytes: i.stdout_bytes,
+            stderr_bytes: i.stderr_bytes,
+            launched_vm: false,
+            observability: observability.into(),
+            execution: execution_msg(&i.execution).into(),
+            ..Default::default()
+        })
+    }
+
+    async fn cancel_execution(
+        &self,
+        _ctx: RequestContext,
+        request: ServiceRequest<'_, CancelExecutionRequest>,
+    ) -> ServiceResult<CancelExecutionResponse> {
+        let req = request.to_owned_message();
+        let grace = (req.grace_seconds > 0).then(|| Duration::from_secs(req.grace_seconds.into()));
+        let row = self.engine.cancel_execution(&req.sandbox_id, &req.execution_id, grace).map_err(to_connect)?;
+        Response::ok(CancelExecutionResponse { execution: execution_msg(&row).into(), ..Default::default() })
+    }
+
+    async fn write_execution_stdin(
+        &self,
+        _ctx: RequestContext,
+        request: ServiceRequest<'_, WriteExecutionStdinRequest>,
+    ) -> ServiceResult<WriteExecutionStdinResponse> {
+        let req = request.to_owned_message();
+        let n = self.engine.write_stdin(&req.sandbox_id, &req.execution_id, &req.data).await.map_err(to_connect)?;
+        Response::ok(WriteExecutionStdinResponse { bytes_written: n, ..Default::default() })
+    }
+
+    async fn close_execution_stdin(
+        &self,
+        _ctx: RequestContext,
+        request: ServiceRequest<'_, CloseExecutionStdinRequest>,
+    ) -> ServiceResult<CloseExecutionStdinResponse> {
+        let req = request.to_owned_message();
+        self.engine.close_stdin(&req.sandbox_id, &req.execution_id).await.map_err(to_connect)?;
+        Response::ok(CloseExecutionStdinResponse::default())
+    }
+
+    async fn stream_execution(
+        &self,
+        _ctx: RequestContext,
+        request: ServiceRequest<'_, StreamExecutionRequest>,
+    ) -> ServiceResult<ServiceStream<ExecutionStreamEvent>> {
+        let req = request.to_owned_message();
+        let exec_id = req.execution_id.clone();
+        let mut items = self
+            .engine
+            .stream_execution(&req.sandbox_id, &req.execution_id, req.after_sequence, req.stdout_offset, req.stderr_offset, !req.no_follow)
+            .map_err(to_connect)?;
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        tokio::spawn(async move {
+            while let Some(item) = items.recv().await {
+                let msg = item.map_err(to_connect).map(|item| stream_event(&exec_id, item));
+                if tx.send(msg).await.is_err() {
+                    return;
+                }
+            }
+        });
+        Response::ok(stream_from(rx))
+    }
+}
+
+fn stream_event(exec_id: &str, item: StreamItem) -> ExecutionStreamEvent {
+    use cleanroom_proto::cleanroom::v1::__buffa::oneof::execution_stream_event::Payload;
+    let (sequence, payload) = match item {
+        StreamItem::Output { seq, stdout, offset, data } => (
+            seq,
+            Payload::from(OutputChunk {
+                stream: if stdout { OutputStream::OUTPUT_STREAM_STDOUT } else { OutputStream::OUTPUT_STREAM_STDERR }.into(),
+                offset,
+                data,
+                ..Default::default()
+            }),
+        ),
+        StreamItem::Exit { seq, exit } => (
+            seq,
+            Payload::from(ExecutionExit {
+                status: exit.status.into(),
+                exit_code: exit.exit_code,
+                message: exit.message,
+                ..Default::default()
+            }),
+        ),
+        StreamItem::Warning { seq, code, message } => {
+            (seq, Payload::from(Warning { code, message, ..Default::default() }))
+        }
+    };
+    let _ = es::RUNNING;
+    ExecutionStreamEvent { execution_id: exec_id.to_string(), sequence, payload: Some(payload), ..Default::default() }
+}

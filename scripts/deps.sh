@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install what building and testing Cleanroom needs on a fresh Debian 12 machine.
+# Idempotent: quick when everything is already present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v bwrap >/dev/null || need_apt+=(bubblewrap)
+command -v ip >/dev/null || need_apt+=(iproute2)
+command -v curl >/dev/null || need_apt+=(curl)
+command -v npm >/dev/null || need_apt+=(npm)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "deps: apt-get install ${need_apt[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+# `buf` (third-party Connect client for interop tests), pinned, installed project-locally.
+BUF_VERSION=1.75.0
+if [ ! -x .tools/node_modules/.bin/buf ] || [ "$(.tools/node_modules/.bin/buf --version 2>/dev/null)" != "$BUF_VERSION" ]; then
+  echo "deps: npm install @bufbuild/buf@$BUF_VERSION" >&2
+  mkdir -p .tools
+  (cd .tools && { [ -f package.json ] || echo '{"name":"cleanroom-tools","private":true}' > package.json; } \
+    && npm install --silent --no-audit --no-fund "@bufbuild/buf@$BUF_VERSION" >/dev/null)
+fi
