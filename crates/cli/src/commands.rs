@@ -234,6 +234,14 @@ fn parse_env(items: &[String]) -> Result<Vec<(String, String)>, ApiError> {
 
 /// `cleanroom exec`: create (or reuse) a sandbox, run, stream, return the exit code.
 async fn exec(ep: &Endpoint, args: ExecArgs) -> i32 {
+    // Take over SIGINT before anything else so no Ctrl-C is lost or kills us mid-setup.
+    let mut sigint = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("cleanroom: error [internal]: cannot handle SIGINT: {e}");
+            return EXIT_CLEANROOM_ERROR;
+        }
+    };
     let client = match Client::connect(ep).await {
         Ok(c) => c,
         Err(e) => {
@@ -272,7 +280,7 @@ async fn exec(ep: &Endpoint, args: ExecArgs) -> i32 {
     if args.print_sandbox_id || (args.keep && created) {
         eprintln!("{sandbox_id}");
     }
-    let code = exec_in(&client, &sandbox_id, &args, env).await;
+    let code = exec_in(&client, &sandbox_id, &args, env, &mut sigint).await;
     if created && !args.keep {
         let req = TerminateSandboxRequest { sandbox_id: sandbox_id.clone(), ..Default::default() };
         if let Err(e) = client.sandboxes.terminate_sandbox(req).await {
@@ -282,7 +290,13 @@ async fn exec(ep: &Endpoint, args: ExecArgs) -> i32 {
     code
 }
 
-async fn exec_in(client: &Client, sandbox_id: &str, args: &ExecArgs, env: Vec<(String, String)>) -> i32 {
+async fn exec_in(
+    client: &Client,
+    sandbox_id: &str,
+    args: &ExecArgs,
+    env: Vec<(String, String)>,
+    sigint: &mut tokio::signal::unix::Signal,
+) -> i32 {
     let req = CreateExecutionRequest {
         sandbox_id: sandbox_id.to_string(),
         command: args.command.clone(),
@@ -304,7 +318,7 @@ async fn exec_in(client: &Client, sandbox_id: &str, args: &ExecArgs, env: Vec<(S
     if !args.no_stdin {
         tokio::spawn(forward_stdin(client.executions.clone(), sandbox_id.to_string(), exec_id.clone()));
     }
-    stream_until_exit(client, sandbox_id, &exec_id).await
+    stream_until_exit(client, sandbox_id, &exec_id, sigint).await
 }
 
 /// Copy local stdin to the execution, then close it (EOF for the guest).
@@ -338,7 +352,12 @@ async fn forward_stdin(
 
 /// Stream output to stdout/stderr byte-for-byte until the exit event; reconnect and
 /// resume from the last sequence if the stream breaks. Ctrl-C once cancels, twice detaches.
-async fn stream_until_exit(client: &Client, sandbox_id: &str, exec_id: &str) -> i32 {
+async fn stream_until_exit(
+    client: &Client,
+    sandbox_id: &str,
+    exec_id: &str,
+    sigint: &mut tokio::signal::unix::Signal,
+) -> i32 {
     let mut last_seq = 0u64;
     let mut retries = 0;
     let mut interrupts = 0;
@@ -367,7 +386,7 @@ async fn stream_until_exit(client: &Client, sandbox_id: &str, exec_id: &str) -> 
         loop {
             let msg = tokio::select! {
                 m = stream.message() => m,
-                _ = tokio::signal::ctrl_c() => {
+                _ = sigint.recv() => {
                     interrupts += 1;
                     if interrupts == 1 {
                         eprintln!("cleanroom: canceling {exec_id} (Ctrl-C again to detach)");

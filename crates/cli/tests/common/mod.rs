@@ -1,0 +1,199 @@
+//! Test harness: a real `cleanroom serve` on a temporary unix socket with its own state
+//! directory, and helpers to run the real CLI against it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_cleanroom");
+
+pub struct Server {
+    pub child: Option<Child>,
+    pub dir: PathBuf,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+impl Server {
+    /// Start a fresh server in a new temp dir.
+    pub fn start() -> Server {
+        let tmp = tempfile::Builder::new().prefix("cleanroom-test-").tempdir().expect("tempdir");
+        let dir = tmp.path().to_path_buf();
+        let mut s = Server { child: None, dir, _tmp: Some(tmp) };
+        s.spawn();
+        s
+    }
+
+    pub fn socket(&self) -> PathBuf {
+        self.dir.join("s.sock")
+    }
+
+    pub fn state_dir(&self) -> PathBuf {
+        self.dir.join("state")
+    }
+
+    pub fn host(&self) -> String {
+        format!("unix://{}", self.socket().display())
+    }
+
+    /// (Re)start the server process on the same socket and state dir.
+    pub fn spawn(&mut self) {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join("server.log"))
+            .expect("server log");
+        let child = Command::new(BIN)
+            .args(["serve", "--listen", &self.host(), "--state-dir"])
+            .arg(self.state_dir())
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .expect("spawn server");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if std::os::unix::net::UnixStream::connect(self.socket()).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("server did not start: {}", self.log());
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
+    }
+
+    /// SIGKILL the server (crash simulation).
+    pub fn kill9(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// SIGTERM and wait (graceful stop).
+    pub fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = c.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// A CLI command already pointed at this server.
+    pub fn cli(&self) -> Command {
+        let mut c = Command::new(BIN);
+        c.env("CLEANROOM_HOST", self.host()).stdin(Stdio::null());
+        c
+    }
+
+    /// Run the CLI to completion (bounded) and return its output.
+    pub fn run(&self, args: &[&str]) -> Output {
+        let mut c = self.cli();
+        c.args(args);
+        output_with_timeout(c, Duration::from_secs(120))
+    }
+
+    /// Run `cleanroom exec -n -- sh -c SCRIPT`.
+    pub fn sh(&self, script: &str) -> Output {
+        self.run(&["exec", "-n", "--", "sh", "-c", script])
+    }
+
+    /// A typed API client (tokio context required).
+    pub async fn client(&self) -> cleanroom_client::Client {
+        let ep = cleanroom_client::endpoint::Endpoint::Unix(self.socket());
+        cleanroom_client::Client::connect(&ep).await.expect("connect")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Run a command, killing it if it exceeds `limit` (tests never hang forever).
+pub fn output_with_timeout(mut c: Command, limit: Duration) -> Output {
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = c.spawn().expect("spawn");
+    let pid = child.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.expect("wait"),
+        Err(_) => {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("command timed out after {limit:?}");
+        }
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Host processes whose command line mentions `needle` (e.g. a sandbox id).
+pub fn processes_mentioning(needle: &str) -> Vec<i32> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
+        if let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) {
+            if String::from_utf8_lossy(&cmd).contains(needle) {
+                found.push(pid);
+            }
+        }
+    }
+    found
+}
+
+/// Lines of the host mount table mentioning `needle`.
+pub fn mounts_mentioning(needle: &str) -> Vec<String> {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains(needle))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Wait until `f` is true or the limit passes.
+pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if f() {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// Assert a sandbox left nothing on the host: no process, no mount, no directory.
+pub fn assert_no_leftovers(server_state: &Path, sandbox_id: &str) {
+    assert!(
+        eventually(Duration::from_secs(10), || processes_mentioning(sandbox_id).is_empty()),
+        "processes of {sandbox_id} still alive: {:?}",
+        processes_mentioning(sandbox_id)
+    );
+    assert!(mounts_mentioning(sandbox_id).is_empty(), "mounts left: {:?}", mounts_mentioning(sandbox_id));
+    let dir = server_state.join("sandboxes").join(sandbox_id);
+    assert!(!dir.exists(), "sandbox dir left behind: {}", dir.display());
+}
