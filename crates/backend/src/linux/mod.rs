@@ -284,13 +284,17 @@ impl LinuxBackend {
             .map_err(|e| BackendError::io("spawn reader thread", e))?;
 
         let wait = async {
-            let mut init_pid = None;
+            // The shim (Started) and pid 1 (Ready) write concurrently: accept either order.
+            let (mut init_pid, mut ready) = (None, false);
             while let Some(reply) = life_rx.recv().await {
                 match reply {
                     Reply::Started { init_pid: p } => init_pid = Some(p),
-                    Reply::Ready => return init_pid.ok_or_else(|| BackendError::LaunchFailed("init pid unknown".into())),
+                    Reply::Ready => ready = true,
                     Reply::SetupFailed { error } => return Err(BackendError::LaunchFailed(error)),
                     _ => {}
+                }
+                if let (Some(pid), true) = (init_pid, ready) {
+                    return Ok(pid);
                 }
             }
             Err(BackendError::LaunchFailed("sandbox init exited during setup".into()))

@@ -1,0 +1,92 @@
+//! What a process inside a sandbox can see, and what is left after it is gone.
+
+mod common;
+use common::*;
+use std::time::Duration;
+
+#[test]
+fn sandbox_has_its_own_pid1_hostname_network_and_files() {
+    let s = Server::start();
+    // A host file outside the read-only view, and one in the host's /tmp.
+    let marker = s.dir.join("host-secret.txt");
+    std::fs::write(&marker, "secret").unwrap();
+    let host_tmp = tempfile::NamedTempFile::new_in("/tmp").unwrap();
+    let script = format!(
+        "echo pid1=$(tr '\\0' ' ' < /proc/1/cmdline | cut -c1-300); \
+         echo procs=$(ls /proc | grep -c '^[0-9]'); \
+         echo host=$(hostname); \
+         echo ifaces=$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ,); \
+         test -e {} && echo marker=visible || echo marker=hidden; \
+         test -e {} && echo hosttmp=visible || echo hosttmp=hidden; \
+         test -s /etc/shadow && echo shadow=readable || echo shadow=masked; \
+         touch /usr/x 2>/dev/null && echo usr=writable || echo usr=readonly; \
+         touch /workspace/x /tmp/x && echo scratch=writable",
+        marker.display(),
+        host_tmp.path().display()
+    );
+    let o = s.sh(&script);
+    let out = stdout(&o);
+    assert!(out.lines().any(|l| l.starts_with("pid1=") && l.contains(" __sandbox-init ")), "{out}");
+    // sh, its subshells, ls and grep plus pid 1: a handful, never the host's hundreds.
+    let procs: usize = out.lines().find_map(|l| l.strip_prefix("procs=")).unwrap().parse().unwrap();
+    assert!(procs < 10, "{out}");
+    assert!(out.contains("host=cleanroom\n"), "{out}");
+    assert!(out.contains("ifaces=lo,\n"), "{out}");
+    assert!(out.contains("marker=hidden\n"), "{out}");
+    assert!(out.contains("hosttmp=hidden\n"), "{out}");
+    assert!(out.contains("shadow=masked\n"), "{out}");
+    assert!(out.contains("usr=readonly\n"), "{out}");
+    assert!(out.contains("scratch=writable\n"), "{out}");
+}
+
+#[test]
+fn host_processes_are_invisible_and_unreachable() {
+    let s = Server::start();
+    // A host process with a recognizable command line.
+    let mut sleeper = std::process::Command::new("sleep").arg("4242.5").spawn().unwrap();
+    let o = s.sh("for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done; kill -0 1 && echo init-visible");
+    let out = stdout(&o);
+    assert!(!out.contains("4242.5"), "host process visible: {out}");
+    assert!(!out.contains("cleanroom serve"), "server visible: {out}");
+    // The loopback is the only network: nothing outside answers.
+    let o = s.sh("(exec 3<>/dev/tcp/127.0.0.1/1) 2>/dev/null; bash -c 'echo > /dev/tcp/10.0.0.1/80' 2>&1 | head -1; echo done");
+    assert!(stdout(&o).contains("done"));
+    sleeper.kill().unwrap();
+    let _ = sleeper.wait();
+}
+
+#[test]
+fn rm_leaves_nothing_behind() {
+    let s = Server::start();
+    let id = stdout(&s.run(&["sandbox", "create"])).trim().to_string();
+    assert!(id.starts_with("sbx_"));
+    // A background process that would outlive its execution if nothing cleaned up.
+    let o = s.run(&["exec", "-n", "--in", &id, "--", "sh", "-c", "setsid sleep 1000 >/dev/null 2>&1 & echo bg"]);
+    assert_eq!(stdout(&o), "bg\n");
+    assert!(!processes_mentioning(&id).is_empty(), "sandbox init should be running");
+    assert!(s.state_dir().join("sandboxes").join(&id).exists());
+    let rm = s.run(&["sandbox", "rm", &id]);
+    assert_eq!(rm.status.code(), Some(0), "{}", stderr(&rm));
+    assert_no_leftovers(&s.state_dir(), &id);
+    let i = s.run(&["sandbox", "inspect", &id]);
+    assert!(stdout(&i).contains("STOPPED"), "{}", stdout(&i));
+    // rm is idempotent; rm of an unknown id is a typed error.
+    assert_eq!(s.run(&["sandbox", "rm", &id]).status.code(), Some(0));
+    let bad = s.run(&["sandbox", "rm", "sbx_00000000000000000000000000000000"]);
+    assert_eq!(bad.status.code(), Some(125));
+    assert!(stderr(&bad).contains("[sandbox_not_found]"), "{}", stderr(&bad));
+}
+
+#[test]
+fn exec_tears_down_its_sandbox_unless_keep() {
+    let s = Server::start();
+    let o = s.run(&["exec", "-n", "--print-sandbox-id", "--", "true"]);
+    let id = stderr(&o).lines().next().unwrap().to_string();
+    assert_no_leftovers(&s.state_dir(), &id);
+    let o = s.run(&["exec", "-n", "--keep", "--", "true"]);
+    let id = stderr(&o).lines().next().unwrap().to_string();
+    assert!(stdout(&s.run(&["sandbox", "inspect", &id])).contains("READY"));
+    s.run(&["sandbox", "rm", &id]);
+    assert_no_leftovers(&s.state_dir(), &id);
+}
+
