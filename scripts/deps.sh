@@ -8,13 +8,16 @@ need_apt=()
 command -v bwrap >/dev/null || need_apt+=(bubblewrap)
 command -v ip >/dev/null || need_apt+=(iproute2)
 command -v curl >/dev/null || need_apt+=(curl)
-command -v npm >/dev/null || need_apt+=(npm)
+[ "${1:-}" = "--runtime" ] || command -v npm >/dev/null || need_apt+=(npm)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "deps: apt-get install ${need_apt[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
+
+# Runtime only (install.sh): no test tools.
+[ "${1:-}" = "--runtime" ] && exit 0
 
 # `buf` (third-party Connect client for interop tests), pinned, installed project-locally.
 BUF_VERSION=1.75.0

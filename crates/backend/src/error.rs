@@ -32,6 +32,9 @@ impl BackendError {
     }
 
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        BackendError::Io { context: context.into(), source }
+        BackendError::Io {
+            context: context.into(),
+            source,
+        }
     }
 }

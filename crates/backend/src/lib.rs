@@ -28,15 +28,25 @@ pub trait Backend: Send + Sync + 'static {
     async fn provision(&self, spec: &SandboxSpec) -> Result<ProvisionedSandbox, BackendError>;
 
     /// Start one process inside a provisioned sandbox.
-    async fn spawn(&self, sandbox_id: &str, spec: ProcessSpec) -> Result<ProcessHandle, BackendError>;
+    async fn spawn(
+        &self,
+        sandbox_id: &str,
+        spec: ProcessSpec,
+    ) -> Result<ProcessHandle, BackendError>;
 
     /// Deliver a signal to a process (and its process group) started by [`Backend::spawn`].
-    async fn signal(&self, sandbox_id: &str, process: ProcessId, signal: i32) -> Result<(), BackendError>;
+    async fn signal(
+        &self,
+        sandbox_id: &str,
+        process: ProcessId,
+        signal: i32,
+    ) -> Result<(), BackendError>;
 
     /// Kill every process and release every resource of the sandbox. Idempotent.
     async fn terminate(&self, sandbox_id: &str) -> Result<(), BackendError>;
 
     /// After a restart: kill and remove everything left by sandboxes the server no longer
     /// runs. `records` are what the store remembers; stray on-disk state is swept as well.
-    async fn reconcile(&self, records: &[ReconcileRecord]) -> Result<ReconcileReport, BackendError>;
+    async fn reconcile(&self, records: &[ReconcileRecord])
+        -> Result<ReconcileReport, BackendError>;
 }

@@ -41,7 +41,12 @@ fn report(r: Result<i32, ApiError>) -> i32 {
 }
 
 fn invalid(msg: impl Into<String>) -> ApiError {
-    ApiError { code: "invalid_argument".into(), message: msg.into(), connect_code: "invalid_argument".into(), details: vec![] }
+    ApiError {
+        code: "invalid_argument".into(),
+        message: msg.into(),
+        connect_code: "invalid_argument".into(),
+        details: vec![],
+    }
 }
 
 fn default_state_dir() -> PathBuf {
@@ -60,11 +65,17 @@ fn default_state_dir() -> PathBuf {
 async fn serve(args: ServeArgs) -> i32 {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("CLEANROOM_LOG").unwrap_or_else(|_| "info".into()),
+            tracing_subscriber::EnvFilter::try_from_env("CLEANROOM_LOG")
+                .unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
         .try_init();
-    let listen = match args.listen.as_deref().map(Endpoint::parse).unwrap_or_else(|| Ok(endpoint::default_listen())) {
+    let listen = match args
+        .listen
+        .as_deref()
+        .map(Endpoint::parse)
+        .unwrap_or_else(|| Ok(endpoint::default_listen()))
+    {
         Ok(Endpoint::Unix(p)) => cleanroom_server::serve::Listen::Unix(p),
         Ok(Endpoint::Http(a)) => cleanroom_server::serve::Listen::Tcp(a),
         Ok(Endpoint::Https(_)) => {
@@ -89,10 +100,11 @@ async fn serve(args: ServeArgs) -> i32 {
         init_exe,
     };
     let shutdown = async {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => return std::future::pending().await,
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => return std::future::pending().await,
+            };
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
             _ = term.recv() => {}
@@ -138,16 +150,28 @@ async fn sandbox(ep: &Endpoint, cmd: SandboxCommand) -> Result<i32, ApiError> {
                 ..Default::default()
             };
             let s = client.sandboxes.create_sandbox(req).await?.into_owned();
-            println!("{}", s.sandbox.as_option().map(|s| s.sandbox_id.as_str()).unwrap_or(""));
+            println!(
+                "{}",
+                s.sandbox
+                    .as_option()
+                    .map(|s| s.sandbox_id.as_str())
+                    .unwrap_or("")
+            );
         }
         SandboxCommand::Ls { all, json } => {
             let resp = client
                 .sandboxes
-                .list_sandboxes(ListSandboxesRequest { include_stopped: all, ..Default::default() })
+                .list_sandboxes(ListSandboxesRequest {
+                    include_stopped: all,
+                    ..Default::default()
+                })
                 .await?
                 .into_owned();
             if json {
-                println!("{}", serde_json::to_string_pretty(&resp.sandboxes).unwrap_or_default());
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&resp.sandboxes).unwrap_or_default()
+                );
             } else {
                 print!("{}", render::sandbox_table(&resp.sandboxes));
             }
@@ -155,7 +179,10 @@ async fn sandbox(ep: &Endpoint, cmd: SandboxCommand) -> Result<i32, ApiError> {
         SandboxCommand::Inspect { sandbox_id, json } => {
             let resp = client
                 .sandboxes
-                .get_sandbox(GetSandboxRequest { sandbox_id, ..Default::default() })
+                .get_sandbox(GetSandboxRequest {
+                    sandbox_id,
+                    ..Default::default()
+                })
                 .await?
                 .into_owned();
             let s = resp.sandbox.as_option().cloned().unwrap_or_default();
@@ -170,7 +197,10 @@ async fn sandbox(ep: &Endpoint, cmd: SandboxCommand) -> Result<i32, ApiError> {
             for id in sandbox_ids {
                 match client
                     .sandboxes
-                    .terminate_sandbox(TerminateSandboxRequest { sandbox_id: id.clone(), ..Default::default() })
+                    .terminate_sandbox(TerminateSandboxRequest {
+                        sandbox_id: id.clone(),
+                        ..Default::default()
+                    })
                     .await
                 {
                     Ok(_) => println!("{id}"),
@@ -189,7 +219,12 @@ async fn sandbox(ep: &Endpoint, cmd: SandboxCommand) -> Result<i32, ApiError> {
 async fn execution(ep: &Endpoint, cmd: ExecutionCommand) -> Result<i32, ApiError> {
     let client = Client::connect(ep).await?;
     match cmd {
-        ExecutionCommand::Inspect { execution_id, sandbox_id, last, json } => {
+        ExecutionCommand::Inspect {
+            execution_id,
+            sandbox_id,
+            last,
+            json,
+        } => {
             let req = InspectExecutionRequest {
                 sandbox_id: sandbox_id.unwrap_or_default(),
                 execution_id: execution_id.unwrap_or_default(),
@@ -198,7 +233,10 @@ async fn execution(ep: &Endpoint, cmd: ExecutionCommand) -> Result<i32, ApiError
             };
             let resp = client.executions.inspect_execution(req).await?.into_owned();
             if json {
-                println!("{}", serde_json::to_string_pretty(&resp).unwrap_or_default());
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&resp).unwrap_or_default()
+                );
                 return Ok(0);
             }
             let e = resp.execution.as_option().cloned().unwrap_or_default();
@@ -225,9 +263,11 @@ fn parse_env(items: &[String]) -> Result<Vec<(String, String)>, ApiError> {
         .iter()
         .map(|item| match item.split_once('=') {
             Some((k, v)) => Ok((k.to_string(), v.to_string())),
-            None => std::env::var(item)
-                .map(|v| (item.clone(), v))
-                .map_err(|_| invalid(format!("--env {item}: {item} is not set in the local environment"))),
+            None => std::env::var(item).map(|v| (item.clone(), v)).map_err(|_| {
+                invalid(format!(
+                    "--env {item}: {item} is not set in the local environment"
+                ))
+            }),
         })
         .collect()
 }
@@ -235,7 +275,8 @@ fn parse_env(items: &[String]) -> Result<Vec<(String, String)>, ApiError> {
 /// `cleanroom exec`: create (or reuse) a sandbox, run, stream, return the exit code.
 async fn exec(ep: &Endpoint, args: ExecArgs) -> i32 {
     // Take over SIGINT before anything else so no Ctrl-C is lost or kills us mid-setup.
-    let mut sigint = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) {
+    let mut sigint = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+    {
         Ok(s) => s,
         Err(e) => {
             eprintln!("cleanroom: error [internal]: cannot handle SIGINT: {e}");
@@ -267,9 +308,19 @@ async fn exec(ep: &Endpoint, args: ExecArgs) -> i32 {
                     return EXIT_CLEANROOM_ERROR;
                 }
             };
-            let req = CreateSandboxRequest { policy_yaml: policy, ..Default::default() };
+            let req = CreateSandboxRequest {
+                policy_yaml: policy,
+                ..Default::default()
+            };
             match client.sandboxes.create_sandbox(req).await {
-                Ok(r) => (r.into_owned().sandbox.as_option().map(|s| s.sandbox_id.clone()).unwrap_or_default(), true),
+                Ok(r) => (
+                    r.into_owned()
+                        .sandbox
+                        .as_option()
+                        .map(|s| s.sandbox_id.clone())
+                        .unwrap_or_default(),
+                    true,
+                ),
                 Err(e) => {
                     render::error(&e.into(), None);
                     return EXIT_CLEANROOM_ERROR;
@@ -282,9 +333,15 @@ async fn exec(ep: &Endpoint, args: ExecArgs) -> i32 {
     }
     let code = exec_in(&client, &sandbox_id, &args, env, &mut sigint).await;
     if created && !args.keep {
-        let req = TerminateSandboxRequest { sandbox_id: sandbox_id.clone(), ..Default::default() };
+        let req = TerminateSandboxRequest {
+            sandbox_id: sandbox_id.clone(),
+            ..Default::default()
+        };
         if let Err(e) = client.sandboxes.terminate_sandbox(req).await {
-            render::error(&e.into(), Some(format!("cleanroom sandbox inspect {sandbox_id}")));
+            render::error(
+                &e.into(),
+                Some(format!("cleanroom sandbox inspect {sandbox_id}")),
+            );
         }
     }
     code
@@ -308,15 +365,27 @@ async fn exec_in(
         ..Default::default()
     };
     let execution = match client.executions.create_execution(req).await {
-        Ok(r) => r.into_owned().execution.as_option().cloned().unwrap_or_default(),
+        Ok(r) => r
+            .into_owned()
+            .execution
+            .as_option()
+            .cloned()
+            .unwrap_or_default(),
         Err(e) => {
-            render::error(&e.into(), Some(format!("cleanroom sandbox inspect {sandbox_id}")));
+            render::error(
+                &e.into(),
+                Some(format!("cleanroom sandbox inspect {sandbox_id}")),
+            );
             return EXIT_CLEANROOM_ERROR;
         }
     };
     let exec_id = execution.execution_id.clone();
     if !args.no_stdin {
-        tokio::spawn(forward_stdin(client.executions.clone(), sandbox_id.to_string(), exec_id.clone()));
+        tokio::spawn(forward_stdin(
+            client.executions.clone(),
+            sandbox_id.to_string(),
+            exec_id.clone(),
+        ));
     }
     stream_until_exit(client, sandbox_id, &exec_id, sigint).await
 }
@@ -346,7 +415,11 @@ async fn forward_stdin(
             }
         }
     }
-    let req = CloseExecutionStdinRequest { sandbox_id, execution_id: exec_id, ..Default::default() };
+    let req = CloseExecutionStdinRequest {
+        sandbox_id,
+        execution_id: exec_id,
+        ..Default::default()
+    };
     let _ = client.close_execution_stdin(req).await;
 }
 
@@ -422,7 +495,9 @@ async fn stream_until_exit(
                                 return 141;
                             }
                         }
-                        Some(Payload::Warning(w)) => eprintln!("cleanroom: warning [{}]: {}", w.code, w.message),
+                        Some(Payload::Warning(w)) => {
+                            eprintln!("cleanroom: warning [{}]: {}", w.code, w.message)
+                        }
                         Some(Payload::Exit(x)) => return exit_code(&x, exec_id),
                         None => {}
                     }
@@ -453,7 +528,8 @@ fn exit_code(x: &ExecutionExit, exec_id: &str) -> i32 {
     let name = render::execution_status_name(status);
     let guest_ended = matches!(
         x.status.as_known(),
-        Some(ExecutionStatus::EXECUTION_STATUS_SUCCEEDED) | Some(ExecutionStatus::EXECUTION_STATUS_FAILED)
+        Some(ExecutionStatus::EXECUTION_STATUS_SUCCEEDED)
+            | Some(ExecutionStatus::EXECUTION_STATUS_FAILED)
     ) && x.exit_code >= 0;
     if !guest_ended {
         eprintln!("cleanroom: execution {name}: {}", x.message);

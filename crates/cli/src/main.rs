@@ -11,11 +11,17 @@ fn main() {
     // The sandbox pid 1 must start single-threaded, before any runtime exists.
     let mut args = std::env::args_os();
     if args.nth(1).is_some_and(|a| a == "__sandbox-init") {
-        let cfg = args.next().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default();
+        let cfg = args
+            .next()
+            .map(|a| a.to_string_lossy().into_owned())
+            .unwrap_or_default();
         cleanroom_backend::linux::init::main(&cfg);
     }
     let cli = cli::Cli::parse();
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("cleanroom: cannot start async runtime: {e}");

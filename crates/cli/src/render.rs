@@ -26,7 +26,12 @@ pub fn execution_status_name(s: i32) -> &'static str {
     }
 }
 
-fn time(t: &buffa::MessageField<buffa_types::google::protobuf::Timestamp, buffa::Inline<buffa_types::google::protobuf::Timestamp>>) -> String {
+fn time(
+    t: &buffa::MessageField<
+        buffa_types::google::protobuf::Timestamp,
+        buffa::Inline<buffa_types::google::protobuf::Timestamp>,
+    >,
+) -> String {
     match t.as_option() {
         Some(ts) => {
             let secs = ts.seconds;
@@ -34,7 +39,12 @@ fn time(t: &buffa::MessageField<buffa_types::google::protobuf::Timestamp, buffa:
             let days = secs.div_euclid(86_400);
             let rem = secs.rem_euclid(86_400);
             let (y, m, d) = civil_from_days(days);
-            format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+            format!(
+                "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+                rem / 3600,
+                rem % 3600 / 60,
+                rem % 60
+            )
         }
         None => "-".into(),
     }
@@ -55,7 +65,10 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 }
 
 pub fn sandbox_table(list: &[Sandbox]) -> String {
-    let mut out = format!("{:<36}  {:<12}  {:<8}  {:<20}  {}\n", "SANDBOX ID", "STATUS", "BACKEND", "CREATED", "POLICY HASH");
+    let mut out = format!(
+        "{:<36}  {:<12}  {:<8}  {:<20}  {}\n",
+        "SANDBOX ID", "STATUS", "BACKEND", "CREATED", "POLICY HASH"
+    );
     for s in list {
         let hash: String = s.policy_hash.chars().take(19).collect();
         out += &format!(
@@ -98,9 +111,15 @@ pub fn execution_detail(e: &Execution) -> String {
     let mut out = String::new();
     out += &format!("execution_id: {}\n", e.execution_id);
     out += &format!("sandbox_id:   {}\n", e.sandbox_id);
-    out += &format!("status:       {}\n", execution_status_name(e.status.to_i32()));
+    out += &format!(
+        "status:       {}\n",
+        execution_status_name(e.status.to_i32())
+    );
     out += &format!("exit_code:    {}\n", e.exit_code);
-    out += &format!("command:      {}\n", serde_json::to_string(&e.command).unwrap_or_default());
+    out += &format!(
+        "command:      {}\n",
+        serde_json::to_string(&e.command).unwrap_or_default()
+    );
     out += &format!("cwd:          {}\n", e.cwd);
     out += &format!("created_at:   {}\n", time(&e.created_at));
     out += &format!("started_at:   {}\n", time(&e.started_at));
@@ -124,15 +143,17 @@ fn or_dash(s: &str) -> &str {
 pub fn error(e: &ApiError, hint: Option<String>) {
     eprintln!("cleanroom: error [{}]: {}", e.code, e.message);
     let hint = hint.or_else(|| {
-        e.details.iter().find(|(k, _)| k == "execution_id").map(|(_, v)| format!("cleanroom execution inspect {v}")).or_else(
-            || {
+        e.details
+            .iter()
+            .find(|(k, _)| k == "execution_id")
+            .map(|(_, v)| format!("cleanroom execution inspect {v}"))
+            .or_else(|| {
                 e.details
                     .iter()
                     .find(|(k, _)| k == "sandbox_id")
                     .filter(|_| e.code != "sandbox_not_found")
                     .map(|(_, v)| format!("cleanroom sandbox inspect {v}"))
-            },
-        )
+            })
     });
     let hint = hint.or_else(|| match e.code.as_str() {
         "sandbox_not_found" => Some("cleanroom sandbox ls --all".to_string()),

@@ -10,7 +10,12 @@ use std::io::{Read, Write};
 use std::time::Duration;
 
 async fn create_sandbox(c: &Client) -> String {
-    let r = c.sandboxes.create_sandbox(CreateSandboxRequest::default()).await.expect("create").into_owned();
+    let r = c
+        .sandboxes
+        .create_sandbox(CreateSandboxRequest::default())
+        .await
+        .expect("create")
+        .into_owned();
     r.sandbox.as_option().unwrap().sandbox_id.clone()
 }
 
@@ -20,7 +25,16 @@ async fn start(c: &Client, sandbox_id: &str, script: &str) -> String {
         command: vec!["sh".into(), "-c".into(), script.into()],
         ..Default::default()
     };
-    c.executions.create_execution(req).await.expect("create execution").into_owned().execution.as_option().unwrap().execution_id.clone()
+    c.executions
+        .create_execution(req)
+        .await
+        .expect("create execution")
+        .into_owned()
+        .execution
+        .as_option()
+        .unwrap()
+        .execution_id
+        .clone()
 }
 
 /// Everything a StreamExecution call yields: (stdout, stderr, exit, last sequence).
@@ -47,7 +61,11 @@ async fn collect(
         last = ev.sequence;
         match ev.payload {
             Some(Payload::Output(o)) => {
-                let buf = if o.stream == OutputStream::OUTPUT_STREAM_STDOUT { &mut out } else { &mut err };
+                let buf = if o.stream == OutputStream::OUTPUT_STREAM_STDOUT {
+                    &mut out
+                } else {
+                    &mut err
+                };
                 if o.stream == OutputStream::OUTPUT_STREAM_STDOUT {
                     if let Some(expected) = next_stdout_offset {
                         assert_eq!(o.offset, expected, "stdout offsets are contiguous");
@@ -70,7 +88,12 @@ async fn stream_resumes_from_offset_and_sequence() {
     let s = Server::start();
     let c = s.client().await;
     let sbx = create_sandbox(&c).await;
-    let exe = start(&c, &sbx, "for i in $(seq 1 2000); do echo line-$i; done; echo tail >&2").await;
+    let exe = start(
+        &c,
+        &sbx,
+        "for i in $(seq 1 2000); do echo line-$i; done; echo tail >&2",
+    )
+    .await;
     let (out, err, exit, last) = collect(&c, &exe, 0, 0, 0).await.unwrap();
     let exit = exit.expect("exit event");
     assert_eq!(exit.status, ExecutionStatus::EXECUTION_STATUS_SUCCEEDED);
@@ -98,9 +121,17 @@ async fn live_stream_then_reconnect_misses_nothing() {
     let s = Server::start();
     let c = s.client().await;
     let sbx = create_sandbox(&c).await;
-    let exe = start(&c, &sbx, "for i in $(seq 1 30); do echo n$i; sleep 0.02; done").await;
+    let exe = start(
+        &c,
+        &sbx,
+        "for i in $(seq 1 30); do echo n$i; sleep 0.02; done",
+    )
+    .await;
     // Read a few events live, drop the stream (disconnect), then resume.
-    let req = StreamExecutionRequest { execution_id: exe.clone(), ..Default::default() };
+    let req = StreamExecutionRequest {
+        execution_id: exe.clone(),
+        ..Default::default()
+    };
     let mut st = c.executions.stream_execution(req).await.unwrap();
     let mut got = Vec::new();
     let mut last = 0;
@@ -125,40 +156,91 @@ async fn typed_errors_for_bad_requests() {
     let c = s.client().await;
     let e: ApiError = c
         .sandboxes
-        .get_sandbox(GetSandboxRequest { sandbox_id: "sbx_nope".into(), ..Default::default() })
+        .get_sandbox(GetSandboxRequest {
+            sandbox_id: "sbx_nope".into(),
+            ..Default::default()
+        })
         .await
         .unwrap_err()
         .into();
-    assert_eq!((e.code.as_str(), e.connect_code.as_str()), ("sandbox_not_found", "not_found"));
+    assert_eq!(
+        (e.code.as_str(), e.connect_code.as_str()),
+        ("sandbox_not_found", "not_found")
+    );
     let e: ApiError = c
         .executions
-        .get_execution(GetExecutionRequest { execution_id: "exe_00000000000000000000000000000000".into(), ..Default::default() })
+        .get_execution(GetExecutionRequest {
+            execution_id: "exe_00000000000000000000000000000000".into(),
+            ..Default::default()
+        })
         .await
         .unwrap_err()
         .into();
     assert_eq!(e.code, "execution_not_found");
     let sbx = create_sandbox(&c).await;
     for command in [vec![], vec![String::new()], vec!["a\0b".to_string()]] {
-        let req = CreateExecutionRequest { sandbox_id: sbx.clone(), command, ..Default::default() };
+        let req = CreateExecutionRequest {
+            sandbox_id: sbx.clone(),
+            command,
+            ..Default::default()
+        };
         let e: ApiError = c.executions.create_execution(req).await.unwrap_err().into();
-        assert_eq!((e.code.as_str(), e.connect_code.as_str()), ("invalid_argument", "invalid_argument"));
+        assert_eq!(
+            (e.code.as_str(), e.connect_code.as_str()),
+            ("invalid_argument", "invalid_argument")
+        );
     }
-    let req = CreateSandboxRequest { policy_yaml: "version: 1\nsandbox: {bogus: 1}\n".into(), ..Default::default() };
+    let req = CreateSandboxRequest {
+        policy_yaml: "version: 1\nsandbox: {bogus: 1}\n".into(),
+        ..Default::default()
+    };
     let e: ApiError = c.sandboxes.create_sandbox(req).await.unwrap_err().into();
     assert_eq!(e.code, "policy_invalid");
     // Not implemented yet: honest `unimplemented` with a detail, never fake data.
-    let e: ApiError = c.executions.attach_execution(AttachExecutionRequest::default()).await.unwrap_err().into();
-    assert_eq!((e.code.as_str(), e.connect_code.as_str()), ("unimplemented", "unimplemented"));
-    let e: ApiError = c.sandboxes.download_sandbox_file(DownloadSandboxFileRequest::default()).await.unwrap_err().into();
+    let e: ApiError = c
+        .executions
+        .attach_execution(AttachExecutionRequest::default())
+        .await
+        .unwrap_err()
+        .into();
+    assert_eq!(
+        (e.code.as_str(), e.connect_code.as_str()),
+        ("unimplemented", "unimplemented")
+    );
+    let e: ApiError = c
+        .sandboxes
+        .download_sandbox_file(DownloadSandboxFileRequest::default())
+        .await
+        .unwrap_err()
+        .into();
     assert_eq!(e.connect_code, "unimplemented");
     // Writing stdin to an execution created without it.
     let exe = start(&c, &sbx, "sleep 0.2").await;
-    let req = WriteExecutionStdinRequest { execution_id: exe, data: b"x".to_vec(), ..Default::default() };
-    let e: ApiError = c.executions.write_execution_stdin(req).await.unwrap_err().into();
+    let req = WriteExecutionStdinRequest {
+        execution_id: exe,
+        data: b"x".to_vec(),
+        ..Default::default()
+    };
+    let e: ApiError = c
+        .executions
+        .write_execution_stdin(req)
+        .await
+        .unwrap_err()
+        .into();
     assert_eq!(e.code, "stdin_not_attached");
     // Terminated sandbox refuses new executions.
-    c.sandboxes.terminate_sandbox(TerminateSandboxRequest { sandbox_id: sbx.clone(), ..Default::default() }).await.unwrap();
-    let req = CreateExecutionRequest { sandbox_id: sbx, command: vec!["true".into()], ..Default::default() };
+    c.sandboxes
+        .terminate_sandbox(TerminateSandboxRequest {
+            sandbox_id: sbx.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let req = CreateExecutionRequest {
+        sandbox_id: sbx,
+        command: vec!["true".into()],
+        ..Default::default()
+    };
     let e: ApiError = c.executions.create_execution(req).await.unwrap_err().into();
     assert_eq!(e.code, "sandbox_not_ready");
 }
@@ -172,11 +254,17 @@ fn raw_http(sock: &std::path::Path, path: &str, content_type: &str, body: &[u8])
         body.len()
     );
     // The server may refuse (and close) before reading a hostile body: that is fine.
-    let _ = st.write_all(head.as_bytes()).and_then(|_| st.write_all(body));
+    let _ = st
+        .write_all(head.as_bytes())
+        .and_then(|_| st.write_all(body));
     let mut resp = Vec::new();
     let _ = st.read_to_end(&mut resp);
     let text = String::from_utf8_lossy(&resp).into_owned();
-    let code = text.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let code = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
     (code, text)
 }
 
@@ -190,14 +278,32 @@ fn malformed_bodies_get_errors_and_server_keeps_serving() {
     assert!(text.contains("invalid_argument"), "{text}");
     let (code, text) = raw_http(&sock, svc, "application/json", b"{\"sandboxId\": 12}");
     assert!(code == 400, "{text}");
-    let (code, text) = raw_http(&sock, svc, "application/proto", &[0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]);
+    let (code, text) = raw_http(
+        &sock,
+        svc,
+        "application/proto",
+        &[0xff, 0xff, 0xff, 0xff, 0x0f, 0x01],
+    );
     assert!(code == 400, "{text}");
-    let (code, text) = raw_http(&sock, "/cleanroom.v1.SandboxService/NoSuchMethod", "application/json", b"{}");
+    let (code, text) = raw_http(
+        &sock,
+        "/cleanroom.v1.SandboxService/NoSuchMethod",
+        "application/json",
+        b"{}",
+    );
     assert_eq!(code, 404, "{text}");
     // A valid JSON call still works and the unknown id gets a typed detail.
-    let (code, text) = raw_http(&sock, svc, "application/json", b"{\"sandboxId\": \"sbx_x\"}");
+    let (code, text) = raw_http(
+        &sock,
+        svc,
+        "application/json",
+        b"{\"sandboxId\": \"sbx_x\"}",
+    );
     assert_eq!(code, 404, "{text}");
-    assert!(text.contains("not_found") && text.contains("cleanroom.v1.ErrorDetail"), "{text}");
+    assert!(
+        text.contains("not_found") && text.contains("cleanroom.v1.ErrorDetail"),
+        "{text}"
+    );
     // Huge body is refused, not buffered forever.
     let big = vec![b'a'; 8 << 20];
     let (code, _) = raw_http(&sock, svc, "application/json", &big);
@@ -214,7 +320,10 @@ async fn client_disconnect_mid_stream_does_not_hurt_the_server() {
     let exe = start(&c, &sbx, "head -c 200000000 /dev/zero").await;
     for _ in 0..3 {
         let c2 = s.client().await;
-        let req = StreamExecutionRequest { execution_id: exe.clone(), ..Default::default() };
+        let req = StreamExecutionRequest {
+            execution_id: exe.clone(),
+            ..Default::default()
+        };
         let mut st = c2.executions.stream_execution(req).await.unwrap();
         let _ = st.message().await.unwrap();
         drop(st);
@@ -223,8 +332,16 @@ async fn client_disconnect_mid_stream_does_not_hurt_the_server() {
     // The execution still completes with all its output retained.
     let (out, _, exit, _) = collect(&c, &exe, 0, 0, 0).await.unwrap();
     assert_eq!(out.len(), 200_000_000);
-    assert_eq!(exit.unwrap().status, ExecutionStatus::EXECUTION_STATUS_SUCCEEDED);
-    let r = c.sandboxes.list_sandboxes(ListSandboxesRequest::default()).await.unwrap().into_owned();
+    assert_eq!(
+        exit.unwrap().status,
+        ExecutionStatus::EXECUTION_STATUS_SUCCEEDED
+    );
+    let r = c
+        .sandboxes
+        .list_sandboxes(ListSandboxesRequest::default())
+        .await
+        .unwrap()
+        .into_owned();
     assert_eq!(r.sandboxes.len(), 1);
 }
 
@@ -233,14 +350,28 @@ async fn sandbox_events_tail_lifecycle() {
     let s = Server::start();
     let c = s.client().await;
     let sbx = create_sandbox(&c).await;
-    let req = StreamSandboxEventsRequest { sandbox_id: sbx.clone(), follow: true, ..Default::default() };
+    let req = StreamSandboxEventsRequest {
+        sandbox_id: sbx.clone(),
+        follow: true,
+        ..Default::default()
+    };
     let mut events = c.sandboxes.stream_sandbox_events(req).await.unwrap();
     let exe = start(&c, &sbx, "true").await;
     let _ = collect(&c, &exe, 0, 0, 0).await.unwrap();
-    c.sandboxes.terminate_sandbox(TerminateSandboxRequest { sandbox_id: sbx.clone(), ..Default::default() }).await.unwrap();
+    c.sandboxes
+        .terminate_sandbox(TerminateSandboxRequest {
+            sandbox_id: sbx.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     let mut seen = Vec::new();
     let mut last = 0;
-    while let Some(m) = tokio::time::timeout(Duration::from_secs(20), events.message()).await.unwrap().unwrap() {
+    while let Some(m) = tokio::time::timeout(Duration::from_secs(20), events.message())
+        .await
+        .unwrap()
+        .unwrap()
+    {
         let ev: SandboxEvent = m.to_owned_message();
         assert!(ev.sequence > last);
         last = ev.sequence;
@@ -253,7 +384,15 @@ async fn sandbox_events_tail_lifecycle() {
     // PROVISIONING, READY, exec QUEUED/RUNNING/SUCCEEDED, STOPPING, STOPPED - in order.
     assert_eq!(
         seen,
-        vec!["sandbox:1", "sandbox:2", "execution:1", "execution:2", "execution:3", "sandbox:3", "sandbox:4"],
+        vec![
+            "sandbox:1",
+            "sandbox:2",
+            "execution:1",
+            "execution:2",
+            "execution:3",
+            "sandbox:3",
+            "sandbox:4"
+        ],
         "{seen:?}"
     );
 }
@@ -267,9 +406,17 @@ async fn killed_server_restart_reclaims_and_keeps_output() {
         let finished = start(&c, &sbx, "echo finished-output").await;
         let (out, _, _, _) = collect(&c, &finished, 0, 0, 0).await.unwrap();
         assert_eq!(out, b"finished-output\n");
-        let running = start(&c, &sbx, "echo partial-output; echo partial-err >&2; exec sleep 1000").await;
+        let running = start(
+            &c,
+            &sbx,
+            "echo partial-output; echo partial-err >&2; exec sleep 1000",
+        )
+        .await;
         // Wait until the partial output is durable.
-        let req = StreamExecutionRequest { execution_id: running.clone(), ..Default::default() };
+        let req = StreamExecutionRequest {
+            execution_id: running.clone(),
+            ..Default::default()
+        };
         let mut st = c.executions.stream_execution(req).await.unwrap();
         st.message().await.unwrap().unwrap();
         (sbx, running, finished)
@@ -278,18 +425,33 @@ async fn killed_server_restart_reclaims_and_keeps_output() {
     s.kill9();
     // The sandbox dies with its server (pid 1 has a parent-death signal)...
     assert!(
-        eventually(Duration::from_secs(10), || processes_mentioning(&sbx).is_empty()),
+        eventually(Duration::from_secs(10), || processes_mentioning(&sbx)
+            .is_empty()),
         "sandbox outlived its server"
     );
     // ...and a restart reconciles the rest and tells the truth about the interrupted run.
     s.spawn();
     assert_no_leftovers(&s.state_dir(), &sbx);
     let c = s.client().await;
-    let sb = c.sandboxes.get_sandbox(GetSandboxRequest { sandbox_id: sbx.clone(), ..Default::default() }).await.unwrap().into_owned();
-    assert_eq!(sb.sandbox.as_option().unwrap().status, SandboxStatus::SANDBOX_STATUS_FAILED);
+    let sb = c
+        .sandboxes
+        .get_sandbox(GetSandboxRequest {
+            sandbox_id: sbx.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_owned();
+    assert_eq!(
+        sb.sandbox.as_option().unwrap().status,
+        SandboxStatus::SANDBOX_STATUS_FAILED
+    );
     let ex = c
         .executions
-        .get_execution(GetExecutionRequest { execution_id: running.clone(), ..Default::default() })
+        .get_execution(GetExecutionRequest {
+            execution_id: running.clone(),
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_owned();
@@ -299,10 +461,16 @@ async fn killed_server_restart_reclaims_and_keeps_output() {
     let (out, err, exit, _) = collect(&c, &running, 0, 0, 0).await.unwrap();
     assert_eq!(out, b"partial-output\n");
     assert_eq!(err, b"partial-err\n");
-    assert_eq!(exit.unwrap().status, ExecutionStatus::EXECUTION_STATUS_FAILED);
+    assert_eq!(
+        exit.unwrap().status,
+        ExecutionStatus::EXECUTION_STATUS_FAILED
+    );
     let (out, _, exit, _) = collect(&c, &finished, 0, 0, 0).await.unwrap();
     assert_eq!(out, b"finished-output\n");
-    assert_eq!(exit.unwrap().status, ExecutionStatus::EXECUTION_STATUS_SUCCEEDED);
+    assert_eq!(
+        exit.unwrap().status,
+        ExecutionStatus::EXECUTION_STATUS_SUCCEEDED
+    );
     // The server keeps working after recovery.
     let sbx2 = create_sandbox(&c).await;
     let exe = start(&c, &sbx2, "echo ok").await;

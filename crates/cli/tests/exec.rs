@@ -18,7 +18,11 @@ fn exit_codes_are_the_guests() {
     assert_eq!(s.sh("exit 3").status.code(), Some(3));
     let nf = s.run(&["exec", "-n", "--", "definitely-not-a-command"]);
     assert_eq!(nf.status.code(), Some(127), "{}", stderr(&nf));
-    assert!(stderr(&nf).contains("definitely-not-a-command"), "{}", stderr(&nf));
+    assert!(
+        stderr(&nf).contains("definitely-not-a-command"),
+        "{}",
+        stderr(&nf)
+    );
     let killed = s.sh("kill -9 $$");
     assert_eq!(killed.status.code(), Some(137), "{}", stderr(&killed));
 }
@@ -31,7 +35,9 @@ fn stdout_and_stderr_are_separate_and_byte_exact() {
     assert_eq!(o.stderr, b"err1\nerr2");
 
     // Binary data: 8 MiB of random bytes; the sandbox reports their hash on stderr.
-    let o = s.sh("head -c 8388608 /dev/urandom > /tmp/r; sha256sum /tmp/r | cut -d' ' -f1 >&2; cat /tmp/r");
+    let o = s.sh(
+        "head -c 8388608 /dev/urandom > /tmp/r; sha256sum /tmp/r | cut -d' ' -f1 >&2; cat /tmp/r",
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(o.stdout.len(), 8 << 20);
     assert_eq!(hex(Sha256::digest(&o.stdout)), stderr(&o).trim());
@@ -42,7 +48,9 @@ fn large_output_arrives_complete() {
     let s = Server::start();
     // 120 MiB of a known pattern on stdout, a marker on stderr.
     let total: usize = 120 << 20;
-    let o = s.sh(&format!("yes 0123456789abcdef | head -c {total}; echo done >&2"));
+    let o = s.sh(&format!(
+        "yes 0123456789abcdef | head -c {total}; echo done >&2"
+    ));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(o.stdout.len(), total);
     let pattern = b"0123456789abcdef\n";
@@ -54,9 +62,14 @@ fn large_output_arrives_complete() {
 #[test]
 fn stdin_round_trip_through_cat() {
     let s = Server::start();
-    let data: Vec<u8> = (0..3_000_000u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    let data: Vec<u8> = (0..3_000_000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
     let mut c = s.cli();
-    c.args(["exec", "--", "cat"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    c.args(["exec", "--", "cat"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = c.spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let d = data.clone();
@@ -68,7 +81,12 @@ fn stdin_round_trip_through_cat() {
     w.join().unwrap();
     let st = child.wait().unwrap();
     assert_eq!(st.code(), Some(0));
-    assert!(out == data, "stdin round trip differs ({} vs {} bytes)", out.len(), data.len());
+    assert!(
+        out == data,
+        "stdin round trip differs ({} vs {} bytes)",
+        out.len(),
+        data.len()
+    );
 }
 
 #[test]
@@ -76,7 +94,8 @@ fn no_stdin_flag_gives_eof_at_once() {
     let s = Server::start();
     // Our stdin is a pipe that never closes; with -n, cat must still see EOF.
     let mut c = s.cli();
-    c.args(["exec", "-n", "--", "sh", "-c", "cat; echo eof"]).stdin(Stdio::piped());
+    c.args(["exec", "-n", "--", "sh", "-c", "cat; echo eof"])
+        .stdin(Stdio::piped());
     let keep_open = c.stdin(Stdio::piped());
     let _ = keep_open;
     let out = output_with_timeout(c, Duration::from_secs(30));
@@ -89,13 +108,35 @@ fn env_and_cwd_are_honoured() {
     let s = Server::start();
     let mut c = s.cli();
     c.env("FROM_CLIENT", "inherited value")
-        .args(["exec", "-n", "--env", "FOO=bar baz", "--env", "FROM_CLIENT", "--cwd", "/tmp", "--"])
+        .args([
+            "exec",
+            "-n",
+            "--env",
+            "FOO=bar baz",
+            "--env",
+            "FROM_CLIENT",
+            "--cwd",
+            "/tmp",
+            "--",
+        ])
         .args(["sh", "-c", "echo \"$FOO|$FROM_CLIENT|$(pwd)\""]);
     let o = output_with_timeout(c, Duration::from_secs(60));
-    assert_eq!(stdout(&o), "bar baz|inherited value|/tmp\n", "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "bar baz|inherited value|/tmp\n",
+        "{}",
+        stderr(&o)
+    );
     // Default cwd is the workspace; a client env var not passed does not leak in.
     let mut c = s.cli();
-    c.env("SECRETISH", "x").args(["exec", "-n", "--", "sh", "-c", "pwd; echo \"[${SECRETISH:-}]\""]);
+    c.env("SECRETISH", "x").args([
+        "exec",
+        "-n",
+        "--",
+        "sh",
+        "-c",
+        "pwd; echo \"[${SECRETISH:-}]\"",
+    ]);
     let o = output_with_timeout(c, Duration::from_secs(60));
     assert_eq!(stdout(&o), "/workspace\n[]\n");
     // Bad env names and a missing cwd are clear errors.
@@ -107,20 +148,47 @@ fn env_and_cwd_are_honoured() {
 }
 
 fn sandbox_id_from(stderr_text: &str) -> String {
-    stderr_text.lines().find(|l| l.starts_with("sbx_")).expect("sandbox id printed").trim().to_string()
+    stderr_text
+        .lines()
+        .find(|l| l.starts_with("sbx_"))
+        .expect("sandbox id printed")
+        .trim()
+        .to_string()
 }
 
 #[test]
 fn timeout_ends_as_timed_out() {
     let s = Server::start();
-    let o = s.run(&["exec", "-n", "--keep", "--timeout", "1", "--", "sleep", "100"]);
+    let o = s.run(&[
+        "exec",
+        "-n",
+        "--keep",
+        "--timeout",
+        "1",
+        "--",
+        "sleep",
+        "100",
+    ]);
     assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
     assert!(stderr(&o).contains("TIMED_OUT"), "{}", stderr(&o));
     let id = sandbox_id_from(&stderr(&o));
     let i = s.run(&["execution", "inspect", "--sandbox-id", &id, "--last"]);
-    assert!(stdout(&i).contains("status:       TIMED_OUT"), "{}", stdout(&i));
+    assert!(
+        stdout(&i).contains("status:       TIMED_OUT"),
+        "{}",
+        stdout(&i)
+    );
     // A command that ignores SIGTERM is killed after the grace period.
-    let o = s.run(&["exec", "-n", "--timeout", "1", "--", "sh", "-c", "trap '' TERM; while :; do sleep 0.1; done"]);
+    let o = s.run(&[
+        "exec",
+        "-n",
+        "--timeout",
+        "1",
+        "--",
+        "sh",
+        "-c",
+        "trap '' TERM; while :; do sleep 0.1; done",
+    ]);
     assert_eq!(o.status.code(), Some(137), "{}", stderr(&o));
     s.run(&["sandbox", "rm", &id]);
 }
@@ -129,9 +197,17 @@ fn timeout_ends_as_timed_out() {
 fn ctrl_c_cancels_then_detaches() {
     let s = Server::start();
     let mut c = s.cli();
-    c.args(["exec", "-n", "--keep", "--", "sh", "-c", "echo started; exec sleep 100"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    c.args([
+        "exec",
+        "-n",
+        "--keep",
+        "--",
+        "sh",
+        "-c",
+        "echo started; exec sleep 100",
+    ])
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     let mut child = c.spawn().unwrap();
     let mut out = child.stdout.take().unwrap();
     let mut buf = [0u8; 8];
@@ -140,17 +216,33 @@ fn ctrl_c_cancels_then_detaches() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || tx.send(child.wait_with_output()).unwrap());
-    let o = rx.recv_timeout(Duration::from_secs(30)).expect("exec did not end after Ctrl-C").unwrap();
+    let o = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("exec did not end after Ctrl-C")
+        .unwrap();
     assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
     let id = sandbox_id_from(&stderr(&o));
     let i = s.run(&["execution", "inspect", "--sandbox-id", &id, "--last"]);
-    assert!(stdout(&i).contains("status:       CANCELED"), "{}", stdout(&i));
+    assert!(
+        stdout(&i).contains("status:       CANCELED"),
+        "{}",
+        stdout(&i)
+    );
 
     // Second Ctrl-C detaches at once, even when the command ignores SIGTERM.
     let mut c = s.cli();
-    c.args(["exec", "-n", "--in", &id, "--", "sh", "-c", "trap '' TERM; echo started; while :; do sleep 0.1; done"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    c.args([
+        "exec",
+        "-n",
+        "--in",
+        &id,
+        "--",
+        "sh",
+        "-c",
+        "trap '' TERM; echo started; while :; do sleep 0.1; done",
+    ])
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     let mut child = c.spawn().unwrap();
     let mut out = child.stdout.take().unwrap();
     let n = out.read(&mut buf).unwrap();
@@ -160,7 +252,10 @@ fn ctrl_c_cancels_then_detaches() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || tx.send(child.wait_with_output()).unwrap());
-    let o = rx.recv_timeout(Duration::from_secs(4)).expect("second Ctrl-C did not detach").unwrap();
+    let o = rx
+        .recv_timeout(Duration::from_secs(4))
+        .expect("second Ctrl-C did not detach")
+        .unwrap();
     assert_eq!(o.status.code(), Some(130));
     assert!(stderr(&o).contains("detached"), "{}", stderr(&o));
     s.run(&["sandbox", "rm", &id]);
@@ -175,22 +270,45 @@ fn concurrent_executions_in_one_and_many_sandboxes() {
     let handles: Vec<_> = (0..6)
         .map(|i| {
             let mut c = s.cli();
-            c.args(["exec", "-n", "--in", &id, "--", "sh", "-c", &format!("sleep 0.3; echo one-{i}")]);
+            c.args([
+                "exec",
+                "-n",
+                "--in",
+                &id,
+                "--",
+                "sh",
+                "-c",
+                &format!("sleep 0.3; echo one-{i}"),
+            ]);
             std::thread::spawn(move || output_with_timeout(c, Duration::from_secs(60)))
         })
         .chain((0..6).map(|i| {
             let mut c = s.cli();
-            c.args(["exec", "-n", "--", "sh", "-c", &format!("sleep 0.3; echo many-{i}")]);
+            c.args([
+                "exec",
+                "-n",
+                "--",
+                "sh",
+                "-c",
+                &format!("sleep 0.3; echo many-{i}"),
+            ]);
             std::thread::spawn(move || output_with_timeout(c, Duration::from_secs(60)))
         }))
         .collect();
-    let outs: Vec<String> = handles.into_iter().map(|h| stdout(&h.join().unwrap())).collect();
+    let outs: Vec<String> = handles
+        .into_iter()
+        .map(|h| stdout(&h.join().unwrap()))
+        .collect();
     for i in 0..6 {
         assert_eq!(outs[i], format!("one-{i}\n"));
         assert_eq!(outs[6 + i], format!("many-{i}\n"));
     }
     // The reused sandbox is still READY.
     let i = s.run(&["sandbox", "inspect", &id]);
-    assert!(stdout(&i).contains("status:              READY"), "{}", stdout(&i));
+    assert!(
+        stdout(&i).contains("status:              READY"),
+        "{}",
+        stdout(&i)
+    );
     s.run(&["sandbox", "rm", &id]);
 }

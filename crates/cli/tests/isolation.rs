@@ -2,7 +2,6 @@
 
 mod common;
 use common::*;
-use std::time::Duration;
 
 #[test]
 fn sandbox_has_its_own_pid1_hostname_network_and_files() {
@@ -26,9 +25,18 @@ fn sandbox_has_its_own_pid1_hostname_network_and_files() {
     );
     let o = s.sh(&script);
     let out = stdout(&o);
-    assert!(out.lines().any(|l| l.starts_with("pid1=") && l.contains(" __sandbox-init ")), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("pid1=") && l.contains(" __sandbox-init ")),
+        "{out}"
+    );
     // sh, its subshells, ls and grep plus pid 1: a handful, never the host's hundreds.
-    let procs: usize = out.lines().find_map(|l| l.strip_prefix("procs=")).unwrap().parse().unwrap();
+    let procs: usize = out
+        .lines()
+        .find_map(|l| l.strip_prefix("procs="))
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(procs < 10, "{out}");
     assert!(out.contains("host=cleanroom\n"), "{out}");
     assert!(out.contains("ifaces=lo,\n"), "{out}");
@@ -43,7 +51,10 @@ fn sandbox_has_its_own_pid1_hostname_network_and_files() {
 fn host_processes_are_invisible_and_unreachable() {
     let s = Server::start();
     // A host process with a recognizable command line.
-    let mut sleeper = std::process::Command::new("sleep").arg("4242.5").spawn().unwrap();
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("4242.5")
+        .spawn()
+        .unwrap();
     let o = s.sh("for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done; kill -0 1 && echo init-visible");
     let out = stdout(&o);
     assert!(!out.contains("4242.5"), "host process visible: {out}");
@@ -61,9 +72,21 @@ fn rm_leaves_nothing_behind() {
     let id = stdout(&s.run(&["sandbox", "create"])).trim().to_string();
     assert!(id.starts_with("sbx_"));
     // A background process that would outlive its execution if nothing cleaned up.
-    let o = s.run(&["exec", "-n", "--in", &id, "--", "sh", "-c", "setsid sleep 1000 >/dev/null 2>&1 & echo bg"]);
+    let o = s.run(&[
+        "exec",
+        "-n",
+        "--in",
+        &id,
+        "--",
+        "sh",
+        "-c",
+        "setsid sleep 1000 >/dev/null 2>&1 & echo bg",
+    ]);
     assert_eq!(stdout(&o), "bg\n");
-    assert!(!processes_mentioning(&id).is_empty(), "sandbox init should be running");
+    assert!(
+        !processes_mentioning(&id).is_empty(),
+        "sandbox init should be running"
+    );
     assert!(s.state_dir().join("sandboxes").join(&id).exists());
     let rm = s.run(&["sandbox", "rm", &id]);
     assert_eq!(rm.status.code(), Some(0), "{}", stderr(&rm));
@@ -74,7 +97,11 @@ fn rm_leaves_nothing_behind() {
     assert_eq!(s.run(&["sandbox", "rm", &id]).status.code(), Some(0));
     let bad = s.run(&["sandbox", "rm", "sbx_00000000000000000000000000000000"]);
     assert_eq!(bad.status.code(), Some(125));
-    assert!(stderr(&bad).contains("[sandbox_not_found]"), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("[sandbox_not_found]"),
+        "{}",
+        stderr(&bad)
+    );
 }
 
 #[test]
@@ -89,4 +116,3 @@ fn exec_tears_down_its_sandbox_unless_keep() {
     s.run(&["sandbox", "rm", &id]);
     assert_no_leftovers(&s.state_dir(), &id);
 }
-

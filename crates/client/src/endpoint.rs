@@ -60,7 +60,9 @@ pub fn user_socket() -> PathBuf {
     match std::env::var_os("XDG_RUNTIME_DIR") {
         Some(d) if !d.is_empty() => PathBuf::from(d).join("cleanroom/cleanroom.sock"),
         // SAFETY: getuid never fails.
-        _ => PathBuf::from(format!("/tmp/cleanroom-{}/cleanroom.sock", unsafe { libc::getuid() })),
+        _ => PathBuf::from(format!("/tmp/cleanroom-{}/cleanroom.sock", unsafe {
+            libc::getuid()
+        })),
     }
 }
 
@@ -109,11 +111,30 @@ mod tests {
 
     #[test]
     fn parses_forms() {
-        assert_eq!(Endpoint::parse("unix:///a/b.sock").unwrap(), Endpoint::Unix("/a/b.sock".into()));
-        assert_eq!(Endpoint::parse("/a/b.sock").unwrap(), Endpoint::Unix("/a/b.sock".into()));
-        assert_eq!(Endpoint::parse("http://127.0.0.1:7777").unwrap(), Endpoint::Http("127.0.0.1:7777".into()));
-        assert_eq!(Endpoint::parse("https://h:1/").unwrap(), Endpoint::Https("h:1".into()));
-        for bad in ["", "unix://rel", "ftp://x", "http://", "http://a/b", "tcp://1.2.3.4:5"] {
+        assert_eq!(
+            Endpoint::parse("unix:///a/b.sock").unwrap(),
+            Endpoint::Unix("/a/b.sock".into())
+        );
+        assert_eq!(
+            Endpoint::parse("/a/b.sock").unwrap(),
+            Endpoint::Unix("/a/b.sock".into())
+        );
+        assert_eq!(
+            Endpoint::parse("http://127.0.0.1:7777").unwrap(),
+            Endpoint::Http("127.0.0.1:7777".into())
+        );
+        assert_eq!(
+            Endpoint::parse("https://h:1/").unwrap(),
+            Endpoint::Https("h:1".into())
+        );
+        for bad in [
+            "",
+            "unix://rel",
+            "ftp://x",
+            "http://",
+            "http://a/b",
+            "tcp://1.2.3.4:5",
+        ] {
             assert!(Endpoint::parse(bad).is_err(), "{bad}");
         }
     }

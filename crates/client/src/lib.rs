@@ -26,13 +26,17 @@ pub struct ApiError {
 
 impl From<ConnectError> for ApiError {
     fn from(e: ConnectError) -> Self {
-        let detail = e.details.iter().find(|d| d.type_url.ends_with("cleanroom.v1.ErrorDetail")).and_then(|d| {
-            let raw = d.value.as_deref()?;
-            let bytes = base64::engine::general_purpose::STANDARD_NO_PAD
-                .decode(raw.trim_end_matches('='))
-                .ok()?;
-            <ErrorDetail as buffa::Message>::decode_from_slice(&bytes).ok()
-        });
+        let detail = e
+            .details
+            .iter()
+            .find(|d| d.type_url.ends_with("cleanroom.v1.ErrorDetail"))
+            .and_then(|d| {
+                let raw = d.value.as_deref()?;
+                let bytes = base64::engine::general_purpose::STANDARD_NO_PAD
+                    .decode(raw.trim_end_matches('='))
+                    .ok()?;
+                <ErrorDetail as buffa::Message>::decode_from_slice(&bytes).ok()
+            });
         match detail {
             Some(d) => ApiError {
                 code: d.code,
@@ -42,8 +46,17 @@ impl From<ConnectError> for ApiError {
             },
             None => {
                 let connect_code = e.code.as_str().to_string();
-                let code = if connect_code == "unavailable" { "server_unreachable".to_string() } else { connect_code.clone() };
-                ApiError { code, message: e.message.unwrap_or_default(), connect_code, details: Vec::new() }
+                let code = if connect_code == "unavailable" {
+                    "server_unreachable".to_string()
+                } else {
+                    connect_code.clone()
+                };
+                ApiError {
+                    code,
+                    message: e.message.unwrap_or_default(),
+                    connect_code,
+                    details: Vec::new(),
+                }
             }
         }
     }
@@ -77,16 +90,31 @@ impl Client {
         };
         let (conn, base) = match endpoint {
             Endpoint::Unix(path) => {
-                let base: http::Uri = "http://localhost".parse().map_err(|e| bad(format!("{e}")))?;
-                (Http2Connection::connect_unix(path.clone(), base.clone()).await.map_err(unreachable)?, base)
+                let base: http::Uri = "http://localhost"
+                    .parse()
+                    .map_err(|e| bad(format!("{e}")))?;
+                (
+                    Http2Connection::connect_unix(path.clone(), base.clone())
+                        .await
+                        .map_err(unreachable)?,
+                    base,
+                )
             }
             Endpoint::Http(auth) => {
-                let base: http::Uri = format!("http://{auth}").parse().map_err(|e| bad(format!("bad endpoint: {e}")))?;
-                (Http2Connection::connect_plaintext(base.clone()).await.map_err(unreachable)?, base)
+                let base: http::Uri = format!("http://{auth}")
+                    .parse()
+                    .map_err(|e| bad(format!("bad endpoint: {e}")))?;
+                (
+                    Http2Connection::connect_plaintext(base.clone())
+                        .await
+                        .map_err(unreachable)?,
+                    base,
+                )
             }
-            Endpoint::Https(_) => {
-                return Err(bad("https:// endpoints are not supported by this client yet; use unix:// or http://".into()))
-            }
+            Endpoint::Https(_) => return Err(bad(
+                "https:// endpoints are not supported by this client yet; use unix:// or http://"
+                    .into(),
+            )),
         };
         let shared = conn.shared(1024);
         let config = ClientConfig::new(base).with_default_max_message_size(16 << 20);

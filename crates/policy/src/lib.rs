@@ -71,7 +71,11 @@ pub struct CompiledPolicy {
 impl CompiledPolicy {
     /// The built-in policy used when no `cleanroom.yaml` is given: deny-by-default, no env.
     pub fn builtin() -> Self {
-        CompiledPolicy { version: 1, env: BTreeMap::new(), network_default: "deny".into() }
+        CompiledPolicy {
+            version: 1,
+            env: BTreeMap::new(),
+            network_default: "deny".into(),
+        }
     }
 
     /// Canonical encoding: JSON with sorted keys and no insignificant whitespace.
@@ -99,21 +103,32 @@ fn valid_env_key(k: &str) -> bool {
 /// Parse and validate a `cleanroom.yaml` document.
 pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
     if yaml.len() > MAX_POLICY_BYTES {
-        return Err(PolicyError::Invalid(format!("policy is {} bytes; the limit is {MAX_POLICY_BYTES}", yaml.len())));
+        return Err(PolicyError::Invalid(format!(
+            "policy is {} bytes; the limit is {MAX_POLICY_BYTES}",
+            yaml.len()
+        )));
     }
     if yaml.trim().is_empty() {
         return Ok(CompiledPolicy::builtin());
     }
-    let file: PolicyFile = serde_saphyr::from_str(yaml).map_err(|e| PolicyError::Invalid(e.to_string()))?;
+    let file: PolicyFile =
+        serde_saphyr::from_str(yaml).map_err(|e| PolicyError::Invalid(e.to_string()))?;
     if file.version != 1 {
-        return Err(PolicyError::Invalid(format!("version: unsupported policy version {} (expected 1)", file.version)));
+        return Err(PolicyError::Invalid(format!(
+            "version: unsupported policy version {} (expected 1)",
+            file.version
+        )));
     }
     for (k, v) in &file.sandbox.env {
         if !valid_env_key(k) {
-            return Err(PolicyError::Invalid(format!("sandbox.env.{k}: not a valid environment variable name")));
+            return Err(PolicyError::Invalid(format!(
+                "sandbox.env.{k}: not a valid environment variable name"
+            )));
         }
         if v.contains('\0') {
-            return Err(PolicyError::Invalid(format!("sandbox.env.{k}: value contains a NUL byte")));
+            return Err(PolicyError::Invalid(format!(
+                "sandbox.env.{k}: value contains a NUL byte"
+            )));
         }
     }
     let network_default = match file.sandbox.network {
@@ -126,7 +141,11 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
             )))
         }
     };
-    Ok(CompiledPolicy { version: 1, env: file.sandbox.env, network_default })
+    Ok(CompiledPolicy {
+        version: 1,
+        env: file.sandbox.env,
+        network_default,
+    })
 }
 
 /// True when `k` is usable as an environment variable name (shared with the server).
@@ -141,7 +160,9 @@ mod tests {
     #[test]
     fn same_policy_two_ways_same_hash() {
         let a = compile("version: 1\nsandbox:\n  env:\n    B: '2'\n    A: '1'\n").unwrap();
-        let b = compile("{sandbox: {network: {default: DENY}, env: {A: \"1\", B: \"2\"}}, version: 1}").unwrap();
+        let b =
+            compile("{sandbox: {network: {default: DENY}, env: {A: \"1\", B: \"2\"}}, version: 1}")
+                .unwrap();
         assert_eq!(a.policy_hash(), b.policy_hash());
         assert_ne!(a.policy_hash(), CompiledPolicy::builtin().policy_hash());
     }

@@ -6,11 +6,12 @@
 
 use crate::engine::{Engine, ExecRequest, StreamItem};
 use crate::error::{Class, EngineError};
-use crate::status::execution as es;
 use crate::store::{EventRow, ExecutionRow, SandboxRow};
 use buffa_types::google::protobuf::{Struct, Timestamp, Value};
 use cleanroom_proto::cleanroom::v1::*;
-use connectrpc::{ConnectError, ErrorCode, RequestContext, Response, ServiceRequest, ServiceResult, ServiceStream};
+use connectrpc::{
+    ConnectError, ErrorCode, RequestContext, Response, ServiceRequest, ServiceResult, ServiceStream,
+};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,23 +35,27 @@ pub fn to_connect(e: EngineError) -> ConnectError {
         details: e.details.iter().cloned().collect(),
         ..Default::default()
     };
-    ConnectError::new(code, format!("{}: {}", e.code, e.message))
-        .with_detail(connectrpc::ErrorDetail::from_message(ERROR_DETAIL_TYPE, &detail))
+    ConnectError::new(code, format!("{}: {}", e.code, e.message)).with_detail(
+        connectrpc::ErrorDetail::from_message(ERROR_DETAIL_TYPE, &detail),
+    )
 }
 
 fn ts(micros: i64) -> buffa::MessageField<Timestamp, buffa::Inline<Timestamp>> {
     if micros <= 0 {
         return buffa::MessageField::default();
     }
-    Timestamp::from_unix(micros.div_euclid(1_000_000), (micros.rem_euclid(1_000_000) * 1000) as i32).into()
+    Timestamp::from_unix(
+        micros.div_euclid(1_000_000),
+        (micros.rem_euclid(1_000_000) * 1000) as i32,
+    )
+    .into()
 }
 
-fn sandbox_msg(engine: &Engine, r: &SandboxRow) -> Sandbox {
+fn sandbox_msg(r: &SandboxRow) -> Sandbox {
     let mut info: Vec<(String, Value)> = Vec::new();
     if let Ok(p) = serde_json::from_str::<cleanroom_backend::ProvisionedSandbox>(&r.provisioned) {
         info.extend(p.info.into_iter().map(|(k, v)| (k, Value::from(v))));
     }
-    let _ = engine;
     Sandbox {
         sandbox_id: r.id.clone(),
         status: r.status.into(),
@@ -61,7 +66,11 @@ fn sandbox_msg(engine: &Engine, r: &SandboxRow) -> Sandbox {
         last_execution_id: r.last_execution_id.clone(),
         active_execution_id: r.active_execution_id.clone(),
         message: r.message.clone(),
-        backend_info: if info.is_empty() { Default::default() } else { info.into_iter().collect::<Struct>().into() },
+        backend_info: if info.is_empty() {
+            Default::default()
+        } else {
+            info.into_iter().collect::<Struct>().into()
+        },
         ..Default::default()
     }
 }
@@ -86,10 +95,15 @@ fn execution_msg(r: &ExecutionRow) -> Execution {
 }
 
 fn event_msg(e: EventRow) -> SandboxEvent {
-    let attributes = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&e.attributes)
-        .ok()
-        .filter(|m| !m.is_empty())
-        .map(|m| m.into_iter().map(|(k, v)| (k, json_value(v))).collect::<Struct>());
+    let attributes =
+        serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&e.attributes)
+            .ok()
+            .filter(|m| !m.is_empty())
+            .map(|m| {
+                m.into_iter()
+                    .map(|(k, v)| (k, json_value(v)))
+                    .collect::<Struct>()
+            });
     SandboxEvent {
         sequence: e.seq as u64,
         sandbox_id: e.sandbox_id,
@@ -113,7 +127,9 @@ fn json_value(v: serde_json::Value) -> Value {
     }
 }
 
-fn stream_from<T: Send + 'static>(mut rx: tokio::sync::mpsc::Receiver<Result<T, ConnectError>>) -> ServiceStream<T> {
+fn stream_from<T: Send + 'static>(
+    mut rx: tokio::sync::mpsc::Receiver<Result<T, ConnectError>>,
+) -> ServiceStream<T> {
     Box::pin(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)))
 }
 
@@ -131,8 +147,15 @@ impl SandboxService for Api {
         request: ServiceRequest<'_, CreateSandboxRequest>,
     ) -> ServiceResult<CreateSandboxResponse> {
         let req = request.to_owned_message();
-        let row = self.engine.create_sandbox(&req.policy_yaml, &req.image_ref).await.map_err(to_connect)?;
-        Response::ok(CreateSandboxResponse { sandbox: sandbox_msg(&self.engine, &row).into(), ..Default::default() })
+        let row = self
+            .engine
+            .create_sandbox(&req.policy_yaml, &req.image_ref)
+            .await
+            .map_err(to_connect)?;
+        Response::ok(CreateSandboxResponse {
+            sandbox: sandbox_msg(&row).into(),
+            ..Default::default()
+        })
     }
 
     async fn get_sandbox(
@@ -141,8 +164,14 @@ impl SandboxService for Api {
         request: ServiceRequest<'_, GetSandboxRequest>,
     ) -> ServiceResult<GetSandboxResponse> {
         let req = request.to_owned_message();
-        let row = self.engine.get_sandbox(&req.sandbox_id).map_err(to_connect)?;
-        Response::ok(GetSandboxResponse { sandbox: sandbox_msg(&self.engine, &row).into(), ..Default::default() })
+        let row = self
+            .engine
+            .get_sandbox(&req.sandbox_id)
+            .map_err(to_connect)?;
+        Response::ok(GetSandboxResponse {
+            sandbox: sandbox_msg(&row).into(),
+            ..Default::default()
+        })
     }
 
     async fn list_sandboxes(
@@ -151,9 +180,12 @@ impl SandboxService for Api {
         request: ServiceRequest<'_, ListSandboxesRequest>,
     ) -> ServiceResult<ListSandboxesResponse> {
         let req = request.to_owned_message();
-        let rows = self.engine.list_sandboxes(req.include_stopped).map_err(to_connect)?;
+        let rows = self
+            .engine
+            .list_sandboxes(req.include_stopped)
+            .map_err(to_connect)?;
         Response::ok(ListSandboxesResponse {
-            sandboxes: rows.iter().map(|r| sandbox_msg(&self.engine, r)).collect(),
+            sandboxes: rows.iter().map(sandbox_msg).collect(),
             ..Default::default()
         })
     }
@@ -163,7 +195,9 @@ impl SandboxService for Api {
         _ctx: RequestContext,
         _request: ServiceRequest<'_, DownloadSandboxFileRequest>,
     ) -> ServiceResult<DownloadSandboxFileResponse> {
-        Err(to_connect(EngineError::unimplemented("DownloadSandboxFile is not implemented yet")))
+        Err(to_connect(EngineError::unimplemented(
+            "DownloadSandboxFile is not implemented yet",
+        )))
     }
 
     async fn terminate_sandbox(
@@ -172,8 +206,15 @@ impl SandboxService for Api {
         request: ServiceRequest<'_, TerminateSandboxRequest>,
     ) -> ServiceResult<TerminateSandboxResponse> {
         let req = request.to_owned_message();
-        let row = self.engine.terminate_sandbox(&req.sandbox_id).await.map_err(to_connect)?;
-        Response::ok(TerminateSandboxResponse { sandbox: sandbox_msg(&self.engine, &row).into(), ..Default::default() })
+        let row = self
+            .engine
+            .terminate_sandbox(&req.sandbox_id)
+            .await
+            .map_err(to_connect)?;
+        Response::ok(TerminateSandboxResponse {
+            sandbox: sandbox_msg(&row).into(),
+            ..Default::default()
+        })
     }
 
     async fn stream_sandbox_events(
@@ -182,7 +223,10 @@ impl SandboxService for Api {
         request: ServiceRequest<'_, StreamSandboxEventsRequest>,
     ) -> ServiceResult<ServiceStream<SandboxEvent>> {
         let req = request.to_owned_message();
-        let mut rows = self.engine.stream_events(&req.sandbox_id, req.after_sequence, req.follow).map_err(to_connect)?;
+        let mut rows = self
+            .engine
+            .stream_events(&req.sandbox_id, req.after_sequence, req.follow)
+            .map_err(to_connect)?;
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         tokio::spawn(async move {
             while let Some(r) = rows.recv().await {
@@ -212,8 +256,15 @@ impl ExecutionService for Api {
             attach_stdin: req.attach_stdin,
             tty: req.tty,
         };
-        let row = self.engine.create_execution(exec).await.map_err(to_connect)?;
-        Response::ok(CreateExecutionResponse { execution: execution_msg(&row).into(), ..Default::default() })
+        let row = self
+            .engine
+            .create_execution(exec)
+            .await
+            .map_err(to_connect)?;
+        Response::ok(CreateExecutionResponse {
+            execution: execution_msg(&row).into(),
+            ..Default::default()
+        })
     }
 
     async fn attach_execution(
@@ -232,8 +283,14 @@ impl ExecutionService for Api {
         request: ServiceRequest<'_, GetExecutionRequest>,
     ) -> ServiceResult<GetExecutionResponse> {
         let req = request.to_owned_message();
-        let row = self.engine.get_execution(&req.sandbox_id, &req.execution_id).map_err(to_connect)?;
-        Response::ok(GetExecutionResponse { execution: execution_msg(&row).into(), ..Default::default() })
+        let row = self
+            .engine
+            .get_execution(&req.sandbox_id, &req.execution_id)
+            .map_err(to_connect)?;
+        Response::ok(GetExecutionResponse {
+            execution: execution_msg(&row).into(),
+            ..Default::default()
+        })
     }
 
     async fn inspect_execution(
@@ -243,15 +300,30 @@ impl ExecutionService for Api {
     ) -> ServiceResult<InspectExecutionResponse> {
         let req = request.to_owned_message();
         let exec_id = if req.execution_id.is_empty() && req.last {
-            self.engine.last_execution(&req.sandbox_id).map_err(to_connect)?.id
+            self.engine
+                .last_execution(&req.sandbox_id)
+                .map_err(to_connect)?
+                .id
         } else {
             req.execution_id
         };
-        let i = self.engine.inspect_execution(&req.sandbox_id, &exec_id).map_err(to_connect)?;
+        let i = self
+            .engine
+            .inspect_execution(&req.sandbox_id, &exec_id)
+            .map_err(to_connect)?;
         let observability: Struct = [
-            ("stdout_bytes".to_string(), Value::from(i.stdout_bytes as f64)),
-            ("stderr_bytes".to_string(), Value::from(i.stderr_bytes as f64)),
-            ("output_log".to_string(), Value::from(i.log_path.display().to_string())),
+            (
+                "stdout_bytes".to_string(),
+                Value::from(i.stdout_bytes as f64),
+            ),
+            (
+                "stderr_bytes".to_string(),
+                Value::from(i.stderr_bytes as f64),
+            ),
+            (
+                "output_log".to_string(),
+                Value::from(i.log_path.display().to_string()),
+            ),
         ]
         .into_iter()
         .collect();
@@ -277,8 +349,14 @@ impl ExecutionService for Api {
     ) -> ServiceResult<CancelExecutionResponse> {
         let req = request.to_owned_message();
         let grace = (req.grace_seconds > 0).then(|| Duration::from_secs(req.grace_seconds.into()));
-        let row = self.engine.cancel_execution(&req.sandbox_id, &req.execution_id, grace).map_err(to_connect)?;
-        Response::ok(CancelExecutionResponse { execution: execution_msg(&row).into(), ..Default::default() })
+        let row = self
+            .engine
+            .cancel_execution(&req.sandbox_id, &req.execution_id, grace)
+            .map_err(to_connect)?;
+        Response::ok(CancelExecutionResponse {
+            execution: execution_msg(&row).into(),
+            ..Default::default()
+        })
     }
 
     async fn write_execution_stdin(
@@ -287,8 +365,15 @@ impl ExecutionService for Api {
         request: ServiceRequest<'_, WriteExecutionStdinRequest>,
     ) -> ServiceResult<WriteExecutionStdinResponse> {
         let req = request.to_owned_message();
-        let n = self.engine.write_stdin(&req.sandbox_id, &req.execution_id, &req.data).await.map_err(to_connect)?;
-        Response::ok(WriteExecutionStdinResponse { bytes_written: n, ..Default::default() })
+        let n = self
+            .engine
+            .write_stdin(&req.sandbox_id, &req.execution_id, &req.data)
+            .await
+            .map_err(to_connect)?;
+        Response::ok(WriteExecutionStdinResponse {
+            bytes_written: n,
+            ..Default::default()
+        })
     }
 
     async fn close_execution_stdin(
@@ -297,7 +382,10 @@ impl ExecutionService for Api {
         request: ServiceRequest<'_, CloseExecutionStdinRequest>,
     ) -> ServiceResult<CloseExecutionStdinResponse> {
         let req = request.to_owned_message();
-        self.engine.close_stdin(&req.sandbox_id, &req.execution_id).await.map_err(to_connect)?;
+        self.engine
+            .close_stdin(&req.sandbox_id, &req.execution_id)
+            .await
+            .map_err(to_connect)?;
         Response::ok(CloseExecutionStdinResponse::default())
     }
 
@@ -310,12 +398,21 @@ impl ExecutionService for Api {
         let exec_id = req.execution_id.clone();
         let mut items = self
             .engine
-            .stream_execution(&req.sandbox_id, &req.execution_id, req.after_sequence, req.stdout_offset, req.stderr_offset, !req.no_follow)
+            .stream_execution(
+                &req.sandbox_id,
+                &req.execution_id,
+                req.after_sequence,
+                req.stdout_offset,
+                req.stderr_offset,
+                !req.no_follow,
+            )
             .map_err(to_connect)?;
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         tokio::spawn(async move {
             while let Some(item) = items.recv().await {
-                let msg = item.map_err(to_connect).map(|item| stream_event(&exec_id, item));
+                let msg = item
+                    .map_err(to_connect)
+                    .map(|item| stream_event(&exec_id, item));
                 if tx.send(msg).await.is_err() {
                     return;
                 }
@@ -328,10 +425,20 @@ impl ExecutionService for Api {
 fn stream_event(exec_id: &str, item: StreamItem) -> ExecutionStreamEvent {
     use cleanroom_proto::cleanroom::v1::__buffa::oneof::execution_stream_event::Payload;
     let (sequence, payload) = match item {
-        StreamItem::Output { seq, stdout, offset, data } => (
+        StreamItem::Output {
+            seq,
+            stdout,
+            offset,
+            data,
+        } => (
             seq,
             Payload::from(OutputChunk {
-                stream: if stdout { OutputStream::OUTPUT_STREAM_STDOUT } else { OutputStream::OUTPUT_STREAM_STDERR }.into(),
+                stream: if stdout {
+                    OutputStream::OUTPUT_STREAM_STDOUT
+                } else {
+                    OutputStream::OUTPUT_STREAM_STDERR
+                }
+                .into(),
                 offset,
                 data,
                 ..Default::default()
@@ -346,10 +453,19 @@ fn stream_event(exec_id: &str, item: StreamItem) -> ExecutionStreamEvent {
                 ..Default::default()
             }),
         ),
-        StreamItem::Warning { seq, code, message } => {
-            (seq, Payload::from(Warning { code, message, ..Default::default() }))
-        }
+        StreamItem::Warning { seq, code, message } => (
+            seq,
+            Payload::from(Warning {
+                code,
+                message,
+                ..Default::default()
+            }),
+        ),
     };
-    let _ = es::RUNNING;
-    ExecutionStreamEvent { execution_id: exec_id.to_string(), sequence, payload: Some(payload), ..Default::default() }
+    ExecutionStreamEvent {
+        execution_id: exec_id.to_string(),
+        sequence,
+        payload: Some(payload),
+        ..Default::default()
+    }
 }

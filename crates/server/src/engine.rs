@@ -5,9 +5,9 @@
 
 use crate::error::{Class, EngineError};
 use crate::execlog::{self, Entry, ExitRecord, Kind, LogReader, LogWriter};
-use crate::store::{now_micros, EventRow, ExecutionRow, SandboxRow, Store};
-use crate::status::{execution as es, sandbox as ss};
 use crate::ids;
+use crate::status::{execution as es, sandbox as ss};
+use crate::store::{now_micros, EventRow, ExecutionRow, SandboxRow, Store};
 use cleanroom_backend::{Backend, ExitStatus, ProcessSpec, ReconcileRecord, SandboxSpec};
 use cleanroom_policy::CompiledPolicy;
 use std::collections::{BTreeMap, HashMap};
@@ -25,7 +25,7 @@ pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
 const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
 /// Bytes of each stream InspectExecution returns (the tail).
 const INSPECT_TAIL: u64 = 1 << 20;
-const READ_CHUNK: usize = 64 * 1024;
+const READ_CHUNK: usize = 256 * 1024;
 /// Hostile-input guards.
 const MAX_ARGS: usize = 4096;
 const MAX_ARGV_BYTES: usize = 128 * 1024;
@@ -47,9 +47,21 @@ pub struct ExecRequest {
 /// One item of an execution stream.
 #[derive(Debug, Clone)]
 pub enum StreamItem {
-    Output { seq: u64, stdout: bool, offset: u64, data: Vec<u8> },
-    Exit { seq: u64, exit: ExitRecord },
-    Warning { seq: u64, code: String, message: String },
+    Output {
+        seq: u64,
+        stdout: bool,
+        offset: u64,
+        data: Vec<u8>,
+    },
+    Exit {
+        seq: u64,
+        exit: ExitRecord,
+    },
+    Warning {
+        seq: u64,
+        code: String,
+        message: String,
+    },
 }
 
 /// InspectExecution's richer view.
@@ -96,10 +108,17 @@ impl Engine {
     /// Open the engine on `state_dir` (database + logs). Call [`Engine::recover`] next.
     pub fn new(state_dir: &Path, backend: Arc<dyn Backend>) -> Result<Arc<Engine>, EngineError> {
         let logs_dir = state_dir.join("executions");
-        std::fs::create_dir_all(&logs_dir).map_err(|e| EngineError::internal(format!("create {}: {e}", logs_dir.display())))?;
+        std::fs::create_dir_all(&logs_dir)
+            .map_err(|e| EngineError::internal(format!("create {}: {e}", logs_dir.display())))?;
         let store = Store::open(&state_dir.join("state.db"))?;
         let (events, _) = watch::channel(0);
-        Ok(Arc::new(Engine { store, backend, logs_dir, live: Mutex::new(HashMap::new()), events }))
+        Ok(Arc::new(Engine {
+            store,
+            backend,
+            logs_dir,
+            live: Mutex::new(HashMap::new()),
+            events,
+        }))
     }
 
     pub fn backend_name(&self) -> &'static str {
@@ -142,13 +161,21 @@ impl Engine {
     /// After a restart: fail interrupted executions honestly (their output stays
     /// readable), and reclaim every resource of sandboxes the previous process ran.
     pub async fn recover(&self) -> Result<(), EngineError> {
-        let msg = "server restarted while the execution was running; output up to that point is retained";
-        for exe in self.store.executions_with_status(&[es::QUEUED, es::RUNNING])? {
+        let msg =
+            "server restarted while the execution was running; output up to that point is retained";
+        for exe in self
+            .store
+            .executions_with_status(&[es::QUEUED, es::RUNNING])?
+        {
             let path = execlog::path_for(&self.logs_dir, &exe.id);
             if path.exists() {
                 let has_exit = execlog::repair(&path).map(|(h, _, _)| h).unwrap_or(false);
                 if !has_exit {
-                    let rec = ExitRecord { status: es::FAILED, exit_code: -1, message: msg.into() };
+                    let rec = ExitRecord {
+                        status: es::FAILED,
+                        exit_code: -1,
+                        message: msg.into(),
+                    };
                     if let Err(e) = execlog::append_exit(&path, &rec) {
                         tracing::warn!(execution_id = %exe.id, error = %e, "could not finish log");
                     }
@@ -158,8 +185,12 @@ impl Engine {
             self.execution_event(&exe.sandbox_id, &exe.id, es::FAILED, msg);
         }
         let mut records = Vec::new();
-        let stale: Vec<SandboxRow> =
-            self.store.list_sandboxes()?.into_iter().filter(|s| !ss::is_terminal(s.status)).collect();
+        let stale: Vec<SandboxRow> = self
+            .store
+            .list_sandboxes()?
+            .into_iter()
+            .filter(|s| !ss::is_terminal(s.status))
+            .collect();
         for s in &stale {
             records.push(ReconcileRecord {
                 sandbox_id: s.id.clone(),
@@ -170,7 +201,8 @@ impl Engine {
         for s in &stale {
             let msg = "server restarted; the sandbox's processes and files were reclaimed";
             self.store.set_sandbox_status(&s.id, ss::FAILED, msg)?;
-            self.store.set_sandbox_executions(&s.id, &s.last_execution_id, "")?;
+            self.store
+                .set_sandbox_executions(&s.id, &s.last_execution_id, "")?;
             self.sandbox_event(&s.id, ss::FAILED, msg);
         }
         tracing::info!(
@@ -184,7 +216,11 @@ impl Engine {
     // ---- sandboxes ---------------------------------------------------------
 
     /// Compile the policy once, check capabilities, provision. Returns the READY sandbox.
-    pub async fn create_sandbox(&self, policy_yaml: &str, image_ref: &str) -> Result<SandboxRow, EngineError> {
+    pub async fn create_sandbox(
+        &self,
+        policy_yaml: &str,
+        image_ref: &str,
+    ) -> Result<SandboxRow, EngineError> {
         let policy = cleanroom_policy::compile(policy_yaml)?;
         let caps = self.backend.capabilities();
         if !image_ref.is_empty() && !caps.contains(&"oci_images") {
@@ -212,10 +248,14 @@ impl Engine {
         };
         self.store.insert_sandbox(&row)?;
         self.sandbox_event(&id, ss::PROVISIONING, "");
-        let spec = SandboxSpec { sandbox_id: id.clone(), hostname: "cleanroom".into() };
+        let spec = SandboxSpec {
+            sandbox_id: id.clone(),
+            hostname: "cleanroom".into(),
+        };
         match self.backend.provision(&spec).await {
             Ok(p) => {
-                self.store.set_sandbox_provisioned(&id, &serde_json::to_string(&p).unwrap_or_default())?;
+                self.store
+                    .set_sandbox_provisioned(&id, &serde_json::to_string(&p).unwrap_or_default())?;
                 self.store.set_sandbox_status(&id, ss::READY, "")?;
                 self.sandbox_event(&id, ss::READY, "");
             }
@@ -233,11 +273,18 @@ impl Engine {
         if !ids::looks_valid(id, "sbx_") {
             return Err(EngineError::sandbox_not_found(id));
         }
-        self.store.get_sandbox(id)?.ok_or_else(|| EngineError::sandbox_not_found(id))
+        self.store
+            .get_sandbox(id)?
+            .ok_or_else(|| EngineError::sandbox_not_found(id))
     }
 
     pub fn list_sandboxes(&self, include_stopped: bool) -> Result<Vec<SandboxRow>, EngineError> {
-        Ok(self.store.list_sandboxes()?.into_iter().filter(|s| include_stopped || !ss::is_terminal(s.status)).collect())
+        Ok(self
+            .store
+            .list_sandboxes()?
+            .into_iter()
+            .filter(|s| include_stopped || !ss::is_terminal(s.status))
+            .collect())
     }
 
     /// Kill everything in the sandbox and remove it. Idempotent.
@@ -248,8 +295,11 @@ impl Engine {
         }
         self.store.set_sandbox_status(id, ss::STOPPING, "")?;
         self.sandbox_event(id, ss::STOPPING, "");
-        let running: Vec<(String, Arc<LiveExec>)> =
-            lock(&self.live).iter().filter(|(_, l)| l.sandbox_id == id).map(|(k, l)| (k.clone(), l.clone())).collect();
+        let running: Vec<(String, Arc<LiveExec>)> = lock(&self.live)
+            .iter()
+            .filter(|(_, l)| l.sandbox_id == id)
+            .map(|(k, l)| (k.clone(), l.clone()))
+            .collect();
         for (_, l) in &running {
             l.cancel.send_if_modified(|c| {
                 if c.is_none() {
@@ -294,7 +344,9 @@ impl Engine {
         if req.command.is_empty() || req.command[0].is_empty() {
             return Err(EngineError::invalid("command is empty"));
         }
-        if req.command.len() > MAX_ARGS || req.command.iter().map(|a| a.len() + 1).sum::<usize>() > MAX_ARGV_BYTES {
+        if req.command.len() > MAX_ARGS
+            || req.command.iter().map(|a| a.len() + 1).sum::<usize>() > MAX_ARGV_BYTES
+        {
             return Err(EngineError::invalid("command is too long"));
         }
         if req.command.iter().any(|a| a.contains('\0')) {
@@ -305,19 +357,29 @@ impl Engine {
         }
         for (k, v) in &req.env {
             if !cleanroom_policy::is_valid_env_key(k) || v.contains('\0') {
-                return Err(EngineError::invalid(format!("invalid environment variable {k:?}")).with("env", k));
+                return Err(
+                    EngineError::invalid(format!("invalid environment variable {k:?}"))
+                        .with("env", k),
+                );
             }
         }
         if !req.cwd.is_empty() && (!req.cwd.starts_with('/') || req.cwd.contains('\0')) {
             return Err(EngineError::invalid("cwd must be an absolute path"));
         }
         if req.tty {
-            return Err(EngineError::unimplemented("tty executions need AttachExecution, which is not implemented yet"));
+            return Err(EngineError::unimplemented(
+                "tty executions need AttachExecution, which is not implemented yet",
+            ));
         }
         Ok(())
     }
 
-    fn base_env(&self, sandbox: &SandboxRow, exec_id: &str, req: &ExecRequest) -> Vec<(String, String)> {
+    fn base_env(
+        &self,
+        sandbox: &SandboxRow,
+        exec_id: &str,
+        req: &ExecRequest,
+    ) -> Vec<(String, String)> {
         let mut env: BTreeMap<String, String> = BTreeMap::new();
         env.insert("PATH".into(), DEFAULT_PATH.into());
         env.insert("HOME".into(), "/root".into());
@@ -331,7 +393,10 @@ impl Engine {
     }
 
     /// Start a command. The execution is RUNNING when this returns.
-    pub async fn create_execution(self: &Arc<Self>, req: ExecRequest) -> Result<ExecutionRow, EngineError> {
+    pub async fn create_execution(
+        self: &Arc<Self>,
+        req: ExecRequest,
+    ) -> Result<ExecutionRow, EngineError> {
         Self::validate(&req)?;
         let sandbox = self.get_sandbox(&req.sandbox_id)?;
         if sandbox.status != ss::READY {
@@ -343,7 +408,11 @@ impl Engine {
             .with("sandbox_id", &sandbox.id));
         }
         let id = ids::execution_id();
-        let cwd = if req.cwd.is_empty() { cleanroom_backend::linux::config::WORKSPACE_PATH.to_string() } else { req.cwd.clone() };
+        let cwd = if req.cwd.is_empty() {
+            cleanroom_backend::linux::config::WORKSPACE_PATH.to_string()
+        } else {
+            req.cwd.clone()
+        };
         let mut row = ExecutionRow {
             id: id.clone(),
             sandbox_id: sandbox.id.clone(),
@@ -360,16 +429,26 @@ impl Engine {
             trace_id: ids::trace_id(),
         };
         let log_path = execlog::path_for(&self.logs_dir, &id);
-        let writer = LogWriter::create(&log_path).map_err(|e| EngineError::internal(format!("create output log: {e}")))?;
+        let writer = LogWriter::create(&log_path)
+            .map_err(|e| EngineError::internal(format!("create output log: {e}")))?;
         self.store.insert_execution(&row)?;
         self.execution_event(&sandbox.id, &id, es::QUEUED, "");
 
-        let spec = ProcessSpec { argv: req.command.clone(), env: self.base_env(&sandbox, &id, &req), cwd, stdin: req.attach_stdin };
+        let spec = ProcessSpec {
+            argv: req.command.clone(),
+            env: self.base_env(&sandbox, &id, &req),
+            cwd,
+            stdin: req.attach_stdin,
+        };
         let handle = match self.backend.spawn(&sandbox.id, spec).await {
             Ok(h) => h,
             Err(e) => {
                 let msg = format!("could not start the command: {e}");
-                let _ = writer.close(&ExitRecord { status: es::FAILED, exit_code: -1, message: msg.clone() });
+                let _ = writer.close(&ExitRecord {
+                    status: es::FAILED,
+                    exit_code: -1,
+                    message: msg.clone(),
+                });
                 self.store.finish_execution(&id, es::FAILED, -1, &msg)?;
                 self.execution_event(&sandbox.id, &id, es::FAILED, &msg);
                 return Err(EngineError::from(e).with("execution_id", &id));
@@ -392,11 +471,25 @@ impl Engine {
             done: done_rx,
         });
         lock(&self.live).insert(id.clone(), live);
-        let timeout = (req.timeout_seconds > 0).then(|| Duration::from_secs(req.timeout_seconds.into()));
+        let timeout =
+            (req.timeout_seconds > 0).then(|| Duration::from_secs(req.timeout_seconds.into()));
         let engine = self.clone();
-        let run = Run { exec_id: id.clone(), sandbox_id: sandbox.id.clone(), process: handle.id, timeout };
+        let run = Run {
+            exec_id: id.clone(),
+            sandbox_id: sandbox.id.clone(),
+            process: handle.id,
+            timeout,
+        };
         tokio::spawn(async move {
-            run.drive(&engine, handle.stdout, handle.stderr, handle.exit, writer, cancel_rx).await;
+            run.drive(
+                &engine,
+                handle.stdout,
+                handle.stderr,
+                handle.exit,
+                writer,
+                cancel_rx,
+            )
+            .await;
             lock(&engine.live).remove(&run.exec_id);
             let _ = done_tx.send(true);
         });
@@ -407,14 +500,21 @@ impl Engine {
         if !ids::looks_valid(exec_id, "exe_") {
             return Err(EngineError::execution_not_found(exec_id));
         }
-        let row = self.store.get_execution(exec_id)?.ok_or_else(|| EngineError::execution_not_found(exec_id))?;
+        let row = self
+            .store
+            .get_execution(exec_id)?
+            .ok_or_else(|| EngineError::execution_not_found(exec_id))?;
         if !sandbox_id.is_empty() && row.sandbox_id != sandbox_id {
             return Err(EngineError::execution_not_found(exec_id).with("sandbox_id", sandbox_id));
         }
         Ok(row)
     }
 
-    pub fn get_execution(&self, sandbox_id: &str, exec_id: &str) -> Result<ExecutionRow, EngineError> {
+    pub fn get_execution(
+        &self,
+        sandbox_id: &str,
+        exec_id: &str,
+    ) -> Result<ExecutionRow, EngineError> {
         self.find_execution(sandbox_id, exec_id)
     }
 
@@ -422,17 +522,26 @@ impl Engine {
     pub fn last_execution(&self, sandbox_id: &str) -> Result<ExecutionRow, EngineError> {
         let sbx = self.get_sandbox(sandbox_id)?;
         if sbx.last_execution_id.is_empty() {
-            return Err(EngineError::new(Class::NotFound, "execution_not_found", format!("sandbox {sandbox_id} has no executions"))
-                .with("sandbox_id", sandbox_id));
+            return Err(EngineError::new(
+                Class::NotFound,
+                "execution_not_found",
+                format!("sandbox {sandbox_id} has no executions"),
+            )
+            .with("sandbox_id", sandbox_id));
         }
         self.find_execution(sandbox_id, &sbx.last_execution_id)
     }
 
-    pub fn inspect_execution(&self, sandbox_id: &str, exec_id: &str) -> Result<Inspection, EngineError> {
+    pub fn inspect_execution(
+        &self,
+        sandbox_id: &str,
+        exec_id: &str,
+    ) -> Result<Inspection, EngineError> {
         let execution = self.find_execution(sandbox_id, exec_id)?;
         let sandbox = self.store.get_sandbox(&execution.sandbox_id)?;
         let log_path = execlog::path_for(&self.logs_dir, exec_id);
-        let (stdout_tail, stderr_tail, stdout_bytes, stderr_bytes) = read_tails(&log_path).unwrap_or_default();
+        let (stdout_tail, stderr_tail, stdout_bytes, stderr_bytes) =
+            read_tails(&log_path).unwrap_or_default();
         Ok(Inspection {
             execution,
             stdout_tail,
@@ -449,7 +558,12 @@ impl Engine {
     }
 
     /// SIGTERM now, SIGKILL after `grace`. No-op for finished executions.
-    pub fn cancel_execution(&self, sandbox_id: &str, exec_id: &str, grace: Option<Duration>) -> Result<ExecutionRow, EngineError> {
+    pub fn cancel_execution(
+        &self,
+        sandbox_id: &str,
+        exec_id: &str,
+        grace: Option<Duration>,
+    ) -> Result<ExecutionRow, EngineError> {
         let row = self.find_execution(sandbox_id, exec_id)?;
         if let Some(l) = self.live(exec_id) {
             l.cancel.send_if_modified(|c| {
@@ -468,11 +582,20 @@ impl Engine {
         Ok(row)
     }
 
-    pub async fn write_stdin(&self, sandbox_id: &str, exec_id: &str, data: &[u8]) -> Result<u64, EngineError> {
+    pub async fn write_stdin(
+        &self,
+        sandbox_id: &str,
+        exec_id: &str,
+        data: &[u8],
+    ) -> Result<u64, EngineError> {
         let row = self.find_execution(sandbox_id, exec_id)?;
         let not_open = || {
-            EngineError::new(Class::FailedPrecondition, "stdin_closed", "stdin is not open for this execution")
-                .with("execution_id", &row.id)
+            EngineError::new(
+                Class::FailedPrecondition,
+                "stdin_closed",
+                "stdin is not open for this execution",
+            )
+            .with("execution_id", &row.id)
         };
         let live = self.live(exec_id).ok_or_else(not_open)?;
         if !live.has_stdin {
@@ -515,13 +638,18 @@ impl Engine {
     ) -> Result<mpsc::Receiver<Result<StreamItem, EngineError>>, EngineError> {
         let row = self.find_execution(sandbox_id, exec_id)?;
         let path = execlog::path_for(&self.logs_dir, &row.id);
-        let mut reader = LogReader::open(&path).map_err(|e| EngineError::internal(format!("open output log: {e}")))?;
+        let mut reader = LogReader::open(&path)
+            .map_err(|e| EngineError::internal(format!("open output log: {e}")))?;
         let commit = self.live(exec_id).map(|l| l.commit.clone());
         let (tx, rx) = mpsc::channel(8);
         tokio::spawn(async move {
             let mut commit = commit;
             let skip = |kind: Kind, offset: u64, len: u64| {
-                let from = if kind == Kind::Stdout { stdout_offset } else { stderr_offset };
+                let from = if kind == Kind::Stdout {
+                    stdout_offset
+                } else {
+                    stderr_offset
+                };
                 offset + len <= from
             };
             loop {
@@ -541,7 +669,11 @@ impl Engine {
                             }
                             match entry {
                                 Entry::Output { kind, offset, data } => {
-                                    let from = if kind == Kind::Stdout { stdout_offset } else { stderr_offset };
+                                    let from = if kind == Kind::Stdout {
+                                        stdout_offset
+                                    } else {
+                                        stderr_offset
+                                    };
                                     if offset + data.len() as u64 <= from {
                                         continue;
                                     }
@@ -554,12 +686,18 @@ impl Engine {
                                     }
                                 }
                                 Entry::Exit(exit) => StreamItem::Exit { seq, exit },
-                                Entry::Warning(w) => StreamItem::Warning { seq, code: w.code, message: w.message },
+                                Entry::Warning(w) => StreamItem::Warning {
+                                    seq,
+                                    code: w.code,
+                                    message: w.message,
+                                },
                             }
                         }
                         Ok(None) => break,
                         Err(e) => {
-                            let _ = tx.send(Err(EngineError::internal(format!("read output log: {e}")))).await;
+                            let _ = tx
+                                .send(Err(EngineError::internal(format!("read output log: {e}"))))
+                                .await;
                             return;
                         }
                     };
@@ -598,8 +736,15 @@ impl Engine {
                 notify.mark_unchanged();
                 // Read the status before the events: if it is terminal now, the events read
                 // next include the final one, so stopping after them loses nothing.
-                let terminal = engine.store.get_sandbox(&sandbox_id).ok().flatten().is_none_or(|s| ss::is_terminal(s.status));
-                let Ok(rows) = engine.store.events_after(&sandbox_id, last, 256) else { return };
+                let terminal = engine
+                    .store
+                    .get_sandbox(&sandbox_id)
+                    .ok()
+                    .flatten()
+                    .is_none_or(|s| ss::is_terminal(s.status));
+                let Ok(rows) = engine.store.events_after(&sandbox_id, last, 256) else {
+                    return;
+                };
                 let full = rows.len() == 256;
                 for r in rows {
                     last = r.seq;
@@ -635,11 +780,21 @@ fn read_tails(path: &Path) -> std::io::Result<(Vec<u8>, Vec<u8>, u64, u64)> {
     let err_from = err_end.saturating_sub(INSPECT_TAIL);
     let mut r = LogReader::open(path)?;
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let skip = |k: Kind, o: u64, l: u64| o + l <= if k == Kind::Stdout { out_from } else { err_from };
+    let skip = |k: Kind, o: u64, l: u64| {
+        o + l
+            <= if k == Kind::Stdout {
+                out_from
+            } else {
+                err_from
+            }
+    };
     while let Some((_, e)) = r.next(len, skip)? {
         if let Entry::Output { kind, offset, data } = e {
-            let (buf, from, total) =
-                if kind == Kind::Stdout { (&mut out, out_from, &mut out_total) } else { (&mut err, err_from, &mut err_total) };
+            let (buf, from, total) = if kind == Kind::Stdout {
+                (&mut out, out_from, &mut out_total)
+            } else {
+                (&mut err, err_from, &mut err_total)
+            };
             *total = offset + data.len() as u64;
             if data.is_empty() {
                 continue;
@@ -710,12 +865,9 @@ impl Run {
                     kill_at = self.terminate(engine, reason.as_ref()).await;
                 }
                 r = cancel_rx.changed(), if reason.is_none() && exit.is_none() => {
-                    match r {
-                        Ok(()) => {
-                            reason = cancel_rx.borrow().clone();
-                            kill_at = self.terminate(engine, reason.as_ref()).await;
-                        }
-                        Err(_) => {}
+                    if r.is_ok() {
+                        reason = cancel_rx.borrow().clone();
+                        kill_at = self.terminate(engine, reason.as_ref()).await;
                     }
                 }
                 _ = tokio::time::sleep_until(kill_at), if kill_at < far && exit.is_none() => {
@@ -735,29 +887,57 @@ impl Run {
                     None if code == 0 => String::new(),
                     None => format!("exited with code {code}"),
                 };
-                (if code == 0 { es::SUCCEEDED } else { es::FAILED }, code, msg)
+                (
+                    if code == 0 { es::SUCCEEDED } else { es::FAILED },
+                    code,
+                    msg,
+                )
             }
             (None, Some(r)) => (r.status, 137, r.message.clone()),
-            (None, None) => (es::FAILED, 137, "sandbox stopped while the execution was running".to_string()),
+            (None, None) => (
+                es::FAILED,
+                137,
+                "sandbox stopped while the execution was running".to_string(),
+            ),
         };
         if let Some(e) = write_error {
-            message = if message.is_empty() { e } else { format!("{message}; {e}") };
+            message = if message.is_empty() {
+                e
+            } else {
+                format!("{message}; {e}")
+            };
         }
-        if let Err(e) = writer.close(&ExitRecord { status, exit_code, message: message.clone() }) {
+        if let Err(e) = writer.close(&ExitRecord {
+            status,
+            exit_code,
+            message: message.clone(),
+        }) {
             tracing::error!(execution_id = %self.exec_id, error = %e, "could not finish output log");
         }
-        if let Err(e) = engine.store.finish_execution(&self.exec_id, status, exit_code, &message) {
+        if let Err(e) = engine
+            .store
+            .finish_execution(&self.exec_id, status, exit_code, &message)
+        {
             tracing::error!(execution_id = %self.exec_id, error = %e, "could not record execution result");
         }
-        let _ = engine.store.clear_active_execution(&self.sandbox_id, &self.exec_id);
+        let _ = engine
+            .store
+            .clear_active_execution(&self.sandbox_id, &self.exec_id);
         engine.execution_event(&self.sandbox_id, &self.exec_id, status, &message);
     }
 
     /// Send SIGTERM (or SIGKILL with zero grace); returns when SIGKILL is due.
     async fn terminate(&self, engine: &Engine, reason: Option<&Arc<Cancel>>) -> Instant {
         let grace = reason.map(|r| r.grace).unwrap_or(DEFAULT_GRACE);
-        let sig = if grace.is_zero() { libc::SIGKILL } else { libc::SIGTERM };
-        let _ = engine.backend.signal(&self.sandbox_id, self.process, sig).await;
+        let sig = if grace.is_zero() {
+            libc::SIGKILL
+        } else {
+            libc::SIGTERM
+        };
+        let _ = engine
+            .backend
+            .signal(&self.sandbox_id, self.process, sig)
+            .await;
         Instant::now() + grace
     }
 }

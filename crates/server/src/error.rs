@@ -25,7 +25,12 @@ pub struct EngineError {
 
 impl EngineError {
     pub fn new(class: Class, code: &'static str, message: impl Into<String>) -> Self {
-        EngineError { class, code, message: message.into(), details: Vec::new() }
+        EngineError {
+            class,
+            code,
+            message: message.into(),
+            details: Vec::new(),
+        }
     }
     pub fn with(mut self, key: &str, value: impl Into<String>) -> Self {
         self.details.push((key.to_string(), value.into()));
@@ -35,10 +40,20 @@ impl EngineError {
         Self::new(Class::InvalidArgument, "invalid_argument", message)
     }
     pub fn sandbox_not_found(id: &str) -> Self {
-        Self::new(Class::NotFound, "sandbox_not_found", format!("no sandbox with id {id:?}")).with("sandbox_id", id)
+        Self::new(
+            Class::NotFound,
+            "sandbox_not_found",
+            format!("no sandbox with id {id:?}"),
+        )
+        .with("sandbox_id", id)
     }
     pub fn execution_not_found(id: &str) -> Self {
-        Self::new(Class::NotFound, "execution_not_found", format!("no execution with id {id:?}")).with("execution_id", id)
+        Self::new(
+            Class::NotFound,
+            "execution_not_found",
+            format!("no execution with id {id:?}"),
+        )
+        .with("execution_id", id)
     }
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(Class::Internal, "internal", message)

@@ -74,7 +74,10 @@ pub struct LogWriter {
 impl LogWriter {
     /// Create a fresh log at `path`.
     pub fn create(path: &Path) -> io::Result<LogWriter> {
-        let file = OpenOptions::new().create_new(true).append(true).open(path)?;
+        let file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(path)?;
         let (tx, _) = watch::channel(Committed::default());
         Ok(LogWriter { file, len: 0, tx })
     }
@@ -107,13 +110,19 @@ impl LogWriter {
     }
 
     pub fn warning(&mut self, w: &WarningRecord) -> io::Result<()> {
-        self.append(Kind::Warning, &serde_json::to_vec(w).map_err(io::Error::other)?)
+        self.append(
+            Kind::Warning,
+            &serde_json::to_vec(w).map_err(io::Error::other)?,
+        )
     }
 
     /// Write the exit record, flush to disk and tell readers the log is complete.
     pub fn close(mut self, exit: &ExitRecord) -> io::Result<()> {
         let res = self
-            .append(Kind::Exit, &serde_json::to_vec(exit).map_err(io::Error::other)?)
+            .append(
+                Kind::Exit,
+                &serde_json::to_vec(exit).map_err(io::Error::other)?,
+            )
             .and_then(|_| self.file.sync_data());
         self.tx.send_modify(|c| c.closed = true);
         res
@@ -130,7 +139,11 @@ impl Drop for LogWriter {
 /// One decoded record.
 #[derive(Debug, Clone)]
 pub enum Entry {
-    Output { kind: Kind, offset: u64, data: Vec<u8> },
+    Output {
+        kind: Kind,
+        offset: u64,
+        data: Vec<u8>,
+    },
     Exit(ExitRecord),
     Warning(WarningRecord),
 }
@@ -146,22 +159,36 @@ pub struct LogReader {
 
 impl LogReader {
     pub fn open(path: &Path) -> io::Result<LogReader> {
-        Ok(LogReader { file: File::open(path)?, pos: 0, seq: 0, stdout_off: 0, stderr_off: 0 })
+        Ok(LogReader {
+            file: File::open(path)?,
+            pos: 0,
+            seq: 0,
+            stdout_off: 0,
+            stderr_off: 0,
+        })
     }
 
     /// Read the next record entirely below `limit` bytes. `Ok(None)` = nothing complete yet.
     /// `skip_payload` lets resumption skip output it will not send without reading it.
-    pub fn next(&mut self, limit: u64, skip_payload: impl Fn(Kind, u64, u64) -> bool) -> io::Result<Option<(u64, Entry)>> {
+    pub fn next(
+        &mut self,
+        limit: u64,
+        skip_payload: impl Fn(Kind, u64, u64) -> bool,
+    ) -> io::Result<Option<(u64, Entry)>> {
         if self.pos + HEADER as u64 > limit {
             return Ok(None);
         }
         self.file.seek(SeekFrom::Start(self.pos))?;
         let mut hdr = [0u8; HEADER];
         self.file.read_exact(&mut hdr)?;
-        let kind = Kind::from_u8(hdr[0]).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "corrupt log record"))?;
+        let kind = Kind::from_u8(hdr[0])
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "corrupt log record"))?;
         let len = u32::from_le_bytes([hdr[1], hdr[2], hdr[3], hdr[4]]) as u64;
         if len as usize > MAX_RECORD {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "corrupt log record length"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "corrupt log record length",
+            ));
         }
         if self.pos + HEADER as u64 + len > limit {
             return Ok(None);
@@ -170,7 +197,11 @@ impl LogReader {
         self.seq += 1;
         let entry = match kind {
             Kind::Stdout | Kind::Stderr => {
-                let off = if kind == Kind::Stdout { &mut self.stdout_off } else { &mut self.stderr_off };
+                let off = if kind == Kind::Stdout {
+                    &mut self.stdout_off
+                } else {
+                    &mut self.stderr_off
+                };
                 let offset = *off;
                 *off += len;
                 let data = if skip_payload(kind, offset, len) {
@@ -250,14 +281,24 @@ mod tests {
         w.output(Kind::Stdout, b"hello ").unwrap();
         w.output(Kind::Stderr, b"oops").unwrap();
         w.output(Kind::Stdout, b"world").unwrap();
-        w.close(&ExitRecord { status: 3, exit_code: 0, message: String::new() }).unwrap();
+        w.close(&ExitRecord {
+            status: 3,
+            exit_code: 0,
+            message: String::new(),
+        })
+        .unwrap();
         let len = std::fs::metadata(&p).unwrap().len();
         let mut r = LogReader::open(&p).unwrap();
         let mut out = Vec::new();
         let mut seqs = Vec::new();
         while let Some((seq, e)) = r.next(len, |_, _, _| false).unwrap() {
             seqs.push(seq);
-            if let Entry::Output { kind: Kind::Stdout, offset, data } = e {
+            if let Entry::Output {
+                kind: Kind::Stdout,
+                offset,
+                data,
+            } = e
+            {
                 assert_eq!(offset as usize, out.len());
                 out.extend(data);
             }

@@ -20,5 +20,7 @@ pub fn trace_id() -> String {
 pub fn looks_valid(id: &str, prefix: &str) -> bool {
     id.len() == prefix.len() + 32
         && id.starts_with(prefix)
-        && id[prefix.len()..].chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+        && id[prefix.len()..]
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
 }

@@ -86,9 +86,15 @@ fn prepare_socket(path: &Path) -> Result<(), ServeError> {
 }
 
 /// Run the server until `shutdown` resolves; sandboxes still running are terminated.
-pub async fn run(cfg: ServeConfig, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> Result<(), ServeError> {
+pub async fn run(
+    cfg: ServeConfig,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
     let _lock = lock_state_dir(&cfg.state_dir)?;
-    let backend = Arc::new(LinuxBackend::new(cfg.state_dir.join("sandboxes"), cfg.init_exe.clone())?);
+    let backend = Arc::new(LinuxBackend::new(
+        cfg.state_dir.join("sandboxes"),
+        cfg.init_exe.clone(),
+    )?);
     let engine = Engine::new(&cfg.state_dir, backend)?;
     engine.recover().await?;
     let app = router(engine.clone()).into_axum_router();
@@ -107,7 +113,8 @@ pub async fn run(cfg: ServeConfig, shutdown: impl std::future::Future<Output = (
     let served = match &cfg.listen {
         Listen::Unix(path) => {
             prepare_socket(path)?;
-            let listener = tokio::net::UnixListener::bind(path).map_err(|e| ServeError::Listen(path.display().to_string(), e))?;
+            let listener = tokio::net::UnixListener::bind(path)
+                .map_err(|e| ServeError::Listen(path.display().to_string(), e))?;
             // Only the server's own user may drive it: a socket is a full control channel.
             let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
             tracing::info!(listen = %format!("unix://{}", path.display()), "cleanroom server ready");
@@ -118,8 +125,13 @@ pub async fn run(cfg: ServeConfig, shutdown: impl std::future::Future<Output = (
             out
         }
         Listen::Tcp(addr) => {
-            let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| ServeError::Listen(addr.clone(), e))?;
-            let local = listener.local_addr().map(|a| a.to_string()).unwrap_or_else(|_| addr.clone());
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| ServeError::Listen(addr.clone(), e))?;
+            let local = listener
+                .local_addr()
+                .map(|a| a.to_string())
+                .unwrap_or_else(|_| addr.clone());
             tracing::info!(listen = %format!("http://{local}"), "cleanroom server ready");
             eprintln!("cleanroom: listening on http://{local}");
             let server = axum::serve(listener, app).with_graceful_shutdown(graceful);

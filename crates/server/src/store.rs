@@ -182,7 +182,9 @@ impl Store {
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.execute_batch(SCHEMA)?;
-        Ok(Store { conn: Mutex::new(conn) })
+        Ok(Store {
+            conn: Mutex::new(conn),
+        })
     }
 
     fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
@@ -216,13 +218,20 @@ impl Store {
 
     pub fn get_sandbox(&self, id: &str) -> Result<Option<SandboxRow>> {
         self.with(|c| {
-            c.query_row(&format!("SELECT {SANDBOX_COLS} FROM sandboxes WHERE id = ?1"), [id], sandbox_from).optional()
+            c.query_row(
+                &format!("SELECT {SANDBOX_COLS} FROM sandboxes WHERE id = ?1"),
+                [id],
+                sandbox_from,
+            )
+            .optional()
         })
     }
 
     pub fn list_sandboxes(&self) -> Result<Vec<SandboxRow>> {
         self.with(|c| {
-            let mut st = c.prepare(&format!("SELECT {SANDBOX_COLS} FROM sandboxes ORDER BY created_at, id"))?;
+            let mut st = c.prepare(&format!(
+                "SELECT {SANDBOX_COLS} FROM sandboxes ORDER BY created_at, id"
+            ))?;
             let rows = st.query_map([], sandbox_from)?;
             rows.collect()
         })
@@ -296,14 +305,25 @@ impl Store {
 
     pub fn get_execution(&self, id: &str) -> Result<Option<ExecutionRow>> {
         self.with(|c| {
-            c.query_row(&format!("SELECT {EXEC_COLS} FROM executions WHERE id = ?1"), [id], exec_from).optional()
+            c.query_row(
+                &format!("SELECT {EXEC_COLS} FROM executions WHERE id = ?1"),
+                [id],
+                exec_from,
+            )
+            .optional()
         })
     }
 
     pub fn executions_with_status(&self, statuses: &[i32]) -> Result<Vec<ExecutionRow>> {
-        let list = statuses.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(",");
+        let list = statuses
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
         self.with(|c| {
-            let mut st = c.prepare(&format!("SELECT {EXEC_COLS} FROM executions WHERE status IN ({list}) ORDER BY created_at"))?;
+            let mut st = c.prepare(&format!(
+                "SELECT {EXEC_COLS} FROM executions WHERE status IN ({list}) ORDER BY created_at"
+            ))?;
             let rows = st.query_map([], exec_from)?;
             rows.collect()
         })
@@ -311,11 +331,21 @@ impl Store {
 
     pub fn mark_execution_running(&self, id: &str, started_at: i64) -> Result<()> {
         self.with(|c| {
-            c.execute("UPDATE executions SET status = 2, started_at = ?2 WHERE id = ?1", params![id, started_at]).map(drop)
+            c.execute(
+                "UPDATE executions SET status = 2, started_at = ?2 WHERE id = ?1",
+                params![id, started_at],
+            )
+            .map(drop)
         })
     }
 
-    pub fn finish_execution(&self, id: &str, status: i32, exit_code: i32, message: &str) -> Result<()> {
+    pub fn finish_execution(
+        &self,
+        id: &str,
+        status: i32,
+        exit_code: i32,
+        message: &str,
+    ) -> Result<()> {
         self.with(|c| {
             c.execute(
                 "UPDATE executions SET status = ?2, exit_code = ?3, message = ?4, finished_at = ?5 WHERE id = ?1",
@@ -346,7 +376,12 @@ impl Store {
     }
 
     /// Events of one sandbox after `after_seq`, oldest first.
-    pub fn events_after(&self, sandbox_id: &str, after_seq: i64, limit: i64) -> Result<Vec<EventRow>> {
+    pub fn events_after(
+        &self,
+        sandbox_id: &str,
+        after_seq: i64,
+        limit: i64,
+    ) -> Result<Vec<EventRow>> {
         self.with(|c| {
             let mut st = c.prepare(
                 "SELECT seq, sandbox_id, execution_id, kind, at, sandbox_status, execution_status, message, attributes FROM events WHERE sandbox_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",

@@ -39,7 +39,8 @@ pub fn main(config_json: &str) -> ! {
 }
 
 fn run_shim(config_json: &str) -> Result<i32, String> {
-    let cfg: InitConfig = serde_json::from_str(config_json).map_err(|e| format!("bad init config: {e}"))?;
+    let cfg: InitConfig =
+        serde_json::from_str(config_json).map_err(|e| format!("bad init config: {e}"))?;
     // SAFETY: prctl with constant arguments; close_range on fds this process never uses
     // (nothing but stdio and the control socket may reach the sandbox).
     unsafe {
@@ -57,8 +58,10 @@ fn run_shim(config_json: &str) -> Result<i32, String> {
         let (uid, gid) = (nix::unistd::geteuid(), nix::unistd::getegid());
         unshare(CloneFlags::CLONE_NEWUSER).map_err(|e| format!("unshare(user): {e}"))?;
         std::fs::write("/proc/self/setgroups", "deny").map_err(|e| format!("setgroups: {e}"))?;
-        std::fs::write("/proc/self/uid_map", format!("0 {uid} 1")).map_err(|e| format!("uid_map: {e}"))?;
-        std::fs::write("/proc/self/gid_map", format!("0 {gid} 1")).map_err(|e| format!("gid_map: {e}"))?;
+        std::fs::write("/proc/self/uid_map", format!("0 {uid} 1"))
+            .map_err(|e| format!("uid_map: {e}"))?;
+        std::fs::write("/proc/self/gid_map", format!("0 {gid} 1"))
+            .map_err(|e| format!("gid_map: {e}"))?;
     }
     unshare(flags).map_err(|e| format!("unshare(namespaces): {e}"))?;
 
@@ -75,8 +78,14 @@ fn run_shim(config_json: &str) -> Result<i32, String> {
             std::process::exit(code)
         }
         ForkResult::Parent { child } => {
-            protocol::send(CONTROL_FD, &Reply::Started { init_pid: child.as_raw() }, &[])
-                .map_err(|e| format!("control socket: {e}"))?;
+            protocol::send(
+                CONTROL_FD,
+                &Reply::Started {
+                    init_pid: child.as_raw(),
+                },
+                &[],
+            )
+            .map_err(|e| format!("control socket: {e}"))?;
             // The shim keeps nothing open that the sandbox needs; drop the control socket
             // so the server sees EOF as soon as pid 1 is gone.
             let _ = nix::unistd::close(CONTROL_FD);
@@ -104,7 +113,8 @@ fn run_pid1(cfg: &InitConfig) -> Result<(), String> {
     // Block SIGCHLD and take it through a signalfd so the loop below is a plain poll().
     let mut mask = SigSet::empty();
     mask.add(Signal::SIGCHLD);
-    mask.thread_block().map_err(|e| format!("sigprocmask: {e}"))?;
+    mask.thread_block()
+        .map_err(|e| format!("sigprocmask: {e}"))?;
     let sfd = SignalFd::with_flags(&mask, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
         .map_err(|e| format!("signalfd: {e}"))?;
 
@@ -165,7 +175,12 @@ fn reap(running: &mut HashMap<i32, u64>) -> Result<(), String> {
     }
 }
 
-fn report(running: &mut HashMap<i32, u64>, pid: Pid, code: Option<i32>, signal: Option<i32>) -> Result<(), String> {
+fn report(
+    running: &mut HashMap<i32, u64>,
+    pid: Pid,
+    code: Option<i32>,
+    signal: Option<i32>,
+) -> Result<(), String> {
     if let Some(id) = running.remove(&pid.as_raw()) {
         protocol::send(CONTROL_FD, &Reply::Exited { id, code, signal }, &[])
             .map_err(|e| format!("control socket: {e}"))?;
@@ -173,7 +188,12 @@ fn report(running: &mut HashMap<i32, u64>, pid: Pid, code: Option<i32>, signal: 
     Ok(())
 }
 
-fn handle(req: Request, fds: Vec<OwnedFd>, mask: &SigSet, running: &mut HashMap<i32, u64>) -> Result<(), String> {
+fn handle(
+    req: Request,
+    fds: Vec<OwnedFd>,
+    mask: &SigSet,
+    running: &mut HashMap<i32, u64>,
+) -> Result<(), String> {
     match req {
         Request::Spawn { id, argv, env, cwd } => {
             let pid = spawn(&argv, &env, &cwd, &fds, mask);
@@ -181,14 +201,29 @@ fn handle(req: Request, fds: Vec<OwnedFd>, mask: &SigSet, running: &mut HashMap<
             match pid {
                 Ok(pid) => {
                     running.insert(pid.as_raw(), id);
-                    protocol::send(CONTROL_FD, &Reply::Spawned { id, pid: pid.as_raw() }, &[])
-                        .map_err(|e| format!("control socket: {e}"))
+                    protocol::send(
+                        CONTROL_FD,
+                        &Reply::Spawned {
+                            id,
+                            pid: pid.as_raw(),
+                        },
+                        &[],
+                    )
+                    .map_err(|e| format!("control socket: {e}"))
                 }
                 // Could not even fork: report as an exit the server turns into FAILED.
                 Err(e) => {
                     let _ = e;
-                    protocol::send(CONTROL_FD, &Reply::Exited { id, code: Some(126), signal: None }, &[])
-                        .map_err(|e| format!("control socket: {e}"))
+                    protocol::send(
+                        CONTROL_FD,
+                        &Reply::Exited {
+                            id,
+                            code: Some(126),
+                            signal: None,
+                        },
+                        &[],
+                    )
+                    .map_err(|e| format!("control socket: {e}"))
                 }
             }
         }
@@ -207,7 +242,13 @@ fn handle(req: Request, fds: Vec<OwnedFd>, mask: &SigSet, running: &mut HashMap<
 }
 
 /// Fork and exec one user process with the given stdio fds.
-fn spawn(argv: &[String], env: &[(String, String)], cwd: &str, fds: &[OwnedFd], mask: &SigSet) -> Result<Pid, String> {
+fn spawn(
+    argv: &[String],
+    env: &[(String, String)],
+    cwd: &str,
+    fds: &[OwnedFd],
+    mask: &SigSet,
+) -> Result<Pid, String> {
     if fds.len() != 3 {
         return Err(format!("spawn needs 3 stdio fds, got {}", fds.len()));
     }
@@ -223,7 +264,12 @@ fn spawn(argv: &[String], env: &[(String, String)], cwd: &str, fds: &[OwnedFd], 
         .collect::<Result<_, _>>()
         .map_err(|_| "environment contains a NUL byte".to_string())?;
     let c_cwd = CString::new(cwd).map_err(|_| "cwd contains a NUL byte".to_string())?;
-    let path = env.iter().rev().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone()).unwrap_or_default();
+    let path = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
     let candidates: Vec<CString> = resolve_candidates(&argv[0], &path);
     let raw: Vec<i32> = fds.iter().map(|f| f.as_raw_fd()).collect();
 
@@ -240,7 +286,10 @@ fn spawn(argv: &[String], env: &[(String, String)], cwd: &str, fds: &[OwnedFd], 
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
             if libc::chdir(c_cwd.as_ptr()) != 0 {
                 let err = std::io::Error::last_os_error();
-                fail(&format!("cleanroom: cannot enter working directory {cwd}: {err}\n"), 126);
+                fail(
+                    &format!("cleanroom: cannot enter working directory {cwd}: {err}\n"),
+                    126,
+                );
             }
             let mut envp: Vec<*const libc::c_char> = c_env.iter().map(|c| c.as_ptr()).collect();
             envp.push(std::ptr::null());
@@ -252,12 +301,19 @@ fn spawn(argv: &[String], env: &[(String, String)], cwd: &str, fds: &[OwnedFd], 
                 let e = *libc::__errno_location();
                 // Keep the most telling error (EACCES beats ENOENT, like execvp).
                 if e != libc::ENOENT || last == libc::ENOENT {
-                    last = if e == libc::ENOENT && last != libc::ENOENT { last } else { e };
+                    last = if e == libc::ENOENT && last != libc::ENOENT {
+                        last
+                    } else {
+                        e
+                    };
                 }
             }
             let err = std::io::Error::from_raw_os_error(last);
             let code = if last == libc::ENOENT { 127 } else { 126 };
-            fail(&format!("cleanroom: cannot run {:?}: {err}\n", argv[0]), code)
+            fail(
+                &format!("cleanroom: cannot run {:?}: {err}\n", argv[0]),
+                code,
+            )
         },
     }
 }

@@ -15,8 +15,8 @@ pub mod protocol;
 mod rootfs;
 
 use crate::{
-    Backend, BackendError, ExitStatus, ProcessHandle, ProcessId, ProcessSpec, ProvisionedSandbox, ReconcileRecord,
-    ReconcileReport, SandboxSpec,
+    Backend, BackendError, ExitStatus, ProcessHandle, ProcessId, ProcessSpec, ProvisionedSandbox,
+    ReconcileRecord, ReconcileReport, SandboxSpec,
 };
 use async_trait::async_trait;
 use config::{InitConfig, CONTROL_FD};
@@ -57,8 +57,13 @@ impl LinuxBackend {
     /// `state_root` holds one directory per sandbox; `init_exe` is the `cleanroom` binary
     /// (re-executed as `__sandbox-init`).
     pub fn new(state_root: PathBuf, init_exe: PathBuf) -> Result<Self, BackendError> {
-        std::fs::create_dir_all(&state_root).map_err(|e| BackendError::io(format!("create {}", state_root.display()), e))?;
-        Ok(LinuxBackend { state_root, init_exe, sandboxes: Mutex::new(HashMap::new()) })
+        std::fs::create_dir_all(&state_root)
+            .map_err(|e| BackendError::io(format!("create {}", state_root.display()), e))?;
+        Ok(LinuxBackend {
+            state_root,
+            init_exe,
+            sandboxes: Mutex::new(HashMap::new()),
+        })
     }
 
     fn get(&self, id: &str) -> Result<Arc<LinuxSandbox>, BackendError> {
@@ -72,8 +77,14 @@ impl LinuxBackend {
 
     fn dir_for(&self, id: &str) -> Result<PathBuf, BackendError> {
         // Ids come from the server, but never let one escape the state root.
-        if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-            return Err(BackendError::LaunchFailed(format!("invalid sandbox id {id:?}")));
+        if id.is_empty()
+            || !id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(BackendError::LaunchFailed(format!(
+                "invalid sandbox id {id:?}"
+            )));
         }
         Ok(self.state_root.join(id))
     }
@@ -81,8 +92,12 @@ impl LinuxBackend {
 
 impl LinuxSandbox {
     fn send(&self, req: &Request, fds: &[std::os::fd::RawFd]) -> Result<(), BackendError> {
-        let _guard = self.send_lock.lock().map_err(|_| BackendError::Unavailable("lock poisoned".into()))?;
-        protocol::send(self.control.as_raw_fd(), req, fds).map_err(|e| BackendError::io("sandbox control socket", e))
+        let _guard = self
+            .send_lock
+            .lock()
+            .map_err(|_| BackendError::Unavailable("lock poisoned".into()))?;
+        protocol::send(self.control.as_raw_fd(), req, fds)
+            .map_err(|e| BackendError::io("sandbox control socket", e))
     }
 }
 
@@ -108,7 +123,12 @@ async fn kill_init(pid: i32, start: u64) -> bool {
         }
         // A zombie still matches its start time until reaped; treat zombies as gone.
         if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            if stat.rsplit(')').next().map(|r| r.trim_start().starts_with('Z')).unwrap_or(false) {
+            if stat
+                .rsplit(')')
+                .next()
+                .map(|r| r.trim_start().starts_with('Z'))
+                .unwrap_or(false)
+            {
                 break;
             }
         }
@@ -137,7 +157,12 @@ impl Backend for LinuxBackend {
     fn capabilities(&self) -> Vec<&'static str> {
         // Only what this backend truly enforces today; the gateway and hardening issues
         // add `network_default_deny`, `secret_isolation`, ... when they land.
-        vec!["policy_immutability", "pid_isolation", "mount_isolation", "network_loopback_only"]
+        vec![
+            "policy_immutability",
+            "pid_isolation",
+            "mount_isolation",
+            "network_loopback_only",
+        ]
     }
 
     async fn provision(&self, spec: &SandboxSpec) -> Result<ProvisionedSandbox, BackendError> {
@@ -151,8 +176,14 @@ impl Backend for LinuxBackend {
             home_dir: dir.join("home"),
             user_namespace: !nix::unistd::geteuid().is_root(),
         };
-        for d in [&cfg.root_dir, &cfg.workspace_dir, &cfg.tmp_dir, &cfg.home_dir] {
-            std::fs::create_dir_all(d).map_err(|e| BackendError::io(format!("create {}", d.display()), e))?;
+        for d in [
+            &cfg.root_dir,
+            &cfg.workspace_dir,
+            &cfg.tmp_dir,
+            &cfg.home_dir,
+        ] {
+            std::fs::create_dir_all(d)
+                .map_err(|e| BackendError::io(format!("create {}", d.display()), e))?;
         }
         match self.start(&spec.sandbox_id, &dir, &cfg).await {
             Ok(p) => Ok(p),
@@ -163,7 +194,11 @@ impl Backend for LinuxBackend {
         }
     }
 
-    async fn spawn(&self, sandbox_id: &str, spec: ProcessSpec) -> Result<ProcessHandle, BackendError> {
+    async fn spawn(
+        &self,
+        sandbox_id: &str,
+        spec: ProcessSpec,
+    ) -> Result<ProcessHandle, BackendError> {
         let sbx = self.get(sandbox_id)?;
         if spec.argv.is_empty() {
             return Err(BackendError::LaunchFailed("empty command".into()));
@@ -177,13 +212,29 @@ impl Backend for LinuxBackend {
             let (r, w) = pipe_pair()?;
             (r, Some(w))
         } else {
-            let null = std::fs::File::open("/dev/null").map_err(|e| BackendError::io("open /dev/null", e))?;
+            let null = std::fs::File::open("/dev/null")
+                .map_err(|e| BackendError::io("open /dev/null", e))?;
             (null.into(), None)
         };
         let (tx, rx) = oneshot::channel();
-        sbx.exits.lock().map_err(|_| BackendError::Unavailable("lock poisoned".into()))?.insert(id, tx);
-        let req = Request::Spawn { id, argv: spec.argv, env: spec.env, cwd: spec.cwd };
-        let sent = sbx.send(&req, &[stdin_child.as_raw_fd(), out_w.as_raw_fd(), err_w.as_raw_fd()]);
+        sbx.exits
+            .lock()
+            .map_err(|_| BackendError::Unavailable("lock poisoned".into()))?
+            .insert(id, tx);
+        let req = Request::Spawn {
+            id,
+            argv: spec.argv,
+            env: spec.env,
+            cwd: spec.cwd,
+        };
+        let sent = sbx.send(
+            &req,
+            &[
+                stdin_child.as_raw_fd(),
+                out_w.as_raw_fd(),
+                err_w.as_raw_fd(),
+            ],
+        );
         drop((stdin_child, out_w, err_w));
         if let Err(e) = sent {
             if let Ok(mut m) = sbx.exits.lock() {
@@ -194,25 +245,58 @@ impl Backend for LinuxBackend {
         let wrap = |e: std::io::Error| BackendError::io("wrap pipe", e);
         Ok(ProcessHandle {
             id,
-            stdin: stdin_host.map(pipe::Sender::from_owned_fd).transpose().map_err(wrap)?,
+            stdin: stdin_host
+                .map(pipe::Sender::from_owned_fd)
+                .transpose()
+                .map_err(wrap)?,
             stdout: pipe::Receiver::from_owned_fd(out_r).map_err(wrap)?,
             stderr: pipe::Receiver::from_owned_fd(err_r).map_err(wrap)?,
             exit: rx,
         })
     }
 
-    async fn signal(&self, sandbox_id: &str, process: ProcessId, signal: i32) -> Result<(), BackendError> {
+    async fn signal(
+        &self,
+        sandbox_id: &str,
+        process: ProcessId,
+        signal: i32,
+    ) -> Result<(), BackendError> {
         let sbx = self.get(sandbox_id)?;
-        sbx.send(&Request::Signal { id: process, signal }, &[])
+        sbx.send(
+            &Request::Signal {
+                id: process,
+                signal,
+            },
+            &[],
+        )
     }
 
     async fn terminate(&self, sandbox_id: &str) -> Result<(), BackendError> {
-        let sbx = self.sandboxes.lock().map_err(|_| BackendError::Unavailable("lock poisoned".into()))?.remove(sandbox_id);
+        let sbx = self
+            .sandboxes
+            .lock()
+            .map_err(|_| BackendError::Unavailable("lock poisoned".into()))?
+            .remove(sandbox_id);
         if let Some(sbx) = sbx {
-            kill_init(sbx.init_pid, sbx.init_start).await;
-            if let Some(mut shim) = sbx.shim.lock().await.take() {
-                let _ = shim.start_kill();
-                let _ = tokio::time::timeout(Duration::from_secs(10), shim.wait()).await;
+            match sbx.shim.lock().await.take() {
+                // The shim reaps pid 1, and pid 1 is reaped only after every process of its
+                // pid namespace is gone: the shim's exit is the precise "all dead" signal.
+                Some(mut shim) => {
+                    if procinfo::is_same_process(sbx.init_pid, sbx.init_start) {
+                        // SAFETY: kill(2) on our own sandbox's pid 1, identity just checked.
+                        unsafe { libc::kill(sbx.init_pid, libc::SIGKILL) };
+                    }
+                    if tokio::time::timeout(Duration::from_secs(10), shim.wait())
+                        .await
+                        .is_err()
+                    {
+                        let _ = shim.start_kill();
+                        kill_init(sbx.init_pid, sbx.init_start).await;
+                    }
+                }
+                None => {
+                    kill_init(sbx.init_pid, sbx.init_start).await;
+                }
             }
             remove_dir(&sbx.state_dir);
         } else {
@@ -222,9 +306,18 @@ impl Backend for LinuxBackend {
         Ok(())
     }
 
-    async fn reconcile(&self, records: &[ReconcileRecord]) -> Result<ReconcileReport, BackendError> {
+    async fn reconcile(
+        &self,
+        records: &[ReconcileRecord],
+    ) -> Result<ReconcileReport, BackendError> {
         let mut report = ReconcileReport::default();
-        let live: Vec<String> = self.sandboxes.lock().map_err(|_| BackendError::Unavailable("lock poisoned".into()))?.keys().cloned().collect();
+        let live: Vec<String> = self
+            .sandboxes
+            .lock()
+            .map_err(|_| BackendError::Unavailable("lock poisoned".into()))?
+            .keys()
+            .cloned()
+            .collect();
         for rec in records {
             if live.contains(&rec.sandbox_id) {
                 continue;
@@ -235,7 +328,8 @@ impl Backend for LinuxBackend {
                 }
             }
         }
-        let entries = std::fs::read_dir(&self.state_root).map_err(|e| BackendError::io("read state root", e))?;
+        let entries = std::fs::read_dir(&self.state_root)
+            .map_err(|e| BackendError::io("read state root", e))?;
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().to_string();
             if !live.contains(&name) {
@@ -247,15 +341,29 @@ impl Backend for LinuxBackend {
 }
 
 impl LinuxBackend {
-    async fn start(&self, id: &str, dir: &Path, cfg: &InitConfig) -> Result<ProvisionedSandbox, BackendError> {
+    async fn start(
+        &self,
+        id: &str,
+        dir: &Path,
+        cfg: &InitConfig,
+    ) -> Result<ProvisionedSandbox, BackendError> {
         use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
-        let (host_sock, child_sock) =
-            socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
-                .map_err(|e| BackendError::io("socketpair", e.into()))?;
-        let cfg_json = serde_json::to_string(cfg).map_err(|e| BackendError::LaunchFailed(e.to_string()))?;
+        let (host_sock, child_sock) = socketpair(
+            AddressFamily::Unix,
+            SockType::SeqPacket,
+            None,
+            SockFlag::SOCK_CLOEXEC,
+        )
+        .map_err(|e| BackendError::io("socketpair", e.into()))?;
+        let cfg_json =
+            serde_json::to_string(cfg).map_err(|e| BackendError::LaunchFailed(e.to_string()))?;
         let child_raw = child_sock.as_raw_fd();
         let mut cmd = tokio::process::Command::new(&self.init_exe);
-        cmd.arg("__sandbox-init").arg(cfg_json).env_clear().stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null());
+        cmd.arg("__sandbox-init")
+            .arg(cfg_json)
+            .env_clear()
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null());
         // SAFETY: only async-signal-safe calls (dup2, fcntl, prctl) between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
@@ -269,13 +377,17 @@ impl LinuxBackend {
                 Ok(())
             });
         }
-        let shim = cmd.spawn().map_err(|e| BackendError::Unavailable(format!("cannot start {}: {e}", self.init_exe.display())))?;
+        let shim = cmd.spawn().map_err(|e| {
+            BackendError::Unavailable(format!("cannot start {}: {e}", self.init_exe.display()))
+        })?;
         drop(child_sock);
 
         // Lifecycle replies go to `life`; exits are routed by the reader thread.
         let (life_tx, mut life_rx) = tokio::sync::mpsc::unbounded_channel::<Reply>();
         let exits: Arc<Mutex<HashMap<ProcessId, oneshot::Sender<ExitStatus>>>> = Arc::default();
-        let reader_fd = host_sock.try_clone().map_err(|e| BackendError::io("dup control socket", e))?;
+        let reader_fd = host_sock
+            .try_clone()
+            .map_err(|e| BackendError::io("dup control socket", e))?;
         let reader_exits = exits.clone();
         let sid = id.to_string();
         std::thread::Builder::new()
@@ -297,18 +409,32 @@ impl LinuxBackend {
                     return Ok(pid);
                 }
             }
-            Err(BackendError::LaunchFailed("sandbox init exited during setup".into()))
+            Err(BackendError::LaunchFailed(
+                "sandbox init exited during setup".into(),
+            ))
         };
         let init_pid = match tokio::time::timeout(PROVISION_TIMEOUT, wait).await {
             Ok(Ok(pid)) => pid,
             Ok(Err(e)) => return Err(e),
-            Err(_) => return Err(BackendError::LaunchFailed("sandbox did not become ready in time".into())),
+            Err(_) => {
+                return Err(BackendError::LaunchFailed(
+                    "sandbox did not become ready in time".into(),
+                ))
+            }
         };
         let init_start = procinfo::start_time(init_pid)
             .ok_or_else(|| BackendError::LaunchFailed("sandbox init vanished".into()))?;
 
         let mut info = BTreeMap::new();
-        info.insert("namespaces".into(), if cfg.user_namespace { "user,mnt,pid,net,uts,ipc,cgroup" } else { "mnt,pid,net,uts,ipc,cgroup" }.into());
+        info.insert(
+            "namespaces".into(),
+            if cfg.user_namespace {
+                "user,mnt,pid,net,uts,ipc,cgroup"
+            } else {
+                "mnt,pid,net,uts,ipc,cgroup"
+            }
+            .into(),
+        );
         info.insert("root".into(), "host-view (read-only system dirs)".into());
         info.insert("network".into(), "loopback only".into());
         info.insert("workspace".into(), config::WORKSPACE_PATH.into());
@@ -322,8 +448,17 @@ impl LinuxBackend {
             exits,
             shim: tokio::sync::Mutex::new(Some(shim)),
         });
-        self.sandboxes.lock().map_err(|_| BackendError::Unavailable("lock poisoned".into()))?.insert(id.to_string(), sbx);
-        Ok(ProvisionedSandbox { sandbox_id: id.to_string(), state_dir: dir.to_path_buf(), init_pid, init_start_time: init_start, info })
+        self.sandboxes
+            .lock()
+            .map_err(|_| BackendError::Unavailable("lock poisoned".into()))?
+            .insert(id.to_string(), sbx);
+        Ok(ProvisionedSandbox {
+            sandbox_id: id.to_string(),
+            state_dir: dir.to_path_buf(),
+            init_pid,
+            init_start_time: init_start,
+            info,
+        })
     }
 }
 

@@ -16,7 +16,12 @@ pub const MAX_MESSAGE: usize = 256 * 1024;
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Request {
     /// Start a process; exactly three fds (stdin, stdout, stderr) accompany it.
-    Spawn { id: u64, argv: Vec<String>, env: Vec<(String, String)>, cwd: String },
+    Spawn {
+        id: u64,
+        argv: Vec<String>,
+        env: Vec<(String, String)>,
+        cwd: String,
+    },
     /// Signal a process group.
     Signal { id: u64, signal: i32 },
 }
@@ -26,24 +31,41 @@ pub enum Request {
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Reply {
     /// Sent by the outer shim: host pid of the sandbox's pid 1.
-    Started { init_pid: i32 },
+    Started {
+        init_pid: i32,
+    },
     /// Rootfs, namespaces and network are set up.
     Ready,
     /// Setup failed; the sandbox is unusable.
-    SetupFailed { error: String },
-    Spawned { id: u64, pid: i32 },
-    Exited { id: u64, code: Option<i32>, signal: Option<i32> },
+    SetupFailed {
+        error: String,
+    },
+    Spawned {
+        id: u64,
+        pid: i32,
+    },
+    Exited {
+        id: u64,
+        code: Option<i32>,
+        signal: Option<i32>,
+    },
 }
 
 /// Send one JSON message with optional fds.
 pub fn send<T: serde::Serialize>(fd: RawFd, msg: &T, fds: &[RawFd]) -> std::io::Result<()> {
     let buf = serde_json::to_vec(msg).map_err(std::io::Error::other)?;
     if buf.len() > MAX_MESSAGE {
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "control message too large"));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "control message too large",
+        ));
     }
     let iov = [IoSlice::new(&buf)];
-    let cmsgs: Vec<ControlMessage> =
-        if fds.is_empty() { Vec::new() } else { vec![ControlMessage::ScmRights(fds)] };
+    let cmsgs: Vec<ControlMessage> = if fds.is_empty() {
+        Vec::new()
+    } else {
+        vec![ControlMessage::ScmRights(fds)]
+    };
     loop {
         match sendmsg::<()>(fd, &iov, &cmsgs, MsgFlags::MSG_NOSIGNAL, None) {
             Ok(_) => return Ok(()),
@@ -54,7 +76,9 @@ pub fn send<T: serde::Serialize>(fd: RawFd, msg: &T, fds: &[RawFd]) -> std::io::
 }
 
 /// Receive one message and its fds (marked close-on-exec). `Ok(None)` means the peer closed.
-pub fn recv<T: serde::de::DeserializeOwned>(fd: RawFd) -> std::io::Result<Option<(T, Vec<OwnedFd>)>> {
+pub fn recv<T: serde::de::DeserializeOwned>(
+    fd: RawFd,
+) -> std::io::Result<Option<(T, Vec<OwnedFd>)>> {
     let mut buf = vec![0u8; MAX_MESSAGE];
     let mut cmsg = nix::cmsg_space!([RawFd; 4]);
     let (n, fds) = loop {

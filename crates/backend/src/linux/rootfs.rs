@@ -13,9 +13,17 @@ use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::Path;
 
 /// Host directories exposed read-only (symlinks such as merged-usr `/bin` are copied as links).
-const SYSTEM_DIRS: &[&str] = &["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "opt"];
+const SYSTEM_DIRS: &[&str] = &[
+    "usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "opt",
+];
 /// Host files hidden even though their directory is visible.
-const MASKED_FILES: &[&str] = &["etc/shadow", "etc/gshadow", "etc/shadow-", "etc/gshadow-", "etc/sudoers"];
+const MASKED_FILES: &[&str] = &[
+    "etc/shadow",
+    "etc/gshadow",
+    "etc/shadow-",
+    "etc/gshadow-",
+    "etc/sudoers",
+];
 /// Device nodes bind-mounted from the host.
 const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
 
@@ -24,8 +32,14 @@ fn err(what: &str, target: &Path, e: impl std::fmt::Display) -> String {
 }
 
 fn bind(src: &Path, dst: &Path, readonly: bool) -> Result<(), String> {
-    mount(Some(src), dst, None::<&str>, MsFlags::MS_BIND | MsFlags::MS_REC, None::<&str>)
-        .map_err(|e| err("bind mount", dst, e))?;
+    mount(
+        Some(src),
+        dst,
+        None::<&str>,
+        MsFlags::MS_BIND | MsFlags::MS_REC,
+        None::<&str>,
+    )
+    .map_err(|e| err("bind mount", dst, e))?;
     let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_NOSUID;
     if readonly {
         flags |= MsFlags::MS_RDONLY;
@@ -49,21 +63,41 @@ fn mkdir(p: &Path, mode: u32) -> Result<(), String> {
 }
 
 fn touch(p: &Path) -> Result<(), String> {
-    fs::OpenOptions::new().create(true).truncate(false).write(true).open(p).map(drop).map_err(|e| err("create", p, e))
+    fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(p)
+        .map(drop)
+        .map_err(|e| err("create", p, e))
 }
 
 /// Assemble the root under `cfg.root_dir` and pivot into it. Runs as pid 1 of the sandbox.
 pub fn build(cfg: &InitConfig) -> Result<(), String> {
     let root = cfg.root_dir.as_path();
-    mount(None::<&str>, "/", None::<&str>, MsFlags::MS_REC | MsFlags::MS_PRIVATE, None::<&str>)
-        .map_err(|e| err("make-rprivate", Path::new("/"), e))?;
-    mount(Some("tmpfs"), root, Some("tmpfs"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV, Some("mode=755,size=16m"))
-        .map_err(|e| err("mount tmpfs", root, e))?;
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+        None::<&str>,
+    )
+    .map_err(|e| err("make-rprivate", Path::new("/"), e))?;
+    mount(
+        Some("tmpfs"),
+        root,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some("mode=755,size=16m"),
+    )
+    .map_err(|e| err("mount tmpfs", root, e))?;
 
     for dir in SYSTEM_DIRS {
         let host = Path::new("/").join(dir);
         let inside = root.join(dir);
-        let Ok(meta) = fs::symlink_metadata(&host) else { continue };
+        let Ok(meta) = fs::symlink_metadata(&host) else {
+            continue;
+        };
         if meta.file_type().is_symlink() {
             let target = fs::read_link(&host).map_err(|e| err("readlink", &host, e))?;
             symlink(&target, &inside).map_err(|e| err("symlink", &inside, e))?;
@@ -75,8 +109,14 @@ pub fn build(cfg: &InitConfig) -> Result<(), String> {
     for file in MASKED_FILES {
         let inside = root.join(file);
         if inside.exists() {
-            mount(Some("/dev/null"), &inside, None::<&str>, MsFlags::MS_BIND, None::<&str>)
-                .map_err(|e| err("mask", &inside, e))?;
+            mount(
+                Some("/dev/null"),
+                &inside,
+                None::<&str>,
+                MsFlags::MS_BIND,
+                None::<&str>,
+            )
+            .map_err(|e| err("mask", &inside, e))?;
         }
     }
 
@@ -96,11 +136,16 @@ pub fn build(cfg: &InitConfig) -> Result<(), String> {
     for (host, inside, mode) in [
         (&cfg.tmp_dir, "tmp", 0o1777),
         (&cfg.home_dir, "root", 0o700),
-        (&cfg.workspace_dir, WORKSPACE_PATH.trim_start_matches('/'), 0o755),
+        (
+            &cfg.workspace_dir,
+            WORKSPACE_PATH.trim_start_matches('/'),
+            0o755,
+        ),
     ] {
         let dst = root.join(inside);
         mkdir(&dst, 0o755)?;
-        fs::set_permissions(host, fs::Permissions::from_mode(mode)).map_err(|e| err("chmod", host, e))?;
+        fs::set_permissions(host, fs::Permissions::from_mode(mode))
+            .map_err(|e| err("chmod", host, e))?;
         bind(host, &dst, false)?;
     }
     mkdir(&root.join("run"), 0o755)?;
@@ -120,13 +165,26 @@ pub fn build(cfg: &InitConfig) -> Result<(), String> {
 
 fn build_dev(dev: &Path) -> Result<(), String> {
     mkdir(dev, 0o755)?;
-    mount(Some("tmpfs"), dev, Some("tmpfs"), MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC, Some("mode=755,size=64k"))
-        .map_err(|e| err("mount tmpfs", dev, e))?;
+    mount(
+        Some("tmpfs"),
+        dev,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
+        Some("mode=755,size=64k"),
+    )
+    .map_err(|e| err("mount tmpfs", dev, e))?;
     for name in DEVICES {
         let target = dev.join(name);
         touch(&target)?;
         let host = Path::new("/dev").join(name);
-        mount(Some(&host), &target, None::<&str>, MsFlags::MS_BIND, None::<&str>).map_err(|e| err("bind", &target, e))?;
+        mount(
+            Some(&host),
+            &target,
+            None::<&str>,
+            MsFlags::MS_BIND,
+            None::<&str>,
+        )
+        .map_err(|e| err("bind", &target, e))?;
     }
     for (link, target) in [
         ("fd", "/proc/self/fd"),

@@ -17,9 +17,16 @@ pub struct Server {
 impl Server {
     /// Start a fresh server in a new temp dir.
     pub fn start() -> Server {
-        let tmp = tempfile::Builder::new().prefix("cleanroom-test-").tempdir().expect("tempdir");
+        let tmp = tempfile::Builder::new()
+            .prefix("cleanroom-test-")
+            .tempdir()
+            .expect("tempdir");
         let dir = tmp.path().to_path_buf();
-        let mut s = Server { child: None, dir, _tmp: Some(tmp) };
+        let mut s = Server {
+            child: None,
+            dir,
+            _tmp: Some(tmp),
+        };
         s.spawn();
         s
     }
@@ -112,7 +119,9 @@ impl Server {
     /// A typed API client (tokio context required).
     pub async fn client(&self) -> cleanroom_client::Client {
         let ep = cleanroom_client::endpoint::Endpoint::Unix(self.socket());
-        cleanroom_client::Client::connect(&ep).await.expect("connect")
+        cleanroom_client::Client::connect(&ep)
+            .await
+            .expect("connect")
     }
 }
 
@@ -152,7 +161,9 @@ pub fn stderr(o: &Output) -> String {
 pub fn processes_mentioning(needle: &str) -> Vec<i32> {
     let mut found = Vec::new();
     for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
         if let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) {
             if String::from_utf8_lossy(&cmd).contains(needle) {
                 found.push(pid);
@@ -189,11 +200,16 @@ pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
 /// Assert a sandbox left nothing on the host: no process, no mount, no directory.
 pub fn assert_no_leftovers(server_state: &Path, sandbox_id: &str) {
     assert!(
-        eventually(Duration::from_secs(10), || processes_mentioning(sandbox_id).is_empty()),
+        eventually(Duration::from_secs(10), || processes_mentioning(sandbox_id)
+            .is_empty()),
         "processes of {sandbox_id} still alive: {:?}",
         processes_mentioning(sandbox_id)
     );
-    assert!(mounts_mentioning(sandbox_id).is_empty(), "mounts left: {:?}", mounts_mentioning(sandbox_id));
+    assert!(
+        mounts_mentioning(sandbox_id).is_empty(),
+        "mounts left: {:?}",
+        mounts_mentioning(sandbox_id)
+    );
     let dir = server_state.join("sandboxes").join(sandbox_id);
     assert!(!dir.exists(), "sandbox dir left behind: {}", dir.display());
 }
