@@ -122,7 +122,9 @@ fn run_pid1(cfg: &InitConfig) -> Result<(), String> {
     nix::unistd::sethostname(&cfg.hostname).map_err(|e| format!("sethostname: {e}"))?;
     super::netif::loopback_up().map_err(|e| format!("loopback up: {e}"))?;
 
-    protocol::send(CONTROL_FD, &Reply::Ready, &[]).map_err(|e| format!("control socket: {e}"))?;
+    let info = super::harden::apply()?;
+    protocol::send(CONTROL_FD, &Reply::Ready { info }, &[])
+        .map_err(|e| format!("control socket: {e}"))?;
     serve(&sfd, &mask)
 }
 

@@ -8,6 +8,7 @@
 //! by [`Backend::reconcile`].
 
 pub mod config;
+pub mod harden;
 pub mod init;
 mod netif;
 pub mod procinfo;
@@ -397,24 +398,24 @@ impl LinuxBackend {
 
         let wait = async {
             // The shim (Started) and pid 1 (Ready) write concurrently: accept either order.
-            let (mut init_pid, mut ready) = (None, false);
+            let (mut init_pid, mut ready) = (None, None);
             while let Some(reply) = life_rx.recv().await {
                 match reply {
                     Reply::Started { init_pid: p } => init_pid = Some(p),
-                    Reply::Ready => ready = true,
+                    Reply::Ready { info } => ready = Some(info),
                     Reply::SetupFailed { error } => return Err(BackendError::LaunchFailed(error)),
                     _ => {}
                 }
-                if let (Some(pid), true) = (init_pid, ready) {
-                    return Ok(pid);
+                if let (Some(pid), Some(info)) = (init_pid, ready.as_ref()) {
+                    return Ok((pid, info.clone()));
                 }
             }
             Err(BackendError::LaunchFailed(
                 "sandbox init exited during setup".into(),
             ))
         };
-        let init_pid = match tokio::time::timeout(PROVISION_TIMEOUT, wait).await {
-            Ok(Ok(pid)) => pid,
+        let (init_pid, hardening) = match tokio::time::timeout(PROVISION_TIMEOUT, wait).await {
+            Ok(Ok(ready)) => ready,
             Ok(Err(e)) => return Err(e),
             Err(_) => {
                 return Err(BackendError::LaunchFailed(
@@ -438,6 +439,8 @@ impl LinuxBackend {
         info.insert("root".into(), "host-view (read-only system dirs)".into());
         info.insert("network".into(), "loopback only".into());
         info.insert("workspace".into(), config::WORKSPACE_PATH.into());
+        info.insert("writable".into(), harden::WRITABLE.join(","));
+        info.extend(hardening);
         let sbx = Arc::new(LinuxSandbox {
             control: host_sock,
             send_lock: Mutex::new(()),

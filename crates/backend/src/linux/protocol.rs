@@ -34,8 +34,10 @@ pub enum Reply {
     Started {
         init_pid: i32,
     },
-    /// Rootfs, namespaces and network are set up.
-    Ready,
+    /// Rootfs, namespaces, network and hardening are set up; `info` says what was applied.
+    Ready {
+        info: std::collections::HashMap<String, String>,
+    },
     /// Setup failed; the sandbox is unusable.
     SetupFailed {
         error: String,

@@ -1,0 +1,18 @@
+r = libc.mount(b"none", b"/tmp", b"tmpfs", 0, None)
+report(r == 0, "mount tmpfs: errno %d" % ctypes.get_errno())
+r = libc.umount2(b"/proc", 2)
+report(r == 0, "umount2 /proc: errno %d" % ctypes.get_errno())
+r, e = syscall(155, 0, 0)
+report(r == 0, "pivot_root: errno %d" % e)
+for name, flag in [("user", 0x10000000), ("mount", 0x20000), ("net", 0x40000000), ("pid", 0x20000000)]:
+    r = libc.unshare(flag)
+    report(r == 0, "unshare(%s): errno %d" % (name, ctypes.get_errno()))
+fd = os.open("/proc/self/ns/net", os.O_RDONLY)
+r = libc.setns(fd, 0)
+report(r == 0, "setns: errno %d" % ctypes.get_errno())
+r, e = syscall(56, 0x10000000 | 17, 0, 0, 0, 0)  # clone(CLONE_NEWUSER | SIGCHLD)
+if r == 0:
+    os._exit(0)
+report(r > 0, "clone(CLONE_NEWUSER): errno %d" % e)
+r = libc.chroot(b"/tmp")
+report(r == 0, "chroot: errno %d" % ctypes.get_errno())
