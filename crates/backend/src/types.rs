@@ -11,6 +11,29 @@ pub struct SandboxSpec {
     pub sandbox_id: String,
     /// Hostname seen inside the sandbox.
     pub hostname: String,
+    pub limits: Limits,
+}
+
+/// Resource limits of one sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Limits {
+    pub memory_bytes: u64,
+    pub pids: u64,
+    /// CPU time per wall second, in milli-CPUs (1000 = one full core).
+    pub cpu_millis: u64,
+    /// Size cap of each writable filesystem (/tmp, /workspace, /root).
+    pub disk_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            memory_bytes: 2 << 30,
+            pids: 1024,
+            cpu_millis: 2000,
+            disk_bytes: 1 << 30,
+        }
+    }
 }
 
 /// What a backend reports once a sandbox is ready; persisted so a restarted server can
@@ -49,6 +72,9 @@ pub struct ExitStatus {
     pub code: Option<i32>,
     /// Signal number when it was killed by a signal.
     pub signal: Option<i32>,
+    /// The sandbox's memory limit triggered the OOM killer while this process ran.
+    #[serde(default)]
+    pub oom_killed: bool,
 }
 
 impl ExitStatus {

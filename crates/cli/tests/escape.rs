@@ -1,7 +1,7 @@
 //! The escape suite: each attack runs as a program inside a real sandbox and the test
 //! fails if it succeeds. Attack programs live in `tests/attacks/` and print one line per
 //! attempt: `ESCAPED: …` on success, `blocked: …` otherwise.
-//! (Fork/memory/disk bombs need cgroup limits and are not covered yet.)
+//! Resource bombs (fork, memory, disk) must stay inside their limits.
 
 mod common;
 use common::*;
@@ -121,4 +121,115 @@ fn benign_workloads_still_work() {
         "{}",
         stderr(&o)
     );
+}
+
+/// Write a policy file and return its path (kept alive by the returned tempdir).
+fn policy(yaml: &str) -> (tempfile::TempDir, String) {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("cleanroom.yaml");
+    std::fs::write(&p, yaml).unwrap();
+    let s = p.display().to_string();
+    (d, s)
+}
+
+#[test]
+fn fork_bomb_is_bounded_by_the_pids_limit() {
+    let s = Server::start();
+    let (_d, p) = policy("version: 1\nsandbox:\n  resources:\n    pids: 64\n");
+    let counter = "import os, time\nn = 0\nwhile True:\n    try:\n        pid = os.fork()\n    except OSError as e:\n        print(n, e.errno)\n        break\n    if pid == 0:\n        time.sleep(30)\n        os._exit(0)\n    n += 1\n";
+    let o = s.run(&["exec", "-n", "--policy", &p, "--", "python3", "-c", counter]);
+    let out = stdout(&o);
+    let mut it = out.split_whitespace().map(|x| x.parse::<u64>().unwrap());
+    let (forks, errno) = (it.next().unwrap(), it.next().unwrap());
+    assert!(forks < 64, "forked {forks} processes past a 64-pid limit");
+    assert_eq!(errno, libc::EAGAIN as u64);
+    // A classic shell fork bomb: contained, ended by the timeout, fully reclaimed.
+    let o = s.run(&[
+        "exec",
+        "-n",
+        "--policy",
+        &p,
+        "--print-sandbox-id",
+        "--timeout",
+        "2",
+        "--",
+        "sh",
+        "-c",
+        "b() { b | b & }; b; sleep 60",
+    ]);
+    assert!(
+        matches!(o.status.code(), Some(143) | Some(137)),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("TIMED_OUT"), "{}", stderr(&o));
+    let id = stderr(&o).lines().next().unwrap().to_string();
+    assert_no_leftovers(&s.state_dir(), &id);
+    assert_eq!(stdout(&s.sh("echo host-fine")), "host-fine\n");
+}
+
+#[test]
+fn memory_bomb_is_oom_killed_inside_the_sandbox_only() {
+    let s = Server::start();
+    let (_d, p) = policy("version: 1\nsandbox:\n  resources:\n    memory_mb: 64\n");
+    let o = s.run(&[
+        "exec",
+        "-n",
+        "--keep",
+        "--policy",
+        &p,
+        "--",
+        "python3",
+        "-c",
+        "x = bytearray(512 << 20); x[::4096] = b'x' * len(x[::4096]); print('survived')",
+    ]);
+    assert_eq!(o.status.code(), Some(137), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("survived"));
+    let id = stderr(&o).lines().next().unwrap().to_string();
+    let i = s.run(&["execution", "inspect", "--sandbox-id", &id, "--last"]);
+    assert!(stdout(&i).contains("OOM killer"), "{}", stdout(&i));
+    // The sandbox itself (pid 1) survived and still runs commands.
+    let o = s.run(&["exec", "-n", "--in", &id, "--", "echo", "alive"]);
+    assert_eq!(stdout(&o), "alive\n");
+    s.run(&["sandbox", "rm", &id]);
+}
+
+#[test]
+fn disk_fill_is_bounded() {
+    let s = Server::start();
+    let (_d, p) = policy("version: 1\nsandbox:\n  resources:\n    disk_mb: 32\n");
+    for dir in ["/tmp", "/workspace", "/root"] {
+        let o = s.run(&[
+            "exec", "-n", "--policy", &p, "--", "sh", "-c",
+            &format!("dd if=/dev/zero of={dir}/fill bs=1M count=200 2>&1 | grep -o 'No space left on device'; du -m {dir}/fill | cut -f1"),
+        ]);
+        let out = stdout(&o);
+        assert!(out.contains("No space left on device"), "{dir}: {out}");
+        let mb: u64 = out.lines().last().unwrap().trim().parse().unwrap();
+        assert!(mb <= 32, "{dir}: wrote {mb} MiB past a 32 MiB cap");
+    }
+}
+
+#[test]
+fn resource_policy_is_validated_and_shown() {
+    let s = Server::start();
+    let (_d, bad) = policy("version: 1\nsandbox:\n  resources:\n    pids: 2\n");
+    let o = s.run(&["sandbox", "create", "--policy", &bad]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        stderr(&o).contains("[policy_invalid]") && stderr(&o).contains("sandbox.resources.pids"),
+        "{}",
+        stderr(&o)
+    );
+    let (_d2, good) = policy("version: 1\nsandbox:\n  resources: {memory_mb: 256, pids: 100, cpu_millis: 500, disk_mb: 64}\n");
+    let id = stdout(&s.run(&["sandbox", "create", "--policy", &good]))
+        .trim()
+        .to_string();
+    let i = stdout(&s.run(&["sandbox", "inspect", &id]));
+    assert!(
+        i.contains("memory=256MiB pids=100 cpu=500m disk=64MiB"),
+        "{i}"
+    );
+    assert!(i.contains("backend.cgroup: v"), "{i}");
+    s.run(&["sandbox", "rm", &id]);
 }

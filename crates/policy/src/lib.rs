@@ -50,6 +50,22 @@ struct SandboxSection {
     env: BTreeMap<String, String>,
     #[serde(default)]
     network: Option<NetworkSection>,
+    #[serde(default)]
+    resources: Option<Resources>,
+}
+
+/// `sandbox.resources`: limits enforced with cgroups and tmpfs size caps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resources {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pids: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_millis: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_mb: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -66,6 +82,9 @@ pub struct CompiledPolicy {
     pub env: BTreeMap<String, String>,
     /// Default network decision; `deny` is the only value this version supports.
     pub network_default: String,
+    /// Resource limits (unset fields use the server defaults).
+    #[serde(default)]
+    pub resources: Resources,
 }
 
 impl CompiledPolicy {
@@ -75,6 +94,7 @@ impl CompiledPolicy {
             version: 1,
             env: BTreeMap::new(),
             network_default: "deny".into(),
+            resources: Resources::default(),
         }
     }
 
@@ -141,10 +161,26 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
             )))
         }
     };
+    let resources = file.sandbox.resources.unwrap_or_default();
+    for (name, value, min, max) in [
+        ("memory_mb", resources.memory_mb, 16, 1 << 20),
+        ("pids", resources.pids, 8, 1 << 22),
+        ("cpu_millis", resources.cpu_millis, 10, 1 << 20),
+        ("disk_mb", resources.disk_mb, 1, 1 << 24),
+    ] {
+        if let Some(v) = value {
+            if v < min || v > max {
+                return Err(PolicyError::Invalid(format!(
+                    "sandbox.resources.{name}: {v} is outside {min}..={max}"
+                )));
+            }
+        }
+    }
     Ok(CompiledPolicy {
         version: 1,
         env: file.sandbox.env,
         network_default,
+        resources,
     })
 }
 
@@ -176,6 +212,9 @@ mod tests {
             "version: 1\nsandbox:\n  env:\n    '1BAD': x\n",
             "version: 1\nsandbox:\n  network:\n    default: allow\n",
             "version: [1\n",
+            "version: 1\nsandbox:\n  resources:\n    pids: 1\n",
+            "version: 1\nsandbox:\n  resources:\n    memory_mb: -5\n",
+            "version: 1\nsandbox:\n  resources:\n    swap: 1\n",
         ] {
             let err = compile(bad).unwrap_err();
             assert_eq!(err.code(), "policy_invalid", "{bad}: {err}");

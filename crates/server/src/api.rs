@@ -147,9 +147,16 @@ impl SandboxService for Api {
         request: ServiceRequest<'_, CreateSandboxRequest>,
     ) -> ServiceResult<CreateSandboxResponse> {
         let req = request.to_owned_message();
+        let l = req.limits.as_option().cloned().unwrap_or_default();
+        let limits = cleanroom_backend::Limits {
+            memory_bytes: l.memory_bytes,
+            pids: l.pids,
+            cpu_millis: l.cpu_millis,
+            disk_bytes: l.disk_bytes,
+        };
         let row = self
             .engine
-            .create_sandbox(&req.policy_yaml, &req.image_ref)
+            .create_sandbox(&req.policy_yaml, &req.image_ref, limits)
             .await
             .map_err(to_connect)?;
         Response::ok(CreateSandboxResponse {

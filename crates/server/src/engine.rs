@@ -8,7 +8,7 @@ use crate::execlog::{self, Entry, ExitRecord, Kind, LogReader, LogWriter};
 use crate::ids;
 use crate::status::{execution as es, sandbox as ss};
 use crate::store::{now_micros, EventRow, ExecutionRow, SandboxRow, Store};
-use cleanroom_backend::{Backend, ExitStatus, ProcessSpec, ReconcileRecord, SandboxSpec};
+use cleanroom_backend::{Backend, ExitStatus, Limits, ProcessSpec, ReconcileRecord, SandboxSpec};
 use cleanroom_policy::CompiledPolicy;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -220,6 +220,7 @@ impl Engine {
         &self,
         policy_yaml: &str,
         image_ref: &str,
+        requested: Limits,
     ) -> Result<SandboxRow, EngineError> {
         let policy = cleanroom_policy::compile(policy_yaml)?;
         let caps = self.backend.capabilities();
@@ -231,6 +232,7 @@ impl Engine {
             )
             .with("capability", "oci_images"));
         }
+        let limits = effective_limits(&policy, requested)?;
         let id = ids::sandbox_id();
         let now = now_micros();
         let row = SandboxRow {
@@ -251,6 +253,7 @@ impl Engine {
         let spec = SandboxSpec {
             sandbox_id: id.clone(),
             hostname: "cleanroom".into(),
+            limits,
         };
         match self.backend.provision(&spec).await {
             Ok(p) => {
@@ -768,6 +771,35 @@ impl Engine {
     }
 }
 
+/// Server defaults, overridden by the policy's `sandbox.resources`, overridden by non-zero
+/// fields of the request.
+fn effective_limits(policy: &CompiledPolicy, req: Limits) -> Result<Limits, EngineError> {
+    let d = Limits::default();
+    let r = &policy.resources;
+    let pick =
+        |req: u64, pol: Option<u64>, def: u64| if req > 0 { req } else { pol.unwrap_or(def) };
+    let limits = Limits {
+        memory_bytes: pick(
+            req.memory_bytes,
+            r.memory_mb.map(|m| m << 20),
+            d.memory_bytes,
+        ),
+        pids: pick(req.pids, r.pids, d.pids),
+        cpu_millis: pick(req.cpu_millis, r.cpu_millis, d.cpu_millis),
+        disk_bytes: pick(req.disk_bytes, r.disk_mb.map(|m| m << 20), d.disk_bytes),
+    };
+    if limits.memory_bytes < 16 << 20
+        || limits.pids < 8
+        || limits.cpu_millis < 10
+        || limits.disk_bytes < 1 << 20
+    {
+        return Err(EngineError::invalid(format!(
+            "resource limits too small: {limits:?} (minimum 16 MiB memory, 8 pids, 10 milli-CPUs, 1 MiB disk)"
+        )));
+    }
+    Ok(limits)
+}
+
 /// Last `INSPECT_TAIL` bytes of each stream plus stream totals. Payloads that end before
 /// the tail are skipped without being read, so inspecting a huge log stays cheap.
 fn read_tails(path: &Path) -> std::io::Result<(Vec<u8>, Vec<u8>, u64, u64)> {
@@ -880,6 +912,11 @@ impl Run {
 
         let (status, exit_code, mut message) = match (exit.flatten(), &reason) {
             (Some(st), Some(r)) => (r.status, st.shell_code(), r.message.clone()),
+            (Some(st), None) if st.oom_killed => (
+                es::FAILED,
+                st.shell_code(),
+                "killed by the OOM killer: the sandbox reached its memory limit".to_string(),
+            ),
             (Some(st), None) => {
                 let code = st.shell_code();
                 let msg = match st.signal {

@@ -12,10 +12,10 @@ pub struct InitConfig {
     pub hostname: String,
     /// Empty directory used as the mountpoint of the new root.
     pub root_dir: PathBuf,
-    /// Writable directories bind-mounted into the sandbox.
-    pub workspace_dir: PathBuf,
-    pub tmp_dir: PathBuf,
-    pub home_dir: PathBuf,
+    /// Size cap of each writable tmpfs (/tmp, /workspace, /root).
+    pub disk_bytes: u64,
+    /// cgroup directories the shim joins before creating pid 1.
+    pub cgroups: Vec<PathBuf>,
     /// Create a user namespace (needed when the server is not root).
     pub user_namespace: bool,
 }

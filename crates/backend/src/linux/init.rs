@@ -48,6 +48,11 @@ fn run_shim(config_json: &str) -> Result<i32, String> {
         libc::syscall(libc::SYS_close_range, CONTROL_FD as u32 + 1, u32::MAX, 0u32);
     }
 
+    // Join the sandbox's cgroups first: pid 1 and everything it forks are limited from birth.
+    for dir in &cfg.cgroups {
+        std::fs::write(dir.join("cgroup.procs"), "0")
+            .map_err(|e| format!("join cgroup {}: {e}", dir.display()))?;
+    }
     let flags = CloneFlags::CLONE_NEWNS
         | CloneFlags::CLONE_NEWPID
         | CloneFlags::CLONE_NEWNET

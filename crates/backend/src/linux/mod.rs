@@ -7,6 +7,7 @@
 //! the sandbox's directory under the backend's state root, removed on terminate and swept
 //! by [`Backend::reconcile`].
 
+pub mod cgroup;
 pub mod config;
 pub mod harden;
 pub mod init;
@@ -40,6 +41,7 @@ const PIPE_SIZE: i32 = 1 << 20;
 pub struct LinuxBackend {
     state_root: PathBuf,
     init_exe: PathBuf,
+    cgroups: cgroup::Mode,
     sandboxes: Mutex<HashMap<String, Arc<LinuxSandbox>>>,
 }
 
@@ -52,6 +54,7 @@ struct LinuxSandbox {
     next_id: AtomicU64,
     exits: Arc<Mutex<HashMap<ProcessId, oneshot::Sender<ExitStatus>>>>,
     shim: tokio::sync::Mutex<Option<tokio::process::Child>>,
+    cgroups: Vec<PathBuf>,
 }
 
 impl LinuxBackend {
@@ -60,9 +63,12 @@ impl LinuxBackend {
     pub fn new(state_root: PathBuf, init_exe: PathBuf) -> Result<Self, BackendError> {
         std::fs::create_dir_all(&state_root)
             .map_err(|e| BackendError::io(format!("create {}", state_root.display()), e))?;
+        let cgroups = cgroup::Mode::detect(&cgroup::instance_key(&state_root));
+        tracing::info!(cgroups = %cgroups.describe(), "linux backend ready");
         Ok(LinuxBackend {
             state_root,
             init_exe,
+            cgroups,
             sandboxes: Mutex::new(HashMap::new()),
         })
     }
@@ -168,28 +174,29 @@ impl Backend for LinuxBackend {
 
     async fn provision(&self, spec: &SandboxSpec) -> Result<ProvisionedSandbox, BackendError> {
         let dir = self.dir_for(&spec.sandbox_id)?;
+        std::fs::create_dir_all(dir.join("root"))
+            .map_err(|e| BackendError::io(format!("create {}", dir.display()), e))?;
+        let cgroups = match self.cgroups.create(&spec.sandbox_id, &spec.limits) {
+            Ok(c) => c,
+            Err(e) => {
+                cgroup::remove(&self.cgroups.dirs_for(&spec.sandbox_id));
+                remove_dir(&dir);
+                return Err(BackendError::LaunchFailed(format!("cgroup setup: {e}")));
+            }
+        };
         let cfg = InitConfig {
             sandbox_id: spec.sandbox_id.clone(),
             hostname: spec.hostname.clone(),
             root_dir: dir.join("root"),
-            workspace_dir: dir.join("workspace"),
-            tmp_dir: dir.join("tmp"),
-            home_dir: dir.join("home"),
+            disk_bytes: spec.limits.disk_bytes,
+            cgroups,
             user_namespace: !nix::unistd::geteuid().is_root(),
         };
-        for d in [
-            &cfg.root_dir,
-            &cfg.workspace_dir,
-            &cfg.tmp_dir,
-            &cfg.home_dir,
-        ] {
-            std::fs::create_dir_all(d)
-                .map_err(|e| BackendError::io(format!("create {}", d.display()), e))?;
-        }
-        match self.start(&spec.sandbox_id, &dir, &cfg).await {
+        match self.start(&spec.sandbox_id, &dir, &cfg, &spec.limits).await {
             Ok(p) => Ok(p),
             Err(e) => {
                 remove_dir(&dir);
+                cgroup::remove(&cfg.cgroups);
                 Err(e)
             }
         }
@@ -300,9 +307,11 @@ impl Backend for LinuxBackend {
                 }
             }
             remove_dir(&sbx.state_dir);
+            cgroup::remove_eventually(cgroup::remove(&sbx.cgroups));
         } else {
-            // Unknown to this process (e.g. created before a restart): just sweep its dir.
+            // Unknown to this process (e.g. created before a restart): just sweep its state.
             remove_dir(&self.dir_for(sandbox_id)?);
+            cgroup::remove_eventually(cgroup::remove(&self.cgroups.dirs_for(sandbox_id)));
         }
         Ok(())
     }
@@ -329,6 +338,27 @@ impl Backend for LinuxBackend {
                 }
             }
         }
+        // Any process still charged to a stale sandbox cgroup of this server dies; then the
+        // cgroup goes (in the background if zombies still pin it).
+        for dir in self.cgroups.all_sandbox_dirs() {
+            let name = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            if live.contains(&name) {
+                continue;
+            }
+            for pid in std::fs::read_to_string(dir.join("cgroup.procs"))
+                .unwrap_or_default()
+                .lines()
+            {
+                if let Ok(pid) = pid.trim().parse::<i32>() {
+                    // SAFETY: kill(2) of a process inside a stale sandbox cgroup we created.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                }
+            }
+            cgroup::remove_eventually(cgroup::remove(&[dir]));
+        }
         let entries = std::fs::read_dir(&self.state_root)
             .map_err(|e| BackendError::io("read state root", e))?;
         for entry in entries.flatten() {
@@ -347,6 +377,7 @@ impl LinuxBackend {
         id: &str,
         dir: &Path,
         cfg: &InitConfig,
+        limits: &crate::Limits,
     ) -> Result<ProvisionedSandbox, BackendError> {
         use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
         let (host_sock, child_sock) = socketpair(
@@ -391,9 +422,10 @@ impl LinuxBackend {
             .map_err(|e| BackendError::io("dup control socket", e))?;
         let reader_exits = exits.clone();
         let sid = id.to_string();
+        let reader_cgroups = cfg.cgroups.clone();
         std::thread::Builder::new()
             .name(format!("ctl-{id}"))
-            .spawn(move || read_replies(sid, reader_fd, life_tx, reader_exits))
+            .spawn(move || read_replies(sid, reader_fd, life_tx, reader_exits, reader_cgroups))
             .map_err(|e| BackendError::io("spawn reader thread", e))?;
 
         let wait = async {
@@ -440,6 +472,17 @@ impl LinuxBackend {
         info.insert("network".into(), "loopback only".into());
         info.insert("workspace".into(), config::WORKSPACE_PATH.into());
         info.insert("writable".into(), harden::WRITABLE.join(","));
+        info.insert("cgroup".into(), self.cgroups.describe());
+        info.insert(
+            "limits".into(),
+            format!(
+                "memory={}MiB pids={} cpu={}m disk={}MiB",
+                limits.memory_bytes >> 20,
+                limits.pids,
+                limits.cpu_millis,
+                limits.disk_bytes >> 20
+            ),
+        );
         info.extend(hardening);
         let sbx = Arc::new(LinuxSandbox {
             control: host_sock,
@@ -450,6 +493,7 @@ impl LinuxBackend {
             next_id: AtomicU64::new(1),
             exits,
             shim: tokio::sync::Mutex::new(Some(shim)),
+            cgroups: cfg.cgroups.clone(),
         });
         self.sandboxes
             .lock()
@@ -471,13 +515,34 @@ fn read_replies(
     fd: OwnedFd,
     life: tokio::sync::mpsc::UnboundedSender<Reply>,
     exits: Arc<Mutex<HashMap<ProcessId, oneshot::Sender<ExitStatus>>>>,
+    cgroups: Vec<PathBuf>,
 ) {
+    let mut ooms = cgroup::oom_kills(&cgroups);
     loop {
         match protocol::recv::<Reply>(fd.as_raw_fd()) {
             Ok(Some((Reply::Exited { id, code, signal }, _))) => {
+                // A SIGKILL while the OOM counter moved: the memory limit killed it.
+                // The counter can lag the victim's exit slightly: re-read briefly, and only
+                // for SIGKILL exits (the only way the OOM killer ends a process).
+                let mut now = cgroup::oom_kills(&cgroups);
+                if signal == Some(libc::SIGKILL) && !cgroups.is_empty() {
+                    for _ in 0..20 {
+                        if now > ooms {
+                            break;
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                        now = cgroup::oom_kills(&cgroups);
+                    }
+                }
+                let oom_killed = signal == Some(libc::SIGKILL) && now > ooms;
+                ooms = now;
                 let tx = exits.lock().ok().and_then(|mut m| m.remove(&id));
                 if let Some(tx) = tx {
-                    let _ = tx.send(ExitStatus { code, signal });
+                    let _ = tx.send(ExitStatus {
+                        code,
+                        signal,
+                        oom_killed,
+                    });
                 }
             }
             Ok(Some((Reply::Spawned { id, pid }, _))) => {

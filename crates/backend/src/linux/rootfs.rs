@@ -2,8 +2,8 @@
 //!
 //! The host-view root: a fresh tmpfs holding read-only binds of the host's system
 //! directories (`/usr`, `/bin`, `/lib*`, `/sbin`, `/etc` with credential files masked), a
-//! new `/proc` for the sandbox's pid namespace, a minimal `/dev`, and writable binds of
-//! the sandbox's own `/tmp`, `/root` and `/workspace` host directories. Nothing here is
+//! new `/proc` for the sandbox's pid namespace, a minimal `/dev`, and writable,
+//! size-capped tmpfs `/tmp`, `/root` and `/workspace`. Nothing here is
 //! visible in the host's mount namespace, so nothing can leak there.
 
 use super::config::{InitConfig, WORKSPACE_PATH};
@@ -133,20 +133,24 @@ pub fn build(cfg: &InitConfig) -> Result<(), String> {
 
     build_dev(&root.join("dev"))?;
 
-    for (host, inside, mode) in [
-        (&cfg.tmp_dir, "tmp", 0o1777),
-        (&cfg.home_dir, "root", 0o700),
-        (
-            &cfg.workspace_dir,
-            WORKSPACE_PATH.trim_start_matches('/'),
-            0o755,
-        ),
+    // Writable filesystems: private tmpfs mounts with a size cap (and charged to the
+    // sandbox's memory cgroup), gone with the mount namespace.
+    for (inside, mode) in [
+        ("tmp", "1777"),
+        ("root", "700"),
+        (WORKSPACE_PATH.trim_start_matches('/'), "755"),
     ] {
         let dst = root.join(inside);
         mkdir(&dst, 0o755)?;
-        fs::set_permissions(host, fs::Permissions::from_mode(mode))
-            .map_err(|e| err("chmod", host, e))?;
-        bind(host, &dst, false)?;
+        let opts = format!("mode={mode},size={}", cfg.disk_bytes.max(1 << 20));
+        mount(
+            Some("tmpfs"),
+            &dst,
+            Some("tmpfs"),
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+            Some(opts.as_str()),
+        )
+        .map_err(|e| err("mount tmpfs", &dst, e))?;
     }
     mkdir(&root.join("run"), 0o755)?;
     mkdir(&root.join("home"), 0o755)?;

@@ -197,7 +197,28 @@ pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
     }
 }
 
-/// Assert a sandbox left nothing on the host: no process, no mount, no directory.
+/// cgroup directories named after `needle` anywhere under /sys/fs/cgroup (bounded depth).
+pub fn cgroups_named(needle: &str) -> Vec<PathBuf> {
+    fn walk(dir: &Path, needle: &str, depth: u32, out: &mut Vec<PathBuf>) {
+        if depth == 0 {
+            return;
+        }
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+                if e.file_name().to_string_lossy() == needle {
+                    out.push(p.clone());
+                }
+                walk(&p, needle, depth - 1, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(Path::new("/sys/fs/cgroup"), needle, 6, &mut out);
+    out
+}
+
+/// Assert a sandbox left nothing on the host: no process, mount, cgroup or directory.
 pub fn assert_no_leftovers(server_state: &Path, sandbox_id: &str) {
     assert!(
         eventually(Duration::from_secs(10), || processes_mentioning(sandbox_id)
@@ -212,4 +233,12 @@ pub fn assert_no_leftovers(server_state: &Path, sandbox_id: &str) {
     );
     let dir = server_state.join("sandboxes").join(sandbox_id);
     assert!(!dir.exists(), "sandbox dir left behind: {}", dir.display());
+    // After a crash, zombies wait for the host's init to reap them, and a cgroup cannot be
+    // removed before that; the server keeps retrying, so allow it some time.
+    assert!(
+        eventually(Duration::from_secs(30), || cgroups_named(sandbox_id)
+            .is_empty()),
+        "cgroups left: {:?}",
+        cgroups_named(sandbox_id)
+    );
 }

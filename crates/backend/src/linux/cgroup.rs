@@ -1,0 +1,281 @@
+//! Per-sandbox resource limits with cgroups, v2 where its controllers are usable, v1
+//! otherwise (hybrid hosts such as this project's CI have memory/pids/cpu on v1 only).
+//!
+//! The server creates the sandbox's cgroup(s) before launch; the shim moves itself in
+//! before it forks pid 1, so every process of the sandbox is charged and limited from its
+//! first instruction. OOM kills are read from the cgroup's counters to explain an exit.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+pub use crate::Limits;
+
+/// Which cgroup layout the host offers.
+#[derive(Debug, Clone)]
+pub enum Mode {
+    /// Unified hierarchy with the needed controllers; the path is our parent cgroup.
+    V2(PathBuf),
+    /// Legacy per-controller hierarchies (parent dirs), any may be missing.
+    V1 {
+        memory: Option<PathBuf>,
+        pids: Option<PathBuf>,
+        cpu: Option<PathBuf>,
+    },
+    /// No usable controllers: limits cannot be enforced.
+    Unavailable,
+}
+
+const ROOT: &str = "/sys/fs/cgroup";
+
+fn own_cgroup(controller: &str) -> Option<String> {
+    let text = fs::read_to_string("/proc/self/cgroup").ok()?;
+    text.lines().find_map(|l| {
+        let mut parts = l.splitn(3, ':');
+        let (_, ctrls, path) = (parts.next()?, parts.next()?, parts.next()?);
+        ctrls
+            .split(',')
+            .any(|c| c == controller)
+            .then(|| path.to_string())
+    })
+}
+
+fn v1_parent(controller: &str, instance: &str) -> Option<PathBuf> {
+    let mount = Path::new(ROOT).join(controller);
+    if !mount.join("cgroup.procs").exists() {
+        return None;
+    }
+    let own = own_cgroup(controller).unwrap_or_else(|| "/".into());
+    let parent = mount
+        .join(own.trim_start_matches('/'))
+        .join("cleanroom")
+        .join(instance);
+    fs::create_dir_all(&parent).ok()?;
+    Some(parent)
+}
+
+/// Stable key of one server instance (its state directory), so that several servers on
+/// one host never sweep each other's sandbox cgroups. FNV-1a: stable across builds.
+pub fn instance_key(state_root: &Path) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in state_root.as_os_str().as_encoded_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("srv-{h:016x}")
+}
+
+impl Mode {
+    /// Probe the host once at server start.
+    pub fn detect(instance: &str) -> Mode {
+        // Pure v2 (or v2 with controllers delegated): /sys/fs/cgroup/cgroup.controllers.
+        let unified = if Path::new(ROOT).join("cgroup.controllers").exists() {
+            Some(PathBuf::from(ROOT))
+        } else {
+            None
+        };
+        if let Some(root) = unified {
+            let ctrls = fs::read_to_string(root.join("cgroup.controllers")).unwrap_or_default();
+            if ["memory", "pids", "cpu"]
+                .iter()
+                .all(|c| ctrls.split_whitespace().any(|x| x == *c))
+            {
+                let own = own_cgroup("").unwrap_or_else(|| "/".into());
+                let parent = root.join(own.trim_start_matches('/')).join("cleanroom");
+                let _ = fs::create_dir_all(&parent);
+                let _ = fs::write(parent.join("cgroup.subtree_control"), "+memory +pids +cpu");
+                let parent = parent.join(instance);
+                if fs::create_dir_all(&parent).is_ok() {
+                    // Controllers must be enabled for our children at every level we own.
+                    let _ = fs::write(
+                        parent
+                            .parent()
+                            .unwrap_or(&root)
+                            .join("cgroup.subtree_control"),
+                        "+memory +pids +cpu",
+                    );
+                    let _ = fs::write(parent.join("cgroup.subtree_control"), "+memory +pids +cpu");
+                    return Mode::V2(parent);
+                }
+            }
+        }
+        let (memory, pids, cpu) = (
+            v1_parent("memory", instance),
+            v1_parent("pids", instance),
+            v1_parent("cpu", instance),
+        );
+        if memory.is_none() && pids.is_none() && cpu.is_none() {
+            Mode::Unavailable
+        } else {
+            Mode::V1 { memory, pids, cpu }
+        }
+    }
+
+    /// Human description for `sandbox inspect`.
+    pub fn describe(&self) -> String {
+        match self {
+            Mode::V2(_) => "v2 (memory,pids,cpu)".into(),
+            Mode::V1 { memory, pids, cpu } => {
+                let have: Vec<&str> = [("memory", memory), ("pids", pids), ("cpu", cpu)]
+                    .iter()
+                    .filter(|(_, p)| p.is_some())
+                    .map(|(n, _)| *n)
+                    .collect();
+                format!("v1 ({})", have.join(","))
+            }
+            Mode::Unavailable => "unavailable (no limits enforced)".into(),
+        }
+    }
+
+    /// Create the sandbox's cgroup(s) with `limits`; returns the directories to join.
+    pub fn create(&self, sandbox_id: &str, limits: &Limits) -> Result<Vec<PathBuf>, String> {
+        let write = |p: PathBuf, v: String| {
+            fs::write(&p, v).map_err(|e| format!("write {}: {e}", p.display()))
+        };
+        let mkdir = |p: &Path| {
+            fs::create_dir_all(p).map_err(|e| format!("create cgroup {}: {e}", p.display()))
+        };
+        let quota = |period: u64| limits.cpu_millis.saturating_mul(period) / 1000;
+        match self {
+            Mode::V2(parent) => {
+                let dir = parent.join(sandbox_id);
+                mkdir(&dir)?;
+                write(dir.join("memory.max"), limits.memory_bytes.to_string())?;
+                let _ = fs::write(dir.join("memory.swap.max"), "0");
+                write(dir.join("pids.max"), limits.pids.to_string())?;
+                write(dir.join("cpu.max"), format!("{} 100000", quota(100_000)))?;
+                Ok(vec![dir])
+            }
+            Mode::V1 { memory, pids, cpu } => {
+                let mut dirs = Vec::new();
+                if let Some(m) = memory {
+                    let dir = m.join(sandbox_id);
+                    mkdir(&dir)?;
+                    write(
+                        dir.join("memory.limit_in_bytes"),
+                        limits.memory_bytes.to_string(),
+                    )?;
+                    // Without swap accounting this file is absent; the memory limit still holds.
+                    let _ = fs::write(
+                        dir.join("memory.memsw.limit_in_bytes"),
+                        limits.memory_bytes.to_string(),
+                    );
+                    dirs.push(dir);
+                }
+                if let Some(p) = pids {
+                    let dir = p.join(sandbox_id);
+                    mkdir(&dir)?;
+                    write(dir.join("pids.max"), limits.pids.to_string())?;
+                    dirs.push(dir);
+                }
+                if let Some(c) = cpu {
+                    let dir = c.join(sandbox_id);
+                    mkdir(&dir)?;
+                    write(dir.join("cpu.cfs_period_us"), "100000".into())?;
+                    write(dir.join("cpu.cfs_quota_us"), quota(100_000).to_string())?;
+                    dirs.push(dir);
+                }
+                Ok(dirs)
+            }
+            Mode::Unavailable => Ok(Vec::new()),
+        }
+    }
+
+    /// Directories a sandbox would have (for cleanup even after a restart).
+    pub fn dirs_for(&self, sandbox_id: &str) -> Vec<PathBuf> {
+        match self {
+            Mode::V2(parent) => vec![parent.join(sandbox_id)],
+            Mode::V1 { memory, pids, cpu } => [memory, pids, cpu]
+                .iter()
+                .filter_map(|p| p.as_ref().map(|p| p.join(sandbox_id)))
+                .collect(),
+            Mode::Unavailable => Vec::new(),
+        }
+    }
+
+    /// Every sandbox cgroup currently present (to sweep leftovers).
+    pub fn all_sandbox_dirs(&self) -> Vec<PathBuf> {
+        let parents: Vec<&PathBuf> = match self {
+            Mode::V2(p) => vec![p],
+            Mode::V1 { memory, pids, cpu } => [memory, pids, cpu]
+                .iter()
+                .filter_map(|p| p.as_ref())
+                .collect(),
+            Mode::Unavailable => vec![],
+        };
+        parents
+            .into_iter()
+            .flat_map(|p| fs::read_dir(p).into_iter().flatten().flatten())
+            .map(|e| e.path())
+            .filter(|p| {
+                p.is_dir()
+                    && p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("sbx_"))
+            })
+            .collect()
+    }
+}
+
+/// Cumulative OOM kills recorded for a sandbox's memory cgroup.
+pub fn oom_kills(dirs: &[PathBuf]) -> u64 {
+    for d in dirs {
+        for (file, key) in [
+            ("memory.events", "oom_kill"),
+            ("memory.oom_control", "oom_kill"),
+        ] {
+            if let Ok(text) = fs::read_to_string(d.join(file)) {
+                // Exact key match: v1's file also has `oom_kill_disable`.
+                let value = text.lines().find_map(|l| {
+                    let mut parts = l.split_whitespace();
+                    (parts.next() == Some(key)).then(|| parts.next()).flatten()
+                });
+                if let Some(v) = value {
+                    return v.parse().unwrap_or(0);
+                }
+            }
+        }
+    }
+    0
+}
+
+/// Remove a sandbox's cgroup directories (they must be empty of processes). Returns the
+/// ones still busy: processes of a crashed server may linger as zombies until the host's
+/// init reaps them, and a cgroup cannot be removed before that.
+pub fn remove(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut busy = Vec::new();
+    for d in dirs {
+        let mut gone = false;
+        for _ in 0..100 {
+            match fs::remove_dir(d) {
+                Ok(()) => gone = true,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => gone = true,
+                // Busy while the last processes are being torn down.
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            }
+            if gone {
+                break;
+            }
+        }
+        if !gone {
+            busy.push(d.clone());
+        }
+    }
+    busy
+}
+
+/// Keep retrying removal in the background (zombies reaped late by the host's init).
+pub fn remove_eventually(dirs: Vec<PathBuf>) {
+    if dirs.is_empty() {
+        return;
+    }
+    std::thread::spawn(move || {
+        let mut left = dirs;
+        for _ in 0..120 {
+            left.retain(|d| fs::remove_dir(d).is_err() && d.exists());
+            if left.is_empty() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        tracing::warn!(?left, "sandbox cgroups still busy after a minute");
+    });
+}
