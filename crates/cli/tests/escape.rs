@@ -233,3 +233,61 @@ fn resource_policy_is_validated_and_shown() {
     assert!(i.contains("backend.cgroup: v"), "{i}");
     s.run(&["sandbox", "rm", &id]);
 }
+
+/// Host uid of a process (real uid from /proc/<pid>/status).
+fn host_uid(pid: i32) -> Option<u32> {
+    let st = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    st.lines()
+        .find(|l| l.starts_with("Uid:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+#[test]
+fn sandboxes_run_as_distinct_unprivileged_host_ids() {
+    let s = Server::start();
+    let a = stdout(&s.run(&["sandbox", "create"])).trim().to_string();
+    let b = stdout(&s.run(&["sandbox", "create"])).trim().to_string();
+    let mut uids = Vec::new();
+    for id in [&a, &b] {
+        // Inside: uid 0 of its own user namespace, mapped to a private host range.
+        let o = s.run(&[
+            "exec",
+            "-n",
+            "--in",
+            id,
+            "--",
+            "sh",
+            "-c",
+            "id -u; cat /proc/self/uid_map",
+        ]);
+        let out = stdout(&o);
+        let mut lines = out.lines();
+        assert_eq!(lines.next(), Some("0"));
+        let map: Vec<u64> = lines
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .map(|x| x.parse().unwrap())
+            .collect();
+        assert_eq!(map[0], 0);
+        assert!(
+            map[1] >= 1_000_000_000,
+            "sandbox root maps to a privileged host id: {map:?}"
+        );
+        // Outside: the sandbox's processes carry that unprivileged host uid.
+        let pids = processes_mentioning(id);
+        let init_uids: Vec<u32> = pids.iter().filter_map(|p| host_uid(*p)).collect();
+        assert!(
+            init_uids.contains(&(map[1] as u32)),
+            "host uids {init_uids:?} vs map {map:?}"
+        );
+        uids.push(map[1]);
+    }
+    assert_ne!(uids[0], uids[1], "two sandboxes share a host id range");
+    for id in [&a, &b] {
+        s.run(&["sandbox", "rm", id]);
+    }
+}

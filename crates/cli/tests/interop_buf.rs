@@ -102,10 +102,24 @@ fn buf_curl_unary_and_streaming() {
             .into_iter()
             .map(|m| m.unwrap())
             .collect();
+        // stdout and stderr are separate pipes: their relative order is not defined.
         assert_eq!(msgs.len(), 3, "{text}");
-        assert_eq!(msgs[0]["output"]["stream"], "OUTPUT_STREAM_STDOUT");
-        assert_eq!(msgs[0]["output"]["data"], "aGVsbG8="); // base64("hello")
-        assert_eq!(msgs[1]["output"]["stream"], "OUTPUT_STREAM_STDERR");
+        let chunk = |stream: &str| {
+            msgs[..2]
+                .iter()
+                .find(|m| m["output"]["stream"] == stream)
+                .map(|m| m["output"]["data"].clone())
+        };
+        assert_eq!(
+            chunk("OUTPUT_STREAM_STDOUT"),
+            Some("aGVsbG8=".into()),
+            "{text}"
+        ); // base64("hello")
+        assert_eq!(
+            chunk("OUTPUT_STREAM_STDERR"),
+            Some("b29wcw==".into()),
+            "{text}"
+        ); // base64("oops")
         assert_eq!(msgs[2]["exit"]["status"], "EXECUTION_STATUS_FAILED");
         assert_eq!(msgs[2]["exit"]["exitCode"], 4);
     }

@@ -18,6 +18,17 @@ pub struct InitConfig {
     pub cgroups: Vec<PathBuf>,
     /// Create a user namespace (needed when the server is not root).
     pub user_namespace: bool,
+    /// Host id range the sandbox's ids 0..count map to (root server: a private range per
+    /// sandbox, written by the server). `None` with `user_namespace` maps only the
+    /// server's own uid/gid to 0 (unprivileged server).
+    pub id_range: Option<IdRange>,
+}
+
+/// A block of host uids/gids owned by one sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IdRange {
+    pub host_base: u32,
+    pub count: u32,
 }
 
 /// Where the writable host directories appear inside the sandbox.

@@ -59,7 +59,9 @@ fn run_shim(config_json: &str) -> Result<i32, String> {
         | CloneFlags::CLONE_NEWUTS
         | CloneFlags::CLONE_NEWIPC
         | CloneFlags::CLONE_NEWCGROUP;
-    if cfg.user_namespace {
+    if let Some(range) = cfg.id_range {
+        enter_mapped_user_namespace(range)?;
+    } else if cfg.user_namespace {
         let (uid, gid) = (nix::unistd::geteuid(), nix::unistd::getegid());
         unshare(CloneFlags::CLONE_NEWUSER).map_err(|e| format!("unshare(user): {e}"))?;
         std::fs::write("/proc/self/setgroups", "deny").map_err(|e| format!("setgroups: {e}"))?;
@@ -105,6 +107,35 @@ fn run_shim(config_json: &str) -> Result<i32, String> {
             }
         }
     }
+}
+
+/// Root server: a user namespace whose ids 0..count are the sandbox's private host range.
+/// Only a process in the parent namespace with CAP_SETUID may write such a map, so the
+/// server writes it while the shim waits, then the shim becomes the namespace's root.
+fn enter_mapped_user_namespace(range: super::config::IdRange) -> Result<(), String> {
+    unshare(CloneFlags::CLONE_NEWUSER).map_err(|e| format!("unshare(user): {e}"))?;
+    let shim_pid = std::process::id() as i32;
+    protocol::send(CONTROL_FD, &Reply::NeedIdMap { shim_pid }, &[])
+        .map_err(|e| format!("control socket: {e}"))?;
+    match protocol::recv::<Request>(CONTROL_FD) {
+        Ok(Some((Request::IdsMapped, _))) => {}
+        Ok(other) => return Err(format!("expected id map confirmation, got {other:?}")),
+        Err(e) => return Err(format!("control socket: {e}")),
+    }
+    let _ = range; // the server wrote the map; nothing to check from inside
+                   // SAFETY: plain id syscalls; we hold CAP_SETUID/CAP_SETGID in the new namespace.
+    unsafe {
+        if libc::setgroups(0, std::ptr::null()) != 0
+            || libc::setresgid(0, 0, 0) != 0
+            || libc::setresuid(0, 0, 0) != 0
+        {
+            return Err(format!(
+                "become namespace root: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn run_pid1(cfg: &InitConfig) -> Result<(), String> {
@@ -234,6 +265,8 @@ fn handle(
                 }
             }
         }
+        // Only meaningful during setup; ignore a stray one.
+        Request::IdsMapped => Ok(()),
         Request::Signal { id, signal } => {
             if let Some((&pid, _)) = running.iter().find(|(_, v)| **v == id) {
                 // SAFETY: kill(2) on a pid/pgrp we spawned.

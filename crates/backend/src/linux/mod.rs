@@ -34,6 +34,10 @@ use tokio::sync::oneshot;
 
 /// How long a sandbox may take to become ready before provisioning fails.
 const PROVISION_TIMEOUT: Duration = Duration::from_secs(30);
+/// First host id of the per-sandbox ranges, their size, and how many exist.
+const ID_BASE: u32 = 1_000_000_000;
+const ID_COUNT: u32 = 65_536;
+const ID_SLOTS: u32 = 16_384;
 /// Pipe buffer for stdout/stderr: larger pipes mean fewer wake-ups on bulk output.
 const PIPE_SIZE: i32 = 1 << 20;
 
@@ -42,6 +46,8 @@ pub struct LinuxBackend {
     state_root: PathBuf,
     init_exe: PathBuf,
     cgroups: cgroup::Mode,
+    /// Slots of host id ranges in use (root server only).
+    id_slots: Mutex<std::collections::HashSet<u32>>,
     sandboxes: Mutex<HashMap<String, Arc<LinuxSandbox>>>,
 }
 
@@ -55,6 +61,7 @@ struct LinuxSandbox {
     exits: Arc<Mutex<HashMap<ProcessId, oneshot::Sender<ExitStatus>>>>,
     shim: tokio::sync::Mutex<Option<tokio::process::Child>>,
     cgroups: Vec<PathBuf>,
+    id_range: Option<config::IdRange>,
 }
 
 impl LinuxBackend {
@@ -69,6 +76,7 @@ impl LinuxBackend {
             state_root,
             init_exe,
             cgroups,
+            id_slots: Mutex::new(std::collections::HashSet::new()),
             sandboxes: Mutex::new(HashMap::new()),
         })
     }
@@ -80,6 +88,41 @@ impl LinuxBackend {
             .get(id)
             .cloned()
             .ok_or_else(|| BackendError::SandboxNotFound(id.to_string()))
+    }
+
+    /// Reserve a private block of host ids for one sandbox (root server). Blocks start high
+    /// (`ID_BASE`) to stay clear of the host's own users and /etc/subuid allocations.
+    fn allocate_ids(&self) -> Option<config::IdRange> {
+        let mut used = self.id_slots.lock().ok()?;
+        let slot = (0..ID_SLOTS).find(|s| !used.contains(s))?;
+        used.insert(slot);
+        Some(config::IdRange {
+            host_base: ID_BASE + slot * ID_COUNT,
+            count: ID_COUNT,
+        })
+    }
+
+    fn release_ids(&self, range: Option<config::IdRange>) {
+        if let (Some(r), Ok(mut used)) = (range, self.id_slots.lock()) {
+            used.remove(&((r.host_base - ID_BASE) / ID_COUNT));
+        }
+    }
+
+    /// The sandbox's root (a host id of its range, no host privileges) must be able to reach
+    /// its own mountpoint: traversable parents, a mountpoint it owns.
+    fn prepare_for_mapped_root(&self, dir: &Path, r: config::IdRange) {
+        use std::os::unix::fs::PermissionsExt;
+        let id = Some(nix::unistd::Uid::from_raw(r.host_base));
+        let _ = nix::unistd::chown(
+            &dir.join("root"),
+            id,
+            Some(nix::unistd::Gid::from_raw(r.host_base)),
+        );
+        let mut parents = vec![dir.to_path_buf(), self.state_root.clone()];
+        parents.extend(self.state_root.parent().map(Path::to_path_buf));
+        for d in parents {
+            let _ = std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o711));
+        }
     }
 
     fn dir_for(&self, id: &str) -> Result<PathBuf, BackendError> {
@@ -184,19 +227,36 @@ impl Backend for LinuxBackend {
                 return Err(BackendError::LaunchFailed(format!("cgroup setup: {e}")));
             }
         };
+        let id_range = if nix::unistd::geteuid().is_root() {
+            match self.allocate_ids() {
+                Some(r) => Some(r),
+                None => {
+                    cgroup::remove(&cgroups);
+                    remove_dir(&dir);
+                    return Err(BackendError::Unavailable("no free host id range".into()));
+                }
+            }
+        } else {
+            None
+        };
+        if let Some(r) = id_range {
+            self.prepare_for_mapped_root(&dir, r);
+        }
         let cfg = InitConfig {
             sandbox_id: spec.sandbox_id.clone(),
             hostname: spec.hostname.clone(),
             root_dir: dir.join("root"),
             disk_bytes: spec.limits.disk_bytes,
             cgroups,
-            user_namespace: !nix::unistd::geteuid().is_root(),
+            user_namespace: true,
+            id_range,
         };
         match self.start(&spec.sandbox_id, &dir, &cfg, &spec.limits).await {
             Ok(p) => Ok(p),
             Err(e) => {
                 remove_dir(&dir);
-                cgroup::remove(&cfg.cgroups);
+                cgroup::remove_eventually(cgroup::remove(&cfg.cgroups));
+                self.release_ids(id_range);
                 Err(e)
             }
         }
@@ -308,6 +368,7 @@ impl Backend for LinuxBackend {
             }
             remove_dir(&sbx.state_dir);
             cgroup::remove_eventually(cgroup::remove(&sbx.cgroups));
+            self.release_ids(sbx.id_range);
         } else {
             // Unknown to this process (e.g. created before a restart): just sweep its state.
             remove_dir(&self.dir_for(sandbox_id)?);
@@ -391,6 +452,8 @@ impl LinuxBackend {
             serde_json::to_string(cfg).map_err(|e| BackendError::LaunchFailed(e.to_string()))?;
         let child_raw = child_sock.as_raw_fd();
         let mut cmd = tokio::process::Command::new(&self.init_exe);
+        // Dropping the handle on a failed launch kills the shim (and pid 1 with it).
+        cmd.kill_on_drop(true);
         cmd.arg("__sandbox-init")
             .arg(cfg_json)
             .env_clear()
@@ -434,6 +497,14 @@ impl LinuxBackend {
             while let Some(reply) = life_rx.recv().await {
                 match reply {
                     Reply::Started { init_pid: p } => init_pid = Some(p),
+                    Reply::NeedIdMap { shim_pid } => {
+                        let range = cfg.id_range.ok_or_else(|| {
+                            BackendError::LaunchFailed("unexpected id map request".into())
+                        })?;
+                        write_id_maps(shim_pid, range)?;
+                        protocol::send(host_sock.as_raw_fd(), &Request::IdsMapped, &[])
+                            .map_err(|e| BackendError::io("sandbox control socket", e))?;
+                    }
                     Reply::Ready { info } => ready = Some(info),
                     Reply::SetupFailed { error } => return Err(BackendError::LaunchFailed(error)),
                     _ => {}
@@ -494,6 +565,7 @@ impl LinuxBackend {
             exits,
             shim: tokio::sync::Mutex::new(Some(shim)),
             cgroups: cfg.cgroups.clone(),
+            id_range: cfg.id_range,
         });
         self.sandboxes
             .lock()
@@ -507,6 +579,16 @@ impl LinuxBackend {
             info,
         })
     }
+}
+
+/// Map ids 0..count of the shim's new user namespace to the sandbox's host range.
+fn write_id_maps(shim_pid: i32, r: config::IdRange) -> Result<(), BackendError> {
+    let map = format!("0 {} {}\n", r.host_base, r.count);
+    for file in ["uid_map", "gid_map"] {
+        std::fs::write(format!("/proc/{shim_pid}/{file}"), &map)
+            .map_err(|e| BackendError::io(format!("write {file} of pid {shim_pid}"), e))?;
+    }
+    Ok(())
 }
 
 /// Blocking reader of one sandbox's control socket (one small thread per sandbox).

@@ -24,6 +24,8 @@ pub enum Request {
     },
     /// Signal a process group.
     Signal { id: u64, signal: i32 },
+    /// The server wrote the shim's uid_map/gid_map; setup may continue.
+    IdsMapped,
 }
 
 /// Init → server.
@@ -33,6 +35,10 @@ pub enum Reply {
     /// Sent by the outer shim: host pid of the sandbox's pid 1.
     Started {
         init_pid: i32,
+    },
+    /// Sent by the shim after unshare(CLONE_NEWUSER): please write my id maps.
+    NeedIdMap {
+        shim_pid: i32,
     },
     /// Rootfs, namespaces, network and hardening are set up; `info` says what was applied.
     Ready {
