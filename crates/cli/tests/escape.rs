@@ -143,7 +143,8 @@ fn fork_bomb_is_bounded_by_the_pids_limit() {
     let (forks, errno) = (it.next().unwrap(), it.next().unwrap());
     assert!(forks < 64, "forked {forks} processes past a 64-pid limit");
     assert_eq!(errno, libc::EAGAIN as u64);
-    // A classic shell fork bomb: contained, ended by the timeout, fully reclaimed.
+    // A classic shell fork bomb: it either gives up on its own ("Cannot fork") or is ended
+    // by the timeout; either way it is contained and fully reclaimed.
     let o = s.run(&[
         "exec",
         "-n",
@@ -157,12 +158,12 @@ fn fork_bomb_is_bounded_by_the_pids_limit() {
         "-c",
         "b() { b | b & }; b; sleep 60",
     ]);
+    let err = stderr(&o);
+    let tail = &err[err.len().saturating_sub(400)..];
     assert!(
-        matches!(o.status.code(), Some(143) | Some(137)),
-        "{}",
-        stderr(&o)
+        err.contains("Cannot fork") || err.contains("TIMED_OUT"),
+        "bomb was not stopped: {tail}"
     );
-    assert!(stderr(&o).contains("TIMED_OUT"), "{}", stderr(&o));
     let id = stderr(&o).lines().next().unwrap().to_string();
     assert_no_leftovers(&s.state_dir(), &id);
     assert_eq!(stdout(&s.sh("echo host-fine")), "host-fine\n");

@@ -87,7 +87,18 @@ fn rm_leaves_nothing_behind() {
         !processes_mentioning(&id).is_empty(),
         "sandbox init should be running"
     );
-    assert!(s.state_dir().join("sandboxes").join(&id).exists());
+    let runtime_dirs: Vec<_> = std::fs::read_dir("/run/cleanroom")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join(&id))
+        .filter(|p| p.exists())
+        .collect();
+    assert_eq!(
+        runtime_dirs.len(),
+        1,
+        "the live sandbox has one runtime dir"
+    );
     let rm = s.run(&["sandbox", "rm", &id]);
     assert_eq!(rm.status.code(), Some(0), "{}", stderr(&rm));
     assert_no_leftovers(&s.state_dir(), &id);

@@ -98,6 +98,15 @@ impl CompiledPolicy {
         }
     }
 
+    /// Capability keys (seed 004 vocabulary) a backend must declare to run this policy.
+    pub fn required_capabilities(&self) -> Vec<&'static str> {
+        let mut caps = vec!["policy_immutability"];
+        if self.network_default == "deny" {
+            caps.push("network_default_deny");
+        }
+        caps
+    }
+
     /// Canonical encoding: JSON with sorted keys and no insignificant whitespace.
     pub fn canonical_json(&self) -> String {
         // serde_json with BTreeMap fields and a fixed struct order is canonical; going

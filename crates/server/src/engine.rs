@@ -223,14 +223,25 @@ impl Engine {
         requested: Limits,
     ) -> Result<SandboxRow, EngineError> {
         let policy = cleanroom_policy::compile(policy_yaml)?;
+        // Capability handshake: fail closed before anything is provisioned.
         let caps = self.backend.capabilities();
-        if !image_ref.is_empty() && !caps.contains(&"oci_images") {
+        let mut required = policy.required_capabilities();
+        if !image_ref.is_empty() {
+            required.push("oci_images");
+        }
+        let missing: Vec<&str> = required.into_iter().filter(|c| !caps.contains(c)).collect();
+        if !missing.is_empty() {
             return Err(EngineError::new(
                 Class::FailedPrecondition,
                 "backend_capability_mismatch",
-                format!("backend {:?} cannot run OCI images yet; omit the image to use the host-view root", self.backend.name()),
+                format!(
+                    "backend {:?} lacks capabilities this sandbox needs: {}",
+                    self.backend.name(),
+                    missing.join(", ")
+                ),
             )
-            .with("capability", "oci_images"));
+            .with("missing", missing.join(","))
+            .with("backend", self.backend.name()));
         }
         let limits = effective_limits(&policy, requested)?;
         let id = ids::sandbox_id();
@@ -976,5 +987,84 @@ impl Run {
             .signal(&self.sandbox_id, self.process, sig)
             .await;
         Instant::now() + grace
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cleanroom_backend::{
+        BackendError, ProcessHandle, ProcessId, ProvisionedSandbox, ReconcileReport,
+    };
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// Test double for a backend that declares no capabilities (e.g. a future backend that
+    /// cannot enforce deny-by-default). Only the handshake is exercised: provision must
+    /// never be reached.
+    #[derive(Default)]
+    struct NoCapabilities {
+        provisioned: AtomicBool,
+    }
+
+    #[async_trait::async_trait]
+    impl Backend for NoCapabilities {
+        fn name(&self) -> &'static str {
+            "none"
+        }
+        fn capabilities(&self) -> Vec<&'static str> {
+            vec!["policy_immutability"]
+        }
+        async fn provision(&self, _: &SandboxSpec) -> Result<ProvisionedSandbox, BackendError> {
+            self.provisioned.store(true, Ordering::SeqCst);
+            Err(BackendError::Unavailable("test double".into()))
+        }
+        async fn spawn(&self, _: &str, _: ProcessSpec) -> Result<ProcessHandle, BackendError> {
+            Err(BackendError::Unavailable("test double".into()))
+        }
+        async fn signal(&self, _: &str, _: ProcessId, _: i32) -> Result<(), BackendError> {
+            Ok(())
+        }
+        async fn terminate(&self, _: &str) -> Result<(), BackendError> {
+            Ok(())
+        }
+        async fn reconcile(&self, _: &[ReconcileRecord]) -> Result<ReconcileReport, BackendError> {
+            Ok(ReconcileReport::default())
+        }
+    }
+
+    #[tokio::test]
+    async fn launch_fails_closed_on_missing_capability() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = Arc::new(NoCapabilities::default());
+        let engine = Engine::new(dir.path(), backend.clone()).unwrap();
+        let err = engine
+            .create_sandbox("", "", Limits::default())
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, "backend_capability_mismatch");
+        assert!(
+            err.details
+                .iter()
+                .any(|(k, v)| k == "missing" && v == "network_default_deny"),
+            "{err:?}"
+        );
+        let err = engine
+            .create_sandbox("", "registry.test/x@sha256:00", Limits::default())
+            .await
+            .unwrap_err();
+        assert!(
+            err.details
+                .iter()
+                .any(|(k, v)| k == "missing" && v.contains("oci_images")),
+            "{err:?}"
+        );
+        assert!(
+            !backend.provisioned.load(Ordering::SeqCst),
+            "provision ran despite the mismatch"
+        );
+        assert!(
+            engine.list_sandboxes(true).unwrap().is_empty(),
+            "a sandbox row was persisted"
+        );
     }
 }

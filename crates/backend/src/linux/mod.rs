@@ -34,6 +34,8 @@ use tokio::sync::oneshot;
 
 /// How long a sandbox may take to become ready before provisioning fails.
 const PROVISION_TIMEOUT: Duration = Duration::from_secs(30);
+/// Where a root server keeps per-sandbox mountpoints (traversable, nothing secret inside).
+pub const RUNTIME_BASE: &str = "/run/cleanroom";
 /// First host id of the per-sandbox ranges, their size, and how many exist.
 const ID_BASE: u32 = 1_000_000_000;
 const ID_COUNT: u32 = 65_536;
@@ -43,7 +45,10 @@ const PIPE_SIZE: i32 = 1 << 20;
 
 /// Linux namespaces backend.
 pub struct LinuxBackend {
-    state_root: PathBuf,
+    /// Per-sandbox mountpoint directories. For a root server this is
+    /// `/run/cleanroom/<instance>`: the sandbox's mapped root must traverse it, while the
+    /// state dir (database, logs) stays private to the server.
+    runtime_root: PathBuf,
     init_exe: PathBuf,
     cgroups: cgroup::Mode,
     /// Slots of host id ranges in use (root server only).
@@ -68,12 +73,18 @@ impl LinuxBackend {
     /// `state_root` holds one directory per sandbox; `init_exe` is the `cleanroom` binary
     /// (re-executed as `__sandbox-init`).
     pub fn new(state_root: PathBuf, init_exe: PathBuf) -> Result<Self, BackendError> {
-        std::fs::create_dir_all(&state_root)
-            .map_err(|e| BackendError::io(format!("create {}", state_root.display()), e))?;
-        let cgroups = cgroup::Mode::detect(&cgroup::instance_key(&state_root));
-        tracing::info!(cgroups = %cgroups.describe(), "linux backend ready");
+        let instance = cgroup::instance_key(&state_root);
+        let runtime_root = if nix::unistd::geteuid().is_root() {
+            PathBuf::from(RUNTIME_BASE).join(&instance)
+        } else {
+            state_root
+        };
+        std::fs::create_dir_all(&runtime_root)
+            .map_err(|e| BackendError::io(format!("create {}", runtime_root.display()), e))?;
+        let cgroups = cgroup::Mode::detect(&instance);
+        tracing::info!(cgroups = %cgroups.describe(), runtime = %runtime_root.display(), "linux backend ready");
         Ok(LinuxBackend {
-            state_root,
+            runtime_root,
             init_exe,
             cgroups,
             id_slots: Mutex::new(std::collections::HashSet::new()),
@@ -118,8 +129,9 @@ impl LinuxBackend {
             id,
             Some(nix::unistd::Gid::from_raw(r.host_base)),
         );
-        let mut parents = vec![dir.to_path_buf(), self.state_root.clone()];
-        parents.extend(self.state_root.parent().map(Path::to_path_buf));
+        let mut parents = vec![dir.to_path_buf(), self.runtime_root.clone()];
+        parents.extend(self.runtime_root.parent().map(Path::to_path_buf));
+        // (The runtime root holds only empty mountpoints; the state dir stays private.)
         for d in parents {
             let _ = std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o711));
         }
@@ -136,7 +148,7 @@ impl LinuxBackend {
                 "invalid sandbox id {id:?}"
             )));
         }
-        Ok(self.state_root.join(id))
+        Ok(self.runtime_root.join(id))
     }
 }
 
@@ -209,6 +221,8 @@ impl Backend for LinuxBackend {
         // add `network_default_deny`, `secret_isolation`, ... when they land.
         vec![
             "policy_immutability",
+            // A fresh netns with only `lo`: no packet can leave at all.
+            "network_default_deny",
             "pid_isolation",
             "mount_isolation",
             "network_loopback_only",
@@ -420,7 +434,7 @@ impl Backend for LinuxBackend {
             }
             cgroup::remove_eventually(cgroup::remove(&[dir]));
         }
-        let entries = std::fs::read_dir(&self.state_root)
+        let entries = std::fs::read_dir(&self.runtime_root)
             .map_err(|e| BackendError::io("read state root", e))?;
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().to_string();

@@ -233,6 +233,19 @@ pub fn assert_no_leftovers(server_state: &Path, sandbox_id: &str) {
     );
     let dir = server_state.join("sandboxes").join(sandbox_id);
     assert!(!dir.exists(), "sandbox dir left behind: {}", dir.display());
+    // A root server keeps mountpoints under /run/cleanroom/<instance>/<sandbox>.
+    for inst in std::fs::read_dir("/run/cleanroom")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let d = inst.path().join(sandbox_id);
+        assert!(
+            !d.exists(),
+            "sandbox runtime dir left behind: {}",
+            d.display()
+        );
+    }
     // After a crash, zombies wait for the host's init to reap them, and a cgroup cannot be
     // removed before that; the server keeps retrying, so allow it some time.
     assert!(
