@@ -86,17 +86,8 @@ fn cannot_escape_via_proc_self_exe_or_inherited_fds() {
 #[test]
 fn other_sandboxes_are_invisible() {
     let s = Server::start();
-    let a = stdout(&s.run(&["sandbox", "create"])).trim().to_string();
-    let o = s.run(&[
-        "exec",
-        "-n",
-        "--in",
-        &a,
-        "--",
-        "sh",
-        "-c",
-        "setsid sleep 777.25 >/dev/null 2>&1 & echo started",
-    ]);
+    let a = s.create();
+    let o = s.sh_in(&a, "setsid sleep 777.25 >/dev/null 2>&1 & echo started");
     assert_eq!(stdout(&o), "started\n");
     let out = s.sh("for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done");
     assert!(!out.stdout.is_empty());
@@ -249,21 +240,12 @@ fn host_uid(pid: i32) -> Option<u32> {
 #[test]
 fn sandboxes_run_as_distinct_unprivileged_host_ids() {
     let s = Server::start();
-    let a = stdout(&s.run(&["sandbox", "create"])).trim().to_string();
-    let b = stdout(&s.run(&["sandbox", "create"])).trim().to_string();
+    let a = s.create();
+    let b = s.create();
     let mut uids = Vec::new();
     for id in [&a, &b] {
         // Inside: uid 0 of its own user namespace, mapped to a private host range.
-        let o = s.run(&[
-            "exec",
-            "-n",
-            "--in",
-            id,
-            "--",
-            "sh",
-            "-c",
-            "id -u; cat /proc/self/uid_map",
-        ]);
+        let o = s.sh_in(id, "id -u; cat /proc/self/uid_map");
         let out = stdout(&o);
         let mut lines = out.lines();
         assert_eq!(lines.next(), Some("0"));

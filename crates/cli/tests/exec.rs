@@ -193,33 +193,48 @@ fn timeout_ends_as_timed_out() {
     s.run(&["sandbox", "rm", &id]);
 }
 
+/// Start `cleanroom exec ARGS` and return once the guest printed "started".
+fn spawn_started(s: &Server, args: &[&str]) -> std::process::Child {
+    let mut c = s.cli();
+    c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut buf = [0u8; 8];
+    let n = child.stdout.as_mut().unwrap().read(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"started\n");
+    child
+}
+
+/// Send SIGINT `times` times (300 ms apart) and wait at most `limit` for the CLI to exit.
+fn interrupt(child: std::process::Child, times: usize, limit: Duration) -> std::process::Output {
+    for i in 0..times {
+        if i > 0 {
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()).unwrap());
+    rx.recv_timeout(limit)
+        .expect("exec did not end after Ctrl-C")
+        .unwrap()
+}
+
 #[test]
 fn ctrl_c_cancels_then_detaches() {
     let s = Server::start();
-    let mut c = s.cli();
-    c.args([
-        "exec",
-        "-n",
-        "--keep",
-        "--",
-        "sh",
-        "-c",
-        "echo started; exec sleep 100",
-    ])
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    let mut out = child.stdout.take().unwrap();
-    let mut buf = [0u8; 8];
-    let n = out.read(&mut buf).unwrap();
-    assert_eq!(&buf[..n], b"started\n");
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || tx.send(child.wait_with_output()).unwrap());
-    let o = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("exec did not end after Ctrl-C")
-        .unwrap();
+    let child = spawn_started(
+        &s,
+        &[
+            "exec",
+            "-n",
+            "--keep",
+            "--",
+            "sh",
+            "-c",
+            "echo started; exec sleep 100",
+        ],
+    );
+    let o = interrupt(child, 1, Duration::from_secs(30));
     assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
     let id = sandbox_id_from(&stderr(&o));
     let i = s.run(&["execution", "inspect", "--sandbox-id", &id, "--last"]);
@@ -230,32 +245,9 @@ fn ctrl_c_cancels_then_detaches() {
     );
 
     // Second Ctrl-C detaches at once, even when the command ignores SIGTERM.
-    let mut c = s.cli();
-    c.args([
-        "exec",
-        "-n",
-        "--in",
-        &id,
-        "--",
-        "sh",
-        "-c",
-        "trap '' TERM; echo started; while :; do sleep 0.1; done",
-    ])
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    let mut out = child.stdout.take().unwrap();
-    let n = out.read(&mut buf).unwrap();
-    assert_eq!(&buf[..n], b"started\n");
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    std::thread::sleep(Duration::from_millis(300));
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || tx.send(child.wait_with_output()).unwrap());
-    let o = rx
-        .recv_timeout(Duration::from_secs(4))
-        .expect("second Ctrl-C did not detach")
-        .unwrap();
+    let script = "trap '' TERM; echo started; while :; do sleep 0.1; done";
+    let child = spawn_started(&s, &["exec", "-n", "--in", &id, "--", "sh", "-c", script]);
+    let o = interrupt(child, 2, Duration::from_secs(4));
     assert_eq!(o.status.code(), Some(130));
     assert!(stderr(&o).contains("detached"), "{}", stderr(&o));
     s.run(&["sandbox", "rm", &id]);

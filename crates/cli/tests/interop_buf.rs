@@ -73,16 +73,7 @@ fn buf_curl_unary_and_streaming() {
     }
 
     // Server streaming: an execution's output, then its exit.
-    let run = s.run(&[
-        "exec",
-        "-n",
-        "--in",
-        &id,
-        "--",
-        "sh",
-        "-c",
-        "printf hello; printf oops >&2; exit 4",
-    ]);
+    let run = s.sh_in(&id, "printf hello; printf oops >&2; exit 4");
     assert_eq!(run.status.code(), Some(4));
     let info = s.run(&["sandbox", "inspect", "--json", &id]);
     let v: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();

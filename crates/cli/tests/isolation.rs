@@ -69,19 +69,10 @@ fn host_processes_are_invisible_and_unreachable() {
 #[test]
 fn rm_leaves_nothing_behind() {
     let s = Server::start();
-    let id = stdout(&s.run(&["sandbox", "create"])).trim().to_string();
+    let id = s.create();
     assert!(id.starts_with("sbx_"));
     // A background process that would outlive its execution if nothing cleaned up.
-    let o = s.run(&[
-        "exec",
-        "-n",
-        "--in",
-        &id,
-        "--",
-        "sh",
-        "-c",
-        "setsid sleep 1000 >/dev/null 2>&1 & echo bg",
-    ]);
+    let o = s.sh_in(&id, "setsid sleep 1000 >/dev/null 2>&1 & echo bg");
     assert_eq!(stdout(&o), "bg\n");
     assert!(
         !processes_mentioning(&id).is_empty(),

@@ -116,6 +116,23 @@ impl Server {
         self.run(&["exec", "-n", "--", "sh", "-c", script])
     }
 
+    /// Run `cleanroom exec -n --in SANDBOX -- sh -c SCRIPT`.
+    pub fn sh_in(&self, sandbox_id: &str, script: &str) -> Output {
+        self.run(&["exec", "-n", "--in", sandbox_id, "--", "sh", "-c", script])
+    }
+
+    /// `cleanroom sandbox create`, returning the new id.
+    pub fn create(&self) -> String {
+        let o = self.run(&["sandbox", "create"]);
+        let id = stdout(&o).trim().to_string();
+        assert!(
+            id.starts_with("sbx_"),
+            "sandbox create failed: {}",
+            stderr(&o)
+        );
+        id
+    }
+
     /// A typed API client (tokio context required).
     pub async fn client(&self) -> cleanroom_client::Client {
         let ep = cleanroom_client::endpoint::Endpoint::Unix(self.socket());
