@@ -9,13 +9,12 @@ use clap::Parser;
 
 fn main() {
     // The sandbox pid 1 must start single-threaded, before any runtime exists.
-    let mut args = std::env::args_os();
-    if args.nth(1).is_some_and(|a| a == "__sandbox-init") {
-        let cfg = args
-            .next()
-            .map(|a| a.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        cleanroom_backend::linux::init::main(&cfg);
+    // Its configuration arrives on the control socket (fd 3), never on the command line.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == "__sandbox-init")
+    {
+        cleanroom_backend::linux::init::main();
     }
     let cli = cli::Cli::parse();
     let rt = match tokio::runtime::Builder::new_multi_thread()

@@ -30,6 +30,15 @@ fn sandbox_has_its_own_pid1_hostname_network_and_files() {
             .any(|l| l.starts_with("pid1=") && l.contains(" __sandbox-init ")),
         "{out}"
     );
+    // Nothing of the server's configuration (host paths) shows in pid 1's command line.
+    let pid1 = out
+        .lines()
+        .find(|l| l.starts_with("pid1="))
+        .unwrap_or_default();
+    assert!(
+        !pid1.contains(&*s.dir.to_string_lossy()) && !pid1.contains('{'),
+        "{pid1}"
+    );
     // sh, its subshells, ls and grep plus pid 1: a handful, never the host's hundreds.
     let procs: usize = out
         .lines()

@@ -27,8 +27,8 @@ use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
 /// Entry point; never returns.
-pub fn main(config_json: &str) -> ! {
-    let code = match run_shim(config_json) {
+pub fn main() -> ! {
+    let code = match run_shim() {
         Ok(code) => code,
         Err(e) => {
             let _ = protocol::send(CONTROL_FD, &Reply::SetupFailed { error: e }, &[]);
@@ -38,9 +38,12 @@ pub fn main(config_json: &str) -> ! {
     std::process::exit(code)
 }
 
-fn run_shim(config_json: &str) -> Result<i32, String> {
-    let cfg: InitConfig =
-        serde_json::from_str(config_json).map_err(|e| format!("bad init config: {e}"))?;
+fn run_shim() -> Result<i32, String> {
+    let cfg: InitConfig = match protocol::recv::<Request>(CONTROL_FD) {
+        Ok(Some((Request::Configure(cfg), _))) => *cfg,
+        Ok(other) => return Err(format!("expected a sandbox config, got {other:?}")),
+        Err(e) => return Err(format!("control socket: {e}")),
+    };
     // SAFETY: prctl with constant arguments; close_range on fds this process never uses
     // (nothing but stdio and the control socket may reach the sandbox).
     unsafe {
@@ -266,7 +269,7 @@ fn handle(
             }
         }
         // Only meaningful during setup; ignore a stray one.
-        Request::IdsMapped => Ok(()),
+        Request::IdsMapped | Request::Configure(_) => Ok(()),
         Request::Signal { id, signal } => {
             if let Some((&pid, _)) = running.iter().find(|(_, v)| **v == id) {
                 // SAFETY: kill(2) on a pid/pgrp we spawned.

@@ -462,14 +462,15 @@ impl LinuxBackend {
             SockFlag::SOCK_CLOEXEC,
         )
         .map_err(|e| BackendError::io("socketpair", e.into()))?;
-        let cfg_json =
-            serde_json::to_string(cfg).map_err(|e| BackendError::LaunchFailed(e.to_string()))?;
         let child_raw = child_sock.as_raw_fd();
         let mut cmd = tokio::process::Command::new(&self.init_exe);
         // Dropping the handle on a failed launch kills the shim (and pid 1 with it).
         cmd.kill_on_drop(true);
+        // The config (host paths among it) travels over the control socket, not argv, so
+        // nothing of it is visible in the sandbox's /proc/1/cmdline; the sandbox id (which
+        // the sandbox knows anyway) stays in argv so `ps` on the host says whose it is.
         cmd.arg("__sandbox-init")
-            .arg(cfg_json)
+            .arg(id)
             .env_clear()
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null());
@@ -490,6 +491,12 @@ impl LinuxBackend {
             BackendError::Unavailable(format!("cannot start {}: {e}", self.init_exe.display()))
         })?;
         drop(child_sock);
+        protocol::send(
+            host_sock.as_raw_fd(),
+            &Request::Configure(Box::new(cfg.clone())),
+            &[],
+        )
+        .map_err(|e| BackendError::io("send sandbox config", e))?;
 
         // Lifecycle replies go to `life`; exits are routed by the reader thread.
         let (life_tx, mut life_rx) = tokio::sync::mpsc::unbounded_channel::<Reply>();

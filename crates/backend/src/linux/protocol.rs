@@ -15,6 +15,8 @@ pub const MAX_MESSAGE: usize = 256 * 1024;
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Request {
+    /// First message to a new shim: what to build.
+    Configure(Box<super::config::InitConfig>),
     /// Start a process; exactly three fds (stdin, stdout, stderr) accompany it.
     Spawn {
         id: u64,
