@@ -88,13 +88,24 @@ impl Client {
             connect_code: "invalid_argument".into(),
             details: Vec::new(),
         };
+        // Output streams are bulk transfers: HTTP/2's default 64 KiB windows and 16 KiB
+        // frames would cap them.
+        let builder = || {
+            Http2Connection::builder()
+                .initial_stream_window_size(8 << 20)
+                .initial_connection_window_size(16 << 20)
+                .h2_settings(|b| {
+                    b.max_frame_size(1 << 20);
+                })
+        };
         let (conn, base) = match endpoint {
             Endpoint::Unix(path) => {
                 let base: http::Uri = "http://localhost"
                     .parse()
                     .map_err(|e| bad(format!("{e}")))?;
                 (
-                    Http2Connection::connect_unix(path.clone(), base.clone())
+                    builder()
+                        .connect_unix(path.clone(), base.clone())
                         .await
                         .map_err(unreachable)?,
                     base,
@@ -105,7 +116,8 @@ impl Client {
                     .parse()
                     .map_err(|e| bad(format!("bad endpoint: {e}")))?;
                 (
-                    Http2Connection::connect_plaintext(base.clone())
+                    builder()
+                        .connect_plaintext(base.clone())
                         .await
                         .map_err(unreachable)?,
                     base,

@@ -692,11 +692,15 @@ impl Engine {
                                         continue;
                                     }
                                     let cut = from.saturating_sub(offset) as usize;
+                                    let mut data = data;
+                                    if cut > 0 {
+                                        data.drain(..cut);
+                                    }
                                     StreamItem::Output {
                                         seq,
                                         stdout: kind == Kind::Stdout,
                                         offset: offset + cut as u64,
-                                        data: data[cut..].to_vec(),
+                                        data,
                                     }
                                 }
                                 Entry::Exit(exit) => StreamItem::Exit { seq, exit },

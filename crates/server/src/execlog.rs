@@ -89,12 +89,10 @@ impl LogWriter {
 
     fn append(&mut self, kind: Kind, payload: &[u8]) -> io::Result<()> {
         for part in payload.chunks(MAX_RECORD) {
-            let mut rec = Vec::with_capacity(HEADER + part.len());
-            rec.push(kind as u8);
-            rec.extend_from_slice(&(part.len() as u32).to_le_bytes());
-            rec.extend_from_slice(part);
-            self.file.write_all(&rec)?;
-            self.len += rec.len() as u64;
+            let mut header = [kind as u8, 0, 0, 0, 0];
+            header[1..].copy_from_slice(&(part.len() as u32).to_le_bytes());
+            write_all_vectored(&mut self.file, &header, part)?;
+            self.len += (HEADER + part.len()) as u64;
         }
         let len = self.len;
         self.tx.send_modify(|c| c.len = len);
@@ -134,6 +132,20 @@ impl Drop for LogWriter {
         // Never leave readers waiting forever, even if the writer is dropped on an error path.
         self.tx.send_modify(|c| c.closed = true);
     }
+}
+
+/// Write header and payload with as few syscalls as possible (usually one writev), no copy.
+fn write_all_vectored(file: &mut File, mut header: &[u8], mut payload: &[u8]) -> io::Result<()> {
+    while !header.is_empty() || !payload.is_empty() {
+        let n = file.write_vectored(&[io::IoSlice::new(header), io::IoSlice::new(payload)])?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        let from_header = n.min(header.len());
+        header = &header[from_header..];
+        payload = &payload[n - from_header..];
+    }
+    Ok(())
 }
 
 /// One decoded record.
