@@ -190,6 +190,29 @@ async fn typed_errors_for_bad_requests() {
             ("invalid_argument", "invalid_argument")
         );
     }
+    // Oversized argv / env and bad cwd are refused before anything runs.
+    for req in [
+        CreateExecutionRequest {
+            sandbox_id: sbx.clone(),
+            command: vec!["x".repeat(1024); 200],
+            ..Default::default()
+        },
+        CreateExecutionRequest {
+            sandbox_id: sbx.clone(),
+            command: vec!["true".into()],
+            env: (0..2000).map(|i| (format!("K{i}"), "v".into())).collect(),
+            ..Default::default()
+        },
+        CreateExecutionRequest {
+            sandbox_id: sbx.clone(),
+            command: vec!["true".into()],
+            cwd: "relative".into(),
+            ..Default::default()
+        },
+    ] {
+        let e: ApiError = c.executions.create_execution(req).await.unwrap_err().into();
+        assert_eq!(e.code, "invalid_argument", "{e:?}");
+    }
     let req = CreateSandboxRequest {
         policy_yaml: "version: 1\nsandbox: {bogus: 1}\n".into(),
         ..Default::default()

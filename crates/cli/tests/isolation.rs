@@ -127,3 +127,26 @@ fn exec_tears_down_its_sandbox_unless_keep() {
     s.run(&["sandbox", "rm", &id]);
     assert_no_leftovers(&s.state_dir(), &id);
 }
+
+#[test]
+fn graceful_server_stop_terminates_sandboxes_cleanly() {
+    let mut s = Server::start();
+    let id = s.create();
+    let mut c = s.cli();
+    c.args(["exec", "-n", "--in", &id, "--", "sleep", "1000"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut client = c.spawn().unwrap();
+    assert!(eventually(std::time::Duration::from_secs(10), || stdout(
+        &s.run(&["sandbox", "inspect", &id])
+    )
+    .contains("active_execution_id: exe_")));
+    s.stop();
+    let _ = client.wait();
+    assert_no_leftovers(&s.state_dir(), &id);
+    s.spawn();
+    let i = stdout(&s.run(&["sandbox", "inspect", &id]));
+    assert!(i.contains("status:              STOPPED"), "{i}");
+    let e = stdout(&s.run(&["execution", "inspect", "--sandbox-id", &id, "--last"]));
+    assert!(e.contains("status:       CANCELED"), "{e}");
+}
