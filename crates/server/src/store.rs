@@ -1,7 +1,10 @@
 //! Durable state: sandboxes, executions and the event log, in one SQLite database.
 //!
-//! SQLite in WAL mode with `synchronous=FULL` gives crash safety without a daemon. The
-//! store knows nothing about RPC types: rows are plain structs, statuses are the proto
+//! SQLite in WAL mode with `synchronous=NORMAL`: every committed transaction survives a
+//! crash or kill of the server (it is in the WAL before the call returns), and the database
+//! is never corrupted; only a power loss can drop the last few commits. FULL (an fsync per
+//! commit) measured ~3 ms slower per `exec -- true` for no gain against process crashes.
+//! The store knows nothing about RPC types: rows are plain structs, statuses are the proto
 //! enum numbers, times are microseconds since the Unix epoch (UTC).
 
 use rusqlite::{params, Connection, OptionalExtension};
@@ -179,7 +182,7 @@ impl Store {
     pub fn open(path: &Path) -> Result<Store> {
         let conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.execute_batch(SCHEMA)?;
         Ok(Store {
