@@ -62,8 +62,8 @@ fn run_shim() -> Result<i32, String> {
         | CloneFlags::CLONE_NEWUTS
         | CloneFlags::CLONE_NEWIPC
         | CloneFlags::CLONE_NEWCGROUP;
-    if let Some(range) = cfg.id_range {
-        enter_mapped_user_namespace(range)?;
+    if cfg.id_range.is_some() {
+        enter_mapped_user_namespace()?;
     } else if cfg.user_namespace {
         let (uid, gid) = (nix::unistd::geteuid(), nix::unistd::getegid());
         unshare(CloneFlags::CLONE_NEWUSER).map_err(|e| format!("unshare(user): {e}"))?;
@@ -115,7 +115,7 @@ fn run_shim() -> Result<i32, String> {
 /// Root server: a user namespace whose ids 0..count are the sandbox's private host range.
 /// Only a process in the parent namespace with CAP_SETUID may write such a map, so the
 /// server writes it while the shim waits, then the shim becomes the namespace's root.
-fn enter_mapped_user_namespace(range: super::config::IdRange) -> Result<(), String> {
+fn enter_mapped_user_namespace() -> Result<(), String> {
     unshare(CloneFlags::CLONE_NEWUSER).map_err(|e| format!("unshare(user): {e}"))?;
     let shim_pid = std::process::id() as i32;
     protocol::send(CONTROL_FD, &Reply::NeedIdMap { shim_pid }, &[])
@@ -125,8 +125,7 @@ fn enter_mapped_user_namespace(range: super::config::IdRange) -> Result<(), Stri
         Ok(other) => return Err(format!("expected id map confirmation, got {other:?}")),
         Err(e) => return Err(format!("control socket: {e}")),
     }
-    let _ = range; // the server wrote the map; nothing to check from inside
-                   // SAFETY: plain id syscalls; we hold CAP_SETUID/CAP_SETGID in the new namespace.
+    // SAFETY: plain id syscalls; we hold CAP_SETUID/CAP_SETGID in the new namespace.
     unsafe {
         if libc::setgroups(0, std::ptr::null()) != 0
             || libc::setresgid(0, 0, 0) != 0
@@ -238,9 +237,9 @@ fn handle(
     match req {
         Request::Spawn { id, argv, env, cwd } => {
             let pid = spawn(&argv, &env, &cwd, &fds, mask);
-            drop(fds);
             match pid {
                 Ok(pid) => {
+                    drop(fds);
                     running.insert(pid.as_raw(), id);
                     protocol::send(
                         CONTROL_FD,
@@ -252,9 +251,17 @@ fn handle(
                     )
                     .map_err(|e| format!("control socket: {e}"))
                 }
-                // Could not even fork: report as an exit the server turns into FAILED.
+                // Could not even fork (e.g. the pids limit): tell the user on the command's
+                // own stderr, and report an exit the server turns into FAILED.
                 Err(e) => {
-                    let _ = e;
+                    if let Some(stderr) = fds.get(2) {
+                        let msg = format!(
+                            "cleanroom: cannot start {:?}: {e}\n",
+                            argv.first().map(String::as_str).unwrap_or("")
+                        );
+                        let _ = nix::unistd::write(stderr, msg.as_bytes());
+                    }
+                    drop(fds);
                     protocol::send(
                         CONTROL_FD,
                         &Reply::Exited {
