@@ -30,6 +30,25 @@ pub enum Command {
     /// Inspect executions.
     #[command(subcommand)]
     Execution(ExecutionCommand),
+    /// Validate and show repository policy (cleanroom.yaml) as the server compiles it.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Compile the policy; print its policy_hash or the error with its YAML path
+    Check {
+        /// Policy file [default: ./cleanroom.yaml]
+        #[arg(default_value = "cleanroom.yaml")]
+        file: PathBuf,
+    },
+    /// Print the compiled, canonical policy, its hash and required backend capabilities
+    Show {
+        /// Policy file [default: ./cleanroom.yaml]
+        #[arg(default_value = "cleanroom.yaml")]
+        file: PathBuf,
+    },
 }
 
 #[derive(Debug, Args)]

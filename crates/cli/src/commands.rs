@@ -1,6 +1,8 @@
 //! Command implementations. Each is a thin client of the server.
 
-use crate::cli::{Cli, Command, ExecArgs, ExecutionCommand, SandboxCommand, ServeArgs};
+use crate::cli::{
+    Cli, Command, ExecArgs, ExecutionCommand, PolicyCommand, SandboxCommand, ServeArgs,
+};
 use crate::render;
 use cleanroom_client::api::*;
 use cleanroom_client::endpoint::{self, Endpoint};
@@ -15,6 +17,8 @@ pub const EXIT_CLEANROOM_ERROR: i32 = 125;
 pub async fn run(cli: Cli) -> i32 {
     match cli.command {
         Command::Serve(args) => serve(args).await,
+        // Pure validation of a local file with the server's own compiler; nothing runs.
+        Command::Policy(cmd) => policy(cmd),
         other => {
             let ep = match endpoint::resolve(cli.host.as_deref()) {
                 Ok(ep) => ep,
@@ -27,7 +31,7 @@ pub async fn run(cli: Cli) -> i32 {
                 Command::Exec(args) => exec(&ep, args).await,
                 Command::Sandbox(cmd) => report(sandbox(&ep, cmd).await),
                 Command::Execution(cmd) => report(execution(&ep, cmd).await),
-                Command::Serve(_) => unreachable!("handled above"),
+                Command::Serve(_) | Command::Policy(_) => unreachable!("handled above"),
             }
         }
     }
@@ -115,6 +119,44 @@ async fn serve(args: ServeArgs) -> i32 {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("cleanroom: error [server_start_failed]: {e}");
+            EXIT_CLEANROOM_ERROR
+        }
+    }
+}
+
+fn policy(cmd: PolicyCommand) -> i32 {
+    let (file, show) = match cmd {
+        PolicyCommand::Check { file } => (file, false),
+        PolicyCommand::Show { file } => (file, true),
+    };
+    let text = match std::fs::read_to_string(&file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!(
+                "cleanroom: error [policy_invalid]: cannot read {}: {e}",
+                file.display()
+            );
+            return EXIT_CLEANROOM_ERROR;
+        }
+    };
+    match cleanroom_policy::compile(&text) {
+        Ok(p) if show => {
+            let value: serde_json::Value =
+                serde_json::from_str(&p.canonical_json()).unwrap_or_default();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&value).unwrap_or_default()
+            );
+            println!("policy_hash: {}", p.policy_hash());
+            println!("requires: {}", p.required_capabilities().join(", "));
+            0
+        }
+        Ok(p) => {
+            println!("{}: ok {}", file.display(), p.policy_hash());
+            0
+        }
+        Err(e) => {
+            eprintln!("cleanroom: error [{}]: {}: {e}", e.code(), file.display());
             EXIT_CLEANROOM_ERROR
         }
     }

@@ -227,6 +227,13 @@ impl Engine {
         let caps = self.backend.capabilities();
         let mut required = policy.required_capabilities();
         if !image_ref.is_empty() {
+            if !cleanroom_policy::is_digest_pinned(image_ref) {
+                return Err(EngineError::new(
+                    Class::InvalidArgument,
+                    "policy_invalid",
+                    format!("image {image_ref:?} must be pinned by digest (name@sha256:<64 hex>)"),
+                ));
+            }
             required.push("oci_images");
         }
         let missing: Vec<&str> = required.into_iter().filter(|c| !caps.contains(c)).collect();
@@ -1053,7 +1060,7 @@ mod tests {
             "{err:?}"
         );
         let err = engine
-            .create_sandbox("", "registry.test/x@sha256:00", Limits::default())
+            .create_sandbox("", "registry.test/x@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", Limits::default())
             .await
             .unwrap_err();
         assert!(

@@ -1,0 +1,79 @@
+//! `cleanroom policy check|show` and how the server treats policies it cannot honour.
+
+mod common;
+use common::*;
+
+fn write(dir: &tempfile::TempDir, name: &str, yaml: &str) -> String {
+    let p = dir.path().join(name);
+    std::fs::write(&p, yaml).unwrap();
+    p.display().to_string()
+}
+
+const EGRESS: &str = "version: 1
+sandbox:
+  network:
+    allow:
+      - host: api.github.com
+        ports: [443]
+";
+
+#[test]
+fn check_and_show_print_hash_or_path_of_the_error() {
+    let s = Server::start();
+    let d = tempfile::tempdir().unwrap();
+    let a = write(&d, "a.yaml", EGRESS);
+    let b = write(
+        &d,
+        "b.yaml",
+        "{version: 1, sandbox: {network: {allow: [{host: API.GITHUB.COM., ports: [443, 443]}]}}}",
+    );
+    let ha = stdout(&s.run(&["policy", "check", &a]));
+    let hb = stdout(&s.run(&["policy", "check", &b]));
+    let hash = |t: &str| t.split_whitespace().last().unwrap_or_default().to_string();
+    assert!(ha.contains(": ok sha256:"), "{ha}");
+    assert_eq!(
+        hash(&ha),
+        hash(&hb),
+        "same policy written two ways hashes differently"
+    );
+    let show = stdout(&s.run(&["policy", "show", &a]));
+    assert!(
+        show.contains("\"api.github.com\"")
+            && show.contains("requires:")
+            && show.contains("network_host_port_filtering"),
+        "{show}"
+    );
+    let bad = write(&d, "bad.yaml", "version: 1\nsandbox:\n  network:\n    allow:\n      - host: ok.example\n      - host: 'x.*.example'\n");
+    let o = s.run(&["policy", "check", &bad]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        stderr(&o).contains("[policy_invalid]")
+            && stderr(&o).contains("sandbox.network.allow[1].host"),
+        "{}",
+        stderr(&o)
+    );
+    let conflict = write(&d, "c.yaml", "version: 1\nsandbox:\n  network:\n    allow: [{host: a.example.com}]\n    deny: [{host: '*.example.com'}]\n");
+    assert!(stderr(&s.run(&["policy", "check", &conflict])).contains("[policy_conflict]"));
+}
+
+#[test]
+fn launch_fails_closed_when_the_backend_cannot_enforce_the_policy() {
+    let s = Server::start();
+    let d = tempfile::tempdir().unwrap();
+    // Egress rules need the egress gateway, which this backend does not have yet.
+    let p = write(&d, "cleanroom.yaml", EGRESS);
+    let o = s.run(&["exec", "-n", "--policy", &p, "--", "echo", "should not run"]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(stdout(&o).is_empty());
+    let err = stderr(&o);
+    assert!(
+        err.contains("[backend_capability_mismatch]")
+            && err.contains("network_host_port_filtering"),
+        "{err}"
+    );
+    // Tag-only image refs are refused before any capability question.
+    let o = s.run(&["sandbox", "create", "--image", "alpine:latest"]);
+    assert!(stderr(&o).contains("[policy_invalid]"), "{}", stderr(&o));
+    // Nothing was provisioned for either attempt.
+    assert!(stdout(&s.run(&["sandbox", "ls", "-a"])).lines().count() <= 1);
+}
