@@ -84,6 +84,12 @@ fn cannot_escape_via_proc_self_exe_or_inherited_fds() {
 }
 
 #[test]
+fn setuid_binaries_grant_nothing() {
+    let s = Server::start();
+    assert_blocked(&attack(&s, include_str!("attacks/setuid.py"), &[]), 3);
+}
+
+#[test]
 fn other_sandboxes_are_invisible() {
     let s = Server::start();
     let a = s.create();

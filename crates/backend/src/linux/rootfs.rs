@@ -32,6 +32,20 @@ fn err(what: &str, target: &Path, e: impl std::fmt::Display) -> String {
 }
 
 fn bind(src: &Path, dst: &Path, readonly: bool) -> Result<(), String> {
+    bind_with(
+        src,
+        dst,
+        if readonly {
+            MsFlags::MS_RDONLY
+        } else {
+            MsFlags::empty()
+        },
+    )
+}
+
+/// Bind `src` on `dst`, then remount it nosuid plus `extra` flags. Every bind in the sandbox
+/// goes through here: no mount may honour setuid bits.
+fn bind_with(src: &Path, dst: &Path, extra: MsFlags) -> Result<(), String> {
     mount(
         Some(src),
         dst,
@@ -40,10 +54,7 @@ fn bind(src: &Path, dst: &Path, readonly: bool) -> Result<(), String> {
         None::<&str>,
     )
     .map_err(|e| err("bind mount", dst, e))?;
-    let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_NOSUID;
-    if readonly {
-        flags |= MsFlags::MS_RDONLY;
-    }
+    let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_NOSUID | extra;
     // Keep nodev/noexec that the source mount already carries (required inside a user ns).
     if let Ok(st) = nix::sys::statvfs::statvfs(src) {
         use nix::sys::statvfs::FsFlags;
@@ -109,14 +120,11 @@ pub fn build(cfg: &InitConfig) -> Result<(), String> {
     for file in MASKED_FILES {
         let inside = root.join(file);
         if inside.exists() {
-            mount(
-                Some("/dev/null"),
+            bind_with(
+                Path::new("/dev/null"),
                 &inside,
-                None::<&str>,
-                MsFlags::MS_BIND,
-                None::<&str>,
-            )
-            .map_err(|e| err("mask", &inside, e))?;
+                MsFlags::MS_RDONLY | MsFlags::MS_NOEXEC,
+            )?;
         }
     }
 
@@ -181,14 +189,7 @@ fn build_dev(dev: &Path) -> Result<(), String> {
         let target = dev.join(name);
         touch(&target)?;
         let host = Path::new("/dev").join(name);
-        mount(
-            Some(&host),
-            &target,
-            None::<&str>,
-            MsFlags::MS_BIND,
-            None::<&str>,
-        )
-        .map_err(|e| err("bind", &target, e))?;
+        bind_with(&host, &target, MsFlags::MS_NOEXEC)?;
     }
     for (link, target) in [
         ("fd", "/proc/self/fd"),
