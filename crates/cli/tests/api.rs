@@ -37,6 +37,15 @@ async fn start(c: &Client, sandbox_id: &str, script: &str) -> String {
         .clone()
 }
 
+/// A fresh server with one sandbox running `script`: (server, client, sandbox, execution).
+async fn running(script: &str) -> (Server, Client, String, String) {
+    let s = Server::start();
+    let c = s.client().await;
+    let sbx = create_sandbox(&c).await;
+    let exe = start(&c, &sbx, script).await;
+    (s, c, sbx, exe)
+}
+
 /// Everything a StreamExecution call yields: (stdout, stderr, exit, last sequence).
 async fn collect(
     c: &Client,
@@ -85,15 +94,8 @@ async fn collect(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn stream_resumes_from_offset_and_sequence() {
-    let s = Server::start();
-    let c = s.client().await;
-    let sbx = create_sandbox(&c).await;
-    let exe = start(
-        &c,
-        &sbx,
-        "for i in $(seq 1 2000); do echo line-$i; done; echo tail >&2",
-    )
-    .await;
+    let (_s, c, _sbx, exe) =
+        running("for i in $(seq 1 2000); do echo line-$i; done; echo tail >&2").await;
     let (out, err, exit, last) = collect(&c, &exe, 0, 0, 0).await.unwrap();
     let exit = exit.expect("exit event");
     assert_eq!(exit.status, ExecutionStatus::EXECUTION_STATUS_SUCCEEDED);
@@ -118,15 +120,7 @@ async fn stream_resumes_from_offset_and_sequence() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn live_stream_then_reconnect_misses_nothing() {
-    let s = Server::start();
-    let c = s.client().await;
-    let sbx = create_sandbox(&c).await;
-    let exe = start(
-        &c,
-        &sbx,
-        "for i in $(seq 1 30); do echo n$i; sleep 0.02; done",
-    )
-    .await;
+    let (_s, c, _sbx, exe) = running("for i in $(seq 1 30); do echo n$i; sleep 0.02; done").await;
     // Read a few events live, drop the stream (disconnect), then resume.
     let req = StreamExecutionRequest {
         execution_id: exe.clone(),
@@ -337,10 +331,7 @@ fn malformed_bodies_get_errors_and_server_keeps_serving() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn client_disconnect_mid_stream_does_not_hurt_the_server() {
-    let s = Server::start();
-    let c = s.client().await;
-    let sbx = create_sandbox(&c).await;
-    let exe = start(&c, &sbx, "head -c 200000000 /dev/zero").await;
+    let (s, c, _sbx, exe) = running("head -c 200000000 /dev/zero").await;
     for _ in 0..3 {
         let c2 = s.client().await;
         let req = StreamExecutionRequest {
