@@ -6,7 +6,8 @@ Measures, in the same run and on the same machine:
     next to `bwrap --unshare-all ... true` (the reference), and their ratio;
   * sandbox create->READY (CreateSandbox RPC through the CLI) p50;
   * stdout throughput of `head -c 1G /dev/zero` streamed through `cleanroom exec`
-    next to the same bytes through a raw pipe.
+    next to the same bytes through a raw pipe, and through a pipe into a file (the floor
+    of what a durable output log costs).
 Progress goes to stderr.
 """
 import json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
@@ -82,16 +83,23 @@ def main():
 
         print(f"bench: streaming {BYTES} bytes", file=sys.stderr)
         raw = []
+        to_file = []
         via = []
+        sink = os.path.join(tmp, "pipe-sink")
         for _ in range(3):
             raw.append(timed(["sh", "-c", f"head -c {BYTES} /dev/zero | cat > /dev/null"]))
+            # Same bytes through a pipe into a file on the state dir's filesystem: what the
+            # durable execution log costs at minimum.
+            to_file.append(timed(["sh", "-c", f"head -c {BYTES} /dev/zero | cat > {sink}; rm -f {sink}"]))
             via.append(timed([binary, "exec", "-n", "--", "head", "-c", str(BYTES), "/dev/zero"], env))
         mib = BYTES / (1 << 20)
         result["stdout_throughput"] = {
             "bytes": BYTES,
             "cleanroom_exec_mib_s": round(mib / statistics.median(via), 1),
             "raw_pipe_mib_s": round(mib / statistics.median(raw), 1),
+            "pipe_to_file_mib_s": round(mib / statistics.median(to_file), 1),
             "ratio_vs_raw_pipe": round(statistics.median(raw) / statistics.median(via), 3),
+            "ratio_vs_pipe_to_file": round(statistics.median(to_file) / statistics.median(via), 3),
         }
         print(json.dumps(result, indent=2))
     finally:
