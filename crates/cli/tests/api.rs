@@ -490,3 +490,58 @@ async fn killed_server_restart_reclaims_and_keeps_output() {
     let exe = start(&c, &sbx2, "echo ok").await;
     assert_eq!(collect(&c, &exe, 0, 0, 0).await.unwrap().0, b"ok\n");
 }
+
+#[test]
+fn serves_over_tcp_with_http1_json_and_h2c() {
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("server.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let mut server = std::process::Command::new(BIN)
+        .args(["serve", "--listen", "http://127.0.0.1:0", "--state-dir"])
+        .arg(dir.path().join("state"))
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    // The server prints the address it actually bound.
+    let mut addr = String::new();
+    assert!(eventually(Duration::from_secs(20), || {
+        let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+        match text
+            .lines()
+            .find_map(|l| l.strip_prefix("cleanroom: listening on http://"))
+        {
+            Some(a) => {
+                addr = a.trim().to_string();
+                true
+            }
+            None => false,
+        }
+    }));
+    // Our client: HTTP/2 prior knowledge over TCP.
+    let mut c = std::process::Command::new(BIN);
+    c.env("CLEANROOM_HOST", format!("http://{addr}"))
+        .args(["exec", "-n", "--", "echo", "over-tcp"]);
+    let o = output_with_timeout(c, Duration::from_secs(60));
+    assert_eq!(stdout(&o), "over-tcp\n", "{}", stderr(&o));
+    // Any HTTP/1.1 client with JSON.
+    let mut st = std::net::TcpStream::connect(&addr).unwrap();
+    st.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let body = b"{\"includeStopped\": true}";
+    let head = format!(
+        "POST /cleanroom.v1.SandboxService/ListSandboxes HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    st.write_all(head.as_bytes()).unwrap();
+    st.write_all(body).unwrap();
+    let mut resp = String::new();
+    let _ = st.read_to_string(&mut resp);
+    assert!(resp.starts_with("HTTP/1.1 200"), "{resp}");
+    assert!(
+        resp.contains("\"sandboxes\"") && resp.contains("SANDBOX_STATUS_STOPPED"),
+        "{resp}"
+    );
+    unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
+    let _ = server.wait();
+}
