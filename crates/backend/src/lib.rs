@@ -49,4 +49,8 @@ pub trait Backend: Send + Sync + 'static {
     /// runs. `records` are what the store remembers; stray on-disk state is swept as well.
     async fn reconcile(&self, records: &[ReconcileRecord])
         -> Result<ReconcileReport, BackendError>;
+
+    /// The server is stopping and has terminated every sandbox: release per-server state
+    /// (empty runtime and cgroup directories). Default: nothing to release.
+    async fn close(&self) {}
 }

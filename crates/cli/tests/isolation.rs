@@ -144,6 +144,16 @@ fn graceful_server_stop_terminates_sandboxes_cleanly() {
     s.stop();
     let _ = client.wait();
     assert_no_leftovers(&s.state_dir(), &id);
+    // The server's own runtime and cgroup directories go with it.
+    let instance = cleanroom_backend::linux::cgroup::instance_key(&s.state_dir().join("sandboxes"));
+    assert!(!std::path::Path::new("/run/cleanroom")
+        .join(&instance)
+        .exists());
+    assert!(
+        cgroups_named(&instance).is_empty(),
+        "{:?}",
+        cgroups_named(&instance)
+    );
     s.spawn();
     let i = stdout(&s.run(&["sandbox", "inspect", &id]));
     assert!(i.contains("status:              STOPPED"), "{i}");

@@ -121,6 +121,11 @@ impl Engine {
         }))
     }
 
+    /// Release the backend's per-server state (after every sandbox was terminated).
+    pub async fn close(&self) {
+        self.backend.close().await;
+    }
+
     pub fn backend_name(&self) -> &'static str {
         self.backend.name()
     }

@@ -146,6 +146,7 @@ pub async fn run(
             tracing::warn!(sandbox_id = %s.id, error = %e, "could not terminate sandbox on shutdown");
         }
     }
+    engine.close().await;
     Ok(())
 }
 

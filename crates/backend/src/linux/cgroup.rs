@@ -192,6 +192,18 @@ impl Mode {
         }
     }
 
+    /// This server instance's parent cgroup directories.
+    pub fn instance_dirs(&self) -> Vec<PathBuf> {
+        match self {
+            Mode::V2(p) => vec![p.clone()],
+            Mode::V1 { memory, pids, cpu } => [memory, pids, cpu]
+                .iter()
+                .filter_map(|p| (*p).clone())
+                .collect(),
+            Mode::Unavailable => Vec::new(),
+        }
+    }
+
     /// Every sandbox cgroup currently present (to sweep leftovers).
     pub fn all_sandbox_dirs(&self) -> Vec<PathBuf> {
         let parents: Vec<&PathBuf> = match self {

@@ -391,6 +391,14 @@ impl Backend for LinuxBackend {
         Ok(())
     }
 
+    async fn close(&self) {
+        // Only empty directories go: a sandbox that could not be terminated keeps its state.
+        let _ = std::fs::remove_dir(&self.runtime_root);
+        for dir in self.cgroups.instance_dirs() {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+
     async fn reconcile(
         &self,
         records: &[ReconcileRecord],
