@@ -80,6 +80,11 @@ pub struct ExecArgs {
     /// Print the sandbox id on stderr before streaming begins
     #[arg(long)]
     pub print_sandbox_id: bool,
+    /// Print the execution's trace_id on stderr after it succeeds
+    #[arg(long)]
+    pub print_trace_id: bool,
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Working directory inside the sandbox [default: /workspace]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<String>,
@@ -104,6 +109,8 @@ pub enum SandboxCommand {
         /// OCI image reference pinned by digest (needs a backend with `oci_images`)
         #[arg(long, value_name = "REF")]
         image: Option<String>,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// List sandboxes
     Ls {
@@ -126,6 +133,23 @@ pub enum SandboxCommand {
         #[arg(required = true)]
         sandbox_ids: Vec<String>,
     },
+}
+
+/// Resource limits; each overrides the policy's `sandbox.resources` and the server default.
+#[derive(Debug, Args)]
+pub struct LimitArgs {
+    /// Memory limit in MiB
+    #[arg(long, value_name = "MIB")]
+    pub memory_mb: Option<u64>,
+    /// Maximum number of processes
+    #[arg(long, value_name = "N")]
+    pub pids: Option<u64>,
+    /// CPU time per second in milli-CPUs (1000 = one core)
+    #[arg(long, value_name = "MILLIS")]
+    pub cpu_millis: Option<u64>,
+    /// Size cap of each writable filesystem in MiB
+    #[arg(long, value_name = "MIB")]
+    pub disk_mb: Option<u64>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -162,6 +162,17 @@ fn policy(cmd: PolicyCommand) -> i32 {
     }
 }
 
+fn limits_msg(l: &crate::cli::LimitArgs) -> ResourceLimits {
+    let mib = |v: Option<u64>| v.map(|m| m.saturating_mul(1 << 20)).unwrap_or(0);
+    ResourceLimits {
+        memory_bytes: mib(l.memory_mb),
+        pids: l.pids.unwrap_or(0),
+        cpu_millis: l.cpu_millis.unwrap_or(0),
+        disk_bytes: mib(l.disk_mb),
+        ..Default::default()
+    }
+}
+
 fn read_policy(path: Option<&PathBuf>, repo_default: bool) -> Result<String, ApiError> {
     let path = match path {
         Some(p) => p.clone(),
@@ -185,10 +196,15 @@ fn read_policy(path: Option<&PathBuf>, repo_default: bool) -> Result<String, Api
 async fn sandbox(ep: &Endpoint, cmd: SandboxCommand) -> Result<i32, ApiError> {
     let client = Client::connect(ep).await?;
     match cmd {
-        SandboxCommand::Create { policy, image } => {
+        SandboxCommand::Create {
+            policy,
+            image,
+            limits,
+        } => {
             let req = CreateSandboxRequest {
                 policy_yaml: read_policy(policy.as_ref(), false)?,
                 image_ref: image.unwrap_or_default(),
+                limits: limits_msg(&limits).into(),
                 ..Default::default()
             };
             let s = client.sandboxes.create_sandbox(req).await?.into_owned();
@@ -352,6 +368,7 @@ async fn exec(ep: &Endpoint, args: ExecArgs) -> i32 {
             };
             let req = CreateSandboxRequest {
                 policy_yaml: policy,
+                limits: limits_msg(&args.limits).into(),
                 ..Default::default()
             };
             match client.sandboxes.create_sandbox(req).await {
@@ -429,7 +446,11 @@ async fn exec_in(
             exec_id.clone(),
         ));
     }
-    stream_until_exit(client, sandbox_id, &exec_id, sigint).await
+    let code = stream_until_exit(client, sandbox_id, &exec_id, sigint).await;
+    if args.print_trace_id && code == 0 {
+        eprintln!("trace_id: {}", execution.trace_id);
+    }
+    code
 }
 
 /// Copy local stdin to the execution, then close it (EOF for the guest).

@@ -304,3 +304,39 @@ fn concurrent_executions_in_one_and_many_sandboxes() {
     );
     s.run(&["sandbox", "rm", &id]);
 }
+
+#[test]
+fn limit_flags_and_trace_id() {
+    let s = Server::start();
+    let o = s.run(&[
+        "sandbox",
+        "create",
+        "--memory-mb",
+        "300",
+        "--pids",
+        "99",
+        "--cpu-millis",
+        "700",
+        "--disk-mb",
+        "40",
+    ]);
+    let id = stdout(&o).trim().to_string();
+    let i = stdout(&s.run(&["sandbox", "inspect", &id]));
+    assert!(
+        i.contains("memory=300MiB pids=99 cpu=700m disk=40MiB"),
+        "{i}"
+    );
+    let o = s.sh_in(&id, "df -m /tmp | tail -1 | awk '{print $2}'");
+    assert_eq!(stdout(&o).trim(), "40");
+    s.run(&["sandbox", "rm", &id]);
+    let o = s.run(&["exec", "-n", "--pids", "2", "--", "true"]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(stderr(&o).contains("[invalid_argument]"), "{}", stderr(&o));
+    let o = s.run(&["exec", "-n", "--print-trace-id", "--", "true"]);
+    let err = stderr(&o);
+    let trace = err
+        .lines()
+        .find_map(|l| l.strip_prefix("trace_id: "))
+        .expect("trace id printed");
+    assert_eq!(trace.len(), 32, "{err}");
+}
