@@ -11,6 +11,10 @@ pub enum BackendError {
     LaunchFailed(String),
     #[error("backend unavailable: {0}")]
     Unavailable(String),
+    #[error("{0}")]
+    FileNotFound(String),
+    #[error("{0}")]
+    NotARegularFile(String),
     #[error("backend I/O error: {context}: {source}")]
     Io {
         context: String,
@@ -28,6 +32,8 @@ impl BackendError {
             BackendError::LaunchFailed(_) => "runtime_launch_failed",
             BackendError::Unavailable(_) => "backend_unavailable",
             BackendError::Io { .. } => "runtime_launch_failed",
+            BackendError::FileNotFound(_) => "file_not_found",
+            BackendError::NotARegularFile(_) => "invalid_argument",
         }
     }
 

@@ -50,6 +50,21 @@ pub trait Backend: Send + Sync + 'static {
     async fn reconcile(&self, records: &[ReconcileRecord])
         -> Result<ReconcileReport, BackendError>;
 
+    /// Read up to `max_bytes` of a regular file inside the sandbox (path as the sandbox sees
+    /// it; symlinks resolve inside the sandbox root). Default: not supported.
+    async fn read_file(
+        &self,
+        sandbox_id: &str,
+        path: &str,
+        max_bytes: u64,
+    ) -> Result<FileContent, BackendError> {
+        let _ = (sandbox_id, path, max_bytes);
+        Err(BackendError::Unavailable(format!(
+            "backend {:?} cannot read sandbox files",
+            self.name()
+        )))
+    }
+
     /// The server is stopping and has terminated every sandbox: release per-server state
     /// (empty runtime and cgroup directories). Default: nothing to release.
     async fn close(&self) {}

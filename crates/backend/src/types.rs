@@ -99,6 +99,16 @@ pub struct ProcessHandle {
     pub exit: oneshot::Receiver<ExitStatus>,
 }
 
+/// A file read out of a sandbox.
+#[derive(Debug, Clone)]
+pub struct FileContent {
+    pub content: Vec<u8>,
+    /// Full size of the file.
+    pub size: u64,
+    /// `content` stops at the requested maximum.
+    pub truncated: bool,
+}
+
 /// What the store remembers of a sandbox that may still have resources on the host.
 #[derive(Debug, Clone)]
 pub struct ReconcileRecord {

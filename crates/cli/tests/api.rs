@@ -230,7 +230,7 @@ async fn typed_errors_for_bad_requests() {
         .await
         .unwrap_err()
         .into();
-    assert_eq!(e.connect_code, "unimplemented");
+    assert_eq!(e.code, "sandbox_not_found");
     // Writing stdin to an execution created without it.
     let exe = start(&c, &sbx, "sleep 0.2").await;
     let req = WriteExecutionStdinRequest {
@@ -544,4 +544,60 @@ fn serves_over_tcp_with_http1_json_and_h2c() {
     );
     unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
     let _ = server.wait();
+}
+
+async fn download(
+    c: &Client,
+    sbx: &str,
+    path: &str,
+    max: u64,
+) -> Result<DownloadSandboxFileResponse, ApiError> {
+    let req = DownloadSandboxFileRequest {
+        sandbox_id: sbx.into(),
+        path: path.into(),
+        max_bytes: max,
+        ..Default::default()
+    };
+    Ok(c.sandboxes.download_sandbox_file(req).await?.into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn download_sandbox_file_stays_inside_the_sandbox() {
+    let s = Server::start();
+    let state_db = s.state_dir().join("state.db").display().to_string();
+    let script = format!(
+        "printf 'artifact\\000bytes' > /workspace/out.bin; head -c 300000 /dev/zero > /tmp/big; \
+         ln -s {state_db} /tmp/host-link; ln -s ../../../../../etc/hostname /tmp/up-link; mkfifo /tmp/fifo; echo done"
+    );
+    let c = s.client().await;
+    let sbx = create_sandbox(&c).await;
+    let exe = start(&c, &sbx, &script).await;
+    let (out, _, _, _) = collect(&c, &exe, 0, 0, 0).await.unwrap();
+    assert_eq!(out, b"done\n");
+    let f = download(&c, &sbx, "/workspace/out.bin", 0).await.unwrap();
+    assert_eq!(f.content, b"artifact\0bytes");
+    assert!(!f.truncated);
+    let f = download(&c, &sbx, "/tmp/big", 1000).await.unwrap();
+    assert_eq!((f.content.len(), f.size, f.truncated), (1000, 300000, true));
+    // A symlink to a host path resolves inside the sandbox root: not found, never the host file.
+    let e = download(&c, &sbx, "/tmp/host-link", 0).await.unwrap_err();
+    assert_eq!(e.code, "file_not_found", "{e:?}");
+    // `..` cannot climb out of the sandbox root: this is the sandbox's own /etc/hostname.
+    let f = download(&c, &sbx, "/tmp/up-link", 0).await.unwrap();
+    assert_eq!(
+        f.size,
+        std::fs::metadata("/etc/hostname")
+            .map(|m| m.len())
+            .unwrap_or(f.size)
+    );
+    for (path, code) in [
+        ("/tmp/fifo", "invalid_argument"),
+        ("/dev/zero", "invalid_argument"),
+        ("/proc/1/root/etc/passwd", "invalid_argument"),
+        ("relative", "invalid_argument"),
+        ("/nope", "file_not_found"),
+    ] {
+        let e = download(&c, &sbx, path, 0).await.unwrap_err();
+        assert_eq!(e.code, code, "{path}: {e:?}");
+    }
 }

@@ -200,11 +200,21 @@ impl SandboxService for Api {
     async fn download_sandbox_file(
         &self,
         _ctx: RequestContext,
-        _request: ServiceRequest<'_, DownloadSandboxFileRequest>,
+        request: ServiceRequest<'_, DownloadSandboxFileRequest>,
     ) -> ServiceResult<DownloadSandboxFileResponse> {
-        Err(to_connect(EngineError::unimplemented(
-            "DownloadSandboxFile is not implemented yet",
-        )))
+        let req = request.to_owned_message();
+        let f = self
+            .engine
+            .download_file(&req.sandbox_id, &req.path, req.max_bytes)
+            .await
+            .map_err(to_connect)?;
+        Response::ok(DownloadSandboxFileResponse {
+            path: req.path,
+            content: f.content,
+            size: f.size,
+            truncated: f.truncated,
+            ..Default::default()
+        })
     }
 
     async fn terminate_sandbox(

@@ -360,6 +360,33 @@ impl Engine {
         self.get_sandbox(id)
     }
 
+    /// Read a file out of a READY sandbox (at most `max_bytes`, default 4 MiB, cap 16 MiB).
+    pub async fn download_file(
+        &self,
+        sandbox_id: &str,
+        path: &str,
+        max_bytes: u64,
+    ) -> Result<cleanroom_backend::FileContent, EngineError> {
+        let sbx = self.get_sandbox(sandbox_id)?;
+        if sbx.status != ss::READY {
+            return Err(EngineError::new(
+                Class::FailedPrecondition,
+                "sandbox_not_ready",
+                format!("sandbox {sandbox_id} is {}", ss::name(sbx.status)),
+            ));
+        }
+        if !path.starts_with('/') || path.contains('\0') || path.len() > 4096 {
+            return Err(EngineError::invalid(
+                "path must be an absolute path inside the sandbox",
+            ));
+        }
+        let max = match max_bytes {
+            0 => 4 << 20,
+            n => n.min(16 << 20),
+        };
+        Ok(self.backend.read_file(sandbox_id, path, max).await?)
+    }
+
     pub fn compiled_policy(&self, row: &SandboxRow) -> CompiledPolicy {
         serde_json::from_str(&row.compiled_policy).unwrap_or_else(|_| CompiledPolicy::builtin())
     }

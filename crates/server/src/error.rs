@@ -73,7 +73,8 @@ impl From<cleanroom_backend::BackendError> for EngineError {
     fn from(e: cleanroom_backend::BackendError) -> Self {
         use cleanroom_backend::BackendError as B;
         let class = match &e {
-            B::SandboxNotFound(_) | B::ProcessNotFound(_) => Class::NotFound,
+            B::SandboxNotFound(_) | B::ProcessNotFound(_) | B::FileNotFound(_) => Class::NotFound,
+            B::NotARegularFile(_) => Class::InvalidArgument,
             B::Unavailable(_) => Class::Unavailable,
             B::LaunchFailed(_) | B::Io { .. } => Class::Internal,
         };

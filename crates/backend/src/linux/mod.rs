@@ -391,6 +391,20 @@ impl Backend for LinuxBackend {
         Ok(())
     }
 
+    async fn read_file(
+        &self,
+        sandbox_id: &str,
+        path: &str,
+        max_bytes: u64,
+    ) -> Result<crate::FileContent, BackendError> {
+        let sbx = self.get(sandbox_id)?;
+        let (pid, start) = (sbx.init_pid, sbx.init_start);
+        let path = path.to_string();
+        tokio::task::spawn_blocking(move || read_inside(pid, start, &path, max_bytes))
+            .await
+            .map_err(|e| BackendError::Unavailable(format!("read task: {e}")))?
+    }
+
     async fn close(&self) {
         // Only empty directories go: a sandbox that could not be terminated keeps its state.
         let _ = std::fs::remove_dir(&self.runtime_root);
@@ -608,6 +622,55 @@ impl LinuxBackend {
             info,
         })
     }
+}
+
+/// Read a file through pid 1's root (`/proc/<pid>/root`, i.e. the sandbox's own mount
+/// namespace view). `RESOLVE_IN_ROOT` keeps every `..` and symlink inside the sandbox root;
+/// magic links are refused; only regular files are read (a FIFO or device could block or
+/// never end); `O_NONBLOCK` makes even the open of a FIFO return at once.
+fn read_inside(
+    pid: i32,
+    start: u64,
+    path: &str,
+    max_bytes: u64,
+) -> Result<crate::FileContent, BackendError> {
+    use nix::fcntl::{openat2, OFlag, OpenHow, ResolveFlag};
+    use std::io::Read;
+    let root = std::fs::File::open(format!("/proc/{pid}/root"))
+        .map_err(|e| BackendError::io("open sandbox root", e))?;
+    if !procinfo::is_same_process(pid, start) {
+        return Err(BackendError::Unavailable("sandbox is gone".into()));
+    }
+    let how = OpenHow::new()
+        .flags(OFlag::O_RDONLY | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK | OFlag::O_NOCTTY)
+        .resolve(ResolveFlag::RESOLVE_IN_ROOT | ResolveFlag::RESOLVE_NO_MAGICLINKS);
+    let rel = path.trim_start_matches('/');
+    let fd = openat2(&root, if rel.is_empty() { "." } else { rel }, how).map_err(|e| match e {
+        nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR => {
+            BackendError::FileNotFound(format!("no file {path:?} in the sandbox"))
+        }
+        nix::errno::Errno::ELOOP | nix::errno::Errno::EXDEV => {
+            BackendError::NotARegularFile(format!("{path:?} loops or crosses a /proc magic link"))
+        }
+        other => BackendError::io(format!("open {path:?} in the sandbox"), other.into()),
+    })?;
+    let mut file = std::fs::File::from(fd);
+    let meta = file.metadata().map_err(|e| BackendError::io("stat", e))?;
+    if !meta.is_file() {
+        return Err(BackendError::NotARegularFile(format!(
+            "{path:?} is not a regular file"
+        )));
+    }
+    let mut content = Vec::new();
+    (&mut file)
+        .take(max_bytes)
+        .read_to_end(&mut content)
+        .map_err(|e| BackendError::io("read", e))?;
+    Ok(crate::FileContent {
+        truncated: meta.len() > content.len() as u64,
+        size: meta.len(),
+        content,
+    })
 }
 
 /// Map ids 0..count of the shim's new user namespace to the sandbox's host range.
