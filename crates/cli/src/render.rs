@@ -1,29 +1,28 @@
 //! Human and JSON rendering of API objects.
 
-use cleanroom_client::api::{Execution, ExecutionStatus, Sandbox, SandboxStatus};
+use cleanroom_client::api::{Execution, ExecutionStatus, Sandbox};
 use cleanroom_client::ApiError;
 
-pub fn sandbox_status(s: &Sandbox) -> &'static str {
-    match s.status.as_known() {
-        Some(SandboxStatus::SANDBOX_STATUS_PROVISIONING) => "PROVISIONING",
-        Some(SandboxStatus::SANDBOX_STATUS_READY) => "READY",
-        Some(SandboxStatus::SANDBOX_STATUS_STOPPING) => "STOPPING",
-        Some(SandboxStatus::SANDBOX_STATUS_STOPPED) => "STOPPED",
-        Some(SandboxStatus::SANDBOX_STATUS_FAILED) => "FAILED",
-        _ => "UNSPECIFIED",
+/// Short status name from the generated enum's proto name (`SANDBOX_STATUS_READY` -> `READY`).
+fn short_name<E: buffa::Enumeration>(v: Option<E>, prefix: &str) -> &'static str {
+    match v {
+        Some(e) => {
+            let name = e.proto_name();
+            name.strip_prefix(prefix).unwrap_or(name)
+        }
+        None => "UNSPECIFIED",
     }
 }
 
+pub fn sandbox_status(s: &Sandbox) -> &'static str {
+    short_name(s.status.as_known(), "SANDBOX_STATUS_")
+}
+
 pub fn execution_status_name(s: i32) -> &'static str {
-    match <ExecutionStatus as buffa::Enumeration>::from_i32(s) {
-        Some(ExecutionStatus::EXECUTION_STATUS_QUEUED) => "QUEUED",
-        Some(ExecutionStatus::EXECUTION_STATUS_RUNNING) => "RUNNING",
-        Some(ExecutionStatus::EXECUTION_STATUS_SUCCEEDED) => "SUCCEEDED",
-        Some(ExecutionStatus::EXECUTION_STATUS_FAILED) => "FAILED",
-        Some(ExecutionStatus::EXECUTION_STATUS_CANCELED) => "CANCELED",
-        Some(ExecutionStatus::EXECUTION_STATUS_TIMED_OUT) => "TIMED_OUT",
-        _ => "UNSPECIFIED",
-    }
+    short_name(
+        <ExecutionStatus as buffa::Enumeration>::from_i32(s),
+        "EXECUTION_STATUS_",
+    )
 }
 
 fn time(
