@@ -103,6 +103,22 @@ async fn stream_resumes_from_offset_and_sequence() {
     let expected: String = (1..=2000).map(|i| format!("line-{i}\n")).collect();
     assert_eq!(String::from_utf8(out.clone()).unwrap(), expected);
 
+    // InspectExecution: retained tails and totals.
+    let req = InspectExecutionRequest {
+        execution_id: exe.clone(),
+        ..Default::default()
+    };
+    let i = c
+        .executions
+        .inspect_execution(req)
+        .await
+        .unwrap()
+        .into_owned();
+    assert_eq!(i.stdout.as_bytes(), &out[..]);
+    assert_eq!(
+        (i.stderr.as_str(), i.stdout_bytes, i.stderr_bytes),
+        ("tail\n", out.len() as u64, 5)
+    );
     // From a byte offset in the middle of a chunk: exactly the remaining bytes.
     for off in [1u64, 7, 4096, out.len() as u64 - 3, out.len() as u64] {
         let (rest, _, exit2, _) = collect(&c, &exe, 0, off, 0).await.unwrap();
@@ -346,6 +362,18 @@ async fn client_disconnect_mid_stream_does_not_hurt_the_server() {
     // The execution still completes with all its output retained.
     let (out, _, exit, _) = collect(&c, &exe, 0, 0, 0).await.unwrap();
     assert_eq!(out.len(), 200_000_000);
+    // Inspect keeps only the last MiB of a huge stream, and knows the true total.
+    let req = InspectExecutionRequest {
+        execution_id: exe.clone(),
+        ..Default::default()
+    };
+    let i = c
+        .executions
+        .inspect_execution(req)
+        .await
+        .unwrap()
+        .into_owned();
+    assert_eq!((i.stdout.len(), i.stdout_bytes), (1 << 20, 200_000_000));
     assert_eq!(
         exit.unwrap().status,
         ExecutionStatus::EXECUTION_STATUS_SUCCEEDED

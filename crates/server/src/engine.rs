@@ -126,10 +126,6 @@ impl Engine {
         self.backend.close().await;
     }
 
-    pub fn backend_name(&self) -> &'static str {
-        self.backend.name()
-    }
-
     fn event(&self, mut e: EventRow) {
         e.at = now_micros();
         match self.store.append_event(&e) {
@@ -858,38 +854,27 @@ fn effective_limits(policy: &CompiledPolicy, req: Limits) -> Result<Limits, Engi
 /// the tail are skipped without being read, so inspecting a huge log stays cheap.
 fn read_tails(path: &Path) -> std::io::Result<(Vec<u8>, Vec<u8>, u64, u64)> {
     let len = std::fs::metadata(path)?.len();
-    let (mut out_total, mut err_total) = (0u64, 0u64);
+    // Pass 1 reads headers only, to learn each stream's total.
     let mut totals = LogReader::open(path)?;
     while totals.next(len, |_, _, _| true)?.is_some() {}
     let (out_end, err_end) = totals.stream_ends();
-    let out_from = out_end.saturating_sub(INSPECT_TAIL);
-    let err_from = err_end.saturating_sub(INSPECT_TAIL);
+    let from =
+        |k: Kind| (if k == Kind::Stdout { out_end } else { err_end }).saturating_sub(INSPECT_TAIL);
+    // Pass 2 reads only the payloads that reach into the tails.
     let mut r = LogReader::open(path)?;
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let skip = |k: Kind, o: u64, l: u64| {
-        o + l
-            <= if k == Kind::Stdout {
-                out_from
-            } else {
-                err_from
-            }
-    };
-    while let Some((_, e)) = r.next(len, skip)? {
+    while let Some((_, e)) = r.next(len, |k, o, l| o + l <= from(k))? {
         if let Entry::Output { kind, offset, data } = e {
-            let (buf, from, total) = if kind == Kind::Stdout {
-                (&mut out, out_from, &mut out_total)
+            let buf = if kind == Kind::Stdout {
+                &mut out
             } else {
-                (&mut err, err_from, &mut err_total)
+                &mut err
             };
-            *total = offset + data.len() as u64;
-            if data.is_empty() {
-                continue;
-            }
-            let cut = from.saturating_sub(offset) as usize;
-            buf.extend_from_slice(&data[cut.min(data.len())..]);
+            let cut = (from(kind).saturating_sub(offset) as usize).min(data.len());
+            buf.extend_from_slice(&data[cut..]);
         }
     }
-    Ok((out, err, out_end.max(out_total), err_end.max(err_total)))
+    Ok((out, err, out_end, err_end))
 }
 
 /// One running execution's supervisor: pumps output into the log, enforces timeout and

@@ -30,19 +30,4 @@ pub mod execution {
     pub const FAILED: i32 = 4;
     pub const CANCELED: i32 = 5;
     pub const TIMED_OUT: i32 = 6;
-
-    pub fn is_terminal(s: i32) -> bool {
-        matches!(s, SUCCEEDED | FAILED | CANCELED | TIMED_OUT)
-    }
-    pub fn name(s: i32) -> &'static str {
-        match s {
-            QUEUED => "QUEUED",
-            RUNNING => "RUNNING",
-            SUCCEEDED => "SUCCEEDED",
-            FAILED => "FAILED",
-            CANCELED => "CANCELED",
-            TIMED_OUT => "TIMED_OUT",
-            _ => "UNSPECIFIED",
-        }
-    }
 }

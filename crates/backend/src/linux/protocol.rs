@@ -6,7 +6,7 @@
 
 use nix::sys::socket::{recvmsg, sendmsg, ControlMessage, ControlMessageOwned, MsgFlags};
 use std::io::{IoSlice, IoSliceMut};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
 /// Largest control message; commands and environments must fit.
 pub const MAX_MESSAGE: usize = 256 * 1024;
@@ -113,9 +113,4 @@ pub fn recv<T: serde::de::DeserializeOwned>(
     }
     let msg = serde_json::from_slice(&buf[..n]).map_err(std::io::Error::other)?;
     Ok(Some((msg, fds)))
-}
-
-/// Raw fd helper for `OwnedFd` slices.
-pub fn raw_fds(fds: &[&OwnedFd]) -> Vec<RawFd> {
-    fds.iter().map(|f| f.as_raw_fd()).collect()
 }
