@@ -454,13 +454,24 @@ async fn killed_server_restart_reclaims_and_keeps_output() {
             "echo partial-output; echo partial-err >&2; exec sleep 1000",
         )
         .await;
-        // Wait until the partial output is durable.
+        // Wait until both partial outputs are durable: a chunk the server never read from the
+        // pipe before it was killed is legitimately lost, so the test must not race it.
         let req = StreamExecutionRequest {
             execution_id: running.clone(),
             ..Default::default()
         };
         let mut st = c.executions.stream_execution(req).await.unwrap();
-        st.message().await.unwrap().unwrap();
+        let (mut saw_out, mut saw_err) = (false, false);
+        while !(saw_out && saw_err) {
+            let ev: ExecutionStreamEvent = st.message().await.unwrap().unwrap().to_owned_message();
+            if let Some(Payload::Output(o)) = ev.payload {
+                if o.stream == OutputStream::OUTPUT_STREAM_STDOUT {
+                    saw_out = true;
+                } else {
+                    saw_err = true;
+                }
+            }
+        }
         (sbx, running, finished)
     };
     assert!(!processes_mentioning(&sbx).is_empty());
