@@ -12,7 +12,35 @@ pub struct SandboxSpec {
     /// Hostname seen inside the sandbox.
     pub hostname: String,
     pub limits: Limits,
+    /// What the sandbox's network namespace gets besides `lo`.
+    pub network: NetworkSpec,
 }
+
+/// The sandbox's network attachment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum NetworkSpec {
+    /// Only `lo`: nothing can leave, and nothing is observed.
+    LoopbackOnly,
+    /// A tun device as the default route; the backend hands its fd back in
+    /// [`ProvisionedSandbox::network_device`] for the egress gateway to serve.
+    Tun(TunConfig),
+}
+
+/// Addressing of the sandbox's tun link (chosen by the server, which runs the gateway on
+/// the other end of the device).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TunConfig {
+    /// The sandbox's own address.
+    pub guest: std::net::Ipv4Addr,
+    /// The gateway's address (DNS server, proxy) and the default route's next hop.
+    pub gateway: std::net::Ipv4Addr,
+    pub mtu: u16,
+}
+
+/// The host end of a sandbox's network device (a tun fd). Shared so the provision record
+/// stays cloneable; whoever serves it dups the fd.
+#[derive(Debug, Clone)]
+pub struct NetworkDevice(pub std::sync::Arc<std::os::fd::OwnedFd>);
 
 /// Resource limits of one sandbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -48,6 +76,10 @@ pub struct ProvisionedSandbox {
     pub init_start_time: u64,
     /// Facts worth showing in `sandbox inspect` (namespaces, root mode, ...).
     pub info: BTreeMap<String, String>,
+    /// Host end of the sandbox's network device, when [`NetworkSpec::Tun`] was asked for.
+    /// Lives only in memory: after a restart the sandbox is gone anyway.
+    #[serde(skip)]
+    pub network_device: Option<NetworkDevice>,
 }
 
 /// One process to run inside a sandbox.

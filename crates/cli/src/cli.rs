@@ -61,6 +61,11 @@ pub struct ServeArgs {
     /// [default: /var/lib/cleanroom as root, else $XDG_STATE_HOME/cleanroom]
     #[arg(long, value_name = "DIR", env = "CLEANROOM_STATE_DIR")]
     pub state_dir: Option<PathBuf>,
+    /// Resolve HOST to these addresses for sandbox egress instead of the host's DNS
+    /// (repeatable). Addresses given here may be internal (loopback, private), which
+    /// names resolved through DNS never may.
+    #[arg(long, value_name = "HOST=IP[,IP]")]
+    pub egress_resolve: Vec<String>,
 }
 
 #[derive(Debug, Args)]

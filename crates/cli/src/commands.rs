@@ -102,6 +102,7 @@ async fn serve(args: ServeArgs) -> i32 {
         listen,
         state_dir: args.state_dir.unwrap_or_else(default_state_dir),
         init_exe,
+        egress_resolve: args.egress_resolve,
     };
     let shutdown = async {
         let mut term =

@@ -60,15 +60,18 @@ fn check_and_show_print_hash_or_path_of_the_error() {
 fn launch_fails_closed_when_the_backend_cannot_enforce_the_policy() {
     let s = Server::start();
     let d = tempfile::tempdir().unwrap();
-    // Egress rules need the egress gateway, which this backend does not have yet.
-    let p = write(&d, "cleanroom.yaml", EGRESS);
+    // Secret injection needs the gateway's TLS termination, which is not built yet.
+    let p = write(
+        &d,
+        "cleanroom.yaml",
+        &format!("{EGRESS}  secrets:\n    TOKEN:\n      hosts: [api.github.com]\n"),
+    );
     let o = s.run(&["exec", "-n", "--policy", &p, "--", "echo", "should not run"]);
     assert_eq!(o.status.code(), Some(125));
     assert!(stdout(&o).is_empty());
     let err = stderr(&o);
     assert!(
-        err.contains("[backend_capability_mismatch]")
-            && err.contains("network_host_port_filtering"),
+        err.contains("[backend_capability_mismatch]") && err.contains("secret_isolation"),
         "{err}"
     );
     // Tag-only image refs are refused before any capability question.

@@ -14,7 +14,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
+pub mod egress;
 pub mod host;
+pub use egress::{normalize_wire_host, DenyReason};
 pub use host::HostPattern;
 
 /// Largest policy document accepted (hostile input guard).

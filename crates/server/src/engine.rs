@@ -3,12 +3,16 @@
 //! RPC-agnostic on purpose: the Connect services in [`crate::api`] only translate
 //! messages; every rule (status transitions, validation, reconciliation) lives here.
 
+use crate::egress::{EgressHub, EgressNote};
 use crate::error::{Class, EngineError};
-use crate::execlog::{self, Entry, ExitRecord, Kind, LogReader, LogWriter};
+use crate::execlog::{self, Entry, ExitRecord, Kind, LogReader, LogWriter, WarningRecord};
 use crate::ids;
 use crate::status::{execution as es, sandbox as ss};
 use crate::store::{now_micros, EventRow, ExecutionRow, SandboxRow, Store};
-use cleanroom_backend::{Backend, ExitStatus, Limits, ProcessSpec, ReconcileRecord, SandboxSpec};
+use cleanroom_backend::{
+    Backend, ExitStatus, Limits, NetworkSpec, ProcessSpec, ReconcileRecord, SandboxSpec, TunConfig,
+};
+use cleanroom_egress::UpstreamConfig;
 use cleanroom_policy::CompiledPolicy;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -89,6 +93,8 @@ struct LiveExec {
     cancel: watch::Sender<Option<Arc<Cancel>>>,
     commit: watch::Receiver<execlog::Committed>,
     done: watch::Receiver<bool>,
+    /// Warnings (egress denies) to write into the execution's output log.
+    warnings: mpsc::UnboundedSender<WarningRecord>,
 }
 
 /// The server's engine. Cheap to share (`Arc<Engine>`).
@@ -98,6 +104,7 @@ pub struct Engine {
     logs_dir: PathBuf,
     live: Mutex<HashMap<String, Arc<LiveExec>>>,
     events: watch::Sender<i64>,
+    egress: EgressHub,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -106,19 +113,79 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Engine {
     /// Open the engine on `state_dir` (database + logs). Call [`Engine::recover`] next.
-    pub fn new(state_dir: &Path, backend: Arc<dyn Backend>) -> Result<Arc<Engine>, EngineError> {
+    /// `upstream` tells the egress gateways how to reach allowed hosts. Must be called
+    /// inside a tokio runtime (gateway decisions are recorded by a task of the engine).
+    pub fn new(
+        state_dir: &Path,
+        backend: Arc<dyn Backend>,
+        upstream: Arc<UpstreamConfig>,
+    ) -> Result<Arc<Engine>, EngineError> {
         let logs_dir = state_dir.join("executions");
         std::fs::create_dir_all(&logs_dir)
             .map_err(|e| EngineError::internal(format!("create {}: {e}", logs_dir.display())))?;
         let store = Store::open(&state_dir.join("state.db"))?;
         let (events, _) = watch::channel(0);
-        Ok(Arc::new(Engine {
+        let (notes_tx, mut notes_rx) = mpsc::unbounded_channel::<EgressNote>();
+        let engine = Arc::new(Engine {
             store,
             backend,
             logs_dir,
             live: Mutex::new(HashMap::new()),
             events,
-        }))
+            egress: EgressHub::new(upstream, notes_tx),
+        });
+        let weak = Arc::downgrade(&engine);
+        tokio::spawn(async move {
+            while let Some(note) = notes_rx.recv().await {
+                match weak.upgrade() {
+                    Some(engine) => engine.record_egress(note),
+                    None => break,
+                }
+            }
+        });
+        Ok(engine)
+    }
+
+    /// Persist one gateway decision as a sandbox event; a deny also becomes a warning on
+    /// the sandbox's running executions (attributed to the execution when it is the only
+    /// one running).
+    fn record_egress(&self, note: EgressNote) {
+        let live: Vec<(String, Arc<LiveExec>)> = lock(&self.live)
+            .iter()
+            .filter(|(_, l)| l.sandbox_id == note.sandbox_id)
+            .map(|(k, l)| (k.clone(), l.clone()))
+            .collect();
+        let e = &note.event;
+        let message = if e.message.is_empty() {
+            format!("{} {}:{} ({})", e.decision, e.host, e.port, e.protocol)
+        } else {
+            format!(
+                "{} {}:{} ({}): {}",
+                e.decision, e.host, e.port, e.protocol, e.message
+            )
+        };
+        if e.decision == "deny" {
+            for (_, l) in &live {
+                let _ = l.warnings.send(WarningRecord {
+                    code: e.reason.to_string(),
+                    message: format!(
+                        "egress denied: {}:{} ({}): {}",
+                        e.host, e.port, e.protocol, e.message
+                    ),
+                });
+            }
+        }
+        self.event(EventRow {
+            sandbox_id: note.sandbox_id.clone(),
+            execution_id: match live.as_slice() {
+                [(id, _)] => id.clone(),
+                _ => String::new(),
+            },
+            kind: format!("egress.{}", e.decision),
+            message,
+            attributes: crate::egress::attributes(&note).to_string(),
+            ..Default::default()
+        });
     }
 
     /// Release the backend's per-server state (after every sandbox was terminated).
@@ -273,8 +340,31 @@ impl Engine {
             sandbox_id: id.clone(),
             hostname: "cleanroom".into(),
             limits,
+            network: NetworkSpec::Tun(TunConfig {
+                guest: cleanroom_egress::GUEST_ADDR,
+                gateway: cleanroom_egress::GATEWAY_ADDR,
+                mtu: cleanroom_egress::MTU,
+            }),
         };
-        match self.backend.provision(&spec).await {
+        let provisioned = self.backend.provision(&spec).await.and_then(|p| {
+            // Fail closed: a sandbox whose gateway is not running must not become READY.
+            let device = p.network_device.as_ref().ok_or_else(|| {
+                cleanroom_backend::BackendError::LaunchFailed(
+                    "backend returned no network device for the egress gateway".into(),
+                )
+            })?;
+            self.egress
+                .attach(&id, &policy, device, EgressHub::make_placeholders(&policy))
+                .map_err(|e| {
+                    cleanroom_backend::BackendError::LaunchFailed(format!("egress gateway: {e}"))
+                })?;
+            Ok(p)
+        });
+        if provisioned.is_err() {
+            // The sandbox may exist without a gateway: take it down again.
+            let _ = self.backend.terminate(&id).await;
+        }
+        match provisioned {
             Ok(p) => {
                 self.store
                     .set_sandbox_provisioned(&id, &serde_json::to_string(&p).unwrap_or_default())?;
@@ -337,6 +427,7 @@ impl Engine {
             });
         }
         let result = self.backend.terminate(id).await;
+        self.egress.detach(id);
         for (_, l) in running {
             let mut done = l.done.clone();
             let _ = tokio::time::timeout(Duration::from_secs(10), done.wait_for(|d| *d)).await;
@@ -436,7 +527,21 @@ impl Engine {
         env.insert("HOSTNAME".into(), "cleanroom".into());
         env.insert("CLEANROOM_SANDBOX_ID".into(), sandbox.id.clone());
         env.insert("CLEANROOM_EXECUTION_ID".into(), exec_id.into());
+        // Proxy-aware tools use the gateway's proxy; everything else is caught by it anyway.
+        let proxy = format!(
+            "http://{}:{}",
+            cleanroom_egress::GATEWAY_ADDR,
+            cleanroom_egress::PROXY_PORT
+        );
+        for k in ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"] {
+            env.insert(k.into(), proxy.clone());
+        }
+        for k in ["NO_PROXY", "no_proxy"] {
+            env.insert(k.into(), "localhost,127.0.0.1,::1".into());
+        }
         env.extend(self.compiled_policy(sandbox).env);
+        // Secrets appear only as placeholders; the policy cannot override them.
+        env.extend(self.egress.placeholder_env(&sandbox.id));
         env.extend(req.env.clone());
         env.into_iter().collect()
     }
@@ -511,6 +616,7 @@ impl Engine {
 
         let (cancel_tx, cancel_rx) = watch::channel(None);
         let (done_tx, done_rx) = watch::channel(false);
+        let (warn_tx, warn_rx) = mpsc::unbounded_channel();
         let live = Arc::new(LiveExec {
             sandbox_id: sandbox.id.clone(),
             has_stdin: handle.stdin.is_some(),
@@ -518,16 +624,18 @@ impl Engine {
             cancel: cancel_tx,
             commit: writer.subscribe(),
             done: done_rx,
+            warnings: warn_tx,
         });
         lock(&self.live).insert(id.clone(), live);
         let timeout =
             (req.timeout_seconds > 0).then(|| Duration::from_secs(req.timeout_seconds.into()));
         let engine = self.clone();
-        let run = Run {
+        let mut run = Run {
             exec_id: id.clone(),
             sandbox_id: sandbox.id.clone(),
             process: handle.id,
             timeout,
+            warnings: warn_rx,
         };
         tokio::spawn(async move {
             run.drive(
@@ -884,11 +992,13 @@ struct Run {
     sandbox_id: String,
     process: u64,
     timeout: Option<Duration>,
+    /// Egress denies to record in the output log as warnings.
+    warnings: mpsc::UnboundedReceiver<WarningRecord>,
 }
 
 impl Run {
     async fn drive(
-        &self,
+        &mut self,
         engine: &Engine,
         mut stdout: pipe::Receiver,
         mut stderr: pipe::Receiver,
@@ -944,6 +1054,13 @@ impl Run {
                 _ = tokio::time::sleep_until(kill_at), if kill_at < far && exit.is_none() => {
                     let _ = engine.backend.signal(&self.sandbox_id, self.process, libc::SIGKILL).await;
                     kill_at = far;
+                }
+                Some(w) = self.warnings.recv() => {
+                    if write_error.is_none() {
+                        if let Err(e) = writer.warning(&w) {
+                            write_error = Some(format!("output log write failed: {e}"));
+                        }
+                    }
                 }
                 _ = tokio::time::sleep_until(drain_until), if drain_until < far => break,
             }
@@ -1064,7 +1181,7 @@ mod tests {
     async fn launch_fails_closed_on_missing_capability() {
         let dir = tempfile::tempdir().unwrap();
         let backend = Arc::new(NoCapabilities::default());
-        let engine = Engine::new(dir.path(), backend.clone()).unwrap();
+        let engine = Engine::new(dir.path(), backend.clone(), Default::default()).unwrap();
         let err = engine
             .create_sandbox("", "", Limits::default())
             .await

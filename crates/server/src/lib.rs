@@ -4,6 +4,7 @@
 //! state durable; `api` exposes it as the `cleanroom.v1` Connect services.
 
 pub mod api;
+pub mod egress;
 pub mod engine;
 pub mod error;
 pub mod execlog;

@@ -24,6 +24,8 @@ pub struct ServeConfig {
     pub state_dir: PathBuf,
     /// The `cleanroom` binary, re-executed as each sandbox's pid 1.
     pub init_exe: PathBuf,
+    /// `HOST=IP[,IP…]` overrides for the egress gateway's upstream resolution.
+    pub egress_resolve: Vec<String>,
 }
 
 /// Startup failures.
@@ -35,6 +37,8 @@ pub enum ServeError {
     StateLocked(PathBuf),
     #[error("another server is already listening on {0}")]
     AddressInUse(String),
+    #[error("invalid --egress-resolve {0}")]
+    EgressResolve(String),
     #[error("cannot listen on {0}: {1}")]
     Listen(String, std::io::Error),
     #[error(transparent)]
@@ -91,11 +95,17 @@ pub async fn run(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     let _lock = lock_state_dir(&cfg.state_dir)?;
+    let mut upstream = cleanroom_egress::UpstreamConfig::default();
+    for spec in &cfg.egress_resolve {
+        upstream
+            .add_override(spec)
+            .map_err(ServeError::EgressResolve)?;
+    }
     let backend = Arc::new(LinuxBackend::new(
         cfg.state_dir.join("sandboxes"),
         cfg.init_exe.clone(),
     )?);
-    let engine = Engine::new(&cfg.state_dir, backend)?;
+    let engine = Engine::new(&cfg.state_dir, backend, Arc::new(upstream))?;
     engine.recover().await?;
     let app = router(engine.clone()).into_axum_router();
 

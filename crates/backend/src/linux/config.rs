@@ -1,4 +1,4 @@
-//! Configuration handed from the server to `cleanroom __sandbox-init` on its command line.
+//! Configuration handed from the server to `cleanroom __sandbox-init` over its control socket.
 
 use std::path::PathBuf;
 
@@ -22,6 +22,9 @@ pub struct InitConfig {
     /// sandbox, written by the server). `None` with `user_namespace` maps only the
     /// server's own uid/gid to 0 (unprivileged server).
     pub id_range: Option<IdRange>,
+    /// Create a tun device as the default route and hand its fd back with `Ready`.
+    #[serde(default)]
+    pub tun: Option<crate::TunConfig>,
 }
 
 /// A block of host uids/gids owned by one sandbox.

@@ -56,12 +56,27 @@ fn run_shim() -> Result<i32, String> {
         std::fs::write(dir.join("cgroup.procs"), "0")
             .map_err(|e| format!("join cgroup {}: {e}", dir.display()))?;
     }
-    let flags = CloneFlags::CLONE_NEWNS
+    let mut flags = CloneFlags::CLONE_NEWNS
         | CloneFlags::CLONE_NEWPID
-        | CloneFlags::CLONE_NEWNET
         | CloneFlags::CLONE_NEWUTS
         | CloneFlags::CLONE_NEWIPC
         | CloneFlags::CLONE_NEWCGROUP;
+    // A root server builds the network namespace while the shim is still host root: the
+    // namespace then belongs to the host's user namespace, so nothing inside the sandbox —
+    // not even its root — can ever reconfigure its interfaces or routes, and the tun
+    // device (often mode 0600) can be opened.
+    let net = if cfg.id_range.is_some() {
+        unshare(CloneFlags::CLONE_NEWNET).map_err(|e| format!("unshare(net): {e}"))?;
+        super::netif::loopback_up().map_err(|e| format!("loopback up: {e}"))?;
+        let tun = match &cfg.tun {
+            Some(t) => Some(super::netif::create_tun(t).map_err(|e| format!("network: {e}"))?),
+            None => None,
+        };
+        NetSetup::Done(tun)
+    } else {
+        flags |= CloneFlags::CLONE_NEWNET;
+        NetSetup::InSandbox
+    };
     if cfg.id_range.is_some() {
         enter_mapped_user_namespace()?;
     } else if cfg.user_namespace {
@@ -78,7 +93,7 @@ fn run_shim() -> Result<i32, String> {
     // SAFETY: this process is single-threaded (no runtime was started), so fork is sound.
     match unsafe { fork() }.map_err(|e| format!("fork: {e}"))? {
         ForkResult::Child => {
-            let code = match run_pid1(&cfg) {
+            let code = match run_pid1(&cfg, net) {
                 Ok(()) => 0,
                 Err(e) => {
                     let _ = protocol::send(CONTROL_FD, &Reply::SetupFailed { error: e }, &[]);
@@ -88,6 +103,8 @@ fn run_shim() -> Result<i32, String> {
             std::process::exit(code)
         }
         ForkResult::Parent { child } => {
+            // pid 1 has its own copy of the tun fd to hand to the server.
+            drop(net);
             protocol::send(
                 CONTROL_FD,
                 &Reply::Started {
@@ -140,7 +157,15 @@ fn enter_mapped_user_namespace() -> Result<(), String> {
     Ok(())
 }
 
-fn run_pid1(cfg: &InitConfig) -> Result<(), String> {
+/// Who configures the sandbox's network namespace.
+enum NetSetup {
+    /// The shim did, as host root; here is the tun fd (if any) for the server.
+    Done(Option<OwnedFd>),
+    /// pid 1 does, as root of the sandbox's own user namespace (unprivileged server).
+    InSandbox,
+}
+
+fn run_pid1(cfg: &InitConfig, net: NetSetup) -> Result<(), String> {
     // Die with the shim (and so with the server): the pid namespace goes with us.
     // SAFETY: prctl/fcntl with constant arguments. The control socket must not leak into
     // user processes, so it becomes close-on-exec here.
@@ -156,13 +181,26 @@ fn run_pid1(cfg: &InitConfig) -> Result<(), String> {
     let sfd = SignalFd::with_flags(&mask, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
         .map_err(|e| format!("signalfd: {e}"))?;
 
+    // The tun device is created while the host's /dev/net/tun is still reachable.
+    let tun = match net {
+        NetSetup::Done(tun) => tun,
+        NetSetup::InSandbox => {
+            super::netif::loopback_up().map_err(|e| format!("loopback up: {e}"))?;
+            match &cfg.tun {
+                Some(t) => Some(super::netif::create_tun(t).map_err(|e| format!("network: {e}"))?),
+                None => None,
+            }
+        }
+    };
     rootfs::build(cfg)?;
     nix::unistd::sethostname(&cfg.hostname).map_err(|e| format!("sethostname: {e}"))?;
-    super::netif::loopback_up().map_err(|e| format!("loopback up: {e}"))?;
 
     let info = super::harden::apply()?;
-    protocol::send(CONTROL_FD, &Reply::Ready { info }, &[])
+    let fds: Vec<i32> = tun.iter().map(|t| t.as_raw_fd()).collect();
+    protocol::send(CONTROL_FD, &Reply::Ready { info }, &fds)
         .map_err(|e| format!("control socket: {e}"))?;
+    // The server holds the device now; pid 1 keeps no copy its children could inherit.
+    drop(tun);
     serve(&sfd, &mask)
 }
 

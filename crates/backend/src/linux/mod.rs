@@ -217,15 +217,19 @@ impl Backend for LinuxBackend {
     }
 
     fn capabilities(&self) -> Vec<&'static str> {
-        // Only what this backend truly enforces today; the gateway and hardening issues
-        // add `network_default_deny`, `secret_isolation`, ... when they land.
+        // Only what this backend (with the server's egress gateway on the tun device it
+        // hands back) truly enforces.
         vec![
             "policy_immutability",
-            // A fresh netns with only `lo`: no packet can leave at all.
+            // The netns's only route is the tun device; the gateway drops what policy
+            // does not allow.
             "network_default_deny",
+            "network_egress",
+            "network_host_port_filtering",
+            "dns_control_or_equivalent",
+            "audit_event_emission",
             "pid_isolation",
             "mount_isolation",
-            "network_loopback_only",
         ]
     }
 
@@ -264,6 +268,10 @@ impl Backend for LinuxBackend {
             cgroups,
             user_namespace: true,
             id_range,
+            tun: match spec.network {
+                crate::NetworkSpec::Tun(t) => Some(t),
+                crate::NetworkSpec::LoopbackOnly => None,
+            },
         };
         match self.start(&spec.sandbox_id, &dir, &cfg, &spec.limits).await {
             Ok(p) => Ok(p),
@@ -521,7 +529,8 @@ impl LinuxBackend {
         .map_err(|e| BackendError::io("send sandbox config", e))?;
 
         // Lifecycle replies go to `life`; exits are routed by the reader thread.
-        let (life_tx, mut life_rx) = tokio::sync::mpsc::unbounded_channel::<Reply>();
+        let (life_tx, mut life_rx) =
+            tokio::sync::mpsc::unbounded_channel::<(Reply, Vec<OwnedFd>)>();
         let exits: Arc<Mutex<HashMap<ProcessId, oneshot::Sender<ExitStatus>>>> = Arc::default();
         let reader_fd = host_sock
             .try_clone()
@@ -537,7 +546,7 @@ impl LinuxBackend {
         let wait = async {
             // The shim (Started) and pid 1 (Ready) write concurrently: accept either order.
             let (mut init_pid, mut ready) = (None, None);
-            while let Some(reply) = life_rx.recv().await {
+            while let Some((reply, fds)) = life_rx.recv().await {
                 match reply {
                     Reply::Started { init_pid: p } => init_pid = Some(p),
                     Reply::NeedIdMap { shim_pid } => {
@@ -548,27 +557,30 @@ impl LinuxBackend {
                         protocol::send(host_sock.as_raw_fd(), &Request::IdsMapped, &[])
                             .map_err(|e| BackendError::io("sandbox control socket", e))?;
                     }
-                    Reply::Ready { info } => ready = Some(info),
+                    Reply::Ready { info } => ready = Some((info, fds)),
                     Reply::SetupFailed { error } => return Err(BackendError::LaunchFailed(error)),
                     _ => {}
                 }
-                if let (Some(pid), Some(info)) = (init_pid, ready.as_ref()) {
-                    return Ok((pid, info.clone()));
+                if let (Some(pid), Some(_)) = (init_pid, ready.as_ref()) {
+                    if let Some(r) = ready.take() {
+                        return Ok((pid, r));
+                    }
                 }
             }
             Err(BackendError::LaunchFailed(
                 "sandbox init exited during setup".into(),
             ))
         };
-        let (init_pid, hardening) = match tokio::time::timeout(PROVISION_TIMEOUT, wait).await {
-            Ok(Ok(ready)) => ready,
-            Ok(Err(e)) => return Err(e),
-            Err(_) => {
-                return Err(BackendError::LaunchFailed(
-                    "sandbox did not become ready in time".into(),
-                ))
-            }
-        };
+        let (init_pid, (hardening, mut ready_fds)) =
+            match tokio::time::timeout(PROVISION_TIMEOUT, wait).await {
+                Ok(Ok(ready)) => ready,
+                Ok(Err(e)) => return Err(e),
+                Err(_) => {
+                    return Err(BackendError::LaunchFailed(
+                        "sandbox did not become ready in time".into(),
+                    ))
+                }
+            };
         let init_start = procinfo::start_time(init_pid)
             .ok_or_else(|| BackendError::LaunchFailed("sandbox init vanished".into()))?;
 
@@ -583,7 +595,25 @@ impl LinuxBackend {
             .into(),
         );
         info.insert("root".into(), "host-view (read-only system dirs)".into());
-        info.insert("network".into(), "loopback only".into());
+        let network_device = match cfg.tun {
+            Some(t) => {
+                let fd = ready_fds.pop().ok_or_else(|| {
+                    BackendError::LaunchFailed("sandbox init sent no network device".into())
+                })?;
+                info.insert(
+                    "network".into(),
+                    format!(
+                        "tun {} -> egress gateway {} (no other route)",
+                        t.guest, t.gateway
+                    ),
+                );
+                Some(crate::NetworkDevice(Arc::new(fd)))
+            }
+            None => {
+                info.insert("network".into(), "loopback only".into());
+                None
+            }
+        };
         info.insert("workspace".into(), config::WORKSPACE_PATH.into());
         info.insert("writable".into(), harden::WRITABLE.join(","));
         info.insert("cgroup".into(), self.cgroups.describe());
@@ -620,6 +650,7 @@ impl LinuxBackend {
             init_pid,
             init_start_time: init_start,
             info,
+            network_device,
         })
     }
 }
@@ -687,7 +718,7 @@ fn write_id_maps(shim_pid: i32, r: config::IdRange) -> Result<(), BackendError> 
 fn read_replies(
     sandbox_id: String,
     fd: OwnedFd,
-    life: tokio::sync::mpsc::UnboundedSender<Reply>,
+    life: tokio::sync::mpsc::UnboundedSender<(Reply, Vec<OwnedFd>)>,
     exits: Arc<Mutex<HashMap<ProcessId, oneshot::Sender<ExitStatus>>>>,
     cgroups: Vec<PathBuf>,
 ) {
@@ -722,8 +753,8 @@ fn read_replies(
             Ok(Some((Reply::Spawned { id, pid }, _))) => {
                 tracing::debug!(sandbox_id, id, pid, "process started");
             }
-            Ok(Some((other, _))) => {
-                let _ = life.send(other);
+            Ok(Some((other, fds))) => {
+                let _ = life.send((other, fds));
             }
             Ok(None) => break,
             Err(e) => {

@@ -128,6 +128,10 @@ pub fn build(cfg: &InitConfig) -> Result<(), String> {
         }
     }
 
+    if let Some(tun) = &cfg.tun {
+        point_dns_at_gateway(root, tun.gateway)?;
+    }
+
     let proc_dir = root.join("proc");
     mkdir(&proc_dir, 0o555)?;
     mount(
@@ -173,6 +177,39 @@ pub fn build(cfg: &InitConfig) -> Result<(), String> {
         None::<&str>,
     )
     .map_err(|e| err("remount ro", Path::new("/"), e))
+}
+
+/// The sandbox's only resolver is the gateway: a generated `resolv.conf` is bound over the
+/// host's (or written where the host's symlink points, for a systemd-resolved host).
+fn point_dns_at_gateway(root: &Path, gateway: std::net::Ipv4Addr) -> Result<(), String> {
+    let content = format!("# written by cleanroom: the egress gateway answers DNS\nnameserver {gateway}\noptions edns0\n");
+    let etc_conf = root.join("etc/resolv.conf");
+    let own = root.join("run/cleanroom-resolv.conf");
+    mkdir(&root.join("run"), 0o755)?;
+    match fs::symlink_metadata(&etc_conf) {
+        Ok(m) if m.file_type().is_symlink() => {
+            let target = fs::read_link(&etc_conf).map_err(|e| err("readlink", &etc_conf, e))?;
+            let Ok(rel) = target.strip_prefix("/run") else {
+                return Err(format!(
+                    "/etc/resolv.conf points at {}, outside /run: cannot redirect DNS",
+                    target.display()
+                ));
+            };
+            let inside = root.join("run").join(rel);
+            if let Some(parent) = inside.parent() {
+                fs::create_dir_all(parent).map_err(|e| err("mkdir", parent, e))?;
+            }
+            fs::write(&inside, content).map_err(|e| err("write", &inside, e))
+        }
+        Ok(_) => {
+            fs::write(&own, content).map_err(|e| err("write", &own, e))?;
+            bind_with(&own, &etc_conf, MsFlags::MS_RDONLY | MsFlags::MS_NOEXEC)
+        }
+        // No /etc/resolv.conf on the host: nothing resolves but through our file, which
+        // cannot be created in the read-only /etc; tools fall back to 127.0.0.1, which
+        // answers nothing. Say so rather than half-work.
+        Err(_) => Err("the host has no /etc/resolv.conf to redirect to the gateway".into()),
+    }
 }
 
 fn build_dev(dev: &Path) -> Result<(), String> {

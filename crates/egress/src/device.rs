@@ -1,0 +1,99 @@
+//! The sandbox's tun device as an async packet stream.
+//!
+//! The backend creates the tun interface inside the sandbox's network namespace and hands
+//! the server its fd. Each `read` returns exactly one IP packet and each `write` sends one,
+//! which is the contract `ipstack` expects of a device.
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+use tokio::io::unix::AsyncFd;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+/// A non-blocking tun fd registered with the tokio reactor.
+pub struct TunDevice {
+    fd: AsyncFd<OwnedFd>,
+}
+
+impl TunDevice {
+    /// Take ownership of a tun fd (made non-blocking here).
+    pub fn new(fd: OwnedFd) -> io::Result<Self> {
+        // SAFETY: fcntl on an fd we own.
+        unsafe {
+            let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+            if flags < 0 || libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) < 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        // SAFETY: an OwnedFd is a valid open fd and returns the same fd for its whole life.
+        let fd = unsafe { AsyncFd::register(fd) }.map_err(io::Error::from)?;
+        Ok(TunDevice { fd })
+    }
+}
+
+impl AsyncRead for TunDevice {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        loop {
+            let mut guard = ready!(self.fd.poll_read_ready(cx))?;
+            let unfilled = buf.initialize_unfilled();
+            let res = guard.try_io(|fd| {
+                // SAFETY: read into a valid, initialized buffer of the given length.
+                let n = unsafe {
+                    libc::read(fd.as_raw_fd(), unfilled.as_mut_ptr().cast(), unfilled.len())
+                };
+                if n < 0 {
+                    Err(io::Error::last_os_error())
+                } else {
+                    Ok(n as usize)
+                }
+            });
+            match res {
+                Ok(Ok(n)) => {
+                    buf.advance(n);
+                    return Poll::Ready(Ok(()));
+                }
+                Ok(Err(e)) => return Poll::Ready(Err(e)),
+                Err(_would_block) => continue,
+            }
+        }
+    }
+}
+
+impl AsyncWrite for TunDevice {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        loop {
+            let mut guard = ready!(self.fd.poll_write_ready(cx))?;
+            let res = guard.try_io(|fd| {
+                // SAFETY: write from a valid buffer of the given length.
+                let n = unsafe { libc::write(fd.as_raw_fd(), data.as_ptr().cast(), data.len()) };
+                if n < 0 {
+                    Err(io::Error::last_os_error())
+                } else {
+                    Ok(n as usize)
+                }
+            });
+            match res {
+                Ok(r) => return Poll::Ready(r),
+                Err(_would_block) => continue,
+            }
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}

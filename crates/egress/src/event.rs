@@ -1,0 +1,131 @@
+//! Egress decisions as events, and the limiter that keeps a hostile sandbox from flooding
+//! the event store with denies.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// One decision of the gateway. The server turns it into a `SandboxEvent`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EgressEvent {
+    /// Host name (normalized) or, for address-only traffic, the IP address.
+    pub host: String,
+    pub port: u16,
+    /// `tcp`, `tls`, `http`, `http-proxy`, `connect`, `dns`, `udp`, `icmp`, `ipv6`, ...
+    pub protocol: &'static str,
+    /// `allow`, `deny`, or `error` (allowed, but the upstream could not be reached).
+    pub decision: &'static str,
+    /// Stable reason code (`host_not_allowed`, ...); empty for plain allows.
+    pub reason: &'static str,
+    /// Human-readable detail.
+    pub message: String,
+    /// Events dropped by the limiter since the previous delivered one.
+    pub suppressed: u64,
+}
+
+impl EgressEvent {
+    pub fn deny(
+        host: impl Into<String>,
+        port: u16,
+        protocol: &'static str,
+        reason: cleanroom_policy::DenyReason,
+        message: impl Into<String>,
+    ) -> Self {
+        EgressEvent {
+            host: host.into(),
+            port,
+            protocol,
+            decision: "deny",
+            reason: reason.code(),
+            message: message.into(),
+            suppressed: 0,
+        }
+    }
+
+    pub fn allow(host: impl Into<String>, port: u16, protocol: &'static str) -> Self {
+        EgressEvent {
+            host: host.into(),
+            port,
+            protocol,
+            decision: "allow",
+            reason: "",
+            message: String::new(),
+            suppressed: 0,
+        }
+    }
+
+    pub fn error(
+        host: impl Into<String>,
+        port: u16,
+        protocol: &'static str,
+        message: impl Into<String>,
+    ) -> Self {
+        EgressEvent {
+            host: host.into(),
+            port,
+            protocol,
+            decision: "error",
+            reason: "upstream_unreachable",
+            message: message.into(),
+            suppressed: 0,
+        }
+    }
+}
+
+/// Where events go (the server persists and fans them out).
+pub type EventSink = Arc<dyn Fn(EgressEvent) + Send + Sync>;
+
+/// Token bucket: at most `burst` events at once, refilled at `per_second`.
+pub(crate) struct Limited {
+    sink: EventSink,
+    state: Mutex<Bucket>,
+}
+
+struct Bucket {
+    tokens: f64,
+    last: Instant,
+    suppressed: u64,
+}
+
+const BURST: f64 = 200.0;
+const PER_SECOND: f64 = 50.0;
+
+impl Limited {
+    pub(crate) fn new(sink: EventSink) -> Self {
+        Limited {
+            sink,
+            state: Mutex::new(Bucket {
+                tokens: BURST,
+                last: Instant::now(),
+                suppressed: 0,
+            }),
+        }
+    }
+
+    /// Deliver the event unless the sandbox is over its event budget; dropped events are
+    /// counted and reported on the next delivered one.
+    pub(crate) fn emit(&self, mut ev: EgressEvent) {
+        let deliver = {
+            let Ok(mut b) = self.state.lock() else {
+                return;
+            };
+            let now = Instant::now();
+            let elapsed = now
+                .saturating_duration_since(b.last)
+                .min(Duration::from_secs(60));
+            b.last = now;
+            b.tokens = (b.tokens + elapsed.as_secs_f64() * PER_SECOND).min(BURST);
+            if b.tokens >= 1.0 {
+                b.tokens -= 1.0;
+                ev.suppressed = std::mem::take(&mut b.suppressed);
+                true
+            } else {
+                b.suppressed += 1;
+                false
+            }
+        };
+        if deliver {
+            tracing::debug!(host = %ev.host, port = ev.port, decision = ev.decision, reason = ev.reason, "egress");
+            (self.sink)(ev);
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! The egress gateway: a sandbox's only way out.
+//!
+//! The backend gives each sandbox a network namespace whose single interface is a tun
+//! device, with every route pointing into it. The server hands that device's fd to
+//! [`Gateway::start`], which runs a userspace TCP/IP stack (`ipstack`) on it. Nothing the
+//! sandbox sends reaches a real network stack of the host: each TCP connection and UDP
+//! flow surfaces here, is judged against the sandbox's compiled [`NetworkPolicy`], and is
+//! either proxied by the gateway or dropped with a deny event carrying a stable reason code.
+//!
+//! * DNS (UDP to the gateway address, port 53) is answered here ([`dns`]): allowed names get
+//!   synthetic addresses ([`names`]), other names NXDOMAIN.
+//! * TCP to a synthetic address is a connection to that name: port checked, TLS SNI / HTTP
+//!   Host checked against the name ([`tcp`]), then proxied from the host.
+//! * TCP to the gateway's proxy port is an HTTP proxy (`HTTP_PROXY`/`HTTPS_PROXY`) with
+//!   CONNECT and absolute-form requests ([`http`]).
+//! * Everything else — direct IPs, other UDP, other resolvers, ICMP, IPv6 — is denied.
+
+pub mod device;
+pub mod dns;
+pub mod event;
+pub mod http;
+pub mod names;
+pub mod secrets;
+pub mod sniff;
+pub mod tcp;
+pub mod upstream;
+
+pub use event::{EgressEvent, EventSink};
+pub use secrets::Placeholders;
+pub use upstream::UpstreamConfig;
+
+use cleanroom_policy::{DenyReason, NetworkPolicy};
+use ipstack::{IpStack, IpStackConfig, IpStackStream};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::task::JoinSet;
+use upstream::UpstreamError;
+
+/// The gateway's own address as the sandbox sees it (DNS server and proxy).
+pub const GATEWAY_ADDR: Ipv4Addr = Ipv4Addr::new(100, 96, 0, 1);
+/// The sandbox's address on its tun interface.
+pub const GUEST_ADDR: Ipv4Addr = Ipv4Addr::new(100, 96, 0, 2);
+/// Port of the HTTP proxy on [`GATEWAY_ADDR`].
+pub const PROXY_PORT: u16 = 3128;
+/// MTU of the tun link.
+pub const MTU: u16 = 1500;
+
+/// Everything one sandbox's gateway needs to decide.
+pub struct Ctx {
+    pub policy: NetworkPolicy,
+    pub upstream: Arc<UpstreamConfig>,
+    pub secrets: Placeholders,
+    pub(crate) names: names::Names,
+    pub(crate) events: event::Limited,
+}
+
+impl Ctx {
+    pub(crate) async fn upstream_connect(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> Result<TcpStream, UpstreamError> {
+        match host.parse::<IpAddr>() {
+            Ok(ip) => self.upstream.connect_addr(SocketAddr::new(ip, port)).await,
+            Err(_) => self.upstream.connect(host, port).await,
+        }
+    }
+
+    pub(crate) fn report_upstream_error(
+        &self,
+        host: &str,
+        port: u16,
+        proto: &'static str,
+        e: UpstreamError,
+    ) {
+        self.events.emit(match e {
+            UpstreamError::Denied(r, msg) => EgressEvent::deny(host, port, proto, r, msg),
+            UpstreamError::Unreachable(msg) => EgressEvent::error(host, port, proto, msg),
+        });
+    }
+}
+
+/// A running gateway. Dropping it stops every task and closes every proxied connection.
+pub struct Gateway {
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Gateway {
+    /// Serve one sandbox's tun device. Must be called inside a multi-threaded tokio runtime.
+    pub fn start(
+        device: OwnedFd,
+        policy: NetworkPolicy,
+        upstream: Arc<UpstreamConfig>,
+        secrets: Placeholders,
+        sink: EventSink,
+    ) -> std::io::Result<Gateway> {
+        let dev = device::TunDevice::new(device)?;
+        let mut cfg = IpStackConfig::default();
+        cfg.mtu_unchecked(MTU);
+        cfg.packet_information(false);
+        let ctx = Arc::new(Ctx {
+            policy,
+            upstream,
+            secrets,
+            names: names::Names::default(),
+            events: event::Limited::new(sink),
+        });
+        let stack = IpStack::new(cfg, dev);
+        let task = tokio::spawn(accept_loop(stack, ctx));
+        Ok(Gateway { task })
+    }
+}
+
+async fn accept_loop(mut stack: IpStack, ctx: Arc<Ctx>) {
+    // Connection tasks live in the set: aborting this loop (Gateway dropped) drops the set,
+    // which aborts every one of them.
+    let mut tasks = JoinSet::new();
+    loop {
+        tokio::select! {
+            s = stack.accept() => match s {
+                Ok(stream) => dispatch(stream, &ctx, &mut tasks),
+                Err(_) => break,
+            },
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+        }
+    }
+}
+
+fn dispatch(stream: IpStackStream, ctx: &Arc<Ctx>, tasks: &mut JoinSet<()>) {
+    match stream {
+        IpStackStream::Tcp(tcp) => {
+            let dst = tcp.peer_addr();
+            let ctx = ctx.clone();
+            tasks.spawn(async move { on_tcp(tcp, dst, ctx).await });
+        }
+        IpStackStream::Udp(udp) => {
+            let dst = udp.peer_addr();
+            let ctx = ctx.clone();
+            tasks.spawn(async move { on_udp(udp, dst, ctx).await });
+        }
+        IpStackStream::UnknownTransport(t) => {
+            let (dst, proto) = (t.dst_addr(), t.ip_protocol());
+            // ICMPv6 neighbour/router chatter is the kernel's, not the sandbox's doing.
+            if dst.is_ipv6() {
+                return;
+            }
+            let name = if proto == ipstack::IpNumber::ICMP {
+                "icmp"
+            } else {
+                "ip"
+            };
+            ctx.events.emit(EgressEvent::deny(
+                dst.to_string(),
+                0,
+                name,
+                DenyReason::ProtocolNotAllowed,
+                format!("{proto:?} packet to {dst} dropped"),
+            ));
+        }
+        IpStackStream::UnknownNetwork(_) => {}
+    }
+}
+
+/// Where a sandbox TCP connection goes, decided from its destination alone.
+enum TcpRoute {
+    /// The gateway's HTTP proxy.
+    Proxy,
+    /// A name our DNS handed out, allowed on this port.
+    Named(String),
+    /// An address the sandbox named itself (only under `dangerously_allow_all`).
+    Direct,
+    Deny(EgressEvent),
+}
+
+fn tcp_route(ctx: &Ctx, dst: SocketAddr) -> TcpRoute {
+    let port = dst.port();
+    let IpAddr::V4(ip) = dst.ip() else {
+        return TcpRoute::Deny(EgressEvent::deny(
+            dst.ip().to_string(),
+            port,
+            "tcp",
+            DenyReason::Ipv6NotAllowed,
+            "the sandbox network is IPv4-only",
+        ));
+    };
+    if ip == GATEWAY_ADDR && port == PROXY_PORT {
+        return TcpRoute::Proxy;
+    }
+    if let Some(host) = ctx.names.name_of(ip) {
+        return match ctx.policy.decide(&host, port) {
+            Ok(()) => TcpRoute::Named(host),
+            Err(r) => TcpRoute::Deny(EgressEvent::deny(
+                &host,
+                port,
+                "tcp",
+                r,
+                format!("{host}:{port} is not allowed by the policy"),
+            )),
+        };
+    }
+    if ip != GATEWAY_ADDR && ctx.policy.allows_ip_literals() {
+        return TcpRoute::Direct;
+    }
+    let reason = if matches!(port, 53 | 853) && ip != GATEWAY_ADDR {
+        DenyReason::ResolverNotAllowed
+    } else {
+        DenyReason::IpLiteralNotAllowed
+    };
+    TcpRoute::Deny(EgressEvent::deny(
+        ip.to_string(),
+        port,
+        "tcp",
+        reason,
+        format!("direct connection to {dst}: only names resolved by the gateway are reachable"),
+    ))
+}
+
+async fn on_tcp(mut tcp: ipstack::IpStackTcpStream, dst: SocketAddr, ctx: Arc<Ctx>) {
+    match tcp_route(&ctx, dst) {
+        TcpRoute::Proxy => http::serve(tcp, ctx, http::Mode::Proxy).await,
+        TcpRoute::Named(host) => tcp::handle_named(tcp, ctx, host, dst.port()).await,
+        TcpRoute::Direct => match ctx.upstream.connect_addr(dst).await {
+            Ok(up) => {
+                ctx.events
+                    .emit(EgressEvent::allow(dst.ip().to_string(), dst.port(), "tcp"));
+                tcp::splice(tcp, up).await
+            }
+            Err(e) => {
+                ctx.report_upstream_error(&dst.ip().to_string(), dst.port(), "tcp", e);
+                let _ = tcp.shutdown().await;
+            }
+        },
+        TcpRoute::Deny(event) => {
+            ctx.events.emit(event);
+            // Close at once so the client sees the refusal instead of waiting it out.
+            let _ = tcp.shutdown().await;
+        }
+    }
+}
+
+async fn on_udp(mut udp: ipstack::IpStackUdpStream, dst: SocketAddr, ctx: Arc<Ctx>) {
+    if dst == SocketAddr::new(IpAddr::V4(GATEWAY_ADDR), 53) {
+        let mut buf = vec![0u8; 4096];
+        // One flow per client port; answer until it goes quiet (ipstack times it out).
+        while let Ok(n) = udp.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            let (resp, events) = dns::answer(&buf[..n], &ctx.policy, &ctx.names);
+            for e in events {
+                ctx.events.emit(e);
+            }
+            if let Some(resp) = resp {
+                if udp.write_all(&resp).await.is_err() {
+                    break;
+                }
+            }
+        }
+        return;
+    }
+    let (reason, proto) = if !dst.is_ipv4() {
+        (DenyReason::Ipv6NotAllowed, "udp")
+    } else if dst.port() == 53 {
+        (DenyReason::ResolverNotAllowed, "dns")
+    } else {
+        (DenyReason::ProtocolNotAllowed, "udp")
+    };
+    ctx.events.emit(EgressEvent::deny(
+        dst.ip().to_string(),
+        dst.port(),
+        proto,
+        reason,
+        format!("UDP to {dst} dropped: only DNS to the gateway is answered"),
+    ));
+}
