@@ -133,6 +133,18 @@ pub enum SandboxCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Print a sandbox's events, one JSON object per line: lifecycle, execution status and
+    /// every egress decision (`egress.allow`/`egress.deny` with host, port, protocol and
+    /// reason code)
+    Events {
+        sandbox_id: String,
+        /// Keep following new events until the sandbox stops
+        #[arg(short, long)]
+        follow: bool,
+        /// Only events after this sequence number
+        #[arg(long, value_name = "SEQ", default_value_t = 0)]
+        after: u64,
+    },
     /// Terminate sandboxes: kill every process, remove every mount and directory
     Rm {
         #[arg(required = true)]

@@ -251,6 +251,29 @@ async fn sandbox(ep: &Endpoint, cmd: SandboxCommand) -> Result<i32, ApiError> {
                 print!("{}", render::sandbox_detail(&s));
             }
         }
+        SandboxCommand::Events {
+            sandbox_id,
+            follow,
+            after,
+        } => {
+            let mut stream = client
+                .sandboxes
+                .stream_sandbox_events(StreamSandboxEventsRequest {
+                    sandbox_id,
+                    after_sequence: after,
+                    follow,
+                    ..Default::default()
+                })
+                .await?;
+            let mut out = std::io::stdout().lock();
+            while let Some(m) = stream.message().await? {
+                let ev: SandboxEvent = m.to_owned_message();
+                let line = render::event_json(&ev);
+                if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
+                    break;
+                }
+            }
+        }
         SandboxCommand::Rm { sandbox_ids } => {
             let mut failed = false;
             for id in sandbox_ids {

@@ -163,3 +163,8 @@ pub fn error(e: &ApiError, hint: Option<String>) {
         eprintln!("  inspect: {h}");
     }
 }
+
+/// One event as a compact JSON line (the proto3 JSON mapping, so field names match the API).
+pub fn event_json(ev: &cleanroom_client::api::SandboxEvent) -> String {
+    serde_json::to_string(ev).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}

@@ -3,12 +3,6 @@
 mod common;
 use common::*;
 
-fn write(dir: &tempfile::TempDir, name: &str, yaml: &str) -> String {
-    let p = dir.path().join(name);
-    std::fs::write(&p, yaml).unwrap();
-    p.display().to_string()
-}
-
 const EGRESS: &str = "version: 1
 sandbox:
   network:

@@ -236,13 +236,13 @@ async fn on_tcp(mut tcp: ipstack::IpStackTcpStream, dst: SocketAddr, ctx: Arc<Ct
             }
             Err(e) => {
                 ctx.report_upstream_error(&dst.ip().to_string(), dst.port(), "tcp", e);
-                let _ = tcp.shutdown().await;
+                tcp::close_soon(&mut tcp).await;
             }
         },
         TcpRoute::Deny(event) => {
             ctx.events.emit(event);
             // Close at once so the client sees the refusal instead of waiting it out.
-            let _ = tcp.shutdown().await;
+            tcp::close_soon(&mut tcp).await;
         }
     }
 }

@@ -9,6 +9,7 @@ use crate::sniff::{peek, Opening, Prefixed};
 use crate::Ctx;
 use cleanroom_policy::{normalize_wire_host, DenyReason};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -40,7 +41,7 @@ where
                     DenyReason::HostMismatch,
                     msg,
                 ));
-                let _ = client.shutdown().await;
+                close_soon(&mut client).await;
                 return;
             }
             match ctx.upstream_connect(&host, port).await {
@@ -50,7 +51,7 @@ where
                 }
                 Err(e) => {
                     ctx.report_upstream_error(&host, port, "tls", e);
-                    let _ = client.shutdown().await;
+                    close_soon(&mut client).await;
                 }
             }
         }
@@ -61,7 +62,7 @@ where
             }
             Err(e) => {
                 ctx.report_upstream_error(&host, port, "tcp", e);
-                let _ = client.shutdown().await;
+                close_soon(&mut client).await;
             }
         },
     }
@@ -92,7 +93,7 @@ pub(crate) async fn splice_checked<S>(
                 DenyReason::HostMismatch,
                 msg,
             ));
-            let _ = client.shutdown().await;
+            close_soon(&mut client).await;
             return;
         }
     }
@@ -110,6 +111,20 @@ fn sni_matches(sni: Option<&str>, host: &str) -> Result<(), String> {
     }
 }
 
+/// Send FIN to the sandbox's side. The userspace stack only sends it once the handshake is
+/// complete, which a connection refused right after its SYN may not be yet: retry for a
+/// moment instead of waiting forever on a FIN that was never sent.
+pub(crate) async fn close_soon<S: AsyncWrite + Unpin>(client: &mut S) {
+    for _ in 0..40 {
+        if tokio::time::timeout(Duration::from_millis(50), client.shutdown())
+            .await
+            .is_ok()
+        {
+            return;
+        }
+    }
+}
+
 /// Copy both ways until both sides are done.
 pub(crate) async fn splice<A>(mut client: A, mut upstream: TcpStream)
 where
@@ -117,7 +132,7 @@ where
 {
     let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
     let _ = upstream.shutdown().await;
-    let _ = client.shutdown().await;
+    close_soon(&mut client).await;
 }
 
 #[cfg(test)]

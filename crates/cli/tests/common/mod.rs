@@ -11,12 +11,19 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_cleanroom");
 pub struct Server {
     pub child: Option<Child>,
     pub dir: PathBuf,
+    /// Extra `cleanroom serve` arguments, kept for restarts.
+    pub extra_args: Vec<String>,
     _tmp: Option<tempfile::TempDir>,
 }
 
 impl Server {
     /// Start a fresh server in a new temp dir.
     pub fn start() -> Server {
+        Self::start_with(&[])
+    }
+
+    /// Start a fresh server with extra `serve` arguments.
+    pub fn start_with(extra_args: &[String]) -> Server {
         let tmp = tempfile::Builder::new()
             .prefix("cleanroom-test-")
             .tempdir()
@@ -25,6 +32,7 @@ impl Server {
         let mut s = Server {
             child: None,
             dir,
+            extra_args: extra_args.to_vec(),
             _tmp: Some(tmp),
         };
         s.spawn();
@@ -53,6 +61,7 @@ impl Server {
         let child = Command::new(BIN)
             .args(["serve", "--listen", &self.host(), "--state-dir"])
             .arg(self.state_dir())
+            .args(&self.extra_args)
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log"))
             .stderr(log)
@@ -164,6 +173,13 @@ pub fn output_with_timeout(mut c: Command, limit: Duration) -> Output {
             panic!("command timed out after {limit:?}");
         }
     }
+}
+
+/// Write a file (e.g. a policy) into `dir` and return its path.
+pub fn write(dir: &tempfile::TempDir, name: &str, content: &str) -> String {
+    let p = dir.path().join(name);
+    std::fs::write(&p, content).unwrap();
+    p.display().to_string()
 }
 
 pub fn stdout(o: &Output) -> String {
