@@ -12,6 +12,18 @@ pub struct SandboxSpec {
     /// Hostname seen inside the sandbox.
     pub hostname: String,
     pub limits: Limits,
+    /// Root the sandbox on this image instead of the host view.
+    pub image: Option<ImageRoot>,
+}
+
+/// An unpacked OCI image to use as a sandbox's (read-only, shared) lower layer.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ImageRoot {
+    /// Host directory holding the unpacked image, owned by host ids 0..65535 that stand
+    /// for the sandbox's own ids (shifted per sandbox with an idmapped mount).
+    pub rootfs: PathBuf,
+    /// `sha256:<hex>`, shown in `sandbox inspect`.
+    pub digest: String,
 }
 
 /// Resource limits of one sandbox.

@@ -4,7 +4,7 @@
 use crate::api::Api;
 use crate::engine::Engine;
 use cleanroom_backend::linux::LinuxBackend;
-use cleanroom_proto::cleanroom::v1::{ExecutionServiceExt, SandboxServiceExt};
+use cleanroom_proto::cleanroom::v1::{ExecutionServiceExt, ImageServiceExt, SandboxServiceExt};
 use std::future::IntoFuture;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -24,6 +24,8 @@ pub struct ServeConfig {
     pub state_dir: PathBuf,
     /// The `cleanroom` binary, re-executed as each sandbox's pid 1.
     pub init_exe: PathBuf,
+    /// How OCI registries are reached (plain-HTTP exceptions, credentials).
+    pub registry: cleanroom_image::RegistryConfig,
 }
 
 /// Startup failures.
@@ -41,6 +43,8 @@ pub enum ServeError {
     Engine(#[from] crate::error::EngineError),
     #[error(transparent)]
     Backend(#[from] cleanroom_backend::BackendError),
+    #[error(transparent)]
+    Image(#[from] cleanroom_image::ImageError),
 }
 
 /// Hold an exclusive flock on the state dir for the server's life: two servers sharing
@@ -66,6 +70,7 @@ fn lock_state_dir(dir: &Path) -> Result<std::fs::File, ServeError> {
 pub fn router(engine: Arc<Engine>) -> connectrpc::Router {
     let api = Arc::new(Api { engine });
     let router = SandboxServiceExt::register(api.clone(), connectrpc::Router::new());
+    let router = ImageServiceExt::register(api.clone(), router);
     ExecutionServiceExt::register(api, router)
 }
 
@@ -95,7 +100,9 @@ pub async fn run(
         cfg.state_dir.join("sandboxes"),
         cfg.init_exe.clone(),
     )?);
-    let engine = Engine::new(&cfg.state_dir, backend)?;
+    let images =
+        cleanroom_image::ImageStore::open(&cfg.state_dir.join("images"), cfg.registry.clone())?;
+    let engine = Engine::new(&cfg.state_dir, backend, Some(Arc::new(images)))?;
     engine.recover().await?;
     let app = router(engine.clone()).into_axum_router();
 

@@ -22,6 +22,11 @@ pub struct InitConfig {
     /// sandbox, written by the server). `None` with `user_namespace` maps only the
     /// server's own uid/gid to 0 (unprivileged server).
     pub id_range: Option<IdRange>,
+    /// Unpacked image to use as the read-only lower layer of an overlay root (host path).
+    /// With `id_range` the server hands pid 1 an idmapped mount of it instead (the sandbox
+    /// cannot reach the path itself).
+    #[serde(default)]
+    pub image_rootfs: Option<PathBuf>,
 }
 
 /// A block of host uids/gids owned by one sandbox.

@@ -62,8 +62,9 @@ fn run_shim() -> Result<i32, String> {
         | CloneFlags::CLONE_NEWUTS
         | CloneFlags::CLONE_NEWIPC
         | CloneFlags::CLONE_NEWCGROUP;
+    let mut image_lower = None;
     if cfg.id_range.is_some() {
-        enter_mapped_user_namespace()?;
+        image_lower = enter_mapped_user_namespace()?;
     } else if cfg.user_namespace {
         let (uid, gid) = (nix::unistd::geteuid(), nix::unistd::getegid());
         unshare(CloneFlags::CLONE_NEWUSER).map_err(|e| format!("unshare(user): {e}"))?;
@@ -78,7 +79,7 @@ fn run_shim() -> Result<i32, String> {
     // SAFETY: this process is single-threaded (no runtime was started), so fork is sound.
     match unsafe { fork() }.map_err(|e| format!("fork: {e}"))? {
         ForkResult::Child => {
-            let code = match run_pid1(&cfg) {
+            let code = match run_pid1(&cfg, image_lower) {
                 Ok(()) => 0,
                 Err(e) => {
                     let _ = protocol::send(CONTROL_FD, &Reply::SetupFailed { error: e }, &[]);
@@ -115,16 +116,18 @@ fn run_shim() -> Result<i32, String> {
 /// Root server: a user namespace whose ids 0..count are the sandbox's private host range.
 /// Only a process in the parent namespace with CAP_SETUID may write such a map, so the
 /// server writes it while the shim waits, then the shim becomes the namespace's root.
-fn enter_mapped_user_namespace() -> Result<(), String> {
+/// With an image, the server's confirmation carries an idmapped, detached mount of the
+/// image (host ids 0..65535 shown as this sandbox's ids), returned for pid 1 to attach.
+fn enter_mapped_user_namespace() -> Result<Option<OwnedFd>, String> {
     unshare(CloneFlags::CLONE_NEWUSER).map_err(|e| format!("unshare(user): {e}"))?;
     let shim_pid = std::process::id() as i32;
     protocol::send(CONTROL_FD, &Reply::NeedIdMap { shim_pid }, &[])
         .map_err(|e| format!("control socket: {e}"))?;
-    match protocol::recv::<Request>(CONTROL_FD) {
-        Ok(Some((Request::IdsMapped, _))) => {}
+    let lower = match protocol::recv::<Request>(CONTROL_FD) {
+        Ok(Some((Request::IdsMapped, fds))) => fds.into_iter().next(),
         Ok(other) => return Err(format!("expected id map confirmation, got {other:?}")),
         Err(e) => return Err(format!("control socket: {e}")),
-    }
+    };
     // SAFETY: plain id syscalls; we hold CAP_SETUID/CAP_SETGID in the new namespace.
     unsafe {
         if libc::setgroups(0, std::ptr::null()) != 0
@@ -137,10 +140,10 @@ fn enter_mapped_user_namespace() -> Result<(), String> {
             ));
         }
     }
-    Ok(())
+    Ok(lower)
 }
 
-fn run_pid1(cfg: &InitConfig) -> Result<(), String> {
+fn run_pid1(cfg: &InitConfig, image_lower: Option<OwnedFd>) -> Result<(), String> {
     // Die with the shim (and so with the server): the pid namespace goes with us.
     // SAFETY: prctl/fcntl with constant arguments. The control socket must not leak into
     // user processes, so it becomes close-on-exec here.
@@ -156,11 +159,11 @@ fn run_pid1(cfg: &InitConfig) -> Result<(), String> {
     let sfd = SignalFd::with_flags(&mask, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
         .map_err(|e| format!("signalfd: {e}"))?;
 
-    rootfs::build(cfg)?;
+    let extra_writable = rootfs::build(cfg, image_lower)?;
     nix::unistd::sethostname(&cfg.hostname).map_err(|e| format!("sethostname: {e}"))?;
     super::netif::loopback_up().map_err(|e| format!("loopback up: {e}"))?;
 
-    let info = super::harden::apply()?;
+    let info = super::harden::apply(&extra_writable)?;
     protocol::send(CONTROL_FD, &Reply::Ready { info }, &[])
         .map_err(|e| format!("control socket: {e}"))?;
     serve(&sfd, &mask)

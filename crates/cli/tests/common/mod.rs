@@ -11,12 +11,19 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_cleanroom");
 pub struct Server {
     pub child: Option<Child>,
     pub dir: PathBuf,
+    /// Extra `serve` arguments (e.g. `--insecure-registry`).
+    pub args: Vec<String>,
     _tmp: Option<tempfile::TempDir>,
 }
 
 impl Server {
     /// Start a fresh server in a new temp dir.
     pub fn start() -> Server {
+        Server::start_with(&[])
+    }
+
+    /// Start a fresh server with extra `serve` arguments.
+    pub fn start_with(args: &[&str]) -> Server {
         let tmp = tempfile::Builder::new()
             .prefix("cleanroom-test-")
             .tempdir()
@@ -25,6 +32,7 @@ impl Server {
         let mut s = Server {
             child: None,
             dir,
+            args: args.iter().map(|a| a.to_string()).collect(),
             _tmp: Some(tmp),
         };
         s.spawn();
@@ -53,6 +61,7 @@ impl Server {
         let child = Command::new(BIN)
             .args(["serve", "--listen", &self.host(), "--state-dir"])
             .arg(self.state_dir())
+            .args(&self.args)
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log"))
             .stderr(log)
