@@ -275,6 +275,10 @@ impl ImageStore {
         let tmp = self.root.join("tmp").join(uuid_like());
         std::fs::create_dir_all(&tmp).map_err(|e| io("create fill dir", e))?;
         let result = self.fill(&pinned, &tmp).await;
+        {
+            let mut fills = self.fills.lock().unwrap_or_else(|p| p.into_inner());
+            fills.remove(&pinned.digest);
+        }
         if result.is_err() {
             let _ = std::fs::remove_dir_all(&tmp);
         }
@@ -285,10 +289,6 @@ impl ImageStore {
             if !dst.join("image.json").is_file() {
                 return Err(io("move image into the cache", e));
             }
-        }
-        {
-            let mut fills = self.fills.lock().unwrap_or_else(|p| p.into_inner());
-            fills.remove(&pinned.digest);
         }
         Ok(rec)
     }
