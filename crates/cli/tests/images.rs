@@ -137,6 +137,45 @@ impl Registry {
 
     /// Push config + layers + manifest; returns the pinned reference.
     fn push_image(&self, repo: &str, layers: &[Vec<u8>]) -> String {
+        self.push_image_sized(repo, layers, "amd64").0
+    }
+
+    /// Push an OCI index over `(manifest digest, size, arch)` entries; returns its reference.
+    fn push_index(&self, repo: &str, entries: &[(String, usize, &str)]) -> String {
+        let manifests: Vec<_> = entries
+            .iter()
+            .map(|(d, size, arch)| {
+                serde_json::json!({
+                    "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                    "digest": d, "size": size,
+                    "platform": {"architecture": arch, "os": "linux"}
+                })
+            })
+            .collect();
+        let index = serde_json::to_vec(&serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.index.v1+json",
+            "manifests": manifests
+        }))
+        .unwrap();
+        let d = sha256(&index);
+        let (status, text) = self.request(
+            "PUT",
+            &format!("/v2/{repo}/manifests/{d}"),
+            "application/vnd.oci.image.index.v1+json",
+            &index,
+        );
+        assert_eq!(status, 201, "index push: {text}");
+        format!("{}/{repo}@{d}", self.host())
+    }
+
+    /// Push an image for `arch`; returns (reference, manifest digest, manifest size).
+    fn push_image_sized(
+        &self,
+        repo: &str,
+        layers: &[Vec<u8>],
+        arch: &str,
+    ) -> (String, String, usize) {
         let mut descs = Vec::new();
         let mut diff_ids = Vec::new();
         for l in layers {
@@ -152,7 +191,7 @@ impl Registry {
             }));
         }
         let config = serde_json::to_vec(&serde_json::json!({
-            "architecture": "amd64", "os": "linux",
+            "architecture": arch, "os": "linux",
             "config": {"Env": ["PATH=/bin"], "Cmd": ["/bin/sh"]},
             "rootfs": {"type": "layers", "diff_ids": diff_ids}
         }))
@@ -173,7 +212,7 @@ impl Registry {
             &manifest,
         );
         assert_eq!(status, 201, "manifest push: {text}");
-        format!("{}/{repo}@{md}", self.host())
+        (format!("{}/{repo}@{md}", self.host()), md, manifest.len())
     }
 
     /// Path of a blob's bytes in the registry's filesystem storage.
@@ -379,6 +418,7 @@ fn pull_run_copy_on_write_inspect_and_remove() {
     assert!(stderr(&o).contains("[image_in_use]"), "{}", stderr(&o));
     assert_eq!(s.run(&["sandbox", "rm", &a, &b]).status.code(), Some(0));
     assert_no_leftovers(&s.state_dir(), &a);
+    assert_no_leftovers(&s.state_dir(), &b);
     let o = s.run(&["image", "rm", &digest]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!stdout(&s.run(&["image", "ls"])).contains(&digest));
@@ -553,4 +593,60 @@ fn malicious_layers_are_rejected_or_neutralised() {
         "{}",
         stderr(&o)
     );
+}
+
+#[test]
+fn index_policy_ref_and_concurrent_pulls() {
+    let reg = Registry::start();
+    let (_, amd, amd_size) = reg.push_image_sized("test/multi", &[base_layer()], "amd64");
+    let arm_layer = Layer::new()
+        .file("etc/os-release", b"ID=wrong-arch\n", 0o644)
+        .gz();
+    let (_, arm, arm_size) = reg.push_image_sized("test/multi", &[arm_layer], "arm64");
+    let index = reg.push_index(
+        "test/multi",
+        &[(arm, arm_size, "arm64"), (amd.clone(), amd_size, "amd64")],
+    );
+    let s = server_for(&reg);
+
+    // Two pulls of the same digest at once: both succeed, one cache entry.
+    let spawn = || {
+        let mut c = s.cli();
+        c.args(["image", "pull", &index]);
+        std::thread::spawn(move || output_with_timeout(c, Duration::from_secs(120)))
+    };
+    let (p1, p2) = (spawn(), spawn());
+    for o in [p1.join().unwrap(), p2.join().unwrap()] {
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    assert_eq!(cached_digests(&s).len(), 1);
+    let ls = stdout(&s.run(&["image", "ls", "--json"]));
+    assert!(
+        ls.contains(&amd),
+        "the index resolved to the amd64 manifest: {ls}"
+    );
+
+    // The policy's sandbox.image.ref roots the sandbox when no --image is given.
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("cleanroom.yaml");
+    std::fs::write(
+        &p,
+        format!("version: 1\nsandbox:\n  image:\n    ref: {index}\n"),
+    )
+    .unwrap();
+    let o = s.run(&[
+        "exec",
+        "-n",
+        "--print-sandbox-id",
+        "--policy",
+        p.to_str().unwrap(),
+        "--",
+        "/bin/cat",
+        "/etc/os-release",
+    ]);
+    assert_eq!(stdout(&o), "ID=cleanroom-test-image\n", "{}", stderr(&o));
+    let id = stderr(&o).lines().next().unwrap_or_default().to_string();
+    assert_no_leftovers(&s.state_dir(), &id);
+    let i = stdout(&s.run(&["sandbox", "inspect", &id]));
+    assert!(i.contains(&index), "{i}");
 }
