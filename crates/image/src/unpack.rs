@@ -163,7 +163,10 @@ fn clear_dir(dir: &OwnedFd, keep: &HashSet<PathBuf>, prefix: &Path) -> Result<()
         .filter(|n| n != "." && n != "..")
         .collect();
     for name in names {
-        if keep.contains(&prefix.join(&name)) {
+        // Keep what this layer created, including directories it created implicitly as
+        // parents of its own entries.
+        let child = prefix.join(&name);
+        if keep.iter().any(|k| k.starts_with(&child)) {
             continue;
         }
         remove_entry(dir, &name)?;
@@ -499,6 +502,7 @@ mod tests {
         });
         let l2 = layer(|b| {
             file(b, "opq/new", b"2", 0o644);
+            file(b, "opq/implicit/deep", b"2", 0o644);
             special(b, "opq/.wh..wh..opq", tar::EntryType::Regular, "");
             special(b, "etc/.wh.gone", tar::EntryType::Regular, "");
             special(b, ".wh.dir", tar::EntryType::Regular, "");
@@ -510,7 +514,7 @@ mod tests {
         assert!(p.join("etc/kept").exists());
         assert!(!p.join("opq/old").exists());
         assert!(
-            p.join("opq/new").exists(),
+            p.join("opq/new").exists() && p.join("opq/implicit/deep").exists(),
             "same-layer entries survive the opaque marker"
         );
         assert!(!p.join("dir").exists());
