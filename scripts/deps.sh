@@ -8,7 +8,12 @@ need_apt=()
 command -v bwrap >/dev/null || need_apt+=(bubblewrap)
 command -v ip >/dev/null || need_apt+=(iproute2)
 command -v curl >/dev/null || need_apt+=(curl)
-[ "${1:-}" = "--runtime" ] || command -v npm >/dev/null || need_apt+=(npm)
+if [ "${1:-}" != "--runtime" ]; then
+  command -v npm >/dev/null || need_apt+=(npm)
+  # Image tests: a real OCI registry on loopback and a static busybox for the test image.
+  [ -x /usr/bin/docker-registry ] || need_apt+=(docker-registry)
+  dpkg -s busybox-static >/dev/null 2>&1 || need_apt+=(busybox-static)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "deps: apt-get install ${need_apt[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive

@@ -14,6 +14,18 @@ pub struct SandboxSpec {
     pub limits: Limits,
     /// What the sandbox's network namespace gets besides `lo`.
     pub network: NetworkSpec,
+    /// Root the sandbox on this image instead of the host view.
+    pub image: Option<ImageRoot>,
+}
+
+/// An unpacked OCI image to use as a sandbox's (read-only, shared) lower layer.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ImageRoot {
+    /// Host directory holding the unpacked image, owned by host ids 0..65535 that stand
+    /// for the sandbox's own ids (shifted per sandbox with an idmapped mount).
+    pub rootfs: PathBuf,
+    /// `sha256:<hex>`, shown in `sandbox inspect`.
+    pub digest: String,
 }
 
 /// The sandbox's network attachment.

@@ -30,6 +30,9 @@ pub enum Command {
     /// Inspect executions.
     #[command(subcommand)]
     Execution(ExecutionCommand),
+    /// OCI images in the server's cache (pulled by digest, verified, unpacked once).
+    #[command(subcommand)]
+    Image(ImageCommand),
     /// Validate and show repository policy (cleanroom.yaml) as the server compiles it.
     #[command(subcommand)]
     Policy(PolicyCommand),
@@ -66,6 +69,34 @@ pub struct ServeArgs {
     /// names resolved through DNS never may.
     #[arg(long, value_name = "HOST=IP[,IP]")]
     pub egress_resolve: Vec<String>,
+    /// Registry (host:port) to reach over plain HTTP instead of HTTPS, e.g. a loopback
+    /// test registry (repeatable)
+    #[arg(long, value_name = "HOST:PORT")]
+    pub insecure_registry: Vec<String>,
+    /// JSON file of registry credentials: {"host[:port]": {"username": .., "password": ..}}
+    /// (basic auth, also used for the Bearer token exchange); anonymous otherwise
+    #[arg(long, value_name = "FILE", env = "CLEANROOM_REGISTRY_CREDENTIALS")]
+    pub registry_credentials: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ImageCommand {
+    /// Pull, verify and unpack an image pinned by digest (registry/repo@sha256:...)
+    Pull {
+        #[arg(value_name = "REF")]
+        reference: String,
+    },
+    /// List cached images
+    Ls {
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove cached images (refused while a sandbox uses one)
+    Rm {
+        #[arg(required = true, value_name = "DIGEST")]
+        digests: Vec<String>,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -90,6 +121,10 @@ pub struct ExecArgs {
     pub print_trace_id: bool,
     #[command(flatten)]
     pub limits: LimitArgs,
+    /// Root the sandbox on this OCI image, pinned by digest (registry/repo@sha256:...);
+    /// overrides the policy's sandbox.image.ref [default: the host's system dirs]
+    #[arg(long, value_name = "REF")]
+    pub image: Option<String>,
     /// Working directory inside the sandbox [default: /workspace]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<String>,
@@ -111,7 +146,7 @@ pub enum SandboxCommand {
         /// Policy file (cleanroom.yaml v1); default is the built-in deny-all policy
         #[arg(long, value_name = "FILE")]
         policy: Option<PathBuf>,
-        /// OCI image reference pinned by digest (needs a backend with `oci_images`)
+        /// Root the sandbox on this OCI image, pinned by digest (registry/repo@sha256:...)
         #[arg(long, value_name = "REF")]
         image: Option<String>,
         #[command(flatten)]

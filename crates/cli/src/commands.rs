@@ -1,7 +1,8 @@
 //! Command implementations. Each is a thin client of the server.
 
 use crate::cli::{
-    Cli, Command, ExecArgs, ExecutionCommand, PolicyCommand, SandboxCommand, ServeArgs,
+    Cli, Command, ExecArgs, ExecutionCommand, ImageCommand, PolicyCommand, SandboxCommand,
+    ServeArgs,
 };
 use crate::render;
 use cleanroom_client::api::*;
@@ -31,6 +32,7 @@ pub async fn run(cli: Cli) -> i32 {
                 Command::Exec(args) => exec(&ep, args).await,
                 Command::Sandbox(cmd) => report(sandbox(&ep, cmd).await),
                 Command::Execution(cmd) => report(execution(&ep, cmd).await),
+                Command::Image(cmd) => report(image(&ep, cmd).await),
                 Command::Serve(_) | Command::Policy(_) => unreachable!("handled above"),
             }
         }
@@ -98,11 +100,31 @@ async fn serve(args: ServeArgs) -> i32 {
             return EXIT_CLEANROOM_ERROR;
         }
     };
+    let mut registry = cleanroom_image::RegistryConfig {
+        insecure: args.insecure_registry.clone(),
+        ..Default::default()
+    };
+    if let Some(path) = &args.registry_credentials {
+        match std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+        {
+            Ok(creds) => registry.credentials = creds,
+            Err(e) => {
+                eprintln!(
+                    "cleanroom: error [invalid_argument]: registry credentials {}: {e}",
+                    path.display()
+                );
+                return EXIT_CLEANROOM_ERROR;
+            }
+        }
+    }
     let cfg = cleanroom_server::serve::ServeConfig {
         listen,
         state_dir: args.state_dir.unwrap_or_else(default_state_dir),
         init_exe,
         egress_resolve: args.egress_resolve,
+        registry,
     };
     let shutdown = async {
         let mut term =
@@ -298,6 +320,57 @@ async fn sandbox(ep: &Endpoint, cmd: SandboxCommand) -> Result<i32, ApiError> {
     Ok(0)
 }
 
+async fn image(ep: &Endpoint, cmd: ImageCommand) -> Result<i32, ApiError> {
+    let client = Client::connect(ep).await?;
+    match cmd {
+        ImageCommand::Pull { reference } => {
+            let resp = client
+                .images
+                .pull_image(PullImageRequest {
+                    image_ref: reference,
+                    ..Default::default()
+                })
+                .await?
+                .into_owned();
+            let i = resp.image.as_option().cloned().unwrap_or_default();
+            println!("{}", i.digest);
+        }
+        ImageCommand::Ls { json } => {
+            let resp = client
+                .images
+                .list_images(ListImagesRequest::default())
+                .await?
+                .into_owned();
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&resp.images).unwrap_or_default()
+                );
+            } else {
+                print!("{}", render::image_table(&resp.images));
+            }
+        }
+        ImageCommand::Rm { digests } => {
+            let mut failed = false;
+            for digest in digests {
+                let req = RemoveImageRequest {
+                    digest: digest.clone(),
+                    ..Default::default()
+                };
+                match client.images.remove_image(req).await {
+                    Ok(_) => println!("{digest}"),
+                    Err(e) => {
+                        render::error(&e.into(), None);
+                        failed = true;
+                    }
+                }
+            }
+            return Ok(if failed { EXIT_CLEANROOM_ERROR } else { 0 });
+        }
+    }
+    Ok(0)
+}
+
 async fn execution(ep: &Endpoint, cmd: ExecutionCommand) -> Result<i32, ApiError> {
     let client = Client::connect(ep).await?;
     match cmd {
@@ -324,6 +397,10 @@ async fn execution(ep: &Endpoint, cmd: ExecutionCommand) -> Result<i32, ApiError
             let e = resp.execution.as_option().cloned().unwrap_or_default();
             print!("{}", render::execution_detail(&e));
             println!("policy_hash:  {}", resp.policy_hash);
+            if !resp.image_ref.is_empty() {
+                println!("image_ref:    {}", resp.image_ref);
+                println!("image_digest: {}", resp.image_digest);
+            }
             println!("stdout_bytes: {}", resp.stdout_bytes);
             println!("stderr_bytes: {}", resp.stderr_bytes);
             for (name, text) in [("stdout", &resp.stdout), ("stderr", &resp.stderr)] {
@@ -392,6 +469,7 @@ async fn exec(ep: &Endpoint, args: ExecArgs) -> i32 {
             };
             let req = CreateSandboxRequest {
                 policy_yaml: policy,
+                image_ref: args.image.clone().unwrap_or_default(),
                 limits: limits_msg(&args.limits).into(),
                 ..Default::default()
             };

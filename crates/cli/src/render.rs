@@ -1,6 +1,6 @@
 //! Human and JSON rendering of API objects.
 
-use cleanroom_client::api::{Execution, ExecutionStatus, Sandbox};
+use cleanroom_client::api::{Execution, ExecutionStatus, Image, Sandbox};
 use cleanroom_client::ApiError;
 
 /// Short status name from the generated enum's proto name (`SANDBOX_STATUS_READY` -> `READY`).
@@ -95,6 +95,10 @@ pub fn sandbox_detail(s: &Sandbox) -> String {
     if !s.message.is_empty() {
         out += &format!("message:             {}\n", s.message);
     }
+    if !s.image_ref.is_empty() {
+        out += &format!("image_ref:           {}\n", s.image_ref);
+        out += &format!("image_digest:        {}\n", s.image_digest);
+    }
     if let Some(info) = s.backend_info.as_option() {
         let mut keys: Vec<_> = info.fields.keys().collect();
         keys.sort();
@@ -102,6 +106,23 @@ pub fn sandbox_detail(s: &Sandbox) -> String {
             let v = serde_json::to_string(&info.fields[k]).unwrap_or_default();
             out += &format!("backend.{k}: {}\n", v.trim_matches('"'));
         }
+    }
+    out
+}
+
+pub fn image_table(list: &[Image]) -> String {
+    let mut out = format!(
+        "{:<71}  {:>10}  {:<20}  {}\n",
+        "DIGEST", "SIZE", "PULLED", "REFERENCE"
+    );
+    for i in list {
+        out += &format!(
+            "{:<71}  {:>10}  {:<20}  {}\n",
+            i.digest,
+            i.size,
+            time(&i.pulled_at),
+            i.reference
+        );
     }
     out
 }

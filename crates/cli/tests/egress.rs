@@ -279,6 +279,7 @@ fn allowed_hosts_and_ports_work_and_deny_wins() {
     .iter()
     .flat_map(|h| resolve(h))
     .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let s = Server::start_with(&args);
     let d = tempfile::tempdir().unwrap();
     let (p1, p2, ps) = (web.port, other.port, tls.port);

@@ -5,7 +5,9 @@
 pub mod endpoint;
 
 use base64::Engine as _;
-use cleanroom_proto::cleanroom::v1::{ErrorDetail, ExecutionServiceClient, SandboxServiceClient};
+use cleanroom_proto::cleanroom::v1::{
+    ErrorDetail, ExecutionServiceClient, ImageServiceClient, SandboxServiceClient,
+};
 use connectrpc::client::{ClientConfig, Http2Connection, SharedHttp2Connection};
 use connectrpc::ConnectError;
 use endpoint::Endpoint;
@@ -66,6 +68,7 @@ impl From<ConnectError> for ApiError {
 pub struct Client {
     pub sandboxes: SandboxServiceClient<SharedHttp2Connection>,
     pub executions: ExecutionServiceClient<SharedHttp2Connection>,
+    pub images: ImageServiceClient<SharedHttp2Connection>,
     pub endpoint: Endpoint,
 }
 
@@ -132,7 +135,8 @@ impl Client {
         let config = ClientConfig::new(base).with_default_max_message_size(16 << 20);
         Ok(Client {
             sandboxes: SandboxServiceClient::new(shared.clone(), config.clone()),
-            executions: ExecutionServiceClient::new(shared, config),
+            executions: ExecutionServiceClient::new(shared.clone(), config.clone()),
+            images: ImageServiceClient::new(shared, config),
             endpoint: endpoint.clone(),
         })
     }

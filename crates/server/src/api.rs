@@ -66,6 +66,8 @@ fn sandbox_msg(r: &SandboxRow) -> Sandbox {
         last_execution_id: r.last_execution_id.clone(),
         active_execution_id: r.active_execution_id.clone(),
         message: r.message.clone(),
+        image_ref: r.image_ref.clone(),
+        image_digest: r.image_digest.clone(),
         backend_info: if info.is_empty() {
             Default::default()
         } else {
@@ -350,6 +352,8 @@ impl ExecutionService for Api {
             stderr: String::from_utf8_lossy(&i.stderr_tail).into_owned(),
             trace_id: i.execution.trace_id.clone(),
             policy_hash: i.policy_hash,
+            image_ref: i.image_ref,
+            image_digest: i.image_digest,
             stdout_bytes: i.stdout_bytes,
             stderr_bytes: i.stderr_bytes,
             launched_vm: false,
@@ -436,6 +440,64 @@ impl ExecutionService for Api {
             }
         });
         Response::ok(stream_from(rx))
+    }
+}
+
+fn image_msg(r: cleanroom_image::ImageRecord) -> Image {
+    Image {
+        digest: r.digest,
+        reference: r.reference,
+        manifest_digest: r.manifest_digest,
+        config_digest: r.config_digest,
+        layers: r.layers,
+        size: r.size,
+        pulled_at: ts(r.pulled_at.saturating_mul(1_000_000)),
+        ..Default::default()
+    }
+}
+
+#[allow(refining_impl_trait)]
+impl ImageService for Api {
+    async fn pull_image(
+        &self,
+        _ctx: RequestContext,
+        request: ServiceRequest<'_, PullImageRequest>,
+    ) -> ServiceResult<PullImageResponse> {
+        let req = request.to_owned_message();
+        let rec = self
+            .engine
+            .pull_image(&req.image_ref)
+            .await
+            .map_err(to_connect)?;
+        Response::ok(PullImageResponse {
+            image: image_msg(rec).into(),
+            ..Default::default()
+        })
+    }
+
+    async fn list_images(
+        &self,
+        _ctx: RequestContext,
+        _request: ServiceRequest<'_, ListImagesRequest>,
+    ) -> ServiceResult<ListImagesResponse> {
+        let list = self.engine.list_images().map_err(to_connect)?;
+        Response::ok(ListImagesResponse {
+            images: list.into_iter().map(image_msg).collect(),
+            ..Default::default()
+        })
+    }
+
+    async fn remove_image(
+        &self,
+        _ctx: RequestContext,
+        request: ServiceRequest<'_, RemoveImageRequest>,
+    ) -> ServiceResult<RemoveImageResponse> {
+        let req = request.to_owned_message();
+        let rec = self.engine.remove_image(&req.digest).map_err(to_connect)?;
+        Response::ok(RemoveImageResponse {
+            image: image_msg(rec).into(),
+            ..Default::default()
+        })
     }
 }
 

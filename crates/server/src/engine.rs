@@ -10,9 +10,11 @@ use crate::ids;
 use crate::status::{execution as es, sandbox as ss};
 use crate::store::{now_micros, EventRow, ExecutionRow, SandboxRow, Store};
 use cleanroom_backend::{
-    Backend, ExitStatus, Limits, NetworkSpec, ProcessSpec, ReconcileRecord, SandboxSpec, TunConfig,
+    Backend, ExitStatus, ImageRoot, Limits, NetworkSpec, ProcessSpec, ReconcileRecord, SandboxSpec,
+    TunConfig,
 };
 use cleanroom_egress::UpstreamConfig;
+use cleanroom_image::{ImageRecord, ImageStore, PinnedRef};
 use cleanroom_policy::CompiledPolicy;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -78,6 +80,8 @@ pub struct Inspection {
     pub stderr_bytes: u64,
     pub policy_hash: String,
     pub log_path: PathBuf,
+    pub image_ref: String,
+    pub image_digest: String,
 }
 
 struct Cancel {
@@ -105,6 +109,8 @@ pub struct Engine {
     live: Mutex<HashMap<String, Arc<LiveExec>>>,
     events: watch::Sender<i64>,
     egress: EgressHub,
+    /// The OCI image cache (`None`: this server cannot root sandboxes on images).
+    images: Option<Arc<ImageStore>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -118,6 +124,7 @@ impl Engine {
     pub fn new(
         state_dir: &Path,
         backend: Arc<dyn Backend>,
+        images: Option<Arc<ImageStore>>,
         upstream: Arc<UpstreamConfig>,
     ) -> Result<Arc<Engine>, EngineError> {
         let logs_dir = state_dir.join("executions");
@@ -133,6 +140,7 @@ impl Engine {
             live: Mutex::new(HashMap::new()),
             events,
             egress: EgressHub::new(upstream, notes_tx),
+            images,
         });
         let weak = Arc::downgrade(&engine);
         tokio::spawn(async move {
@@ -294,16 +302,17 @@ impl Engine {
         // Capability handshake: fail closed before anything is provisioned.
         let caps = self.backend.capabilities();
         let mut required = policy.required_capabilities();
-        if !image_ref.is_empty() {
-            if !cleanroom_policy::is_digest_pinned(image_ref) {
-                return Err(EngineError::new(
-                    Class::InvalidArgument,
-                    "policy_invalid",
-                    format!("image {image_ref:?} must be pinned by digest (name@sha256:<64 hex>)"),
-                ));
-            }
+        // The request's image (CLI --image) wins over the policy's `sandbox.image.ref`.
+        let image_ref = match (image_ref.trim(), &policy.image_ref) {
+            ("", Some(p)) => p.clone(),
+            (r, _) => r.to_string(),
+        };
+        let pinned = if image_ref.is_empty() {
+            None
+        } else {
             required.push("oci_images");
-        }
+            Some(PinnedRef::parse(&image_ref).map_err(EngineError::from)?)
+        };
         let missing: Vec<&str> = required.into_iter().filter(|c| !caps.contains(c)).collect();
         if !missing.is_empty() {
             return Err(EngineError::new(
@@ -333,9 +342,27 @@ impl Engine {
             active_execution_id: String::new(),
             message: String::new(),
             provisioned: String::new(),
+            image_ref: pinned.as_ref().map(|p| p.to_string()).unwrap_or_default(),
+            image_digest: pinned
+                .as_ref()
+                .map(|p| p.digest.clone())
+                .unwrap_or_default(),
         };
         self.store.insert_sandbox(&row)?;
         self.sandbox_event(&id, ss::PROVISIONING, "");
+        // The row exists (PROVISIONING, with its digest) before the pull, so the image
+        // counts as in use from here on and `image rm` cannot pull it from under us.
+        let image = match &pinned {
+            None => None,
+            Some(p) => match self.image_root(p).await {
+                Ok(i) => Some(i),
+                Err(e) => {
+                    self.store.set_sandbox_status(&id, ss::FAILED, &e.message)?;
+                    self.sandbox_event(&id, ss::FAILED, &e.message);
+                    return Err(e.with("sandbox_id", &id));
+                }
+            },
+        };
         let spec = SandboxSpec {
             sandbox_id: id.clone(),
             hostname: "cleanroom".into(),
@@ -345,6 +372,7 @@ impl Engine {
                 gateway: cleanroom_egress::GATEWAY_ADDR,
                 mtu: cleanroom_egress::MTU,
             }),
+            image,
         };
         let provisioned = self.backend.provision(&spec).await.and_then(|p| {
             // Fail closed: a sandbox whose gateway is not running must not become READY.
@@ -379,6 +407,62 @@ impl Engine {
             }
         }
         self.get_sandbox(&id)
+    }
+
+    async fn image_root(&self, pinned: &PinnedRef) -> Result<ImageRoot, EngineError> {
+        let images = self.image_store()?;
+        let rec = images.ensure(&pinned.to_string()).await?;
+        Ok(ImageRoot {
+            rootfs: images.rootfs(&rec.digest)?,
+            digest: rec.digest,
+        })
+    }
+
+    fn image_store(&self) -> Result<&Arc<ImageStore>, EngineError> {
+        self.images.as_ref().ok_or_else(|| {
+            EngineError::new(
+                Class::FailedPrecondition,
+                "backend_capability_mismatch",
+                "this server has no image store",
+            )
+        })
+    }
+
+    // ---- images ------------------------------------------------------------
+
+    /// Pull (or find cached) a digest-pinned image.
+    pub async fn pull_image(&self, reference: &str) -> Result<ImageRecord, EngineError> {
+        let pinned = PinnedRef::parse(reference)?;
+        Ok(self.image_store()?.ensure(&pinned.to_string()).await?)
+    }
+
+    pub fn list_images(&self) -> Result<Vec<ImageRecord>, EngineError> {
+        Ok(self.image_store()?.list())
+    }
+
+    /// Remove a cached image unless a sandbox that is not yet stopped uses it.
+    pub fn remove_image(&self, digest: &str) -> Result<ImageRecord, EngineError> {
+        let digest = if digest.starts_with("sha256:") {
+            digest.to_string()
+        } else {
+            format!("sha256:{digest}")
+        };
+        let users: Vec<String> = self
+            .store
+            .list_sandboxes()?
+            .into_iter()
+            .filter(|s| !ss::is_terminal(s.status) && s.image_digest == digest)
+            .map(|s| s.id)
+            .collect();
+        if !users.is_empty() {
+            return Err(EngineError::new(
+                Class::FailedPrecondition,
+                "image_in_use",
+                format!("image {digest} is used by {}", users.join(", ")),
+            )
+            .with("sandbox_ids", users.join(",")));
+        }
+        Ok(self.image_store()?.remove(&digest)?)
     }
 
     pub fn get_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
@@ -696,6 +780,10 @@ impl Engine {
     ) -> Result<Inspection, EngineError> {
         let execution = self.find_execution(sandbox_id, exec_id)?;
         let sandbox = self.store.get_sandbox(&execution.sandbox_id)?;
+        let (image_ref, image_digest) = sandbox
+            .as_ref()
+            .map(|s| (s.image_ref.clone(), s.image_digest.clone()))
+            .unwrap_or_default();
         let log_path = execlog::path_for(&self.logs_dir, exec_id);
         let (stdout_tail, stderr_tail, stdout_bytes, stderr_bytes) =
             read_tails(&log_path).unwrap_or_default();
@@ -707,6 +795,8 @@ impl Engine {
             stderr_bytes,
             policy_hash: sandbox.map(|s| s.policy_hash).unwrap_or_default(),
             log_path,
+            image_ref,
+            image_digest,
         })
     }
 
@@ -1181,7 +1271,7 @@ mod tests {
     async fn launch_fails_closed_on_missing_capability() {
         let dir = tempfile::tempdir().unwrap();
         let backend = Arc::new(NoCapabilities::default());
-        let engine = Engine::new(dir.path(), backend.clone(), Default::default()).unwrap();
+        let engine = Engine::new(dir.path(), backend.clone(), None, Default::default()).unwrap();
         let err = engine
             .create_sandbox("", "", Limits::default())
             .await

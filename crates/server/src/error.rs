@@ -82,6 +82,22 @@ impl From<cleanroom_backend::BackendError> for EngineError {
     }
 }
 
+impl From<cleanroom_image::ImageError> for EngineError {
+    fn from(e: cleanroom_image::ImageError) -> Self {
+        use cleanroom_image::ImageError as I;
+        let class = match &e {
+            I::InvalidReference(_) => Class::InvalidArgument,
+            I::NotFound(_) | I::NotInRegistry(_) => Class::NotFound,
+            I::RegistryUnavailable(_) => Class::Unavailable,
+            I::DigestMismatch(_) | I::Unauthorized(_) | I::Unsupported(_) | I::UnsafeLayer(_) => {
+                Class::FailedPrecondition
+            }
+            I::Io(_) => Class::Internal,
+        };
+        EngineError::new(class, e.code(), e.to_string())
+    }
+}
+
 impl From<cleanroom_policy::PolicyError> for EngineError {
     fn from(e: cleanroom_policy::PolicyError) -> Self {
         EngineError::new(Class::InvalidArgument, e.code(), e.to_string())

@@ -4,7 +4,7 @@
 use crate::api::Api;
 use crate::engine::Engine;
 use cleanroom_backend::linux::LinuxBackend;
-use cleanroom_proto::cleanroom::v1::{ExecutionServiceExt, SandboxServiceExt};
+use cleanroom_proto::cleanroom::v1::{ExecutionServiceExt, ImageServiceExt, SandboxServiceExt};
 use std::future::IntoFuture;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -26,6 +26,8 @@ pub struct ServeConfig {
     pub init_exe: PathBuf,
     /// `HOST=IP[,IP…]` overrides for the egress gateway's upstream resolution.
     pub egress_resolve: Vec<String>,
+    /// How OCI registries are reached (plain-HTTP exceptions, credentials).
+    pub registry: cleanroom_image::RegistryConfig,
 }
 
 /// Startup failures.
@@ -45,6 +47,8 @@ pub enum ServeError {
     Engine(#[from] crate::error::EngineError),
     #[error(transparent)]
     Backend(#[from] cleanroom_backend::BackendError),
+    #[error(transparent)]
+    Image(#[from] cleanroom_image::ImageError),
 }
 
 /// Hold an exclusive flock on the state dir for the server's life: two servers sharing
@@ -70,6 +74,7 @@ fn lock_state_dir(dir: &Path) -> Result<std::fs::File, ServeError> {
 pub fn router(engine: Arc<Engine>) -> connectrpc::Router {
     let api = Arc::new(Api { engine });
     let router = SandboxServiceExt::register(api.clone(), connectrpc::Router::new());
+    let router = ImageServiceExt::register(api.clone(), router);
     ExecutionServiceExt::register(api, router)
 }
 
@@ -105,7 +110,14 @@ pub async fn run(
         cfg.state_dir.join("sandboxes"),
         cfg.init_exe.clone(),
     )?);
-    let engine = Engine::new(&cfg.state_dir, backend, Arc::new(upstream))?;
+    let images =
+        cleanroom_image::ImageStore::open(&cfg.state_dir.join("images"), cfg.registry.clone())?;
+    let engine = Engine::new(
+        &cfg.state_dir,
+        backend,
+        Some(Arc::new(images)),
+        Arc::new(upstream),
+    )?;
     engine.recover().await?;
     let app = router(engine.clone()).into_axum_router();
 

@@ -33,6 +33,9 @@ pub struct SandboxRow {
     pub message: String,
     /// Backend's `ProvisionedSandbox` as JSON (empty until provisioned).
     pub provisioned: String,
+    /// Image the root was built from (empty: host view) and its pinned digest.
+    pub image_ref: String,
+    pub image_digest: String,
 }
 
 /// An execution row.
@@ -125,7 +128,10 @@ pub fn now_micros() -> i64 {
         .unwrap_or(0)
 }
 
-const SANDBOX_COLS: &str = "id, status, backend, policy_hash, compiled_policy, created_at, updated_at, last_execution_id, active_execution_id, message, provisioned";
+const SANDBOX_COLS: &str = "id, status, backend, policy_hash, compiled_policy, created_at, updated_at, last_execution_id, active_execution_id, message, provisioned, image_ref, image_digest";
+
+/// Columns added after the first schema; added to older databases on open.
+const ADDED_SANDBOX_COLUMNS: &[&str] = &["image_ref", "image_digest"];
 const EXEC_COLS: &str = "id, sandbox_id, status, command, exit_code, created_at, started_at, finished_at, message, cwd, tty, kind, trace_id";
 
 fn sandbox_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<SandboxRow> {
@@ -141,6 +147,8 @@ fn sandbox_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<SandboxRow> {
         active_execution_id: r.get(8)?,
         message: r.get(9)?,
         provisioned: r.get(10)?,
+        image_ref: r.get(11)?,
+        image_digest: r.get(12)?,
     })
 }
 
@@ -185,6 +193,16 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.execute_batch(SCHEMA)?;
+        for col in ADDED_SANDBOX_COLUMNS {
+            let has: bool = conn
+                .prepare("SELECT 1 FROM pragma_table_info('sandboxes') WHERE name = ?1")?
+                .exists([col])?;
+            if !has {
+                conn.execute_batch(&format!(
+                    "ALTER TABLE sandboxes ADD COLUMN {col} TEXT NOT NULL DEFAULT ''"
+                ))?;
+            }
+        }
         Ok(Store {
             conn: Mutex::new(conn),
         })
@@ -200,7 +218,7 @@ impl Store {
     pub fn insert_sandbox(&self, s: &SandboxRow) -> Result<()> {
         self.with(|c| {
             c.execute(
-                &format!("INSERT INTO sandboxes ({SANDBOX_COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)"),
+                &format!("INSERT INTO sandboxes ({SANDBOX_COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)"),
                 params![
                     s.id,
                     s.status,
@@ -212,7 +230,9 @@ impl Store {
                     s.last_execution_id,
                     s.active_execution_id,
                     s.message,
-                    s.provisioned
+                    s.provisioned,
+                    s.image_ref,
+                    s.image_digest
                 ],
             )
             .map(drop)

@@ -25,6 +25,11 @@ pub struct InitConfig {
     /// Create a tun device as the default route and hand its fd back with `Ready`.
     #[serde(default)]
     pub tun: Option<crate::TunConfig>,
+    /// Unpacked image to use as the read-only lower layer of an overlay root (host path).
+    /// With `id_range` the server hands pid 1 an idmapped mount of it instead (the sandbox
+    /// cannot reach the path itself).
+    #[serde(default)]
+    pub image_rootfs: Option<PathBuf>,
 }
 
 /// A block of host uids/gids owned by one sandbox.

@@ -148,7 +148,7 @@ fn seccomp_programs() -> Result<[BpfProgram; 2], String> {
     Ok([compile(deny, libc::EPERM)?, compile(nosys, libc::ENOSYS)?])
 }
 
-fn landlock() -> Result<&'static str, String> {
+fn landlock(extra_writable: &[String]) -> Result<&'static str, String> {
     let abi = ABI::V5;
     let status = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
@@ -156,6 +156,7 @@ fn landlock() -> Result<&'static str, String> {
         .and_then(|r| r.create())
         .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi))))
         .and_then(|r| r.add_rules(path_beneath_rules(WRITABLE, AccessFs::from_all(abi))))
+        .and_then(|r| r.add_rules(path_beneath_rules(extra_writable, AccessFs::from_all(abi))))
         .and_then(|r| r.restrict_self())
         .map_err(|e| format!("landlock: {e}"))?;
     match status.ruleset {
@@ -198,7 +199,9 @@ fn drop_capabilities() -> Result<(), String> {
 }
 
 /// Apply every restriction to the calling process (pid 1). Returns facts for inspect.
-pub fn apply() -> Result<HashMap<String, String>, String> {
+/// `extra_writable`: more paths that stay writable (an image root's top-level directories,
+/// whose writes land in the sandbox's own copy-on-write layer).
+pub fn apply(extra_writable: &[String]) -> Result<HashMap<String, String>, String> {
     let programs = seccomp_programs()?;
     let mut info = HashMap::new();
     // SAFETY: prctl with constant arguments.
@@ -207,7 +210,10 @@ pub fn apply() -> Result<HashMap<String, String>, String> {
             return Err(format!("dumpable: {}", std::io::Error::last_os_error()));
         }
     }
-    info.insert("landlock".to_string(), landlock()?.to_string());
+    info.insert(
+        "landlock".to_string(),
+        landlock(extra_writable)?.to_string(),
+    );
     // SAFETY: prctl with constant arguments.
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
         return Err(format!("no_new_privs: {}", std::io::Error::last_os_error()));

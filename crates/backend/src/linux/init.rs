@@ -77,8 +77,9 @@ fn run_shim() -> Result<i32, String> {
         flags |= CloneFlags::CLONE_NEWNET;
         NetSetup::InSandbox
     };
+    let mut image_lower = None;
     if cfg.id_range.is_some() {
-        enter_mapped_user_namespace()?;
+        image_lower = enter_mapped_user_namespace()?;
     } else if cfg.user_namespace {
         let (uid, gid) = (nix::unistd::geteuid(), nix::unistd::getegid());
         unshare(CloneFlags::CLONE_NEWUSER).map_err(|e| format!("unshare(user): {e}"))?;
@@ -93,7 +94,7 @@ fn run_shim() -> Result<i32, String> {
     // SAFETY: this process is single-threaded (no runtime was started), so fork is sound.
     match unsafe { fork() }.map_err(|e| format!("fork: {e}"))? {
         ForkResult::Child => {
-            let code = match run_pid1(&cfg, net) {
+            let code = match run_pid1(&cfg, net, image_lower) {
                 Ok(()) => 0,
                 Err(e) => {
                     let _ = protocol::send(CONTROL_FD, &Reply::SetupFailed { error: e }, &[]);
@@ -132,16 +133,18 @@ fn run_shim() -> Result<i32, String> {
 /// Root server: a user namespace whose ids 0..count are the sandbox's private host range.
 /// Only a process in the parent namespace with CAP_SETUID may write such a map, so the
 /// server writes it while the shim waits, then the shim becomes the namespace's root.
-fn enter_mapped_user_namespace() -> Result<(), String> {
+/// With an image, the server's confirmation carries an idmapped, detached mount of the
+/// image (host ids 0..65535 shown as this sandbox's ids), returned for pid 1 to attach.
+fn enter_mapped_user_namespace() -> Result<Option<OwnedFd>, String> {
     unshare(CloneFlags::CLONE_NEWUSER).map_err(|e| format!("unshare(user): {e}"))?;
     let shim_pid = std::process::id() as i32;
     protocol::send(CONTROL_FD, &Reply::NeedIdMap { shim_pid }, &[])
         .map_err(|e| format!("control socket: {e}"))?;
-    match protocol::recv::<Request>(CONTROL_FD) {
-        Ok(Some((Request::IdsMapped, _))) => {}
+    let lower = match protocol::recv::<Request>(CONTROL_FD) {
+        Ok(Some((Request::IdsMapped, fds))) => fds.into_iter().next(),
         Ok(other) => return Err(format!("expected id map confirmation, got {other:?}")),
         Err(e) => return Err(format!("control socket: {e}")),
-    }
+    };
     // SAFETY: plain id syscalls; we hold CAP_SETUID/CAP_SETGID in the new namespace.
     unsafe {
         if libc::setgroups(0, std::ptr::null()) != 0
@@ -154,7 +157,7 @@ fn enter_mapped_user_namespace() -> Result<(), String> {
             ));
         }
     }
-    Ok(())
+    Ok(lower)
 }
 
 /// Who configures the sandbox's network namespace.
@@ -165,7 +168,7 @@ enum NetSetup {
     InSandbox,
 }
 
-fn run_pid1(cfg: &InitConfig, net: NetSetup) -> Result<(), String> {
+fn run_pid1(cfg: &InitConfig, net: NetSetup, image_lower: Option<OwnedFd>) -> Result<(), String> {
     // Die with the shim (and so with the server): the pid namespace goes with us.
     // SAFETY: prctl/fcntl with constant arguments. The control socket must not leak into
     // user processes, so it becomes close-on-exec here.
@@ -192,10 +195,10 @@ fn run_pid1(cfg: &InitConfig, net: NetSetup) -> Result<(), String> {
             }
         }
     };
-    rootfs::build(cfg)?;
+    let extra_writable = rootfs::build(cfg, image_lower)?;
     nix::unistd::sethostname(&cfg.hostname).map_err(|e| format!("sethostname: {e}"))?;
 
-    let info = super::harden::apply()?;
+    let info = super::harden::apply(&extra_writable)?;
     let fds: Vec<i32> = tun.iter().map(|t| t.as_raw_fd()).collect();
     protocol::send(CONTROL_FD, &Reply::Ready { info }, &fds)
         .map_err(|e| format!("control socket: {e}"))?;

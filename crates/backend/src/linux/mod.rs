@@ -230,6 +230,8 @@ impl Backend for LinuxBackend {
             "audit_event_emission",
             "pid_isolation",
             "mount_isolation",
+            // Digest-pinned OCI image roots (overlay on a shared, verified cache).
+            "oci_images",
         ]
     }
 
@@ -272,6 +274,7 @@ impl Backend for LinuxBackend {
                 crate::NetworkSpec::Tun(t) => Some(t),
                 crate::NetworkSpec::LoopbackOnly => None,
             },
+            image_rootfs: spec.image.as_ref().map(|i| i.rootfs.clone()),
         };
         match self.start(&spec.sandbox_id, &dir, &cfg, &spec.limits).await {
             Ok(p) => Ok(p),
@@ -554,7 +557,14 @@ impl LinuxBackend {
                             BackendError::LaunchFailed("unexpected id map request".into())
                         })?;
                         write_id_maps(shim_pid, range)?;
-                        protocol::send(host_sock.as_raw_fd(), &Request::IdsMapped, &[])
+                        // The image is shared and owned by host ids 0..65535; this
+                        // sandbox sees it through a mount that shifts them to its range.
+                        let tree = match &cfg.image_rootfs {
+                            Some(rootfs) => Some(idmapped_tree(rootfs, shim_pid)?),
+                            None => None,
+                        };
+                        let fds: Vec<_> = tree.iter().map(|t| t.as_raw_fd()).collect();
+                        protocol::send(host_sock.as_raw_fd(), &Request::IdsMapped, &fds)
                             .map_err(|e| BackendError::io("sandbox control socket", e))?;
                     }
                     Reply::Ready { info } => ready = Some((info, fds)),
@@ -594,7 +604,13 @@ impl LinuxBackend {
             }
             .into(),
         );
-        info.insert("root".into(), "host-view (read-only system dirs)".into());
+        match &cfg.image_rootfs {
+            Some(_) => info.insert(
+                "root".into(),
+                "image (read-only shared layer + private copy-on-write overlay)".into(),
+            ),
+            None => info.insert("root".into(), "host-view (read-only system dirs)".into()),
+        };
         let network_device = match cfg.tun {
             Some(t) => {
                 let fd = ready_fds.pop().ok_or_else(|| {
@@ -702,6 +718,70 @@ fn read_inside(
         size: meta.len(),
         content,
     })
+}
+
+/// A detached, read-only, nosuid/nodev clone of `src` whose ids are shifted through the
+/// user namespace of `shim_pid` (host uid N on disk appears as that namespace's uid N).
+/// Made here because only the host's root may idmap a host filesystem; pid 1 attaches it.
+fn idmapped_tree(src: &Path, shim_pid: i32) -> Result<OwnedFd, BackendError> {
+    use std::os::fd::FromRawFd;
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+    const OPEN_TREE_CLONE: libc::c_uint = 1;
+    const MOUNT_ATTR_RDONLY: u64 = 0x1;
+    const MOUNT_ATTR_NOSUID: u64 = 0x2;
+    const MOUNT_ATTR_NODEV: u64 = 0x4;
+    const MOUNT_ATTR_IDMAP: u64 = 0x0010_0000;
+    let path = std::ffi::CString::new(src.as_os_str().as_encoded_bytes())
+        .map_err(|e| BackendError::LaunchFailed(format!("image path: {e}")))?;
+    // SAFETY: open_tree(2) on a NUL-terminated path; the result is a new fd we own.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_open_tree,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        return Err(BackendError::io(
+            format!("open_tree {}", src.display()),
+            std::io::Error::last_os_error(),
+        ));
+    }
+    // SAFETY: fd was just returned by open_tree and is owned by nobody else.
+    let tree = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    let userns = std::fs::File::open(format!("/proc/{shim_pid}/ns/user"))
+        .map_err(|e| BackendError::io("open sandbox user namespace", e))?;
+    let attr = MountAttr {
+        attr_set: MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: userns.as_raw_fd() as u64,
+    };
+    // SAFETY: mount_setattr(2) on our detached tree with a correctly sized attr struct.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            tree.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if rc != 0 {
+        return Err(BackendError::io(
+            "idmap the image mount",
+            std::io::Error::last_os_error(),
+        ));
+    }
+    Ok(tree)
 }
 
 /// Map ids 0..count of the shim's new user namespace to the sandbox's host range.

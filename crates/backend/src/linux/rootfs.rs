@@ -5,12 +5,20 @@
 //! new `/proc` for the sandbox's pid namespace, a minimal `/dev`, and writable,
 //! size-capped tmpfs `/tmp`, `/root` and `/workspace`. Nothing here is
 //! visible in the host's mount namespace, so nothing can leak there.
+//!
+//! The image root: an overlay whose lower layer is the shared, read-only unpacked image
+//! (for a root server an idmapped mount made by the server, so image files owned by
+//! host ids 0..65535 appear as the sandbox's own ids) and whose upper layer lives on a
+//! size-capped tmpfs private to this sandbox: writes are copy-on-write, never reach the
+//! cache or another sandbox, and vanish with the mount namespace. `/proc`, `/dev`, `/tmp`,
+//! `/root` and `/workspace` are mounted over it exactly as for the host view.
 
 use super::config::{InitConfig, WORKSPACE_PATH};
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 use std::fs;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::{symlink, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Host directories exposed read-only (symlinks such as merged-usr `/bin` are copied as links).
 const SYSTEM_DIRS: &[&str] = &[
@@ -83,9 +91,83 @@ fn touch(p: &Path) -> Result<(), String> {
         .map_err(|e| err("create", p, e))
 }
 
+/// Attach a detached mount (from `open_tree`) at `target`.
+fn attach(tree: &OwnedFd, target: &Path) -> Result<(), String> {
+    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+    let t = std::ffi::CString::new(target.as_os_str().as_encoded_bytes())
+        .map_err(|e| err("path", target, e))?;
+    // SAFETY: move_mount(2) with valid fds and NUL-terminated paths.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            tree.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            t.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        )
+    };
+    if rc != 0 {
+        return Err(err(
+            "attach image mount",
+            target,
+            std::io::Error::last_os_error(),
+        ));
+    }
+    Ok(())
+}
+
+/// Overlay root for an image: lower = the image (read-only), upper/work on a size-capped
+/// tmpfs of this sandbox. Returns the merged directory to pivot into.
+fn image_root(
+    cfg: &InitConfig,
+    image: &Path,
+    lower_tree: Option<OwnedFd>,
+) -> Result<PathBuf, String> {
+    let base = cfg.root_dir.as_path();
+    let opts = format!("mode=755,size={}", cfg.disk_bytes.max(1 << 20));
+    mount(
+        Some("tmpfs"),
+        base,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some(opts.as_str()),
+    )
+    .map_err(|e| err("mount tmpfs", base, e))?;
+    let (lower, upper, work, merged) = (
+        base.join("lower"),
+        base.join("upper"),
+        base.join("work"),
+        base.join("merged"),
+    );
+    for d in [&lower, &upper, &work, &merged] {
+        mkdir(d, 0o755)?;
+    }
+    match lower_tree {
+        Some(tree) => attach(&tree, &lower)?,
+        None => bind(image, &lower, true)?,
+    }
+    // `userxattr`: overlay metadata in user.* xattrs, which a user namespace may write.
+    let data = format!(
+        "lowerdir={},upperdir={},workdir={},userxattr",
+        lower.display(),
+        upper.display(),
+        work.display()
+    );
+    mount(
+        Some("overlay"),
+        &merged,
+        Some("overlay"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some(data.as_str()),
+    )
+    .map_err(|e| err("mount overlay", &merged, e))?;
+    Ok(merged)
+}
+
 /// Assemble the root under `cfg.root_dir` and pivot into it. Runs as pid 1 of the sandbox.
-pub fn build(cfg: &InitConfig) -> Result<(), String> {
-    let root = cfg.root_dir.as_path();
+/// Returns extra paths landlock must leave writable (an image root's own directories).
+pub fn build(cfg: &InitConfig, image_lower: Option<OwnedFd>) -> Result<Vec<String>, String> {
     mount(
         None::<&str>,
         "/",
@@ -94,6 +176,11 @@ pub fn build(cfg: &InitConfig) -> Result<(), String> {
         None::<&str>,
     )
     .map_err(|e| err("make-rprivate", Path::new("/"), e))?;
+    if let Some(image) = &cfg.image_rootfs {
+        let root = image_root(cfg, image, image_lower)?;
+        return populate(cfg, &root, true);
+    }
+    let root = cfg.root_dir.as_path();
     mount(
         Some("tmpfs"),
         root,
@@ -128,10 +215,14 @@ pub fn build(cfg: &InitConfig) -> Result<(), String> {
         }
     }
 
+    populate(cfg, root, false)
+}
+
+/// Mount /proc, /dev and the writable tmpfs dirs into `root`, then pivot into it.
+fn populate(cfg: &InitConfig, root: &Path, image: bool) -> Result<Vec<String>, String> {
     if let Some(tun) = &cfg.tun {
         point_dns_at_gateway(root, tun.gateway)?;
     }
-
     let proc_dir = root.join("proc");
     mkdir(&proc_dir, 0o555)?;
     mount(
@@ -167,7 +258,25 @@ pub fn build(cfg: &InitConfig) -> Result<(), String> {
     mkdir(&root.join("run"), 0o755)?;
     mkdir(&root.join("home"), 0o755)?;
 
+    // What landlock leaves writable besides the fixed set: an image's own top-level
+    // directories (writes go to the sandbox's copy-on-write upper layer).
+    let mut extra = Vec::new();
+    if image {
+        for e in fs::read_dir(root)
+            .map_err(|e| err("read", root, e))?
+            .flatten()
+        {
+            let name = e.file_name().to_string_lossy().to_string();
+            let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
+            if is_dir && !["proc", "sys", "dev"].contains(&name.as_str()) {
+                extra.push(format!("/{name}"));
+            }
+        }
+    }
     pivot(root)?;
+    if image {
+        return Ok(extra);
+    }
     // The tmpfs skeleton itself is read-only from now on; only the binds above are writable.
     mount(
         None::<&str>,
@@ -176,7 +285,8 @@ pub fn build(cfg: &InitConfig) -> Result<(), String> {
         MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
         None::<&str>,
     )
-    .map_err(|e| err("remount ro", Path::new("/"), e))
+    .map_err(|e| err("remount ro", Path::new("/"), e))?;
+    Ok(extra)
 }
 
 /// The sandbox's only resolver is the gateway: a generated `resolv.conf` is bound over the
@@ -205,10 +315,15 @@ fn point_dns_at_gateway(root: &Path, gateway: std::net::Ipv4Addr) -> Result<(), 
             fs::write(&own, content).map_err(|e| err("write", &own, e))?;
             bind_with(&own, &etc_conf, MsFlags::MS_RDONLY | MsFlags::MS_NOEXEC)
         }
-        // No /etc/resolv.conf on the host: nothing resolves but through our file, which
-        // cannot be created in the read-only /etc; tools fall back to 127.0.0.1, which
-        // answers nothing. Say so rather than half-work.
-        Err(_) => Err("the host has no /etc/resolv.conf to redirect to the gateway".into()),
+        // None yet: an image root's /etc is writable (its copy-on-write layer); the host
+        // view's is not, and a sandbox without a resolver config is refused, not half-made.
+        Err(_) => {
+            if let Some(etc) = etc_conf.parent() {
+                let _ = fs::create_dir_all(etc);
+            }
+            fs::write(&etc_conf, content)
+                .map_err(|e| format!("cannot point /etc/resolv.conf at the egress gateway: {e}"))
+        }
     }
 }
 

@@ -11,19 +11,19 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_cleanroom");
 pub struct Server {
     pub child: Option<Child>,
     pub dir: PathBuf,
-    /// Extra `cleanroom serve` arguments, kept for restarts.
-    pub extra_args: Vec<String>,
+    /// Extra `serve` arguments (e.g. `--insecure-registry`).
+    pub args: Vec<String>,
     _tmp: Option<tempfile::TempDir>,
 }
 
 impl Server {
     /// Start a fresh server in a new temp dir.
     pub fn start() -> Server {
-        Self::start_with(&[])
+        Server::start_with(&[])
     }
 
     /// Start a fresh server with extra `serve` arguments.
-    pub fn start_with(extra_args: &[String]) -> Server {
+    pub fn start_with(args: &[&str]) -> Server {
         let tmp = tempfile::Builder::new()
             .prefix("cleanroom-test-")
             .tempdir()
@@ -32,7 +32,7 @@ impl Server {
         let mut s = Server {
             child: None,
             dir,
-            extra_args: extra_args.to_vec(),
+            args: args.iter().map(|a| a.to_string()).collect(),
             _tmp: Some(tmp),
         };
         s.spawn();
@@ -61,7 +61,7 @@ impl Server {
         let child = Command::new(BIN)
             .args(["serve", "--listen", &self.host(), "--state-dir"])
             .arg(self.state_dir())
-            .args(&self.extra_args)
+            .args(&self.args)
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log"))
             .stderr(log)
