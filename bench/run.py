@@ -7,7 +7,10 @@ Measures, in the same run and on the same machine:
   * sandbox create->READY (CreateSandbox RPC through the CLI) p50;
   * stdout throughput of `head -c 1G /dev/zero` streamed through `cleanroom exec`
     next to the same bytes through a raw pipe, and through a pipe into a file (the floor
-    of what a durable output log costs).
+    of what a durable output log costs);
+  * HTTP through the egress gateway (curl inside a sandbox, transparent mode) next to the
+    same curl on the host straight to the loopback server: download throughput of a
+    64 MiB body and per-request latency (curl's own timings, so exec overhead is excluded).
 Progress goes to stderr.
 """
 import json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
@@ -42,13 +45,75 @@ def series(name, cmd, env=None):
             "mean_ms": round(statistics.mean(xs), 3)}
 
 
+WEB = r'''
+import http.server, socketserver, sys
+BIG = b"x" * (64 << 20)
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = BIG if self.path == "/big" else b"ok"
+        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+S(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+'''
+
+
+def free_port():
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
+
+
+def curl_times(prefix, url, n):
+    """curl's own total time per request (s) for n sequential requests, and bytes/s of the last."""
+    cmd = prefix + ["curl", "-s", "--noproxy", "*", "-w", "%{time_total} %{speed_download}\\n"]
+    for _ in range(n):
+        cmd += ["-o", "/dev/null", url]
+    out = subprocess.run(cmd, check=True, capture_output=True).stdout.decode().split()
+    return [float(t) for t in out[0::2]], [float(v) for v in out[1::2]]
+
+
+def egress_bench(binary, env, tmp, port):
+    print("bench: HTTP through the egress gateway", file=sys.stderr)
+    policy = os.path.join(tmp, "egress.yaml")
+    with open(policy, "w") as f:
+        f.write(f"version: 1\nsandbox:\n  network:\n    allow:\n      - host: bench.test\n        ports: [{port}]\n")
+    sbx = subprocess.run([binary, "sandbox", "create", "--policy", policy], env=env, check=True,
+                         capture_output=True).stdout.decode().strip()
+    inside = [binary, "exec", "-n", "--in", sbx, "--"]
+    try:
+        n = min(RUNS, 200)
+        lat_gw, _ = curl_times(inside, f"http://bench.test:{port}/small", n)
+        lat_direct, _ = curl_times([], f"http://127.0.0.1:{port}/small", n)
+        _, bw_gw = curl_times(inside, f"http://bench.test:{port}/big", 3)
+        _, bw_direct = curl_times([], f"http://127.0.0.1:{port}/big", 3)
+    finally:
+        subprocess.run([binary, "sandbox", "rm", sbx], env=env, stdout=subprocess.DEVNULL)
+    ms = lambda xs: round(statistics.median(xs) * 1000, 3)
+    mibs = lambda xs: round(statistics.median(xs) / (1 << 20), 1)
+    return {
+        "requests": n,
+        "latency_p50_ms_gateway": ms(lat_gw),
+        "latency_p50_ms_direct": ms(lat_direct),
+        "latency_p99_ms_gateway": round(pct(lat_gw, 99) * 1000, 3),
+        "latency_p99_ms_direct": round(pct(lat_direct, 99) * 1000, 3),
+        "download_64mib_mib_s_gateway": mibs(bw_gw),
+        "download_64mib_mib_s_direct": mibs(bw_direct),
+        "throughput_ratio_gateway_vs_direct": round(statistics.median(bw_gw) / statistics.median(bw_direct), 3),
+    }
+
+
 def main():
     subprocess.run(["cargo", "build", "--release", "--locked", "-p", "cleanroom-cli"], cwd=ROOT, check=True,
                    stdout=sys.stderr)
     binary = os.path.join(ROOT, "target/release/cleanroom")
     tmp = tempfile.mkdtemp(prefix="cleanroom-bench-")
     sock = os.path.join(tmp, "s.sock")
-    server = subprocess.Popen([binary, "serve", "--listen", "unix://" + sock, "--state-dir", os.path.join(tmp, "state")],
+    web_port = free_port()
+    web = subprocess.Popen([sys.executable, "-c", WEB, str(web_port)], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen([binary, "serve", "--listen", "unix://" + sock, "--state-dir", os.path.join(tmp, "state"),
+                               "--egress-resolve", "bench.test=127.0.0.1"],
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=open(os.path.join(tmp, "server.log"), "w"))
     try:
@@ -101,8 +166,10 @@ def main():
             "ratio_vs_raw_pipe": round(statistics.median(raw) / statistics.median(via), 3),
             "ratio_vs_pipe_to_file": round(statistics.median(to_file) / statistics.median(via), 3),
         }
+        result["egress_http"] = egress_bench(binary, env, tmp, web_port)
         print(json.dumps(result, indent=2))
     finally:
+        web.kill()
         server.send_signal(signal.SIGTERM)
         try:
             server.wait(timeout=20)
