@@ -376,3 +376,59 @@ fn upstream_names_resolving_to_internal_addresses_are_refused() {
         "{d:?}"
     );
 }
+
+#[test]
+fn a_connection_flood_is_capped_per_sandbox() {
+    let web = Upstream::start("127.0.0.1");
+    let s = Server::start_with(&["--egress-resolve", "ok.test=127.0.0.1"]);
+    let d = tempfile::tempdir().unwrap();
+    let policy = write(
+        &d,
+        "cleanroom.yaml",
+        &format!(
+            "version: 1\nsandbox:\n  network:\n    allow:\n      - host: ok.test\n        ports: [{}]\n",
+            web.port
+        ),
+    );
+    let o = s.run(&["sandbox", "create", "--policy", &policy]);
+    let sbx = stdout(&o).trim().to_string();
+    assert!(sbx.starts_with("sbx_"), "{}", stderr(&o));
+    // Hold 1100 connections open at once: the gateway serves at most 1024 per sandbox.
+    let script = format!(
+        r#"python3 - <<'PY'
+import resource, socket, time
+resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
+addr = socket.gethostbyname("ok.test")
+socks = []
+for _ in range(1100):
+    try:
+        socks.append(socket.create_connection((addr, {port}), timeout=5))
+    except OSError:
+        pass
+time.sleep(1)
+print("opened", len(socks))
+PY
+echo flood-done"#,
+        port = web.port
+    );
+    let o = s.sh_in(&sbx, &script);
+    let out = stdout(&o);
+    assert!(out.contains("flood-done"), "{out}\n{}", stderr(&o));
+    // The cap is per sandbox: another sandbox is served at once, and the server is healthy.
+    let o = s.run(&["sandbox", "create", "--policy", &policy]);
+    let other = stdout(&o).trim().to_string();
+    assert!(other.starts_with("sbx_"), "{}", stderr(&o));
+    let o = s.sh_in(
+        &other,
+        &format!(
+            "curl -sS -m 20 --noproxy '*' http://ok.test:{}/other",
+            web.port
+        ),
+    );
+    assert_eq!(stdout(&o), "hello:/other", "{}", stderr(&o));
+    let d = denies(&s, &sbx);
+    assert!(
+        d.iter().any(|(_, _, _, r)| r == "too_many_connections"),
+        "{d:?}"
+    );
+}

@@ -47,6 +47,10 @@ pub const GUEST_ADDR: Ipv4Addr = Ipv4Addr::new(100, 96, 0, 2);
 pub const PROXY_PORT: u16 = 3128;
 /// MTU of the tun link.
 pub const MTU: u16 = 1500;
+/// Most TCP connections the gateway serves at once for one sandbox: each costs
+/// a task and possibly an upstream socket, and a hostile sandbox must not exhaust the
+/// server's file descriptors.
+pub const MAX_FLOWS: usize = 1024;
 
 /// Everything one sandbox's gateway needs to decide.
 pub struct Ctx {
@@ -55,6 +59,7 @@ pub struct Ctx {
     pub secrets: Placeholders,
     pub(crate) names: names::Names,
     pub(crate) events: event::Limited,
+    flows: Arc<tokio::sync::Semaphore>,
 }
 
 impl Ctx {
@@ -113,6 +118,7 @@ impl Gateway {
             secrets,
             names: names::Names::default(),
             events: event::Limited::new(sink),
+            flows: Arc::new(tokio::sync::Semaphore::new(MAX_FLOWS)),
         });
         let stack = IpStack::new(cfg, dev);
         let task = tokio::spawn(accept_loop(stack, ctx));
@@ -136,11 +142,36 @@ async fn accept_loop(mut stack: IpStack, ctx: Arc<Ctx>) {
 }
 
 fn dispatch(stream: IpStackStream, ctx: &Arc<Ctx>, tasks: &mut JoinSet<()>) {
+    // Only TCP holds resources for long (a task, an upstream socket); UDP is answered
+    // (DNS) or dropped at once.
+    let dst = match &stream {
+        IpStackStream::Tcp(t) => Some(t.peer_addr()),
+        _ => None,
+    };
+    let permit = match dst {
+        Some(dst) => match ctx.flows.clone().try_acquire_owned() {
+            Ok(p) => Some(p),
+            Err(_) => {
+                ctx.events.emit(EgressEvent::deny(
+                    dst.ip().to_string(),
+                    dst.port(),
+                    "tcp",
+                    DenyReason::TooManyConnections,
+                    format!("more than {MAX_FLOWS} connections at once"),
+                ));
+                return;
+            }
+        },
+        None => None,
+    };
     match stream {
         IpStackStream::Tcp(tcp) => {
             let dst = tcp.peer_addr();
             let ctx = ctx.clone();
-            tasks.spawn(async move { on_tcp(tcp, dst, ctx).await });
+            tasks.spawn(async move {
+                on_tcp(tcp, dst, ctx).await;
+                drop(permit);
+            });
         }
         IpStackStream::Udp(udp) => {
             let dst = udp.peer_addr();

@@ -29,8 +29,9 @@ pub enum DenyReason {
     UpstreamAddressNotAllowed,
     /// A secret placeholder was sent somewhere its binding does not allow.
     SecretScopeViolation,
-    /// The connection ended before a host name could be read (no SNI / no Host header).
-    HostUnknown,
+    /// The sandbox already has the most concurrent connections the gateway serves for one
+    /// sandbox.
+    TooManyConnections,
 }
 
 impl DenyReason {
@@ -47,7 +48,7 @@ impl DenyReason {
             DenyReason::ResolverNotAllowed => "resolver_not_allowed",
             DenyReason::UpstreamAddressNotAllowed => "upstream_address_not_allowed",
             DenyReason::SecretScopeViolation => "secret_scope_violation",
-            DenyReason::HostUnknown => "host_unknown",
+            DenyReason::TooManyConnections => "too_many_connections",
         }
     }
 }
