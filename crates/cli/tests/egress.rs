@@ -125,6 +125,16 @@ impl Drop for TlsUpstream {
     }
 }
 
+/// `cleanroom sandbox create --policy` with this policy text; returns the sandbox id.
+fn create_with_policy(s: &Server, yaml: &str) -> String {
+    let d = tempfile::tempdir().unwrap();
+    let policy = write(&d, "cleanroom.yaml", yaml);
+    let o = s.run(&["sandbox", "create", "--policy", &policy]);
+    let sbx = stdout(&o).trim().to_string();
+    assert!(sbx.starts_with("sbx_"), "{}", stderr(&o));
+    sbx
+}
+
 /// Every `egress.deny` event of the sandbox as (host, port, protocol, reason).
 fn denies(s: &Server, sbx: &str) -> Vec<(String, u64, String, String)> {
     let o = s.run(&["sandbox", "events", sbx]);
@@ -281,18 +291,13 @@ fn allowed_hosts_and_ports_work_and_deny_wins() {
     .collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let s = Server::start_with(&args);
-    let d = tempfile::tempdir().unwrap();
     let (p1, p2, ps) = (web.port, other.port, tls.port);
-    let policy = write(
-        &d,
-        "cleanroom.yaml",
+    let sbx = create_with_policy(
+        &s,
         &format!(
             "version: 1\nsandbox:\n  network:\n    allow:\n      - host: ok.test\n        ports: [{p1}, {ps}]\n      - host: \"*.wild.test\"\n        ports: [{p1}]\n    deny:\n      - host: bad.wild.test\n"
         ),
     );
-    let o = s.run(&["sandbox", "create", "--policy", &policy]);
-    let sbx = stdout(&o).trim().to_string();
-    assert!(sbx.starts_with("sbx_"), "{}", stderr(&o));
     let script = format!(
         r#"
 curl -sS -m 10 --noproxy '*' http://ok.test:{p1}/direct; echo
@@ -348,18 +353,11 @@ fn upstream_names_resolving_to_internal_addresses_are_refused() {
     // (Inside the sandbox `localhost` is its own loopback, so ask the proxy explicitly.)
     let web = Upstream::start("127.0.0.1");
     let s = Server::start();
-    let d = tempfile::tempdir().unwrap();
-    let policy = write(
-        &d,
-        "cleanroom.yaml",
-        &format!(
+    let policy = format!(
             "version: 1\nsandbox:\n  network:\n    allow:\n      - host: localhost\n        ports: [{}]\n",
             web.port
-        ),
-    );
-    let o = s.run(&["sandbox", "create", "--policy", &policy]);
-    let sbx = stdout(&o).trim().to_string();
-    assert!(sbx.starts_with("sbx_"), "{}", stderr(&o));
+        );
+    let sbx = create_with_policy(&s, &policy);
     let o = s.sh_in(
         &sbx,
         &format!(
@@ -381,18 +379,11 @@ fn upstream_names_resolving_to_internal_addresses_are_refused() {
 fn a_connection_flood_is_capped_per_sandbox() {
     let web = Upstream::start("127.0.0.1");
     let s = Server::start_with(&["--egress-resolve", "ok.test=127.0.0.1"]);
-    let d = tempfile::tempdir().unwrap();
-    let policy = write(
-        &d,
-        "cleanroom.yaml",
-        &format!(
+    let policy = format!(
             "version: 1\nsandbox:\n  network:\n    allow:\n      - host: ok.test\n        ports: [{}]\n",
             web.port
-        ),
-    );
-    let o = s.run(&["sandbox", "create", "--policy", &policy]);
-    let sbx = stdout(&o).trim().to_string();
-    assert!(sbx.starts_with("sbx_"), "{}", stderr(&o));
+        );
+    let sbx = create_with_policy(&s, &policy);
     // Hold 1100 connections open at once: the gateway serves at most 1024 per sandbox.
     let script = format!(
         r#"python3 - <<'PY'
@@ -415,9 +406,7 @@ echo flood-done"#,
     let out = stdout(&o);
     assert!(out.contains("flood-done"), "{out}\n{}", stderr(&o));
     // The cap is per sandbox: another sandbox is served at once, and the server is healthy.
-    let o = s.run(&["sandbox", "create", "--policy", &policy]);
-    let other = stdout(&o).trim().to_string();
-    assert!(other.starts_with("sbx_"), "{}", stderr(&o));
+    let other = create_with_policy(&s, &policy);
     let o = s.sh_in(
         &other,
         &format!(
