@@ -69,7 +69,11 @@ def curl_times(prefix, url, n):
     cmd = prefix + ["curl", "-s", "--noproxy", "*", "-w", "%{time_total} %{speed_download}\\n"]
     for _ in range(n):
         cmd += ["-o", "/dev/null", url]
-    out = subprocess.run(cmd, check=True, capture_output=True).stdout.decode().split()
+    r = subprocess.run(cmd, capture_output=True)
+    if r.returncode != 0:
+        raise SystemExit(f"bench: curl{' in a sandbox' if prefix else ''} failed ({r.returncode}): "
+                         f"{r.stderr.decode()[-600:]}")
+    out = r.stdout.decode().split()
     return [float(t) for t in out[0::2]], [float(v) for v in out[1::2]]
 
 
