@@ -64,12 +64,12 @@ def free_port():
     s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
 
 
-def curl_times(prefix, url, n):
+def curl_times(prefix, url, n, env=None):
     """curl's own total time per request (s) for n sequential requests, and bytes/s of the last."""
     cmd = prefix + ["curl", "-s", "--noproxy", "*", "-w", "%{time_total} %{speed_download}\\n"]
     for _ in range(n):
         cmd += ["-o", "/dev/null", url]
-    r = subprocess.run(cmd, capture_output=True)
+    r = subprocess.run(cmd, env=env, capture_output=True)
     if r.returncode != 0:
         raise SystemExit(f"bench: curl{' in a sandbox' if prefix else ''} failed ({r.returncode}): "
                          f"{r.stderr.decode()[-600:]}")
@@ -87,9 +87,9 @@ def egress_bench(binary, env, tmp, port):
     inside = [binary, "exec", "-n", "--in", sbx, "--"]
     try:
         n = min(RUNS, 200)
-        lat_gw, _ = curl_times(inside, f"http://bench.test:{port}/small", n)
+        lat_gw, _ = curl_times(inside, f"http://bench.test:{port}/small", n, env)
         lat_direct, _ = curl_times([], f"http://127.0.0.1:{port}/small", n)
-        _, bw_gw = curl_times(inside, f"http://bench.test:{port}/big", 3)
+        _, bw_gw = curl_times(inside, f"http://bench.test:{port}/big", 3, env)
         _, bw_direct = curl_times([], f"http://127.0.0.1:{port}/big", 3)
     finally:
         subprocess.run([binary, "sandbox", "rm", sbx], env=env, stdout=subprocess.DEVNULL)

@@ -49,8 +49,9 @@ pub const PROXY_PORT: u16 = 3128;
 /// Ethernet's: fewer, larger packets through the userspace stack.
 pub const MTU: u16 = 16384;
 /// TCP window of the userspace stack in each direction (ipstack's default, 16 KiB, caps a
-/// connection at a few MB/s).
-const TCP_WINDOW: u32 = 2 << 20;
+/// connection at a few MB/s); the stack does no window scaling, so 64 KiB is the most it can
+/// advertise.
+const TCP_WINDOW: u32 = 65_535;
 /// Most TCP connections the gateway serves at once for one sandbox: each costs
 /// a task and possibly an upstream socket, and a hostile sandbox must not exhaust the
 /// server's file descriptors.
