@@ -47,7 +47,7 @@ pub async fn peek<S: AsyncRead + Unpin>(stream: &mut S) -> io::Result<(Opening, 
             Ok(Ok(n)) if n > 0 => buf.extend_from_slice(&chunk[..n]),
             Ok(Err(e)) => return Err(e),
             // EOF or too slow: judge what we have.
-            _ => return Ok((classify_final(&buf), buf)),
+            _ => return Ok((classify(&buf).unwrap_or(Opening::Opaque), buf)),
         }
     }
 }
@@ -81,10 +81,6 @@ fn classify(buf: &[u8]) -> Option<Opening> {
             }
         }
     }
-}
-
-fn classify_final(buf: &[u8]) -> Opening {
-    classify(buf).unwrap_or(Opening::Opaque)
 }
 
 /// A stream whose first bytes were already read: they are served again before the rest.
