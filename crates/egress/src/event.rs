@@ -20,6 +20,8 @@ pub struct EgressEvent {
     pub message: String,
     /// Events dropped by the limiter since the previous delivered one.
     pub suppressed: u64,
+    /// Ids of the secrets the gateway injected into this request (never their values).
+    pub secrets: Vec<String>,
 }
 
 impl EgressEvent {
@@ -38,6 +40,7 @@ impl EgressEvent {
             reason: reason.code(),
             message: message.into(),
             suppressed: 0,
+            secrets: Vec::new(),
         }
     }
 
@@ -50,6 +53,7 @@ impl EgressEvent {
             reason: "",
             message: String::new(),
             suppressed: 0,
+            secrets: Vec::new(),
         }
     }
 
@@ -59,14 +63,27 @@ impl EgressEvent {
         protocol: &'static str,
         message: impl Into<String>,
     ) -> Self {
+        Self::failed(host, port, protocol, "upstream_unreachable", message)
+    }
+
+    /// An allowed connection that failed for a reason other than an unreachable upstream
+    /// (`upstream_tls_failed`, `tls_interception_failed`, ...).
+    pub fn failed(
+        host: impl Into<String>,
+        port: u16,
+        protocol: &'static str,
+        reason: &'static str,
+        message: impl Into<String>,
+    ) -> Self {
         EgressEvent {
             host: host.into(),
             port,
             protocol,
             decision: "error",
-            reason: "upstream_unreachable",
+            reason,
             message: message.into(),
             suppressed: 0,
+            secrets: Vec::new(),
         }
     }
 }

@@ -18,7 +18,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-type Body = BoxBody<Bytes, hyper::Error>;
+pub(crate) type Body = BoxBody<Bytes, hyper::Error>;
 
 /// Who decides the destination of each request.
 #[derive(Clone)]
@@ -28,6 +28,9 @@ pub enum Mode {
     /// A transparent connection the sandbox opened to `host:port` (a name from our DNS):
     /// every request's Host must name that host.
     Fixed { host: String, port: u16 },
+    /// Like `Fixed`, on a TLS connection the gateway terminated because a secret is bound
+    /// to `host`: placeholders are replaced, responses redacted, upstream is TLS again.
+    Intercept { host: String, port: u16 },
 }
 
 /// Serve HTTP/1 on one client connection until it closes.
@@ -124,7 +127,7 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>, mode: Mode) -> Response<B
     if req.method() == Method::CONNECT {
         return match mode {
             Mode::Proxy => connect(req, ctx).await,
-            Mode::Fixed { .. } => text(
+            Mode::Fixed { .. } | Mode::Intercept { .. } => text(
                 StatusCode::METHOD_NOT_ALLOWED,
                 None,
                 "CONNECT is only for the proxy\n".into(),
@@ -150,7 +153,12 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>, mode: Mode) -> Response<B
                 "http-proxy",
             )
         }
-        Mode::Fixed { host, port } => {
+        Mode::Fixed { host, port } | Mode::Intercept { host, port } => {
+            let proto = if matches!(mode, Mode::Intercept { .. }) {
+                "https"
+            } else {
+                "http"
+            };
             let named = req
                 .headers()
                 .get(hyper::header::HOST)
@@ -162,7 +170,7 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>, mode: Mode) -> Response<B
                     &ctx,
                     host,
                     *port,
-                    "http",
+                    proto,
                     DenyReason::HostMismatch,
                     format!(
                         "request for {:?} on a connection to {host}",
@@ -170,38 +178,79 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>, mode: Mode) -> Response<B
                     ),
                 );
             }
-            (host.clone(), *port, "http")
+            (host.clone(), *port, proto)
         }
     };
     let host = match check(&ctx, &host, port) {
         Ok(h) => h,
         Err((h, r, msg)) => return denied(&ctx, &h, port, proto, r, msg),
     };
-    if let Some(id) = ctx.secrets.placeholder_in_request(&req) {
+    let mut req = req;
+    let intercept = matches!(mode, Mode::Intercept { .. });
+    let mut used = Vec::new();
+    if intercept {
+        match ctx.secrets.inject(&mut req, &host) {
+            Ok(ids) => used = ids,
+            Err(v) => {
+                return denied(
+                    &ctx,
+                    &host,
+                    port,
+                    proto,
+                    DenyReason::SecretScopeViolation,
+                    v.message,
+                )
+            }
+        }
+    } else if let Some(id) = ctx.secrets.placeholder_in_request(&req) {
+        let how = if ctx.secrets.binds(&host) {
+            "in plain HTTP: secrets are only sent over TLS"
+        } else {
+            "to a host it is not bound to"
+        };
         return denied(
             &ctx,
             &host,
             port,
             proto,
             DenyReason::SecretScopeViolation,
-            format!("placeholder of secret {id} sent in plain HTTP to {host}"),
+            format!("placeholder of secret {id} sent to {host} {how}"),
         );
     }
-    forward(req, ctx, host, port, proto).await
+    let target = Target {
+        host,
+        port,
+        proto,
+        tls: intercept,
+    };
+    forward(req, ctx, target, used).await
+}
+
+/// Where one request goes.
+struct Target {
+    host: String,
+    port: u16,
+    proto: &'static str,
+    /// Speak TLS to the upstream (requests from a terminated connection).
+    tls: bool,
 }
 
 async fn forward(
     mut req: Request<Incoming>,
     ctx: Arc<Ctx>,
-    host: String,
-    port: u16,
-    proto: &'static str,
+    t: Target,
+    secrets_used: Vec<String>,
 ) -> Response<Body> {
+    let Target {
+        host,
+        port,
+        proto,
+        tls,
+    } = t;
     let upstream = match ctx.upstream_connect(&host, port).await {
         Ok(s) => s,
         Err(resp) => return resp_for(&ctx, &host, port, proto, resp),
     };
-    ctx.events.emit(EgressEvent::allow(&host, port, proto));
     // Origin-form towards the server; proxy-only headers never leave.
     let path = req
         .uri()
@@ -224,28 +273,123 @@ async fn forward(
             req.headers_mut().insert(hyper::header::HOST, v);
         }
     }
-    let (mut sender, conn) =
-        match hyper::client::conn::http1::handshake(TokioIo::new(upstream)).await {
-            Ok(x) => x,
-            Err(e) => {
-                return text(
-                    StatusCode::BAD_GATEWAY,
-                    None,
-                    format!("upstream handshake: {e}\n"),
-                )
-            }
+    let result = if tls {
+        // Responses must come back searchable for secret values: no compression, and no
+        // protocol switch to a stream the gateway would not see.
+        req.headers_mut().insert(
+            hyper::header::ACCEPT_ENCODING,
+            hyper::header::HeaderValue::from_static("identity"),
+        );
+        req.headers_mut().remove(hyper::header::UPGRADE);
+        let name = match rustls::pki_types::ServerName::try_from(host.clone()) {
+            Ok(n) => n,
+            Err(e) => return upstream_tls_failed(&ctx, &host, port, proto, e.to_string()),
         };
+        let config = match ctx.upstream.client_tls() {
+            Ok(c) => c,
+            Err(e) => return upstream_tls_failed(&ctx, &host, port, proto, e.to_string()),
+        };
+        let connector = tokio_rustls::TlsConnector::from(config);
+        match connector.connect(name, upstream).await {
+            Ok(io) => send(io, req).await,
+            Err(e) => return upstream_tls_failed(&ctx, &host, port, proto, e.to_string()),
+        }
+    } else {
+        send(upstream, req).await
+    };
+    let resp = match result {
+        Ok(r) => r,
+        Err(msg) => {
+            ctx.events
+                .emit(EgressEvent::error(&host, port, proto, msg.clone()));
+            return text(
+                StatusCode::BAD_GATEWAY,
+                None,
+                format!("cleanroom: upstream request failed: {msg}\n"),
+            );
+        }
+    };
+    if !tls {
+        ctx.events.emit(EgressEvent::allow(&host, port, proto));
+        return resp.map(|b| b.boxed());
+    }
+    match crate::intercept::redact_response(resp, ctx.secrets.redactor()) {
+        Some(r) => {
+            let mut ev = EgressEvent::allow(&host, port, proto);
+            ev.secrets = secrets_used;
+            ctx.events.emit(ev);
+            r
+        }
+        None => {
+            let msg = "the upstream compressed its response although asked not to; it cannot \
+                       be checked for secret values"
+                .to_string();
+            ctx.events.emit(EgressEvent::failed(
+                &host,
+                port,
+                proto,
+                RESPONSE_NOT_INSPECTABLE,
+                msg.clone(),
+            ));
+            text(
+                StatusCode::BAD_GATEWAY,
+                None,
+                format!("cleanroom: [{RESPONSE_NOT_INSPECTABLE}] {msg}\n"),
+            )
+        }
+    }
+}
+
+/// A CONNECT tunnel to a secret-bound host, handled like a transparent connection. Boxed
+/// with an explicit `Send` so the compiler need not prove it through the recursion
+/// (proxy -> tunnel -> HTTP serving -> proxy handler).
+fn tunnel_to_bound_host(
+    upgraded: hyper::upgrade::Upgraded,
+    ctx: Arc<Ctx>,
+    host: String,
+    port: u16,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+    Box::pin(crate::tcp::handle_named(TokioIo::new(upgraded), ctx, host, port))
+}
+
+/// Reason code: a bound host's response could not be checked for secret values.
+pub const RESPONSE_NOT_INSPECTABLE: &str = "response_not_inspectable";
+/// Reason code: the upstream's TLS certificate did not verify (or its handshake failed).
+pub const UPSTREAM_TLS_FAILED: &str = "upstream_tls_failed";
+
+fn upstream_tls_failed(
+    ctx: &Ctx,
+    host: &str,
+    port: u16,
+    proto: &'static str,
+    msg: String,
+) -> Response<Body> {
+    ctx.events.emit(EgressEvent::failed(
+        host,
+        port,
+        proto,
+        UPSTREAM_TLS_FAILED,
+        msg.clone(),
+    ));
+    text(
+        StatusCode::BAD_GATEWAY,
+        None,
+        format!("cleanroom: [{UPSTREAM_TLS_FAILED}] TLS to {host}:{port} failed: {msg}\n"),
+    )
+}
+
+/// One request over a fresh HTTP/1 connection on `io`.
+async fn send<I>(io: I, req: Request<Incoming>) -> Result<Response<Incoming>, String>
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+        .await
+        .map_err(|e| format!("upstream handshake: {e}"))?;
     tokio::spawn(async move {
         let _ = conn.await;
     });
-    match sender.send_request(req).await {
-        Ok(resp) => resp.map(|b| b.boxed()),
-        Err(e) => text(
-            StatusCode::BAD_GATEWAY,
-            None,
-            format!("upstream request failed: {e}\n"),
-        ),
-    }
+    sender.send_request(req).await.map_err(|e| e.to_string())
 }
 
 fn resp_for(
@@ -285,6 +429,17 @@ async fn connect(req: Request<Incoming>, ctx: Arc<Ctx>) -> Response<Body> {
         Ok(h) => h,
         Err((h, r, msg)) => return denied(&ctx, &h, port, "connect", r, msg),
     };
+    if ctx.secrets.binds(&host) {
+        // A secret-bound host: the tunnel's TLS is terminated here, and every request in it
+        // goes upstream on its own (see `intercept`).
+        tokio::spawn(async move {
+            match hyper::upgrade::on(req).await {
+                Ok(upgraded) => tunnel_to_bound_host(upgraded, ctx, host, port).await,
+                Err(e) => tracing::debug!(error = %e, "CONNECT upgrade failed"),
+            }
+        });
+        return Response::new(empty());
+    }
     let upstream = match ctx.upstream_connect(&host, port).await {
         Ok(s) => s,
         Err(e) => return resp_for(&ctx, &host, port, "connect", e),

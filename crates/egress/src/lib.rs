@@ -19,14 +19,17 @@ pub mod device;
 pub mod dns;
 pub mod event;
 pub mod http;
+pub mod intercept;
 pub mod names;
 pub mod secrets;
 pub mod sniff;
 pub mod tcp;
+pub mod tls;
 pub mod upstream;
 
 pub use event::{EgressEvent, EventSink};
-pub use secrets::Placeholders;
+pub use secrets::{Secret, Secrets};
+pub use tls::SandboxCa;
 pub use upstream::UpstreamConfig;
 
 use cleanroom_policy::{DenyReason, NetworkPolicy};
@@ -61,7 +64,9 @@ pub const MAX_FLOWS: usize = 1024;
 pub struct Ctx {
     pub policy: NetworkPolicy,
     pub upstream: Arc<UpstreamConfig>,
-    pub secrets: Placeholders,
+    pub secrets: Secrets,
+    /// The sandbox's CA, when it has secrets (TLS to bound hosts is terminated with it).
+    pub ca: Option<SandboxCa>,
     pub(crate) names: names::Names,
     pub(crate) events: event::Limited,
     flows: Arc<tokio::sync::Semaphore>,
@@ -110,7 +115,8 @@ impl Gateway {
         device: OwnedFd,
         policy: NetworkPolicy,
         upstream: Arc<UpstreamConfig>,
-        secrets: Placeholders,
+        secrets: Secrets,
+        ca: Option<SandboxCa>,
         sink: EventSink,
     ) -> std::io::Result<Gateway> {
         let dev = device::TunDevice::new(device)?;
@@ -125,6 +131,7 @@ impl Gateway {
             policy,
             upstream,
             secrets,
+            ca,
             names: names::Names::default(),
             events: event::Limited::new(sink),
             flows: Arc::new(tokio::sync::Semaphore::new(MAX_FLOWS)),

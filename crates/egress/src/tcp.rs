@@ -44,6 +44,10 @@ where
                 close_soon(&mut client).await;
                 return;
             }
+            if ctx.secrets.binds(&host) {
+                crate::intercept::terminate(Prefixed::new(prefix, client), ctx, host, port).await;
+                return;
+            }
             match ctx.upstream_connect(&host, port).await {
                 Ok(up) => {
                     ctx.events.emit(EgressEvent::allow(&host, port, "tls"));

@@ -8,6 +8,7 @@
 use cleanroom_policy::DenyReason;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpStream;
 
@@ -20,6 +21,9 @@ pub struct UpstreamConfig {
     /// Host name (normalized) -> addresses, used instead of the host's resolver. The
     /// operator vouches for these, so private and loopback addresses are allowed here.
     pub overrides: HashMap<String, Vec<IpAddr>>,
+    /// CAs trusted for upstream TLS besides the system's (`serve --upstream-ca`).
+    extra_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+    tls: std::sync::OnceLock<Arc<rustls::ClientConfig>>,
 }
 
 /// Why no upstream connection was made.
@@ -80,6 +84,29 @@ impl UpstreamConfig {
         }
         self.overrides.insert(host, ips);
         Ok(())
+    }
+
+    /// Trust `pem` (one or more CA certificates) for upstream TLS besides the system's
+    /// roots. Checked here, at startup, so a bad file stops the server instead of every
+    /// later request.
+    pub fn add_extra_roots(&mut self, pem: &str) -> Result<(), crate::tls::TlsError> {
+        let certs = crate::tls::parse_pem_certs(pem)?;
+        let mut all = self.extra_roots.clone();
+        all.extend(certs);
+        crate::tls::client_config(&all)?;
+        self.extra_roots = all;
+        self.tls = std::sync::OnceLock::new();
+        Ok(())
+    }
+
+    /// The verifying TLS client used towards secret-bound hosts (built on first use: the
+    /// system roots are read once).
+    pub fn client_tls(&self) -> Result<Arc<rustls::ClientConfig>, crate::tls::TlsError> {
+        if let Some(c) = self.tls.get() {
+            return Ok(c.clone());
+        }
+        let c = crate::tls::client_config(&self.extra_roots)?;
+        Ok(self.tls.get_or_init(|| c).clone())
     }
 
     /// Addresses to try for `host:port`, internal ones filtered unless overridden.
