@@ -16,7 +16,18 @@ pub struct SandboxSpec {
     pub network: NetworkSpec,
     /// Root the sandbox on this image instead of the host view.
     pub image: Option<ImageRoot>,
+    /// A CA certificate (PEM) the sandbox must trust besides its root's own: the egress
+    /// gateway's per-sandbox CA, used to terminate TLS to secret-bound hosts. Installed at
+    /// [`SANDBOX_CA_PATH`], and appended to the sandbox's system bundle
+    /// ([`SANDBOX_CA_BUNDLE`], also bound over `/etc/ssl/certs/ca-certificates.crt`).
+    pub trusted_ca_pem: Option<String>,
 }
+
+/// Where a sandbox finds its extra CA certificate alone (for `NODE_EXTRA_CA_CERTS`).
+pub const SANDBOX_CA_PATH: &str = "/run/cleanroom/sandbox-ca.crt";
+/// The sandbox's full CA bundle: its root's system CAs plus the extra CA
+/// (for `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE`, `GIT_SSL_CAINFO`).
+pub const SANDBOX_CA_BUNDLE: &str = "/run/cleanroom/ca-bundle.crt";
 
 /// An unpacked OCI image to use as a sandbox's (read-only, shared) lower layer.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

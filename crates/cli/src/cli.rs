@@ -77,6 +77,15 @@ pub struct ServeArgs {
     /// (basic auth, also used for the Bearer token exchange); anonymous otherwise
     #[arg(long, value_name = "FILE", env = "CLEANROOM_REGISTRY_CREDENTIALS")]
     pub registry_credentials: Option<PathBuf>,
+    /// Secret values for policies' `sandbox.secrets`: lines of ID=value, mode 600, owned
+    /// by the server's user. CLEANROOM_SECRET_<ID> variables of the server's environment
+    /// are read too. Sandboxes see only placeholders; the gateway injects the values.
+    #[arg(long, value_name = "FILE", env = "CLEANROOM_SECRETS_FILE")]
+    pub secrets_file: Option<PathBuf>,
+    /// Also trust this CA (PEM) when the gateway verifies upstream TLS for secret-bound
+    /// hosts, besides the system's roots (repeatable)
+    #[arg(long, value_name = "FILE")]
+    pub upstream_ca: Vec<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

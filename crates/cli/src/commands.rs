@@ -125,6 +125,8 @@ async fn serve(args: ServeArgs) -> i32 {
         init_exe,
         egress_resolve: args.egress_resolve,
         registry,
+        secrets_file: args.secrets_file,
+        upstream_ca: args.upstream_ca,
     };
     let shutdown = async {
         let mut term =

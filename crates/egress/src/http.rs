@@ -206,7 +206,7 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>, mode: Mode) -> Response<B
         let how = if ctx.secrets.binds(&host) {
             "in plain HTTP: secrets are only sent over TLS"
         } else {
-            "to a host it is not bound to"
+            "which it is not bound to"
         };
         return denied(
             &ctx,
@@ -214,7 +214,7 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>, mode: Mode) -> Response<B
             port,
             proto,
             DenyReason::SecretScopeViolation,
-            format!("placeholder of secret {id} sent to {host} {how}"),
+            format!("placeholder of secret {id} sent to {host}, {how}"),
         );
     }
     let target = Target {
@@ -349,7 +349,12 @@ fn tunnel_to_bound_host(
     host: String,
     port: u16,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
-    Box::pin(crate::tcp::handle_named(TokioIo::new(upgraded), ctx, host, port))
+    Box::pin(crate::tcp::handle_named(
+        TokioIo::new(upgraded),
+        ctx,
+        host,
+        port,
+    ))
 }
 
 /// Reason code: a bound host's response could not be checked for secret values.

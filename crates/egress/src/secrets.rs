@@ -116,7 +116,10 @@ impl Secrets {
         }
         let uri = req.uri().to_string();
         if let Some(s) = self.found_in(uri.as_bytes()).first().copied() {
-            return Err(violation(s, "in the request URL: only its header may carry it"));
+            return Err(violation(
+                s,
+                "in the request URL: only its header may carry it",
+            ));
         }
         let mut rewrites: Vec<(HeaderName, &Secret)> = Vec::new();
         for (name, value) in req.headers() {
@@ -126,7 +129,10 @@ impl Secrets {
                 return Err(violation(s, "in a header together with another secret"));
             }
             if !s.bound_to(host) {
-                return Err(violation(s, &format!("sent to {host}, which it is not bound to")));
+                return Err(violation(
+                    s,
+                    &format!("sent to {host}, which it is not bound to"),
+                ));
             }
             if !name.as_str().eq_ignore_ascii_case(&s.binding.header) {
                 return Err(violation(
@@ -145,9 +151,8 @@ impl Secrets {
         let mut used = Vec::new();
         for (name, s) in rewrites {
             let value = Zeroizing::new(s.binding.format.replace("{value}", &s.value));
-            let mut header = HeaderValue::from_str(&value).map_err(|_| {
-                violation(s, "its value cannot be written into an HTTP header")
-            })?;
+            let mut header = HeaderValue::from_str(&value)
+                .map_err(|_| violation(s, "its value cannot be written into an HTTP header"))?;
             header.set_sensitive(true);
             req.headers_mut().insert(name, header);
             used.push(s.id.clone());
@@ -295,7 +300,10 @@ mod tests {
         assert_eq!(r.headers()["authorization"], format!("Bearer {VALUE}"));
         assert!(r.headers()["authorization"].is_sensitive());
         // The binding's format wins over whatever the guest wrapped around the placeholder.
-        let mut r = req("/", &[("authorization", "token cleanroom-secret-TOKEN-aaaa")]);
+        let mut r = req(
+            "/",
+            &[("authorization", "token cleanroom-secret-TOKEN-aaaa")],
+        );
         s.inject(&mut r, "api.test").unwrap();
         assert_eq!(r.headers()["authorization"], format!("Bearer {VALUE}"));
         // No placeholder: untouched.
@@ -309,13 +317,25 @@ mod tests {
         let s = secrets();
         for (host, uri, headers) in [
             // wrong host
-            ("x.other.test", "/", vec![("authorization", "Bearer cleanroom-secret-TOKEN-aaaa")]),
+            (
+                "x.other.test",
+                "/",
+                vec![("authorization", "Bearer cleanroom-secret-TOKEN-aaaa")],
+            ),
             // wrong header
-            ("api.test", "/", vec![("x-token", "cleanroom-secret-TOKEN-aaaa")]),
+            (
+                "api.test",
+                "/",
+                vec![("x-token", "cleanroom-secret-TOKEN-aaaa")],
+            ),
             // in the URL
             ("api.test", "/?t=cleanroom-secret-TOKEN-aaaa", vec![]),
             // another secret's placeholder to this host
-            ("api.test", "/", vec![("x-api-key", "cleanroom-secret-OTHER-bbbb")]),
+            (
+                "api.test",
+                "/",
+                vec![("x-api-key", "cleanroom-secret-OTHER-bbbb")],
+            ),
             // two placeholders in one header
             (
                 "api.test",

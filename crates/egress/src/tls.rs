@@ -192,8 +192,8 @@ mod tests {
 
     #[test]
     fn mints_leaves_only_for_bound_hosts_and_caches_them() {
-        let ca = SandboxCa::generate("sbx_test", &[pattern("api.test"), pattern("*.svc.test")])
-            .unwrap();
+        let ca =
+            SandboxCa::generate("sbx_test", &[pattern("api.test"), pattern("*.svc.test")]).unwrap();
         assert!(ca.cert_pem().starts_with("-----BEGIN CERTIFICATE-----"));
         let a = ca.server_config("api.test").unwrap();
         let b = ca.server_config("api.test").unwrap();
@@ -210,7 +210,10 @@ mod tests {
         let client = client_config(&ca_der).unwrap();
         let (a, b) = tokio::io::duplex(16 * 1024);
         let accept = tokio::spawn(async move {
-            tokio_rustls::TlsAcceptor::from(server).accept(b).await.is_ok()
+            tokio_rustls::TlsAcceptor::from(server)
+                .accept(b)
+                .await
+                .is_ok()
         });
         let name = rustls::pki_types::ServerName::try_from("api.test").unwrap();
         let connected = tokio_rustls::TlsConnector::from(client)

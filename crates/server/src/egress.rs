@@ -1,12 +1,15 @@
 //! The server's side of the egress gateway: one [`Gateway`] per sandbox, started on the
-//! tun device the backend hands back, and the secret placeholders the sandbox sees.
+//! tun device the backend hands back, with the sandbox's secrets (placeholders for the
+//! guest, values for the gateway) and, when it has secrets, its private CA.
 //!
 //! Gateway decisions arrive on a channel and are recorded by the engine as sandbox events
 //! (`egress.allow`, `egress.deny`, `egress.error`) and, for denies, as warnings on the
 //! running executions' output streams.
 
+use crate::error::{Class, EngineError};
+use crate::secrets::SecretStore;
 use cleanroom_backend::NetworkDevice;
-use cleanroom_egress::{EgressEvent, Gateway, Placeholders, UpstreamConfig};
+use cleanroom_egress::{EgressEvent, Gateway, SandboxCa, Secret, Secrets, UpstreamConfig};
 use cleanroom_policy::CompiledPolicy;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -20,44 +23,119 @@ pub struct EgressNote {
     pub event: EgressEvent,
 }
 
-/// Running gateways and per-sandbox placeholders.
+/// Running gateways and what each sandbox's guest sees of its secrets.
 pub struct EgressHub {
     upstream: Arc<UpstreamConfig>,
+    secrets: Arc<SecretStore>,
     notes: mpsc::UnboundedSender<EgressNote>,
     sandboxes: Mutex<HashMap<String, Attached>>,
 }
 
 struct Attached {
     _gateway: Gateway,
-    placeholders: Placeholders,
+    /// Environment entries for the guest: placeholders, and the CA bundle variables.
+    env: Vec<(String, String)>,
+}
+
+/// A sandbox's secrets and CA, made before it is provisioned (the backend installs the CA
+/// certificate in its root).
+pub struct Prepared {
+    secrets: Secrets,
+    ca: Option<SandboxCa>,
+}
+
+impl Prepared {
+    /// The CA certificate the sandbox must trust, if it has secrets.
+    pub fn ca_pem(&self) -> Option<String> {
+        self.ca.as_ref().map(SandboxCa::cert_pem)
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Environment variables that point common TLS stacks at the sandbox's CA bundle.
+fn ca_env() -> Vec<(String, String)> {
+    let bundle = cleanroom_backend::SANDBOX_CA_BUNDLE;
+    vec![
+        ("SSL_CERT_FILE".into(), bundle.into()),
+        ("REQUESTS_CA_BUNDLE".into(), bundle.into()),
+        ("CURL_CA_BUNDLE".into(), bundle.into()),
+        ("GIT_SSL_CAINFO".into(), bundle.into()),
+        (
+            "NODE_EXTRA_CA_CERTS".into(),
+            cleanroom_backend::SANDBOX_CA_PATH.into(),
+        ),
+    ]
+}
+
 impl EgressHub {
-    pub fn new(upstream: Arc<UpstreamConfig>, notes: mpsc::UnboundedSender<EgressNote>) -> Self {
+    pub fn new(
+        upstream: Arc<UpstreamConfig>,
+        secrets: Arc<SecretStore>,
+        notes: mpsc::UnboundedSender<EgressNote>,
+    ) -> Self {
         EgressHub {
             upstream,
+            secrets,
             notes,
             sandboxes: Mutex::new(HashMap::new()),
         }
     }
 
-    /// Placeholders for the policy's secrets: random per sandbox, so a value seen in one
-    /// sandbox means nothing in another.
-    pub fn make_placeholders(policy: &CompiledPolicy) -> Placeholders {
-        Placeholders {
-            entries: policy
-                .secrets
-                .keys()
-                .map(|id| {
-                    let nonce = uuid::Uuid::new_v4().simple().to_string();
-                    (id.clone(), format!("cleanroom-secret-{id}-{nonce}"))
-                })
-                .collect(),
+    /// Resolve the policy's secrets against the server's values and make the sandbox's CA.
+    /// Fails closed (`secret_unavailable`) when a secret has no value on this server.
+    /// Placeholders are random per sandbox, so one seen in one sandbox means nothing in
+    /// another.
+    pub fn prepare(
+        &self,
+        sandbox_id: &str,
+        policy: &CompiledPolicy,
+    ) -> Result<Prepared, EngineError> {
+        let missing: Vec<&str> = policy
+            .secrets
+            .keys()
+            .filter(|id| self.secrets.get(id).is_none())
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            return Err(EngineError::new(
+                Class::FailedPrecondition,
+                "secret_unavailable",
+                format!(
+                    "the policy needs secret(s) {} that this server has no value for \
+                     (give them in `serve --secrets-file` or as {}<ID> in the server's environment)",
+                    missing.join(", "),
+                    crate::secrets::ENV_PREFIX
+                ),
+            ));
         }
+        let mut entries = Vec::new();
+        let mut hosts = Vec::new();
+        for (id, binding) in &policy.secrets {
+            let nonce = uuid::Uuid::new_v4().simple().to_string();
+            let value = self.secrets.get(id).unwrap_or_default().to_string();
+            hosts.extend(binding.hosts.iter().cloned());
+            entries.push(Secret::new(
+                id.clone(),
+                format!("cleanroom-secret-{id}-{nonce}"),
+                binding.clone(),
+                value,
+            ));
+        }
+        let ca =
+            if hosts.is_empty() {
+                None
+            } else {
+                Some(SandboxCa::generate(sandbox_id, &hosts).map_err(|e| {
+                    EngineError::internal(format!("cannot create the sandbox CA: {e}"))
+                })?)
+            };
+        Ok(Prepared {
+            secrets: Secrets::new(entries),
+            ca,
+        })
     }
 
     /// Start serving a sandbox's network device.
@@ -66,7 +144,7 @@ impl EgressHub {
         sandbox_id: &str,
         policy: &CompiledPolicy,
         device: &NetworkDevice,
-        placeholders: Placeholders,
+        prepared: Prepared,
     ) -> std::io::Result<()> {
         let fd = device.0.try_clone()?;
         let notes = self.notes.clone();
@@ -78,18 +156,23 @@ impl EgressHub {
                 event,
             });
         });
+        let mut env = prepared.secrets.placeholders();
+        if prepared.ca.is_some() {
+            env.extend(ca_env());
+        }
         let gateway = Gateway::start(
             fd,
             policy.network.clone(),
             self.upstream.clone(),
-            placeholders.clone(),
+            prepared.secrets,
+            prepared.ca,
             sink,
         )?;
         lock(&self.sandboxes).insert(
             sandbox_id.to_string(),
             Attached {
                 _gateway: gateway,
-                placeholders,
+                env,
             },
         );
         Ok(())
@@ -100,11 +183,12 @@ impl EgressHub {
         lock(&self.sandboxes).remove(sandbox_id);
     }
 
-    /// Environment entries (secret id -> placeholder) for executions in the sandbox.
-    pub fn placeholder_env(&self, sandbox_id: &str) -> Vec<(String, String)> {
+    /// Environment entries for executions in the sandbox: each secret id with its
+    /// placeholder, and the CA bundle variables when the sandbox has a CA.
+    pub fn guest_env(&self, sandbox_id: &str) -> Vec<(String, String)> {
         lock(&self.sandboxes)
             .get(sandbox_id)
-            .map(|a| a.placeholders.entries.clone())
+            .map(|a| a.env.clone())
             .unwrap_or_default()
     }
 }
@@ -124,6 +208,9 @@ pub fn attributes(note: &EgressNote) -> serde_json::Value {
     }
     if e.suppressed > 0 {
         m["suppressed"] = e.suppressed.into();
+    }
+    if !e.secrets.is_empty() {
+        m["secrets"] = e.secrets.join(",").into();
     }
     m
 }

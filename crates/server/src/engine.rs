@@ -126,6 +126,7 @@ impl Engine {
         backend: Arc<dyn Backend>,
         images: Option<Arc<ImageStore>>,
         upstream: Arc<UpstreamConfig>,
+        secrets: Arc<crate::secrets::SecretStore>,
     ) -> Result<Arc<Engine>, EngineError> {
         let logs_dir = state_dir.join("executions");
         std::fs::create_dir_all(&logs_dir)
@@ -139,7 +140,7 @@ impl Engine {
             logs_dir,
             live: Mutex::new(HashMap::new()),
             events,
-            egress: EgressHub::new(upstream, notes_tx),
+            egress: EgressHub::new(upstream, secrets, notes_tx),
             images,
         });
         let weak = Arc::downgrade(&engine);
@@ -329,6 +330,9 @@ impl Engine {
         }
         let limits = effective_limits(&policy, requested)?;
         let id = ids::sandbox_id();
+        // Secrets and the sandbox CA before anything exists: a secret this server has no
+        // value for refuses the sandbox like a capability mismatch does.
+        let prepared = self.egress.prepare(&id, &policy)?;
         let now = now_micros();
         let row = SandboxRow {
             id: id.clone(),
@@ -373,6 +377,7 @@ impl Engine {
                 mtu: cleanroom_egress::MTU,
             }),
             image,
+            trusted_ca_pem: prepared.ca_pem(),
         };
         let provisioned = self.backend.provision(&spec).await.and_then(|p| {
             // Fail closed: a sandbox whose gateway is not running must not become READY.
@@ -382,7 +387,7 @@ impl Engine {
                 )
             })?;
             self.egress
-                .attach(&id, &policy, device, EgressHub::make_placeholders(&policy))
+                .attach(&id, &policy, device, prepared)
                 .map_err(|e| {
                     cleanroom_backend::BackendError::LaunchFailed(format!("egress gateway: {e}"))
                 })?;
@@ -625,7 +630,7 @@ impl Engine {
         }
         env.extend(self.compiled_policy(sandbox).env);
         // Secrets appear only as placeholders; the policy cannot override them.
-        env.extend(self.egress.placeholder_env(&sandbox.id));
+        env.extend(self.egress.guest_env(&sandbox.id));
         env.extend(req.env.clone());
         env.into_iter().collect()
     }
@@ -1271,7 +1276,14 @@ mod tests {
     async fn launch_fails_closed_on_missing_capability() {
         let dir = tempfile::tempdir().unwrap();
         let backend = Arc::new(NoCapabilities::default());
-        let engine = Engine::new(dir.path(), backend.clone(), None, Default::default()).unwrap();
+        let engine = Engine::new(
+            dir.path(),
+            backend.clone(),
+            None,
+            Default::default(),
+            Default::default(),
+        )
+        .unwrap();
         let err = engine
             .create_sandbox("", "", Limits::default())
             .await

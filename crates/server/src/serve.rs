@@ -28,6 +28,11 @@ pub struct ServeConfig {
     pub egress_resolve: Vec<String>,
     /// How OCI registries are reached (plain-HTTP exceptions, credentials).
     pub registry: cleanroom_image::RegistryConfig,
+    /// File of `ID=value` secret values (see [`crate::secrets`]); the server's
+    /// `CLEANROOM_SECRET_<ID>` environment variables are read too.
+    pub secrets_file: Option<PathBuf>,
+    /// PEM files of CAs the gateway trusts for upstream TLS besides the system's.
+    pub upstream_ca: Vec<PathBuf>,
 }
 
 /// Startup failures.
@@ -41,6 +46,10 @@ pub enum ServeError {
     AddressInUse(String),
     #[error("invalid --egress-resolve {0}")]
     EgressResolve(String),
+    #[error("--upstream-ca {0}: {1}")]
+    UpstreamCa(PathBuf, String),
+    #[error(transparent)]
+    Secrets(#[from] crate::secrets::SecretsError),
     #[error("cannot listen on {0}: {1}")]
     Listen(String, std::io::Error),
     #[error(transparent)]
@@ -106,6 +115,17 @@ pub async fn run(
             .add_override(spec)
             .map_err(ServeError::EgressResolve)?;
     }
+    for path in &cfg.upstream_ca {
+        let pem = std::fs::read_to_string(path)
+            .map_err(|e| ServeError::UpstreamCa(path.clone(), e.to_string()))?;
+        upstream
+            .add_extra_roots(&pem)
+            .map_err(|e| ServeError::UpstreamCa(path.clone(), e.to_string()))?;
+    }
+    let secrets = crate::secrets::SecretStore::load(cfg.secrets_file.as_deref(), std::env::vars())?;
+    if !secrets.ids().is_empty() {
+        tracing::info!(ids = ?secrets.ids(), "secrets loaded");
+    }
     let backend = Arc::new(LinuxBackend::new(
         cfg.state_dir.join("sandboxes"),
         cfg.init_exe.clone(),
@@ -117,6 +137,7 @@ pub async fn run(
         backend,
         Some(Arc::new(images)),
         Arc::new(upstream),
+        Arc::new(secrets),
     )?;
     engine.recover().await?;
     let app = router(engine.clone()).into_axum_router();

@@ -30,6 +30,9 @@ pub struct InitConfig {
     /// cannot reach the path itself).
     #[serde(default)]
     pub image_rootfs: Option<PathBuf>,
+    /// Extra CA certificate (PEM) to install and trust inside the sandbox.
+    #[serde(default)]
+    pub trusted_ca_pem: Option<String>,
 }
 
 /// A block of host uids/gids owned by one sandbox.

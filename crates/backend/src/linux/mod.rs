@@ -228,6 +228,9 @@ impl Backend for LinuxBackend {
             "network_host_port_filtering",
             "dns_control_or_equivalent",
             "audit_event_emission",
+            // Values stay in the server's gateway; the guest gets placeholders, and TLS to
+            // bound hosts is terminated with a CA this backend installs in the sandbox only.
+            "secret_isolation",
             "pid_isolation",
             "mount_isolation",
             // Digest-pinned OCI image roots (overlay on a shared, verified cache).
@@ -275,6 +278,7 @@ impl Backend for LinuxBackend {
                 crate::NetworkSpec::LoopbackOnly => None,
             },
             image_rootfs: spec.image.as_ref().map(|i| i.rootfs.clone()),
+            trusted_ca_pem: spec.trusted_ca_pem.clone(),
         };
         match self.start(&spec.sandbox_id, &dir, &cfg, &spec.limits).await {
             Ok(p) => Ok(p),

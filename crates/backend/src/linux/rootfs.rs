@@ -223,6 +223,9 @@ fn populate(cfg: &InitConfig, root: &Path, image: bool) -> Result<Vec<String>, S
     if let Some(tun) = &cfg.tun {
         point_dns_at_gateway(root, tun.gateway)?;
     }
+    if let Some(pem) = &cfg.trusted_ca_pem {
+        install_ca(root, pem)?;
+    }
     let proc_dir = root.join("proc");
     mkdir(&proc_dir, 0o555)?;
     mount(
@@ -325,6 +328,41 @@ fn point_dns_at_gateway(root: &Path, gateway: std::net::Ipv4Addr) -> Result<(), 
                 .map_err(|e| format!("cannot point /etc/resolv.conf at the egress gateway: {e}"))
         }
     }
+}
+
+/// The system CA bundle a root may carry (Debian, Ubuntu, Alpine and friends).
+const SYSTEM_BUNDLE: &str = "etc/ssl/certs/ca-certificates.crt";
+
+/// Make the sandbox trust one extra CA: written alone and as part of a full bundle under
+/// /run (a tmpfs-backed or copy-on-write path of this sandbox only), and the bundle bound
+/// read-only over the root's system bundle, so tools that read the default path trust it
+/// too. The host's own bundle is never modified.
+fn install_ca(root: &Path, pem: &str) -> Result<(), String> {
+    let run = root.join("run/cleanroom");
+    fs::create_dir_all(&run).map_err(|e| err("mkdir", &run, e))?;
+    let alone = root.join(crate::SANDBOX_CA_PATH.trim_start_matches('/'));
+    fs::write(&alone, pem).map_err(|e| err("write", &alone, e))?;
+    let system = root.join(SYSTEM_BUNDLE);
+    // A symlinked bundle is left alone: resolving it here would follow the link on the
+    // host's tree, not the sandbox's.
+    let regular = fs::symlink_metadata(&system)
+        .map(|m| m.file_type().is_file())
+        .unwrap_or(false);
+    let mut bundle = if regular {
+        fs::read_to_string(&system).map_err(|e| err("read", &system, e))?
+    } else {
+        String::new()
+    };
+    if !bundle.is_empty() && !bundle.ends_with('\n') {
+        bundle.push('\n');
+    }
+    bundle.push_str(pem);
+    let combined = root.join(crate::SANDBOX_CA_BUNDLE.trim_start_matches('/'));
+    fs::write(&combined, bundle).map_err(|e| err("write", &combined, e))?;
+    if regular {
+        bind_with(&combined, &system, MsFlags::MS_RDONLY | MsFlags::MS_NOEXEC)?;
+    }
+    Ok(())
 }
 
 fn build_dev(dev: &Path) -> Result<(), String> {
