@@ -8,7 +8,13 @@ need_apt=()
 command -v bwrap >/dev/null || need_apt+=(bubblewrap)
 command -v ip >/dev/null || need_apt+=(iproute2)
 command -v curl >/dev/null || need_apt+=(curl)
+# `cleanroom exec` checks out the repository's committed HEAD with git (repository.path).
+command -v git >/dev/null || need_apt+=(git)
+[ -f /etc/ssl/certs/ca-certificates.crt ] || need_apt+=(ca-certificates)
 if [ "${1:-}" != "--runtime" ]; then
+  # Egress tests: TLS upstreams and raw-socket probes inside sandboxes.
+  command -v openssl >/dev/null || need_apt+=(openssl)
+  command -v python3 >/dev/null || need_apt+=(python3)
   command -v npm >/dev/null || need_apt+=(npm)
   # Image tests: a real OCI registry on loopback and a static busybox for the test image.
   [ -x /usr/bin/docker-registry ] || need_apt+=(docker-registry)

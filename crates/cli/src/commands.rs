@@ -459,6 +459,7 @@ async fn exec(ep: &Endpoint, args: ExecArgs) -> i32 {
         }
     };
     // 1. The sandbox.
+    let mut compiled = None;
     let (sandbox_id, created) = match &args.in_sandbox {
         Some(id) => (id.clone(), false),
         None => {
@@ -469,6 +470,9 @@ async fn exec(ep: &Endpoint, args: ExecArgs) -> i32 {
                     return EXIT_CLEANROOM_ERROR;
                 }
             };
+            // The server compiles the same text with the same compiler; the client reads
+            // only the bootstrap fields from its own copy.
+            compiled = cleanroom_policy::compile(&policy).ok();
             let req = CreateSandboxRequest {
                 policy_yaml: policy,
                 image_ref: args.image.clone().unwrap_or_default(),
@@ -494,7 +498,25 @@ async fn exec(ep: &Endpoint, args: ExecArgs) -> i32 {
     if args.print_sandbox_id || (args.keep && created) {
         eprintln!("{sandbox_id}");
     }
-    let code = exec_in(&client, &sandbox_id, &args, env, &mut sigint).await;
+    // 2. Repository checkout and dependencies, for sandboxes made from repository policy.
+    let mut default_cwd = None;
+    let mut code = 0;
+    if let Some(policy) = &compiled {
+        let file = args
+            .policy
+            .clone()
+            .or_else(|| Some(PathBuf::from("cleanroom.yaml")));
+        match crate::bootstrap::run(&client, &sandbox_id, policy, file.as_deref(), &mut sigint)
+            .await
+        {
+            Ok(cwd) => default_cwd = cwd,
+            Err(c) => code = c,
+        }
+    }
+    // 3. The workload.
+    if code == 0 {
+        code = exec_in(&client, &sandbox_id, &args, default_cwd, env, &mut sigint).await;
+    }
     if created && !args.keep {
         let req = TerminateSandboxRequest {
             sandbox_id: sandbox_id.clone(),
@@ -514,6 +536,7 @@ async fn exec_in(
     client: &Client,
     sandbox_id: &str,
     args: &ExecArgs,
+    default_cwd: Option<String>,
     env: Vec<(String, String)>,
     sigint: &mut tokio::signal::unix::Signal,
 ) -> i32 {
@@ -521,7 +544,7 @@ async fn exec_in(
         sandbox_id: sandbox_id.to_string(),
         command: args.command.clone(),
         env: env.into_iter().collect(),
-        cwd: args.cwd.clone().unwrap_or_default(),
+        cwd: args.cwd.clone().or(default_cwd).unwrap_or_default(),
         timeout_seconds: args.timeout.unwrap_or(0),
         kind: ExecutionKind::EXECUTION_KIND_BATCH.into(),
         attach_stdin: !args.no_stdin,
@@ -550,7 +573,7 @@ async fn exec_in(
             exec_id.clone(),
         ));
     }
-    let code = stream_until_exit(client, sandbox_id, &exec_id, sigint).await;
+    let code = stream_until_exit(client, sandbox_id, &exec_id, sigint, false).await;
     if args.print_trace_id && code == 0 {
         eprintln!("trace_id: {}", execution.trace_id);
     }
@@ -563,12 +586,27 @@ async fn forward_stdin(
     sandbox_id: String,
     exec_id: String,
 ) {
+    pump_stdin(client, sandbox_id, exec_id, tokio::io::stdin()).await;
+}
+
+/// Copy `input` to an execution's stdin, then close it. `false` when the execution stopped
+/// taking input before `input` ended.
+pub(crate) async fn pump_stdin<R: tokio::io::AsyncRead + Unpin>(
+    client: ExecutionServiceClient<connectrpc::client::SharedHttp2Connection>,
+    sandbox_id: String,
+    exec_id: String,
+    mut input: R,
+) -> bool {
     use tokio::io::AsyncReadExt;
-    let mut stdin = tokio::io::stdin();
     let mut buf = vec![0u8; 64 * 1024];
+    let mut complete = true;
     loop {
-        match stdin.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
+        match input.read(&mut buf).await {
+            Ok(0) => break,
+            Err(_) => {
+                complete = false;
+                break;
+            }
             Ok(n) => {
                 let req = WriteExecutionStdinRequest {
                     sandbox_id: sandbox_id.clone(),
@@ -577,7 +615,7 @@ async fn forward_stdin(
                     ..Default::default()
                 };
                 if client.write_execution_stdin(req).await.is_err() {
-                    return; // command exited or closed its stdin
+                    return false; // command exited or closed its stdin
                 }
             }
         }
@@ -588,15 +626,19 @@ async fn forward_stdin(
         ..Default::default()
     };
     let _ = client.close_execution_stdin(req).await;
+    complete
 }
 
 /// Stream output to stdout/stderr byte-for-byte until the exit event; reconnect and
 /// resume from the last sequence if the stream breaks. Ctrl-C once cancels, twice detaches.
-async fn stream_until_exit(
+/// `to_stderr` sends the guest's stdout to our stderr too (setup steps, whose output must
+/// not mix into the workload's stdout).
+pub(crate) async fn stream_until_exit(
     client: &Client,
     sandbox_id: &str,
     exec_id: &str,
     sigint: &mut tokio::signal::unix::Signal,
+    to_stderr: bool,
 ) -> i32 {
     let mut last_seq = 0u64;
     let mut retries = 0;
@@ -652,7 +694,9 @@ async fn stream_until_exit(
                     use cleanroom_client::api::__buffa::oneof::execution_stream_event::Payload;
                     match ev.payload {
                         Some(Payload::Output(chunk)) => {
-                            let res = if chunk.stream == OutputStream::OUTPUT_STREAM_STDERR {
+                            let res = if to_stderr
+                                || chunk.stream == OutputStream::OUTPUT_STREAM_STDERR
+                            {
                                 err.write_all(&chunk.data).and_then(|_| err.flush())
                             } else {
                                 out.write_all(&chunk.data).and_then(|_| out.flush())

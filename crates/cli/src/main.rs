@@ -1,6 +1,7 @@
 //! `cleanroom`: one binary. `cleanroom serve` is the authoritative server; every other
 //! command is a client of it.
 
+mod bootstrap;
 mod cli;
 mod commands;
 mod render;

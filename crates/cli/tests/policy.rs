@@ -78,3 +78,100 @@ fn launch_fails_closed_when_the_server_cannot_meet_the_policy() {
     // Nothing was provisioned for either attempt.
     assert!(stdout(&s.run(&["sandbox", "ls", "-a"])).lines().count() <= 1);
 }
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let ok = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.email=t@example.invalid", "-c", "user.name=t"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "git {args:?}: {}", stderr(&ok));
+}
+
+/// `repository.path` gets the committed checkout (not uncommitted edits, with a warning)
+/// and is the workload's directory; `sandbox.dependencies.command` runs there first, its
+/// output on stderr; a failing one stops the workload.
+#[test]
+fn repository_checkout_and_dependencies_run_before_the_workload() {
+    let s = Server::start();
+    let repo = tempfile::tempdir().unwrap();
+    let r = repo.path();
+    std::fs::create_dir(r.join("src")).unwrap();
+    std::fs::write(r.join("src/hello.txt"), "hi from the repo\n").unwrap();
+    let policy = "version: 1
+repository:
+  path: /workspace/app
+sandbox:
+  dependencies:
+    command: [sh, -c, 'echo installing; echo deps-ran > .deps']
+";
+    std::fs::write(r.join("cleanroom.yaml"), policy).unwrap();
+    git(r, &["init", "-q"]);
+    git(r, &["add", "."]);
+    git(r, &["commit", "-q", "-m", "init"]);
+    std::fs::write(r.join("src/hello.txt"), "uncommitted edit\n").unwrap();
+    let file = r.join("cleanroom.yaml").display().to_string();
+    let o = s.run(&[
+        "exec",
+        "-n",
+        "--policy",
+        &file,
+        "--",
+        "sh",
+        "-c",
+        "pwd; cat src/hello.txt; cat .deps",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "/workspace/app\nhi from the repo\ndeps-ran\n",
+        "{}",
+        stderr(&o)
+    );
+    let err = stderr(&o);
+    assert!(err.contains("[repository_dirty]"), "{err}");
+    assert!(err.contains("installing"), "{err}");
+
+    // A failing dependencies command: the workload never runs.
+    std::fs::write(
+        r.join("cleanroom.yaml"),
+        "version: 1\nrepository: {}\nsandbox:\n  dependencies:\n    command: [sh, -c, 'exit 3']\n",
+    )
+    .unwrap();
+    let o = s.run(&[
+        "exec",
+        "-n",
+        "--policy",
+        &file,
+        "--",
+        "echo",
+        "workload ran",
+    ]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("[dependencies_failed]"),
+        "{}",
+        stderr(&o)
+    );
+
+    // repository.path outside any git repository is an error, not an empty checkout.
+    let plain = tempfile::tempdir().unwrap();
+    let p = write(
+        &plain,
+        "cleanroom.yaml",
+        "version: 1\nrepository:\n  path: /workspace/x\n",
+    );
+    let o = s.run(&["exec", "-n", "--policy", &p, "--", "echo", "workload ran"]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        stderr(&o).contains("[repository_unavailable]"),
+        "{}",
+        stderr(&o)
+    );
+    // Every sandbox these made was torn down.
+    let ls = stdout(&s.run(&["sandbox", "ls"]));
+    assert!(ls.lines().count() <= 1, "{ls}");
+}

@@ -46,7 +46,22 @@ impl PolicyError {
 struct PolicyFile {
     version: u32,
     #[serde(default)]
+    repository: Option<RepositorySection>,
+    #[serde(default)]
     sandbox: SandboxSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RepositorySection {
+    #[serde(default)]
+    path: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DependenciesSection {
+    command: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -62,6 +77,8 @@ struct SandboxSection {
     resources: Option<Resources>,
     #[serde(default)]
     secrets: BTreeMap<String, SecretSection>,
+    #[serde(default)]
+    dependencies: Option<DependenciesSection>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -171,7 +188,19 @@ pub struct CompiledPolicy {
     /// Secret id -> binding.
     #[serde(default)]
     pub secrets: BTreeMap<String, SecretBinding>,
+    /// `repository.path`: where `cleanroom exec`/`create` place the repository's committed
+    /// checkout inside the sandbox, and the default working directory there. `None`: no
+    /// checkout is made (the policy does not ask for one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository_path: Option<String>,
+    /// `sandbox.dependencies.command`: argv run once in a policy-created sandbox (in the
+    /// repository path) before the workload, e.g. `[npm, ci]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dependencies_command: Option<Vec<String>>,
 }
+
+/// Default guest directory of the repository checkout and of executions.
+pub const DEFAULT_REPOSITORY_PATH: &str = "/workspace";
 
 impl CompiledPolicy {
     /// The built-in policy used when no `cleanroom.yaml` is given: deny-by-default, no env.
@@ -186,6 +215,8 @@ impl CompiledPolicy {
             },
             resources: Resources::default(),
             secrets: BTreeMap::new(),
+            repository_path: None,
+            dependencies_command: None,
         }
     }
 
@@ -484,6 +515,19 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
             }
         }
     }
+    let repository_path = file
+        .repository
+        .map(|r| {
+            let raw = r.path.unwrap_or_else(|| DEFAULT_REPOSITORY_PATH.into());
+            guest_path(&raw).map_err(|e| invalid("repository.path", e))
+        })
+        .transpose()?;
+    let dependencies_command = file
+        .sandbox
+        .dependencies
+        .map(|d| check_argv(&d.command).map(|()| d.command))
+        .transpose()
+        .map_err(|e| invalid("sandbox.dependencies.command", e))?;
     Ok(CompiledPolicy {
         version: 1,
         image_ref,
@@ -491,7 +535,45 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
         network,
         resources,
         secrets,
+        repository_path,
+        dependencies_command,
     })
+}
+
+/// An absolute, normalized guest path: no `.`/`..` components, no empty ones, no NUL.
+fn guest_path(raw: &str) -> Result<String, String> {
+    let p = raw.trim();
+    if !p.starts_with('/') {
+        return Err(format!(
+            "{raw:?} must be an absolute path inside the sandbox"
+        ));
+    }
+    if p.len() > 1024 || p.contains('\0') {
+        return Err(format!("{raw:?} is not a usable path"));
+    }
+    let parts: Vec<&str> = p.split('/').filter(|c| !c.is_empty()).collect();
+    if parts.iter().any(|c| *c == "." || *c == "..") {
+        return Err(format!("{raw:?} must not contain . or .. components"));
+    }
+    if parts.is_empty() {
+        return Err("the sandbox root itself cannot hold the repository".into());
+    }
+    Ok(format!("/{}", parts.join("/")))
+}
+
+/// A command line: at least the program, no NUL bytes, bounded size.
+fn check_argv(argv: &[String]) -> Result<(), String> {
+    match argv.first() {
+        None => Err("must name a program, e.g. [npm, ci]".into()),
+        Some(p) if p.is_empty() => Err("the program name is empty".into()),
+        Some(_) if argv.iter().any(|a| a.contains('\0')) => Err("contains a NUL byte".into()),
+        Some(_)
+            if argv.len() > 4096 || argv.iter().map(String::len).sum::<usize>() > 128 * 1024 =>
+        {
+            Err("is too long".into())
+        }
+        Some(_) => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -506,6 +588,55 @@ mod tests {
                 .unwrap();
         assert_eq!(a.policy_hash(), b.policy_hash());
         assert_ne!(a.policy_hash(), CompiledPolicy::builtin().policy_hash());
+    }
+
+    #[test]
+    fn repository_path_and_dependencies() {
+        let p = compile(
+            "version: 1\nrepository:\n  path: /workspace//app/\nsandbox:\n  dependencies:\n    command: [npm, ci]\n",
+        )
+        .unwrap();
+        assert_eq!(p.repository_path.as_deref(), Some("/workspace/app"));
+        assert_eq!(
+            p.dependencies_command,
+            Some(vec!["npm".to_string(), "ci".to_string()])
+        );
+        let d = compile("version: 1\nrepository: {}\n").unwrap();
+        assert_eq!(d.repository_path.as_deref(), Some(DEFAULT_REPOSITORY_PATH));
+        // Absent sections change nothing, including the hash of existing policies.
+        assert_eq!(
+            compile("version: 1\n").unwrap().policy_hash(),
+            CompiledPolicy::builtin().policy_hash()
+        );
+        for (bad, path) in [
+            (
+                "version: 1\nrepository:\n  path: relative/dir\n",
+                "repository.path",
+            ),
+            (
+                "version: 1\nrepository:\n  path: /a/../etc\n",
+                "repository.path",
+            ),
+            ("version: 1\nrepository:\n  path: /\n", "repository.path"),
+            (
+                "version: 1\nsandbox:\n  dependencies:\n    command: []\n",
+                "sandbox.dependencies.command",
+            ),
+            (
+                "version: 1\nsandbox:\n  dependencies:\n    command: ['']\n",
+                "sandbox.dependencies.command",
+            ),
+        ] {
+            let e = compile(bad).unwrap_err().to_string();
+            assert!(e.contains(path), "{bad}: {e}");
+        }
+        for bad in [
+            "version: 1\nrepository:\n  url: x\n",
+            "version: 1\nsandbox:\n  dependencies:\n    command: npm ci\n",
+            "version: 1\nsandbox:\n  dependencies:\n    run: [x]\n",
+        ] {
+            assert!(compile(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
