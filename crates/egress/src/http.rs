@@ -187,36 +187,33 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>, mode: Mode) -> Response<B
     };
     let mut req = req;
     let intercept = matches!(mode, Mode::Intercept { .. });
-    let mut used = Vec::new();
-    if intercept {
-        match ctx.secrets.inject(&mut req, &host) {
-            Ok(ids) => used = ids,
-            Err(v) => {
-                return denied(
-                    &ctx,
-                    &host,
-                    port,
-                    proto,
-                    DenyReason::SecretScopeViolation,
-                    v.message,
-                )
-            }
+    // Placeholders: rewritten on a terminated connection, refused anywhere else.
+    let scope = if intercept {
+        ctx.secrets.inject(&mut req, &host).map_err(|v| v.message)
+    } else {
+        match ctx.secrets.placeholder_in_request(&req) {
+            None => Ok(Vec::new()),
+            Some(id) if ctx.secrets.binds(&host) => Err(format!(
+                "placeholder of secret {id} sent to {host} in plain HTTP: secrets are only sent over TLS"
+            )),
+            Some(id) => Err(format!(
+                "placeholder of secret {id} sent to {host}, which it is not bound to"
+            )),
         }
-    } else if let Some(id) = ctx.secrets.placeholder_in_request(&req) {
-        let how = if ctx.secrets.binds(&host) {
-            "in plain HTTP: secrets are only sent over TLS"
-        } else {
-            "which it is not bound to"
-        };
-        return denied(
-            &ctx,
-            &host,
-            port,
-            proto,
-            DenyReason::SecretScopeViolation,
-            format!("placeholder of secret {id} sent to {host}, {how}"),
-        );
-    }
+    };
+    let used = match scope {
+        Ok(used) => used,
+        Err(msg) => {
+            return denied(
+                &ctx,
+                &host,
+                port,
+                proto,
+                DenyReason::SecretScopeViolation,
+                msg,
+            )
+        }
+    };
     let target = Target {
         host,
         port,
