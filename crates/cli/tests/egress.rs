@@ -189,6 +189,31 @@ PY
 }
 "#;
 
+/// `tcp_dns NAME`: an A query over TCP (length-prefixed) to the gateway's resolver.
+const TCP_DNS: &str = r#"
+tcp_dns() { python3 - "$1" <<'PY'
+import socket, struct, sys
+name = sys.argv[1]
+q = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0)
+q += b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\0"
+q += struct.pack(">HH", 1, 1)
+s = socket.create_connection(("100.96.0.1", 53), timeout=5)
+s.sendall(struct.pack(">H", len(q)) + q)
+def read(n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            raise SystemExit("short read")
+        b += c
+    return b
+(n,) = struct.unpack(">H", read(2))
+r = read(n)
+print("tcp-dns %s rcode=%d answers=%d" % (name, r[3] & 15, struct.unpack(">H", r[6:8])[0]))
+PY
+}
+"#;
+
 #[test]
 fn default_policy_denies_every_protocol_with_reason_codes() {
     let s = Server::start();
@@ -311,11 +336,24 @@ curl -sS -m 5 http://bad.wild.test:{p1}/ | grep -q hello && echo DENY_PROXY_LEAK
 curl -sS -m 5 --noproxy '*' -H 'Host: other.test' http://ok.test:{p1}/front -o /dev/null -w 'front=%{{http_code}}\n'
 echo | timeout 10 openssl s_client -connect ok.test:{ps} -servername evil.test 2>&1 | grep -q 'BEGIN CERTIFICATE' && echo SNI_LEAK
 curl -sSk -m 5 'https://doh.unlisted.test/dns-query?dns=AAABAAABAAAAAAAAB2V4YW1wbGUDY29tAAABAAE' && echo DOH_LEAK
+tcp_dns ok.test; tcp_dns unlisted.test
 echo finished"#
     );
+    let script = format!("{TCP_DNS}{script}");
     let o = s.sh_in(&sbx, &script);
     let out = stdout(&o);
     assert!(out.contains("finished"), "{out}\n{}", stderr(&o));
+    // DNS over TCP to the gateway: same answers as UDP.
+    assert!(
+        out.contains("tcp-dns ok.test rcode=0 answers=1\n"),
+        "{out}\n{}",
+        stderr(&o)
+    );
+    assert!(
+        out.contains("tcp-dns unlisted.test rcode=3 answers=0\n"),
+        "{out}\n{}",
+        stderr(&o)
+    );
     assert!(out.contains("hello:/direct\n"), "{out}\n{}", stderr(&o));
     assert!(out.contains("hello:/proxied\n"), "{out}\n{}", stderr(&o));
     assert!(out.contains("tls-direct=200\n"), "{out}\n{}", stderr(&o));

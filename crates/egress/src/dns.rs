@@ -12,6 +12,44 @@ use hickory_proto::rr::{rdata::A, RData, Record, RecordType};
 
 /// TTL of synthetic answers: short, the table is per sandbox anyway.
 const TTL: u32 = 30;
+/// How long a DNS-over-TCP connection may sit idle between queries (RFC 7766 suggests
+/// seconds, not minutes).
+const TCP_IDLE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Serve DNS over TCP (RFC 7766: two-byte length prefix per message) on one connection:
+/// resolvers fall back to it, and `dig +tcp` uses it. Same answers and events as UDP.
+pub(crate) async fn serve_tcp<S>(mut stream: S, ctx: &crate::Ctx)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    loop {
+        let mut len = [0u8; 2];
+        match tokio::time::timeout(TCP_IDLE, stream.read_exact(&mut len)).await {
+            Ok(Ok(_)) => {}
+            _ => break,
+        }
+        let mut msg = vec![0u8; usize::from(u16::from_be_bytes(len))];
+        match tokio::time::timeout(TCP_IDLE, stream.read_exact(&mut msg)).await {
+            Ok(Ok(_)) => {}
+            _ => break,
+        }
+        let (resp, events) = answer(&msg, &ctx.policy, &ctx.names);
+        for e in events {
+            ctx.events.emit(e);
+        }
+        let Some(resp) = resp else { break };
+        let Ok(n) = u16::try_from(resp.len()) else {
+            break;
+        };
+        let mut out = n.to_be_bytes().to_vec();
+        out.extend_from_slice(&resp);
+        if stream.write_all(&out).await.is_err() {
+            break;
+        }
+    }
+    let _ = stream.shutdown().await;
+}
 
 /// Answer one DNS query datagram. Returns the response bytes (`None`: not worth an answer,
 /// e.g. not a query at all) and the events the query produced.

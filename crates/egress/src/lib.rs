@@ -7,8 +7,8 @@
 //! flow surfaces here, is judged against the sandbox's compiled [`NetworkPolicy`], and is
 //! either proxied by the gateway or dropped with a deny event carrying a stable reason code.
 //!
-//! * DNS (UDP to the gateway address, port 53) is answered here ([`dns`]): allowed names get
-//!   synthetic addresses ([`names`]), other names NXDOMAIN.
+//! * DNS (UDP or TCP to the gateway address, port 53) is answered here ([`dns`]): allowed
+//!   names get synthetic addresses ([`names`]), other names NXDOMAIN.
 //! * TCP to a synthetic address is a connection to that name: port checked, TLS SNI / HTTP
 //!   Host checked against the name ([`tcp`]), then proxied from the host.
 //! * TCP to the gateway's proxy port is an HTTP proxy (`HTTP_PROXY`/`HTTPS_PROXY`) with
@@ -221,6 +221,8 @@ fn dispatch(stream: IpStackStream, ctx: &Arc<Ctx>, tasks: &mut JoinSet<()>) {
 enum TcpRoute {
     /// The gateway's HTTP proxy.
     Proxy,
+    /// The gateway's resolver, over TCP.
+    Dns,
     /// A name our DNS handed out, allowed on this port.
     Named(String),
     /// An address the sandbox named itself (only under `dangerously_allow_all`).
@@ -241,6 +243,9 @@ fn tcp_route(ctx: &Ctx, dst: SocketAddr) -> TcpRoute {
     };
     if ip == GATEWAY_ADDR && port == PROXY_PORT {
         return TcpRoute::Proxy;
+    }
+    if ip == GATEWAY_ADDR && port == 53 {
+        return TcpRoute::Dns;
     }
     if let Some(host) = ctx.names.name_of(ip) {
         return match ctx.policy.decide(&host, port) {
@@ -274,6 +279,7 @@ fn tcp_route(ctx: &Ctx, dst: SocketAddr) -> TcpRoute {
 async fn on_tcp(mut tcp: ipstack::IpStackTcpStream, dst: SocketAddr, ctx: Arc<Ctx>) {
     match tcp_route(&ctx, dst) {
         TcpRoute::Proxy => http::serve(tcp, ctx, http::Mode::Proxy).await,
+        TcpRoute::Dns => dns::serve_tcp(tcp, &ctx).await,
         TcpRoute::Named(host) => tcp::handle_named(tcp, ctx, host, dst.port()).await,
         TcpRoute::Direct => match ctx.upstream.connect_addr(dst).await {
             Ok(up) => {
