@@ -10,7 +10,10 @@ Measures, in the same run and on the same machine:
     of what a durable output log costs);
   * HTTP through the egress gateway (curl inside a sandbox, transparent mode) next to the
     same curl on the host straight to the loopback server: download throughput of a
-    64 MiB body and per-request latency (curl's own timings, so exec overhead is excluded).
+    64 MiB body and per-request latency (curl's own timings, so exec overhead is excluded);
+  * HTTPS with secret injection (the gateway terminates TLS with the sandbox CA, writes the
+    secret into the header, redacts the response, and speaks verified TLS upstream) next to
+    the same HTTPS request made on the host: latency and 64 MiB download throughput.
 Progress goes to stderr.
 """
 import json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
@@ -56,8 +59,85 @@ class H(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a): pass
 class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
-S(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+srv = S(("127.0.0.1", int(sys.argv[1])), H)
+if len(sys.argv) > 3:  # cert, key: serve HTTPS
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(sys.argv[2], sys.argv[3])
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+srv.serve_forever()
 '''
+
+SECRET_VALUE = "bench-secret-value-0123456789"
+
+
+def make_pki(tmp):
+    """A throwaway CA and a certificate for secret.test signed by it (openssl CLI)."""
+    ca_key, ca, key, csr, crt, ext = (os.path.join(tmp, n) for n in
+                                      ("ca.key", "ca.pem", "leaf.key", "leaf.csr", "leaf.pem", "leaf.ext"))
+    q = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-days", "1", "-subj", "/CN=cleanroom bench CA", "-keyout", ca_key, "-out", ca], **q)
+    subprocess.run(["openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-subj", "/CN=secret.test", "-keyout", key, "-out", csr], **q)
+    with open(ext, "w") as f:
+        f.write("subjectAltName=DNS:secret.test\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n")
+    subprocess.run(["openssl", "x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
+                    "-days", "1", "-extfile", ext, "-out", crt], **q)
+    return ca, crt, key
+
+
+def shell_curl_times(prefix, url, n, env=None, extra=""):
+    """Like curl_times, through `sh -c` so a placeholder in the sandbox env can be used."""
+    outs = " ".join(f"-o /dev/null '{url}'" for _ in range(n))
+    script = f"curl -s --noproxy '*' {extra} -w '%{{time_total}} %{{speed_download}}\\n' {outs}"
+    r = subprocess.run(prefix + ["sh", "-c", script], env=env, capture_output=True)
+    if r.returncode != 0:
+        raise SystemExit(f"bench: {script[:200]} failed ({r.returncode}): {r.stderr.decode()[-600:]}")
+    out = r.stdout.decode().split()
+    return [float(t) for t in out[0::2]], [float(v) for v in out[1::2]]
+
+
+def secret_bench(binary, env, tmp, port, ca):
+    print("bench: HTTPS with secret injection through the gateway", file=sys.stderr)
+    policy = os.path.join(tmp, "secret.yaml")
+    with open(policy, "w") as f:
+        f.write(f"version: 1\nsandbox:\n  network:\n    allow:\n      - host: secret.test\n        ports: [{port}]\n"
+                "  secrets:\n    BENCH_TOKEN:\n      hosts: [secret.test]\n")
+    sbx = subprocess.run([binary, "sandbox", "create", "--policy", policy], env=env, check=True,
+                         capture_output=True).stdout.decode().strip()
+    inside = [binary, "exec", "-n", "--in", sbx, "--"]
+    url = f"https://secret.test:{port}"
+    header = "-H \"Authorization: Bearer $BENCH_TOKEN\""
+    # The host-side client trusts a bundle of the same shape as the sandbox's (system CAs +
+    # one extra): OpenSSL 3 spends ~25 ms parsing a full bundle per process, on both sides.
+    bundle = os.path.join(tmp, "host-bundle.pem")
+    with open(bundle, "w") as out:
+        for part in ("/etc/ssl/certs/ca-certificates.crt", ca):
+            with open(part) as f:
+                out.write(f.read().rstrip("\n") + "\n")
+    direct = f"--cacert {bundle} --resolve secret.test:{port}:127.0.0.1 -H 'Authorization: Bearer {SECRET_VALUE}'"
+    try:
+        n = min(RUNS, 200)
+        lat_gw, _ = shell_curl_times(inside, f"{url}/small", n, env, header)
+        lat_direct, _ = shell_curl_times([], f"{url}/small", n, None, direct)
+        _, bw_gw = shell_curl_times(inside, f"{url}/big", 3, env, header)
+        _, bw_direct = shell_curl_times([], f"{url}/big", 3, None, direct)
+    finally:
+        subprocess.run([binary, "sandbox", "rm", sbx], env=env, stdout=subprocess.DEVNULL)
+    ms = lambda xs: round(statistics.median(xs) * 1000, 3)
+    mibs = lambda xs: round(statistics.median(xs) / (1 << 20), 1)
+    return {
+        "requests": n,
+        "note": "each request: a new curl process and TLS connection, trusting system CAs + one; "
+                "the gateway adds a second handshake and redaction",
+        "latency_p50_ms_gateway_injecting": ms(lat_gw),
+        "latency_p50_ms_direct": ms(lat_direct),
+        "latency_p50_ratio": round(statistics.median(lat_gw) / statistics.median(lat_direct), 2),
+        "download_64mib_mib_s_gateway_injecting": mibs(bw_gw),
+        "download_64mib_mib_s_direct": mibs(bw_direct),
+        "throughput_ratio_gateway_vs_direct": round(statistics.median(bw_gw) / statistics.median(bw_direct), 3),
+    }
 
 
 def free_port():
@@ -116,8 +196,14 @@ def main():
     web_port = free_port()
     web = subprocess.Popen([sys.executable, "-c", WEB, str(web_port)], stdin=subprocess.DEVNULL,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ca, crt, key = make_pki(tmp)
+    tls_port = free_port()
+    tls_web = subprocess.Popen([sys.executable, "-c", WEB, str(tls_port), crt, key], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     server = subprocess.Popen([binary, "serve", "--listen", "unix://" + sock, "--state-dir", os.path.join(tmp, "state"),
-                               "--egress-resolve", "bench.test=127.0.0.1"],
+                               "--egress-resolve", "bench.test=127.0.0.1", "--egress-resolve", "secret.test=127.0.0.1",
+                               "--upstream-ca", ca],
+                              env=dict(os.environ, CLEANROOM_SECRET_BENCH_TOKEN=SECRET_VALUE),
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=open(os.path.join(tmp, "server.log"), "w"))
     try:
@@ -171,9 +257,11 @@ def main():
             "ratio_vs_pipe_to_file": round(statistics.median(to_file) / statistics.median(via), 3),
         }
         result["egress_http"] = egress_bench(binary, env, tmp, web_port)
+        result["egress_https_secret_injection"] = secret_bench(binary, env, tmp, tls_port, ca)
         print(json.dumps(result, indent=2))
     finally:
         web.kill()
+        tls_web.kill()
         server.send_signal(signal.SIGTERM)
         try:
             server.wait(timeout=20)
