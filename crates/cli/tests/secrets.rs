@@ -218,6 +218,8 @@ curl -sS -m 10 -o /dev/null -w 'in-url=%{{http_code}}\n' "https://api.test:{ps}/
 curl -sS -m 10 -o /dev/null -w 'plain=%{{http_code}}\n' http://plain.test:{pp}/plain -H "Authorization: Bearer $TOKEN"
 curl -sS -m 10 --noproxy '*' -o /dev/null -w 'plain-direct=%{{http_code}}\n' http://plain.test:{pp}/plain-direct -H "Authorization: Bearer $TOKEN"
 curl -sSk -m 10 -o /dev/null -w 'other=%{{http_code}}\n' https://other.test:{ps}/other -H "Authorization: Bearer $TOKEN"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=x -keyout /tmp/k.pem -out /tmp/other-ca.pem 2>/dev/null
+curl -sS -m 10 --noproxy '*' --cacert /tmp/other-ca.pem -o /dev/null https://api.test:{ps}/untrusting -H "Authorization: Bearer $TOKEN"; echo "untrusting=$?"
 echo "cert-file=$SSL_CERT_FILE"
 grep -c 'BEGIN CERTIFICATE' /run/cleanroom/sandbox-ca.crt
 # Look for the value everywhere a sandbox could: its environment, its processes, its files.
@@ -282,6 +284,9 @@ echo finished"#
     assert!(out.contains("plain=403\n"), "{out}\n{err}");
     assert!(out.contains("plain-direct=403\n"), "{out}\n{err}");
     assert!(out.contains("other=200\n"), "{out}\n{err}");
+    // A client that does not trust its sandbox CA fails closed (curl 60: peer certificate
+    // cannot be authenticated) and nothing reaches the upstream.
+    assert!(out.contains("untrusting=60\n"), "{out}\n{err}");
     assert!(!out.contains("VALUE_IN_"), "{out}");
 
     // The bound host received the value, in the bound header, and only for bound uses.
@@ -297,9 +302,9 @@ echo finished"#
         );
     }
     assert!(
-        !heads
-            .iter()
-            .any(|h| h.contains("/wrong-header") || h.contains("/in-url")),
+        !heads.iter().any(|h| h.contains("/wrong-header")
+            || h.contains("/in-url")
+            || h.contains("/untrusting")),
         "{heads:#?}"
     );
     // TLS to a host no secret is bound to is not opened: the placeholder (worthless off
@@ -332,6 +337,11 @@ echo finished"#
         })
         .count();
     assert_eq!(injected, 2, "{ev}");
+    assert!(
+        events.iter().any(|e| e["type"] == "egress.error"
+            && e["attributes"]["reason"] == "tls_interception_failed"),
+        "{ev}"
+    );
     assert!(err.contains("secret_scope_violation"), "{err}");
 
     // The sandbox CA was trusted inside the sandbox only.
