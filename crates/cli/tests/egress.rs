@@ -459,3 +459,70 @@ echo flood-done"#,
         "{d:?}"
     );
 }
+
+/// An HTTP/1.1 server that keeps connections alive; counts connections and requests.
+fn keep_alive_upstream() -> (u16, Arc<AtomicUsize>, Arc<AtomicUsize>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let (conns, reqs) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (c, r) = (conns.clone(), reqs.clone());
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            c.fetch_add(1, Ordering::SeqCst);
+            let r = r.clone();
+            std::thread::spawn(move || {
+                let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(10)));
+                let mut rd = BufReader::new(s.try_clone().unwrap());
+                let mut s = s;
+                loop {
+                    let mut line = String::new();
+                    if rd.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    loop {
+                        let mut h = String::new();
+                        if rd.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                            break;
+                        }
+                    }
+                    let n = r.fetch_add(1, Ordering::SeqCst) + 1;
+                    let body = format!("request {n}\n");
+                    if write!(
+                        s,
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    )
+                    .is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (port, conns, reqs)
+}
+
+/// A client that keeps its connection to an allowed host alive gets one upstream
+/// connection for all its requests, each still judged on its own.
+#[test]
+fn keep_alive_clients_reuse_one_upstream_connection() {
+    let (port, conns, reqs) = keep_alive_upstream();
+    let s = Server::start_with(&["--egress-resolve", "ka.test=127.0.0.1"]);
+    let sbx = create_with_policy(
+        &s,
+        &format!("version: 1\nsandbox:\n  network:\n    allow:\n      - host: ka.test\n        ports: [{port}]\n"),
+    );
+    let o = s.sh_in(
+        &sbx,
+        &format!("curl -sS -m 10 --noproxy '*' http://ka.test:{port}/a http://ka.test:{port}/b http://ka.test:{port}/c"),
+    );
+    assert_eq!(
+        stdout(&o),
+        "request 1\nrequest 2\nrequest 3\n",
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(reqs.load(Ordering::SeqCst), 3);
+    assert_eq!(conns.load(Ordering::SeqCst), 1);
+}

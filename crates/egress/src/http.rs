@@ -12,6 +12,7 @@ use bytes::Bytes;
 use cleanroom_policy::{normalize_wire_host, DenyReason};
 use http_body_util::{combinators::BoxBody, BodyExt, Full};
 use hyper::body::Incoming;
+use hyper::client::conn::http1::SendRequest;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use std::convert::Infallible;
@@ -38,10 +39,18 @@ pub async fn serve<S>(io: S, ctx: Arc<Ctx>, mode: Mode)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    // A connection whose destination is fixed keeps one upstream connection for all its
+    // requests (no new TCP + TLS handshake per request); the proxy's requests may each go
+    // elsewhere, so they do not.
+    let slot = match mode {
+        Mode::Proxy => None,
+        Mode::Fixed { .. } | Mode::Intercept { .. } => Some(UpstreamSlot::default()),
+    };
     let svc = hyper::service::service_fn(move |req| {
         let ctx = ctx.clone();
         let mode = mode.clone();
-        async move { Ok::<_, Infallible>(handle(req, ctx, mode).await) }
+        let slot = slot.clone();
+        async move { Ok::<_, Infallible>(handle(req, ctx, mode, slot).await) }
     });
     let conn = hyper::server::conn::http1::Builder::new()
         .serve_connection(TokioIo::new(io), svc)
@@ -123,7 +132,17 @@ fn check(ctx: &Ctx, raw_host: &str, port: u16) -> Result<String, (String, DenyRe
     Ok(host)
 }
 
-async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>, mode: Mode) -> Response<Body> {
+/// The upstream connection a client connection reuses across its requests.
+type UpstreamSlot = Arc<tokio::sync::Mutex<Option<SendRequest<Incoming>>>>;
+/// How long to wait for a kept upstream connection to be ready before opening another.
+const REUSE_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
+async fn handle(
+    req: Request<Incoming>,
+    ctx: Arc<Ctx>,
+    mode: Mode,
+    slot: Option<UpstreamSlot>,
+) -> Response<Body> {
     if req.method() == Method::CONNECT {
         return match mode {
             Mode::Proxy => connect(req, ctx).await,
@@ -220,7 +239,7 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>, mode: Mode) -> Response<B
         proto,
         tls: intercept,
     };
-    forward(req, ctx, target, used).await
+    forward(req, ctx, target, used, slot).await
 }
 
 /// Where one request goes.
@@ -237,17 +256,9 @@ async fn forward(
     ctx: Arc<Ctx>,
     t: Target,
     secrets_used: Vec<String>,
+    slot: Option<UpstreamSlot>,
 ) -> Response<Body> {
-    let Target {
-        host,
-        port,
-        proto,
-        tls,
-    } = t;
-    let upstream = match ctx.upstream_connect(&host, port).await {
-        Ok(s) => s,
-        Err(resp) => return resp_for(&ctx, &host, port, proto, resp),
-    };
+    let (host, port, proto, tls) = (t.host.clone(), t.port, t.proto, t.tls);
     // Origin-form towards the server; proxy-only headers never leave.
     let path = req
         .uri()
@@ -270,7 +281,7 @@ async fn forward(
             req.headers_mut().insert(hyper::header::HOST, v);
         }
     }
-    let result = if tls {
+    if tls {
         // Responses must come back searchable for secret values: no compression, and no
         // protocol switch to a stream the gateway would not see.
         req.headers_mut().insert(
@@ -278,34 +289,22 @@ async fn forward(
             hyper::header::HeaderValue::from_static("identity"),
         );
         req.headers_mut().remove(hyper::header::UPGRADE);
-        let name = match rustls::pki_types::ServerName::try_from(host.clone()) {
-            Ok(n) => n,
-            Err(e) => return upstream_tls_failed(&ctx, &host, port, proto, e.to_string()),
-        };
-        let config = match ctx.upstream.client_tls() {
-            Ok(c) => c,
-            Err(e) => return upstream_tls_failed(&ctx, &host, port, proto, e.to_string()),
-        };
-        let connector = tokio_rustls::TlsConnector::from(config);
-        match connector.connect(name, upstream).await {
-            Ok(io) => send(io, req).await,
-            Err(e) => return upstream_tls_failed(&ctx, &host, port, proto, e.to_string()),
-        }
-    } else {
-        send(upstream, req).await
+    }
+    let result = match slot {
+        Some(slot) => exchange_reusing(&slot, req, &ctx, &t).await,
+        None => match open(&ctx, &t).await {
+            Ok(mut sender) => sender
+                .send_request(req)
+                .await
+                .map_err(|e| request_failed(&ctx, &t, e.to_string())),
+            Err(resp) => Err(resp),
+        },
     };
     let resp = match result {
         Ok(r) => r,
-        Err(msg) => {
-            ctx.events
-                .emit(EgressEvent::error(&host, port, proto, msg.clone()));
-            return text(
-                StatusCode::BAD_GATEWAY,
-                None,
-                format!("cleanroom: upstream request failed: {msg}\n"),
-            );
-        }
+        Err(resp) => return resp,
     };
+
     if !tls {
         ctx.events.emit(EgressEvent::allow(&host, port, proto));
         return resp.map(|b| b.boxed());
@@ -380,18 +379,90 @@ fn upstream_tls_failed(
     )
 }
 
-/// One request over a fresh HTTP/1 connection on `io`.
-async fn send<I>(io: I, req: Request<Incoming>) -> Result<Response<Incoming>, String>
+/// A 502 for a request that failed on the upstream connection, with its event.
+fn request_failed(ctx: &Ctx, t: &Target, msg: String) -> Response<Body> {
+    ctx.events
+        .emit(EgressEvent::error(&t.host, t.port, t.proto, msg.clone()));
+    text(
+        StatusCode::BAD_GATEWAY,
+        None,
+        format!("cleanroom: upstream request failed: {msg}\n"),
+    )
+}
+
+/// A new upstream HTTP/1 connection for `t`: TCP (policy-checked addresses), then verified
+/// TLS when `t.tls`. Failures come back as the response to give the client.
+async fn open(ctx: &Ctx, t: &Target) -> Result<SendRequest<Incoming>, Response<Body>> {
+    let upstream = ctx
+        .upstream_connect(&t.host, t.port)
+        .await
+        .map_err(|e| resp_for(ctx, &t.host, t.port, t.proto, e))?;
+    if !t.tls {
+        return handshake(ctx, t, upstream).await;
+    }
+    let tls_failed = |e: String| upstream_tls_failed(ctx, &t.host, t.port, t.proto, e);
+    let name = rustls::pki_types::ServerName::try_from(t.host.clone())
+        .map_err(|e| tls_failed(e.to_string()))?;
+    let config = ctx
+        .upstream
+        .client_tls()
+        .map_err(|e| tls_failed(e.to_string()))?;
+    let io = tokio_rustls::TlsConnector::from(config)
+        .connect(name, upstream)
+        .await
+        .map_err(|e| tls_failed(e.to_string()))?;
+    handshake(ctx, t, io).await
+}
+
+async fn handshake<I>(ctx: &Ctx, t: &Target, io: I) -> Result<SendRequest<Incoming>, Response<Body>>
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
         .await
-        .map_err(|e| format!("upstream handshake: {e}"))?;
+        .map_err(|e| request_failed(ctx, t, format!("upstream handshake: {e}")))?;
     tokio::spawn(async move {
         let _ = conn.await;
     });
-    sender.send_request(req).await.map_err(|e| e.to_string())
+    Ok(sender)
+}
+
+/// Send on the client connection's kept upstream connection when it is still usable, else
+/// on a new one (kept for the next request). A request the kept connection refused before
+/// writing it is sent again on a new connection; one that was written is not replayed.
+async fn exchange_reusing(
+    slot: &UpstreamSlot,
+    req: Request<Incoming>,
+    ctx: &Ctx,
+    t: &Target,
+) -> Result<Response<Incoming>, Response<Body>> {
+    let mut kept = slot.lock().await;
+    let mut req = req;
+    if let Some(mut sender) = kept.take() {
+        let ready = matches!(
+            tokio::time::timeout(REUSE_WAIT, sender.ready()).await,
+            Ok(Ok(()))
+        );
+        if ready {
+            match sender.try_send_request(req).await {
+                Ok(resp) => {
+                    *kept = Some(sender);
+                    return Ok(resp);
+                }
+                Err(mut e) => match e.take_message() {
+                    Some(r) => req = r,
+                    None => return Err(request_failed(ctx, t, e.into_error().to_string())),
+                },
+            }
+        }
+    }
+    let mut sender = open(ctx, t).await?;
+    let resp = sender
+        .send_request(req)
+        .await
+        .map_err(|e| request_failed(ctx, t, e.to_string()))?;
+    *kept = Some(sender);
+    Ok(resp)
 }
 
 fn resp_for(
