@@ -64,6 +64,22 @@ pub async fn run(
     Ok(policy.repository_path.clone())
 }
 
+/// Create an execution; its id, or the exit code to stop with (error already printed).
+async fn start(client: &Client, req: CreateExecutionRequest) -> Result<String, i32> {
+    match client.executions.create_execution(req).await {
+        Ok(r) => Ok(r
+            .into_owned()
+            .execution
+            .as_option()
+            .map(|e| e.execution_id.clone())
+            .unwrap_or_default()),
+        Err(e) => {
+            crate::render::error(&e.into(), None);
+            Err(EXIT_CLEANROOM_ERROR)
+        }
+    }
+}
+
 /// Create an execution and stream its output (all to stderr) to the end.
 async fn run_step(
     client: &Client,
@@ -71,20 +87,9 @@ async fn run_step(
     req: CreateExecutionRequest,
     sigint: &mut tokio::signal::unix::Signal,
 ) -> i32 {
-    match client.executions.create_execution(req).await {
-        Ok(r) => {
-            let exec_id = r
-                .into_owned()
-                .execution
-                .as_option()
-                .map(|e| e.execution_id.clone())
-                .unwrap_or_default();
-            stream_until_exit(client, sandbox_id, &exec_id, sigint, true).await
-        }
-        Err(e) => {
-            crate::render::error(&e.into(), None);
-            EXIT_CLEANROOM_ERROR
-        }
+    match start(client, req).await {
+        Ok(exec_id) => stream_until_exit(client, sandbox_id, &exec_id, sigint, true).await,
+        Err(code) => code,
     }
 }
 
@@ -165,18 +170,7 @@ async fn checkout(
         attach_stdin: true,
         ..Default::default()
     };
-    let exec_id = match client.executions.create_execution(req).await {
-        Ok(r) => r
-            .into_owned()
-            .execution
-            .as_option()
-            .map(|e| e.execution_id.clone())
-            .unwrap_or_default(),
-        Err(e) => {
-            crate::render::error(&e.into(), None);
-            return Err(EXIT_CLEANROOM_ERROR);
-        }
-    };
+    let exec_id = start(client, req).await?;
     let pump = tokio::spawn(pump_stdin(
         client.executions.clone(),
         sandbox_id.to_string(),

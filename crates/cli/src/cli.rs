@@ -22,7 +22,9 @@ pub enum Command {
     /// Run the authoritative server (sandboxes, executions, durable output).
     Serve(ServeArgs),
     /// Create a sandbox from the repository policy, run a command in it, stream its
-    /// output, return its exit code, and tear the sandbox down.
+    /// output, return its exit code, and tear the sandbox down. With the policy's
+    /// `repository` section the committed HEAD is checked out at repository.path and
+    /// sandbox.dependencies.command runs there first.
     Exec(ExecArgs),
     /// Generic sandbox lifecycle (does not read cleanroom.yaml unless --policy is given).
     #[command(subcommand)]
@@ -134,7 +136,7 @@ pub struct ExecArgs {
     /// overrides the policy's sandbox.image.ref [default: the host's system dirs]
     #[arg(long, value_name = "REF")]
     pub image: Option<String>,
-    /// Working directory inside the sandbox [default: /workspace]
+    /// Working directory inside the sandbox [default: the policy's repository.path, else /workspace]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<String>,
     /// Kill the command (SIGTERM, then SIGKILL) after this many seconds

@@ -93,9 +93,9 @@ impl UpstreamConfig {
         let certs = crate::tls::parse_pem_certs(pem)?;
         let mut all = self.extra_roots.clone();
         all.extend(certs);
-        crate::tls::client_config(&all)?;
+        let config = crate::tls::client_config(&all)?;
         self.extra_roots = all;
-        self.tls = std::sync::OnceLock::new();
+        self.tls = std::sync::OnceLock::from(config);
         Ok(())
     }
 
