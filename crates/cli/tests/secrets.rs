@@ -222,6 +222,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=x
 curl -sS -m 10 --noproxy '*' --cacert /tmp/other-ca.pem -o /dev/null https://api.test:{ps}/untrusting -H "Authorization: Bearer $TOKEN"; echo "untrusting=$?"
 echo "cert-file=$SSL_CERT_FILE"
 grep -c 'BEGIN CERTIFICATE' /run/cleanroom/sandbox-ca.crt
+openssl x509 -in /run/cleanroom/sandbox-ca.crt -noout -ext nameConstraints | tr -d ' ' | grep '^DNS:' | sed 's/^/permitted=/'
 # Look for the value everywhere a sandbox could: its environment, its processes, its files.
 env | grep -F "$NEEDLE" && echo VALUE_IN_ENV
 for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do
@@ -271,6 +272,12 @@ echo finished"#
         out.contains("cert-file=/run/cleanroom/ca-bundle.crt"),
         "{out}"
     );
+    // The sandbox CA vouches for the bound hosts only (X.509 name constraints).
+    let permitted: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("permitted="))
+        .collect();
+    assert_eq!(permitted, ["DNS:api.test"], "{out}");
     assert_eq!(out.matches("echo tls=true").count(), 2, "{out}\n{err}");
     assert!(out.contains("GET /proxied"), "{out}");
     assert!(out.contains("GET /direct"), "{out}");
