@@ -650,3 +650,82 @@ fn index_policy_ref_and_concurrent_pulls() {
     let i = stdout(&s.run(&["sandbox", "inspect", &id]));
     assert!(i.contains(&index), "{i}");
 }
+
+/// An image-rooted sandbox with a secret trusts its sandbox CA too: appended to the image's
+/// own CA bundle (bound over it in the sandbox's copy-on-write view, the cached image
+/// untouched) and named by SSL_CERT_FILE; the secret is a placeholder.
+#[test]
+fn image_rooted_sandboxes_trust_their_sandbox_ca() {
+    let reg = Registry::start();
+    let bundle_layer = Layer::new()
+        .dir("etc/ssl")
+        .dir("etc/ssl/certs")
+        .file(
+            "etc/ssl/certs/ca-certificates.crt",
+            b"# IMAGE-BUNDLE\n",
+            0o644,
+        )
+        .gz();
+    let reference = reg.push_image("test/with-ca", &[base_layer(), bundle_layer]);
+    let d = tempfile::tempdir().unwrap();
+    let secrets = write(&d, "secrets", "TOKEN=image-test-secret-value\n");
+    std::fs::set_permissions(
+        &secrets,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
+    let s = Server::start_with(&[
+        "--insecure-registry",
+        &reg.host(),
+        "--secrets-file",
+        &secrets,
+    ]);
+    let policy = write(
+        &d,
+        "cleanroom.yaml",
+        &format!(
+            "version: 1\nsandbox:\n  image:\n    ref: {reference}\n  network:\n    allow:\n      - host: api.test\n  secrets:\n    TOKEN:\n      hosts: [api.test]\n"
+        ),
+    );
+    let o = s.run(&[
+        "exec",
+        "-n",
+        "--policy",
+        &policy,
+        "--",
+        "/bin/sh",
+        "-c",
+        "cat /etc/ssl/certs/ca-certificates.crt | grep -c -e IMAGE-BUNDLE -e 'BEGIN CERTIFICATE'; \
+         echo \"$SSL_CERT_FILE\"; grep -c 'BEGIN CERTIFICATE' /run/cleanroom/sandbox-ca.crt; \
+         echo \"$TOKEN\" | grep -c '^cleanroom-secret-TOKEN-'",
+    ]);
+    assert_eq!(
+        stdout(&o),
+        "2\n/run/cleanroom/ca-bundle.crt\n1\n1\n",
+        "{}",
+        stderr(&o)
+    );
+    // The cached image's bundle is as pushed.
+    let cached = files_named(&cache_root(&s), "ca-certificates.crt");
+    assert!(!cached.is_empty());
+    for f in cached {
+        assert_eq!(
+            std::fs::read_to_string(&f).unwrap(),
+            "# IMAGE-BUNDLE\n",
+            "{f:?}"
+        );
+    }
+}
+
+fn files_named(dir: &std::path::Path, name: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        match e.file_type() {
+            Ok(t) if t.is_dir() => out.extend(files_named(&p, name)),
+            Ok(t) if t.is_file() && e.file_name() == name => out.push(p),
+            _ => {}
+        }
+    }
+    out
+}
