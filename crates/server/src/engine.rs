@@ -1161,6 +1161,16 @@ impl Run {
             }
         }
 
+        // A cancel (or sandbox termination) whose kill ended the process before this loop
+        // saw the request still names the reason: the end was not the guest's doing. A
+        // process that exited on its own keeps its own result.
+        let killed = match &exit {
+            Some(Some(st)) => st.signal.is_some(),
+            _ => true,
+        };
+        if reason.is_none() && killed {
+            reason = cancel_rx.borrow().clone();
+        }
         let (status, exit_code, mut message) = match (exit.flatten(), &reason) {
             (Some(st), Some(r)) => (r.status, st.shell_code(), r.message.clone()),
             (Some(st), None) if st.oom_killed => (
