@@ -27,7 +27,7 @@ fn sandbox_has_its_own_pid1_hostname_network_and_files() {
     let out = stdout(&o);
     assert!(
         out.lines()
-            .any(|l| l.starts_with("pid1=") && l.contains(" __sandbox-init ")),
+            .any(|l| l.starts_with("pid1=") && l.contains(" __sandbox-init")),
         "{out}"
     );
     // Nothing of the server's configuration (host paths) shows in pid 1's command line.
@@ -38,6 +38,12 @@ fn sandbox_has_its_own_pid1_hostname_network_and_files() {
     assert!(
         !pid1.contains(&*s.dir.to_string_lossy()) && !pid1.contains('{'),
         "{pid1}"
+    );
+    // Nor the host path of the binary, nor the sandbox id: a fixed name only.
+    assert_eq!(
+        pid1.trim_end(),
+        "pid1=cleanroom-init __sandbox-init",
+        "{out}"
     );
     // sh, its subshells, ls and grep plus pid 1: a handful, never the host's hundreds.
     let procs: usize = out

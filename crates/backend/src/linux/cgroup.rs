@@ -204,6 +204,16 @@ impl Mode {
         }
     }
 
+    /// The cgroup directories another server instance would have next to ours (to sweep
+    /// the leftovers of a dead one).
+    pub fn sibling_instance_dirs(&self, instance: &str) -> Vec<PathBuf> {
+        self.instance_dirs()
+            .iter()
+            .filter_map(|d| d.parent().map(|p| p.join(instance)))
+            .filter(|d| d.is_dir())
+            .collect()
+    }
+
     /// Every sandbox cgroup currently present (to sweep leftovers).
     pub fn all_sandbox_dirs(&self) -> Vec<PathBuf> {
         let parents: Vec<&PathBuf> = match self {

@@ -10,11 +10,13 @@
 pub mod cgroup;
 pub mod config;
 pub mod harden;
+mod idslots;
 pub mod init;
 mod netif;
 pub mod procinfo;
 pub mod protocol;
 mod rootfs;
+mod sweep;
 
 use crate::{
     Backend, BackendError, ExitStatus, ProcessHandle, ProcessId, ProcessSpec, ProvisionedSandbox,
@@ -36,10 +38,6 @@ use tokio::sync::oneshot;
 const PROVISION_TIMEOUT: Duration = Duration::from_secs(30);
 /// Where a root server keeps per-sandbox mountpoints (traversable, nothing secret inside).
 pub const RUNTIME_BASE: &str = "/run/cleanroom";
-/// First host id of the per-sandbox ranges, their size, and how many exist.
-const ID_BASE: u32 = 1_000_000_000;
-const ID_COUNT: u32 = 65_536;
-const ID_SLOTS: u32 = 16_384;
 /// Pipe buffer for stdout/stderr: larger pipes mean fewer wake-ups on bulk output.
 const PIPE_SIZE: i32 = 1 << 20;
 
@@ -51,8 +49,8 @@ pub struct LinuxBackend {
     runtime_root: PathBuf,
     init_exe: PathBuf,
     cgroups: cgroup::Mode,
-    /// Slots of host id ranges in use (root server only).
-    id_slots: Mutex<std::collections::HashSet<u32>>,
+    /// Marks this server instance alive so other servers never sweep it (root server).
+    instance_lock: Mutex<Option<sweep::InstanceLock>>,
     sandboxes: Mutex<HashMap<String, Arc<LinuxSandbox>>>,
 }
 
@@ -66,7 +64,8 @@ struct LinuxSandbox {
     exits: Arc<Mutex<HashMap<ProcessId, oneshot::Sender<ExitStatus>>>>,
     shim: tokio::sync::Mutex<Option<tokio::process::Child>>,
     cgroups: Vec<PathBuf>,
-    id_range: Option<config::IdRange>,
+    /// The host-wide lease of this sandbox's id block, held until it is torn down.
+    id_lease: Mutex<Option<idslots::IdLease>>,
 }
 
 impl LinuxBackend {
@@ -74,7 +73,18 @@ impl LinuxBackend {
     /// (re-executed as `__sandbox-init`).
     pub fn new(state_root: PathBuf, init_exe: PathBuf) -> Result<Self, BackendError> {
         let instance = cgroup::instance_key(&state_root);
-        let runtime_root = if nix::unistd::geteuid().is_root() {
+        let root = nix::unistd::geteuid().is_root();
+        // The instance lock comes first: a server sweeping dead instances must never see
+        // this one's directories without its lock held.
+        let instance_lock = if root {
+            Some(
+                sweep::InstanceLock::acquire(Path::new(RUNTIME_BASE), &instance)
+                    .map_err(|e| BackendError::io("lock the server instance", e))?,
+            )
+        } else {
+            None
+        };
+        let runtime_root = if root {
             PathBuf::from(RUNTIME_BASE).join(&instance)
         } else {
             state_root
@@ -82,12 +92,18 @@ impl LinuxBackend {
         std::fs::create_dir_all(&runtime_root)
             .map_err(|e| BackendError::io(format!("create {}", runtime_root.display()), e))?;
         let cgroups = cgroup::Mode::detect(&instance);
+        if root {
+            let swept = sweep::sweep_dead(Path::new(RUNTIME_BASE), &instance, &cgroups);
+            if !swept.instances.is_empty() {
+                tracing::info!(instances = ?swept.instances, killed = swept.killed, "swept dead servers");
+            }
+        }
         tracing::info!(cgroups = %cgroups.describe(), runtime = %runtime_root.display(), "linux backend ready");
         Ok(LinuxBackend {
             runtime_root,
             init_exe,
             cgroups,
-            id_slots: Mutex::new(std::collections::HashSet::new()),
+            instance_lock: Mutex::new(instance_lock),
             sandboxes: Mutex::new(HashMap::new()),
         })
     }
@@ -101,22 +117,11 @@ impl LinuxBackend {
             .ok_or_else(|| BackendError::SandboxNotFound(id.to_string()))
     }
 
-    /// Reserve a private block of host ids for one sandbox (root server). Blocks start high
-    /// (`ID_BASE`) to stay clear of the host's own users and /etc/subuid allocations.
-    fn allocate_ids(&self) -> Option<config::IdRange> {
-        let mut used = self.id_slots.lock().ok()?;
-        let slot = (0..ID_SLOTS).find(|s| !used.contains(s))?;
-        used.insert(slot);
-        Some(config::IdRange {
-            host_base: ID_BASE + slot * ID_COUNT,
-            count: ID_COUNT,
-        })
-    }
-
-    fn release_ids(&self, range: Option<config::IdRange>) {
-        if let (Some(r), Ok(mut used)) = (range, self.id_slots.lock()) {
-            used.remove(&((r.host_base - ID_BASE) / ID_COUNT));
-        }
+    /// Lease a private block of host ids for one sandbox (root server), host-wide: no
+    /// other live sandbox of any server gets the same block (see [`idslots`]). Blocks start
+    /// high to stay clear of the host's own users and /etc/subuid allocations.
+    fn allocate_ids(&self) -> Option<idslots::IdLease> {
+        idslots::lease(&idslots::slots_dir(Path::new(RUNTIME_BASE)))
     }
 
     /// The sandbox's root (a host id of its range, no host privileges) must be able to reach
@@ -250,9 +255,9 @@ impl Backend for LinuxBackend {
                 return Err(BackendError::LaunchFailed(format!("cgroup setup: {e}")));
             }
         };
-        let id_range = if nix::unistd::geteuid().is_root() {
+        let id_lease = if nix::unistd::geteuid().is_root() {
             match self.allocate_ids() {
-                Some(r) => Some(r),
+                Some(l) => Some(l),
                 None => {
                     cgroup::remove(&cgroups);
                     remove_dir(&dir);
@@ -262,6 +267,7 @@ impl Backend for LinuxBackend {
         } else {
             None
         };
+        let id_range = id_lease.as_ref().map(idslots::IdLease::range);
         if let Some(r) = id_range {
             self.prepare_for_mapped_root(&dir, r);
         }
@@ -280,12 +286,15 @@ impl Backend for LinuxBackend {
             image_rootfs: spec.image.as_ref().map(|i| i.rootfs.clone()),
             trusted_ca_pem: spec.trusted_ca_pem.clone(),
         };
-        match self.start(&spec.sandbox_id, &dir, &cfg, &spec.limits).await {
+        // On failure the lease drops here, after the shim is gone (start kills it).
+        match self
+            .start(&spec.sandbox_id, &dir, &cfg, &spec.limits, id_lease)
+            .await
+        {
             Ok(p) => Ok(p),
             Err(e) => {
                 remove_dir(&dir);
                 cgroup::remove_eventually(cgroup::remove(&cfg.cgroups));
-                self.release_ids(id_range);
                 Err(e)
             }
         }
@@ -397,7 +406,10 @@ impl Backend for LinuxBackend {
             }
             remove_dir(&sbx.state_dir);
             cgroup::remove_eventually(cgroup::remove(&sbx.cgroups));
-            self.release_ids(sbx.id_range);
+            // Only now, with every process of the sandbox gone, may its ids be reused.
+            if let Ok(mut lease) = sbx.id_lease.lock() {
+                lease.take();
+            }
         } else {
             // Unknown to this process (e.g. created before a restart): just sweep its state.
             remove_dir(&self.dir_for(sandbox_id)?);
@@ -422,9 +434,16 @@ impl Backend for LinuxBackend {
 
     async fn close(&self) {
         // Only empty directories go: a sandbox that could not be terminated keeps its state.
-        let _ = std::fs::remove_dir(&self.runtime_root);
+        let emptied = std::fs::remove_dir(&self.runtime_root).is_ok();
         for dir in self.cgroups.instance_dirs() {
             let _ = std::fs::remove_dir(dir);
+        }
+        // With leftovers, the lock file stays (unlocked once we exit) so that the next
+        // server recognises this instance as dead and sweeps it.
+        if let Some(lock) = self.instance_lock.lock().ok().and_then(|mut l| l.take()) {
+            if emptied {
+                lock.release();
+            }
         }
     }
 
@@ -490,6 +509,7 @@ impl LinuxBackend {
         dir: &Path,
         cfg: &InitConfig,
         limits: &crate::Limits,
+        mut id_lease: Option<idslots::IdLease>,
     ) -> Result<ProvisionedSandbox, BackendError> {
         use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
         let (host_sock, child_sock) = socketpair(
@@ -503,11 +523,11 @@ impl LinuxBackend {
         let mut cmd = tokio::process::Command::new(&self.init_exe);
         // Dropping the handle on a failed launch kills the shim (and pid 1 with it).
         cmd.kill_on_drop(true);
-        // The config (host paths among it) travels over the control socket, not argv, so
-        // nothing of it is visible in the sandbox's /proc/1/cmdline; the sandbox id (which
-        // the sandbox knows anyway) stays in argv so `ps` on the host says whose it is.
-        cmd.arg("__sandbox-init")
-            .arg(id)
+        // The config (host paths among it) travels over the control socket, not argv, and
+        // argv[0] is a fixed name instead of the binary's host path: the sandbox's
+        // /proc/1/cmdline says `cleanroom-init __sandbox-init`, nothing about the host.
+        cmd.arg0("cleanroom-init")
+            .arg("__sandbox-init")
             .env_clear()
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null());
@@ -528,6 +548,11 @@ impl LinuxBackend {
             BackendError::Unavailable(format!("cannot start {}: {e}", self.init_exe.display()))
         })?;
         drop(child_sock);
+        if let (Some(lease), Some(pid)) = (id_lease.as_mut(), shim.id()) {
+            if let Some(start) = procinfo::start_time(pid as i32) {
+                lease.record_holder(pid as i32, start);
+            }
+        }
         protocol::send(
             host_sock.as_raw_fd(),
             &Request::Configure(Box::new(cfg.clone())),
@@ -658,7 +683,7 @@ impl LinuxBackend {
             exits,
             shim: tokio::sync::Mutex::new(Some(shim)),
             cgroups: cfg.cgroups.clone(),
-            id_range: cfg.id_range,
+            id_lease: Mutex::new(id_lease),
         });
         self.sandboxes
             .lock()

@@ -190,17 +190,20 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// Host processes whose command line mentions `needle` (e.g. a sandbox id).
+/// Host processes whose command line or cgroup mentions `needle` (e.g. a sandbox id: every
+/// process of a sandbox, its shim included, is charged to cgroups named after it).
 pub fn processes_mentioning(needle: &str) -> Vec<i32> {
     let mut found = Vec::new();
     for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
             continue;
         };
-        if let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) {
-            if String::from_utf8_lossy(&cmd).contains(needle) {
-                found.push(pid);
-            }
+        let mentions = ["cmdline", "cgroup"].iter().any(|f| {
+            std::fs::read(format!("/proc/{pid}/{f}"))
+                .is_ok_and(|b| String::from_utf8_lossy(&b).contains(needle))
+        });
+        if mentions {
+            found.push(pid);
         }
     }
     found

@@ -1,0 +1,152 @@
+//! Host-wide allocation of the per-sandbox host id ranges.
+//!
+//! Every sandbox of a root server maps its ids 0..65535 to a private block of host ids. Two
+//! sandboxes sharing a block could signal, ptrace-check or read each other's files as "the
+//! same user", so no two *live* sandboxes on a host may ever share one — not even when
+//! they belong to different servers (other state dirs, other versions).
+//!
+//! A block is leased by an exclusive `flock` on `/run/cleanroom/idslots/<slot>`: the kernel
+//! releases the lock when the holder dies, so a crashed server never leaks slots and two
+//! servers never agree on one. Because a sandbox may outlive its server's lock by a few
+//! milliseconds (the shim and pid 1 die by `PDEATHSIG`, asynchronously), each lease also
+//! records its shim's pid and start time; a slot whose recorded shim is still alive is
+//! skipped even when its lock is free.
+
+use super::config::IdRange;
+use super::procinfo;
+use std::fs::File;
+use std::io::{Read, Seek, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// First host id of the per-sandbox ranges, their size, and how many exist.
+pub const ID_BASE: u32 = 1_000_000_000;
+pub const ID_COUNT: u32 = 65_536;
+pub const ID_SLOTS: u32 = 16_384;
+
+/// One leased id block; the lease (the `flock`) ends when this is dropped.
+#[derive(Debug)]
+pub struct IdLease {
+    file: File,
+    range: IdRange,
+}
+
+impl IdLease {
+    /// The leased host id block.
+    pub fn range(&self) -> IdRange {
+        self.range
+    }
+
+    /// Remember the shim that runs in this block, so that a successor that gets the lock
+    /// while the shim is still dying does not reuse the block.
+    pub fn record_holder(&mut self, pid: i32, start: u64) {
+        let _ = self.file.set_len(0);
+        let _ = self.file.rewind();
+        let _ = writeln!(self.file, "{pid} {start}");
+    }
+}
+
+/// The directory of slot lock files, private to root.
+pub fn slots_dir(runtime_base: &Path) -> PathBuf {
+    runtime_base.join("idslots")
+}
+
+/// Lease the first free block. `None` when every block is taken (or the lock directory
+/// cannot be used: fail closed rather than hand out a possibly shared block).
+pub fn lease(dir: &Path) -> Option<IdLease> {
+    use std::os::unix::fs::DirBuilderExt;
+    let _ = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir);
+    // The lock dir must be a real directory owned by us: anything else could be a trap.
+    let meta = std::fs::symlink_metadata(dir).ok()?;
+    if !meta.is_dir()
+        || std::os::unix::fs::MetadataExt::uid(&meta) != nix::unistd::geteuid().as_raw()
+    {
+        tracing::error!(dir = %dir.display(), "id slot directory is not ours; refusing to allocate");
+        return None;
+    }
+    (0..ID_SLOTS).find_map(|slot| try_slot(dir, slot))
+}
+
+fn try_slot(dir: &Path, slot: u32) -> Option<IdLease> {
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(dir.join(slot.to_string()))
+        .ok()?;
+    // SAFETY: flock(2) on an fd we own; non-blocking, so it never stalls the caller.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return None;
+    }
+    let mut text = String::new();
+    let _ = file.read_to_string(&mut text);
+    let mut parts = text.split_whitespace();
+    if let (Some(Ok(pid)), Some(Ok(start))) = (
+        parts.next().map(str::parse::<i32>),
+        parts.next().map(str::parse::<u64>),
+    ) {
+        if procinfo::is_same_process(pid, start) {
+            // The previous holder's sandbox is still dying: not free yet.
+            return None;
+        }
+    }
+    Some(IdLease {
+        file,
+        range: IdRange {
+            host_base: ID_BASE + slot * ID_COUNT,
+            count: ID_COUNT,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_leases_never_share_a_block_and_drop_frees_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = lease(dir.path()).unwrap();
+        let b = lease(dir.path()).unwrap();
+        assert_ne!(a.range(), b.range());
+        let first = a.range();
+        drop(a);
+        let c = lease(dir.path()).unwrap();
+        assert_eq!(c.range(), first);
+    }
+
+    #[test]
+    fn a_live_recorded_holder_keeps_its_block_after_the_lock_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = lease(dir.path()).unwrap();
+        let me = std::process::id() as i32;
+        a.record_holder(me, procinfo::start_time(me).unwrap());
+        let first = a.range();
+        drop(a);
+        let b = lease(dir.path()).unwrap();
+        assert_ne!(
+            b.range(),
+            first,
+            "block of a live holder was handed out again"
+        );
+    }
+
+    #[test]
+    fn another_process_holding_a_lock_is_respected() {
+        // flock conflicts between open file descriptions, as between two servers.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("0");
+        let other = File::create(&path).unwrap();
+        // SAFETY: flock on our own fd.
+        assert_eq!(unsafe { libc::flock(other.as_raw_fd(), libc::LOCK_EX) }, 0);
+        let a = lease(dir.path()).unwrap();
+        assert_eq!(a.range().host_base, ID_BASE + ID_COUNT);
+    }
+}
