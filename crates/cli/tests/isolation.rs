@@ -170,3 +170,54 @@ fn graceful_server_stop_terminates_sandboxes_cleanly() {
     let e = stdout(&s.run(&["execution", "inspect", "--sandbox-id", &id, "--last"]));
     assert!(e.contains("status:       CANCELED"), "{e}");
 }
+
+#[test]
+fn sandbox_sees_none_of_the_hosts_identifiers() {
+    let s = Server::start();
+    let host_boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let host_machine = std::fs::read_to_string("/etc/machine-id").unwrap_or_default();
+    // Block devices the host mounts (e.g. /dev/vda1): none may show in the sandbox.
+    let host_devices: Vec<String> = std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            l.split(" - ")
+                .nth(1)?
+                .split_whitespace()
+                .nth(1)
+                .map(str::to_string)
+        })
+        .filter(|src| src.starts_with("/dev/") && src.len() > "/dev/".len())
+        .collect();
+    let o = s.sh("echo boot=$(cat /proc/sys/kernel/random/boot_id); \
+         echo machine=$(cat /etc/machine-id 2>/dev/null); \
+         echo cmdline=$(tr '\\0' ' ' < /proc/1/cmdline); \
+         cat /proc/self/mountinfo");
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let boot = out.lines().find_map(|l| l.strip_prefix("boot=")).unwrap();
+    assert_eq!(boot.len(), 36, "boot_id keeps its format: {out}");
+    assert_ne!(boot, host_boot.trim(), "host boot_id visible");
+    if !host_machine.trim().is_empty() {
+        let machine = out
+            .lines()
+            .find_map(|l| l.strip_prefix("machine="))
+            .unwrap();
+        assert_eq!(machine.len(), 32, "machine-id keeps its format: {out}");
+        assert_ne!(machine, host_machine.trim(), "host machine-id visible");
+    }
+    for dev in &host_devices {
+        assert!(
+            !out.contains(&format!(" {dev} ")),
+            "host block device {dev} in mountinfo:\n{out}"
+        );
+    }
+    assert!(!out.contains(BIN), "host binary path visible:\n{out}");
+    assert!(
+        !out.contains("/run/cleanroom/srv-"),
+        "host runtime path visible:\n{out}"
+    );
+    // Two sandboxes get different identifiers too.
+    let o2 = s.sh("cat /proc/sys/kernel/random/boot_id");
+    assert_ne!(stdout(&o2).trim(), boot, "boot_id shared between sandboxes");
+}

@@ -10,6 +10,7 @@
 pub mod cgroup;
 pub mod config;
 pub mod harden;
+mod identity;
 mod idslots;
 pub mod init;
 mod netif;
@@ -246,6 +247,7 @@ impl Backend for LinuxBackend {
     async fn provision(&self, spec: &SandboxSpec) -> Result<ProvisionedSandbox, BackendError> {
         let dir = self.dir_for(&spec.sandbox_id)?;
         std::fs::create_dir_all(dir.join("root"))
+            .and_then(|()| std::fs::create_dir_all(dir.join("empty")))
             .map_err(|e| BackendError::io(format!("create {}", dir.display()), e))?;
         let cgroups = match self.cgroups.create(&spec.sandbox_id, &spec.limits) {
             Ok(c) => c,

@@ -76,6 +76,36 @@ fn bind_with(src: &Path, dst: &Path, extra: MsFlags) -> Result<(), String> {
     mount(None::<&str>, dst, None::<&str>, flags, None::<&str>).map_err(|e| err("remount", dst, e))
 }
 
+/// Show a host system directory read-only. A read-only overlay with the host dir as its
+/// only lower layer reads the same files as a bind would, but the sandbox's mountinfo then
+/// names `overlay` instead of the host's block device and its mount options. Where
+/// overlay is unavailable (old kernels, odd lower filesystems) a read-only bind is used.
+fn system_view(host: &Path, inside: &Path, empty: &Path) -> Result<(), String> {
+    // A lower-only overlay needs two layers: the host dir above an empty one. The empty
+    // one is named relative to the cwd so that no host path of ours shows in the options.
+    let (Some(parent), Some(name)) = (empty.parent(), empty.file_name()) else {
+        return bind(host, inside, true);
+    };
+    let opts = format!("lowerdir={}:{}", host.display(), name.to_string_lossy());
+    let flags = MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
+    let plain = !opts.contains([',', '\\']) && opts.matches(':').count() == 1;
+    if plain
+        && empty.is_dir()
+        && nix::unistd::chdir(parent).is_ok()
+        && mount(
+            Some("cleanroom"),
+            inside,
+            Some("overlay"),
+            flags,
+            Some(opts.as_str()),
+        )
+        .is_ok()
+    {
+        return Ok(());
+    }
+    bind(host, inside, true)
+}
+
 fn mkdir(p: &Path, mode: u32) -> Result<(), String> {
     fs::create_dir_all(p).map_err(|e| err("mkdir", p, e))?;
     fs::set_permissions(p, fs::Permissions::from_mode(mode)).map_err(|e| err("chmod", p, e))
@@ -190,6 +220,8 @@ pub fn build(cfg: &InitConfig, image_lower: Option<OwnedFd>) -> Result<Vec<Strin
     )
     .map_err(|e| err("mount tmpfs", root, e))?;
 
+    // Made by the server next to the root mountpoint (see `LinuxBackend::provision`).
+    let empty = root.with_file_name("empty");
     for dir in SYSTEM_DIRS {
         let host = Path::new("/").join(dir);
         let inside = root.join(dir);
@@ -201,7 +233,7 @@ pub fn build(cfg: &InitConfig, image_lower: Option<OwnedFd>) -> Result<Vec<Strin
             symlink(&target, &inside).map_err(|e| err("symlink", &inside, e))?;
         } else if meta.is_dir() {
             mkdir(&inside, 0o755)?;
-            bind(&host, &inside, true)?;
+            system_view(&host, &inside, &empty)?;
         }
     }
     for file in MASKED_FILES {
@@ -277,6 +309,7 @@ fn populate(cfg: &InitConfig, root: &Path, image: bool) -> Result<Vec<String>, S
         }
     }
     pivot(root)?;
+    super::identity::mask_host_identity(!image)?;
     if image {
         return Ok(extra);
     }
