@@ -69,7 +69,7 @@ struct LinuxSandbox {
     next_id: AtomicU64,
     exits: Arc<Mutex<HashMap<ProcessId, oneshot::Sender<ExitStatus>>>>,
     /// File RPCs waiting for pid 1's helper to open their file.
-    opens: Arc<Mutex<HashMap<u64, oneshot::Sender<Opened>>>>,
+    opens: Waiters<Opened>,
     shim: tokio::sync::Mutex<Option<tokio::process::Child>>,
     cgroups: Vec<PathBuf>,
     id_range: Option<config::IdRange>,
@@ -171,6 +171,8 @@ impl LinuxSandbox {
 
 /// Pid 1's answer to an open request and the fds that came with it.
 type Opened = (Result<u64, fileio::FileRefusal>, Vec<OwnedFd>);
+/// Callers waiting for pid 1's answer to request `id`.
+type Waiters<T> = Arc<Mutex<HashMap<u64, oneshot::Sender<T>>>>;
 
 fn pipe_pair() -> Result<(OwnedFd, OwnedFd), BackendError> {
     nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| BackendError::io("pipe", e.into()))
@@ -597,7 +599,7 @@ impl LinuxBackend {
             .try_clone()
             .map_err(|e| BackendError::io("dup control socket", e))?;
         let reader_exits = exits.clone();
-        let opens: Arc<Mutex<HashMap<u64, oneshot::Sender<Opened>>>> = Arc::default();
+        let opens: Waiters<Opened> = Arc::default();
         let reader_opens = opens.clone();
         let sid = id.to_string();
         let reader_cgroups = cfg.cgroups.clone();
@@ -826,10 +828,7 @@ fn read_replies(
     sandbox_id: String,
     fd: OwnedFd,
     life: tokio::sync::mpsc::UnboundedSender<(Reply, Vec<OwnedFd>)>,
-    (exits, opens): (
-        Arc<Mutex<HashMap<ProcessId, oneshot::Sender<ExitStatus>>>>,
-        Arc<Mutex<HashMap<u64, oneshot::Sender<Opened>>>>,
-    ),
+    (exits, opens): (Waiters<ExitStatus>, Waiters<Opened>),
     cgroups: Vec<PathBuf>,
 ) {
     let mut ooms = cgroup::oom_kills(&cgroups);
