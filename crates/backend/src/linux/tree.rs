@@ -339,3 +339,105 @@ pub fn bind_onto(
     )
     .map_err(|e| format!("remount {}: {e}", src.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// A fresh (root, outside) pair of directories; removed on drop.
+    struct Dirs(PathBuf);
+    impl Dirs {
+        fn new(tag: &str) -> Dirs {
+            let base =
+                std::env::temp_dir().join(format!("cleanroom-tree-{tag}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&base);
+            std::fs::create_dir_all(base.join("root")).unwrap();
+            std::fs::create_dir_all(base.join("outside")).unwrap();
+            Dirs(base)
+        }
+        fn root(&self) -> PathBuf {
+            self.0.join("root")
+        }
+        fn outside(&self) -> PathBuf {
+            self.0.join("outside")
+        }
+        fn outside_entries(&self) -> usize {
+            std::fs::read_dir(self.outside()).unwrap().count()
+        }
+    }
+    impl Drop for Dirs {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn walks_never_follow_links_and_replace_them_only_in_a_cow_root() {
+        let d = Dirs::new("dir");
+        symlink(d.outside(), d.root().join("tmp")).unwrap();
+        symlink("../outside", d.root().join("run")).unwrap();
+        std::fs::write(d.root().join("proc"), "a file").unwrap();
+        let host_view = Tree::open(&d.root(), false).unwrap();
+        for rel in ["tmp/x", "run/cleanroom", "proc"] {
+            assert!(host_view.dir(rel, 0o755).is_err(), "{rel}");
+        }
+        assert!(host_view.dir("a/../b", 0o755).is_err());
+        let image = Tree::open(&d.root(), true).unwrap();
+        for rel in ["tmp/x", "run/cleanroom", "proc"] {
+            image.dir(rel, 0o700).unwrap();
+            let m = std::fs::symlink_metadata(d.root().join(rel)).unwrap();
+            assert!(m.is_dir(), "{rel}");
+        }
+        assert_eq!(d.outside_entries(), 0);
+    }
+
+    #[test]
+    fn files_are_created_never_written_through_a_link() {
+        let d = Dirs::new("file");
+        std::fs::create_dir(d.root().join("etc")).unwrap();
+        let victim = d.outside().join("victim");
+        symlink(&victim, d.root().join("etc/resolv.conf")).unwrap();
+        let etc = Tree::open(&d.root(), false)
+            .unwrap()
+            .dir("etc", 0o755)
+            .unwrap();
+        assert!(etc.create_file("resolv.conf", b"x", 0o644).is_err());
+        assert!(etc.create_file("../escape", b"x", 0o644).is_err());
+        let etc = Tree::open(&d.root(), true)
+            .unwrap()
+            .dir("etc", 0o755)
+            .unwrap();
+        etc.create_file("resolv.conf", b"ours", 0o644).unwrap();
+        assert_eq!(
+            std::fs::read(d.root().join("etc/resolv.conf")).unwrap(),
+            b"ours"
+        );
+        assert!(!victim.exists());
+        assert_eq!(d.outside_entries(), 0);
+    }
+
+    #[test]
+    fn lookups_keep_links_inside_the_root() {
+        let d = Dirs::new("resolve");
+        std::fs::write(d.outside().join("secret"), "host").unwrap();
+        let abs = format!("{}/secret", d.outside().display());
+        symlink(&abs, d.root().join("abs")).unwrap();
+        symlink(
+            "../../../../../../../..".to_string() + &abs,
+            d.root().join("rel"),
+        )
+        .unwrap();
+        std::fs::create_dir(d.root().join("pki")).unwrap();
+        std::fs::write(d.root().join("pki/own"), "mine").unwrap();
+        symlink("/pki/own", d.root().join("inside")).unwrap();
+        let tree = Tree::open(&d.root(), true).unwrap();
+        for rel in ["abs", "rel"] {
+            assert_eq!(tree.read_regular(rel, 100).unwrap(), None, "{rel}");
+            assert!(tree.resolve(rel, false).unwrap().is_none(), "{rel}");
+        }
+        assert_eq!(tree.read_regular("inside", 100).unwrap().unwrap(), b"mine");
+        let t = tree.resolve("inside", false).unwrap().unwrap();
+        assert!(is_regular(t.fd()).unwrap());
+    }
+}
