@@ -228,7 +228,7 @@ fn run_pid1(
 /// helpers (never waiting for one: a helper past its deadline is killed).
 fn serve(sfd: &SignalFd, mask: &SigSet) -> Result<(), String> {
     let mut running: HashMap<i32, u64> = HashMap::new();
-    let mut helpers: HashMap<i32, Instant> = HashMap::new();
+    let mut helpers = Helpers::new();
     loop {
         let mut fds = [
             nix::poll::PollFd::new(control_fd(), nix::poll::PollFlags::POLLIN),
@@ -250,10 +250,22 @@ fn serve(sfd: &SignalFd, mask: &SigSet) -> Result<(), String> {
             while let Ok(Some(_)) = sfd.read_signal() {}
             reap(&mut running, &mut helpers)?;
         }
-        for (pid, started) in &helpers {
-            if started.elapsed() > fileio::HELPER_DEADLINE {
+        for (pid, helper) in helpers.iter_mut() {
+            if helper.started.elapsed() > fileio::HELPER_DEADLINE && !helper.killed {
                 // SAFETY: kill(2) of a helper this process forked and has not reaped yet.
                 unsafe { libc::kill(*pid, libc::SIGKILL) };
+                helper.killed = true;
+                // Fail the request closed now (a late answer of the helper is ignored).
+                let result = Err(fileio::FileRefusal::new(
+                    fileio::Refusal::NotReadable,
+                    "opening the file took too long",
+                ));
+                let reply = Reply::Opened {
+                    id: helper.id,
+                    result,
+                };
+                protocol::send(CONTROL_FD, &reply, &[])
+                    .map_err(|e| format!("control socket: {e}"))?;
             }
         }
         if control_ready {
@@ -276,7 +288,7 @@ fn open_file(
     id: u64,
     path: &str,
     mode: crate::OpenMode,
-    helpers: &mut HashMap<i32, Instant>,
+    helpers: &mut Helpers,
 ) -> Result<(), String> {
     let refuse = |message: &str| {
         let result = Err(fileio::FileRefusal::new(
@@ -306,7 +318,12 @@ fn open_file(
             unsafe { libc::_exit(code) }
         }
         Ok(ForkResult::Parent { child }) => {
-            helpers.insert(child.as_raw(), Instant::now());
+            let helper = Helper {
+                id,
+                started: Instant::now(),
+                killed: false,
+            };
+            helpers.insert(child.as_raw(), helper);
             Ok(())
         }
         // E.g. the sandbox's pids limit: fail this request closed, keep serving.
@@ -320,10 +337,17 @@ fn control_fd() -> std::os::fd::BorrowedFd<'static> {
     unsafe { std::os::fd::BorrowedFd::borrow_raw(CONTROL_FD) }
 }
 
-fn reap(
-    running: &mut HashMap<i32, u64>,
-    helpers: &mut HashMap<i32, Instant>,
-) -> Result<(), String> {
+/// A file helper pid 1 forked: the request it answers, when it started, whether it was
+/// already killed for running too long.
+struct Helper {
+    id: u64,
+    started: Instant,
+    killed: bool,
+}
+
+type Helpers = HashMap<i32, Helper>;
+
+fn reap(running: &mut HashMap<i32, u64>, helpers: &mut Helpers) -> Result<(), String> {
     loop {
         match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
             Ok(WaitStatus::StillAlive) | Err(nix::errno::Errno::ECHILD) => return Ok(()),
