@@ -87,12 +87,16 @@ fn links_to_host_only_files_are_not_served() {
          && ln {key} hard 2>/dev/null || echo nohard; \
          cat {key} >/dev/null 2>&1 || echo cat-denied; \
          cat /workspace/chain2 >/dev/null 2>&1 || echo cat-link-denied; \
-         printf 'mine\\000bytes' > /workspace/mine; ls /workspace"
+         printf 'mine\\000bytes' > /workspace/mine; \
+         echo locked > /workspace/locked && chmod 000 /workspace/locked && ln -s locked locked-link; \
+         cat /workspace/locked >/dev/null 2>&1 || echo cat-locked-denied; ls /workspace"
     );
     let o = s.sh_in(&sbx, &script);
     let out = stdout(&o);
     assert!(
-        out.contains("cat-denied") && out.contains("cat-link-denied"),
+        out.contains("cat-denied")
+            && out.contains("cat-link-denied")
+            && out.contains("cat-locked-denied"),
         "the sandbox itself must not read the key: {out}{}",
         stderr(&o)
     );
@@ -105,6 +109,10 @@ fn links_to_host_only_files_are_not_served() {
         "/workspace/chain2",
         "/workspace/d/e/deep",
         key.as_str(),
+        // The sandbox's own file with no read permission: its processes (no capabilities)
+        // cannot read it, so neither can the API.
+        "/workspace/locked",
+        "/workspace/locked-link",
     ];
     if !out.contains("nohard") {
         paths.push("/workspace/hard");
@@ -195,4 +203,37 @@ fn pseudo_files_devices_and_fifos_are_refused() {
     assert_eq!(e.code, "invalid_argument", "{e:?}");
     let o = s.sh_in(&sbx, "echo alive");
     assert_eq!(stdout(&o), "alive\n", "{}", stderr(&o));
+}
+
+/// In an image root, a file the image makes unreadable to the sandbox's user (uid 1000,
+/// mode 0600; sandbox root has no capabilities) is not served either; the image's
+/// readable files are.
+#[test]
+fn image_files_the_sandbox_cannot_read_are_not_served() {
+    use common::oci::{busybox_layer, Layer, Registry};
+    let reg = Registry::start();
+    let layer = Layer::default()
+        .dir("data")
+        .owned_file("data/private", b"IMAGE-PRIVATE", 0o600, 1000)
+        .file("data/public", b"IMAGE-PUBLIC", 0o644)
+        .symlink("data/link", "/data/private")
+        .gz();
+    let reference = reg.push_image("test/deputy", &[busybox_layer(), layer]);
+    let s = Server::start_with(&["--insecure-registry", &reg.host()]);
+    let o = s.run(&["sandbox", "create", "--image", &reference]);
+    let sbx = stdout(&o).trim().to_string();
+    assert!(sbx.starts_with("sbx_"), "{}{}", stderr(&o), s.log());
+    let o = s.sh_in(
+        &sbx,
+        "cat /data/private >/dev/null 2>&1 || echo denied; cat /data/public",
+    );
+    assert_eq!(stdout(&o), "denied\nIMAGE-PUBLIC", "{}", stderr(&o));
+    let rt = runtime();
+    let c = rt.block_on(s.client());
+    for p in ["/data/private", "/data/link"] {
+        let e = rt.block_on(download(&c, &sbx, p)).unwrap_err();
+        assert_eq!(e.code, "permission_denied", "{p}: {e:?}");
+    }
+    let f = rt.block_on(download(&c, &sbx, "/data/public")).unwrap();
+    assert_eq!(f, b"IMAGE-PUBLIC");
 }

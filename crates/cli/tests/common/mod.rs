@@ -494,6 +494,15 @@ pub mod oci {
             self.0.append(&h, body).unwrap();
             self
         }
+        /// A regular file owned by `uid:uid` (ids as the sandbox sees them).
+        pub fn owned_file(mut self, path: &str, body: &[u8], mode: u32, uid: u64) -> Layer {
+            let mut h = Self::header(path, tar::EntryType::Regular, mode, body.len() as u64);
+            h.set_uid(uid);
+            h.set_gid(uid);
+            h.set_cksum();
+            self.0.append(&h, body).unwrap();
+            self
+        }
         pub fn symlink(mut self, path: &str, target: &str) -> Layer {
             let mut h = Self::header(path, tar::EntryType::Symlink, 0o777, 0);
             h.as_old_mut().linkname[..target.len()].copy_from_slice(target.as_bytes());
