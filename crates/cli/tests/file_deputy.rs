@@ -237,3 +237,54 @@ fn image_files_the_sandbox_cannot_read_are_not_served() {
     let f = rt.block_on(download(&c, &sbx, "/data/public")).unwrap();
     assert_eq!(f, b"IMAGE-PUBLIC");
 }
+
+/// A burst of requests (more than pid 1 runs helpers for at once): every one is answered —
+/// served or refused with a stable code — and pid 1 keeps serving and reaping.
+#[test]
+fn a_burst_of_file_requests_is_bounded_and_answered() {
+    let s = Server::start();
+    let sbx = s.create();
+    let o = s.sh_in(
+        &sbx,
+        "echo data > /workspace/f && mkfifo /workspace/p && echo ok",
+    );
+    assert_eq!(stdout(&o), "ok\n", "{}", stderr(&o));
+    let rt = runtime();
+    let c = std::sync::Arc::new(rt.block_on(s.client()));
+    let results = rt.block_on(async {
+        let mut tasks = Vec::new();
+        for i in 0..48 {
+            let (c, sbx) = (c.clone(), sbx.clone());
+            let path = if i % 2 == 0 {
+                "/workspace/f"
+            } else {
+                "/workspace/p"
+            };
+            tasks.push(tokio::spawn(async move {
+                tokio::time::timeout(std::time::Duration::from_secs(60), download(&c, &sbx, path))
+                    .await
+            }));
+        }
+        let mut out = Vec::new();
+        for t in tasks {
+            out.push(t.await.unwrap().expect("a file request hung"));
+        }
+        out
+    });
+    let mut served = 0;
+    for r in results {
+        match r {
+            Ok(bytes) => {
+                assert_eq!(bytes, b"data\n");
+                served += 1;
+            }
+            Err(e) => assert!(
+                ["invalid_argument", "file_not_readable"].contains(&e.code.as_str()),
+                "{e:?}"
+            ),
+        }
+    }
+    assert!(served > 0);
+    let o = s.sh_in(&sbx, "echo alive");
+    assert_eq!(stdout(&o), "alive\n", "{}", stderr(&o));
+}

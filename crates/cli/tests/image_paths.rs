@@ -206,6 +206,16 @@ fn etc_paths_linked_to_the_host_are_confined() {
             false,
         ),
         (
+            "etc-file",
+            Box::new(|_, _| Layer::default().file("etc", b"not a dir", 0o644)),
+            false,
+        ),
+        (
+            "resolv-dir",
+            Box::new(move |_, _| etc().dir("etc/resolv.conf")),
+            false,
+        ),
+        (
             "resolv-abs",
             Box::new(move |t, _| etc().symlink("etc/resolv.conf", &format!("{t}/resolv.conf"))),
             true,
