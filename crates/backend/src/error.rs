@@ -15,6 +15,16 @@ pub enum BackendError {
     FileNotFound(String),
     #[error("{0}")]
     NotARegularFile(String),
+    /// The sandbox's own identity may not open the file.
+    #[error("{0}")]
+    PermissionDenied(String),
+    /// A file the API does not serve (kernel pseudo filesystem, link loop) or a file
+    /// request that could not complete in time.
+    #[error("{0}")]
+    FileNotReadable(String),
+    /// The image's layout cannot be used safely as a sandbox root.
+    #[error("{0}")]
+    ImageUnsupported(String),
     #[error("backend I/O error: {context}: {source}")]
     Io {
         context: String,
@@ -34,6 +44,9 @@ impl BackendError {
             BackendError::Io { .. } => "runtime_launch_failed",
             BackendError::FileNotFound(_) => "file_not_found",
             BackendError::NotARegularFile(_) => "invalid_argument",
+            BackendError::PermissionDenied(_) => "permission_denied",
+            BackendError::FileNotReadable(_) => "file_not_readable",
+            BackendError::ImageUnsupported(_) => "image_unsupported",
         }
     }
 

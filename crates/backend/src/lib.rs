@@ -50,19 +50,59 @@ pub trait Backend: Send + Sync + 'static {
     async fn reconcile(&self, records: &[ReconcileRecord])
         -> Result<ReconcileReport, BackendError>;
 
-    /// Read up to `max_bytes` of a regular file inside the sandbox (path as the sandbox sees
-    /// it; symlinks resolve inside the sandbox root). Default: not supported.
+    /// Open a regular file inside the sandbox (path as the sandbox sees it) **with the
+    /// sandbox's own identity**: the caller gets at most what the sandbox's processes could
+    /// open themselves, never more through the server's privileges. Files on kernel pseudo
+    /// filesystems, devices and FIFOs are refused. The returned file is only to be read
+    /// from (or, for `Write`, written to) — never resolved further. Default: not supported.
+    async fn open_file(
+        &self,
+        sandbox_id: &str,
+        path: &str,
+        mode: OpenMode,
+    ) -> Result<std::fs::File, BackendError> {
+        let _ = (sandbox_id, path, mode);
+        Err(BackendError::Unavailable(format!(
+            "backend {:?} cannot open sandbox files",
+            self.name()
+        )))
+    }
+
+    /// Read up to `max_bytes` of a regular file inside the sandbox, opened through
+    /// [`Backend::open_file`] (the sandbox's identity); the read itself runs off the async
+    /// runtime.
     async fn read_file(
         &self,
         sandbox_id: &str,
         path: &str,
         max_bytes: u64,
     ) -> Result<FileContent, BackendError> {
-        let _ = (sandbox_id, path, max_bytes);
-        Err(BackendError::Unavailable(format!(
-            "backend {:?} cannot read sandbox files",
-            self.name()
-        )))
+        let file = self.open_file(sandbox_id, path, OpenMode::Read).await?;
+        tokio::task::spawn_blocking(move || {
+            use std::io::Read;
+            let size = file
+                .metadata()
+                .map_err(|e| BackendError::Io {
+                    context: "stat".into(),
+                    source: e,
+                })?
+                .len();
+            let mut content = Vec::new();
+            (&file)
+                .take(max_bytes)
+                .read_to_end(&mut content)
+                .map_err(|e| BackendError::Io {
+                    context: "read".into(),
+                    source: e,
+                })?;
+            Ok(FileContent {
+                truncated: size > content.len() as u64,
+                size,
+                content,
+            })
+        })
+        .await
+        .map_err(|e| BackendError::Unavailable(format!("read task: {e}")))?
     }
 
     /// The server is stopping and has terminated every sandbox: release per-server state

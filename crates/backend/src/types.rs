@@ -154,6 +154,16 @@ pub struct ProcessHandle {
     pub exit: oneshot::Receiver<ExitStatus>,
 }
 
+/// What a file RPC opens a sandbox file for. The file is always opened with the sandbox's
+/// own identity (no confused deputy): uploads and snapshots will ask for `Write` through
+/// the same path; only `Read` is served today.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpenMode {
+    Read,
+    Write { create: bool, truncate: bool },
+}
+
 /// A file read out of a sandbox.
 #[derive(Debug, Clone)]
 pub struct FileContent {

@@ -75,6 +75,9 @@ impl From<cleanroom_backend::BackendError> for EngineError {
         let class = match &e {
             B::SandboxNotFound(_) | B::ProcessNotFound(_) | B::FileNotFound(_) => Class::NotFound,
             B::NotARegularFile(_) => Class::InvalidArgument,
+            B::PermissionDenied(_) | B::FileNotReadable(_) | B::ImageUnsupported(_) => {
+                Class::FailedPrecondition
+            }
             B::Unavailable(_) => Class::Unavailable,
             B::LaunchFailed(_) | B::Io { .. } => Class::Internal,
         };

@@ -15,8 +15,9 @@
 //! process of the pid namespace with it: nothing of the sandbox can outlive its pid 1.
 
 use super::config::{InitConfig, CONTROL_FD};
-use super::protocol::{self, Reply, Request};
-use super::rootfs;
+use super::fileio;
+use super::protocol::{self, Reply, Request, SetupFailure};
+use super::rootfs::{self, SetupError};
 use nix::sched::{unshare, CloneFlags};
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
@@ -25,13 +26,21 @@ use nix::unistd::{fork, ForkResult, Pid};
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::time::Instant;
 
 /// Entry point; never returns.
 pub fn main() -> ! {
     let code = match run_shim() {
         Ok(code) => code,
         Err(e) => {
-            let _ = protocol::send(CONTROL_FD, &Reply::SetupFailed { error: e }, &[]);
+            let _ = protocol::send(
+                CONTROL_FD,
+                &Reply::SetupFailed {
+                    error: e,
+                    kind: SetupFailure::Internal,
+                },
+                &[],
+            );
             125
         }
     };
@@ -97,7 +106,11 @@ fn run_shim() -> Result<i32, String> {
             let code = match run_pid1(&cfg, net, image_lower) {
                 Ok(()) => 0,
                 Err(e) => {
-                    let _ = protocol::send(CONTROL_FD, &Reply::SetupFailed { error: e }, &[]);
+                    let reply = Reply::SetupFailed {
+                        error: e.message,
+                        kind: e.kind,
+                    };
+                    let _ = protocol::send(CONTROL_FD, &reply, &[]);
                     125
                 }
             };
@@ -168,7 +181,11 @@ enum NetSetup {
     InSandbox,
 }
 
-fn run_pid1(cfg: &InitConfig, net: NetSetup, image_lower: Option<OwnedFd>) -> Result<(), String> {
+fn run_pid1(
+    cfg: &InitConfig,
+    net: NetSetup,
+    image_lower: Option<OwnedFd>,
+) -> Result<(), SetupError> {
     // Die with the shim (and so with the server): the pid namespace goes with us.
     // SAFETY: prctl/fcntl with constant arguments. The control socket must not leak into
     // user processes, so it becomes close-on-exec here.
@@ -204,18 +221,25 @@ fn run_pid1(cfg: &InitConfig, net: NetSetup, image_lower: Option<OwnedFd>) -> Re
         .map_err(|e| format!("control socket: {e}"))?;
     // The server holds the device now; pid 1 keeps no copy its children could inherit.
     drop(tun);
-    serve(&sfd, &mask)
+    Ok(serve(&sfd, &mask)?)
 }
 
-/// Main loop of pid 1: spawn on request, reap everything, report exits.
+/// Main loop of pid 1: spawn on request, reap everything, report exits, and start file
+/// helpers (never waiting for one: a helper past its deadline is killed).
 fn serve(sfd: &SignalFd, mask: &SigSet) -> Result<(), String> {
     let mut running: HashMap<i32, u64> = HashMap::new();
+    let mut helpers = Helpers::new();
     loop {
         let mut fds = [
             nix::poll::PollFd::new(control_fd(), nix::poll::PollFlags::POLLIN),
             nix::poll::PollFd::new(sfd.as_fd(), nix::poll::PollFlags::POLLIN),
         ];
-        match nix::poll::poll(&mut fds, nix::poll::PollTimeout::NONE) {
+        let timeout = if helpers.is_empty() {
+            nix::poll::PollTimeout::NONE
+        } else {
+            nix::poll::PollTimeout::from(1000u16)
+        };
+        match nix::poll::poll(&mut fds, timeout) {
             Ok(_) => {}
             Err(nix::errno::Errno::EINTR) => continue,
             Err(e) => return Err(format!("poll: {e}")),
@@ -224,10 +248,31 @@ fn serve(sfd: &SignalFd, mask: &SigSet) -> Result<(), String> {
         let child_ready = fds[1].revents().map(|r| !r.is_empty()).unwrap_or(false);
         if child_ready {
             while let Ok(Some(_)) = sfd.read_signal() {}
-            reap(&mut running)?;
+            reap(&mut running, &mut helpers)?;
+        }
+        for (pid, helper) in helpers.iter_mut() {
+            if helper.started.elapsed() > fileio::HELPER_DEADLINE && !helper.killed {
+                // SAFETY: kill(2) of a helper this process forked and has not reaped yet.
+                unsafe { libc::kill(*pid, libc::SIGKILL) };
+                helper.killed = true;
+                // Fail the request closed now (a late answer of the helper is ignored).
+                let result = Err(fileio::FileRefusal::new(
+                    fileio::Refusal::NotReadable,
+                    "opening the file took too long",
+                ));
+                let reply = Reply::Opened {
+                    id: helper.id,
+                    result,
+                };
+                protocol::send(CONTROL_FD, &reply, &[])
+                    .map_err(|e| format!("control socket: {e}"))?;
+            }
         }
         if control_ready {
             match protocol::recv::<Request>(CONTROL_FD) {
+                Ok(Some((Request::OpenFile { id, path, mode }, _))) => {
+                    open_file(id, &path, mode, &mut helpers)?
+                }
                 Ok(Some((req, fds))) => handle(req, fds, mask, &mut running)?,
                 // Server gone: returning ends pid 1 and with it the whole sandbox.
                 Ok(None) => return Ok(()),
@@ -237,18 +282,83 @@ fn serve(sfd: &SignalFd, mask: &SigSet) -> Result<(), String> {
     }
 }
 
+/// Fork a helper that opens `path` with the sandbox's identity and answers the server
+/// itself (the fd travels with its reply); pid 1 goes straight back to its loop.
+fn open_file(
+    id: u64,
+    path: &str,
+    mode: crate::OpenMode,
+    helpers: &mut Helpers,
+) -> Result<(), String> {
+    let refuse = |message: &str| {
+        let result = Err(fileio::FileRefusal::new(
+            fileio::Refusal::NotReadable,
+            message,
+        ));
+        protocol::send(CONTROL_FD, &Reply::Opened { id, result }, &[])
+            .map_err(|e| format!("control socket: {e}"))
+    };
+    if helpers.len() >= fileio::MAX_HELPERS {
+        return refuse("too many file requests in flight in this sandbox");
+    }
+    // SAFETY: pid 1 is single-threaded, so the child may allocate; it only opens, sends one
+    // message and `_exit`s.
+    match unsafe { fork() } {
+        Ok(ForkResult::Child) => {
+            let (result, fd) = match fileio::open_in_sandbox(path, mode) {
+                Ok((fd, size)) => (Ok(size), Some(fd)),
+                Err(refusal) => (Err(refusal), None),
+            };
+            let fds: Vec<i32> = fd.iter().map(|f| f.as_raw_fd()).collect();
+            let code = match protocol::send(CONTROL_FD, &Reply::Opened { id, result }, &fds) {
+                Ok(()) => 0,
+                Err(_) => 1,
+            };
+            // SAFETY: leave without running pid 1's destructors or atexit handlers.
+            unsafe { libc::_exit(code) }
+        }
+        Ok(ForkResult::Parent { child }) => {
+            let helper = Helper {
+                id,
+                started: Instant::now(),
+                killed: false,
+            };
+            helpers.insert(child.as_raw(), helper);
+            Ok(())
+        }
+        // E.g. the sandbox's pids limit: fail this request closed, keep serving.
+        Err(e) => refuse(&format!("cannot start a file helper: {e}")),
+    }
+}
+
 fn control_fd() -> std::os::fd::BorrowedFd<'static> {
     // SAFETY: CONTROL_FD is installed by the server before exec and stays open for the
     // whole life of pid 1.
     unsafe { std::os::fd::BorrowedFd::borrow_raw(CONTROL_FD) }
 }
 
-fn reap(running: &mut HashMap<i32, u64>) -> Result<(), String> {
+/// A file helper pid 1 forked: the request it answers, when it started, whether it was
+/// already killed for running too long.
+struct Helper {
+    id: u64,
+    started: Instant,
+    killed: bool,
+}
+
+type Helpers = HashMap<i32, Helper>;
+
+fn reap(running: &mut HashMap<i32, u64>, helpers: &mut Helpers) -> Result<(), String> {
     loop {
         match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
             Ok(WaitStatus::StillAlive) | Err(nix::errno::Errno::ECHILD) => return Ok(()),
-            Ok(WaitStatus::Exited(pid, code)) => report(running, pid, Some(code), None)?,
-            Ok(WaitStatus::Signaled(pid, sig, _)) => report(running, pid, None, Some(sig as i32))?,
+            Ok(WaitStatus::Exited(pid, code)) => {
+                helpers.remove(&pid.as_raw());
+                report(running, pid, Some(code), None)?
+            }
+            Ok(WaitStatus::Signaled(pid, sig, _)) => {
+                helpers.remove(&pid.as_raw());
+                report(running, pid, None, Some(sig as i32))?
+            }
             Ok(_) => continue,
             Err(nix::errno::Errno::EINTR) => continue,
             Err(e) => return Err(format!("waitpid: {e}")),
@@ -316,8 +426,8 @@ fn handle(
                 }
             }
         }
-        // Only meaningful during setup; ignore a stray one.
-        Request::IdsMapped | Request::Configure(_) => Ok(()),
+        // Only meaningful during setup; ignore a stray one. (Opens are dispatched by `serve`.)
+        Request::IdsMapped | Request::Configure(_) | Request::OpenFile { .. } => Ok(()),
         Request::Signal { id, signal } => {
             if let Some((&pid, _)) = running.iter().find(|(_, v)| **v == id) {
                 // SAFETY: kill(2) on a pid/pgrp we spawned.

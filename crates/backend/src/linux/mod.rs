@@ -9,6 +9,7 @@
 
 pub mod cgroup;
 pub mod config;
+pub mod fileio;
 pub mod harden;
 mod identity;
 mod idslots;
@@ -18,6 +19,7 @@ pub mod procinfo;
 pub mod protocol;
 mod rootfs;
 mod sweep;
+mod tree;
 
 use crate::{
     Backend, BackendError, ExitStatus, ProcessHandle, ProcessId, ProcessSpec, ProvisionedSandbox,
@@ -39,6 +41,8 @@ use tokio::sync::oneshot;
 const PROVISION_TIMEOUT: Duration = Duration::from_secs(30);
 /// Where a root server keeps per-sandbox mountpoints (traversable, nothing secret inside).
 pub const RUNTIME_BASE: &str = "/run/cleanroom";
+/// How long the server waits for a sandbox to open a file for a file RPC.
+const OPEN_TIMEOUT: Duration = Duration::from_secs(15);
 /// Pipe buffer for stdout/stderr: larger pipes mean fewer wake-ups on bulk output.
 const PIPE_SIZE: i32 = 1 << 20;
 
@@ -63,6 +67,8 @@ struct LinuxSandbox {
     state_dir: PathBuf,
     next_id: AtomicU64,
     exits: Arc<Mutex<HashMap<ProcessId, oneshot::Sender<ExitStatus>>>>,
+    /// File RPCs waiting for pid 1's helper to open their file.
+    opens: Waiters<Opened>,
     shim: tokio::sync::Mutex<Option<tokio::process::Child>>,
     cgroups: Vec<PathBuf>,
     /// The host-wide lease of this sandbox's id block, held until it is torn down.
@@ -168,6 +174,11 @@ impl LinuxSandbox {
             .map_err(|e| BackendError::io("sandbox control socket", e))
     }
 }
+
+/// Pid 1's answer to an open request and the fds that came with it.
+type Opened = (Result<u64, fileio::FileRefusal>, Vec<OwnedFd>);
+/// Callers waiting for pid 1's answer to request `id`.
+type Waiters<T> = Arc<Mutex<HashMap<u64, oneshot::Sender<T>>>>;
 
 fn pipe_pair() -> Result<(OwnedFd, OwnedFd), BackendError> {
     nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| BackendError::io("pipe", e.into()))
@@ -420,18 +431,63 @@ impl Backend for LinuxBackend {
         Ok(())
     }
 
-    async fn read_file(
+    async fn open_file(
         &self,
         sandbox_id: &str,
         path: &str,
-        max_bytes: u64,
-    ) -> Result<crate::FileContent, BackendError> {
+        mode: crate::OpenMode,
+    ) -> Result<std::fs::File, BackendError> {
         let sbx = self.get(sandbox_id)?;
-        let (pid, start) = (sbx.init_pid, sbx.init_start);
-        let path = path.to_string();
-        tokio::task::spawn_blocking(move || read_inside(pid, start, &path, max_bytes))
-            .await
-            .map_err(|e| BackendError::Unavailable(format!("read task: {e}")))?
+        let id = sbx.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        sbx.opens
+            .lock()
+            .map_err(|_| BackendError::Unavailable("lock poisoned".into()))?
+            .insert(id, tx);
+        let forget = || {
+            if let Ok(mut m) = sbx.opens.lock() {
+                m.remove(&id);
+            }
+        };
+        let req = Request::OpenFile {
+            id,
+            path: path.to_string(),
+            mode,
+        };
+        if let Err(e) = sbx.send(&req, &[]) {
+            forget();
+            return Err(e);
+        }
+        let (result, mut fds) = match tokio::time::timeout(OPEN_TIMEOUT, rx).await {
+            Ok(Ok(opened)) => opened,
+            Ok(Err(_)) => return Err(BackendError::Unavailable("sandbox is gone".into())),
+            Err(_) => {
+                forget();
+                return Err(BackendError::FileNotReadable(format!(
+                    "the sandbox did not open {path:?} in time"
+                )));
+            }
+        };
+        // (The size pid 1 saw is informational; the server stats the fd itself.)
+        result?;
+        let fd = match (fds.pop(), fds.is_empty()) {
+            (Some(fd), true) => fd,
+            _ => {
+                return Err(BackendError::FileNotReadable(
+                    "the sandbox answered without exactly one file".into(),
+                ))
+            }
+        };
+        // The fd comes from inside the sandbox: check it again before reading from it.
+        fileio::check_served(&fd)?;
+        // SAFETY: fcntl(F_GETFL) on an fd we own.
+        let flags = unsafe { libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&fd), libc::F_GETFL) };
+        if flags < 0 || flags & libc::O_ACCMODE != libc::O_RDONLY {
+            return Err(BackendError::FileNotReadable(
+                "the sandbox answered with an unexpected file".into(),
+            ));
+        }
+        Ok(std::fs::File::from(fd))
     }
 
     async fn close(&self) {
@@ -570,11 +626,21 @@ impl LinuxBackend {
             .try_clone()
             .map_err(|e| BackendError::io("dup control socket", e))?;
         let reader_exits = exits.clone();
+        let opens: Waiters<Opened> = Arc::default();
+        let reader_opens = opens.clone();
         let sid = id.to_string();
         let reader_cgroups = cfg.cgroups.clone();
         std::thread::Builder::new()
             .name(format!("ctl-{id}"))
-            .spawn(move || read_replies(sid, reader_fd, life_tx, reader_exits, reader_cgroups))
+            .spawn(move || {
+                read_replies(
+                    sid,
+                    reader_fd,
+                    life_tx,
+                    (reader_exits, reader_opens),
+                    reader_cgroups,
+                )
+            })
             .map_err(|e| BackendError::io("spawn reader thread", e))?;
 
         let wait = async {
@@ -599,7 +665,14 @@ impl LinuxBackend {
                             .map_err(|e| BackendError::io("sandbox control socket", e))?;
                     }
                     Reply::Ready { info } => ready = Some((info, fds)),
-                    Reply::SetupFailed { error } => return Err(BackendError::LaunchFailed(error)),
+                    Reply::SetupFailed { error, kind } => {
+                        return Err(match kind {
+                            protocol::SetupFailure::ImageUnsupported => {
+                                BackendError::ImageUnsupported(error)
+                            }
+                            protocol::SetupFailure::Internal => BackendError::LaunchFailed(error),
+                        })
+                    }
                     _ => {}
                 }
                 if let (Some(pid), Some(_)) = (init_pid, ready.as_ref()) {
@@ -683,6 +756,7 @@ impl LinuxBackend {
             state_dir: dir.to_path_buf(),
             next_id: AtomicU64::new(1),
             exits,
+            opens,
             shim: tokio::sync::Mutex::new(Some(shim)),
             cgroups: cfg.cgroups.clone(),
             id_lease: Mutex::new(id_lease),
@@ -700,55 +774,6 @@ impl LinuxBackend {
             network_device,
         })
     }
-}
-
-/// Read a file through pid 1's root (`/proc/<pid>/root`, i.e. the sandbox's own mount
-/// namespace view). `RESOLVE_IN_ROOT` keeps every `..` and symlink inside the sandbox root;
-/// magic links are refused; only regular files are read (a FIFO or device could block or
-/// never end); `O_NONBLOCK` makes even the open of a FIFO return at once.
-fn read_inside(
-    pid: i32,
-    start: u64,
-    path: &str,
-    max_bytes: u64,
-) -> Result<crate::FileContent, BackendError> {
-    use nix::fcntl::{openat2, OFlag, OpenHow, ResolveFlag};
-    use std::io::Read;
-    let root = std::fs::File::open(format!("/proc/{pid}/root"))
-        .map_err(|e| BackendError::io("open sandbox root", e))?;
-    if !procinfo::is_same_process(pid, start) {
-        return Err(BackendError::Unavailable("sandbox is gone".into()));
-    }
-    let how = OpenHow::new()
-        .flags(OFlag::O_RDONLY | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK | OFlag::O_NOCTTY)
-        .resolve(ResolveFlag::RESOLVE_IN_ROOT | ResolveFlag::RESOLVE_NO_MAGICLINKS);
-    let rel = path.trim_start_matches('/');
-    let fd = openat2(&root, if rel.is_empty() { "." } else { rel }, how).map_err(|e| match e {
-        nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR => {
-            BackendError::FileNotFound(format!("no file {path:?} in the sandbox"))
-        }
-        nix::errno::Errno::ELOOP | nix::errno::Errno::EXDEV => {
-            BackendError::NotARegularFile(format!("{path:?} loops or crosses a /proc magic link"))
-        }
-        other => BackendError::io(format!("open {path:?} in the sandbox"), other.into()),
-    })?;
-    let mut file = std::fs::File::from(fd);
-    let meta = file.metadata().map_err(|e| BackendError::io("stat", e))?;
-    if !meta.is_file() {
-        return Err(BackendError::NotARegularFile(format!(
-            "{path:?} is not a regular file"
-        )));
-    }
-    let mut content = Vec::new();
-    (&mut file)
-        .take(max_bytes)
-        .read_to_end(&mut content)
-        .map_err(|e| BackendError::io("read", e))?;
-    Ok(crate::FileContent {
-        truncated: meta.len() > content.len() as u64,
-        size: meta.len(),
-        content,
-    })
 }
 
 /// A detached, read-only, nosuid/nodev clone of `src` whose ids are shifted through the
@@ -830,7 +855,7 @@ fn read_replies(
     sandbox_id: String,
     fd: OwnedFd,
     life: tokio::sync::mpsc::UnboundedSender<(Reply, Vec<OwnedFd>)>,
-    exits: Arc<Mutex<HashMap<ProcessId, oneshot::Sender<ExitStatus>>>>,
+    (exits, opens): (Waiters<ExitStatus>, Waiters<Opened>),
     cgroups: Vec<PathBuf>,
 ) {
     let mut ooms = cgroup::oom_kills(&cgroups);
@@ -861,6 +886,12 @@ fn read_replies(
                     });
                 }
             }
+            Ok(Some((Reply::Opened { id, result }, fds))) => {
+                let tx = opens.lock().ok().and_then(|mut m| m.remove(&id));
+                if let Some(tx) = tx {
+                    let _ = tx.send((result, fds));
+                }
+            }
             Ok(Some((Reply::Spawned { id, pid }, _))) => {
                 tracing::debug!(sandbox_id, id, pid, "process started");
             }
@@ -877,6 +908,9 @@ fn read_replies(
     // pid 1 is gone: every process of the sandbox died with it. Dropping the senders
     // tells waiters their process ended with the sandbox.
     if let Ok(mut m) = exits.lock() {
+        m.clear();
+    }
+    if let Ok(mut m) = opens.lock() {
         m.clear();
     }
 }

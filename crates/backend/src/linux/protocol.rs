@@ -28,6 +28,25 @@ pub enum Request {
     Signal { id: u64, signal: i32 },
     /// The server wrote the shim's uid_map/gid_map; setup may continue.
     IdsMapped,
+    /// Open `path` (as the sandbox sees it) with the sandbox's own identity for a file RPC;
+    /// answered by [`Reply::Opened`] carrying the fd (see [`super::fileio`]).
+    OpenFile {
+        id: u64,
+        path: String,
+        mode: crate::OpenMode,
+    },
+}
+
+/// Why setup failed, as far as the server's users need to know.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SetupFailure {
+    /// Anything not caused by the image: reported as a launch failure.
+    #[default]
+    Internal,
+    /// The image's layout cannot be used safely (e.g. its `/etc` is not a directory inside
+    /// it): reported as `image_unsupported`.
+    ImageUnsupported,
 }
 
 /// Init → server.
@@ -49,6 +68,8 @@ pub enum Reply {
     /// Setup failed; the sandbox is unusable.
     SetupFailed {
         error: String,
+        #[serde(default)]
+        kind: SetupFailure,
     },
     Spawned {
         id: u64,
@@ -58,6 +79,11 @@ pub enum Reply {
         id: u64,
         code: Option<i32>,
         signal: Option<i32>,
+    },
+    /// Answer to [`Request::OpenFile`]: the file's size with its fd attached, or why not.
+    Opened {
+        id: u64,
+        result: Result<u64, super::fileio::FileRefusal>,
     },
 }
 

@@ -14,11 +14,45 @@
 //! `/root` and `/workspace` are mounted over it exactly as for the host view.
 
 use super::config::{InitConfig, WORKSPACE_PATH};
+use super::protocol::SetupFailure;
+use super::tree::{bind_onto, fd_path, is_regular, Entry, Tree};
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 use std::fs;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
+
+/// A failed setup: what went wrong, and whether the image is the reason (then the server
+/// reports `image_unsupported` rather than an internal launch failure).
+#[derive(Debug)]
+pub struct SetupError {
+    pub kind: SetupFailure,
+    pub message: String,
+}
+
+impl SetupError {
+    fn image(message: &str) -> SetupError {
+        SetupError {
+            kind: SetupFailure::ImageUnsupported,
+            message: message.to_string(),
+        }
+    }
+}
+
+impl From<String> for SetupError {
+    fn from(message: String) -> Self {
+        SetupError {
+            kind: SetupFailure::Internal,
+            message,
+        }
+    }
+}
+
+impl From<&str> for SetupError {
+    fn from(message: &str) -> Self {
+        message.to_string().into()
+    }
+}
 
 /// Host directories exposed read-only (symlinks such as merged-usr `/bin` are copied as links).
 const SYSTEM_DIRS: &[&str] = &[
@@ -51,29 +85,18 @@ fn bind(src: &Path, dst: &Path, readonly: bool) -> Result<(), String> {
     )
 }
 
-/// Bind `src` on `dst`, then remount it nosuid plus `extra` flags. Every bind in the sandbox
-/// goes through here: no mount may honour setuid bits.
+/// Bind `src` on `dst` (both paths the setup controls: host system dirs, its own tmpfs),
+/// remounted nosuid plus `extra` through [`bind_onto`].
 fn bind_with(src: &Path, dst: &Path, extra: MsFlags) -> Result<(), String> {
-    mount(
-        Some(src),
-        dst,
-        None::<&str>,
-        MsFlags::MS_BIND | MsFlags::MS_REC,
-        None::<&str>,
-    )
-    .map_err(|e| err("bind mount", dst, e))?;
-    let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_NOSUID | extra;
-    // Keep nodev/noexec that the source mount already carries (required inside a user ns).
-    if let Ok(st) = nix::sys::statvfs::statvfs(src) {
-        use nix::sys::statvfs::FsFlags;
-        if st.flags().contains(FsFlags::ST_NODEV) {
-            flags |= MsFlags::MS_NODEV;
-        }
-        if st.flags().contains(FsFlags::ST_NOEXEC) {
-            flags |= MsFlags::MS_NOEXEC;
-        }
-    }
-    mount(None::<&str>, dst, None::<&str>, flags, None::<&str>).map_err(|e| err("remount", dst, e))
+    let open = || {
+        nix::fcntl::open(
+            dst,
+            nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC,
+            nix::sys::stat::Mode::empty(),
+        )
+        .map_err(|e| err("open", dst, e))
+    };
+    bind_onto(src, open, extra)
 }
 
 /// Show a host system directory read-only. A read-only overlay with the host dir as its
@@ -109,16 +132,6 @@ fn system_view(host: &Path, inside: &Path, empty: &Path) -> Result<(), String> {
 fn mkdir(p: &Path, mode: u32) -> Result<(), String> {
     fs::create_dir_all(p).map_err(|e| err("mkdir", p, e))?;
     fs::set_permissions(p, fs::Permissions::from_mode(mode)).map_err(|e| err("chmod", p, e))
-}
-
-fn touch(p: &Path) -> Result<(), String> {
-    fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(p)
-        .map(drop)
-        .map_err(|e| err("create", p, e))
 }
 
 /// Attach a detached mount (from `open_tree`) at `target`.
@@ -197,7 +210,7 @@ fn image_root(
 
 /// Assemble the root under `cfg.root_dir` and pivot into it. Runs as pid 1 of the sandbox.
 /// Returns extra paths landlock must leave writable (an image root's own directories).
-pub fn build(cfg: &InitConfig, image_lower: Option<OwnedFd>) -> Result<Vec<String>, String> {
+pub fn build(cfg: &InitConfig, image_lower: Option<OwnedFd>) -> Result<Vec<String>, SetupError> {
     mount(
         None::<&str>,
         "/",
@@ -250,26 +263,50 @@ pub fn build(cfg: &InitConfig, image_lower: Option<OwnedFd>) -> Result<Vec<Strin
     populate(cfg, root, false)
 }
 
-/// Mount /proc, /dev and the writable tmpfs dirs into `root`, then pivot into it.
-fn populate(cfg: &InitConfig, root: &Path, image: bool) -> Result<Vec<String>, String> {
+/// Where the setup keeps the files it generates (resolver config, sandbox CA, bundle): a
+/// small tmpfs it mounts itself, so nothing an image put there is ever written through.
+const OWN_DIR: &str = "run/cleanroom";
+/// Largest system CA bundle taken over from a root (a real one is well under 1 MiB).
+const MAX_BUNDLE: u64 = 8 << 20;
+
+/// Mount /proc, /dev and the writable tmpfs dirs into `root`, then pivot into it. Every
+/// path inside `root` goes through [`Tree`]: an image root's links never lead outside it.
+fn populate(cfg: &InitConfig, root: &Path, image: bool) -> Result<Vec<String>, SetupError> {
+    let tree = Tree::open(root, image)?;
+    let own = tree.mount_fs(
+        OWN_DIR,
+        0o755,
+        "tmpfs",
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+        Some("mode=755,size=16m"),
+    )?;
     if let Some(tun) = &cfg.tun {
-        point_dns_at_gateway(root, tun.gateway)?;
+        point_dns_at_gateway(&tree, &own, tun.gateway)?;
     }
     if let Some(pem) = &cfg.trusted_ca_pem {
-        install_ca(root, pem)?;
+        install_ca(&tree, &own, pem)?;
     }
-    let proc_dir = root.join("proc");
-    mkdir(&proc_dir, 0o555)?;
+    // What the setup wrote there is fixed for the sandbox's life.
     mount(
-        Some("proc"),
-        &proc_dir,
-        Some("proc"),
-        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+        None::<&str>,
+        &fd_path(own.fd()),
+        None::<&str>,
+        MsFlags::MS_REMOUNT
+            | MsFlags::MS_RDONLY
+            | MsFlags::MS_NOSUID
+            | MsFlags::MS_NODEV
+            | MsFlags::MS_NOEXEC,
         None::<&str>,
     )
-    .map_err(|e| err("mount proc", &proc_dir, e))?;
-
-    build_dev(&root.join("dev"))?;
+    .map_err(|e| format!("remount /{OWN_DIR} read-only: {e}"))?;
+    tree.mount_fs(
+        "proc",
+        0o555,
+        "proc",
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+        None,
+    )?;
+    build_dev(&tree)?;
 
     // Writable filesystems: private tmpfs mounts with a size cap (and charged to the
     // sandbox's memory cgroup), gone with the mount namespace.
@@ -278,20 +315,16 @@ fn populate(cfg: &InitConfig, root: &Path, image: bool) -> Result<Vec<String>, S
         ("root", "700"),
         (WORKSPACE_PATH.trim_start_matches('/'), "755"),
     ] {
-        let dst = root.join(inside);
-        mkdir(&dst, 0o755)?;
         let opts = format!("mode={mode},size={}", cfg.disk_bytes.max(1 << 20));
-        mount(
-            Some("tmpfs"),
-            &dst,
-            Some("tmpfs"),
+        tree.mount_fs(
+            inside,
+            0o755,
+            "tmpfs",
             MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
             Some(opts.as_str()),
-        )
-        .map_err(|e| err("mount tmpfs", &dst, e))?;
+        )?;
     }
-    mkdir(&root.join("run"), 0o755)?;
-    mkdir(&root.join("home"), 0o755)?;
+    tree.dir("home", 0o755)?;
 
     // What landlock leaves writable besides the fixed set: an image's own top-level
     // directories (writes go to the sandbox's copy-on-write upper layer).
@@ -308,7 +341,7 @@ fn populate(cfg: &InitConfig, root: &Path, image: bool) -> Result<Vec<String>, S
             }
         }
     }
-    pivot(root)?;
+    pivot(&tree)?;
     super::identity::mask_host_identity(!image)?;
     if image {
         return Ok(extra);
@@ -325,94 +358,138 @@ fn populate(cfg: &InitConfig, root: &Path, image: bool) -> Result<Vec<String>, S
     Ok(extra)
 }
 
-/// The sandbox's only resolver is the gateway: a generated `resolv.conf` is bound over the
-/// host's (or written where the host's symlink points, for a systemd-resolved host).
-fn point_dns_at_gateway(root: &Path, gateway: std::net::Ipv4Addr) -> Result<(), String> {
+/// The sandbox's only resolver is the gateway: a generated `resolv.conf` (on the setup's own
+/// tmpfs) is bound read-only over the root's. The root's `/etc` is found with its links
+/// confined to the root; `resolv.conf` itself is never followed: in an image's
+/// copy-on-write layer a link there is replaced by a file to bind over, in the host view a
+/// host link into `/run` (systemd-resolved) gets its target written on the skeleton.
+fn point_dns_at_gateway(
+    tree: &Tree,
+    own: &Tree,
+    gateway: std::net::Ipv4Addr,
+) -> Result<(), SetupError> {
+    const NAME: &str = "resolv.conf";
     let content = format!("# written by cleanroom: the egress gateway answers DNS\nnameserver {gateway}\noptions edns0\n");
-    let etc_conf = root.join("etc/resolv.conf");
-    let own = root.join("run/cleanroom-resolv.conf");
-    mkdir(&root.join("run"), 0o755)?;
-    match fs::symlink_metadata(&etc_conf) {
-        Ok(m) if m.file_type().is_symlink() => {
-            let target = fs::read_link(&etc_conf).map_err(|e| err("readlink", &etc_conf, e))?;
-            let Ok(rel) = target.strip_prefix("/run") else {
-                return Err(format!(
-                    "/etc/resolv.conf points at {}, outside /run: cannot redirect DNS",
-                    target.display()
-                ));
-            };
-            let inside = root.join("run").join(rel);
-            if let Some(parent) = inside.parent() {
-                fs::create_dir_all(parent).map_err(|e| err("mkdir", parent, e))?;
-            }
-            fs::write(&inside, content).map_err(|e| err("write", &inside, e))
+    own.create_file(NAME, content.as_bytes(), 0o644)?;
+    let ours = own.leaf(NAME)?;
+    let etc = match tree.resolve("etc", true)? {
+        Some(etc) => etc,
+        // An image without /etc (`FROM scratch`) gets one in its copy-on-write layer.
+        None if tree.cow() && tree.entry("etc")? == Entry::Missing => tree.dir("etc", 0o755)?,
+        None => {
+            return Err(SetupError::image(
+                "/etc is not a directory inside the image: cannot point /etc/resolv.conf at the egress gateway",
+            ))
         }
-        Ok(_) => {
-            fs::write(&own, content).map_err(|e| err("write", &own, e))?;
-            bind_with(&own, &etc_conf, MsFlags::MS_RDONLY | MsFlags::MS_NOEXEC)
+    };
+    let entry = etc.entry(NAME)?;
+    match entry {
+        Entry::File => {}
+        Entry::Missing | Entry::Symlink if tree.cow() => etc.create_file(NAME, b"", 0o644)?,
+        Entry::Symlink => return host_resolv_link(tree, &etc, &content),
+        Entry::Missing => {
+            return Err("the host view has no /etc/resolv.conf to point at the egress gateway".into())
         }
-        // None yet: an image root's /etc is writable (its copy-on-write layer); the host
-        // view's is not, and a sandbox without a resolver config is refused, not half-made.
-        Err(_) => {
-            if let Some(etc) = etc_conf.parent() {
-                let _ = fs::create_dir_all(etc);
-            }
-            fs::write(&etc_conf, content)
-                .map_err(|e| format!("cannot point /etc/resolv.conf at the egress gateway: {e}"))
+        Entry::Dir | Entry::Other => {
+            return Err(SetupError::image(
+                "/etc/resolv.conf is a directory or special file: cannot point it at the egress gateway",
+            ))
         }
     }
+    bind_onto(
+        &fd_path(&ours),
+        || etc.leaf(NAME),
+        MsFlags::MS_RDONLY | MsFlags::MS_NOEXEC,
+    )?;
+    Ok(())
+}
+
+/// Host view, `/etc/resolv.conf` a link of the host's: write the gateway config where it
+/// points, which must be under `/run` (the view's own skeleton, never a host directory).
+fn host_resolv_link(tree: &Tree, etc: &Tree, content: &str) -> Result<(), SetupError> {
+    let target = nix::fcntl::readlinkat(etc.fd(), "resolv.conf")
+        .map_err(|e| format!("readlink /etc/resolv.conf: {e}"))?;
+    let target = Path::new("/etc").join(target);
+    // Lexical: `..` pops a component (the link is the host's; nothing here is followed).
+    let mut parts: Vec<String> = Vec::new();
+    for c in target.components() {
+        match c {
+            std::path::Component::Normal(n) => parts.push(n.to_string_lossy().into_owned()),
+            std::path::Component::ParentDir => {
+                parts.pop();
+            }
+            _ => {}
+        }
+    }
+    if parts.len() < 2 || parts[0] != "run" || parts[1] == "cleanroom" {
+        return Err(format!(
+            "/etc/resolv.conf points at {}, outside /run: cannot redirect DNS",
+            target.display()
+        )
+        .into());
+    }
+    let name = parts.pop().unwrap_or_default();
+    tree.dir(&parts.join("/"), 0o755)?
+        .create_file(&name, content.as_bytes(), 0o644)?;
+    Ok(())
 }
 
 /// The system CA bundle a root may carry (Debian, Ubuntu, Alpine and friends).
 const SYSTEM_BUNDLE: &str = "etc/ssl/certs/ca-certificates.crt";
 
-/// Make the sandbox trust one extra CA: written alone and as part of a full bundle under
-/// /run (a tmpfs-backed or copy-on-write path of this sandbox only), and the bundle bound
-/// read-only over the root's system bundle, so tools that read the default path trust it
-/// too. The host's own bundle is never modified.
-fn install_ca(root: &Path, pem: &str) -> Result<(), String> {
-    let run = root.join("run/cleanroom");
-    fs::create_dir_all(&run).map_err(|e| err("mkdir", &run, e))?;
-    let alone = root.join(crate::SANDBOX_CA_PATH.trim_start_matches('/'));
-    fs::write(&alone, pem).map_err(|e| err("write", &alone, e))?;
-    let system = root.join(SYSTEM_BUNDLE);
-    // A symlinked bundle is left alone: resolving it here would follow the link on the
-    // host's tree, not the sandbox's.
-    let regular = fs::symlink_metadata(&system)
-        .map(|m| m.file_type().is_file())
-        .unwrap_or(false);
-    let mut bundle = if regular {
-        fs::read_to_string(&system).map_err(|e| err("read", &system, e))?
-    } else {
-        String::new()
-    };
-    if !bundle.is_empty() && !bundle.ends_with('\n') {
-        bundle.push('\n');
+fn own_name(path: &'static str) -> &'static str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Make the sandbox trust one extra CA: written alone and as part of a full bundle on the
+/// setup's own tmpfs (`/run/cleanroom`), and the bundle bound read-only over the root's
+/// system bundle, so tools that read the default path trust it too. The root's bundle is
+/// read and covered with its links confined to the root (an image's `…/ca-certificates.crt
+/// -> ../../../pki/x` is the image's own file; a link to a host path finds nothing); the
+/// host's and the cached image's files are never modified.
+fn install_ca(tree: &Tree, own: &Tree, pem: &str) -> Result<(), SetupError> {
+    own.create_file(own_name(crate::SANDBOX_CA_PATH), pem.as_bytes(), 0o644)?;
+    let system = tree
+        .read_regular(SYSTEM_BUNDLE, MAX_BUNDLE + 1)?
+        .filter(|b| b.len() as u64 <= MAX_BUNDLE);
+    let mut bundle = system.clone().unwrap_or_default();
+    if !bundle.is_empty() && !bundle.ends_with(b"\n") {
+        bundle.push(b'\n');
     }
-    bundle.push_str(pem);
-    let combined = root.join(crate::SANDBOX_CA_BUNDLE.trim_start_matches('/'));
-    fs::write(&combined, bundle).map_err(|e| err("write", &combined, e))?;
-    if regular {
-        bind_with(&combined, &system, MsFlags::MS_RDONLY | MsFlags::MS_NOEXEC)?;
+    bundle.extend_from_slice(pem.as_bytes());
+    let combined = own_name(crate::SANDBOX_CA_BUNDLE);
+    own.create_file(combined, &bundle, 0o644)?;
+    if system.is_some() {
+        let src = own.leaf(combined)?;
+        bind_onto(
+            &fd_path(&src),
+            || match tree.resolve(SYSTEM_BUNDLE, false)? {
+                Some(t) if is_regular(t.fd())? => t.fd().try_clone().map_err(|e| e.to_string()),
+                _ => Err(format!("/{SYSTEM_BUNDLE} changed during setup")),
+            },
+            MsFlags::MS_RDONLY | MsFlags::MS_NOEXEC,
+        )?;
     }
     Ok(())
 }
 
-fn build_dev(dev: &Path) -> Result<(), String> {
-    mkdir(dev, 0o755)?;
-    mount(
-        Some("tmpfs"),
-        dev,
-        Some("tmpfs"),
+/// A minimal `/dev`: a tmpfs of the setup's own with the host's harmless devices bound in,
+/// the usual links, a private devpts and a shm tmpfs.
+fn build_dev(tree: &Tree) -> Result<(), String> {
+    let dev = tree.mount_fs(
+        "dev",
+        0o755,
+        "tmpfs",
         MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
         Some("mode=755,size=64k"),
-    )
-    .map_err(|e| err("mount tmpfs", dev, e))?;
+    )?;
     for name in DEVICES {
-        let target = dev.join(name);
-        touch(&target)?;
-        let host = Path::new("/dev").join(name);
-        bind_with(&host, &target, MsFlags::MS_NOEXEC)?;
+        dev.create_file(name, b"", 0o644)?;
+        bind_onto(
+            &Path::new("/dev").join(name),
+            || dev.leaf(name),
+            MsFlags::MS_NOEXEC,
+        )?;
     }
     for (link, target) in [
         ("fd", "/proc/self/fd"),
@@ -421,34 +498,29 @@ fn build_dev(dev: &Path) -> Result<(), String> {
         ("stderr", "/proc/self/fd/2"),
         ("ptmx", "pts/ptmx"),
     ] {
-        symlink(target, dev.join(link)).map_err(|e| err("symlink", &dev.join(link), e))?;
+        dev.symlink(link, target)?;
     }
-    let pts = dev.join("pts");
-    mkdir(&pts, 0o755)?;
-    mount(
-        Some("devpts"),
-        &pts,
-        Some("devpts"),
+    dev.mount_fs(
+        "pts",
+        0o755,
+        "devpts",
         MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
         Some("newinstance,ptmxmode=0666,mode=620"),
-    )
-    .map_err(|e| err("mount devpts", &pts, e))?;
-    let shm = dev.join("shm");
-    mkdir(&shm, 0o1777)?;
-    mount(
-        Some("tmpfs"),
-        &shm,
-        Some("tmpfs"),
+    )?;
+    dev.mount_fs(
+        "shm",
+        0o1777,
+        "tmpfs",
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
         Some("mode=1777,size=64m"),
-    )
-    .map_err(|e| err("mount tmpfs", &shm, e))
+    )?;
+    Ok(())
 }
 
 /// pivot_root(".", ".") then detach the old root: the host tree is gone from this namespace.
-fn pivot(root: &Path) -> Result<(), String> {
-    nix::unistd::chdir(root).map_err(|e| err("chdir", root, e))?;
-    nix::unistd::pivot_root(".", ".").map_err(|e| err("pivot_root", root, e))?;
-    umount2(".", MntFlags::MNT_DETACH).map_err(|e| err("umount old root", root, e))?;
+fn pivot(root: &Tree) -> Result<(), String> {
+    root.enter()?;
+    nix::unistd::pivot_root(".", ".").map_err(|e| format!("pivot_root: {e}"))?;
+    umount2(".", MntFlags::MNT_DETACH).map_err(|e| format!("umount old root: {e}"))?;
     nix::unistd::chdir("/").map_err(|e| err("chdir", Path::new("/"), e))
 }

@@ -291,3 +291,248 @@ pub fn assert_no_leftovers(server_state: &Path, sandbox_id: &str) {
         cgroups_named(sandbox_id)
     );
 }
+
+/// OCI images for tests: a real registry (Debian's `docker-registry`) on loopback and gzip
+/// tar layers built byte by byte (hostile names and link targets reach the server as
+/// written). Same shape as the helpers in `images.rs`, shared by newer suites.
+pub mod oci {
+    use super::eventually;
+    use sha2::{Digest, Sha256};
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    use std::process::{Child, Command, Stdio};
+    use std::time::Duration;
+
+    pub const REGISTRY_BIN: &str = "/usr/bin/docker-registry";
+    pub const BUSYBOX: &str = "/bin/busybox";
+
+    pub fn sha256(data: &[u8]) -> String {
+        let d = Sha256::digest(data);
+        format!(
+            "sha256:{}",
+            d.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        )
+    }
+
+    /// A registry on 127.0.0.1:<free port> with storage in a temp dir; killed on drop.
+    pub struct Registry {
+        child: Child,
+        pub port: u16,
+        _tmp: tempfile::TempDir,
+    }
+
+    impl Registry {
+        pub fn start() -> Registry {
+            let tmp = tempfile::Builder::new()
+                .prefix("cleanroom-registry-")
+                .tempdir()
+                .unwrap();
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let config = tmp.path().join("config.yml");
+            std::fs::write(
+                &config,
+                format!(
+                    "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n",
+                    tmp.path().join("storage").display()
+                ),
+            )
+            .unwrap();
+            let child = Command::new(REGISTRY_BIN)
+                .arg("serve")
+                .arg(&config)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start docker-registry (scripts/deps.sh installs it)");
+            let r = Registry {
+                child,
+                port,
+                _tmp: tmp,
+            };
+            assert!(
+                eventually(Duration::from_secs(20), || r
+                    .request("GET", "/v2/", "", &[])
+                    .0
+                    == 200),
+                "registry did not start"
+            );
+            r
+        }
+
+        pub fn host(&self) -> String {
+            format!("127.0.0.1:{}", self.port)
+        }
+
+        fn request(&self, method: &str, path: &str, ctype: &str, body: &[u8]) -> (u16, String) {
+            let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else {
+                return (0, String::new());
+            };
+            let mut head = format!(
+                "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
+                self.host(),
+                body.len()
+            );
+            if !ctype.is_empty() {
+                head += &format!("Content-Type: {ctype}\r\n");
+            }
+            head += "\r\n";
+            s.write_all(head.as_bytes()).unwrap();
+            s.write_all(body).unwrap();
+            let mut resp = Vec::new();
+            let _ = s.read_to_end(&mut resp);
+            let text = String::from_utf8_lossy(&resp).into_owned();
+            let status = text
+                .split_whitespace()
+                .nth(1)
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(0);
+            (status, text)
+        }
+
+        fn push_blob(&self, repo: &str, data: &[u8]) -> String {
+            let digest = sha256(data);
+            let (status, text) =
+                self.request("POST", &format!("/v2/{repo}/blobs/uploads/"), "", &[]);
+            assert_eq!(status, 202, "blob upload start: {text}");
+            let location = text
+                .lines()
+                .find_map(|l| l.strip_prefix("Location: "))
+                .expect("upload location")
+                .trim();
+            let path = &location[location.find("/v2/").expect("upload path")..];
+            let sep = if path.contains('?') { '&' } else { '?' };
+            let (status, text) = self.request(
+                "PUT",
+                &format!("{path}{sep}digest={digest}"),
+                "application/octet-stream",
+                data,
+            );
+            assert_eq!(status, 201, "blob upload: {text}");
+            digest
+        }
+
+        /// Push config + layers + manifest (amd64); returns the digest-pinned reference.
+        pub fn push_image(&self, repo: &str, layers: &[Vec<u8>]) -> String {
+            let mut descs = Vec::new();
+            let mut diff_ids = Vec::new();
+            for l in layers {
+                let d = self.push_blob(repo, l);
+                let mut raw = Vec::new();
+                flate2::read::GzDecoder::new(&l[..])
+                    .read_to_end(&mut raw)
+                    .unwrap();
+                diff_ids.push(sha256(&raw));
+                descs.push(serde_json::json!({
+                    "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
+                    "digest": d, "size": l.len()
+                }));
+            }
+            let config = serde_json::to_vec(&serde_json::json!({
+                "architecture": "amd64", "os": "linux",
+                "config": {"Env": ["PATH=/bin"], "Cmd": ["/bin/sh"]},
+                "rootfs": {"type": "layers", "diff_ids": diff_ids}
+            }))
+            .unwrap();
+            let cd = self.push_blob(repo, &config);
+            let manifest = serde_json::to_vec(&serde_json::json!({
+                "schemaVersion": 2,
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": cd, "size": config.len()},
+                "layers": descs
+            }))
+            .unwrap();
+            let md = sha256(&manifest);
+            let (status, text) = self.request(
+                "PUT",
+                &format!("/v2/{repo}/manifests/{md}"),
+                "application/vnd.oci.image.manifest.v1+json",
+                &manifest,
+            );
+            assert_eq!(status, 201, "manifest push: {text}");
+            format!("{}/{repo}@{md}", self.host())
+        }
+    }
+
+    impl Drop for Registry {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    /// Layer builder: a gzip tar written entry by entry.
+    pub struct Layer(tar::Builder<Vec<u8>>);
+
+    impl Default for Layer {
+        fn default() -> Self {
+            Layer(tar::Builder::new(Vec::new()))
+        }
+    }
+
+    impl Layer {
+        fn header(path: &str, kind: tar::EntryType, mode: u32, size: u64) -> tar::Header {
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(kind);
+            h.set_mode(mode);
+            h.set_size(size);
+            h.set_uid(0);
+            h.set_gid(0);
+            h.as_old_mut().name[..path.len()].copy_from_slice(path.as_bytes());
+            h
+        }
+        pub fn dir(mut self, path: &str) -> Layer {
+            let mut h = Self::header(path, tar::EntryType::Directory, 0o755, 0);
+            h.set_cksum();
+            self.0.append(&h, &[][..]).unwrap();
+            self
+        }
+        pub fn file(mut self, path: &str, body: &[u8], mode: u32) -> Layer {
+            let mut h = Self::header(path, tar::EntryType::Regular, mode, body.len() as u64);
+            h.set_cksum();
+            self.0.append(&h, body).unwrap();
+            self
+        }
+        /// A regular file owned by `uid:uid` (ids as the sandbox sees them).
+        pub fn owned_file(mut self, path: &str, body: &[u8], mode: u32, uid: u64) -> Layer {
+            let mut h = Self::header(path, tar::EntryType::Regular, mode, body.len() as u64);
+            h.set_uid(uid);
+            h.set_gid(uid);
+            h.set_cksum();
+            self.0.append(&h, body).unwrap();
+            self
+        }
+        pub fn symlink(mut self, path: &str, target: &str) -> Layer {
+            let mut h = Self::header(path, tar::EntryType::Symlink, 0o777, 0);
+            h.as_old_mut().linkname[..target.len()].copy_from_slice(target.as_bytes());
+            h.set_cksum();
+            self.0.append(&h, &[][..]).unwrap();
+            self
+        }
+        pub fn gz(self) -> Vec<u8> {
+            let data = self.0.into_inner().unwrap();
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            gz.write_all(&data).unwrap();
+            gz.finish().unwrap()
+        }
+    }
+
+    /// A layer with a static busybox at /bin/busybox and the applets tests use.
+    pub fn busybox_layer() -> Vec<u8> {
+        let busybox = std::fs::read(BUSYBOX).expect("busybox-static (scripts/deps.sh)");
+        let mut l = Layer::default()
+            .dir("bin")
+            .file("bin/busybox", &busybox, 0o755);
+        for a in [
+            "sh", "cat", "echo", "ls", "touch", "rm", "mkdir", "test", "grep", "ln", "readlink",
+            "stat", "head", "mkfifo", "wc",
+        ] {
+            l = l.symlink(&format!("bin/{a}"), "busybox");
+        }
+        l.gz()
+    }
+}
