@@ -213,6 +213,10 @@ pub struct LimitArgs {
     /// Size cap of each writable filesystem in MiB
     #[arg(long, value_name = "MIB")]
     pub disk_mb: Option<u64>,
+    /// Output (stdout + stderr) the server retains for the sandbox's executions, in MiB;
+    /// beyond it output is streamed live but not kept (default 1024)
+    #[arg(long, value_name = "MIB")]
+    pub output_mb: Option<u64>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -155,6 +155,7 @@ impl SandboxService for Api {
             pids: l.pids,
             cpu_millis: l.cpu_millis,
             disk_bytes: l.disk_bytes,
+            output_bytes: l.output_bytes,
         };
         let row = self
             .engine
@@ -529,6 +530,7 @@ fn stream_event(exec_id: &str, item: StreamItem) -> ExecutionStreamEvent {
                 status: exit.status.into(),
                 exit_code: exit.exit_code,
                 message: exit.message,
+                code: exit.code,
                 ..Default::default()
             }),
         ),

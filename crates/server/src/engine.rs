@@ -252,6 +252,7 @@ impl Engine {
                         status: es::FAILED,
                         exit_code: -1,
                         message: msg.into(),
+                        ..Default::default()
                     };
                     if let Err(e) = execlog::append_exit(&path, &rec) {
                         tracing::warn!(execution_id = %exe.id, error = %e, "could not finish log");
@@ -328,7 +329,7 @@ impl Engine {
             .with("missing", missing.join(","))
             .with("backend", self.backend.name()));
         }
-        let limits = effective_limits(&policy, requested)?;
+        let limits = crate::limits::effective(&policy, requested)?;
         let id = ids::sandbox_id();
         // Secrets and the sandbox CA before anything exists: a secret this server has no
         // value for refuses the sandbox like a capability mismatch does.
@@ -691,6 +692,7 @@ impl Engine {
                     status: es::FAILED,
                     exit_code: -1,
                     message: msg.clone(),
+                    ..Default::default()
                 });
                 self.store.finish_execution(&id, es::FAILED, -1, &msg)?;
                 self.execution_event(&sandbox.id, &id, es::FAILED, &msg);
@@ -1024,35 +1026,6 @@ impl Engine {
     }
 }
 
-/// Server defaults, overridden by the policy's `sandbox.resources`, overridden by non-zero
-/// fields of the request.
-fn effective_limits(policy: &CompiledPolicy, req: Limits) -> Result<Limits, EngineError> {
-    let d = Limits::default();
-    let r = &policy.resources;
-    let pick =
-        |req: u64, pol: Option<u64>, def: u64| if req > 0 { req } else { pol.unwrap_or(def) };
-    let limits = Limits {
-        memory_bytes: pick(
-            req.memory_bytes,
-            r.memory_mb.map(|m| m << 20),
-            d.memory_bytes,
-        ),
-        pids: pick(req.pids, r.pids, d.pids),
-        cpu_millis: pick(req.cpu_millis, r.cpu_millis, d.cpu_millis),
-        disk_bytes: pick(req.disk_bytes, r.disk_mb.map(|m| m << 20), d.disk_bytes),
-    };
-    if limits.memory_bytes < 16 << 20
-        || limits.pids < 8
-        || limits.cpu_millis < 10
-        || limits.disk_bytes < 1 << 20
-    {
-        return Err(EngineError::invalid(format!(
-            "resource limits too small: {limits:?} (minimum 16 MiB memory, 8 pids, 10 milli-CPUs, 1 MiB disk)"
-        )));
-    }
-    Ok(limits)
-}
-
 /// Last `INSPECT_TAIL` bytes of each stream plus stream totals. Payloads that end before
 /// the tail are skipped without being read, so inspecting a huge log stays cheap.
 fn read_tails(path: &Path) -> std::io::Result<(Vec<u8>, Vec<u8>, u64, u64)> {
@@ -1171,6 +1144,7 @@ impl Run {
         if reason.is_none() && killed {
             reason = cancel_rx.borrow().clone();
         }
+        let oom = matches!(&exit, Some(Some(st)) if st.oom_killed) && reason.is_none();
         let (status, exit_code, mut message) = match (exit.flatten(), &reason) {
             (Some(st), Some(r)) => (r.status, st.shell_code(), r.message.clone()),
             (Some(st), None) if st.oom_killed => (
@@ -1209,6 +1183,11 @@ impl Run {
             status,
             exit_code,
             message: message.clone(),
+            code: if oom {
+                execlog::exit_code::OOM_KILLED.into()
+            } else {
+                String::new()
+            },
         }) {
             tracing::error!(execution_id = %self.exec_id, error = %e, "could not finish output log");
         }

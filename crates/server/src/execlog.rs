@@ -43,11 +43,21 @@ impl Kind {
 }
 
 /// Final record of every log.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct ExitRecord {
     pub status: i32,
     pub exit_code: i32,
     pub message: String,
+    /// Stable code of an end that clients should report as an error (`oom_killed`);
+    /// empty for an ordinary exit, a cancel or a timeout.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub code: String,
+}
+
+/// Stable codes of [`ExitRecord::code`].
+pub mod exit_code {
+    /// The kernel's OOM killer ended the execution: the sandbox hit its memory limit.
+    pub const OOM_KILLED: &str = "oom_killed";
 }
 
 /// A warning shown to attached clients (e.g. a policy deny).
@@ -296,7 +306,7 @@ mod tests {
         w.close(&ExitRecord {
             status: 3,
             exit_code: 0,
-            message: String::new(),
+            ..Default::default()
         })
         .unwrap();
         let len = std::fs::metadata(&p).unwrap().len();

@@ -9,6 +9,7 @@ pub mod engine;
 pub mod error;
 pub mod execlog;
 pub mod ids;
+pub mod limits;
 pub mod secrets;
 pub mod serve;
 pub mod status;
