@@ -127,6 +127,8 @@ async fn serve(args: ServeArgs) -> i32 {
         registry,
         secrets_file: args.secrets_file,
         upstream_ca: args.upstream_ca,
+        retention: args.quotas.retention(),
+        image_limits: args.quotas.image_limits(),
     };
     let shutdown = async {
         let mut term =
@@ -423,6 +425,15 @@ async fn execution(ep: &Endpoint, cmd: ExecutionCommand) -> Result<i32, ApiError
             }
             println!("stdout_bytes: {}", resp.stdout_bytes);
             println!("stderr_bytes: {}", resp.stderr_bytes);
+            if resp.output_truncated {
+                println!(
+                    "output_truncated: {} bytes were streamed live but not retained",
+                    resp.retained_bytes_dropped
+                );
+            }
+            if resp.output_expired {
+                println!("output_expired: the retained output was deleted by the server's retention policy");
+            }
             for (name, text) in [("stdout", &resp.stdout), ("stderr", &resp.stderr)] {
                 if !text.is_empty() {
                     println!("--- {name} (tail) ---");

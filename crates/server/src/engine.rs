@@ -32,6 +32,8 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
 /// Bytes of each stream InspectExecution returns (the tail).
 const INSPECT_TAIL: u64 = 1 << 20;
 const READ_CHUNK: usize = 256 * 1024;
+/// How long live-only output waits for a slow attached client (see `wait_for_live_readers`).
+const LIVE_STALL: Duration = Duration::from_secs(2);
 /// Hostile-input guards.
 const MAX_ARGS: usize = 4096;
 const MAX_ARGV_BYTES: usize = 128 * 1024;
@@ -82,6 +84,8 @@ pub struct Inspection {
     pub log_path: PathBuf,
     pub image_ref: String,
     pub image_digest: String,
+    /// Retention facts: bytes not retained, and whether GC deleted the log.
+    pub output: crate::store::OutputState,
 }
 
 struct Cancel {
@@ -99,6 +103,8 @@ struct LiveExec {
     done: watch::Receiver<bool>,
     /// Warnings (egress denies) to write into the execution's output log.
     warnings: mpsc::UnboundedSender<WarningRecord>,
+    /// Output that is streamed to attached clients but not retained (over quota).
+    live_only: tokio::sync::broadcast::Sender<execlog::LiveItem>,
 }
 
 /// The server's engine. Cheap to share (`Arc<Engine>`).
@@ -111,6 +117,8 @@ pub struct Engine {
     egress: EgressHub,
     /// The OCI image cache (`None`: this server cannot root sandboxes on images).
     images: Option<Arc<ImageStore>>,
+    /// Output retention quotas and watermarks ([`crate::quota`]).
+    retention: Arc<crate::quota::Retention>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -137,11 +145,12 @@ impl Engine {
         let engine = Arc::new(Engine {
             store,
             backend,
-            logs_dir,
             live: Mutex::new(HashMap::new()),
             events,
             egress: EgressHub::new(upstream, secrets, notes_tx),
             images,
+            retention: Arc::new(crate::quota::Retention::new(&logs_dir)),
+            logs_dir,
         });
         let weak = Arc::downgrade(&engine);
         tokio::spawn(async move {
@@ -194,6 +203,34 @@ impl Engine {
             message,
             attributes: crate::egress::attributes(&note).to_string(),
             ..Default::default()
+        });
+    }
+
+    /// Apply the server's output retention settings and start the retention GC task
+    /// (see [`crate::retention`]); it stops when the engine is dropped.
+    pub fn start_retention(self: &Arc<Self>, cfg: crate::quota::RetentionConfig) {
+        let interval = cfg.gc_interval.max(Duration::from_millis(100));
+        self.retention.set_config(cfg);
+        let weak = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(interval).await;
+                let Some(engine) = weak.upgrade() else { break };
+                let pass = tokio::task::spawn_blocking(move || {
+                    crate::retention::gc(&engine.store, &engine.logs_dir, &engine.retention)
+                })
+                .await;
+                match pass {
+                    Ok(Ok(r)) if r.removed > 0 => tracing::info!(
+                        removed = r.removed,
+                        freed_bytes = r.freed_bytes,
+                        total_bytes = r.total_bytes,
+                        "output retention GC"
+                    ),
+                    Ok(Err(e)) => tracing::warn!(error = %e, "output retention GC failed"),
+                    _ => {}
+                }
+            }
         });
     }
 
@@ -331,6 +368,7 @@ impl Engine {
         }
         let limits = crate::limits::effective(&policy, requested)?;
         let id = ids::sandbox_id();
+        self.retention.add_sandbox(&id, limits.output_bytes);
         // Secrets and the sandbox CA before anything exists: a secret this server has no
         // value for refuses the sandbox like a capability mismatch does.
         let prepared = self.egress.prepare(&id, &policy)?;
@@ -524,6 +562,7 @@ impl Engine {
         }
         match result {
             Ok(()) => {
+                self.retention.remove_sandbox(id);
                 self.store.set_sandbox_status(id, ss::STOPPED, "")?;
                 self.sandbox_event(id, ss::STOPPED, "");
             }
@@ -716,6 +755,7 @@ impl Engine {
             commit: writer.subscribe(),
             done: done_rx,
             warnings: warn_tx,
+            live_only: writer.live_sender(),
         });
         lock(&self.live).insert(id.clone(), live);
         let timeout =
@@ -727,6 +767,7 @@ impl Engine {
             process: handle.id,
             timeout,
             warnings: warn_rx,
+            budget: self.retention.budget(&sandbox.id),
         };
         tokio::spawn(async move {
             run.drive(
@@ -792,8 +833,12 @@ impl Engine {
             .map(|s| (s.image_ref.clone(), s.image_digest.clone()))
             .unwrap_or_default();
         let log_path = execlog::path_for(&self.logs_dir, exec_id);
-        let (stdout_tail, stderr_tail, stdout_bytes, stderr_bytes) =
-            read_tails(&log_path).unwrap_or_default();
+        let output = self.store.output_state(exec_id)?;
+        let (stdout_tail, stderr_tail, stdout_bytes, stderr_bytes) = if output.expired_at > 0 {
+            Default::default()
+        } else {
+            read_tails(&log_path).unwrap_or_default()
+        };
         Ok(Inspection {
             execution,
             stdout_tail,
@@ -804,6 +849,7 @@ impl Engine {
             log_path,
             image_ref,
             image_digest,
+            output,
         })
     }
 
@@ -891,89 +937,24 @@ impl Engine {
         follow: bool,
     ) -> Result<mpsc::Receiver<Result<StreamItem, EngineError>>, EngineError> {
         let row = self.find_execution(sandbox_id, exec_id)?;
+        if self.store.output_state(&row.id)?.expired_at > 0 {
+            return Err(crate::retention::expired(&row.id));
+        }
         let path = execlog::path_for(&self.logs_dir, &row.id);
-        let mut reader = LogReader::open(&path)
+        let reader = LogReader::open(&path)
             .map_err(|e| EngineError::internal(format!("open output log: {e}")))?;
-        let commit = self.live(exec_id).map(|l| l.commit.clone());
-        let (tx, rx) = mpsc::channel(8);
-        tokio::spawn(async move {
-            let mut commit = commit;
-            let skip = |kind: Kind, offset: u64, len: u64| {
-                let from = if kind == Kind::Stdout {
-                    stdout_offset
-                } else {
-                    stderr_offset
-                };
-                offset + len <= from
-            };
-            loop {
-                let (limit, closed) = match &commit {
-                    Some(c) => {
-                        let v = *c.borrow();
-                        (v.len, v.closed)
-                    }
-                    None => (std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0), true),
-                };
-                loop {
-                    let next = reader.next(limit, skip);
-                    let item = match next {
-                        Ok(Some((seq, entry))) => {
-                            if seq <= after_seq {
-                                continue;
-                            }
-                            match entry {
-                                Entry::Output { kind, offset, data } => {
-                                    let from = if kind == Kind::Stdout {
-                                        stdout_offset
-                                    } else {
-                                        stderr_offset
-                                    };
-                                    if offset + data.len() as u64 <= from {
-                                        continue;
-                                    }
-                                    let cut = from.saturating_sub(offset) as usize;
-                                    let mut data = data;
-                                    if cut > 0 {
-                                        data.drain(..cut);
-                                    }
-                                    StreamItem::Output {
-                                        seq,
-                                        stdout: kind == Kind::Stdout,
-                                        offset: offset + cut as u64,
-                                        data,
-                                    }
-                                }
-                                Entry::Exit(exit) => StreamItem::Exit { seq, exit },
-                                Entry::Warning(w) => StreamItem::Warning {
-                                    seq,
-                                    code: w.code,
-                                    message: w.message,
-                                },
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(e) => {
-                            let _ = tx
-                                .send(Err(EngineError::internal(format!("read output log: {e}"))))
-                                .await;
-                            return;
-                        }
-                    };
-                    if tx.send(Ok(item)).await.is_err() {
-                        return; // client went away
-                    }
-                }
-                if closed || !follow {
-                    return;
-                }
-                let Some(c) = commit.as_mut() else { return };
-                if c.changed().await.is_err() {
-                    // Writer gone: read whatever was committed last, then stop.
-                    commit = None;
-                }
-            }
-        });
-        Ok(rx)
+        // Subscribe to live-only output before reading anything (see `outstream`).
+        let (commit, live) = match self.live(exec_id) {
+            Some(l) => (Some(l.commit.clone()), Some(l.live_only.subscribe())),
+            None => (None, None),
+        };
+        let from = crate::outstream::From {
+            after_seq,
+            stdout_offset,
+            stderr_offset,
+            follow,
+        };
+        Ok(crate::outstream::spawn(reader, path, commit, live, from))
     }
 
     /// Tail a sandbox's events after `after_seq`; with `follow`, until the sandbox ends.
@@ -1053,6 +1034,52 @@ fn read_tails(path: &Path) -> std::io::Result<(Vec<u8>, Vec<u8>, u64, u64)> {
     Ok((out, err, out_end, err_end))
 }
 
+/// Pacing of live-only output (see `wait_for_live_readers`).
+#[derive(Debug, Default)]
+struct LiveWait {
+    waited_for_first_reader: bool,
+    stalled: bool,
+}
+
+/// Before each live-only chunk is sent: the supervisor stops reading the sandbox's pipes
+/// (so the guest blocks on write, as with any slow reader) until
+/// * the first time, a subscriber is attached: `cleanroom exec` subscribes right after
+///   `CreateExecution` returns, and output nobody is attached to is simply gone;
+/// * the next send would not evict a chunk an attached client has not taken yet.
+///
+/// Each wait ends after [`LIVE_STALL`]; a client that is still behind then is let go (it
+/// lags and is told so) until it has caught up again, so a stuck client delays the
+/// supervisor (and a cancel or timeout it handles) at most that long at a time.
+async fn wait_for_live_readers(writer: &LogWriter, st: &mut LiveWait) {
+    if !st.waited_for_first_reader {
+        st.waited_for_first_reader = true;
+        let until = Instant::now() + LIVE_STALL;
+        while writer.live_receivers() == 0 && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+    let full = execlog::LIVE_CAPACITY - 1;
+    if st.stalled {
+        if writer.live_backlog() < execlog::LIVE_CAPACITY / 2 {
+            st.stalled = false;
+        } else {
+            return;
+        }
+    }
+    let until = Instant::now() + LIVE_STALL;
+    while writer.live_backlog() >= full {
+        if Instant::now() >= until {
+            tracing::debug!(
+                backlog = writer.live_backlog(),
+                "a client fell behind live-only output; not waiting for it"
+            );
+            st.stalled = true;
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
 /// One running execution's supervisor: pumps output into the log, enforces timeout and
 /// cancel, records the final status.
 struct Run {
@@ -1062,6 +1089,8 @@ struct Run {
     timeout: Option<Duration>,
     /// Egress denies to record in the output log as warnings.
     warnings: mpsc::UnboundedReceiver<WarningRecord>,
+    /// The sandbox's output retention quota.
+    budget: Arc<crate::quota::SandboxBudget>,
 }
 
 impl Run {
@@ -1084,10 +1113,28 @@ impl Run {
         let mut kill_at = far;
         let mut drain_until = far;
         let mut write_error: Option<String> = None;
+        let mut live_wait = LiveWait::default();
+        let budget = self.budget.clone();
+        // Retain what the quota allows; returns where the live-only rest starts.
         let record = |w: &mut LogWriter, kind: Kind, data: &[u8], err: &mut Option<String>| {
-            if err.is_none() {
-                if let Err(e) = w.output(kind, data) {
+            if err.is_some() {
+                return data.len();
+            }
+            // Charge only while retaining: after the marker nothing more is kept.
+            let charge = if w.truncated() {
+                crate::quota::Charge {
+                    retain: 0,
+                    refused: None,
+                }
+            } else {
+                engine.retention.charge(&budget, data.len())
+            };
+            let why = charge.refused.map(|r| r.to_string()).unwrap_or_default();
+            match w.output_charged(kind, data, charge.retain, &why) {
+                Ok(n) => n,
+                Err(e) => {
                     *err = Some(format!("output log write failed: {e}"));
+                    data.len()
                 }
             }
         };
@@ -1097,11 +1144,23 @@ impl Run {
             }
             tokio::select! {
                 r = stdout.read(&mut out_buf), if out_open => match r {
-                    Ok(n) if n > 0 => record(&mut writer, Kind::Stdout, &out_buf[..n], &mut write_error),
+                    Ok(n) if n > 0 => {
+                        let kept = record(&mut writer, Kind::Stdout, &out_buf[..n], &mut write_error);
+                        if kept < n {
+                            wait_for_live_readers(&writer, &mut live_wait).await;
+                            writer.live_output(Kind::Stdout, &out_buf[kept..n]);
+                        }
+                    }
                     _ => out_open = false,
                 },
                 r = stderr.read(&mut err_buf), if err_open => match r {
-                    Ok(n) if n > 0 => record(&mut writer, Kind::Stderr, &err_buf[..n], &mut write_error),
+                    Ok(n) if n > 0 => {
+                        let kept = record(&mut writer, Kind::Stderr, &err_buf[..n], &mut write_error);
+                        if kept < n {
+                            wait_for_live_readers(&writer, &mut live_wait).await;
+                            writer.live_output(Kind::Stderr, &err_buf[kept..n]);
+                        }
+                    }
                     _ => err_open = false,
                 },
                 r = &mut exit_rx, if exit.is_none() => {
@@ -1179,6 +1238,7 @@ impl Run {
                 format!("{message}; {e}")
             };
         }
+        let writer_dropped = writer.dropped();
         if let Err(e) = writer.close(&ExitRecord {
             status,
             exit_code,
@@ -1190,6 +1250,15 @@ impl Run {
             },
         }) {
             tracing::error!(execution_id = %self.exec_id, error = %e, "could not finish output log");
+        }
+        let (out_dropped, err_dropped) = writer_dropped;
+        if out_dropped + err_dropped > 0 {
+            if let Err(e) = engine
+                .store
+                .set_output_dropped(&self.exec_id, out_dropped + err_dropped)
+            {
+                tracing::error!(execution_id = %self.exec_id, error = %e, "could not record dropped output");
+            }
         }
         if let Err(e) = engine
             .store
