@@ -153,8 +153,11 @@ fn u64_field(v: &serde_json::Value, k: &str) -> u64 {
     }
 }
 
-/// StreamExecution without follow: (stdout, stderr, warning codes) or the error code.
-fn stream_retained(s: &Server, exe: &str) -> Result<(Vec<u8>, Vec<u8>, Vec<String>), String> {
+/// What a StreamExecution call yielded: stdout, stderr, warning codes.
+type Retained = (Vec<u8>, Vec<u8>, Vec<String>);
+
+/// StreamExecution without follow, or the error code.
+fn stream_retained(s: &Server, exe: &str) -> Result<Retained, String> {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let c = s.client().await;

@@ -675,4 +675,74 @@ mod tests {
             );
         }
     }
+
+    fn disk_usage(dir: &Path) -> u64 {
+        let mut total = 0;
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let m = e.metadata().unwrap();
+            total += if m.is_dir() {
+                disk_usage(&e.path())
+            } else {
+                m.len()
+            };
+        }
+        total
+    }
+
+    #[test]
+    fn the_budget_counts_the_stream_not_the_headers() {
+        // A 4 MiB file against a 1 MiB budget: refused, and no more than the budget
+        // reached the disk.
+        let root = tempfile::tempdir().unwrap();
+        let big = vec![0u8; 4 << 20];
+        let l = layer(|b| file(b, "big", &big, 0o644));
+        let mut budget = UnpackBudget::new(1 << 20, 100);
+        let r = apply_layer(root.path(), l.path(), false, &mut budget);
+        assert!(matches!(r, Err(ImageError::TooLarge(_))), "{r:?}");
+        assert!(disk_usage(root.path()) <= 1 << 20);
+
+        // A header that lies about being sparse with a huge real size: skipped, and only
+        // its bytes in the stream are charged.
+        let root = tempfile::tempdir().unwrap();
+        let l = layer(|b| {
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(tar::EntryType::GNUSparse);
+            h.set_size(512);
+            h.as_gnu_mut().unwrap().set_real_size(1 << 40);
+            h.set_path("sparse").unwrap();
+            h.set_cksum();
+            b.append(&h, &[7u8; 512][..]).unwrap();
+        });
+        let mut budget = UnpackBudget::new(1 << 20, 100);
+        let _ = apply_layer(root.path(), l.path(), false, &mut budget);
+        assert!(budget.used_bytes < 1 << 20);
+        assert!(disk_usage(root.path()) < 1 << 20);
+
+        // Budgets span layers: two layers of 600 KiB each against 1 MiB.
+        let root = tempfile::tempdir().unwrap();
+        let part = vec![1u8; 600 << 10];
+        let l1 = layer(|b| file(b, "a", &part, 0o644));
+        let l2 = layer(|b| file(b, "b", &part, 0o644));
+        let mut budget = UnpackBudget::new(1 << 20, 100);
+        apply_layer(root.path(), l1.path(), false, &mut budget).unwrap();
+        let r = apply_layer(root.path(), l2.path(), false, &mut budget);
+        assert!(matches!(r, Err(ImageError::TooLarge(_))), "{r:?}");
+    }
+
+    #[test]
+    fn the_budget_caps_entries() {
+        let root = tempfile::tempdir().unwrap();
+        let l = layer(|b| {
+            for i in 0..50 {
+                file(b, &format!("f{i}"), b"", 0o644);
+            }
+        });
+        let mut budget = UnpackBudget::new(u64::MAX, 20);
+        let r = apply_layer(root.path(), l.path(), false, &mut budget);
+        assert!(matches!(r, Err(ImageError::TooLarge(_))), "{r:?}");
+        let mut budget = UnpackBudget::new(u64::MAX, 50);
+        let root = tempfile::tempdir().unwrap();
+        apply_layer(root.path(), l.path(), false, &mut budget).unwrap();
+        assert_eq!(budget.entries_left, 0);
+    }
 }

@@ -485,4 +485,56 @@ mod tests {
         assert_eq!((so, se), (11, 4));
         assert_eq!(std::fs::metadata(&p).unwrap().len(), len);
     }
+
+    #[test]
+    fn refused_output_is_live_only_after_one_marker_and_counted_at_close() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.log");
+        let mut w = LogWriter::create(&p).unwrap();
+        let mut live = w.live_sender().subscribe();
+        // 4 of 10 bytes fit: the prefix is retained, the marker written, the rest live.
+        let n = w
+            .output_charged(Kind::Stdout, b"0123456789", 4, "quota")
+            .unwrap();
+        assert_eq!(n, 4);
+        w.live_output(Kind::Stdout, b"456789");
+        assert!(w.truncated());
+        // Later output is never retained, whatever the caller says; warnings go live too.
+        assert_eq!(w.output_charged(Kind::Stderr, b"err", 3, "").unwrap(), 0);
+        w.live_output(Kind::Stderr, b"err");
+        w.warning(&WarningRecord {
+            code: "host_not_allowed".into(),
+            message: "x".into(),
+        })
+        .unwrap();
+        assert_eq!(w.dropped(), (6, 3));
+        w.close(&ExitRecord::default()).unwrap();
+
+        let mut got = Vec::new();
+        while let Ok(item) = live.try_recv() {
+            got.push(item);
+        }
+        assert!(
+            matches!(&got[0], LiveItem::Output { kind: Kind::Stdout, offset: 4, data } if &data[..] == b"456789")
+        );
+        assert!(
+            matches!(&got[1], LiveItem::Output { kind: Kind::Stderr, offset: 0, data } if &data[..] == b"err")
+        );
+        assert!(matches!(&got[2], LiveItem::Warning(w) if w.code == "host_not_allowed"));
+
+        let len = std::fs::metadata(&p).unwrap().len();
+        let mut r = LogReader::open(&p).unwrap();
+        let mut kinds = Vec::new();
+        while let Some((_, e)) = r.next(len, |_, _, _| false).unwrap() {
+            kinds.push(match e {
+                Entry::Output { data, .. } => String::from_utf8(data).unwrap(),
+                Entry::Warning(w) => w.code,
+                Entry::Exit(_) => "exit".into(),
+            });
+        }
+        assert_eq!(
+            kinds,
+            ["0123", "output_not_retained", "output_not_retained", "exit"]
+        );
+    }
 }

@@ -490,4 +490,15 @@ impl Store {
             rows.collect()
         })
     }
+
+    #[cfg(test)]
+    pub fn backdate_finish_for_test(&self, id: &str, finished_at: i64) {
+        self.with(|c| {
+            c.execute(
+                "UPDATE executions SET finished_at = ?2 WHERE id = ?1",
+                params![id, finished_at],
+            )
+        })
+        .unwrap();
+    }
 }
