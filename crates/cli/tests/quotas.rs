@@ -700,3 +700,108 @@ fn the_image_cache_as_a_whole_is_capped() {
     let o = s.run(&["image", "pull", &b]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+#[test]
+fn a_client_that_stops_reading_cannot_wedge_an_execution_over_quota() {
+    let s = Server::start();
+    let o = s.run(&["sandbox", "create", "--output-mb", "1"]);
+    let sbx = stdout(&o).trim().to_string();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let exe = rt.block_on(async {
+        let c = s.client().await;
+        let req = CreateExecutionRequest {
+            sandbox_id: sbx.clone(),
+            command: vec!["sh".into(), "-c".into(), "seq 1 3000000".into()],
+            ..Default::default()
+        };
+        let exe = c
+            .executions
+            .create_execution(req)
+            .await
+            .unwrap()
+            .into_owned()
+            .execution
+            .as_option()
+            .unwrap()
+            .execution_id
+            .clone();
+        // Subscribe, then never read.
+        let req = StreamExecutionRequest {
+            execution_id: exe.clone(),
+            ..Default::default()
+        };
+        let stuck = c.executions.stream_execution(req).await.unwrap();
+        // Another connection watches the execution finish anyway.
+        let watcher = s.client().await;
+        let mut finished = false;
+        for _ in 0..600 {
+            let req = GetExecutionRequest {
+                execution_id: exe.clone(),
+                ..Default::default()
+            };
+            let e = watcher
+                .executions
+                .get_execution(req)
+                .await
+                .unwrap()
+                .into_owned();
+            let status = e.execution.as_option().unwrap().status;
+            if status == ExecutionStatus::EXECUTION_STATUS_SUCCEEDED {
+                finished = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(finished, "a stuck client wedged the execution");
+        drop(stuck);
+        exe
+    });
+    let v = inspect_json(&s, &exe);
+    let total = seq_output(3_000_000).len() as u64;
+    assert_eq!(
+        u64_field(&v, "retainedBytesDropped"),
+        total - (1 << 20),
+        "{v}"
+    );
+    let log = std::fs::metadata(log_path(&s, &exe)).unwrap().len();
+    assert!(log <= (1 << 20) + (64 << 10), "log is {log} bytes");
+}
+
+#[test]
+fn inspect_reports_dropped_output_while_the_execution_runs() {
+    let s = Server::start();
+    let o = s.run(&["sandbox", "create", "--output-mb", "1"]);
+    let sbx = stdout(&o).trim().to_string();
+    // 2 MiB then a long sleep, streamed by `exec` to /dev/null; inspect from elsewhere.
+    let mut c = s.cli();
+    c.args([
+        "exec",
+        "-n",
+        "--in",
+        &sbx,
+        "--",
+        "sh",
+        "-c",
+        "head -c 2097152 /dev/zero; sleep 30",
+    ])
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let ok = eventually(Duration::from_secs(30), || {
+        let o = s.run(&[
+            "execution",
+            "inspect",
+            "--sandbox-id",
+            &sbx,
+            "--last",
+            "--json",
+        ]);
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&o.stdout) else {
+            return false;
+        };
+        u64_field(&v, "retainedBytesDropped") == 1 << 20
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(ok, "inspect did not report the drop while running");
+}

@@ -105,6 +105,8 @@ struct LiveExec {
     warnings: mpsc::UnboundedSender<WarningRecord>,
     /// Output that is streamed to attached clients but not retained (over quota).
     live_only: tokio::sync::broadcast::Sender<execlog::LiveItem>,
+    /// Bytes not retained so far.
+    dropped: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// The server's engine. Cheap to share (`Arc<Engine>`).
@@ -756,6 +758,7 @@ impl Engine {
             done: done_rx,
             warnings: warn_tx,
             live_only: writer.live_sender(),
+            dropped: writer.dropped_counter(),
         });
         lock(&self.live).insert(id.clone(), live);
         let timeout =
@@ -833,7 +836,10 @@ impl Engine {
             .map(|s| (s.image_ref.clone(), s.image_digest.clone()))
             .unwrap_or_default();
         let log_path = execlog::path_for(&self.logs_dir, exec_id);
-        let output = self.store.output_state(exec_id)?;
+        let mut output = self.store.output_state(exec_id)?;
+        if let Some(l) = self.live(exec_id) {
+            output.dropped_bytes = l.dropped.load(std::sync::atomic::Ordering::Relaxed);
+        }
         let (stdout_tail, stderr_tail, stdout_bytes, stderr_bytes) = if output.expired_at > 0 {
             Default::default()
         } else {
@@ -1184,7 +1190,18 @@ impl Run {
                 }
                 Some(w) = self.warnings.recv() => {
                     if write_error.is_none() {
-                        if let Err(e) = writer.warning(&w) {
+                        // Warnings are charged like output (an allowed sandbox can cause
+                        // denies for days); refused ones are live-only.
+                        let len = w.code.len() + w.message.len() + 32;
+                        let res = if writer.truncated() {
+                            Ok(())
+                        } else {
+                            match engine.retention.charge(&budget, len).refused {
+                                Some(r) => writer.truncate(&r.to_string()),
+                                None => Ok(()),
+                            }
+                        };
+                        if let Err(e) = res.and_then(|_| writer.warning(&w)) {
                             write_error = Some(format!("output log write failed: {e}"));
                         }
                     }

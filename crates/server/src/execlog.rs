@@ -116,6 +116,8 @@ pub struct LogWriter {
     /// Per stream (stdout, stderr): bytes seen (retained or not) and bytes not retained.
     ends: [u64; 2],
     dropped: [u64; 2],
+    /// Both streams' dropped bytes, readable while the execution runs (InspectExecution).
+    dropped_total: Arc<std::sync::atomic::AtomicU64>,
     truncated: bool,
 }
 
@@ -143,6 +145,7 @@ impl LogWriter {
             live,
             ends: [0; 2],
             dropped: [0; 2],
+            dropped_total: Arc::default(),
             truncated: false,
         })
     }
@@ -165,6 +168,11 @@ impl LogWriter {
     /// Whether output has stopped being retained.
     pub fn truncated(&self) -> bool {
         self.truncated
+    }
+
+    /// A live counter of the bytes not retained (both streams).
+    pub fn dropped_counter(&self) -> Arc<std::sync::atomic::AtomicU64> {
+        self.dropped_total.clone()
     }
 
     /// Bytes of stdout and stderr not retained so far.
@@ -211,17 +219,26 @@ impl LogWriter {
             self.append(kind, &data[..retain])?;
             self.ends[idx(kind)] += retain as u64;
         }
-        if retain < data.len() && !self.truncated {
-            // The marker goes into the file (not live-only): readers switch on it.
-            self.append_warning(&WarningRecord {
-                code: warning_code::OUTPUT_NOT_RETAINED.into(),
-                message: format!(
-                    "output is no longer retained: {refused}; attached clients still receive it live, but it cannot be streamed again or inspected later"
-                ),
-            })?;
-            self.truncated = true;
+        if retain < data.len() {
+            self.truncate(refused)?;
         }
         Ok(retain)
+    }
+
+    /// Stop retaining (once): write the truncation marker, which goes into the file (not
+    /// live-only) because readers switch to the live channel on it.
+    pub fn truncate(&mut self, refused: &str) -> io::Result<()> {
+        if self.truncated {
+            return Ok(());
+        }
+        self.append_warning(&WarningRecord {
+            code: warning_code::OUTPUT_NOT_RETAINED.into(),
+            message: format!(
+                "output is no longer retained: {refused}; attached clients still receive it live, but it cannot be streamed again or inspected later"
+            ),
+        })?;
+        self.truncated = true;
+        Ok(())
     }
 
     /// Send output that is not retained to the subscribers attached now.
@@ -231,6 +248,8 @@ impl LogWriter {
         }
         let i = idx(kind);
         self.dropped[i] += data.len() as u64;
+        self.dropped_total
+            .fetch_add(data.len() as u64, std::sync::atomic::Ordering::Relaxed);
         let _ = self.live.send(LiveItem::Output {
             kind,
             offset: self.ends[i],
