@@ -805,3 +805,35 @@ fn inspect_reports_dropped_output_while_the_execution_runs() {
     let _ = child.wait();
     assert!(ok, "inspect did not report the drop while running");
 }
+
+#[test]
+fn low_disk_watermark_stops_retention_but_not_live_output() {
+    // More free space required than any disk has: nothing is retained, all is live.
+    let s = Server::start_with(&["--output-log-min-free-mb", "1000000000"]);
+    let o = s.run(&[
+        "exec",
+        "-n",
+        "--keep",
+        "--",
+        "sh",
+        "-c",
+        "echo out; echo err >&2",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(o.stdout, b"out\n");
+    let err = stderr(&o);
+    assert!(err.contains("err\n"), "{err}");
+    assert!(
+        err.contains("[output_not_retained]") && err.contains("--output-log-min-free-mb"),
+        "{err}"
+    );
+    let logs: u64 = std::fs::read_dir(s.state_dir().join("executions"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.metadata().unwrap().len())
+        .sum();
+    assert!(
+        logs < 4096,
+        "only warnings and the exit record: {logs} bytes"
+    );
+}
