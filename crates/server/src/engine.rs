@@ -370,7 +370,6 @@ impl Engine {
         }
         let limits = crate::limits::effective(&policy, requested)?;
         let id = ids::sandbox_id();
-        self.retention.add_sandbox(&id, limits.output_bytes);
         // Secrets and the sandbox CA before anything exists: a secret this server has no
         // value for refuses the sandbox like a capability mismatch does.
         let prepared = self.egress.prepare(&id, &policy)?;
@@ -442,6 +441,7 @@ impl Engine {
             Ok(p) => {
                 self.store
                     .set_sandbox_provisioned(&id, &serde_json::to_string(&p).unwrap_or_default())?;
+                self.retention.add_sandbox(&id, limits.output_bytes);
                 self.store.set_sandbox_status(&id, ss::READY, "")?;
                 self.sandbox_event(&id, ss::READY, "");
             }
@@ -562,9 +562,9 @@ impl Engine {
             let mut done = l.done.clone();
             let _ = tokio::time::timeout(Duration::from_secs(10), done.wait_for(|d| *d)).await;
         }
+        self.retention.remove_sandbox(id);
         match result {
             Ok(()) => {
-                self.retention.remove_sandbox(id);
                 self.store.set_sandbox_status(id, ss::STOPPED, "")?;
                 self.sandbox_event(id, ss::STOPPED, "");
             }
