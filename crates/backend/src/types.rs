@@ -74,6 +74,14 @@ pub struct Limits {
     pub cpu_millis: u64,
     /// Size cap of each writable filesystem (/tmp, /workspace, /root).
     pub disk_bytes: u64,
+    /// Output (stdout + stderr) the server retains for all of the sandbox's executions
+    /// together. Enforced by the server's output log, not by the backend.
+    #[serde(default = "default_output_bytes")]
+    pub output_bytes: u64,
+}
+
+fn default_output_bytes() -> u64 {
+    1 << 30
 }
 
 impl Default for Limits {
@@ -83,6 +91,7 @@ impl Default for Limits {
             pids: 1024,
             cpu_millis: 2000,
             disk_bytes: 1 << 30,
+            output_bytes: default_output_bytes(),
         }
     }
 }

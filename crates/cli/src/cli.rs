@@ -88,6 +88,57 @@ pub struct ServeArgs {
     /// hosts, besides the system's roots (repeatable)
     #[arg(long, value_name = "FILE")]
     pub upstream_ca: Vec<PathBuf>,
+    #[command(flatten)]
+    pub quotas: QuotaArgs,
+}
+
+/// Server-wide caps on disk use by execution output and the image cache.
+#[derive(Debug, Args)]
+pub struct QuotaArgs {
+    /// Stop retaining execution output when all output logs together reach this size
+    /// (output is still streamed live); the retention GC also deletes the oldest logs of
+    /// stopped sandboxes beyond it
+    #[arg(long, value_name = "MIB", default_value_t = 10240)]
+    pub output_log_max_mb: u64,
+    /// Stop retaining execution output when the state directory's filesystem has less
+    /// free space than this
+    #[arg(long, value_name = "MIB", default_value_t = 1024)]
+    pub output_log_min_free_mb: u64,
+    /// Delete output logs of finished executions of stopped sandboxes older than this
+    #[arg(long, value_name = "SECONDS", default_value_t = 7 * 24 * 3600)]
+    pub output_log_max_age_secs: u64,
+    /// How often the output retention GC runs
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub output_log_gc_interval_secs: u64,
+    /// Largest size one image may unpack to (also caps its compressed download)
+    #[arg(long, value_name = "MIB", default_value_t = 8192)]
+    pub image_max_mb: u64,
+    /// Most tar entries one image may have
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    pub image_max_entries: u64,
+    /// Largest size of the whole image cache
+    #[arg(long, value_name = "MIB", default_value_t = 32768)]
+    pub image_cache_max_mb: u64,
+}
+
+impl QuotaArgs {
+    pub fn retention(&self) -> cleanroom_server::quota::RetentionConfig {
+        use std::time::Duration;
+        cleanroom_server::quota::RetentionConfig {
+            max_total_bytes: self.output_log_max_mb.saturating_mul(1 << 20),
+            min_free_bytes: self.output_log_min_free_mb.saturating_mul(1 << 20),
+            max_age: Duration::from_secs(self.output_log_max_age_secs),
+            gc_interval: Duration::from_secs(self.output_log_gc_interval_secs.max(1)),
+        }
+    }
+
+    pub fn image_limits(&self) -> cleanroom_image::ImageLimits {
+        cleanroom_image::ImageLimits {
+            max_image_bytes: self.image_max_mb.saturating_mul(1 << 20),
+            max_entries: self.image_max_entries,
+            max_cache_bytes: self.image_cache_max_mb.saturating_mul(1 << 20),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -213,6 +264,10 @@ pub struct LimitArgs {
     /// Size cap of each writable filesystem in MiB
     #[arg(long, value_name = "MIB")]
     pub disk_mb: Option<u64>,
+    /// Output (stdout + stderr) the server retains for the sandbox's executions, in MiB;
+    /// beyond it output is streamed live but not kept (default 1024)
+    #[arg(long, value_name = "MIB")]
+    pub output_mb: Option<u64>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -127,6 +127,8 @@ async fn serve(args: ServeArgs) -> i32 {
         registry,
         secrets_file: args.secrets_file,
         upstream_ca: args.upstream_ca,
+        retention: args.quotas.retention(),
+        image_limits: args.quotas.image_limits(),
     };
     let shutdown = async {
         let mut term =
@@ -187,15 +189,33 @@ fn policy(cmd: PolicyCommand) -> i32 {
     }
 }
 
-fn limits_msg(l: &crate::cli::LimitArgs) -> ResourceLimits {
+/// The request's limits. Bounds are the server's to check (one table, shared with the
+/// policy compiler); only an explicit zero is refused here, because zero on the wire means
+/// "not requested" and would silently become the default.
+fn limits_msg(l: &crate::cli::LimitArgs) -> Result<ResourceLimits, ApiError> {
+    for (flag, name, v) in [
+        ("--memory-mb", "memory_mb", l.memory_mb),
+        ("--pids", "pids", l.pids),
+        ("--cpu-millis", "cpu_millis", l.cpu_millis),
+        ("--disk-mb", "disk_mb", l.disk_mb),
+        ("--output-mb", "output_mb", l.output_mb),
+    ] {
+        if v == Some(0) {
+            let (lo, hi) = cleanroom_policy::resource_bounds(name).unwrap_or((1, u64::MAX));
+            return Err(invalid(format!(
+                "{flag} 0 is outside the accepted range {lo}..={hi}"
+            )));
+        }
+    }
     let mib = |v: Option<u64>| v.map(|m| m.saturating_mul(1 << 20)).unwrap_or(0);
-    ResourceLimits {
+    Ok(ResourceLimits {
         memory_bytes: mib(l.memory_mb),
         pids: l.pids.unwrap_or(0),
         cpu_millis: l.cpu_millis.unwrap_or(0),
         disk_bytes: mib(l.disk_mb),
+        output_bytes: mib(l.output_mb),
         ..Default::default()
-    }
+    })
 }
 
 fn read_policy(path: Option<&PathBuf>, repo_default: bool) -> Result<String, ApiError> {
@@ -229,7 +249,7 @@ async fn sandbox(ep: &Endpoint, cmd: SandboxCommand) -> Result<i32, ApiError> {
             let req = CreateSandboxRequest {
                 policy_yaml: read_policy(policy.as_ref(), false)?,
                 image_ref: image.unwrap_or_default(),
-                limits: limits_msg(&limits).into(),
+                limits: limits_msg(&limits)?.into(),
                 ..Default::default()
             };
             let s = client.sandboxes.create_sandbox(req).await?.into_owned();
@@ -405,6 +425,15 @@ async fn execution(ep: &Endpoint, cmd: ExecutionCommand) -> Result<i32, ApiError
             }
             println!("stdout_bytes: {}", resp.stdout_bytes);
             println!("stderr_bytes: {}", resp.stderr_bytes);
+            if resp.output_truncated {
+                println!(
+                    "output_truncated: {} bytes were streamed live but not retained",
+                    resp.retained_bytes_dropped
+                );
+            }
+            if resp.output_expired {
+                println!("output_expired: the retained output was deleted by the server's retention policy");
+            }
             for (name, text) in [("stdout", &resp.stdout), ("stderr", &resp.stderr)] {
                 if !text.is_empty() {
                     println!("--- {name} (tail) ---");
@@ -473,10 +502,17 @@ async fn exec(ep: &Endpoint, args: ExecArgs) -> i32 {
             // The server compiles the same text with the same compiler; the client reads
             // only the bootstrap fields from its own copy.
             compiled = cleanroom_policy::compile(&policy).ok();
+            let limits = match limits_msg(&args.limits) {
+                Ok(l) => l,
+                Err(e) => {
+                    render::error(&e, None);
+                    return EXIT_CLEANROOM_ERROR;
+                }
+            };
             let req = CreateSandboxRequest {
                 policy_yaml: policy,
                 image_ref: args.image.clone().unwrap_or_default(),
-                limits: limits_msg(&args.limits).into(),
+                limits: limits.into(),
                 ..Default::default()
             };
             match client.sandboxes.create_sandbox(req).await {
@@ -742,7 +778,12 @@ fn exit_code(x: &ExecutionExit, exec_id: &str) -> i32 {
         Some(ExecutionStatus::EXECUTION_STATUS_SUCCEEDED)
             | Some(ExecutionStatus::EXECUTION_STATUS_FAILED)
     ) && x.exit_code >= 0;
-    if !guest_ended {
+    if !x.code.is_empty() {
+        // An end the guest did not choose but that kept its exit code (e.g. an OOM kill:
+        // 128+9): say so, with the stable code.
+        eprintln!("cleanroom: error [{}]: {}", x.code, x.message);
+        eprintln!("  inspect: cleanroom execution inspect {exec_id}");
+    } else if !guest_ended {
         eprintln!("cleanroom: execution {name}: {}", x.message);
         eprintln!("  inspect: cleanroom execution inspect {exec_id}");
     }

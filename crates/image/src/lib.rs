@@ -43,6 +43,8 @@ pub enum ImageError {
     Unsupported(String),
     #[error("unsafe layer content: {0}")]
     UnsafeLayer(String),
+    #[error("image too large: {0}")]
+    TooLarge(String),
     #[error("image store I/O: {0}")]
     Io(String),
 }
@@ -58,6 +60,7 @@ impl ImageError {
             ImageError::Unauthorized(_) => "registry_unauthorized",
             ImageError::Unsupported(_) => "image_unsupported",
             ImageError::UnsafeLayer(_) => "image_layer_unsafe",
+            ImageError::TooLarge(_) => "image_too_large",
             ImageError::Io(_) => "internal",
         }
     }
@@ -158,6 +161,33 @@ pub struct ImageRecord {
     pub working_dir: String,
     #[serde(default)]
     pub cmd: Vec<String>,
+    /// Decompressed bytes its layers unpacked to (what the image costs the cache).
+    #[serde(default)]
+    pub unpacked_size: u64,
+}
+
+/// Size caps of the cache (`serve --image-max-mb`, `--image-max-entries`,
+/// `--image-cache-max-mb`). Layers are hostile: a few KiB of gzip can unpack to many GiB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageLimits {
+    /// Bytes one image may unpack to (all layers' decompressed tar streams together);
+    /// also caps its compressed download.
+    pub max_image_bytes: u64,
+    /// Tar entries one image may have (all layers together).
+    pub max_entries: u64,
+    /// Bytes of all cached images together (their recorded unpacked sizes) plus fills
+    /// in progress.
+    pub max_cache_bytes: u64,
+}
+
+impl Default for ImageLimits {
+    fn default() -> Self {
+        ImageLimits {
+            max_image_bytes: 8 << 30,
+            max_entries: 1_000_000,
+            max_cache_bytes: 32 << 30,
+        }
+    }
 }
 
 /// Credentials for one registry host (server-side configuration only).
@@ -182,6 +212,9 @@ pub struct ImageStore {
     registry: RegistryConfig,
     /// One lock per digest: concurrent pulls of the same image wait for the first.
     fills: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    limits: ImageLimits,
+    /// Bytes reserved by fills in progress (counted against `max_cache_bytes`).
+    reserved: Mutex<u64>,
 }
 
 fn io(ctx: impl std::fmt::Display, e: std::io::Error) -> ImageError {
@@ -204,7 +237,41 @@ impl ImageStore {
             root: root.to_path_buf(),
             registry,
             fills: Mutex::new(HashMap::new()),
+            limits: ImageLimits::default(),
+            reserved: Mutex::new(0),
         })
+    }
+
+    /// Use these size caps instead of the defaults.
+    pub fn with_limits(mut self, limits: ImageLimits) -> ImageStore {
+        self.limits = limits;
+        self
+    }
+
+    /// Reserve what the next fill may use: the per-image cap, or less when the cache is
+    /// nearly full. Released (and replaced by the recorded size) when the fill ends.
+    fn reserve(&self) -> Result<u64, ImageError> {
+        let used: u64 = self.list().iter().map(|r| r.unpacked_size).sum();
+        let mut reserved = self.reserved.lock().unwrap_or_else(|p| p.into_inner());
+        let free = self
+            .limits
+            .max_cache_bytes
+            .saturating_sub(used)
+            .saturating_sub(*reserved);
+        if free == 0 {
+            return Err(ImageError::TooLarge(format!(
+                "the image cache is full ({used} of {} bytes used; remove images with `cleanroom image rm`)",
+                self.limits.max_cache_bytes
+            )));
+        }
+        let take = free.min(self.limits.max_image_bytes);
+        *reserved += take;
+        Ok(take)
+    }
+
+    fn release(&self, bytes: u64) {
+        let mut reserved = self.reserved.lock().unwrap_or_else(|p| p.into_inner());
+        *reserved = reserved.saturating_sub(bytes);
     }
 
     fn dir(&self, digest: &str) -> Result<PathBuf, ImageError> {
@@ -274,7 +341,14 @@ impl ImageStore {
         }
         let tmp = self.root.join("tmp").join(uuid_like());
         std::fs::create_dir_all(&tmp).map_err(|e| io("create fill dir", e))?;
-        let result = self.fill(&pinned, &tmp).await;
+        let result = match self.reserve() {
+            Ok(budget) => {
+                let r = self.fill(&pinned, &tmp, budget).await;
+                self.release(budget);
+                r
+            }
+            Err(e) => Err(e),
+        };
         {
             let mut fills = self.fills.lock().unwrap_or_else(|p| p.into_inner());
             fills.remove(&pinned.digest);
@@ -293,26 +367,32 @@ impl ImageStore {
         Ok(rec)
     }
 
-    async fn fill(&self, pinned: &PinnedRef, tmp: &Path) -> Result<ImageRecord, ImageError> {
+    async fn fill(
+        &self,
+        pinned: &PinnedRef,
+        tmp: &Path,
+        budget: u64,
+    ) -> Result<ImageRecord, ImageError> {
         let blobs = tmp.join("blobs");
         std::fs::create_dir_all(&blobs).map_err(|e| io("create blobs dir", e))?;
-        let pulled = pull::pull(&self.registry, pinned, &blobs).await?;
+        let pulled = pull::pull(&self.registry, pinned, &blobs, budget).await?;
+        let mut unpack_budget = unpack::UnpackBudget::new(budget, self.limits.max_entries);
         let rootfs = tmp.join("rootfs");
         std::fs::create_dir(&rootfs).map_err(|e| io("create rootfs", e))?;
         let as_root = nix::unistd::geteuid().is_root();
         let layer_files = pulled.layer_files.clone();
         let root2 = rootfs.clone();
-        tokio::task::spawn_blocking(move || -> Result<(), ImageError> {
+        let unpacked_size = tokio::task::spawn_blocking(move || -> Result<u64, ImageError> {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&root2, std::fs::Permissions::from_mode(0o755))
                 .map_err(|e| io("chmod rootfs", e))?;
             for layer in &layer_files {
-                let rep = unpack::apply_layer(&root2, layer, as_root)?;
+                let rep = unpack::apply_layer(&root2, layer, as_root, &mut unpack_budget)?;
                 if !rep.skipped.is_empty() {
                     tracing::warn!(skipped = ?rep.skipped, "layer entries not created (devices, fifos)");
                 }
             }
-            Ok(())
+            Ok(unpack_budget.used_bytes)
         })
         .await
         .map_err(|e| ImageError::Io(format!("unpack task: {e}")))??;
@@ -331,6 +411,7 @@ impl ImageStore {
             env: pulled.env,
             working_dir: pulled.working_dir,
             cmd: pulled.cmd,
+            unpacked_size,
         };
         let json = serde_json::to_vec_pretty(&rec).map_err(|e| ImageError::Io(e.to_string()))?;
         std::fs::write(tmp.join("image.json"), json).map_err(|e| io("write image.json", e))?;

@@ -197,10 +197,14 @@ fn ensure_crypto_provider() {
 
 /// Pull `pinned` into `blobs/`: manifest (resolving an index to linux/amd64), config and
 /// layers, each verified.
+/// Downloaded bytes (config + layers, compressed) are capped at `max_bytes`: a layer whose
+/// declared size exceeds what is left is refused before it is fetched, and a blob that
+/// streams more than that is cut off while it is written (`image_too_large`).
 pub async fn pull(
     cfg: &RegistryConfig,
     pinned: &PinnedRef,
     blobs: &Path,
+    max_bytes: u64,
 ) -> Result<Pulled, ImageError> {
     ensure_crypto_provider();
     let client = Client::new(ClientConfig {
@@ -268,7 +272,14 @@ pub async fn pull(
         .ok_or_else(|| ImageError::Unsupported("manifest has no config".into()))?;
     valid_digest(&config.digest)?;
     let config_path = blobs.join("config");
-    fetch_blob(&client, &reference, &config.digest, &config_path).await?;
+    fetch_blob(
+        &client,
+        &reference,
+        &config.digest,
+        &config_path,
+        MAX_MANIFEST as u64,
+    )
+    .await?;
     let config_bytes =
         std::fs::read(&config_path).map_err(|e| ImageError::Io(format!("read config: {e}")))?;
     let cf: ConfigFile = serde_json::from_slice(&config_bytes)
@@ -283,7 +294,16 @@ pub async fn pull(
     }
     let mut layer_files = Vec::new();
     let mut layers = Vec::new();
-    let mut size = 0;
+    let mut size = 0u64;
+    let declared: u64 = manifest
+        .layers
+        .iter()
+        .fold(0u64, |a, l| a.saturating_add(l.size));
+    if declared > max_bytes {
+        return Err(ImageError::TooLarge(format!(
+            "its layers are {declared} bytes compressed, over the limit of {max_bytes} bytes"
+        )));
+    }
     for (i, l) in manifest.layers.iter().enumerate() {
         valid_digest(&l.digest)?;
         let known = l.media_type.is_empty()
@@ -296,8 +316,8 @@ pub async fn pull(
             )));
         }
         let path = blobs.join(format!("layer-{i}"));
-        fetch_blob(&client, &reference, &l.digest, &path).await?;
-        size += l.size;
+        fetch_blob(&client, &reference, &l.digest, &path, max_bytes - size).await?;
+        size += std::fs::metadata(&path).map(|m| m.len()).unwrap_or(l.size);
         layers.push(l.digest.clone());
         layer_files.push(path);
     }
@@ -327,12 +347,22 @@ async fn fetch_blob(
     image: &Reference,
     digest: &str,
     path: &Path,
+    max_bytes: u64,
 ) -> Result<(), ImageError> {
     let file = tokio::fs::File::create(path)
         .await
         .map_err(|e| ImageError::Io(format!("create {}: {e}", path.display())))?;
-    let res = client.pull_blob(image, digest, file).await;
+    let exceeded = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let out = Capped {
+        inner: file,
+        left: max_bytes,
+        exceeded: exceeded.clone(),
+    };
+    let res = client.pull_blob(image, digest, out).await;
     let checked = match res {
+        _ if exceeded.load(std::sync::atomic::Ordering::Relaxed) => Err(ImageError::TooLarge(
+            format!("blob {digest} is larger than the {max_bytes} bytes left for this image"),
+        )),
         Ok(()) => {
             let p = path.to_path_buf();
             let actual = tokio::task::spawn_blocking(move || sha256_file(&p))
@@ -346,4 +376,46 @@ async fn fetch_blob(
         let _ = std::fs::remove_file(path);
     }
     checked
+}
+
+/// A file writer that refuses to grow past `left` bytes (the registry decides how much it
+/// sends; we decide how much we store).
+struct Capped {
+    inner: tokio::fs::File,
+    left: u64,
+    exceeded: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl tokio::io::AsyncWrite for Capped {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        if buf.len() as u64 > this.left {
+            this.exceeded
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            return std::task::Poll::Ready(Err(std::io::Error::other("blob over the size cap")));
+        }
+        let r = std::pin::Pin::new(&mut this.inner).poll_write(cx, buf);
+        if let std::task::Poll::Ready(Ok(n)) = &r {
+            this.left -= *n as u64;
+        }
+        r
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
 }

@@ -31,6 +31,49 @@ const OPAQUE: &str = ".wh..wh..opq";
 /// Ids outside what a sandbox user namespace maps would show as `nobody`.
 const MAX_ID: u64 = 65_535;
 
+/// What unpacking may still consume of one image: decompressed tar bytes and entries.
+/// Bytes are counted on the decompressed stream as it is read — headers, padding and the
+/// data of every entry, created or skipped — so no header (a lying size, a sparse map, a
+/// long-name extension) can make more reach the disk than was counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnpackBudget {
+    pub bytes_left: u64,
+    pub entries_left: u64,
+    /// Decompressed bytes read so far (over all layers).
+    pub used_bytes: u64,
+}
+
+impl UnpackBudget {
+    pub fn new(bytes: u64, entries: u64) -> UnpackBudget {
+        UnpackBudget {
+            bytes_left: bytes,
+            entries_left: entries,
+            used_bytes: 0,
+        }
+    }
+}
+
+/// Counts what is read through it and fails the read once more than `limit` was read.
+struct Counting<R> {
+    inner: R,
+    read: std::rc::Rc<std::cell::Cell<u64>>,
+    limit: u64,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let total = self.read.get() + n as u64;
+        self.read.set(total);
+        if total > self.limit {
+            return Err(std::io::Error::other(
+                "decompressed size over the image cap",
+            ));
+        }
+        Ok(n)
+    }
+}
+
 /// What one layer did that the caller may want to report.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct LayerReport {
@@ -174,10 +217,46 @@ fn clear_dir(dir: &OwnedFd, keep: &HashSet<PathBuf>, prefix: &Path) -> Result<()
     Ok(())
 }
 
-/// Apply one layer to `root`. `as_root` applies ownership (only meaningful for root).
-pub fn apply_layer(root: &Path, layer: &Path, as_root: bool) -> Result<LayerReport, ImageError> {
+/// Apply one layer to `root`, charging what it reads and creates to `budget`
+/// (`image_too_large` once it is exceeded). `as_root` applies ownership (only meaningful
+/// for root).
+pub fn apply_layer(
+    root: &Path,
+    layer: &Path,
+    as_root: bool,
+    budget: &mut UnpackBudget,
+) -> Result<LayerReport, ImageError> {
+    let read = std::rc::Rc::new(std::cell::Cell::new(0u64));
+    let counting = Counting {
+        inner: decompressed(layer)?,
+        read: read.clone(),
+        limit: budget.bytes_left,
+    };
+    let entries_left = budget.entries_left;
+    let result = apply_entries(root, counting, as_root, entries_left);
+    let used = read.get();
+    budget.used_bytes += used.min(budget.bytes_left);
+    if used > budget.bytes_left {
+        budget.bytes_left = 0;
+        return Err(ImageError::TooLarge(format!(
+            "it unpacks to more than the {} bytes allowed",
+            budget.used_bytes
+        )));
+    }
+    budget.bytes_left -= used;
+    let report = result?;
+    budget.entries_left = budget.entries_left.saturating_sub(report.entries);
+    Ok(report)
+}
+
+fn apply_entries(
+    root: &Path,
+    stream: impl Read,
+    as_root: bool,
+    entries_left: u64,
+) -> Result<LayerReport, ImageError> {
     let root_dir = File::open(root).map_err(|e| io(format!("open {}", root.display()), e))?;
-    let mut archive = tar::Archive::new(decompressed(layer)?);
+    let mut archive = tar::Archive::new(stream);
     let mut report = LayerReport::default();
     // Paths this layer created: an opaque marker must not delete them.
     let mut created: HashSet<PathBuf> = HashSet::new();
@@ -187,6 +266,11 @@ pub fn apply_layer(root: &Path, layer: &Path, as_root: bool) -> Result<LayerRepo
     for entry in entries {
         let mut entry = entry.map_err(|e| bad(format!("corrupt tar: {e}")))?;
         report.entries += 1;
+        if report.entries > entries_left {
+            return Err(ImageError::TooLarge(format!(
+                "it has more tar entries than the cap allows ({entries_left} were left)"
+            )));
+        }
         let raw = entry
             .path()
             .map_err(|e| bad(format!("bad entry path: {e}")))?
@@ -416,7 +500,12 @@ mod tests {
         ] {
             let root = tempfile::tempdir().unwrap();
             let l = layer(|b| file(b, &evil, b"x", 0o644));
-            let r = apply_layer(root.path(), l.path(), false);
+            let r = apply_layer(
+                root.path(),
+                l.path(),
+                false,
+                &mut UnpackBudget::new(u64::MAX, u64::MAX),
+            );
             assert!(
                 matches!(r, Err(ImageError::UnsafeLayer(_))),
                 "{evil}: {r:?}"
@@ -434,7 +523,12 @@ mod tests {
             special(b, "evil", tar::EntryType::Symlink, &target);
             file(b, "evil/pwned", b"x", 0o644);
         });
-        let r = apply_layer(root.path(), l.path(), false);
+        let r = apply_layer(
+            root.path(),
+            l.path(),
+            false,
+            &mut UnpackBudget::new(u64::MAX, u64::MAX),
+        );
         assert!(matches!(r, Err(ImageError::UnsafeLayer(_))), "{r:?}");
         assert!(!outside.path().join("pwned").exists());
         // Writing *over* a symlink replaces the link, never its target.
@@ -446,7 +540,13 @@ mod tests {
             special(b, "link", tar::EntryType::Symlink, &vt);
             file(b, "link", b"overwritten", 0o644);
         });
-        apply_layer(root.path(), l.path(), false).unwrap();
+        apply_layer(
+            root.path(),
+            l.path(),
+            false,
+            &mut UnpackBudget::new(u64::MAX, u64::MAX),
+        )
+        .unwrap();
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
         assert_eq!(
             std::fs::read_to_string(root.path().join("link")).unwrap(),
@@ -463,7 +563,13 @@ mod tests {
             special(b, "fifo", tar::EntryType::Fifo, "");
             file(b, "bin/su", b"#!/bin/sh\n", 0o6755);
         });
-        let rep = apply_layer(root.path(), l.path(), false).unwrap();
+        let rep = apply_layer(
+            root.path(),
+            l.path(),
+            false,
+            &mut UnpackBudget::new(u64::MAX, u64::MAX),
+        )
+        .unwrap();
         assert_eq!(rep.skipped.len(), 3, "{rep:?}");
         assert!(!root.path().join("dev/sda").exists());
         assert!(!root.path().join("fifo").exists());
@@ -479,12 +585,24 @@ mod tests {
     fn hard_links_stay_beneath_the_root() {
         let root = tempfile::tempdir().unwrap();
         let l = layer(|b| special(b, "h", tar::EntryType::Link, "../../etc/passwd"));
-        assert!(apply_layer(root.path(), l.path(), false).is_err());
+        assert!(apply_layer(
+            root.path(),
+            l.path(),
+            false,
+            &mut UnpackBudget::new(u64::MAX, u64::MAX)
+        )
+        .is_err());
         let l = layer(|b| {
             file(b, "a", b"data", 0o644);
             special(b, "b", tar::EntryType::Link, "a");
         });
-        apply_layer(root.path(), l.path(), false).unwrap();
+        apply_layer(
+            root.path(),
+            l.path(),
+            false,
+            &mut UnpackBudget::new(u64::MAX, u64::MAX),
+        )
+        .unwrap();
         assert_eq!(
             std::fs::read_to_string(root.path().join("b")).unwrap(),
             "data"
@@ -507,8 +625,20 @@ mod tests {
             special(b, "etc/.wh.gone", tar::EntryType::Regular, "");
             special(b, ".wh.dir", tar::EntryType::Regular, "");
         });
-        apply_layer(root.path(), l1.path(), false).unwrap();
-        apply_layer(root.path(), l2.path(), false).unwrap();
+        apply_layer(
+            root.path(),
+            l1.path(),
+            false,
+            &mut UnpackBudget::new(u64::MAX, u64::MAX),
+        )
+        .unwrap();
+        apply_layer(
+            root.path(),
+            l2.path(),
+            false,
+            &mut UnpackBudget::new(u64::MAX, u64::MAX),
+        )
+        .unwrap();
         let p = root.path();
         assert!(!p.join("etc/gone").exists());
         assert!(p.join("etc/kept").exists());
@@ -532,11 +662,87 @@ mod tests {
             let f = tempfile::NamedTempFile::new().unwrap();
             std::fs::write(f.path(), bytes).unwrap();
             let root = tempfile::tempdir().unwrap();
-            apply_layer(root.path(), f.path(), false).unwrap();
+            apply_layer(
+                root.path(),
+                f.path(),
+                false,
+                &mut UnpackBudget::new(u64::MAX, u64::MAX),
+            )
+            .unwrap();
             assert_eq!(
                 std::fs::read_to_string(root.path().join("hello")).unwrap(),
                 "hi"
             );
         }
+    }
+
+    fn disk_usage(dir: &Path) -> u64 {
+        let mut total = 0;
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let m = e.metadata().unwrap();
+            total += if m.is_dir() {
+                disk_usage(&e.path())
+            } else {
+                m.len()
+            };
+        }
+        total
+    }
+
+    #[test]
+    fn the_budget_counts_the_stream_not_the_headers() {
+        // A 4 MiB file against a 1 MiB budget: refused, and no more than the budget
+        // reached the disk.
+        let root = tempfile::tempdir().unwrap();
+        let big = vec![0u8; 4 << 20];
+        let l = layer(|b| file(b, "big", &big, 0o644));
+        let mut budget = UnpackBudget::new(1 << 20, 100);
+        let r = apply_layer(root.path(), l.path(), false, &mut budget);
+        assert!(matches!(r, Err(ImageError::TooLarge(_))), "{r:?}");
+        assert!(disk_usage(root.path()) <= 1 << 20);
+
+        // A header that lies about being sparse with a huge real size: skipped, and only
+        // its bytes in the stream are charged.
+        let root = tempfile::tempdir().unwrap();
+        let l = layer(|b| {
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(tar::EntryType::GNUSparse);
+            h.set_size(512);
+            h.as_gnu_mut().unwrap().set_real_size(1 << 40);
+            h.set_path("sparse").unwrap();
+            h.set_cksum();
+            b.append(&h, &[7u8; 512][..]).unwrap();
+        });
+        let mut budget = UnpackBudget::new(1 << 20, 100);
+        let _ = apply_layer(root.path(), l.path(), false, &mut budget);
+        assert!(budget.used_bytes < 1 << 20);
+        assert!(disk_usage(root.path()) < 1 << 20);
+
+        // Budgets span layers: two layers of 600 KiB each against 1 MiB.
+        let root = tempfile::tempdir().unwrap();
+        let part = vec![1u8; 600 << 10];
+        let l1 = layer(|b| file(b, "a", &part, 0o644));
+        let l2 = layer(|b| file(b, "b", &part, 0o644));
+        let mut budget = UnpackBudget::new(1 << 20, 100);
+        apply_layer(root.path(), l1.path(), false, &mut budget).unwrap();
+        let r = apply_layer(root.path(), l2.path(), false, &mut budget);
+        assert!(matches!(r, Err(ImageError::TooLarge(_))), "{r:?}");
+    }
+
+    #[test]
+    fn the_budget_caps_entries() {
+        let root = tempfile::tempdir().unwrap();
+        let l = layer(|b| {
+            for i in 0..50 {
+                file(b, &format!("f{i}"), b"", 0o644);
+            }
+        });
+        let mut budget = UnpackBudget::new(u64::MAX, 20);
+        let r = apply_layer(root.path(), l.path(), false, &mut budget);
+        assert!(matches!(r, Err(ImageError::TooLarge(_))), "{r:?}");
+        let mut budget = UnpackBudget::new(u64::MAX, 50);
+        let root = tempfile::tempdir().unwrap();
+        apply_layer(root.path(), l.path(), false, &mut budget).unwrap();
+        assert_eq!(budget.entries_left, 0);
     }
 }

@@ -131,6 +131,31 @@ pub struct Resources {
     pub cpu_millis: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk_mb: Option<u64>,
+    /// Output the server retains for this sandbox's executions (their durable logs),
+    /// shared by all of them; beyond it output is streamed live but not kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_mb: Option<u64>,
+}
+
+/// Accepted range of each `sandbox.resources` field, in the policy's units (MiB, pids,
+/// milli-CPUs). The one home of these bounds: the server checks
+/// `CreateSandboxRequest.limits` against the same table, so a limit no kernel interface
+/// can take is `invalid_argument`/`policy_invalid` naming the field, never an `internal`
+/// error from a cgroup write.
+pub const RESOURCE_BOUNDS: [(&str, u64, u64); 5] = [
+    ("memory_mb", 16, 1 << 20),
+    ("pids", 8, 1 << 22),
+    ("cpu_millis", 10, 1 << 20),
+    ("disk_mb", 1, 1 << 24),
+    ("output_mb", 1, 1 << 24),
+];
+
+/// Bounds of one `sandbox.resources` field by name (see [`RESOURCE_BOUNDS`]).
+pub fn resource_bounds(name: &str) -> Option<(u64, u64)> {
+    RESOURCE_BOUNDS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|&(_, lo, hi)| (lo, hi))
 }
 
 /// One allow or deny rule. Empty `ports` on a deny rule means every port.
@@ -500,13 +525,14 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
     let network = compile_network(file.sandbox.network.unwrap_or_default())?;
     let secrets = compile_secrets(file.sandbox.secrets, &network)?;
     let resources = file.sandbox.resources.unwrap_or_default();
-    for (name, value, min, max) in [
-        ("memory_mb", resources.memory_mb, 16, 1 << 20),
-        ("pids", resources.pids, 8, 1 << 22),
-        ("cpu_millis", resources.cpu_millis, 10, 1 << 20),
-        ("disk_mb", resources.disk_mb, 1, 1 << 24),
+    for (name, value) in [
+        ("memory_mb", resources.memory_mb),
+        ("pids", resources.pids),
+        ("cpu_millis", resources.cpu_millis),
+        ("disk_mb", resources.disk_mb),
+        ("output_mb", resources.output_mb),
     ] {
-        if let Some(v) = value {
+        if let (Some(v), Some((min, max))) = (value, resource_bounds(name)) {
             if v < min || v > max {
                 return Err(invalid(
                     &format!("sandbox.resources.{name}"),

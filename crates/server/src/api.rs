@@ -155,6 +155,7 @@ impl SandboxService for Api {
             pids: l.pids,
             cpu_millis: l.cpu_millis,
             disk_bytes: l.disk_bytes,
+            output_bytes: l.output_bytes,
         };
         let row = self
             .engine
@@ -356,6 +357,9 @@ impl ExecutionService for Api {
             image_digest: i.image_digest,
             stdout_bytes: i.stdout_bytes,
             stderr_bytes: i.stderr_bytes,
+            retained_bytes_dropped: i.output.dropped_bytes,
+            output_truncated: i.output.dropped_bytes > 0,
+            output_expired: i.output.expired_at > 0,
             launched_vm: false,
             observability: observability.into(),
             execution: execution_msg(&i.execution).into(),
@@ -529,6 +533,7 @@ fn stream_event(exec_id: &str, item: StreamItem) -> ExecutionStreamEvent {
                 status: exit.status.into(),
                 exit_code: exit.exit_code,
                 message: exit.message,
+                code: exit.code,
                 ..Default::default()
             }),
         ),

@@ -32,6 +32,8 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
 /// Bytes of each stream InspectExecution returns (the tail).
 const INSPECT_TAIL: u64 = 1 << 20;
 const READ_CHUNK: usize = 256 * 1024;
+/// How long live-only output waits for a slow attached client (see `wait_for_live_readers`).
+const LIVE_STALL: Duration = Duration::from_secs(2);
 /// Hostile-input guards.
 const MAX_ARGS: usize = 4096;
 const MAX_ARGV_BYTES: usize = 128 * 1024;
@@ -82,6 +84,8 @@ pub struct Inspection {
     pub log_path: PathBuf,
     pub image_ref: String,
     pub image_digest: String,
+    /// Retention facts: bytes not retained, and whether GC deleted the log.
+    pub output: crate::store::OutputState,
 }
 
 struct Cancel {
@@ -99,6 +103,10 @@ struct LiveExec {
     done: watch::Receiver<bool>,
     /// Warnings (egress denies) to write into the execution's output log.
     warnings: mpsc::UnboundedSender<WarningRecord>,
+    /// Output that is streamed to attached clients but not retained (over quota).
+    live_only: tokio::sync::broadcast::Sender<execlog::LiveItem>,
+    /// Bytes not retained so far.
+    dropped: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// The server's engine. Cheap to share (`Arc<Engine>`).
@@ -111,6 +119,8 @@ pub struct Engine {
     egress: EgressHub,
     /// The OCI image cache (`None`: this server cannot root sandboxes on images).
     images: Option<Arc<ImageStore>>,
+    /// Output retention quotas and watermarks ([`crate::quota`]).
+    retention: Arc<crate::quota::Retention>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -137,11 +147,12 @@ impl Engine {
         let engine = Arc::new(Engine {
             store,
             backend,
-            logs_dir,
             live: Mutex::new(HashMap::new()),
             events,
             egress: EgressHub::new(upstream, secrets, notes_tx),
             images,
+            retention: Arc::new(crate::quota::Retention::new(&logs_dir)),
+            logs_dir,
         });
         let weak = Arc::downgrade(&engine);
         tokio::spawn(async move {
@@ -194,6 +205,34 @@ impl Engine {
             message,
             attributes: crate::egress::attributes(&note).to_string(),
             ..Default::default()
+        });
+    }
+
+    /// Apply the server's output retention settings and start the retention GC task
+    /// (see [`crate::retention`]); it stops when the engine is dropped.
+    pub fn start_retention(self: &Arc<Self>, cfg: crate::quota::RetentionConfig) {
+        let interval = cfg.gc_interval.max(Duration::from_millis(100));
+        self.retention.set_config(cfg);
+        let weak = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(interval).await;
+                let Some(engine) = weak.upgrade() else { break };
+                let pass = tokio::task::spawn_blocking(move || {
+                    crate::retention::gc(&engine.store, &engine.logs_dir, &engine.retention)
+                })
+                .await;
+                match pass {
+                    Ok(Ok(r)) if r.removed > 0 => tracing::info!(
+                        removed = r.removed,
+                        freed_bytes = r.freed_bytes,
+                        total_bytes = r.total_bytes,
+                        "output retention GC"
+                    ),
+                    Ok(Err(e)) => tracing::warn!(error = %e, "output retention GC failed"),
+                    _ => {}
+                }
+            }
         });
     }
 
@@ -252,6 +291,7 @@ impl Engine {
                         status: es::FAILED,
                         exit_code: -1,
                         message: msg.into(),
+                        ..Default::default()
                     };
                     if let Err(e) = execlog::append_exit(&path, &rec) {
                         tracing::warn!(execution_id = %exe.id, error = %e, "could not finish log");
@@ -328,7 +368,7 @@ impl Engine {
             .with("missing", missing.join(","))
             .with("backend", self.backend.name()));
         }
-        let limits = effective_limits(&policy, requested)?;
+        let limits = crate::limits::effective(&policy, requested)?;
         let id = ids::sandbox_id();
         // Secrets and the sandbox CA before anything exists: a secret this server has no
         // value for refuses the sandbox like a capability mismatch does.
@@ -401,6 +441,7 @@ impl Engine {
             Ok(p) => {
                 self.store
                     .set_sandbox_provisioned(&id, &serde_json::to_string(&p).unwrap_or_default())?;
+                self.retention.add_sandbox(&id, limits.output_bytes);
                 self.store.set_sandbox_status(&id, ss::READY, "")?;
                 self.sandbox_event(&id, ss::READY, "");
             }
@@ -521,6 +562,7 @@ impl Engine {
             let mut done = l.done.clone();
             let _ = tokio::time::timeout(Duration::from_secs(10), done.wait_for(|d| *d)).await;
         }
+        self.retention.remove_sandbox(id);
         match result {
             Ok(()) => {
                 self.store.set_sandbox_status(id, ss::STOPPED, "")?;
@@ -691,6 +733,7 @@ impl Engine {
                     status: es::FAILED,
                     exit_code: -1,
                     message: msg.clone(),
+                    ..Default::default()
                 });
                 self.store.finish_execution(&id, es::FAILED, -1, &msg)?;
                 self.execution_event(&sandbox.id, &id, es::FAILED, &msg);
@@ -714,6 +757,8 @@ impl Engine {
             commit: writer.subscribe(),
             done: done_rx,
             warnings: warn_tx,
+            live_only: writer.live_sender(),
+            dropped: writer.dropped_counter(),
         });
         lock(&self.live).insert(id.clone(), live);
         let timeout =
@@ -725,6 +770,7 @@ impl Engine {
             process: handle.id,
             timeout,
             warnings: warn_rx,
+            budget: self.retention.budget(&sandbox.id),
         };
         tokio::spawn(async move {
             run.drive(
@@ -790,8 +836,15 @@ impl Engine {
             .map(|s| (s.image_ref.clone(), s.image_digest.clone()))
             .unwrap_or_default();
         let log_path = execlog::path_for(&self.logs_dir, exec_id);
-        let (stdout_tail, stderr_tail, stdout_bytes, stderr_bytes) =
-            read_tails(&log_path).unwrap_or_default();
+        let mut output = self.store.output_state(exec_id)?;
+        if let Some(l) = self.live(exec_id) {
+            output.dropped_bytes = l.dropped.load(std::sync::atomic::Ordering::Relaxed);
+        }
+        let (stdout_tail, stderr_tail, stdout_bytes, stderr_bytes) = if output.expired_at > 0 {
+            Default::default()
+        } else {
+            read_tails(&log_path).unwrap_or_default()
+        };
         Ok(Inspection {
             execution,
             stdout_tail,
@@ -802,6 +855,7 @@ impl Engine {
             log_path,
             image_ref,
             image_digest,
+            output,
         })
     }
 
@@ -889,89 +943,24 @@ impl Engine {
         follow: bool,
     ) -> Result<mpsc::Receiver<Result<StreamItem, EngineError>>, EngineError> {
         let row = self.find_execution(sandbox_id, exec_id)?;
+        if self.store.output_state(&row.id)?.expired_at > 0 {
+            return Err(crate::retention::expired(&row.id));
+        }
         let path = execlog::path_for(&self.logs_dir, &row.id);
-        let mut reader = LogReader::open(&path)
+        let reader = LogReader::open(&path)
             .map_err(|e| EngineError::internal(format!("open output log: {e}")))?;
-        let commit = self.live(exec_id).map(|l| l.commit.clone());
-        let (tx, rx) = mpsc::channel(8);
-        tokio::spawn(async move {
-            let mut commit = commit;
-            let skip = |kind: Kind, offset: u64, len: u64| {
-                let from = if kind == Kind::Stdout {
-                    stdout_offset
-                } else {
-                    stderr_offset
-                };
-                offset + len <= from
-            };
-            loop {
-                let (limit, closed) = match &commit {
-                    Some(c) => {
-                        let v = *c.borrow();
-                        (v.len, v.closed)
-                    }
-                    None => (std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0), true),
-                };
-                loop {
-                    let next = reader.next(limit, skip);
-                    let item = match next {
-                        Ok(Some((seq, entry))) => {
-                            if seq <= after_seq {
-                                continue;
-                            }
-                            match entry {
-                                Entry::Output { kind, offset, data } => {
-                                    let from = if kind == Kind::Stdout {
-                                        stdout_offset
-                                    } else {
-                                        stderr_offset
-                                    };
-                                    if offset + data.len() as u64 <= from {
-                                        continue;
-                                    }
-                                    let cut = from.saturating_sub(offset) as usize;
-                                    let mut data = data;
-                                    if cut > 0 {
-                                        data.drain(..cut);
-                                    }
-                                    StreamItem::Output {
-                                        seq,
-                                        stdout: kind == Kind::Stdout,
-                                        offset: offset + cut as u64,
-                                        data,
-                                    }
-                                }
-                                Entry::Exit(exit) => StreamItem::Exit { seq, exit },
-                                Entry::Warning(w) => StreamItem::Warning {
-                                    seq,
-                                    code: w.code,
-                                    message: w.message,
-                                },
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(e) => {
-                            let _ = tx
-                                .send(Err(EngineError::internal(format!("read output log: {e}"))))
-                                .await;
-                            return;
-                        }
-                    };
-                    if tx.send(Ok(item)).await.is_err() {
-                        return; // client went away
-                    }
-                }
-                if closed || !follow {
-                    return;
-                }
-                let Some(c) = commit.as_mut() else { return };
-                if c.changed().await.is_err() {
-                    // Writer gone: read whatever was committed last, then stop.
-                    commit = None;
-                }
-            }
-        });
-        Ok(rx)
+        // Subscribe to live-only output before reading anything (see `outstream`).
+        let (commit, live) = match self.live(exec_id) {
+            Some(l) => (Some(l.commit.clone()), Some(l.live_only.subscribe())),
+            None => (None, None),
+        };
+        let from = crate::outstream::From {
+            after_seq,
+            stdout_offset,
+            stderr_offset,
+            follow,
+        };
+        Ok(crate::outstream::spawn(reader, path, commit, live, from))
     }
 
     /// Tail a sandbox's events after `after_seq`; with `follow`, until the sandbox ends.
@@ -1024,35 +1013,6 @@ impl Engine {
     }
 }
 
-/// Server defaults, overridden by the policy's `sandbox.resources`, overridden by non-zero
-/// fields of the request.
-fn effective_limits(policy: &CompiledPolicy, req: Limits) -> Result<Limits, EngineError> {
-    let d = Limits::default();
-    let r = &policy.resources;
-    let pick =
-        |req: u64, pol: Option<u64>, def: u64| if req > 0 { req } else { pol.unwrap_or(def) };
-    let limits = Limits {
-        memory_bytes: pick(
-            req.memory_bytes,
-            r.memory_mb.map(|m| m << 20),
-            d.memory_bytes,
-        ),
-        pids: pick(req.pids, r.pids, d.pids),
-        cpu_millis: pick(req.cpu_millis, r.cpu_millis, d.cpu_millis),
-        disk_bytes: pick(req.disk_bytes, r.disk_mb.map(|m| m << 20), d.disk_bytes),
-    };
-    if limits.memory_bytes < 16 << 20
-        || limits.pids < 8
-        || limits.cpu_millis < 10
-        || limits.disk_bytes < 1 << 20
-    {
-        return Err(EngineError::invalid(format!(
-            "resource limits too small: {limits:?} (minimum 16 MiB memory, 8 pids, 10 milli-CPUs, 1 MiB disk)"
-        )));
-    }
-    Ok(limits)
-}
-
 /// Last `INSPECT_TAIL` bytes of each stream plus stream totals. Payloads that end before
 /// the tail are skipped without being read, so inspecting a huge log stays cheap.
 fn read_tails(path: &Path) -> std::io::Result<(Vec<u8>, Vec<u8>, u64, u64)> {
@@ -1080,6 +1040,52 @@ fn read_tails(path: &Path) -> std::io::Result<(Vec<u8>, Vec<u8>, u64, u64)> {
     Ok((out, err, out_end, err_end))
 }
 
+/// Pacing of live-only output (see `wait_for_live_readers`).
+#[derive(Debug, Default)]
+struct LiveWait {
+    waited_for_first_reader: bool,
+    stalled: bool,
+}
+
+/// Before each live-only chunk is sent: the supervisor stops reading the sandbox's pipes
+/// (so the guest blocks on write, as with any slow reader) until
+/// * the first time, a subscriber is attached: `cleanroom exec` subscribes right after
+///   `CreateExecution` returns, and output nobody is attached to is simply gone;
+/// * the next send would not evict a chunk an attached client has not taken yet.
+///
+/// Each wait ends after [`LIVE_STALL`]; a client that is still behind then is let go (it
+/// lags and is told so) until it has caught up again, so a stuck client delays the
+/// supervisor (and a cancel or timeout it handles) at most that long at a time.
+async fn wait_for_live_readers(writer: &LogWriter, st: &mut LiveWait) {
+    if !st.waited_for_first_reader {
+        st.waited_for_first_reader = true;
+        let until = Instant::now() + LIVE_STALL;
+        while writer.live_receivers() == 0 && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+    let full = execlog::LIVE_CAPACITY - 1;
+    if st.stalled {
+        if writer.live_backlog() < execlog::LIVE_CAPACITY / 2 {
+            st.stalled = false;
+        } else {
+            return;
+        }
+    }
+    let until = Instant::now() + LIVE_STALL;
+    while writer.live_backlog() >= full {
+        if Instant::now() >= until {
+            tracing::debug!(
+                backlog = writer.live_backlog(),
+                "a client fell behind live-only output; not waiting for it"
+            );
+            st.stalled = true;
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
 /// One running execution's supervisor: pumps output into the log, enforces timeout and
 /// cancel, records the final status.
 struct Run {
@@ -1089,6 +1095,8 @@ struct Run {
     timeout: Option<Duration>,
     /// Egress denies to record in the output log as warnings.
     warnings: mpsc::UnboundedReceiver<WarningRecord>,
+    /// The sandbox's output retention quota.
+    budget: Arc<crate::quota::SandboxBudget>,
 }
 
 impl Run {
@@ -1111,10 +1119,28 @@ impl Run {
         let mut kill_at = far;
         let mut drain_until = far;
         let mut write_error: Option<String> = None;
+        let mut live_wait = LiveWait::default();
+        let budget = self.budget.clone();
+        // Retain what the quota allows; returns where the live-only rest starts.
         let record = |w: &mut LogWriter, kind: Kind, data: &[u8], err: &mut Option<String>| {
-            if err.is_none() {
-                if let Err(e) = w.output(kind, data) {
+            if err.is_some() {
+                return data.len();
+            }
+            // Charge only while retaining: after the marker nothing more is kept.
+            let charge = if w.truncated() {
+                crate::quota::Charge {
+                    retain: 0,
+                    refused: None,
+                }
+            } else {
+                engine.retention.charge(&budget, data.len())
+            };
+            let why = charge.refused.map(|r| r.to_string()).unwrap_or_default();
+            match w.output_charged(kind, data, charge.retain, &why) {
+                Ok(n) => n,
+                Err(e) => {
                     *err = Some(format!("output log write failed: {e}"));
+                    data.len()
                 }
             }
         };
@@ -1124,11 +1150,23 @@ impl Run {
             }
             tokio::select! {
                 r = stdout.read(&mut out_buf), if out_open => match r {
-                    Ok(n) if n > 0 => record(&mut writer, Kind::Stdout, &out_buf[..n], &mut write_error),
+                    Ok(n) if n > 0 => {
+                        let kept = record(&mut writer, Kind::Stdout, &out_buf[..n], &mut write_error);
+                        if kept < n {
+                            wait_for_live_readers(&writer, &mut live_wait).await;
+                            writer.live_output(Kind::Stdout, &out_buf[kept..n]);
+                        }
+                    }
                     _ => out_open = false,
                 },
                 r = stderr.read(&mut err_buf), if err_open => match r {
-                    Ok(n) if n > 0 => record(&mut writer, Kind::Stderr, &err_buf[..n], &mut write_error),
+                    Ok(n) if n > 0 => {
+                        let kept = record(&mut writer, Kind::Stderr, &err_buf[..n], &mut write_error);
+                        if kept < n {
+                            wait_for_live_readers(&writer, &mut live_wait).await;
+                            writer.live_output(Kind::Stderr, &err_buf[kept..n]);
+                        }
+                    }
                     _ => err_open = false,
                 },
                 r = &mut exit_rx, if exit.is_none() => {
@@ -1152,7 +1190,18 @@ impl Run {
                 }
                 Some(w) = self.warnings.recv() => {
                     if write_error.is_none() {
-                        if let Err(e) = writer.warning(&w) {
+                        // Warnings are charged like output (an allowed sandbox can cause
+                        // denies for days); refused ones are live-only.
+                        let len = w.code.len() + w.message.len() + 32;
+                        let res = if writer.truncated() {
+                            Ok(())
+                        } else {
+                            match engine.retention.charge(&budget, len).refused {
+                                Some(r) => writer.truncate(&r.to_string()),
+                                None => Ok(()),
+                            }
+                        };
+                        if let Err(e) = res.and_then(|_| writer.warning(&w)) {
                             write_error = Some(format!("output log write failed: {e}"));
                         }
                     }
@@ -1171,6 +1220,7 @@ impl Run {
         if reason.is_none() && killed {
             reason = cancel_rx.borrow().clone();
         }
+        let oom = matches!(&exit, Some(Some(st)) if st.oom_killed) && reason.is_none();
         let (status, exit_code, mut message) = match (exit.flatten(), &reason) {
             (Some(st), Some(r)) => (r.status, st.shell_code(), r.message.clone()),
             (Some(st), None) if st.oom_killed => (
@@ -1205,12 +1255,27 @@ impl Run {
                 format!("{message}; {e}")
             };
         }
+        let writer_dropped = writer.dropped();
         if let Err(e) = writer.close(&ExitRecord {
             status,
             exit_code,
             message: message.clone(),
+            code: if oom {
+                execlog::exit_code::OOM_KILLED.into()
+            } else {
+                String::new()
+            },
         }) {
             tracing::error!(execution_id = %self.exec_id, error = %e, "could not finish output log");
+        }
+        let (out_dropped, err_dropped) = writer_dropped;
+        if out_dropped + err_dropped > 0 {
+            if let Err(e) = engine
+                .store
+                .set_output_dropped(&self.exec_id, out_dropped + err_dropped)
+            {
+                tracing::error!(execution_id = %self.exec_id, error = %e, "could not record dropped output");
+            }
         }
         if let Err(e) = engine
             .store

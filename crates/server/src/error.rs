@@ -95,6 +95,7 @@ impl From<cleanroom_image::ImageError> for EngineError {
             I::DigestMismatch(_) | I::Unauthorized(_) | I::Unsupported(_) | I::UnsafeLayer(_) => {
                 Class::FailedPrecondition
             }
+            I::TooLarge(_) => Class::ResourceExhausted,
             I::Io(_) => Class::Internal,
         };
         EngineError::new(class, e.code(), e.to_string())

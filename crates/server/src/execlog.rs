@@ -4,16 +4,49 @@
 //! each stdout/stderr chunk and finally an exit record, then publishes the committed
 //! length through a `watch` channel. Every reader — live subscriber or a client resuming
 //! hours later — reads the same file from its own position and waits on the watch when it
-//! catches up, so a slow client never makes the server drop or buffer output, and a
-//! reconnecting client resumes exactly where it left off.
+//! catches up, so a slow client never makes the server drop or buffer retained output, and
+//! a reconnecting client resumes exactly where it left off.
 //!
-//! Record *n* (1-based) has event sequence *n*. Offsets are per stream byte counts. A torn
-//! record at the tail (crash mid-write) is cut off by [`repair`].
+//! Retention is bounded (see [`crate::quota`]): once a chunk is refused, the writer appends
+//! one [`warning_code::OUTPUT_NOT_RETAINED`] warning (the *truncation marker*) and from then
+//! on retains no more output; every further byte goes to the subscribers attached at that
+//! moment through a bounded `broadcast` channel of [`LiveItem`]s ("live-only" output). A
+//! reader switches to that channel once it has read the marker. Live-only output is never
+//! on disk: a client that connects later, or falls more than [`LIVE_CAPACITY`] chunks
+//! behind, misses it and is told so with an [`warning_code::OUTPUT_LIVE_DROPPED`] warning.
+//! When the log is closed a second `output_not_retained` warning states the bytes dropped.
+//!
+//! Record *n* (1-based) has event sequence *n*. Offsets are per stream byte counts (live-only
+//! chunks continue the stream's offsets). A torn record at the tail (crash mid-write) is cut
+//! off by [`repair`].
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use tokio::sync::watch;
+use std::sync::Arc;
+use tokio::sync::{broadcast, watch};
+
+/// Live-only chunks buffered for slow subscribers (each at most one read, 256 KiB).
+pub const LIVE_CAPACITY: usize = 16;
+
+/// Stable codes of warnings the log itself writes.
+pub mod warning_code {
+    /// Output is no longer retained (quota or server watermark); also the final count.
+    pub const OUTPUT_NOT_RETAINED: &str = "output_not_retained";
+    /// This client fell behind the live-only output and missed some of it.
+    pub const OUTPUT_LIVE_DROPPED: &str = "output_live_dropped";
+}
+
+/// Output (or a warning) that is sent to attached subscribers but not retained.
+#[derive(Debug, Clone)]
+pub enum LiveItem {
+    Output {
+        kind: Kind,
+        offset: u64,
+        data: Arc<[u8]>,
+    },
+    Warning(WarningRecord),
+}
 
 const HEADER: usize = 5;
 /// Largest payload accepted in one record (defends readers against a corrupt length).
@@ -43,11 +76,21 @@ impl Kind {
 }
 
 /// Final record of every log.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct ExitRecord {
     pub status: i32,
     pub exit_code: i32,
     pub message: String,
+    /// Stable code of an end that clients should report as an error (`oom_killed`);
+    /// empty for an ordinary exit, a cancel or a timeout.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub code: String,
+}
+
+/// Stable codes of [`ExitRecord::code`].
+pub mod exit_code {
+    /// The kernel's OOM killer ended the execution: the sandbox hit its memory limit.
+    pub const OOM_KILLED: &str = "oom_killed";
 }
 
 /// A warning shown to attached clients (e.g. a policy deny).
@@ -69,6 +112,21 @@ pub struct LogWriter {
     file: File,
     len: u64,
     tx: watch::Sender<Committed>,
+    live: broadcast::Sender<LiveItem>,
+    /// Per stream (stdout, stderr): bytes seen (retained or not) and bytes not retained.
+    ends: [u64; 2],
+    dropped: [u64; 2],
+    /// Both streams' dropped bytes, readable while the execution runs (InspectExecution).
+    dropped_total: Arc<std::sync::atomic::AtomicU64>,
+    truncated: bool,
+}
+
+fn idx(kind: Kind) -> usize {
+    if kind == Kind::Stdout {
+        0
+    } else {
+        1
+    }
 }
 
 impl LogWriter {
@@ -79,12 +137,47 @@ impl LogWriter {
             .append(true)
             .open(path)?;
         let (tx, _) = watch::channel(Committed::default());
-        Ok(LogWriter { file, len: 0, tx })
+        let (live, _) = broadcast::channel(LIVE_CAPACITY);
+        Ok(LogWriter {
+            file,
+            len: 0,
+            tx,
+            live,
+            ends: [0; 2],
+            dropped: [0; 2],
+            dropped_total: Arc::default(),
+            truncated: false,
+        })
     }
 
     /// Subscribe to commit notifications.
     pub fn subscribe(&self) -> watch::Receiver<Committed> {
         self.tx.subscribe()
+    }
+
+    /// The live-only channel (subscribe with `.subscribe()` before reading the file).
+    pub fn live_sender(&self) -> broadcast::Sender<LiveItem> {
+        self.live.clone()
+    }
+
+    /// Live-only items not yet seen by every subscriber ([`LIVE_CAPACITY`] = one is lagging).
+    pub fn live_backlog(&self) -> usize {
+        self.live.len()
+    }
+
+    /// Whether output has stopped being retained.
+    pub fn truncated(&self) -> bool {
+        self.truncated
+    }
+
+    /// A live counter of the bytes not retained (both streams).
+    pub fn dropped_counter(&self) -> Arc<std::sync::atomic::AtomicU64> {
+        self.dropped_total.clone()
+    }
+
+    /// Bytes of stdout and stderr not retained so far.
+    pub fn dropped(&self) -> (u64, u64) {
+        (self.dropped[0], self.dropped[1])
     }
 
     fn append(&mut self, kind: Kind, payload: &[u8]) -> io::Result<()> {
@@ -99,23 +192,108 @@ impl LogWriter {
         Ok(())
     }
 
-    /// Append output bytes of one stream.
+    /// Append output bytes of one stream (all retained while output is retained).
     pub fn output(&mut self, kind: Kind, data: &[u8]) -> io::Result<()> {
-        if data.is_empty() {
-            return Ok(());
-        }
-        self.append(kind, data)
+        let n = self.output_charged(kind, data, data.len(), "")?;
+        self.live_output(kind, &data[n..]);
+        Ok(())
     }
 
+    /// Append the first `retain` bytes of `data` (none after the truncation marker) and
+    /// return how many were retained. When that is less than `data.len()`, the first time
+    /// writes the truncation marker (`refused` says why); the caller then hands the rest to
+    /// [`LogWriter::live_output`].
+    pub fn output_charged(
+        &mut self,
+        kind: Kind,
+        data: &[u8],
+        retain: usize,
+        refused: &str,
+    ) -> io::Result<usize> {
+        let retain = if self.truncated {
+            0
+        } else {
+            retain.min(data.len())
+        };
+        if retain > 0 {
+            self.append(kind, &data[..retain])?;
+            self.ends[idx(kind)] += retain as u64;
+        }
+        if retain < data.len() {
+            self.truncate(refused)?;
+        }
+        Ok(retain)
+    }
+
+    /// Stop retaining (once): write the truncation marker, which goes into the file (not
+    /// live-only) because readers switch to the live channel on it.
+    pub fn truncate(&mut self, refused: &str) -> io::Result<()> {
+        if self.truncated {
+            return Ok(());
+        }
+        self.append_warning(&WarningRecord {
+            code: warning_code::OUTPUT_NOT_RETAINED.into(),
+            message: format!(
+                "output is no longer retained: {refused}; attached clients still receive it live, but it cannot be streamed again or inspected later"
+            ),
+        })?;
+        self.truncated = true;
+        Ok(())
+    }
+
+    /// Send output that is not retained to the subscribers attached now.
+    pub fn live_output(&mut self, kind: Kind, data: &[u8]) {
+        if data.is_empty() {
+            return;
+        }
+        let i = idx(kind);
+        self.dropped[i] += data.len() as u64;
+        self.dropped_total
+            .fetch_add(data.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        let _ = self.live.send(LiveItem::Output {
+            kind,
+            offset: self.ends[i],
+            data: Arc::from(data),
+        });
+        self.ends[i] += data.len() as u64;
+    }
+
+    /// Subscribers of the live-only channel.
+    pub fn live_receivers(&self) -> usize {
+        self.live.receiver_count()
+    }
+
+    /// Record a warning: retained while output is, live-only after the truncation marker.
     pub fn warning(&mut self, w: &WarningRecord) -> io::Result<()> {
+        if self.truncated {
+            let _ = self.live.send(LiveItem::Warning(w.clone()));
+            return Ok(());
+        }
+        self.append_warning(w)
+    }
+
+    fn append_warning(&mut self, w: &WarningRecord) -> io::Result<()> {
         self.append(
             Kind::Warning,
             &serde_json::to_vec(w).map_err(io::Error::other)?,
         )
     }
 
-    /// Write the exit record, flush to disk and tell readers the log is complete.
+    /// Write the exit record (after the count of bytes not retained, if any), flush to
+    /// disk and tell readers the log is complete.
     pub fn close(mut self, exit: &ExitRecord) -> io::Result<()> {
+        if self.truncated {
+            let (o, e) = self.dropped();
+            let w = WarningRecord {
+                code: warning_code::OUTPUT_NOT_RETAINED.into(),
+                message: format!(
+                    "{o} bytes of stdout and {e} bytes of stderr were not retained ({} dropped)",
+                    o + e
+                ),
+            };
+            // Best effort: the exit record below matters more.
+            let _ = self.append_warning(&w);
+        }
         let res = self
             .append(
                 Kind::Exit,
@@ -296,7 +474,7 @@ mod tests {
         w.close(&ExitRecord {
             status: 3,
             exit_code: 0,
-            message: String::new(),
+            ..Default::default()
         })
         .unwrap();
         let len = std::fs::metadata(&p).unwrap().len();
@@ -325,5 +503,57 @@ mod tests {
         assert!(has_exit);
         assert_eq!((so, se), (11, 4));
         assert_eq!(std::fs::metadata(&p).unwrap().len(), len);
+    }
+
+    #[test]
+    fn refused_output_is_live_only_after_one_marker_and_counted_at_close() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.log");
+        let mut w = LogWriter::create(&p).unwrap();
+        let mut live = w.live_sender().subscribe();
+        // 4 of 10 bytes fit: the prefix is retained, the marker written, the rest live.
+        let n = w
+            .output_charged(Kind::Stdout, b"0123456789", 4, "quota")
+            .unwrap();
+        assert_eq!(n, 4);
+        w.live_output(Kind::Stdout, b"456789");
+        assert!(w.truncated());
+        // Later output is never retained, whatever the caller says; warnings go live too.
+        assert_eq!(w.output_charged(Kind::Stderr, b"err", 3, "").unwrap(), 0);
+        w.live_output(Kind::Stderr, b"err");
+        w.warning(&WarningRecord {
+            code: "host_not_allowed".into(),
+            message: "x".into(),
+        })
+        .unwrap();
+        assert_eq!(w.dropped(), (6, 3));
+        w.close(&ExitRecord::default()).unwrap();
+
+        let mut got = Vec::new();
+        while let Ok(item) = live.try_recv() {
+            got.push(item);
+        }
+        assert!(
+            matches!(&got[0], LiveItem::Output { kind: Kind::Stdout, offset: 4, data } if &data[..] == b"456789")
+        );
+        assert!(
+            matches!(&got[1], LiveItem::Output { kind: Kind::Stderr, offset: 0, data } if &data[..] == b"err")
+        );
+        assert!(matches!(&got[2], LiveItem::Warning(w) if w.code == "host_not_allowed"));
+
+        let len = std::fs::metadata(&p).unwrap().len();
+        let mut r = LogReader::open(&p).unwrap();
+        let mut kinds = Vec::new();
+        while let Some((_, e)) = r.next(len, |_, _, _| false).unwrap() {
+            kinds.push(match e {
+                Entry::Output { data, .. } => String::from_utf8(data).unwrap(),
+                Entry::Warning(w) => w.code,
+                Entry::Exit(_) => "exit".into(),
+            });
+        }
+        assert_eq!(
+            kinds,
+            ["0123", "output_not_retained", "output_not_retained", "exit"]
+        );
     }
 }

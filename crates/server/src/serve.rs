@@ -33,6 +33,10 @@ pub struct ServeConfig {
     pub secrets_file: Option<PathBuf>,
     /// PEM files of CAs the gateway trusts for upstream TLS besides the system's.
     pub upstream_ca: Vec<PathBuf>,
+    /// Output retention watermarks and GC ([`crate::quota`], [`crate::retention`]).
+    pub retention: crate::quota::RetentionConfig,
+    /// Size caps of the image cache.
+    pub image_limits: cleanroom_image::ImageLimits,
 }
 
 /// Startup failures.
@@ -131,7 +135,8 @@ pub async fn run(
         cfg.init_exe.clone(),
     )?);
     let images =
-        cleanroom_image::ImageStore::open(&cfg.state_dir.join("images"), cfg.registry.clone())?;
+        cleanroom_image::ImageStore::open(&cfg.state_dir.join("images"), cfg.registry.clone())?
+            .with_limits(cfg.image_limits);
     let engine = Engine::new(
         &cfg.state_dir,
         backend,
@@ -140,6 +145,7 @@ pub async fn run(
         Arc::new(secrets),
     )?;
     engine.recover().await?;
+    engine.start_retention(cfg.retention.clone());
     let app = router(engine.clone()).into_axum_router();
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);

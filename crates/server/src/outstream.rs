@@ -1,0 +1,207 @@
+//! One `StreamExecution` subscriber: the retained log first, then live output.
+//!
+//! The reader follows the durable log (see [`crate::execlog`]) from its own position and
+//! waits on the writer's commit watch when caught up. Once it has read the truncation
+//! marker (`output_not_retained`), output is no longer in the file: it takes the live-only
+//! chunks from the `broadcast` receiver it subscribed *before* reading anything, so nothing
+//! sent after the subscription is missed unless it falls more than
+//! [`execlog::LIVE_CAPACITY`] chunks behind (then it gets an `output_live_dropped` warning).
+//!
+//! Ordering: live-only chunks are sent before the writer commits any later record, so the
+//! reader drains the live channel after reading each commit snapshot's records and before
+//! emitting the exit record; no live chunk is lost behind the exit.
+
+use crate::engine::StreamItem;
+use crate::error::EngineError;
+use crate::execlog::{self, warning_code, Entry, Kind, LiveItem, LogReader};
+use std::path::PathBuf;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use tokio::sync::{broadcast, mpsc, watch};
+
+/// Where a subscriber starts and whether it follows the live tail.
+#[derive(Debug, Clone, Copy)]
+pub struct From {
+    pub after_seq: u64,
+    pub stdout_offset: u64,
+    pub stderr_offset: u64,
+    pub follow: bool,
+}
+
+impl From {
+    fn offset(&self, kind: Kind) -> u64 {
+        if kind == Kind::Stdout {
+            self.stdout_offset
+        } else {
+            self.stderr_offset
+        }
+    }
+
+    /// Cut output before the requested offset; `None` when nothing is left.
+    fn cut(&self, seq: u64, kind: Kind, offset: u64, data: &[u8]) -> Option<StreamItem> {
+        let from = self.offset(kind);
+        if offset + data.len() as u64 <= from {
+            return None;
+        }
+        let cut = from.saturating_sub(offset) as usize;
+        Some(StreamItem::Output {
+            seq,
+            stdout: kind == Kind::Stdout,
+            offset: offset + cut as u64,
+            data: data[cut..].to_vec(),
+        })
+    }
+}
+
+type Tx = mpsc::Sender<Result<StreamItem, EngineError>>;
+
+/// Start the subscriber task. `commit`/`live` are `None` for a finished execution.
+pub fn spawn(
+    mut reader: LogReader,
+    path: PathBuf,
+    commit: Option<watch::Receiver<execlog::Committed>>,
+    live: Option<broadcast::Receiver<LiveItem>>,
+    from: From,
+) -> mpsc::Receiver<Result<StreamItem, EngineError>> {
+    let (tx, rx) = mpsc::channel(8);
+    tokio::spawn(async move {
+        let mut commit = commit;
+        let mut live = live;
+        // Live-only output comes after the marker; items carry the last file sequence.
+        let mut live_mode = false;
+        let mut last_seq = 0u64;
+        let skip = |kind: Kind, offset: u64, len: u64| offset + len <= from.offset(kind);
+        loop {
+            let (limit, closed) = match &commit {
+                Some(c) => {
+                    let v = *c.borrow();
+                    (v.len, v.closed)
+                }
+                None => (std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0), true),
+            };
+            loop {
+                let (seq, entry) = match reader.next(limit, skip) {
+                    Ok(Some(x)) => x,
+                    Ok(None) => break,
+                    Err(e) => {
+                        let msg = format!("read output log: {e}");
+                        let _ = tx.send(Err(EngineError::internal(msg))).await;
+                        return;
+                    }
+                };
+                last_seq = seq;
+                if matches!(entry, Entry::Exit(_)) && live_mode {
+                    // Every live chunk was sent before the exit was committed.
+                    if !drain(&mut live, &tx, last_seq, &from).await {
+                        return;
+                    }
+                }
+                let marker = matches!(&entry, Entry::Warning(w) if w.code == warning_code::OUTPUT_NOT_RETAINED);
+                if seq > from.after_seq {
+                    let item = match entry {
+                        Entry::Output { kind, offset, data } => {
+                            match from.cut(seq, kind, offset, &data) {
+                                Some(i) => i,
+                                None => continue,
+                            }
+                        }
+                        Entry::Exit(exit) => StreamItem::Exit { seq, exit },
+                        Entry::Warning(w) => StreamItem::Warning {
+                            seq,
+                            code: w.code,
+                            message: w.message,
+                        },
+                    };
+                    if tx.send(Ok(item)).await.is_err() {
+                        return; // client went away
+                    }
+                }
+                if marker && !live_mode {
+                    live_mode = true;
+                    if !drain(&mut live, &tx, last_seq, &from).await {
+                        return;
+                    }
+                }
+            }
+            if live_mode && !drain(&mut live, &tx, last_seq, &from).await {
+                return;
+            }
+            if closed || !from.follow {
+                return;
+            }
+            let Some(c) = commit.as_mut() else { return };
+            let live_rx = live.as_mut().filter(|_| live_mode);
+            tokio::select! {
+                r = c.changed() => if r.is_err() {
+                    // Writer gone: read whatever was committed last, then stop.
+                    commit = None;
+                },
+                r = recv(live_rx) => match r {
+                    Some(item) => if !send_live(item, &tx, last_seq, &from).await { return },
+                    None => live = None,
+                },
+                _ = tx.closed() => return,
+            }
+        }
+    });
+    rx
+}
+
+/// Receive one live item (pending forever without a receiver). `None`: channel closed.
+async fn recv(rx: Option<&mut broadcast::Receiver<LiveItem>>) -> Option<Result<LiveItem, u64>> {
+    let Some(rx) = rx else {
+        return std::future::pending().await;
+    };
+    match rx.recv().await {
+        Ok(i) => Some(Ok(i)),
+        Err(RecvError::Lagged(n)) => Some(Err(n)),
+        Err(RecvError::Closed) => None,
+    }
+}
+
+/// Send everything the live channel holds now. `false`: the client went away.
+async fn drain(
+    live: &mut Option<broadcast::Receiver<LiveItem>>,
+    tx: &Tx,
+    seq: u64,
+    from: &From,
+) -> bool {
+    let Some(rx) = live.as_mut() else {
+        return true;
+    };
+    loop {
+        let item = match rx.try_recv() {
+            Ok(i) => Ok(i),
+            Err(TryRecvError::Lagged(n)) => Err(n),
+            Err(TryRecvError::Empty) => return true,
+            Err(TryRecvError::Closed) => {
+                *live = None;
+                return true;
+            }
+        };
+        if !send_live(item, tx, seq, from).await {
+            return false;
+        }
+    }
+}
+
+async fn send_live(item: Result<LiveItem, u64>, tx: &Tx, seq: u64, from: &From) -> bool {
+    let item = match item {
+        Ok(LiveItem::Output { kind, offset, data }) => match from.cut(seq, kind, offset, &data) {
+            Some(i) => i,
+            None => return true,
+        },
+        Ok(LiveItem::Warning(w)) => StreamItem::Warning {
+            seq,
+            code: w.code,
+            message: w.message,
+        },
+        Err(n) => StreamItem::Warning {
+            seq,
+            code: warning_code::OUTPUT_LIVE_DROPPED.into(),
+            message: format!(
+                "this client fell behind and missed {n} chunks of output that is not retained"
+            ),
+        },
+    };
+    tx.send(Ok(item)).await.is_ok()
+}
