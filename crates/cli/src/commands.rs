@@ -124,6 +124,7 @@ async fn serve(args: ServeArgs) -> i32 {
         state_dir: args.state_dir.unwrap_or_else(default_state_dir),
         init_exe,
         egress_resolve: args.egress_resolve,
+        egress_trust_internal: args.egress_trust_internal,
         registry,
         secrets_file: args.secrets_file,
         upstream_ca: args.upstream_ca,
