@@ -7,13 +7,14 @@
 //! namespace where this test's own hosts file is bind-mounted over `/etc/hosts`, so the
 //! server's ordinary resolver (getaddrinfo, `hosts: files dns`) returns the addresses the
 //! test chose. Nothing in the server knows about it. Addresses this host must own are put
-//! on a dummy interface the test creates and removes.
+//! on `lo` by the test and removed after.
 
 mod common;
 use common::*;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::Stdio;
+use std::os::fd::AsRawFd;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -50,28 +51,132 @@ fn denies(s: &Server, sbx: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A TCP server on `0.0.0.0` (so it answers on every address of this host) that answers
-/// each connection with `hello` and counts connections.
+/// Answer one HTTP request (or whatever arrives first) with `hello`.
+fn serve_hello(mut s: TcpStream) {
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut head = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        match s.read(&mut buf) {
+            Ok(n) if n > 0 => head.extend_from_slice(&buf[..n]),
+            _ => break,
+        }
+    }
+    let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello");
+}
+
+/// An HTTP server answering `hello` on every address of this host (it binds `0.0.0.0`);
+/// counts connections.
 struct Hello {
     port: u16,
     connections: Arc<AtomicUsize>,
 }
 
 impl Hello {
-    fn start(bind: &str) -> Hello {
-        let l = TcpListener::bind((bind, 0)).unwrap();
+    fn start() -> Hello {
+        let l = TcpListener::bind("0.0.0.0:0").unwrap();
         let port = l.local_addr().unwrap().port();
         let connections = Arc::new(AtomicUsize::new(0));
         let c = connections.clone();
         std::thread::spawn(move || {
-            for mut s in l.incoming().flatten() {
+            for s in l.incoming().flatten() {
                 c.fetch_add(1, Ordering::SeqCst);
-                let _ = s.write_all(
-                    b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
-                );
+                std::thread::spawn(move || serve_hello(s));
             }
         });
         Hello { port, connections }
+    }
+}
+
+fn sh_ok(cmd: &str) {
+    let o = Command::new("sh").args(["-c", cmd]).output().unwrap();
+    assert!(
+        o.status.success(),
+        "{cmd}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// One global-looking address added to `lo`, so it is this host's own without being
+/// loopback (127/8) or special-purpose. Removed on drop. (A dummy interface would do as
+/// well; not every kernel this runs on has the dummy driver.)
+struct HostAddress {
+    cidr: String,
+}
+
+impl HostAddress {
+    fn add(ip: &str) -> HostAddress {
+        let cidr = format!("{ip}/32");
+        let _ = Command::new("ip")
+            .args(["addr", "del", &cidr, "dev", "lo"])
+            .output();
+        sh_ok(&format!("ip addr add {cidr} dev lo"));
+        HostAddress { cidr }
+    }
+}
+
+impl Drop for HostAddress {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["addr", "del", &self.cidr, "dev", "lo"])
+            .output();
+    }
+}
+
+/// An HTTP server answering `hello` on a special-purpose address that is NOT this host's:
+/// it lives in its own network namespace reached over a veth pair (`NET.1` on the host,
+/// `NET.2` in the namespace, a /30) — like a package mirror on an internal network.
+struct Elsewhere {
+    ns: String,
+    ip: String,
+    port: u16,
+    connections: Arc<AtomicUsize>,
+}
+
+impl Elsewhere {
+    fn start(ns: &str, link: &str, net: &str) -> Elsewhere {
+        let _ = Command::new("ip").args(["netns", "del", ns]).output();
+        let _ = Command::new("ip").args(["link", "del", link]).output();
+        sh_ok(&format!(
+            "ip netns add {ns} && ip link add {link} type veth peer name up0 netns {ns} && \
+             ip addr add {net}.1/30 dev {link} && ip link set {link} up && \
+             ip -n {ns} addr add {net}.2/30 dev up0 && ip -n {ns} link set up0 up && \
+             ip -n {ns} link set lo up"
+        ));
+        let ip = format!("{net}.2");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let connections = Arc::new(AtomicUsize::new(0));
+        let (c, path, bind) = (
+            connections.clone(),
+            format!("/var/run/netns/{ns}"),
+            ip.clone(),
+        );
+        std::thread::spawn(move || {
+            let f = std::fs::File::open(&path).unwrap();
+            // SAFETY: setns on this thread only, with an fd we own; the thread does nothing
+            // but serve from the namespace.
+            assert_eq!(unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) }, 0);
+            let l = TcpListener::bind((bind.as_str(), 0)).unwrap();
+            tx.send(l.local_addr().unwrap().port()).unwrap();
+            for s in l.incoming().flatten() {
+                c.fetch_add(1, Ordering::SeqCst);
+                std::thread::spawn(move || serve_hello(s));
+            }
+        });
+        let port = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        Elsewhere {
+            ns: ns.into(),
+            ip,
+            port,
+            connections,
+        }
+    }
+}
+
+impl Drop for Elsewhere {
+    fn drop(&mut self) {
+        // Deleting the namespace deletes the veth pair with it.
+        let _ = Command::new("ip").args(["netns", "del", &self.ns]).output();
     }
 }
 
@@ -202,4 +307,234 @@ fn a_graceful_stop_completes_while_sandboxes_hold_gateway_connections() {
         let _ = h.wait();
     }
     assert!(stopped, "the server ignored SIGTERM: {}", s.log());
+}
+
+/// `gw NAME` in a sandbox: the address the gateway's DNS hands out for NAME. (The sandbox
+/// sees the host's `/etc/hosts` — here the test's — so its own resolver would bypass the
+/// gateway's names.)
+const GW_RESOLVE: &str = r#"
+gw() { python3 - "$1" <<'PY'
+import socket, struct, sys
+q = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0)
+q += b"".join(bytes([len(l)]) + l.encode() for l in sys.argv[1].split(".")) + b"\0"
+q += struct.pack(">HH", 1, 1)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(5)
+s.sendto(q, ("100.96.0.1", 53))
+r = s.recv(512)
+print(".".join(str(b) for b in r[-4:]))
+PY
+}
+"#;
+
+/// `curl` `http://HOST:PORT/` from the sandbox (`how`: one of the paths below); prints
+/// `GOT <body>` on success, then `finished`. Returns stdout and stderr.
+fn curl(s: &Server, sbx: &str, how: &str, host: &str, port: u16) -> (String, String) {
+    let how = if how == TRANSPARENT {
+        format!("--noproxy '*' --resolve {host}:{port}:$(gw {host})")
+    } else {
+        how.to_string()
+    };
+    let o = s.sh_in(
+        sbx,
+        &format!(
+            "{GW_RESOLVE}\nb=$(curl -fsS -m 10 {how} http://{host}:{port}/) && echo \"GOT $b\"; sleep 1; echo finished"
+        ),
+    );
+    (stdout(&o), stderr(&o))
+}
+
+/// To the name's address from the gateway's DNS, no proxy.
+const TRANSPARENT: &str = "transparent";
+/// Straight to the URL's host, no proxy.
+const DIRECT: &str = "--noproxy '*'";
+const PROXY: &str = "--noproxy '' --proxy http://100.96.0.1:3128";
+const CONNECT: &str = "--noproxy '' --proxytunnel --proxy http://100.96.0.1:3128";
+
+#[test]
+fn allowed_names_resolving_to_addresses_of_this_host_are_refused() {
+    let _own = HostAddress::add("11.22.33.44");
+    let web = Hello::start();
+    // The address really is reachable on this host (so a refusal below is the gateway's).
+    assert!(TcpStream::connect(("11.22.33.44", web.port)).is_ok());
+    let hosts = "11.22.33.44 own.test\n11.22.33.44 trusted-own.test\n127.0.0.1 loop.test";
+    let s = Server::start_with_hosts(hosts, &["--egress-trust-internal", "trusted-own.test"]);
+    let policy = format!(
+        "version: 1\nsandbox:\n  network:\n    allow:\n      - host: own.test\n        ports: [{p}]\n      - host: trusted-own.test\n        ports: [{p}]\n      - host: loop.test\n        ports: [{p}]\n",
+        p = web.port
+    );
+    let sbx = create_with_policy(&s, &policy);
+    for host in ["own.test", "trusted-own.test", "loop.test"] {
+        for how in [TRANSPARENT, PROXY, CONNECT] {
+            let (out, err) = curl(&s, &sbx, how, host, web.port);
+            assert!(
+                out.contains("finished") && !out.contains("GOT hello"),
+                "{host} via {how}: {out}\n{err}"
+            );
+        }
+    }
+    // Opaque TCP too (no HTTP to parse).
+    let o = s.sh_in(
+        &sbx,
+        &format!(
+            "{GW_RESOLVE}\npython3 -c 'import socket, sys; c = socket.create_connection((sys.argv[1], {}), timeout=5); c.sendall(b\"\\0\\1\"); print(\"GOT\", c.recv(10))' $(gw own.test) 2>&1; echo finished",
+            web.port
+        ),
+    );
+    assert!(!stdout(&o).contains("hello"), "{}", stdout(&o));
+    assert_eq!(
+        web.connections.load(Ordering::SeqCst),
+        1,
+        "only the test's own probe"
+    );
+    let d = denies(&s, &sbx);
+    for host in ["own.test", "trusted-own.test", "loop.test"] {
+        assert!(
+            d.contains(&(host.to_string(), "upstream_address_not_allowed".to_string())),
+            "{host}: {d:?}"
+        );
+    }
+    // Only an explicit pin reaches an address of this host.
+    drop(s);
+    let s = Server::start_with_hosts(hosts, &["--egress-resolve", "own.test=11.22.33.44"]);
+    let sbx = create_with_policy(&s, &policy);
+    let (out, err) = curl(&s, &sbx, TRANSPARENT, "own.test", web.port);
+    assert!(out.contains("GOT hello"), "{out}\n{err}");
+}
+
+#[test]
+fn dangerously_allow_all_cannot_reach_addresses_of_this_host() {
+    let _own = HostAddress::add("11.22.33.45");
+    let web = Hello::start();
+    assert!(TcpStream::connect(("11.22.33.45", web.port)).is_ok());
+    let s = Server::start();
+    let sbx = create_with_policy(
+        &s,
+        "version: 1\nsandbox:\n  network:\n    dangerously_allow_all: true\n",
+    );
+    for how in [DIRECT, PROXY, CONNECT] {
+        let (out, err) = curl(&s, &sbx, how, "11.22.33.45", web.port);
+        assert!(
+            out.contains("finished") && !out.contains("GOT hello"),
+            "via {how}: {out}\n{err}"
+        );
+    }
+    // The host's default-route address and special-purpose ones, directly.
+    let mut targets = vec!["10.0.0.1".to_string(), "169.254.169.254".to_string()];
+    if let Some(ip) = host_ip() {
+        targets.push(ip);
+    }
+    for ip in &targets {
+        let (out, _) = curl(&s, &sbx, DIRECT, ip, web.port);
+        assert!(!out.contains("GOT hello"), "{ip}: {out}");
+    }
+    assert_eq!(
+        web.connections.load(Ordering::SeqCst),
+        1,
+        "only the test's own probe"
+    );
+    let d = denies(&s, &sbx);
+    assert!(
+        d.contains(&(
+            "11.22.33.45".to_string(),
+            "upstream_address_not_allowed".to_string()
+        )),
+        "{d:?}"
+    );
+}
+
+/// A non-loopback IPv4 address of this host, if it has one.
+fn host_ip() -> Option<String> {
+    let o = Command::new("ip")
+        .args(["-4", "-o", "addr", "show", "scope", "global"])
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .skip_while(|w| *w != "inet")
+        .nth(1)
+        .and_then(|a| a.split('/').next().map(str::to_string))
+}
+
+#[test]
+fn special_purpose_answers_are_refused_unless_the_operator_trusts_the_name() {
+    let up = Elsewhere::start("crh-mirror", "crh-v0", "198.51.100");
+    let hosts = format!(
+        "{ip} mirror.test\n{ip} pkg.corp.test\n{ip} other.test",
+        ip = up.ip
+    );
+    let mut policy = "version: 1\nsandbox:\n  network:\n    allow:\n".to_string();
+    for h in ["mirror.test", "pkg.corp.test", "other.test"] {
+        policy += &format!("      - host: {h}\n        ports: [{}]\n", up.port);
+    }
+
+    // By default a special-purpose answer is refused, and the warning names the fix.
+    let s = Server::start_with_hosts(&hosts, &[]);
+    let sbx = create_with_policy(&s, &policy);
+    let (out, err) = curl(&s, &sbx, TRANSPARENT, "mirror.test", up.port);
+    assert!(
+        out.contains("finished") && !out.contains("GOT hello"),
+        "{out}\n{err}"
+    );
+    assert!(
+        err.contains("upstream_address_not_allowed")
+            && err.contains("cleanroom serve --egress-trust-internal mirror.test"),
+        "{err}"
+    );
+    let (out, _) = curl(&s, &sbx, PROXY, "pkg.corp.test", up.port);
+    assert!(!out.contains("GOT hello"), "{out}");
+    assert!(
+        denies(&s, &sbx).contains(&(
+            "mirror.test".to_string(),
+            "upstream_address_not_allowed".to_string()
+        )),
+        "{:?}",
+        denies(&s, &sbx)
+    );
+    assert_eq!(up.connections.load(Ordering::SeqCst), 0);
+    drop(s);
+
+    // Trusted by exact name or suffix pattern: one flag each, every path works.
+    let s = Server::start_with_hosts(
+        &hosts,
+        &[
+            "--egress-trust-internal",
+            "mirror.test",
+            "--egress-trust-internal",
+            "*.corp.test",
+        ],
+    );
+    let sbx = create_with_policy(&s, &policy);
+    for (host, how) in [
+        ("mirror.test", TRANSPARENT),
+        ("mirror.test", PROXY),
+        ("mirror.test", CONNECT),
+        ("pkg.corp.test", TRANSPARENT),
+    ] {
+        let (out, err) = curl(&s, &sbx, how, host, up.port);
+        assert!(out.contains("GOT hello"), "{host} via {how}: {out}\n{err}");
+    }
+    // A name the operator did not trust stays refused.
+    let (out, err) = curl(&s, &sbx, TRANSPARENT, "other.test", up.port);
+    assert!(!out.contains("GOT hello"), "{out}\n{err}");
+    assert!(err.contains("--egress-trust-internal other.test"), "{err}");
+}
+
+#[test]
+fn a_bad_trust_pattern_stops_the_server() {
+    for bad in ["10.0.0.1", "*", "a.*.test", "host:80"] {
+        let d = tempfile::tempdir().unwrap();
+        let sock = format!("unix://{}/s.sock", d.path().display());
+        let mut c = Command::new(BIN);
+        c.args(["serve", "--listen", &sock, "--state-dir"])
+            .arg(d.path().join("state"))
+            .args(["--egress-trust-internal", bad]);
+        let o = output_with_timeout(c, Duration::from_secs(30));
+        assert!(!o.status.success(), "{bad}");
+        assert!(
+            stderr(&o).contains("--egress-trust-internal"),
+            "{}",
+            stderr(&o)
+        );
+    }
 }
