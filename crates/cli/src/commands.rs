@@ -129,6 +129,11 @@ async fn serve(args: ServeArgs) -> i32 {
         secrets_file: args.secrets_file,
         upstream_ca: args.upstream_ca,
     };
+    // Whatever happens to the graceful stop below, a signal ends the process in bounded time.
+    if let Err(e) = crate::stop_deadline::arm() {
+        eprintln!("cleanroom: error [server_start_failed]: cannot arm the stop deadline: {e}");
+        return EXIT_CLEANROOM_ERROR;
+    }
     let shutdown = async {
         let mut term =
             match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {

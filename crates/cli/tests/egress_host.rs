@@ -287,10 +287,10 @@ fn a_graceful_stop_completes_while_sandboxes_hold_gateway_connections() {
     let mut holders = Vec::new();
     for _ in 0..2 {
         let sbx = create_with_policy(&s, &allow("stall.test", up.port));
-        holders.push(hold_connections(&s, &sbx, "stall.test", up.port, 500));
+        holders.push(hold_connections(&s, &sbx, "stall.test", up.port, 1000));
     }
     assert!(eventually(Duration::from_secs(120), || {
-        up.accepted.load(Ordering::SeqCst) >= 900
+        up.accepted.load(Ordering::SeqCst) >= 1800
     }));
     let mut child = s.child.take().unwrap();
     // SAFETY: sending a signal to our own child process.
