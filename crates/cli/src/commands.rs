@@ -129,6 +129,9 @@ async fn serve(args: ServeArgs) -> i32 {
         secrets_file: args.secrets_file,
         upstream_ca: args.upstream_ca,
     };
+    // Gateways hold an upstream socket per sandbox connection; budget them against a
+    // descriptor limit as high as the server may have.
+    cleanroom_egress::limits::raise_fd_limit();
     // Whatever happens to the graceful stop below, a signal ends the process in bounded time.
     if let Err(e) = crate::stop_deadline::arm() {
         eprintln!("cleanroom: error [server_start_failed]: cannot arm the stop deadline: {e}");

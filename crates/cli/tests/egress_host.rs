@@ -538,3 +538,53 @@ fn a_bad_trust_pattern_stops_the_server() {
         );
     }
 }
+
+#[test]
+fn a_dns_flow_flood_is_capped_per_sandbox() {
+    let s = Server::start_with(&["--egress-resolve", "ok.test=127.0.0.1"]);
+    let policy = allow("ok.test", 80);
+    let sbx = create_with_policy(&s, &policy);
+    // 400 DNS clients on distinct source ports, all kept open: each is a UDP flow the
+    // gateway would hold for a while; past the cap they are refused at once.
+    let script = r#"python3 - <<'PY'
+import socket, struct, time
+q = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0) + b"\x02ok\x04test\x00" + struct.pack(">HH", 1, 1)
+socks = []
+for _ in range(400):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.sendto(q, ("100.96.0.1", 53))
+    socks.append(s)
+time.sleep(2)
+answered = 0
+for s in socks:
+    s.setblocking(False)
+    try:
+        s.recv(512)
+        answered += 1
+    except OSError:
+        pass
+print("answered", answered)
+PY"#;
+    let o = s.sh_in(&sbx, script);
+    let out = stdout(&o);
+    let answered: usize = out
+        .trim()
+        .strip_prefix("answered ")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{out}\n{}", stderr(&o)));
+    assert!(answered <= 256, "{answered} DNS flows served at once");
+    assert!(
+        denies(&s, &sbx)
+            .iter()
+            .any(|(_, r)| r == "too_many_connections"),
+        "{:?}",
+        denies(&s, &sbx)
+    );
+    // Another sandbox resolves at once.
+    let other = create_with_policy(&s, &policy);
+    let o = s.sh_in(
+        &other,
+        "python3 -c 'import socket; print(socket.gethostbyname(\"ok.test\"))'",
+    );
+    assert!(stdout(&o).starts_with("198.18."), "{}", stderr(&o));
+}
