@@ -57,8 +57,10 @@ pub const MTU: u16 = 16384;
 /// connection at a few MB/s); the stack does no window scaling, so 64 KiB is the most it can
 /// advertise. It also bounds what the stack buffers per connection.
 pub const TCP_WINDOW: u32 = 65_535;
-/// How long a quiet UDP flow (a DNS client port) is kept.
+/// How long the stack keeps a quiet UDP flow.
 const UDP_IDLE: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a DNS client port is served after its last query.
+const DNS_FLOW_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
 pub use limits::{MAX_FLOWS, MAX_UDP_FLOWS};
 
 /// Everything one sandbox's gateway needs to decide.
@@ -329,8 +331,9 @@ async fn on_tcp(mut tcp: ipstack::IpStackTcpStream, dst: SocketAddr, ctx: Arc<Ct
 async fn on_udp(mut udp: ipstack::IpStackUdpStream, dst: SocketAddr, ctx: Arc<Ctx>) {
     if dst == SocketAddr::new(IpAddr::V4(GATEWAY_ADDR), 53) {
         let mut buf = vec![0u8; 4096];
-        // One flow per client port; answer until it goes quiet (ipstack times it out).
-        while let Ok(n) = udp.read(&mut buf).await {
+        // One flow per client port, which resolvers use for one lookup (A and AAAA) and
+        // close: answer until it has been quiet for a moment, then free the flow's slot.
+        while let Ok(Ok(n)) = tokio::time::timeout(DNS_FLOW_IDLE, udp.read(&mut buf)).await {
             if n == 0 {
                 break;
             }

@@ -11,8 +11,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Most TCP connections the gateway serves at once for one sandbox.
 pub const MAX_FLOWS: usize = 1024;
-/// Most UDP flows (DNS clients, one per source port) served at once for one sandbox.
-pub const MAX_UDP_FLOWS: usize = 256;
+/// Most UDP flows (DNS clients, one per source port, each served until it has been quiet
+/// for a second) at once for one sandbox.
+pub const MAX_UDP_FLOWS: usize = 1024;
 /// File descriptors kept out of the gateways' budget for the API, the store, the
 /// sandboxes' own plumbing.
 const FD_RESERVE: usize = 1024;
