@@ -18,8 +18,13 @@ pub const MAX_UDP_FLOWS: usize = 1024;
 /// sandboxes' own plumbing.
 const FD_RESERVE: usize = 1024;
 
-/// Raise the soft `RLIMIT_NOFILE` to the hard limit (as most servers do). Sandboxes inherit
-/// it, but could raise their own soft limit to the same hard limit anyway.
+/// Highest soft `RLIMIT_NOFILE` [`raise_fd_limit`] asks for: plenty for the budget, and no
+/// pathological value (some hard limits are in the millions) for processes that inherit it.
+const FD_SOFT_TARGET: libc::rlim_t = 65_536;
+
+/// Raise the soft `RLIMIT_NOFILE` towards the hard limit (as most servers do), up to
+/// [`FD_SOFT_TARGET`]. Sandboxes inherit it, but could raise their own soft limit to the same
+/// hard limit anyway; the hard limit is untouched.
 pub fn raise_fd_limit() {
     let mut r = libc::rlimit {
         rlim_cur: 0,
@@ -27,9 +32,12 @@ pub fn raise_fd_limit() {
     };
     // SAFETY: get/setrlimit with a valid struct.
     unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
-            r.rlim_cur = r.rlim_max;
-            let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &r);
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 {
+            let target = r.rlim_max.min(FD_SOFT_TARGET);
+            if r.rlim_cur < target {
+                r.rlim_cur = target;
+                let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &r);
+            }
         }
     }
 }
