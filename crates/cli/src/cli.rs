@@ -67,10 +67,16 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DIR", env = "CLEANROOM_STATE_DIR")]
     pub state_dir: Option<PathBuf>,
     /// Resolve HOST to these addresses for sandbox egress instead of the host's DNS
-    /// (repeatable). Addresses given here may be internal (loopback, private), which
-    /// names resolved through DNS never may.
+    /// (repeatable). Addresses given here are used as given — special-purpose ones and
+    /// even this host's own — which names resolved through DNS never are.
     #[arg(long, value_name = "HOST=IP[,IP]")]
     pub egress_resolve: Vec<String>,
+    /// Let sandbox egress use special-purpose DNS answers (private, CGNAT, link-local,
+    /// documentation and other not globally reachable ranges) for names matching PATTERN:
+    /// an exact name or `*.suffix` (repeatable), e.g. a package mirror on an internal
+    /// network. This host's own addresses stay refused; pin those with --egress-resolve.
+    #[arg(long, value_name = "PATTERN")]
+    pub egress_trust_internal: Vec<String>,
     /// Registry (host:port) to reach over plain HTTP instead of HTTPS, e.g. a loopback
     /// test registry (repeatable)
     #[arg(long, value_name = "HOST:PORT")]

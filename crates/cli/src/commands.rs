@@ -124,12 +124,21 @@ async fn serve(args: ServeArgs) -> i32 {
         state_dir: args.state_dir.unwrap_or_else(default_state_dir),
         init_exe,
         egress_resolve: args.egress_resolve,
+        egress_trust_internal: args.egress_trust_internal,
         registry,
         secrets_file: args.secrets_file,
         upstream_ca: args.upstream_ca,
         retention: args.quotas.retention(),
         image_limits: args.quotas.image_limits(),
     };
+    // Gateways hold an upstream socket per sandbox connection; budget them against a
+    // descriptor limit as high as the server may have.
+    cleanroom_egress::limits::raise_fd_limit();
+    // Whatever happens to the graceful stop below, a signal ends the process in bounded time.
+    if let Err(e) = crate::stop_deadline::arm() {
+        eprintln!("cleanroom: error [server_start_failed]: cannot arm the stop deadline: {e}");
+        return EXIT_CLEANROOM_ERROR;
+    }
     let shutdown = async {
         let mut term =
             match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {

@@ -5,6 +5,7 @@ mod bootstrap;
 mod cli;
 mod commands;
 mod render;
+mod stop_deadline;
 
 use clap::Parser;
 

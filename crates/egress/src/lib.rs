@@ -15,11 +15,13 @@
 //!   CONNECT and absolute-form requests ([`http`]).
 //! * Everything else — direct IPs, other UDP, other resolvers, ICMP, IPv6 — is denied.
 
+pub mod addrs;
 pub mod device;
 pub mod dns;
 pub mod event;
 pub mod http;
 pub mod intercept;
+pub mod limits;
 pub mod names;
 pub mod secrets;
 pub mod sniff;
@@ -53,12 +55,13 @@ pub const PROXY_PORT: u16 = 3128;
 pub const MTU: u16 = 16384;
 /// TCP window of the userspace stack in each direction (ipstack's default, 16 KiB, caps a
 /// connection at a few MB/s); the stack does no window scaling, so 64 KiB is the most it can
-/// advertise.
-const TCP_WINDOW: u32 = 65_535;
-/// Most TCP connections the gateway serves at once for one sandbox: each costs
-/// a task and possibly an upstream socket, and a hostile sandbox must not exhaust the
-/// server's file descriptors.
-pub const MAX_FLOWS: usize = 1024;
+/// advertise. It also bounds what the stack buffers per connection.
+pub const TCP_WINDOW: u32 = 65_535;
+/// How long the stack keeps a quiet UDP flow.
+const UDP_IDLE: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a DNS client port is served after its last query.
+const DNS_FLOW_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
+pub use limits::{MAX_FLOWS, MAX_UDP_FLOWS};
 
 /// Everything one sandbox's gateway needs to decide.
 pub struct Ctx {
@@ -69,7 +72,7 @@ pub struct Ctx {
     pub ca: Option<SandboxCa>,
     pub(crate) names: names::Names,
     pub(crate) events: event::Limited,
-    flows: Arc<tokio::sync::Semaphore>,
+    limits: limits::SandboxLimits,
 }
 
 impl Ctx {
@@ -98,7 +101,10 @@ impl Ctx {
     }
 }
 
-/// A running gateway. Dropping it stops every task and closes every proxied connection.
+/// A running gateway. Dropping it stops every task and closes every proxied connection,
+/// without blocking: the stack's streams are dropped by aborted tasks, and the vendored
+/// ipstack's stream `Drop` never waits (third_party/ipstack/PATCHED.md). What it holds is
+/// bounded by [`limits`].
 pub struct Gateway {
     task: tokio::task::JoinHandle<()>,
 }
@@ -123,6 +129,7 @@ impl Gateway {
         let mut cfg = IpStackConfig::default();
         cfg.mtu_unchecked(MTU);
         cfg.packet_information(false);
+        cfg.udp_timeout(UDP_IDLE);
         let mut tcp = ipstack::TcpConfig::default();
         tcp.max_unacked_bytes = TCP_WINDOW;
         tcp.read_buffer_size = TCP_WINDOW as usize;
@@ -134,7 +141,7 @@ impl Gateway {
             ca,
             names: names::Names::default(),
             events: event::Limited::new(sink),
-            flows: Arc::new(tokio::sync::Semaphore::new(MAX_FLOWS)),
+            limits: limits::SandboxLimits::new(),
         });
         let stack = IpStack::new(cfg, dev);
         let task = tokio::spawn(accept_loop(stack, ctx));
@@ -158,27 +165,34 @@ async fn accept_loop(mut stack: IpStack, ctx: Arc<Ctx>) {
 }
 
 fn dispatch(stream: IpStackStream, ctx: &Arc<Ctx>, tasks: &mut JoinSet<()>) {
-    // Only TCP holds resources for long (a task, an upstream socket); UDP is answered
-    // (DNS) or dropped at once.
-    let dst = match &stream {
-        IpStackStream::Tcp(t) => Some(t.peer_addr()),
-        _ => None,
+    // TCP and DNS-over-UDP flows hold resources for a while (a task, stack buffers, an
+    // upstream socket): each takes a permit of the sandbox's (and for TCP the server's)
+    // budget or is refused at once. Other UDP is answered with a deny and dropped.
+    let permit = match &stream {
+        IpStackStream::Tcp(t) => ctx
+            .limits
+            .tcp()
+            .map(|p| Permit::Tcp { _held: p })
+            .map_err(|m| (t.peer_addr(), "tcp", m)),
+        IpStackStream::Udp(u) => ctx
+            .limits
+            .udp()
+            .map(|p| Permit::Udp { _held: p })
+            .map_err(|m| (u.peer_addr(), "udp", m)),
+        _ => Ok(Permit::None),
     };
-    let permit = match dst {
-        Some(dst) => match ctx.flows.clone().try_acquire_owned() {
-            Ok(p) => Some(p),
-            Err(_) => {
-                ctx.events.emit(EgressEvent::deny(
-                    dst.ip().to_string(),
-                    dst.port(),
-                    "tcp",
-                    DenyReason::TooManyConnections,
-                    format!("more than {MAX_FLOWS} connections at once"),
-                ));
-                return;
-            }
-        },
-        None => None,
+    let permit = match permit {
+        Ok(p) => p,
+        Err((dst, proto, msg)) => {
+            ctx.events.emit(EgressEvent::deny(
+                dst.ip().to_string(),
+                dst.port(),
+                proto,
+                DenyReason::TooManyConnections,
+                msg,
+            ));
+            return;
+        }
     };
     match stream {
         IpStackStream::Tcp(tcp) => {
@@ -192,7 +206,10 @@ fn dispatch(stream: IpStackStream, ctx: &Arc<Ctx>, tasks: &mut JoinSet<()>) {
         IpStackStream::Udp(udp) => {
             let dst = udp.peer_addr();
             let ctx = ctx.clone();
-            tasks.spawn(async move { on_udp(udp, dst, ctx).await });
+            tasks.spawn(async move {
+                on_udp(udp, dst, ctx).await;
+                drop(permit);
+            });
         }
         IpStackStream::UnknownTransport(t) => {
             let (dst, proto) = (t.dst_addr(), t.ip_protocol());
@@ -215,6 +232,17 @@ fn dispatch(stream: IpStackStream, ctx: &Arc<Ctx>, tasks: &mut JoinSet<()>) {
         }
         IpStackStream::UnknownNetwork(_) => {}
     }
+}
+
+/// A flow's hold on its sandbox's budget, released when the flow's task ends.
+enum Permit {
+    Tcp {
+        _held: limits::TcpPermit,
+    },
+    Udp {
+        _held: tokio::sync::OwnedSemaphorePermit,
+    },
+    None,
 }
 
 /// Where a sandbox TCP connection goes, decided from its destination alone.
@@ -303,8 +331,9 @@ async fn on_tcp(mut tcp: ipstack::IpStackTcpStream, dst: SocketAddr, ctx: Arc<Ct
 async fn on_udp(mut udp: ipstack::IpStackUdpStream, dst: SocketAddr, ctx: Arc<Ctx>) {
     if dst == SocketAddr::new(IpAddr::V4(GATEWAY_ADDR), 53) {
         let mut buf = vec![0u8; 4096];
-        // One flow per client port; answer until it goes quiet (ipstack times it out).
-        while let Ok(n) = udp.read(&mut buf).await {
+        // One flow per client port, which resolvers use for one lookup (A and AAAA) and
+        // close: answer until it has been quiet for a moment, then free the flow's slot.
+        while let Ok(Ok(n)) = tokio::time::timeout(DNS_FLOW_IDLE, udp.read(&mut buf)).await {
             if n == 0 {
                 break;
             }

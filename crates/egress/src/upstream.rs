@@ -1,11 +1,16 @@
 //! Connecting to the real destination on the sandbox's behalf.
 //!
-//! Names are resolved on the host (or through operator-given overrides). Addresses that
-//! belong to the host or its private networks — loopback, RFC 1918, link-local (cloud
-//! metadata), CGNAT, multicast — are refused unless an override names them: an allowed
-//! host whose DNS points at 127.0.0.1 must not become a door to the host's own services.
+//! Names are resolved on the host (or through operator-given overrides). What DNS answers
+//! is filtered ([`crate::addrs`]): an address of this host (any interface, read live) is
+//! never used, and a special-purpose address (loopback, private, link-local/cloud metadata,
+//! CGNAT, documentation, benchmarking, multicast, … and their IPv6 embeddings) only for
+//! names the operator trusts (`serve --egress-trust-internal`). An allowed host whose DNS
+//! points at 127.0.0.1 or at the host's public address must not become a door to the host's
+//! own services. Addresses pinned with `serve --egress-resolve` are the operator's explicit
+//! word and are used as given.
 
-use cleanroom_policy::DenyReason;
+use crate::addrs;
+use cleanroom_policy::{DenyReason, HostPattern};
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -21,6 +26,9 @@ pub struct UpstreamConfig {
     /// Host name (normalized) -> addresses, used instead of the host's resolver. The
     /// operator vouches for these, so private and loopback addresses are allowed here.
     pub overrides: HashMap<String, Vec<IpAddr>>,
+    /// Names whose DNS answers may be special-purpose addresses
+    /// (`serve --egress-trust-internal`). Never the host's own addresses.
+    trusted_internal: Vec<HostPattern>,
     /// CAs trusted for upstream TLS besides the system's (`serve --upstream-ca`).
     extra_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
     tls: std::sync::OnceLock<Arc<rustls::ClientConfig>>,
@@ -33,37 +41,6 @@ pub enum UpstreamError {
     Denied(DenyReason, String),
     #[error("{0}")]
     Unreachable(String),
-}
-
-/// Addresses a sandbox may never reach through DNS (the host and its neighbours).
-pub fn is_internal(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let o = v4.octets();
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.is_multicast()
-                || v4.is_documentation()
-                || o[0] == 0
-                || (o[0] == 100 && (o[1] & 0xc0) == 64)
-                || (o[0] == 198 && (o[1] & 0xfe) == 18)
-                || o[0] >= 240
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_internal(IpAddr::V4(v4));
-            }
-            let s = v6.segments();
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (s[0] & 0xfe00) == 0xfc00
-                || (s[0] & 0xffc0) == 0xfe80
-        }
-    }
 }
 
 impl UpstreamConfig {
@@ -84,6 +61,19 @@ impl UpstreamConfig {
         }
         self.overrides.insert(host, ips);
         Ok(())
+    }
+
+    /// Trust one name pattern's DNS answers even when they are special-purpose addresses
+    /// (the `--egress-trust-internal` flag of `cleanroom serve`): an exact name or
+    /// `*.suffix` (every name under the suffix, not the suffix itself).
+    pub fn add_trusted_internal(&mut self, pattern: &str) -> Result<(), String> {
+        let p = HostPattern::parse(pattern)?;
+        self.trusted_internal.push(p);
+        Ok(())
+    }
+
+    fn trusts_internal(&self, host: &str) -> bool {
+        self.trusted_internal.iter().any(|p| p.matches(host))
     }
 
     /// Trust `pem` (one or more CA certificates) for upstream TLS besides the system's
@@ -109,7 +99,9 @@ impl UpstreamConfig {
         Ok(self.tls.get_or_init(|| c).clone())
     }
 
-    /// Addresses to try for `host:port`, internal ones filtered unless overridden.
+    /// Addresses to try for `host:port`: the operator's pinned addresses as given, or the
+    /// host resolver's answers without this host's own addresses and, unless the name is
+    /// trusted, without special-purpose ones.
     pub async fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, UpstreamError> {
         if let Some(addrs) = self.overrides.get(host) {
             return Ok(addrs.iter().map(|ip| SocketAddr::new(*ip, port)).collect());
@@ -118,21 +110,60 @@ impl UpstreamConfig {
             .await
             .map_err(|e| UpstreamError::Unreachable(format!("cannot resolve {host}: {e}")))?
             .collect();
-        let external: Vec<SocketAddr> = found
-            .iter()
-            .copied()
-            .filter(|a| !is_internal(a.ip()))
-            .collect();
-        if external.is_empty() && !found.is_empty() {
-            return Err(UpstreamError::Denied(
-                DenyReason::UpstreamAddressNotAllowed,
-                format!("{host} resolves only to internal addresses"),
-            ));
-        }
-        if external.is_empty() {
+        if found.is_empty() {
             return Err(UpstreamError::Unreachable(format!("{host} has no address")));
         }
-        Ok(external)
+        self.filter_answers(host, found)
+    }
+
+    /// Keep the answers a sandbox may reach; when none is left, say which flag would help.
+    fn filter_answers(
+        &self,
+        host: &str,
+        found: Vec<SocketAddr>,
+    ) -> Result<Vec<SocketAddr>, UpstreamError> {
+        // Read now, not cached: the host's addresses change (DHCP, VPNs, containers). If
+        // they cannot be read, every address counts as the host's (fail closed).
+        let own = addrs::host_addresses().ok();
+        let is_own = |ip: IpAddr| own.as_ref().is_none_or(|o| addrs::is_in(ip, o));
+        let trusted = self.trusts_internal(host);
+        let (mut own_hits, mut special_hits) = (Vec::new(), Vec::new());
+        let mut usable = Vec::new();
+        for a in found {
+            if is_own(a.ip()) {
+                own_hits.push(a.ip().to_string());
+            } else if !trusted && addrs::is_special_purpose(a.ip()) {
+                special_hits.push(a.ip().to_string());
+            } else {
+                usable.push(a);
+            }
+        }
+        if !usable.is_empty() {
+            return Ok(usable);
+        }
+        let msg = if special_hits.is_empty() {
+            format!(
+                "{host} resolves only to addresses of this host ({}), which sandboxes never \
+                 reach through DNS; the operator can pin the name with \
+                 `cleanroom serve --egress-resolve {host}=IP`",
+                own_hits.join(", ")
+            )
+        } else {
+            let own_note = if own_hits.is_empty() {
+                String::new()
+            } else {
+                format!(" and addresses of this host ({})", own_hits.join(", "))
+            };
+            format!(
+                "{host} resolves only to special-purpose addresses ({}){own_note}; the \
+                 operator can allow it with `cleanroom serve --egress-trust-internal {host}`",
+                special_hits.join(", ")
+            )
+        };
+        Err(UpstreamError::Denied(
+            DenyReason::UpstreamAddressNotAllowed,
+            msg,
+        ))
     }
 
     /// Resolve and connect, trying each address in turn.
@@ -155,12 +186,24 @@ impl UpstreamConfig {
     }
 
     /// Connect to an address the sandbox named directly (only under
-    /// `dangerously_allow_all`); internal addresses stay refused.
+    /// `dangerously_allow_all`, or an IP in a proxy request): this host's own and
+    /// special-purpose addresses stay refused — they are reachable only by a name the
+    /// operator trusts or pinned.
     pub async fn connect_addr(&self, addr: SocketAddr) -> Result<TcpStream, UpstreamError> {
-        if is_internal(addr.ip()) {
+        if addrs::is_host_address(addr.ip()) {
             return Err(UpstreamError::Denied(
                 DenyReason::UpstreamAddressNotAllowed,
-                format!("{} is an internal address", addr.ip()),
+                format!("{} is an address of this host", addr.ip()),
+            ));
+        }
+        if addrs::is_special_purpose(addr.ip()) {
+            return Err(UpstreamError::Denied(
+                DenyReason::UpstreamAddressNotAllowed,
+                format!(
+                    "{} is a special-purpose address; the operator can allow a name that \
+                     resolves to it with `cleanroom serve --egress-trust-internal NAME`",
+                    addr.ip()
+                ),
             ));
         }
         match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr)).await {
@@ -176,30 +219,6 @@ impl UpstreamConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn internal_addresses() {
-        for a in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.169.254",
-            "100.64.0.1",
-            "198.18.0.5",
-            "0.0.0.0",
-            "::1",
-            "fe80::1",
-            "fd00::1",
-            "::ffff:127.0.0.1",
-            "224.0.0.1",
-        ] {
-            assert!(is_internal(a.parse().unwrap()), "{a}");
-        }
-        for a in ["1.1.1.1", "93.184.216.34", "2606:4700::1111"] {
-            assert!(!is_internal(a.parse().unwrap()), "{a}");
-        }
-    }
 
     #[test]
     fn override_specs() {
@@ -223,6 +242,79 @@ mod tests {
         match cfg.resolve("localhost", 80).await {
             Err(UpstreamError::Denied(DenyReason::UpstreamAddressNotAllowed, _)) => {}
             other => panic!("{other:?}"),
+        }
+    }
+
+    fn answers(ips: &[&str]) -> Vec<SocketAddr> {
+        ips.iter()
+            .map(|ip| SocketAddr::new(ip.parse().unwrap(), 443))
+            .collect()
+    }
+
+    fn denied_message(r: Result<Vec<SocketAddr>, UpstreamError>) -> String {
+        match r {
+            Err(UpstreamError::Denied(DenyReason::UpstreamAddressNotAllowed, m)) => m,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn special_purpose_answers_need_a_trusted_name() {
+        let mut cfg = UpstreamConfig::default();
+        let m =
+            denied_message(cfg.filter_answers("mirror.test", answers(&["192.0.2.10", "10.1.1.1"])));
+        assert!(
+            m.contains("special-purpose")
+                && m.contains("cleanroom serve --egress-trust-internal mirror.test"),
+            "{m}"
+        );
+        // Global answers pass; special ones among them are dropped.
+        let ok = cfg
+            .filter_answers("mix.test", answers(&["10.1.1.1", "1.1.1.1"]))
+            .unwrap();
+        assert_eq!(ok, answers(&["1.1.1.1"]));
+
+        cfg.add_trusted_internal("mirror.test").unwrap();
+        cfg.add_trusted_internal("*.corp.test").unwrap();
+        assert!(cfg.add_trusted_internal("10.0.0.1").is_err());
+        assert!(cfg.add_trusted_internal("*").is_err());
+        for host in ["mirror.test", "npm.corp.test", "a.b.corp.test"] {
+            assert_eq!(
+                cfg.filter_answers(host, answers(&["192.0.2.10"])).unwrap(),
+                answers(&["192.0.2.10"]),
+                "{host}"
+            );
+        }
+        // A suffix pattern does not cover the suffix itself, nor look-alikes.
+        for host in ["corp.test", "evilcorp.test", "mirror.test.evil"] {
+            denied_message(cfg.filter_answers(host, answers(&["192.0.2.10"])));
+        }
+    }
+
+    #[test]
+    fn host_addresses_stay_refused_for_trusted_names() {
+        let mut cfg = UpstreamConfig::default();
+        cfg.add_trusted_internal("self.test").unwrap();
+        for ip in ["127.0.0.1", "0.0.0.0", "::1", "::ffff:127.0.0.1"] {
+            let m = denied_message(cfg.filter_answers("self.test", answers(&[ip])));
+            assert!(m.contains("--egress-resolve self.test=IP"), "{ip}: {m}");
+        }
+    }
+
+    #[tokio::test]
+    async fn direct_addresses_of_the_host_or_special_purpose_are_refused() {
+        let cfg = UpstreamConfig::default();
+        for a in [
+            "127.0.0.1:1",
+            "10.0.0.1:1",
+            "[::1]:1",
+            "203.0.113.7:1",
+            "0.0.0.0:1",
+        ] {
+            match cfg.connect_addr(a.parse().unwrap()).await {
+                Err(UpstreamError::Denied(DenyReason::UpstreamAddressNotAllowed, _)) => {}
+                other => panic!("{a}: {other:?}"),
+            }
         }
     }
 }

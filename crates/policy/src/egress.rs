@@ -25,7 +25,8 @@ pub enum DenyReason {
     Ipv6NotAllowed,
     /// DNS (or DoT) to a resolver other than the gateway.
     ResolverNotAllowed,
-    /// The host's only addresses are loopback/private/link-local and nothing vouches for them.
+    /// The upstream's only addresses are this host's own or special-purpose (not globally
+    /// reachable) ones and the operator vouched for none of them.
     UpstreamAddressNotAllowed,
     /// A secret placeholder was sent somewhere its binding does not allow.
     SecretScopeViolation,

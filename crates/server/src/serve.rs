@@ -26,6 +26,8 @@ pub struct ServeConfig {
     pub init_exe: PathBuf,
     /// `HOST=IP[,IP…]` overrides for the egress gateway's upstream resolution.
     pub egress_resolve: Vec<String>,
+    /// Name patterns whose special-purpose DNS answers the egress gateway may use.
+    pub egress_trust_internal: Vec<String>,
     /// How OCI registries are reached (plain-HTTP exceptions, credentials).
     pub registry: cleanroom_image::RegistryConfig,
     /// File of `ID=value` secret values (see [`crate::secrets`]); the server's
@@ -50,6 +52,8 @@ pub enum ServeError {
     AddressInUse(String),
     #[error("invalid --egress-resolve {0}")]
     EgressResolve(String),
+    #[error("invalid --egress-trust-internal {0}")]
+    EgressTrustInternal(String),
     #[error("--upstream-ca {0}: {1}")]
     UpstreamCa(PathBuf, String),
     #[error(transparent)]
@@ -118,6 +122,11 @@ pub async fn run(
         upstream
             .add_override(spec)
             .map_err(ServeError::EgressResolve)?;
+    }
+    for pattern in &cfg.egress_trust_internal {
+        upstream
+            .add_trusted_internal(pattern)
+            .map_err(ServeError::EgressTrustInternal)?;
     }
     for path in &cfg.upstream_ca {
         let pem = std::fs::read_to_string(path)

@@ -536,3 +536,57 @@ pub mod oci {
         l.gz()
     }
 }
+
+impl Server {
+    /// Start a fresh server whose host resolver sees `hosts` (lines of `IP NAME…`) as
+    /// `/etc/hosts`: the server runs in a private mount namespace with that file
+    /// bind-mounted over `/etc/hosts`, so its ordinary resolver returns real answers the
+    /// test chose, without the internet and without any seam in the server. The process
+    /// is the server itself (`unshare` and `sh` exec into it), so signals reach it.
+    pub fn start_with_hosts(hosts: &str, args: &[&str]) -> Server {
+        let tmp = tempfile::Builder::new()
+            .prefix("cleanroom-test-")
+            .tempdir()
+            .expect("tempdir");
+        let dir = tmp.path().to_path_buf();
+        let hosts_file = dir.join("hosts");
+        std::fs::write(
+            &hosts_file,
+            format!("127.0.0.1 localhost\n::1 localhost\n{hosts}\n"),
+        )
+        .expect("hosts file");
+        let mut s = Server {
+            child: None,
+            dir,
+            args: args.iter().map(|a| a.to_string()).collect(),
+            _tmp: Some(tmp),
+        };
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(s.dir.join("server.log"))
+            .expect("server log");
+        let child = Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "--", "sh", "-c"])
+            .arg(r#"mount --bind "$0" /etc/hosts && exec "$@""#)
+            .arg(&hosts_file)
+            .arg(BIN)
+            .args(["serve", "--listen", &s.host(), "--state-dir"])
+            .arg(s.state_dir())
+            .args(&s.args)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .expect("spawn server");
+        s.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if std::os::unix::net::UnixStream::connect(s.socket()).is_ok() {
+                return s;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("server did not start: {}", s.log());
+    }
+}
