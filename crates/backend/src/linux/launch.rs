@@ -1,0 +1,223 @@
+//! Launching one sandbox: start the shim, hand it its configuration, answer its id-map
+//! request (id maps and the idmapped image mount are the server's to make), and wait for
+//! pid 1's `Ready` within the provisioning deadline.
+
+use super::idmap::{idmapped_tree, write_id_maps};
+use super::reader::read_replies;
+use super::*;
+
+impl LinuxBackend {
+    pub(super) async fn start(
+        &self,
+        id: &str,
+        dir: &Path,
+        cfg: &InitConfig,
+        limits: &crate::Limits,
+        mut id_lease: Option<idslots::IdLease>,
+    ) -> Result<ProvisionedSandbox, BackendError> {
+        use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
+        let (host_sock, child_sock) = socketpair(
+            AddressFamily::Unix,
+            SockType::SeqPacket,
+            None,
+            SockFlag::SOCK_CLOEXEC,
+        )
+        .map_err(|e| BackendError::io("socketpair", e.into()))?;
+        let child_raw = child_sock.as_raw_fd();
+        let mut cmd = tokio::process::Command::new(&self.init_exe);
+        // Dropping the handle on a failed launch kills the shim (and pid 1 with it).
+        cmd.kill_on_drop(true);
+        // The config (host paths among it) travels over the control socket, not argv, and
+        // argv[0] is a fixed name instead of the binary's host path: the sandbox's
+        // /proc/1/cmdline says `cleanroom-init __sandbox-init`, nothing about the host.
+        cmd.arg0("cleanroom-init")
+            .arg("__sandbox-init")
+            .env_clear()
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null());
+        // SAFETY: only async-signal-safe calls (dup2, fcntl, prctl) between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                if child_raw == CONTROL_FD {
+                    let flags = libc::fcntl(CONTROL_FD, libc::F_GETFD);
+                    libc::fcntl(CONTROL_FD, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
+                } else if libc::dup2(child_raw, CONTROL_FD) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let shim = cmd.spawn().map_err(|e| {
+            BackendError::Unavailable(format!("cannot start {}: {e}", self.init_exe.display()))
+        })?;
+        drop(child_sock);
+        if let (Some(lease), Some(pid)) = (id_lease.as_mut(), shim.id()) {
+            if let Some(start) = procinfo::start_time(pid as i32) {
+                lease.record_holder(pid as i32, start);
+            }
+        }
+        protocol::send(
+            host_sock.as_raw_fd(),
+            &Request::Configure(Box::new(cfg.clone())),
+            &[],
+        )
+        .map_err(|e| BackendError::io("send sandbox config", e))?;
+
+        // Lifecycle replies go to `life`; exits are routed by the reader thread.
+        let (life_tx, mut life_rx) =
+            tokio::sync::mpsc::unbounded_channel::<(Reply, Vec<OwnedFd>)>();
+        let exits: Arc<Mutex<HashMap<ProcessId, oneshot::Sender<ExitStatus>>>> = Arc::default();
+        let reader_fd = host_sock
+            .try_clone()
+            .map_err(|e| BackendError::io("dup control socket", e))?;
+        let reader_exits = exits.clone();
+        let opens: Waiters<Opened> = Arc::default();
+        let reader_opens = opens.clone();
+        let sid = id.to_string();
+        let reader_cgroups = cfg.cgroups.clone();
+        std::thread::Builder::new()
+            .name(format!("ctl-{id}"))
+            .spawn(move || {
+                read_replies(
+                    sid,
+                    reader_fd,
+                    life_tx,
+                    (reader_exits, reader_opens),
+                    reader_cgroups,
+                )
+            })
+            .map_err(|e| BackendError::io("spawn reader thread", e))?;
+
+        let wait = async {
+            // The shim (Started) and pid 1 (Ready) write concurrently: accept either order.
+            let (mut init_pid, mut ready) = (None, None);
+            while let Some((reply, fds)) = life_rx.recv().await {
+                match reply {
+                    Reply::Started { init_pid: p } => init_pid = Some(p),
+                    Reply::NeedIdMap { shim_pid } => {
+                        let range = cfg.id_range.ok_or_else(|| {
+                            BackendError::LaunchFailed("unexpected id map request".into())
+                        })?;
+                        write_id_maps(shim_pid, range)?;
+                        // The image is shared and owned by host ids 0..65535; this
+                        // sandbox sees it through a mount that shifts them to its range.
+                        let tree = match &cfg.image_rootfs {
+                            Some(rootfs) => Some(idmapped_tree(rootfs, shim_pid)?),
+                            None => None,
+                        };
+                        let fds: Vec<_> = tree.iter().map(|t| t.as_raw_fd()).collect();
+                        protocol::send(host_sock.as_raw_fd(), &Request::IdsMapped, &fds)
+                            .map_err(|e| BackendError::io("sandbox control socket", e))?;
+                    }
+                    Reply::Ready { info } => ready = Some((info, fds)),
+                    Reply::SetupFailed { error, kind } => {
+                        return Err(match kind {
+                            protocol::SetupFailure::ImageUnsupported => {
+                                BackendError::ImageUnsupported(error)
+                            }
+                            protocol::SetupFailure::Internal => BackendError::LaunchFailed(error),
+                        })
+                    }
+                    _ => {}
+                }
+                if let (Some(pid), Some(_)) = (init_pid, ready.as_ref()) {
+                    if let Some(r) = ready.take() {
+                        return Ok((pid, r));
+                    }
+                }
+            }
+            Err(BackendError::LaunchFailed(
+                "sandbox init exited during setup".into(),
+            ))
+        };
+        let (init_pid, (hardening, mut ready_fds)) =
+            match tokio::time::timeout(PROVISION_TIMEOUT, wait).await {
+                Ok(Ok(ready)) => ready,
+                Ok(Err(e)) => return Err(e),
+                Err(_) => {
+                    return Err(BackendError::LaunchFailed(
+                        "sandbox did not become ready in time".into(),
+                    ))
+                }
+            };
+        let init_start = procinfo::start_time(init_pid)
+            .ok_or_else(|| BackendError::LaunchFailed("sandbox init vanished".into()))?;
+
+        let mut info = BTreeMap::new();
+        info.insert(
+            "namespaces".into(),
+            if cfg.user_namespace {
+                "user,mnt,pid,net,uts,ipc,cgroup"
+            } else {
+                "mnt,pid,net,uts,ipc,cgroup"
+            }
+            .into(),
+        );
+        match &cfg.image_rootfs {
+            Some(_) => info.insert(
+                "root".into(),
+                "image (read-only shared layer + private copy-on-write overlay)".into(),
+            ),
+            None => info.insert("root".into(), "host-view (read-only system dirs)".into()),
+        };
+        let network_device = match cfg.tun {
+            Some(t) => {
+                let fd = ready_fds.pop().ok_or_else(|| {
+                    BackendError::LaunchFailed("sandbox init sent no network device".into())
+                })?;
+                info.insert(
+                    "network".into(),
+                    format!(
+                        "tun {} -> egress gateway {} (no other route)",
+                        t.guest, t.gateway
+                    ),
+                );
+                Some(crate::NetworkDevice(Arc::new(fd)))
+            }
+            None => {
+                info.insert("network".into(), "loopback only".into());
+                None
+            }
+        };
+        info.insert("workspace".into(), config::WORKSPACE_PATH.into());
+        info.insert("writable".into(), harden::WRITABLE.join(","));
+        info.insert("cgroup".into(), self.cgroups.describe());
+        info.insert(
+            "limits".into(),
+            format!(
+                "memory={}MiB pids={} cpu={}m disk={}MiB",
+                limits.memory_bytes >> 20,
+                limits.pids,
+                limits.cpu_millis,
+                limits.disk_bytes >> 20
+            ),
+        );
+        info.extend(hardening);
+        let sbx = Arc::new(LinuxSandbox {
+            control: host_sock,
+            send_lock: Mutex::new(()),
+            init_pid,
+            init_start,
+            state_dir: dir.to_path_buf(),
+            next_id: AtomicU64::new(1),
+            exits,
+            opens,
+            shim: tokio::sync::Mutex::new(Some(shim)),
+            cgroups: cfg.cgroups.clone(),
+            id_lease: Mutex::new(id_lease),
+        });
+        self.sandboxes
+            .lock()
+            .map_err(|_| BackendError::Unavailable("lock poisoned".into()))?
+            .insert(id.to_string(), sbx);
+        Ok(ProvisionedSandbox {
+            sandbox_id: id.to_string(),
+            state_dir: dir.to_path_buf(),
+            init_pid,
+            init_start_time: init_start,
+            info,
+            network_device,
+        })
+    }
+}
