@@ -1,10 +1,13 @@
 //! HTTP through the gateway: the explicit proxy (`HTTP_PROXY`/`HTTPS_PROXY`, CONNECT and
 //! absolute-form requests) and transparent plain-HTTP connections to an allowed name.
 //!
-//! Requests are parsed by hyper, one policy decision per request, so a keep-alive
-//! connection cannot smuggle a second request to another host past the first check.
+//! Requests are parsed by hyper and then checked strictly ([`crate::strict`]): one policy
+//! decision per request, so a keep-alive or pipelined connection cannot smuggle a second
+//! request to another host past the first check, and the upstream gets a re-serialization
+//! of the checked form (Host written from the decided target), never the client's bytes.
 
 use crate::event::EgressEvent;
+use crate::strict::{same_authority, split_authority};
 use crate::tcp::splice_checked;
 use crate::upstream::UpstreamError;
 use crate::Ctx;
@@ -14,8 +17,9 @@ use http_body_util::{combinators::BoxBody, BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -46,17 +50,70 @@ where
         Mode::Proxy => None,
         Mode::Fixed { .. } | Mode::Intercept { .. } => Some(UpstreamSlot::default()),
     };
+    let served = Arc::new(AtomicU64::new(0));
+    let (svc_ctx, svc_mode, svc_served) = (ctx.clone(), mode.clone(), served.clone());
     let svc = hyper::service::service_fn(move |req| {
-        let ctx = ctx.clone();
-        let mode = mode.clone();
+        let ctx = svc_ctx.clone();
+        let mode = svc_mode.clone();
         let slot = slot.clone();
+        svc_served.fetch_add(1, Ordering::Relaxed);
         async move { Ok::<_, Infallible>(handle(req, ctx, mode, slot).await) }
     });
     let conn = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(crate::sniff::HEAD_WAIT)
         .serve_connection(TokioIo::new(io), svc)
         .with_upgrades();
     if let Err(e) = conn.await {
         tracing::debug!(error = %e, "gateway http connection ended");
+        // hyper answered a head it could not parse with 400 and forwarded nothing; a head
+        // that did not arrive in time was not forwarded either. Both are decisions.
+        let (host, port, proto) = mode.event_target();
+        let reason = if e.is_parse() || e.is_parse_too_large() {
+            Some(DenyReason::RequestMalformed)
+        } else if e.is_timeout() && served.load(Ordering::Relaxed) == 0 {
+            // A later timeout is an idle keep-alive connection being closed.
+            Some(DenyReason::DecisionTimeout)
+        } else {
+            None
+        };
+        if let Some(r) = reason {
+            ctx.events.emit(EgressEvent::deny(
+                host,
+                port,
+                proto,
+                r,
+                format!("request head refused: {e}"),
+            ));
+        }
+    }
+}
+
+/// [`serve`] as a boxed `Send` future: the tunnel paths (proxy -> CONNECT -> judged opening
+/// -> HTTP serving -> proxy handler) recurse, and a box breaks the recursive type.
+pub(crate) fn serve_boxed<S>(
+    io: S,
+    ctx: Arc<Ctx>,
+    mode: Mode,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    Box::pin(serve(io, ctx, mode))
+}
+
+impl Mode {
+    /// Host, port and protocol that events about this connection name.
+    fn event_target(&self) -> (String, u16, &'static str) {
+        match self {
+            Mode::Proxy => (
+                crate::GATEWAY_ADDR.to_string(),
+                crate::PROXY_PORT,
+                "http-proxy",
+            ),
+            Mode::Fixed { host, port } => (host.clone(), *port, "http"),
+            Mode::Intercept { host, port } => (host.clone(), *port, "https"),
+        }
     }
 }
 
@@ -93,23 +150,6 @@ fn denied(
     )
 }
 
-/// Split `host[:port]` (brackets for IPv6 literals) with a default port.
-fn split_authority(auth: &str, default_port: u16) -> Option<(String, u16)> {
-    if let Some(rest) = auth.strip_prefix('[') {
-        let (h, tail) = rest.split_once(']')?;
-        let port = match tail.strip_prefix(':') {
-            Some(p) => p.parse().ok()?,
-            None if tail.is_empty() => default_port,
-            None => return None,
-        };
-        return Some((h.to_string(), port));
-    }
-    match auth.rsplit_once(':') {
-        Some((h, p)) => Some((h.to_string(), p.parse().ok()?)),
-        None => Some((auth.to_string(), default_port)),
-    }
-}
-
 /// Policy check for a named destination; the normalized host on success.
 fn check(ctx: &Ctx, raw_host: &str, port: u16) -> Result<String, (String, DenyReason, String)> {
     let Some(host) = normalize_wire_host(raw_host) else {
@@ -143,6 +183,13 @@ async fn handle(
     mode: Mode,
     slot: Option<UpstreamSlot>,
 ) -> Response<Body> {
+    if let Err(msg) = crate::strict::validate(&req) {
+        let (mut host, mut port, proto) = mode.event_target();
+        if let Some(a) = req.uri().authority() {
+            (host, port) = (a.host().to_string(), a.port_u16().unwrap_or(port));
+        }
+        return denied(&ctx, &host, port, proto, DenyReason::RequestMalformed, msg);
+    }
     if req.method() == Method::CONNECT {
         return match mode {
             Mode::Proxy => connect(req, ctx).await,
@@ -271,15 +318,19 @@ async fn forward(
     for h in ["proxy-connection", "proxy-authorization", "keep-alive"] {
         req.headers_mut().remove(h);
     }
-    if !req.headers().contains_key(hyper::header::HOST) {
-        let value = if port == 80 {
-            host.clone()
-        } else {
-            format!("{host}:{port}")
-        };
-        if let Ok(v) = value.parse() {
+    // Host is written from the decided target, whatever the client spelled (case, port,
+    // trailing dot): the upstream routes on exactly what was checked.
+    let default_port = if tls { 443 } else { 80 };
+    let value = if port == default_port {
+        host.clone()
+    } else {
+        format!("{host}:{port}")
+    };
+    match value.parse() {
+        Ok(v) => {
             req.headers_mut().insert(hyper::header::HOST, v);
         }
+        Err(_) => return request_failed(&ctx, &t, format!("cannot write Host {value:?}")),
     }
     if tls {
         // Responses must come back searchable for secret values: no compression, and no
@@ -347,6 +398,24 @@ fn tunnel_to_bound_host(
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
     Box::pin(crate::tcp::handle_named(
         TokioIo::new(upgraded),
+        ctx,
+        host,
+        port,
+    ))
+}
+
+/// A CONNECT tunnel to any other host: its opening is judged before anything is spliced.
+/// Boxed with an explicit `Send` for the same reason as [`tunnel_to_bound_host`].
+fn tunnel_checked(
+    upgraded: hyper::upgrade::Upgraded,
+    upstream: tokio::net::TcpStream,
+    ctx: Arc<Ctx>,
+    host: String,
+    port: u16,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+    Box::pin(splice_checked(
+        TokioIo::new(upgraded),
+        upstream,
         ctx,
         host,
         port,
@@ -502,6 +571,19 @@ async fn connect(req: Request<Incoming>, ctx: Arc<Ctx>) -> Response<Body> {
         Ok(h) => h,
         Err((h, r, msg)) => return denied(&ctx, &h, port, "connect", r, msg),
     };
+    if let Some(named) = req.headers().get(hyper::header::HOST) {
+        let named = named.to_str().unwrap_or_default();
+        if !same_authority(named, &format!("{raw}:{port}"), port) {
+            return denied(
+                &ctx,
+                &host,
+                port,
+                "connect",
+                DenyReason::HostMismatch,
+                format!("CONNECT to {host}:{port} with Host {named:?}"),
+            );
+        }
+    }
     if ctx.secrets.binds(&host) {
         // A secret-bound host: the tunnel's TLS is terminated here, and every request in it
         // goes upstream on its own (see `intercept`).
@@ -519,27 +601,9 @@ async fn connect(req: Request<Incoming>, ctx: Arc<Ctx>) -> Response<Body> {
     };
     tokio::spawn(async move {
         match hyper::upgrade::on(req).await {
-            Ok(upgraded) => {
-                splice_checked(TokioIo::new(upgraded), upstream, ctx, host, port, "connect").await
-            }
+            Ok(upgraded) => tunnel_checked(upgraded, upstream, ctx, host, port).await,
             Err(e) => tracing::debug!(error = %e, "CONNECT upgrade failed"),
         }
     });
     Response::new(empty())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::split_authority;
-
-    #[test]
-    fn authorities() {
-        assert_eq!(
-            split_authority("a.test:8443", 443),
-            Some(("a.test".into(), 8443))
-        );
-        assert_eq!(split_authority("a.test", 443), Some(("a.test".into(), 443)));
-        assert_eq!(split_authority("[::1]:80", 443), Some(("::1".into(), 80)));
-        assert_eq!(split_authority("a.test:x", 443), None);
-    }
 }

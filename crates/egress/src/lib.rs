@@ -23,6 +23,7 @@ pub mod intercept;
 pub mod names;
 pub mod secrets;
 pub mod sniff;
+mod strict;
 pub mod tcp;
 pub mod tls;
 pub mod upstream;
