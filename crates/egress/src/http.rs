@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-pub(crate) type Body = BoxBody<Bytes, hyper::Error>;
+pub(crate) type Body = BoxBody<Bytes, crate::redact::BoxError>;
 
 /// Who decides the destination of each request.
 #[derive(Clone)]
@@ -358,19 +358,29 @@ async fn forward(
 
     if !tls {
         ctx.events.emit(EgressEvent::allow(&host, port, proto));
-        return resp.map(|b| b.boxed());
+        return resp.map(|b| b.map_err(Into::into).boxed());
     }
-    match crate::intercept::redact_response(resp, ctx.secrets.redactor()) {
-        Some(r) => {
+    let on_refuse: crate::redact::OnRefuse = {
+        let (ctx, host) = (ctx.clone(), host.clone());
+        Arc::new(move |msg: String| {
+            ctx.events.emit(EgressEvent::failed(
+                &host,
+                port,
+                proto,
+                RESPONSE_NOT_INSPECTABLE,
+                format!("response cut off: {msg}"),
+            ))
+        })
+    };
+    match crate::redact::redact_response(resp, ctx.secrets.redactor(), on_refuse).await {
+        Ok(r) => {
             let mut ev = EgressEvent::allow(&host, port, proto);
             ev.secrets = secrets_used;
             ctx.events.emit(ev);
             r
         }
-        None => {
-            let msg = "the upstream compressed its response although asked not to; it cannot \
-                       be checked for secret values"
-                .to_string();
+        Err(why) => {
+            let msg = format!("{why}; it cannot be checked for secret values");
             ctx.events.emit(EgressEvent::failed(
                 &host,
                 port,

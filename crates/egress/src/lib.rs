@@ -21,6 +21,7 @@ pub mod event;
 pub mod http;
 pub mod intercept;
 pub mod names;
+pub mod redact;
 pub mod secrets;
 pub mod sniff;
 mod strict;
