@@ -62,7 +62,7 @@ where
     let conn = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(crate::sniff::HEAD_WAIT)
-        .serve_connection(TokioIo::new(io), svc)
+        .serve_connection(TokioIo::new(crate::closing::Closing::new(io)), svc)
         .with_upgrades();
     if let Err(e) = conn.await {
         tracing::debug!(error = %e, "gateway http connection ended");

@@ -15,6 +15,7 @@
 //!   CONNECT and absolute-form requests ([`http`]).
 //! * Everything else — direct IPs, other UDP, other resolvers, ICMP, IPv6 — is denied.
 
+mod closing;
 pub mod device;
 pub mod dns;
 pub mod event;

@@ -189,7 +189,14 @@ pub(crate) async fn redact_response(
             "the body is {format}-compressed, which the gateway cannot search"
         ));
     }
-    let trials = Trials::start(&prefix, &redactor);
+    // What was read ahead is searched now, so a value found in it is a clean 502 rather
+    // than a body cut off after the head went out.
+    let mut trials = Trials::start(&prefix, &redactor);
+    for d in early.iter().filter_map(|f| f.data_ref()) {
+        if let Verdict::Refuse(msg) = trials.feed(d) {
+            return Err(msg);
+        }
+    }
     let body = Redacted {
         inner: body,
         early,
@@ -333,16 +340,21 @@ struct Redacted {
 }
 
 impl Redacted {
-    fn next_inner(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+    /// The next frame, and whether it still needs the trial search (read-ahead frames were
+    /// searched before the head went out).
+    fn next_inner(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<(Frame<Bytes>, bool), BoxError>>> {
         if let Some(f) = self.early.pop_front() {
-            return Poll::Ready(Some(Ok(f)));
+            return Poll::Ready(Some(Ok((f, false))));
         }
         if self.ended {
             return Poll::Ready(None);
         }
         Pin::new(&mut self.inner)
             .poll_frame(cx)
-            .map(|o| o.map(|r| r.map_err(Into::into)))
+            .map(|o| o.map(|r| r.map(|f| (f, true)).map_err(Into::into)))
     }
 
     /// Check a data chunk through the trial decompressions; `Err` cuts the body.
@@ -380,10 +392,12 @@ impl Body for Redacted {
             match self.next_inner(cx) {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
-                Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
+                Poll::Ready(Some(Ok((frame, search)))) => match frame.into_data() {
                     Ok(data) => {
-                        if let Err(e) = self.check(&data) {
-                            return Poll::Ready(Some(Err(e)));
+                        if search {
+                            if let Err(e) = self.check(&data) {
+                                return Poll::Ready(Some(Err(e)));
+                            }
                         }
                         let out = self.redactor.push(&data);
                         if !out.is_empty() {
