@@ -51,6 +51,7 @@ where
         Mode::Fixed { .. } | Mode::Intercept { .. } => Some(UpstreamSlot::default()),
     };
     let served = Arc::new(AtomicU64::new(0));
+    let gate = crate::framing::Verdict::default();
     let (svc_ctx, svc_mode, svc_served) = (ctx.clone(), mode.clone(), served.clone());
     let svc = hyper::service::service_fn(move |req| {
         let ctx = svc_ctx.clone();
@@ -62,31 +63,46 @@ where
     let conn = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(crate::sniff::HEAD_WAIT)
-        .serve_connection(TokioIo::new(crate::closing::Closing::new(io)), svc)
+        .serve_connection(
+            TokioIo::new(crate::closing::Closing::new(crate::framing::Gate::new(
+                io,
+                gate.clone(),
+            ))),
+            svc,
+        )
         .with_upgrades();
-    if let Err(e) = conn.await {
-        tracing::debug!(error = %e, "gateway http connection ended");
-        // hyper answered a head it could not parse with 400 and forwarded nothing; a head
-        // that did not arrive in time was not forwarded either. Both are decisions.
-        let (host, port, proto) = mode.event_target();
-        let reason = if e.is_parse() || e.is_parse_too_large() {
-            Some(DenyReason::RequestMalformed)
-        } else if e.is_timeout() && served.load(Ordering::Relaxed) == 0 {
-            // A later timeout is an idle keep-alive connection being closed.
-            Some(DenyReason::DecisionTimeout)
-        } else {
-            None
-        };
-        if let Some(r) = reason {
-            ctx.events.emit(EgressEvent::deny(
-                host,
-                port,
-                proto,
-                r,
-                format!("request head refused: {e}"),
-            ));
-        }
+    let result = conn.await;
+    let (host, port, proto) = mode.event_target();
+    // The framing gate refused a head before hyper saw it (hyper then sees a plain end).
+    if let Some(msg) = gate.lock().ok().and_then(|mut g| g.take()) {
+        ctx.events.emit(EgressEvent::deny(
+            host,
+            port,
+            proto,
+            DenyReason::RequestMalformed,
+            format!("request head refused: {msg}"),
+        ));
+        return;
     }
+    let Err(e) = result else { return };
+    tracing::debug!(error = %e, "gateway http connection ended");
+    // hyper answered a head it could not parse with 400 and forwarded nothing; a head that
+    // did not arrive in time was not forwarded either. Both are decisions.
+    let reason = if e.is_parse() || e.is_parse_too_large() {
+        DenyReason::RequestMalformed
+    } else if e.is_timeout() && served.load(Ordering::Relaxed) == 0 {
+        // A later timeout is an idle keep-alive connection being closed.
+        DenyReason::DecisionTimeout
+    } else {
+        return;
+    };
+    ctx.events.emit(EgressEvent::deny(
+        host,
+        port,
+        proto,
+        reason,
+        format!("request head refused: {e}"),
+    ));
 }
 
 /// [`serve`] as a boxed `Send` future: the tunnel paths (proxy -> CONNECT -> judged opening

@@ -19,6 +19,7 @@ mod closing;
 pub mod device;
 pub mod dns;
 pub mod event;
+mod framing;
 pub mod http;
 pub mod intercept;
 pub mod names;
