@@ -323,6 +323,9 @@ impl Trials {
     }
 }
 
+/// A body frame, and whether it still needs the trial search.
+type Searched = (Frame<Bytes>, bool);
+
 /// A body stream passed through a [`Redactor`] and the trial decompressions.
 struct Redacted {
     inner: Incoming,
@@ -342,10 +345,7 @@ struct Redacted {
 impl Redacted {
     /// The next frame, and whether it still needs the trial search (read-ahead frames were
     /// searched before the head went out).
-    fn next_inner(
-        &mut self,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<(Frame<Bytes>, bool), BoxError>>> {
+    fn next_inner(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Searched, BoxError>>> {
         if let Some(f) = self.early.pop_front() {
             return Poll::Ready(Some(Ok((f, false))));
         }
