@@ -29,6 +29,7 @@ pub mod sniff;
 mod strict;
 pub mod tcp;
 pub mod tls;
+mod trial;
 pub mod upstream;
 
 pub use event::{EgressEvent, EventSink};

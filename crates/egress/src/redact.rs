@@ -9,12 +9,12 @@
 //! `response_not_inspectable` before any of it is sent.
 
 use crate::secrets::Redactor;
+use crate::trial::{Trials, Verdict};
 use bytes::Bytes;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 use hyper::Response;
 use std::collections::VecDeque;
-use std::io::Write;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -24,11 +24,9 @@ use zeroize::Zeroizing;
 const MIN_FORM: usize = 6;
 /// Body bytes looked at before the response head is passed on (compression magic).
 const SNIFF: usize = 8;
-/// Input fed to a trial decoder at once: bounds what one step can expand to.
-const TRIAL_STEP: usize = 256;
-/// Most bytes one trial decompression may produce; beyond that the body is refused (a
-/// decompression bomb cannot be searched in bounded time).
-const TRIAL_MAX_OUT: u64 = 64 << 20;
+/// Most output held back while a decompressed view ends in the start of a value; beyond
+/// that the body is refused.
+const HOLD_MAX: usize = 1 << 20;
 
 /// The error a refused body ends with (the connection to the sandbox is cut).
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -191,18 +189,21 @@ pub(crate) async fn redact_response(
     }
     // What was read ahead is searched now, so a value found in it is a clean 502 rather
     // than a body cut off after the head went out.
-    let mut trials = Trials::start(&prefix, &redactor);
+    let mut probe = Trials::start(&prefix, &redactor);
     for d in early.iter().filter_map(|f| f.data_ref()) {
-        if let Verdict::Refuse(msg) = trials.feed(d) {
+        if let Verdict::Refuse(msg) = probe.feed(d) {
             return Err(msg);
         }
     }
+    // The stream's own trials see the read-ahead frames again, in order.
+    let trials = Trials::start(&prefix, &redactor);
     let body = Redacted {
         inner: body,
         early,
         ended,
         redactor,
         trials: Mutex::new(trials),
+        held: Vec::new(),
         pending: None,
         done: false,
         on_refuse,
@@ -212,119 +213,6 @@ pub(crate) async fn redact_response(
         http_body_util::BodyExt::boxed(body),
     ))
 }
-
-/// One decompression of the body being tried, and the search through its output.
-enum Decoder {
-    Gzip(flate2::write::GzDecoder<Vec<u8>>),
-    Zlib(flate2::write::ZlibDecoder<Vec<u8>>),
-    Deflate(flate2::write::DeflateDecoder<Vec<u8>>),
-    Zstd(zstd::stream::write::Decoder<'static, Vec<u8>>),
-}
-
-impl Decoder {
-    fn feed(&mut self, data: &[u8]) -> std::io::Result<Vec<u8>> {
-        let out = match self {
-            Decoder::Gzip(d) => {
-                d.write_all(data)?;
-                d.flush()?;
-                d.get_mut()
-            }
-            Decoder::Zlib(d) => {
-                d.write_all(data)?;
-                d.flush()?;
-                d.get_mut()
-            }
-            Decoder::Deflate(d) => {
-                d.write_all(data)?;
-                d.flush()?;
-                d.get_mut()
-            }
-            Decoder::Zstd(d) => {
-                d.write_all(data)?;
-                d.flush()?;
-                d.get_mut()
-            }
-        };
-        Ok(std::mem::take(out))
-    }
-}
-
-struct Trial {
-    decoder: Decoder,
-    search: Redactor,
-    produced: u64,
-}
-
-/// The decompressions still being tried. One that fails is not what the body is.
-struct Trials(Vec<Trial>);
-
-/// What the trial decompressions found in a chunk.
-enum Verdict {
-    Clean,
-    /// A value (or an encoding of it) in a decompressed view, or a bomb.
-    Refuse(String),
-}
-
-impl Trials {
-    fn start(prefix: &[u8], redactor: &Redactor) -> Trials {
-        let mut decoders = vec![Decoder::Deflate(flate2::write::DeflateDecoder::new(
-            Vec::new(),
-        ))];
-        if prefix.starts_with(&[0x1f, 0x8b]) {
-            decoders.push(Decoder::Gzip(flate2::write::GzDecoder::new(Vec::new())));
-        }
-        if let [cmf, flg, ..] = *prefix {
-            if cmf & 0x0f == 8 && cmf >> 4 <= 7 && (u16::from(cmf) << 8 | u16::from(flg)) % 31 == 0
-            {
-                decoders.push(Decoder::Zlib(flate2::write::ZlibDecoder::new(Vec::new())));
-            }
-        }
-        if prefix.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-            if let Ok(d) = zstd::stream::write::Decoder::new(Vec::new()) {
-                decoders.push(Decoder::Zstd(d));
-            }
-        }
-        Trials(
-            decoders
-                .into_iter()
-                .map(|decoder| Trial {
-                    decoder,
-                    search: redactor.clone(),
-                    produced: 0,
-                })
-                .collect(),
-        )
-    }
-
-    fn feed(&mut self, chunk: &[u8]) -> Verdict {
-        let mut verdict = Verdict::Clean;
-        self.0.retain_mut(|t| {
-            for step in chunk.chunks(TRIAL_STEP) {
-                let Ok(out) = t.decoder.feed(step) else {
-                    return false;
-                };
-                t.produced += out.len() as u64;
-                if t.produced > TRIAL_MAX_OUT {
-                    verdict = Verdict::Refuse(
-                        "the body decompresses to more than the gateway searches".into(),
-                    );
-                    return false;
-                }
-                if t.search.found_in_next(&out) {
-                    verdict = Verdict::Refuse(
-                        "the body carries a secret value in compressed form".into(),
-                    );
-                    return false;
-                }
-            }
-            true
-        });
-        verdict
-    }
-}
-
-/// A body frame, and whether it still needs the trial search.
-type Searched = (Frame<Bytes>, bool);
 
 /// A body stream passed through a [`Redactor`] and the trial decompressions.
 struct Redacted {
@@ -336,6 +224,8 @@ struct Redacted {
 
     redactor: Redactor,
     trials: Mutex<Trials>,
+    /// Redacted output held back (see [`Verdict::Hold`]).
+    held: Vec<u8>,
     /// A trailers frame that arrived while held-back bytes still had to go out first.
     pending: Option<Frame<Bytes>>,
     done: bool,
@@ -343,28 +233,32 @@ struct Redacted {
 }
 
 impl Redacted {
-    /// The next frame, and whether it still needs the trial search (read-ahead frames were
-    /// searched before the head went out).
-    fn next_inner(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Searched, BoxError>>> {
+    /// The next frame: the read-ahead ones first.
+    fn next_inner(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         if let Some(f) = self.early.pop_front() {
-            return Poll::Ready(Some(Ok((f, false))));
+            return Poll::Ready(Some(Ok(f)));
         }
         if self.ended {
             return Poll::Ready(None);
         }
         Pin::new(&mut self.inner)
             .poll_frame(cx)
-            .map(|o| o.map(|r| r.map(|f| (f, true)).map_err(Into::into)))
+            .map(|o| o.map(|r| r.map_err(Into::into)))
     }
 
-    /// Check a data chunk through the trial decompressions; `Err` cuts the body.
-    fn check(&mut self, data: &[u8]) -> Result<(), BoxError> {
-        let verdict = match self.trials.lock() {
+    /// Check a data chunk through the trial decompressions; `Ok(true)` holds its output
+    /// back, `Err` cuts the body.
+    fn check(&mut self, data: &[u8]) -> Result<bool, BoxError> {
+        let mut verdict = match self.trials.lock() {
             Ok(mut t) => t.feed(data),
             Err(_) => Verdict::Refuse("internal: trial state poisoned".into()),
         };
+        if matches!(verdict, Verdict::Hold) && self.held.len() > HOLD_MAX {
+            verdict = Verdict::Refuse("a decompressed view keeps ending in a value's start".into());
+        }
         match verdict {
-            Verdict::Clean => Ok(()),
+            Verdict::Clean => Ok(false),
+            Verdict::Hold => Ok(true),
             Verdict::Refuse(msg) => {
                 self.done = true;
                 (self.on_refuse)(msg.clone());
@@ -392,15 +286,16 @@ impl Body for Redacted {
             match self.next_inner(cx) {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
-                Poll::Ready(Some(Ok((frame, search)))) => match frame.into_data() {
+                Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
                     Ok(data) => {
-                        if search {
-                            if let Err(e) = self.check(&data) {
-                                return Poll::Ready(Some(Err(e)));
-                            }
-                        }
+                        let hold = match self.check(&data) {
+                            Ok(h) => h,
+                            Err(e) => return Poll::Ready(Some(Err(e))),
+                        };
                         let out = self.redactor.push(&data);
-                        if !out.is_empty() {
+                        self.held.extend_from_slice(&out);
+                        if !hold && !self.held.is_empty() {
+                            let out = std::mem::take(&mut self.held);
                             return Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))));
                         }
                     }
@@ -412,7 +307,8 @@ impl Body for Redacted {
                             }
                             Err(f) => f,
                         };
-                        let rest = self.redactor.finish();
+                        let mut rest = std::mem::take(&mut self.held);
+                        rest.extend(self.redactor.finish());
                         if rest.is_empty() {
                             return Poll::Ready(Some(Ok(other)));
                         }
@@ -422,7 +318,8 @@ impl Body for Redacted {
                 },
                 Poll::Ready(None) => {
                     self.done = true;
-                    let rest = self.redactor.finish();
+                    let mut rest = std::mem::take(&mut self.held);
+                    rest.extend(self.redactor.finish());
                     if !rest.is_empty() {
                         return Poll::Ready(Some(Ok(Frame::data(Bytes::from(rest)))));
                     }
@@ -578,54 +475,6 @@ mod tests {
 
     fn hex_lower(v: &[u8]) -> String {
         v.iter().map(|b| format!("{b:02x}")).collect()
-    }
-
-    fn compressed(kind: &str, data: &[u8]) -> Vec<u8> {
-        use flate2::Compression;
-        match kind {
-            "gzip" => {
-                let mut e = flate2::write::GzEncoder::new(Vec::new(), Compression::default());
-                e.write_all(data).unwrap();
-                e.finish().unwrap()
-            }
-            "zlib" => {
-                let mut e = flate2::write::ZlibEncoder::new(Vec::new(), Compression::default());
-                e.write_all(data).unwrap();
-                e.finish().unwrap()
-            }
-            "deflate" => {
-                let mut e = flate2::write::DeflateEncoder::new(Vec::new(), Compression::default());
-                e.write_all(data).unwrap();
-                e.finish().unwrap()
-            }
-            "zstd" => zstd::encode_all(data, 3).unwrap(),
-            _ => unreachable!(),
-        }
-    }
-
-    #[test]
-    fn compressed_values_are_found_without_a_content_encoding() {
-        let mut text = b"{\"echo\": \"".to_vec();
-        text.extend_from_slice(VALUE);
-        text.extend_from_slice(b"\"}");
-        for kind in ["gzip", "zlib", "deflate", "zstd"] {
-            let body = compressed(kind, &text);
-            // Fed in small chunks, as a network would.
-            let mut trials = Trials::start(&body, &redactor());
-            let refused = body
-                .chunks(5)
-                .any(|c| matches!(trials.feed(c), Verdict::Refuse(_)));
-            assert!(refused, "{kind}");
-            // The same stream without the value passes.
-            let clean = compressed(kind, b"{\"echo\": \"nothing to see\"}");
-            let mut trials = Trials::start(&clean, &redactor());
-            assert!(clean
-                .chunks(5)
-                .all(|c| matches!(trials.feed(c), Verdict::Clean)));
-        }
-        // Plain text is not mistaken for anything.
-        let mut trials = Trials::start(b"{\"a\": 1}", &redactor());
-        assert!(matches!(trials.feed(b"{\"a\": 1}"), Verdict::Clean));
     }
 
     #[test]

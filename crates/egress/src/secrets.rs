@@ -260,6 +260,14 @@ impl Redactor {
         buf
     }
 
+    /// Does what was fed so far end with the start of a value (or of an encoding of it)?
+    /// Then the bytes that encode that start should not be passed on yet.
+    pub fn ends_in_partial(&self) -> bool {
+        self.values
+            .iter()
+            .any(|v| (1..v.len().min(self.carry.len() + 1)).any(|k| self.carry.ends_with(&v[..k])))
+    }
+
     /// The end of the stream: whatever was held back.
     pub fn finish(&mut self) -> Vec<u8> {
         let mut buf = std::mem::take(&mut *self.carry);
