@@ -7,8 +7,7 @@
 //! of the checked form (Host written from the decided target), never the client's bytes.
 
 use crate::event::EgressEvent;
-use crate::strict::{same_authority, split_authority};
-use crate::tcp::splice_checked;
+use crate::strict::split_authority;
 use crate::upstream::UpstreamError;
 use crate::Ctx;
 use bytes::Bytes;
@@ -133,7 +132,7 @@ impl Mode {
     }
 }
 
-fn text(status: StatusCode, reason: Option<&str>, msg: String) -> Response<Body> {
+pub(crate) fn text(status: StatusCode, reason: Option<&str>, msg: String) -> Response<Body> {
     let mut b = Response::builder()
         .status(status)
         .header("content-type", "text/plain; charset=utf-8")
@@ -145,11 +144,11 @@ fn text(status: StatusCode, reason: Option<&str>, msg: String) -> Response<Body>
         .unwrap_or_else(|_| Response::new(empty()))
 }
 
-fn empty() -> Body {
+pub(crate) fn empty() -> Body {
     Full::new(Bytes::new()).map_err(|n| match n {}).boxed()
 }
 
-fn denied(
+pub(crate) fn denied(
     ctx: &Ctx,
     host: &str,
     port: u16,
@@ -167,7 +166,11 @@ fn denied(
 }
 
 /// Policy check for a named destination; the normalized host on success.
-fn check(ctx: &Ctx, raw_host: &str, port: u16) -> Result<String, (String, DenyReason, String)> {
+pub(crate) fn check(
+    ctx: &Ctx,
+    raw_host: &str,
+    port: u16,
+) -> Result<String, (String, DenyReason, String)> {
     let Some(host) = normalize_wire_host(raw_host) else {
         if raw_host.parse::<std::net::IpAddr>().is_ok() && ctx.policy.allows_ip_literals() {
             return Ok(raw_host.to_string());
@@ -208,7 +211,7 @@ async fn handle(
     }
     if req.method() == Method::CONNECT {
         return match mode {
-            Mode::Proxy => connect(req, ctx).await,
+            Mode::Proxy => crate::connect::connect(req, ctx).await,
             Mode::Fixed { .. } | Mode::Intercept { .. } => text(
                 StatusCode::METHOD_NOT_ALLOWED,
                 None,
@@ -413,41 +416,6 @@ async fn forward(
     }
 }
 
-/// A CONNECT tunnel to a secret-bound host, handled like a transparent connection. Boxed
-/// with an explicit `Send` so the compiler need not prove it through the recursion
-/// (proxy -> tunnel -> HTTP serving -> proxy handler).
-fn tunnel_to_bound_host(
-    upgraded: hyper::upgrade::Upgraded,
-    ctx: Arc<Ctx>,
-    host: String,
-    port: u16,
-) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
-    Box::pin(crate::tcp::handle_named(
-        TokioIo::new(upgraded),
-        ctx,
-        host,
-        port,
-    ))
-}
-
-/// A CONNECT tunnel to any other host: its opening is judged before anything is spliced.
-/// Boxed with an explicit `Send` for the same reason as [`tunnel_to_bound_host`].
-fn tunnel_checked(
-    upgraded: hyper::upgrade::Upgraded,
-    upstream: tokio::net::TcpStream,
-    ctx: Arc<Ctx>,
-    host: String,
-    port: u16,
-) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
-    Box::pin(splice_checked(
-        TokioIo::new(upgraded),
-        upstream,
-        ctx,
-        host,
-        port,
-    ))
-}
-
 /// Reason code: a bound host's response could not be checked for secret values.
 pub const RESPONSE_NOT_INSPECTABLE: &str = "response_not_inspectable";
 /// Reason code: the upstream's TLS certificate did not verify (or its handshake failed).
@@ -560,7 +528,7 @@ async fn exchange_reusing(
     Ok(resp)
 }
 
-fn resp_for(
+pub(crate) fn resp_for(
     ctx: &Ctx,
     host: &str,
     port: u16,
@@ -579,57 +547,4 @@ fn resp_for(
             )
         }
     }
-}
-
-async fn connect(req: Request<Incoming>, ctx: Arc<Ctx>) -> Response<Body> {
-    let Some((raw, port)) = req
-        .uri()
-        .authority()
-        .and_then(|a| split_authority(a.as_str(), 443))
-    else {
-        return text(
-            StatusCode::BAD_REQUEST,
-            None,
-            "CONNECT needs host:port\n".into(),
-        );
-    };
-    let host = match check(&ctx, &raw, port) {
-        Ok(h) => h,
-        Err((h, r, msg)) => return denied(&ctx, &h, port, "connect", r, msg),
-    };
-    if let Some(named) = req.headers().get(hyper::header::HOST) {
-        let named = named.to_str().unwrap_or_default();
-        if !same_authority(named, &format!("{raw}:{port}"), port) {
-            return denied(
-                &ctx,
-                &host,
-                port,
-                "connect",
-                DenyReason::HostMismatch,
-                format!("CONNECT to {host}:{port} with Host {named:?}"),
-            );
-        }
-    }
-    if ctx.secrets.binds(&host) {
-        // A secret-bound host: the tunnel's TLS is terminated here, and every request in it
-        // goes upstream on its own (see `intercept`).
-        tokio::spawn(async move {
-            match hyper::upgrade::on(req).await {
-                Ok(upgraded) => tunnel_to_bound_host(upgraded, ctx, host, port).await,
-                Err(e) => tracing::debug!(error = %e, "CONNECT upgrade failed"),
-            }
-        });
-        return Response::new(empty());
-    }
-    let upstream = match ctx.upstream_connect(&host, port).await {
-        Ok(s) => s,
-        Err(e) => return resp_for(&ctx, &host, port, "connect", e),
-    };
-    tokio::spawn(async move {
-        match hyper::upgrade::on(req).await {
-            Ok(upgraded) => tunnel_checked(upgraded, upstream, ctx, host, port).await,
-            Err(e) => tracing::debug!(error = %e, "CONNECT upgrade failed"),
-        }
-    });
-    Response::new(empty())
 }

@@ -16,6 +16,7 @@
 //! * Everything else — direct IPs, other UDP, other resolvers, ICMP, IPv6 — is denied.
 
 mod closing;
+mod connect;
 pub mod device;
 pub mod dns;
 pub mod event;
