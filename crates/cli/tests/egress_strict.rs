@@ -280,6 +280,18 @@ fn fronting_past_the_host_checks_is_refused_in_every_spelling() {
         );
     }
 
+    // A head refused before hyper parsed it is answered with its reason too.
+    for p in ["te-cl", "dup-cl", "obs-fold", "proxy-te-cl", "tab"] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("{p}: ")))
+            .unwrap_or_default();
+        assert!(
+            line.contains("400 Bad Request") && line.contains("request_malformed"),
+            "{line}"
+        );
+    }
+
     // Every attack is a deny with a stable reason code.
     let ev = events(&s, &sbx);
     let dump = || {

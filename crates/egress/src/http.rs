@@ -63,10 +63,10 @@ where
         .timer(TokioTimer::new())
         .header_read_timeout(crate::sniff::HEAD_WAIT)
         .serve_connection(
-            TokioIo::new(crate::closing::Closing::new(crate::framing::Gate::new(
-                io,
+            TokioIo::new(crate::closing::Closing::new(
+                crate::framing::Gate::new(io, gate.clone()),
                 gate.clone(),
-            ))),
+            )),
             svc,
         )
         .with_upgrades();
