@@ -1,6 +1,6 @@
 //! Secret redaction against a hostile upstream (issue 8, class 6): a secret-bound HTTPS
 //! host echoes the injected value back in every place of a response — a header name, the
-//! reason phrase, trailers, a body compressed (gzip, zlib, raw deflate, zstd, xz) without
+//! reason phrase, trailers, a body compressed (gzip, zlib, raw deflate, zstd, brotli, xz) without
 //! Content-Encoding — and in the value's common encodings (base64 and base64url at every
 //! alignment with and without padding, hex in both cases, percent-encoding). The sandbox
 //! must never see the value or any of those encodings: each response is either redacted
@@ -89,6 +89,13 @@ fn compress(kind: &str, data: &[u8]) -> Vec<u8> {
             e.finish().unwrap()
         }
         "zstd" => zstd::encode_all(data, 3).unwrap(),
+        "brotli" => {
+            let mut out = Vec::new();
+            let mut e = brotli::CompressorWriter::new(&mut out, 4096, 5, 22);
+            e.write_all(data).unwrap();
+            drop(e);
+            out
+        }
         // Only the magic matters: the gateway cannot open xz and must refuse it.
         "xz" => [&[0xfd, b'7', b'z', b'X', b'Z', 0][..], data].concat(),
         _ => unreachable!("{kind}"),
@@ -168,10 +175,10 @@ fn paths() -> Vec<String> {
         .iter()
         .map(|s| s.to_string())
         .collect();
-    for k in ["gzip", "zlib", "deflate", "zstd", "xz"] {
+    for k in ["gzip", "zlib", "deflate", "zstd", "brotli", "xz"] {
         p.push(format!("/compressed/{k}"));
     }
-    for k in ["gzip", "deflate", "zstd"] {
+    for k in ["gzip", "deflate", "zstd", "brotli"] {
         p.push(format!("/compressed-late/{k}"));
     }
     for (a, _) in B64 {
@@ -320,6 +327,7 @@ fn decompressions(body: &[u8]) -> Vec<Vec<u8>> {
     if let Ok(d) = zstd::stream::read::Decoder::new(body) {
         out.push(partial(d));
     }
+    out.push(partial(brotli::Decompressor::new(body, 4096)));
     out
 }
 
@@ -444,12 +452,12 @@ fn a_hostile_upstream_cannot_hand_the_value_to_the_sandbox() {
         }
         assert!(masked || not_inspectable, "{path}: {text:?}");
     }
-    assert!(refused >= 8, "every compressed body refused: {out}");
+    assert!(refused >= 10, "every compressed body refused: {out}");
     let ev = stdout(&s.run(&["sandbox", "events", &sbx]));
     assert!(!ev.contains(&value), "value in events");
     let not_inspectable = ev
         .lines()
         .filter(|l| l.contains("egress.error") && l.contains("response_not_inspectable"))
         .count();
-    assert!(not_inspectable >= 8, "{ev}");
+    assert!(not_inspectable >= 10, "{ev}");
 }

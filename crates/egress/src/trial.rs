@@ -1,22 +1,33 @@
 //! Trial decompressions of a response body from a secret-bound host: the body is fed to
 //! every decompressor it might be meant for (gzip, zlib and zstd when their magic starts
-//! it, raw deflate always), whatever Content-Encoding says, and each one's output is
-//! searched for the secret values. One that fails is simply not what the body is.
+//! it, raw deflate and brotli — formats without magic — always), whatever Content-Encoding
+//! says, and each one's output is searched for the secret values. A magic-less trial that
+//! fails is simply not what the body is; a body that starts with gzip or zstd magic and
+//! then does not decode (or needs a window over 16 MiB) is refused: it claims to be
+//! compressed and cannot be searched.
 
 use crate::secrets::Redactor;
 use std::io::Write;
 
 /// Input fed to a trial decoder at once: bounds what one step can expand to.
 const TRIAL_STEP: usize = 256;
+/// Largest zstd window accepted (bounds the memory one response can make the gateway use;
+/// brotli's largest standard window is the same).
+const ZSTD_WINDOW_LOG: u32 = 24;
+/// Output buffer of the brotli trial.
+const BROTLI_BUFFER: usize = 4096;
 /// Most bytes one trial decompression may produce; beyond that the body is refused (a
 /// decompression bomb cannot be searched in bounded time).
 const TRIAL_MAX_OUT: u64 = 64 << 20;
 /// One decompression of the body being tried, and the search through its output.
 pub(crate) enum Decoder {
-    Gzip(flate2::write::GzDecoder<Vec<u8>>),
+    Gzip(flate2::write::MultiGzDecoder<Vec<u8>>),
     Zlib(flate2::write::ZlibDecoder<Vec<u8>>),
     Deflate(flate2::write::DeflateDecoder<Vec<u8>>),
     Zstd(zstd::stream::write::Decoder<'static, Vec<u8>>),
+    Brotli(brotli_decompressor::DecompressorWriter<Vec<u8>>),
+    /// A format the body claims that could not be set up: every feed fails.
+    Unavailable,
 }
 
 impl Decoder {
@@ -42,6 +53,12 @@ impl Decoder {
                 d.flush()?;
                 d.get_mut()
             }
+            Decoder::Brotli(d) => {
+                d.write_all(data)?;
+                d.flush()?;
+                d.get_mut()
+            }
+            Decoder::Unavailable => return Err(std::io::ErrorKind::Unsupported.into()),
         };
         Ok(std::mem::take(out))
     }
@@ -49,6 +66,8 @@ impl Decoder {
 
 struct Trial {
     decoder: Decoder,
+    /// The body's magic says it is this format: failing to decode is a refusal.
+    claimed: bool,
     search: Redactor,
     produced: u64,
 }
@@ -68,28 +87,50 @@ pub(crate) enum Verdict {
 
 impl Trials {
     pub(crate) fn start(prefix: &[u8], redactor: &Redactor) -> Trials {
-        let mut decoders = vec![Decoder::Deflate(flate2::write::DeflateDecoder::new(
-            Vec::new(),
-        ))];
+        let mut decoders = vec![
+            (
+                Decoder::Deflate(flate2::write::DeflateDecoder::new(Vec::new())),
+                false,
+            ),
+            (
+                Decoder::Brotli(brotli_decompressor::DecompressorWriter::new(
+                    Vec::new(),
+                    BROTLI_BUFFER,
+                )),
+                false,
+            ),
+        ];
         if prefix.starts_with(&[0x1f, 0x8b]) {
-            decoders.push(Decoder::Gzip(flate2::write::GzDecoder::new(Vec::new())));
+            decoders.push((
+                Decoder::Gzip(flate2::write::MultiGzDecoder::new(Vec::new())),
+                true,
+            ));
         }
         if let [cmf, flg, ..] = *prefix {
             if cmf & 0x0f == 8 && cmf >> 4 <= 7 && (u16::from(cmf) << 8 | u16::from(flg)) % 31 == 0
             {
-                decoders.push(Decoder::Zlib(flate2::write::ZlibDecoder::new(Vec::new())));
+                // Two bytes of checksum are weak evidence ("80" passes): not a claim.
+                decoders.push((
+                    Decoder::Zlib(flate2::write::ZlibDecoder::new(Vec::new())),
+                    false,
+                ));
             }
         }
         if prefix.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-            if let Ok(d) = zstd::stream::write::Decoder::new(Vec::new()) {
-                decoders.push(Decoder::Zstd(d));
-            }
+            let zstd = zstd::stream::write::Decoder::new(Vec::new()).and_then(|mut d| {
+                d.window_log_max(ZSTD_WINDOW_LOG)?;
+                Ok(d)
+            });
+            // No decoder for a body that claims zstd means it cannot be searched.
+            let zstd = zstd.map_or(Decoder::Unavailable, Decoder::Zstd);
+            decoders.push((zstd, true));
         }
         Trials(
             decoders
                 .into_iter()
-                .map(|decoder| Trial {
+                .map(|(decoder, claimed)| Trial {
                     decoder,
+                    claimed,
                     search: redactor.clone(),
                     produced: 0,
                 })
@@ -102,6 +143,11 @@ impl Trials {
         self.0.retain_mut(|t| {
             for step in chunk.chunks(TRIAL_STEP) {
                 let Ok(out) = t.decoder.feed(step) else {
+                    if t.claimed {
+                        verdict = Verdict::Refuse(
+                            "the body starts like compressed data but does not decode".into(),
+                        );
+                    }
                     return false;
                 };
                 t.produced += out.len() as u64;
@@ -166,6 +212,13 @@ mod tests {
                 e.finish().unwrap()
             }
             "zstd" => zstd::encode_all(data, 3).unwrap(),
+            "brotli" => {
+                let mut out = Vec::new();
+                let mut e = brotli::CompressorWriter::new(&mut out, 4096, 5, 22);
+                e.write_all(data).unwrap();
+                drop(e);
+                out
+            }
             _ => unreachable!(),
         }
     }
@@ -175,7 +228,7 @@ mod tests {
         let mut text = b"{\"echo\": \"".to_vec();
         text.extend_from_slice(VALUE);
         text.extend_from_slice(b"\"}");
-        for kind in ["gzip", "zlib", "deflate", "zstd"] {
+        for kind in ["gzip", "zlib", "deflate", "zstd", "brotli"] {
             let body = compressed(kind, &text);
             // Fed in small chunks, as a network would.
             let mut trials = Trials::start(&body, &redactor());
@@ -207,7 +260,7 @@ mod tests {
             .collect();
         text.extend_from_slice(VALUE);
         text.extend_from_slice(b"abcabc");
-        for kind in ["gzip", "deflate", "zstd"] {
+        for kind in ["gzip", "deflate", "zstd", "brotli"] {
             let body = compressed(kind, &text);
             for size in [1, 7, 100, 4096] {
                 let mut trials = Trials::start(&body, &redactor());
@@ -245,5 +298,24 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_body_claiming_gzip_or_zstd_that_does_not_decode_is_refused() {
+        for body in [
+            &[
+                0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 3, 0xff, 0xff, 0xff, 0xff,
+            ][..],
+            // A reserved header bit set.
+            &[0x28, 0xb5, 0x2f, 0xfd, 0x08, 0x50, 1, 0, 0, 0][..],
+            // A 1 GiB window (over the 16 MiB the gateway allows).
+            &[0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xa0, 1, 0, 0, 0][..],
+        ] {
+            let mut trials = Trials::start(body, &redactor());
+            assert!(matches!(trials.feed(body), Verdict::Refuse(_)), "{body:?}");
+        }
+        // "80..." passes the zlib checksum but is not a claim.
+        let mut trials = Trials::start(b"80 items", &redactor());
+        assert!(!matches!(trials.feed(b"80 items"), Verdict::Refuse(_)));
     }
 }
