@@ -25,7 +25,7 @@ pub(crate) enum Decoder {
     Zlib(flate2::write::ZlibDecoder<Vec<u8>>),
     Deflate(flate2::write::DeflateDecoder<Vec<u8>>),
     Zstd(zstd::stream::write::Decoder<'static, Vec<u8>>),
-    Brotli(brotli_decompressor::DecompressorWriter<Vec<u8>>),
+    Brotli(Box<brotli_decompressor::DecompressorWriter<Vec<u8>>>),
     /// A format the body claims that could not be set up: every feed fails.
     Unavailable,
 }
@@ -93,10 +93,10 @@ impl Trials {
                 false,
             ),
             (
-                Decoder::Brotli(brotli_decompressor::DecompressorWriter::new(
+                Decoder::Brotli(Box::new(brotli_decompressor::DecompressorWriter::new(
                     Vec::new(),
                     BROTLI_BUFFER,
-                )),
+                ))),
                 false,
             ),
         ];
