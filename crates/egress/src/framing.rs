@@ -9,6 +9,7 @@
 //! a head that fails, and so nothing of it reaches an upstream.
 
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -49,16 +50,19 @@ pub(crate) struct Gate<S> {
     /// Judged bytes not yet handed to hyper.
     ready: Vec<u8>,
     verdict: Verdict,
+    /// Set while part of a request head is held back (a head started, not complete).
+    partial: Arc<AtomicBool>,
 }
 
 impl<S> Gate<S> {
-    pub(crate) fn new(inner: S, verdict: Verdict) -> Self {
+    pub(crate) fn new(inner: S, verdict: Verdict, partial: Arc<AtomicBool>) -> Self {
         Gate {
             inner,
             state: State::Head,
             held: Vec::new(),
             ready: Vec::new(),
             verdict,
+            partial,
         }
     }
 
@@ -243,7 +247,10 @@ impl<S: AsyncRead + Unpin> AsyncRead for Gate<S> {
                 }
                 Poll::Ready(Ok(())) => {
                     let data = rb.filled().to_vec();
-                    if let Err(msg) = self.take(&data) {
+                    let judged = self.take(&data);
+                    let partial = self.state == State::Head && !self.held.is_empty();
+                    self.partial.store(partial, Ordering::Relaxed);
+                    if let Err(msg) = judged {
                         if let Ok(mut v) = self.verdict.lock() {
                             *v = Some(msg.clone());
                         }
@@ -280,9 +287,9 @@ mod tests {
     use super::*;
 
     fn run(input: &[u8]) -> Result<Vec<u8>, String> {
-        let mut g = Gate::new((), Arc::default());
+        let mut g = Gate::new((), Arc::default(), Arc::default());
         // Byte by byte and all at once must agree.
-        let mut one = Gate::new((), Arc::default());
+        let mut one = Gate::new((), Arc::default(), Arc::default());
         for b in input {
             one.take(std::slice::from_ref(b))?;
         }
@@ -327,7 +334,7 @@ mod tests {
             // The second request of a pipeline is judged too.
             b"GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
         ] {
-            let mut g = Gate::new((), Arc::default());
+            let mut g = Gate::new((), Arc::default(), Arc::default());
             assert!(g.take(s).is_err(), "{}", String::from_utf8_lossy(s));
         }
     }

@@ -51,6 +51,7 @@ where
     };
     let served = Arc::new(AtomicU64::new(0));
     let gate = crate::framing::Verdict::default();
+    let partial_head = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let (svc_ctx, svc_mode, svc_served) = (ctx.clone(), mode.clone(), served.clone());
     let svc = hyper::service::service_fn(move |req| {
         let ctx = svc_ctx.clone();
@@ -64,7 +65,7 @@ where
         .header_read_timeout(crate::sniff::HEAD_WAIT)
         .serve_connection(
             TokioIo::new(crate::closing::Closing::new(
-                crate::framing::Gate::new(io, gate.clone()),
+                crate::framing::Gate::new(io, gate.clone(), partial_head.clone()),
                 gate.clone(),
             )),
             svc,
@@ -89,8 +90,10 @@ where
     // did not arrive in time was not forwarded either. Both are decisions.
     let reason = if e.is_parse() || e.is_parse_too_large() {
         DenyReason::RequestMalformed
-    } else if e.is_timeout() && served.load(Ordering::Relaxed) == 0 {
-        // A later timeout is an idle keep-alive connection being closed.
+    } else if e.is_timeout()
+        && (served.load(Ordering::Relaxed) == 0 || partial_head.load(Ordering::Relaxed))
+    {
+        // A timeout with no head started is an idle keep-alive connection being closed.
         DenyReason::DecisionTimeout
     } else {
         return;
