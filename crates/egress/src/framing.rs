@@ -170,8 +170,18 @@ fn chunk_size(line: &[u8]) -> Result<u64, String> {
 fn judge_head(head: &[u8]) -> Result<State, String> {
     let mut fields = [httparse::EMPTY_HEADER; MAX_FIELDS];
     let mut req = httparse::Request::new(&mut fields);
+    // httparse accepts bare LF line ends (RFC 9112 2.2 allows it); a gate that split heads
+    // on CRLF only must not let two LF-separated heads pass as one.
+    if head
+        .iter()
+        .enumerate()
+        .any(|(i, &b)| b == b'\n' && (i == 0 || head[i - 1] != b'\r'))
+    {
+        return Err("a bare LF in a request head".into());
+    }
     match req.parse(head) {
-        Ok(httparse::Status::Complete(_)) => {}
+        Ok(httparse::Status::Complete(n)) if n == head.len() => {}
+        Ok(httparse::Status::Complete(_)) => return Err("more than one head in a head".into()),
         Ok(httparse::Status::Partial) => return Err("an incomplete request head".into()),
         Err(e) => return Err(format!("request head: {e}")),
     }
@@ -331,6 +341,7 @@ mod tests {
             b"GET / HTTP/1.1\r\nHost : a\r\n\r\n",
             b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
             b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nab\r\n",
+            b"GET / HTTP/1.1\r\nHost: a\n\nGET / HTTP/1.1\r\nHost: b\r\n\r\n",
             // The second request of a pipeline is judged too.
             b"GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
         ] {
