@@ -1,11 +1,13 @@
 //! HTTP through the gateway: the explicit proxy (`HTTP_PROXY`/`HTTPS_PROXY`, CONNECT and
 //! absolute-form requests) and transparent plain-HTTP connections to an allowed name.
 //!
-//! Requests are parsed by hyper, one policy decision per request, so a keep-alive
-//! connection cannot smuggle a second request to another host past the first check.
+//! Requests are parsed by hyper and then checked strictly ([`crate::strict`]): one policy
+//! decision per request, so a keep-alive or pipelined connection cannot smuggle a second
+//! request to another host past the first check, and the upstream gets a re-serialization
+//! of the checked form (Host written from the decided target), never the client's bytes.
 
 use crate::event::EgressEvent;
-use crate::tcp::splice_checked;
+use crate::strict::split_authority;
 use crate::upstream::UpstreamError;
 use crate::Ctx;
 use bytes::Bytes;
@@ -14,12 +16,13 @@ use http_body_util::{combinators::BoxBody, BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-pub(crate) type Body = BoxBody<Bytes, hyper::Error>;
+pub(crate) type Body = BoxBody<Bytes, crate::redact::BoxError>;
 
 /// Who decides the destination of each request.
 #[derive(Clone)]
@@ -46,21 +49,93 @@ where
         Mode::Proxy => None,
         Mode::Fixed { .. } | Mode::Intercept { .. } => Some(UpstreamSlot::default()),
     };
+    let served = Arc::new(AtomicU64::new(0));
+    let gate = crate::framing::Verdict::default();
+    let partial_head = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (svc_ctx, svc_mode, svc_served) = (ctx.clone(), mode.clone(), served.clone());
     let svc = hyper::service::service_fn(move |req| {
-        let ctx = ctx.clone();
-        let mode = mode.clone();
+        let ctx = svc_ctx.clone();
+        let mode = svc_mode.clone();
         let slot = slot.clone();
+        svc_served.fetch_add(1, Ordering::Relaxed);
         async move { Ok::<_, Infallible>(handle(req, ctx, mode, slot).await) }
     });
     let conn = hyper::server::conn::http1::Builder::new()
-        .serve_connection(TokioIo::new(io), svc)
+        .timer(TokioTimer::new())
+        .header_read_timeout(crate::sniff::HEAD_WAIT)
+        .serve_connection(
+            TokioIo::new(crate::closing::Closing::new(
+                crate::framing::Gate::new(io, gate.clone(), partial_head.clone()),
+                gate.clone(),
+            )),
+            svc,
+        )
         .with_upgrades();
-    if let Err(e) = conn.await {
-        tracing::debug!(error = %e, "gateway http connection ended");
+    let result = conn.await;
+    let (host, port, proto) = mode.event_target();
+    // The framing gate refused a head before hyper saw it (hyper then sees a plain end).
+    if let Some(msg) = gate.lock().ok().and_then(|mut g| g.take()) {
+        ctx.events.emit(EgressEvent::deny(
+            host,
+            port,
+            proto,
+            DenyReason::RequestMalformed,
+            format!("request head refused: {msg}"),
+        ));
+        return;
+    }
+    let Err(e) = result else { return };
+    tracing::debug!(error = %e, "gateway http connection ended");
+    // hyper answered a head it could not parse with 400 and forwarded nothing; a head that
+    // did not arrive in time was not forwarded either. Both are decisions.
+    let reason = if e.is_parse() || e.is_parse_too_large() {
+        DenyReason::RequestMalformed
+    } else if e.is_timeout()
+        && (served.load(Ordering::Relaxed) == 0 || partial_head.load(Ordering::Relaxed))
+    {
+        // A timeout with no head started is an idle keep-alive connection being closed.
+        DenyReason::DecisionTimeout
+    } else {
+        return;
+    };
+    ctx.events.emit(EgressEvent::deny(
+        host,
+        port,
+        proto,
+        reason,
+        format!("request head refused: {e}"),
+    ));
+}
+
+/// [`serve`] as a boxed `Send` future: the tunnel paths (proxy -> CONNECT -> judged opening
+/// -> HTTP serving -> proxy handler) recurse, and a box breaks the recursive type.
+pub(crate) fn serve_boxed<S>(
+    io: S,
+    ctx: Arc<Ctx>,
+    mode: Mode,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    Box::pin(serve(io, ctx, mode))
+}
+
+impl Mode {
+    /// Host, port and protocol that events about this connection name.
+    fn event_target(&self) -> (String, u16, &'static str) {
+        match self {
+            Mode::Proxy => (
+                crate::GATEWAY_ADDR.to_string(),
+                crate::PROXY_PORT,
+                "http-proxy",
+            ),
+            Mode::Fixed { host, port } => (host.clone(), *port, "http"),
+            Mode::Intercept { host, port } => (host.clone(), *port, "https"),
+        }
     }
 }
 
-fn text(status: StatusCode, reason: Option<&str>, msg: String) -> Response<Body> {
+pub(crate) fn text(status: StatusCode, reason: Option<&str>, msg: String) -> Response<Body> {
     let mut b = Response::builder()
         .status(status)
         .header("content-type", "text/plain; charset=utf-8")
@@ -72,11 +147,11 @@ fn text(status: StatusCode, reason: Option<&str>, msg: String) -> Response<Body>
         .unwrap_or_else(|_| Response::new(empty()))
 }
 
-fn empty() -> Body {
+pub(crate) fn empty() -> Body {
     Full::new(Bytes::new()).map_err(|n| match n {}).boxed()
 }
 
-fn denied(
+pub(crate) fn denied(
     ctx: &Ctx,
     host: &str,
     port: u16,
@@ -93,25 +168,12 @@ fn denied(
     )
 }
 
-/// Split `host[:port]` (brackets for IPv6 literals) with a default port.
-fn split_authority(auth: &str, default_port: u16) -> Option<(String, u16)> {
-    if let Some(rest) = auth.strip_prefix('[') {
-        let (h, tail) = rest.split_once(']')?;
-        let port = match tail.strip_prefix(':') {
-            Some(p) => p.parse().ok()?,
-            None if tail.is_empty() => default_port,
-            None => return None,
-        };
-        return Some((h.to_string(), port));
-    }
-    match auth.rsplit_once(':') {
-        Some((h, p)) => Some((h.to_string(), p.parse().ok()?)),
-        None => Some((auth.to_string(), default_port)),
-    }
-}
-
 /// Policy check for a named destination; the normalized host on success.
-fn check(ctx: &Ctx, raw_host: &str, port: u16) -> Result<String, (String, DenyReason, String)> {
+pub(crate) fn check(
+    ctx: &Ctx,
+    raw_host: &str,
+    port: u16,
+) -> Result<String, (String, DenyReason, String)> {
     let Some(host) = normalize_wire_host(raw_host) else {
         if raw_host.parse::<std::net::IpAddr>().is_ok() && ctx.policy.allows_ip_literals() {
             return Ok(raw_host.to_string());
@@ -143,9 +205,16 @@ async fn handle(
     mode: Mode,
     slot: Option<UpstreamSlot>,
 ) -> Response<Body> {
+    if let Err(msg) = crate::strict::validate(&req) {
+        let (mut host, mut port, proto) = mode.event_target();
+        if let Some(a) = req.uri().authority() {
+            (host, port) = (a.host().to_string(), a.port_u16().unwrap_or(port));
+        }
+        return denied(&ctx, &host, port, proto, DenyReason::RequestMalformed, msg);
+    }
     if req.method() == Method::CONNECT {
         return match mode {
-            Mode::Proxy => connect(req, ctx).await,
+            Mode::Proxy => crate::connect::connect(req, ctx).await,
             Mode::Fixed { .. } | Mode::Intercept { .. } => text(
                 StatusCode::METHOD_NOT_ALLOWED,
                 None,
@@ -271,15 +340,19 @@ async fn forward(
     for h in ["proxy-connection", "proxy-authorization", "keep-alive"] {
         req.headers_mut().remove(h);
     }
-    if !req.headers().contains_key(hyper::header::HOST) {
-        let value = if port == 80 {
-            host.clone()
-        } else {
-            format!("{host}:{port}")
-        };
-        if let Ok(v) = value.parse() {
+    // Host is written from the decided target, whatever the client spelled (case, port,
+    // trailing dot): the upstream routes on exactly what was checked.
+    let default_port = if tls { 443 } else { 80 };
+    let value = if port == default_port {
+        host.clone()
+    } else {
+        format!("{host}:{port}")
+    };
+    match value.parse() {
+        Ok(v) => {
             req.headers_mut().insert(hyper::header::HOST, v);
         }
+        Err(_) => return request_failed(&ctx, &t, format!("cannot write Host {value:?}")),
     }
     if tls {
         // Responses must come back searchable for secret values: no compression, and no
@@ -307,19 +380,29 @@ async fn forward(
 
     if !tls {
         ctx.events.emit(EgressEvent::allow(&host, port, proto));
-        return resp.map(|b| b.boxed());
+        return resp.map(|b| b.map_err(Into::into).boxed());
     }
-    match crate::intercept::redact_response(resp, ctx.secrets.redactor()) {
-        Some(r) => {
+    let on_refuse: crate::redact::OnRefuse = {
+        let (ctx, host) = (ctx.clone(), host.clone());
+        Arc::new(move |msg: String| {
+            ctx.events.emit(EgressEvent::failed(
+                &host,
+                port,
+                proto,
+                RESPONSE_NOT_INSPECTABLE,
+                format!("response cut off: {msg}"),
+            ))
+        })
+    };
+    match crate::redact::redact_response(resp, ctx.secrets.redactor(), on_refuse).await {
+        Ok(r) => {
             let mut ev = EgressEvent::allow(&host, port, proto);
             ev.secrets = secrets_used;
             ctx.events.emit(ev);
             r
         }
-        None => {
-            let msg = "the upstream compressed its response although asked not to; it cannot \
-                       be checked for secret values"
-                .to_string();
+        Err(why) => {
+            let msg = format!("{why}; it cannot be checked for secret values");
             ctx.events.emit(EgressEvent::failed(
                 &host,
                 port,
@@ -334,23 +417,6 @@ async fn forward(
             )
         }
     }
-}
-
-/// A CONNECT tunnel to a secret-bound host, handled like a transparent connection. Boxed
-/// with an explicit `Send` so the compiler need not prove it through the recursion
-/// (proxy -> tunnel -> HTTP serving -> proxy handler).
-fn tunnel_to_bound_host(
-    upgraded: hyper::upgrade::Upgraded,
-    ctx: Arc<Ctx>,
-    host: String,
-    port: u16,
-) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
-    Box::pin(crate::tcp::handle_named(
-        TokioIo::new(upgraded),
-        ctx,
-        host,
-        port,
-    ))
 }
 
 /// Reason code: a bound host's response could not be checked for secret values.
@@ -465,7 +531,7 @@ async fn exchange_reusing(
     Ok(resp)
 }
 
-fn resp_for(
+pub(crate) fn resp_for(
     ctx: &Ctx,
     host: &str,
     port: u16,
@@ -483,63 +549,5 @@ fn resp_for(
                 format!("cleanroom: upstream unreachable: {msg}\n"),
             )
         }
-    }
-}
-
-async fn connect(req: Request<Incoming>, ctx: Arc<Ctx>) -> Response<Body> {
-    let Some((raw, port)) = req
-        .uri()
-        .authority()
-        .and_then(|a| split_authority(a.as_str(), 443))
-    else {
-        return text(
-            StatusCode::BAD_REQUEST,
-            None,
-            "CONNECT needs host:port\n".into(),
-        );
-    };
-    let host = match check(&ctx, &raw, port) {
-        Ok(h) => h,
-        Err((h, r, msg)) => return denied(&ctx, &h, port, "connect", r, msg),
-    };
-    if ctx.secrets.binds(&host) {
-        // A secret-bound host: the tunnel's TLS is terminated here, and every request in it
-        // goes upstream on its own (see `intercept`).
-        tokio::spawn(async move {
-            match hyper::upgrade::on(req).await {
-                Ok(upgraded) => tunnel_to_bound_host(upgraded, ctx, host, port).await,
-                Err(e) => tracing::debug!(error = %e, "CONNECT upgrade failed"),
-            }
-        });
-        return Response::new(empty());
-    }
-    let upstream = match ctx.upstream_connect(&host, port).await {
-        Ok(s) => s,
-        Err(e) => return resp_for(&ctx, &host, port, "connect", e),
-    };
-    tokio::spawn(async move {
-        match hyper::upgrade::on(req).await {
-            Ok(upgraded) => {
-                splice_checked(TokioIo::new(upgraded), upstream, ctx, host, port, "connect").await
-            }
-            Err(e) => tracing::debug!(error = %e, "CONNECT upgrade failed"),
-        }
-    });
-    Response::new(empty())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::split_authority;
-
-    #[test]
-    fn authorities() {
-        assert_eq!(
-            split_authority("a.test:8443", 443),
-            Some(("a.test".into(), 8443))
-        );
-        assert_eq!(split_authority("a.test", 443), Some(("a.test".into(), 443)));
-        assert_eq!(split_authority("[::1]:80", 443), Some(("::1".into(), 80)));
-        assert_eq!(split_authority("a.test:x", 443), None);
     }
 }

@@ -16,17 +16,23 @@
 //! * Everything else — direct IPs, other UDP, other resolvers, ICMP, IPv6 — is denied.
 
 pub mod addrs;
+mod closing;
+mod connect;
 pub mod device;
 pub mod dns;
 pub mod event;
+mod framing;
 pub mod http;
 pub mod intercept;
 pub mod limits;
 pub mod names;
+pub mod redact;
 pub mod secrets;
 pub mod sniff;
+mod strict;
 pub mod tcp;
 pub mod tls;
+mod trial;
 pub mod upstream;
 
 pub use event::{EgressEvent, EventSink};

@@ -165,7 +165,7 @@ impl Secrets {
         Redactor::new(
             self.entries
                 .iter()
-                .map(|s| Zeroizing::new(s.value.as_bytes().to_vec()))
+                .flat_map(|s| crate::redact::encodings(s.value.as_bytes()))
                 .collect(),
         )
     }
@@ -182,8 +182,10 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-/// Masks secret values in a byte stream, across chunk boundaries: each occurrence becomes
-/// a run of `*` of the same length (so `Content-Length` stays true).
+/// Masks secret values (and their common encodings, see [`crate::redact::encodings`]) in a
+/// byte stream, across chunk boundaries: each occurrence becomes a run of `*` of the same
+/// length (so `Content-Length` stays true).
+#[derive(Clone)]
 pub struct Redactor {
     values: Vec<Zeroizing<Vec<u8>>>,
     /// Bytes held back because a value may start in them and end in the next chunk.
@@ -206,26 +208,49 @@ impl Redactor {
         }
     }
 
-    fn mask(&self, buf: &mut [u8]) {
+    /// Mask every occurrence in `buf`; whether there was one.
+    fn mask(&self, buf: &mut [u8]) -> bool {
+        let mut found = false;
         for v in &self.values {
             let n = v.len();
             let mut i = 0;
             while i + n <= buf.len() {
+                // Jump to the next occurrence of the value's first byte (values are never
+                // empty): a scan per form stays fast on large bodies.
+                match memchr::memchr(v[0], &buf[i..=buf.len() - n]) {
+                    Some(k) => i += k,
+                    None => break,
+                }
                 if &buf[i..i + n] == v.as_slice() {
                     buf[i..i + n].fill(b'*');
+                    found = true;
                     i += n;
                 } else {
                     i += 1;
                 }
             }
         }
+        found
+    }
+
+    /// Does the stream fed so far (chunk by chunk) contain a value? For decoded views of a
+    /// body that are searched, not passed on.
+    pub fn found_in_next(&mut self, chunk: &[u8]) -> bool {
+        if self.values.is_empty() {
+            return false;
+        }
+        let mut buf = std::mem::take(&mut *self.carry);
+        buf.extend_from_slice(chunk);
+        let found = self.mask(&mut buf);
+        let cut = buf.len().saturating_sub(self.keep);
+        *self.carry = buf.split_off(cut);
+        found
     }
 
     /// Mask a self-contained value (a header).
     pub fn mask_whole(&self, data: &[u8]) -> Option<Vec<u8>> {
         let mut buf = data.to_vec();
-        self.mask(&mut buf);
-        (buf != data).then_some(buf)
+        self.mask(&mut buf).then_some(buf)
     }
 
     /// Feed the next chunk; returns what can be passed on now.
@@ -239,6 +264,14 @@ impl Redactor {
         let cut = buf.len().saturating_sub(self.keep);
         *self.carry = buf.split_off(cut);
         buf
+    }
+
+    /// Does what was fed so far end with the start of a value (or of an encoding of it)?
+    /// Then the bytes that encode that start should not be passed on yet.
+    pub fn ends_in_partial(&self) -> bool {
+        self.values
+            .iter()
+            .any(|v| (1..v.len().min(self.carry.len() + 1)).any(|k| self.carry.ends_with(&v[..k])))
     }
 
     /// The end of the stream: whatever was held back.

@@ -1,17 +1,37 @@
 //! Transparent TCP: a connection the sandbox opened to an address our DNS handed out.
 //!
-//! The address names the host; the port comes from the SYN. Before anything reaches the
-//! upstream, the first bytes are read: a TLS SNI or HTTP Host that names a different host
-//! than the address stands for is a fronting attempt and is refused.
+//! The address names the host; the port comes from the SYN. Before any byte reaches the
+//! upstream, the client's opening is read and judged ([`crate::sniff`]): an HTTP request
+//! goes to the strict HTTP handling (each request checked and re-serialized), a TLS
+//! ClientHello must name the connection's host, and an opening that stalls or does not
+//! parse is refused. A client that sends nothing at first may be waiting for the server
+//! (SSH, SMTP): the upstream is connected and whichever side speaks first decides.
 
 use crate::event::EgressEvent;
-use crate::sniff::{peek, Opening, Prefixed};
+use crate::sniff::{peek, peek_from, Opening, Prefixed, Refused, FIRST_BYTE_WAIT};
 use crate::Ctx;
 use cleanroom_policy::{normalize_wire_host, DenyReason};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
+
+/// Where a judged connection came from: a transparent connection to a name (upstream not
+/// yet connected), or a CONNECT tunnel (its upstream already connected).
+enum Via {
+    Named,
+    Tunnel,
+}
+
+impl Via {
+    fn proto(&self, tls: bool) -> &'static str {
+        match (self, tls) {
+            (Via::Tunnel, _) => "connect",
+            (Via::Named, true) => "tls",
+            (Via::Named, false) => "tcp",
+        }
+    }
+}
 
 /// A client connection to `host:port` that policy already allowed: classify its opening,
 /// then hand it to HTTP handling or splice it to the upstream.
@@ -19,90 +39,171 @@ pub(crate) async fn handle_named<S>(mut client: S, ctx: Arc<Ctx>, host: String, 
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (opening, prefix) = match peek(&mut client).await {
-        Ok(x) => x,
-        Err(_) => return,
-    };
-    match opening {
-        Opening::Http => {
-            crate::http::serve(
-                Prefixed::new(prefix, client),
-                ctx,
-                crate::http::Mode::Fixed { host, port },
-            )
-            .await
+    match peek(&mut client, Some(FIRST_BYTE_WAIT)).await {
+        Ok((Opening::Closed, _)) => {}
+        Ok((Opening::Silent, _)) => server_first(client, None, ctx, host, port, Via::Named).await,
+        Ok((opening, prefix)) => {
+            decide(client, prefix, opening, None, ctx, host, port, Via::Named).await
         }
-        Opening::Tls { sni } => {
-            if let Err(msg) = sni_matches(sni.as_deref(), &host) {
-                ctx.events.emit(EgressEvent::deny(
-                    &host,
-                    port,
-                    "tls",
-                    DenyReason::HostMismatch,
-                    msg,
-                ));
-                close_soon(&mut client).await;
-                return;
-            }
-            if ctx.secrets.binds(&host) {
-                crate::intercept::terminate(Prefixed::new(prefix, client), ctx, host, port).await;
-                return;
-            }
-            match ctx.upstream_connect(&host, port).await {
-                Ok(up) => {
-                    ctx.events.emit(EgressEvent::allow(&host, port, "tls"));
-                    splice(Prefixed::new(prefix, client), up).await
-                }
-                Err(e) => {
-                    ctx.report_upstream_error(&host, port, "tls", e);
-                    close_soon(&mut client).await;
-                }
-            }
-        }
-        Opening::Opaque => match ctx.upstream_connect(&host, port).await {
-            Ok(up) => {
-                ctx.events.emit(EgressEvent::allow(&host, port, "tcp"));
-                splice(Prefixed::new(prefix, client), up).await
-            }
-            Err(e) => {
-                ctx.report_upstream_error(&host, port, "tcp", e);
-                close_soon(&mut client).await;
-            }
-        },
+        Err(r) => refuse(client, &ctx, &host, port, "tcp", r).await,
     }
 }
 
-/// A tunnel (CONNECT) already connected upstream: check the TLS SNI, if any, against the
-/// tunnel's host, then splice.
+/// A tunnel (CONNECT) already connected upstream: judge the client's opening like a
+/// transparent connection's (TLS SNI must name the tunnel's host, HTTP requests are checked
+/// one by one), then splice.
 pub(crate) async fn splice_checked<S>(
     mut client: S,
     upstream: TcpStream,
     ctx: Arc<Ctx>,
     host: String,
     port: u16,
-    proto: &'static str,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (opening, prefix) = match peek(&mut client).await {
-        Ok(x) => x,
-        Err(_) => return,
-    };
-    if let Opening::Tls { sni } = &opening {
-        if let Err(msg) = sni_matches(sni.as_deref(), &host) {
-            ctx.events.emit(EgressEvent::deny(
-                &host,
-                port,
-                proto,
-                DenyReason::HostMismatch,
-                msg,
-            ));
-            close_soon(&mut client).await;
-            return;
+    match peek(&mut client, Some(FIRST_BYTE_WAIT)).await {
+        Ok((Opening::Closed, _)) => {}
+        Ok((Opening::Silent, _)) => {
+            server_first(client, Some(upstream), ctx, host, port, Via::Tunnel).await
         }
+        Ok((opening, prefix)) => {
+            decide(
+                client,
+                prefix,
+                opening,
+                Some(upstream),
+                ctx,
+                host,
+                port,
+                Via::Tunnel,
+            )
+            .await
+        }
+        Err(r) => refuse(client, &ctx, &host, port, "connect", r).await,
     }
+}
+
+/// Refuse a connection whose opening could not be judged: deny event, then close.
+async fn refuse<S: AsyncWrite + Unpin>(
+    mut client: S,
+    ctx: &Ctx,
+    host: &str,
+    port: u16,
+    proto: &'static str,
+    r: Refused,
+) {
+    if let Refused::Deny(reason, msg) = r {
+        ctx.events
+            .emit(EgressEvent::deny(host, port, proto, reason, msg));
+    }
+    close_soon(&mut client).await;
+}
+
+/// Act on a judged opening. `upstream` is the already connected upstream, if any; it is
+/// dropped unused (nothing was written to it) when the opening goes elsewhere.
+#[allow(clippy::too_many_arguments)]
+async fn decide<S>(
+    mut client: S,
+    prefix: Vec<u8>,
+    opening: Opening,
+    upstream: Option<TcpStream>,
+    ctx: Arc<Ctx>,
+    host: String,
+    port: u16,
+    via: Via,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let tls = match opening {
+        Opening::Closed | Opening::Silent => return close_soon(&mut client).await,
+        Opening::Http => {
+            drop(upstream);
+            let mode = crate::http::Mode::Fixed { host, port };
+            return crate::http::serve_boxed(Prefixed::new(prefix, client), ctx, mode).await;
+        }
+        Opening::Tls { sni } => {
+            if let Err(msg) = sni_matches(sni.as_deref(), &host) {
+                ctx.events.emit(EgressEvent::deny(
+                    &host,
+                    port,
+                    via.proto(true),
+                    DenyReason::HostMismatch,
+                    msg,
+                ));
+                return close_soon(&mut client).await;
+            }
+            if ctx.secrets.binds(&host) {
+                drop(upstream);
+                crate::intercept::terminate(Prefixed::new(prefix, client), ctx, host, port).await;
+                return;
+            }
+            true
+        }
+        Opening::Opaque => false,
+    };
+    let proto = via.proto(tls);
+    let up = match upstream {
+        Some(up) => up,
+        None => match ctx.upstream_connect(&host, port).await {
+            Ok(up) => up,
+            Err(e) => {
+                ctx.report_upstream_error(&host, port, proto, e);
+                return close_soon(&mut client).await;
+            }
+        },
+    };
     ctx.events.emit(EgressEvent::allow(&host, port, proto));
-    splice(Prefixed::new(prefix, client), upstream).await
+    splice(Prefixed::new(prefix, client), up).await
+}
+
+/// The client sent nothing at first. Connect the upstream and see who speaks first: a
+/// client's opening is judged as usual (nothing it sent has been forwarded); a server that
+/// speaks first is not an HTTP or TLS server one could front through, so the connection is
+/// spliced from then on.
+async fn server_first<S>(
+    mut client: S,
+    upstream: Option<TcpStream>,
+    ctx: Arc<Ctx>,
+    host: String,
+    port: u16,
+    via: Via,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let proto = via.proto(false);
+    let mut up = match upstream {
+        Some(up) => up,
+        None => match ctx.upstream_connect(&host, port).await {
+            Ok(up) => up,
+            Err(e) => {
+                ctx.report_upstream_error(&host, port, proto, e);
+                return close_soon(&mut client).await;
+            }
+        },
+    };
+    let (mut cbuf, mut ubuf) = ([0u8; 4096], [0u8; 4096]);
+    tokio::select! {
+        r = client.read(&mut cbuf) => match r {
+            Ok(n) if n > 0 => match peek_from(&mut client, cbuf[..n].to_vec()).await {
+                Ok((opening, prefix)) => {
+                    decide(client, prefix, opening, Some(up), ctx, host, port, via).await
+                }
+                Err(r) => refuse(client, &ctx, &host, port, proto, r).await,
+            },
+            _ => close_soon(&mut client).await,
+        },
+        r = up.read(&mut ubuf) => match r {
+            Ok(n) if n > 0 => {
+                ctx.events.emit(EgressEvent::allow(&host, port, proto));
+                if client.write_all(&ubuf[..n]).await.is_ok() {
+                    splice(client, up).await;
+                } else {
+                    close_soon(&mut client).await;
+                }
+            }
+            _ => close_soon(&mut client).await,
+        },
+    }
 }
 
 /// An SNI naming another host than the connection's is refused; no SNI is fine (the

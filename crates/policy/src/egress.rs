@@ -33,6 +33,13 @@ pub enum DenyReason {
     /// The sandbox already has the most concurrent connections the gateway serves for one
     /// sandbox.
     TooManyConnections,
+    /// The opening of a connection (HTTP request head, TLS ClientHello) could not be parsed
+    /// strictly, or is ambiguous (two Host headers, Transfer-Encoding with Content-Length,
+    /// a lower-case method, ...): what it would mean to the upstream cannot be checked.
+    RequestMalformed,
+    /// The client did not complete what the decision needs (request head, ClientHello) in
+    /// time. Nothing was forwarded.
+    DecisionTimeout,
 }
 
 impl DenyReason {
@@ -50,6 +57,8 @@ impl DenyReason {
             DenyReason::UpstreamAddressNotAllowed => "upstream_address_not_allowed",
             DenyReason::SecretScopeViolation => "secret_scope_violation",
             DenyReason::TooManyConnections => "too_many_connections",
+            DenyReason::RequestMalformed => "request_malformed",
+            DenyReason::DecisionTimeout => "decision_timeout",
         }
     }
 }
