@@ -397,27 +397,6 @@ fn bearer_tokens_authenticate_and_principals_see_only_their_own() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
-/// Run the CLI as another local user against a unix-socket server.
-fn as_uid(s: &Server, uid: u32, args: &[&str]) -> Output {
-    let mut c = Command::new("setpriv");
-    c.arg(format!("--reuid={uid}"))
-        .arg(format!("--regid={uid}"))
-        .arg("--clear-groups")
-        .arg(BIN)
-        .args(args)
-        .env("CLEANROOM_HOST", s.host())
-        .env("HOME", "/nonexistent")
-        .env_remove("XDG_CONFIG_HOME")
-        .current_dir("/");
-    output_with_timeout(c, Duration::from_secs(120))
-}
-
-/// Let every local user reach the socket (the test widens what the server made private).
-fn open_socket_to_all(s: &Server) {
-    std::fs::set_permissions(&s.dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::set_permissions(s.socket(), std::fs::Permissions::from_mode(0o666)).unwrap();
-}
-
 #[test]
 fn unix_socket_is_private_and_each_uid_is_its_own_principal() {
     let s = Server::start();

@@ -141,8 +141,6 @@ pub async fn run(
         }
         None => None,
     };
-    // Bind first: the authentication rules depend on the address actually bound.
-    let transport = bind(&cfg.listen, &cfg.auth, tokens.is_some()).await?;
     let mut upstream = cleanroom_egress::UpstreamConfig::default();
     for spec in &cfg.egress_resolve {
         upstream
@@ -174,6 +172,9 @@ pub async fn run(
         Arc::new(secrets),
     )?;
     engine.recover().await?;
+    // Bound only now: a connectable socket means a recovered, ready server. The
+    // authentication rules depend on the address actually bound.
+    let transport = bind(&cfg.listen, &cfg.auth, tokens.is_some()).await?;
     let auth = Arc::new(crate::auth::Authenticator {
         tokens,
         insecure_no_auth: cfg.auth.insecure_no_auth,

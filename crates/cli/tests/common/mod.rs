@@ -454,3 +454,32 @@ pub fn write_test_pki(dir: &Path, client_cn: &str) -> [PathBuf; 5] {
         p
     })
 }
+
+/// Run the CLI as another local user against a unix-socket server.
+pub fn as_uid(s: &Server, uid: u32, args: &[&str]) -> Output {
+    let mut c = Command::new("setpriv");
+    c.arg(format!("--reuid={uid}"))
+        .arg(format!("--regid={uid}"))
+        .arg("--clear-groups")
+        .arg(BIN)
+        .args(args)
+        .env("CLEANROOM_HOST", s.host())
+        .env("HOME", "/nonexistent")
+        .env_remove("XDG_CONFIG_HOME")
+        .current_dir("/");
+    output_with_timeout(c, Duration::from_secs(120))
+}
+
+/// Let every local user reach the socket (the test widens what the server made private).
+pub fn open_socket_to_all(s: &Server) {
+    std::fs::set_permissions(
+        &s.dir,
+        <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        s.socket(),
+        <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o666),
+    )
+    .unwrap();
+}
