@@ -219,6 +219,33 @@ fn bearer_tokens_authenticate_and_principals_see_only_their_own() {
     );
     let ls = s.run(Some(BOB), &["sandbox", "ls", "--all", "--json"]);
     assert!(!stdout(&ls).contains(&a), "{}", stdout(&ls));
+    // Naming his own sandbox with Alice's execution answers like a made-up execution id.
+    let o = s.run(Some(BOB), &["sandbox", "create"]);
+    let b = stdout(&o).trim().to_string();
+    assert!(b.starts_with("sbx_"), "{}", stderr(&o));
+    let made_up = format!("exe_{}", "0".repeat(32));
+    let body_of = |id: &str| {
+        let resp = raw_post(
+            &s.addr,
+            "ExecutionService/GetExecution",
+            &format!(r#"{{"sandboxId":"{b}","executionId":"{id}"}}"#),
+            Some(&format!("Bearer {BOB}")),
+        );
+        let body = resp.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+        // The binary detail embeds the id too: compare its size, which any extra detail
+        // (such as which sandbox the execution really belongs to) would change.
+        let body = body.replace(id, "ID");
+        match body.split_once("\"value\":\"") {
+            Some((head, rest)) => {
+                let (value, tail) = rest.split_once('"').unwrap_or((rest, ""));
+                format!("{head}<{} bytes>{tail}", value.len())
+            }
+            None => body,
+        }
+    };
+    let (mine, fake) = (body_of(&exe), body_of(&made_up));
+    assert!(mine.contains("execution_not_found"), "{mine}");
+    assert_eq!(mine, fake, "the answers must not differ");
 
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {

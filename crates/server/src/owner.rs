@@ -32,7 +32,9 @@ impl Engine {
         sandbox_id: &str,
         exec_id: &str,
     ) -> Result<ExecutionRow, EngineError> {
-        let row = self.get_execution(sandbox_id, exec_id)?;
+        // Ownership first, by id alone: the sandbox-mismatch error below carries details
+        // that must not tell another principal the execution exists.
+        let row = self.get_execution("", exec_id)?;
         let visible = self
             .store
             .get_sandbox(&row.sandbox_id)?
@@ -40,7 +42,7 @@ impl Engine {
         if !visible {
             return Err(EngineError::execution_not_found(exec_id));
         }
-        Ok(row)
+        self.get_execution(sandbox_id, exec_id)
     }
 
     /// Sandboxes `who` may see.
