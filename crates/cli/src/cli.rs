@@ -21,6 +21,11 @@ pub struct Cli {
     /// roots [default: $CLEANROOM_CA_CERT, config `ca_cert`]
     #[arg(long, global = true, value_name = "FILE")]
     pub ca_cert: Option<PathBuf>,
+    /// Accept exactly the https:// server certificate whose DER has this sha256 (hex)
+    /// instead of verifying a chain [default: $CLEANROOM_SERVER_CERT_SHA256, config
+    /// `server_cert_sha256`]
+    #[arg(long, global = true, value_name = "HEX", conflicts_with = "ca_cert")]
+    pub server_cert_sha256: Option<String>,
 
     #[command(subcommand)]
     pub command: Command,

@@ -25,6 +25,7 @@ pub async fn run(cli: Cli) -> i32 {
                 cli.host.as_deref(),
                 cli.token.as_deref(),
                 cli.ca_cert.as_deref(),
+                cli.server_cert_sha256.as_deref(),
             ) {
                 Ok(ep) => ep,
                 Err(e) => {

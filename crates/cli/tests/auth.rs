@@ -98,6 +98,15 @@ fn tcp_listener_refuses_to_start_without_authentication() {
     assert_eq!(stdout(&o), "open\n", "{}", stderr(&o));
 }
 
+/// Hex sha256 of raw bytes.
+fn token_hash_bytes(data: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// POST a JSON body over raw HTTP/1.1 with an optional Authorization header.
 fn raw_post(addr: &str, method: &str, body: &str, authorization: Option<&str>) -> String {
     let mut st = std::net::TcpStream::connect(addr).unwrap();
@@ -120,6 +129,7 @@ async fn client_as(addr: &str, token: &str) -> Client {
         endpoint: Endpoint::Http(addr.to_string()),
         token: Some(token.to_string()),
         ca_cert: None,
+        server_cert_sha256: None,
     })
     .await
     .expect("connect")
@@ -610,6 +620,32 @@ fn https_listener_with_ca_cert_token_and_config_file() {
     // The server is verified: without our CA the system roots refuse it.
     assert_code(
         &s.run(Some(ALICE), &["sandbox", "ls"]),
+        "server_unreachable",
+    );
+    // Or pinned: exactly this certificate, by the sha256 of its DER.
+    let der = {
+        use rustls::pki_types::pem::PemObject;
+        rustls::pki_types::CertificateDer::from_pem_file(&cert).unwrap()
+    };
+    let pin = token_hash_bytes(der.as_ref());
+    let mut c = s.cli(Some(ALICE));
+    c.args([
+        "--server-cert-sha256",
+        &pin,
+        "exec",
+        "-n",
+        "--",
+        "echo",
+        "pinned",
+    ]);
+    let o = output_with_timeout(c, Duration::from_secs(60));
+    assert_eq!(stdout(&o), "pinned\n", "{}", stderr(&o));
+    let other_pin = token_hash_bytes(b"some other certificate");
+    let mut c = s.cli(Some(ALICE));
+    c.env("CLEANROOM_SERVER_CERT_SHA256", &other_pin)
+        .args(["sandbox", "ls"]);
+    assert_code(
+        &output_with_timeout(c, Duration::from_secs(60)),
         "server_unreachable",
     );
     // TLS does not replace authentication.

@@ -1,7 +1,8 @@
 //! Where the server is: `--host` > `CLEANROOM_HOST` > config `control_host` > default socket.
 //! How to authenticate to it: `--token` > `CLEANROOM_TOKEN` > config `token`, and which CA
 //! verifies an `https://` server: `--ca-cert` > `CLEANROOM_CA_CERT` > config `ca_cert`
-//! (default: the system's roots). The config file is
+//! (default: the system's roots), or a pinned server certificate: `--server-cert-sha256` >
+//! `CLEANROOM_SERVER_CERT_SHA256` > config `server_cert_sha256`. The config file is
 //! `$XDG_CONFIG_HOME/cleanroom/config.json` (else `~/.config/cleanroom/config.json`).
 
 use std::path::{Path, PathBuf};
@@ -123,6 +124,8 @@ pub struct Target {
     pub token: Option<String>,
     /// PEM CA that verifies an `https://` server instead of the system's roots.
     pub ca_cert: Option<PathBuf>,
+    /// Hex sha256 of the `https://` server's certificate (DER): accept exactly that one.
+    pub server_cert_sha256: Option<String>,
 }
 
 impl From<Endpoint> for Target {
@@ -131,6 +134,7 @@ impl From<Endpoint> for Target {
             endpoint,
             token: None,
             ca_cert: None,
+            server_cert_sha256: None,
         }
     }
 }
@@ -140,6 +144,7 @@ pub fn resolve_target(
     host: Option<&str>,
     token: Option<&str>,
     ca_cert: Option<&Path>,
+    server_cert_sha256: Option<&str>,
 ) -> Result<Target, EndpointError> {
     let endpoint = resolve(host)?;
     let pick = |flag: Option<String>, env: &str, field: &str| {
@@ -157,6 +162,11 @@ pub fn resolve_target(
             "ca_cert",
         )
         .map(PathBuf::from),
+        server_cert_sha256: pick(
+            server_cert_sha256.map(str::to_string),
+            "CLEANROOM_SERVER_CERT_SHA256",
+            "server_cert_sha256",
+        ),
     })
 }
 

@@ -138,7 +138,12 @@ impl Client {
                 let base: http::Uri = format!("https://{auth}")
                     .parse()
                     .map_err(|e| bad(format!("bad endpoint: {e}")))?;
-                let connector = tls::connector(auth, target.ca_cert.as_deref()).map_err(bad)?;
+                let connector = tls::connector(
+                    auth,
+                    target.ca_cert.as_deref(),
+                    target.server_cert_sha256.as_deref(),
+                )
+                .map_err(bad)?;
                 (
                     builder()
                         .connect_with_connector(connector, base.clone())

@@ -1,5 +1,7 @@
 //! TLS to an `https://` server: rustls (ring), ALPN h2, TCP_NODELAY. The server is
-//! verified against `--ca-cert` when given, else the system's roots.
+//! verified by a pinned sha256 of its certificate when given (`--server-cert-sha256`: the
+//! certificate must be exactly that one; name and chain are not consulted), else against
+//! `--ca-cert`, else the system's roots.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -8,6 +10,7 @@ use std::sync::Arc;
 pub fn connector(
     authority: &str,
     ca_cert: Option<&Path>,
+    pin: Option<&str>,
 ) -> Result<
     impl tower::Service<
             http::Uri,
@@ -21,7 +24,10 @@ pub fn connector(
         + 'static,
     String,
 > {
-    let config = Arc::new(client_config(ca_cert)?);
+    let config = Arc::new(match pin {
+        Some(pin) => pinned_config(pin)?,
+        None => client_config(ca_cert)?,
+    });
     let authority = authority.to_string();
     let host = match authority.rsplit_once(':') {
         Some((h, p)) if p.parse::<u16>().is_ok() => h.to_string(),
@@ -86,4 +92,95 @@ fn client_config(ca_cert: Option<&Path>) -> Result<rustls::ClientConfig, String>
         .with_no_client_auth();
     config.alpn_protocols = vec![b"h2".to_vec()];
     Ok(config)
+}
+
+fn pinned_config(pin: &str) -> Result<rustls::ClientConfig, String> {
+    let hex = pin
+        .trim()
+        .trim_start_matches("sha256:")
+        .to_ascii_lowercase();
+    let mut sha256 = [0u8; 32];
+    if hex.len() != 64 {
+        return Err("--server-cert-sha256 must be 64 hex digits".into());
+    }
+    for (i, b) in sha256.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16)
+            .map_err(|_| "--server-cert-sha256 must be 64 hex digits".to_string())?;
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier = Arc::new(Pinned {
+        sha256,
+        provider: provider.clone(),
+    });
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    Ok(config)
+}
+
+/// Accepts exactly the certificate whose DER has this sha256 (and still checks that the
+/// server holds its key: the handshake signatures are verified normally).
+#[derive(Debug)]
+struct Pinned {
+    sha256: [u8; 32],
+    provider: Arc<rustls::crypto::CryptoProvider>,
+}
+
+impl rustls::client::danger::ServerCertVerifier for Pinned {
+    fn verify_server_cert(
+        &self,
+        end_entity: &rustls::pki_types::CertificateDer<'_>,
+        _intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        _server_name: &rustls::pki_types::ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        use sha2::Digest;
+        let got: [u8; 32] = sha2::Sha256::digest(end_entity.as_ref()).into();
+        if got == self.sha256 {
+            Ok(rustls::client::danger::ServerCertVerified::assertion())
+        } else {
+            Err(rustls::Error::General(
+                "the server's certificate does not match --server-cert-sha256".into(),
+            ))
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
 }
