@@ -272,11 +272,17 @@ async fn bind(
 /// can connect (each still gets their own `uid:<n>` principal).
 fn restrict_socket(path: &Path) -> Result<(), ServeError> {
     let fail = |e: std::io::Error| ServeError::Listen(path.display().to_string(), e);
-    match nix::unistd::Group::from_name("cleanroom") {
-        Ok(Some(g)) => {
-            std::os::unix::fs::chown(path, None, Some(g.gid.as_raw())).map_err(fail)?;
-            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o660)).map_err(fail)
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(fail)?;
+    if let Ok(Some(g)) = nix::unistd::Group::from_name("cleanroom") {
+        // Only widen once the group is really ours to give (a non-root server outside the
+        // group cannot chown to it: the socket then stays 0600).
+        match std::os::unix::fs::chown(path, None, Some(g.gid.as_raw())) {
+            Ok(()) => std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o660))
+                .map_err(fail)?,
+            Err(e) => {
+                tracing::warn!(error = %e, "socket stays 0600: cannot give it to group cleanroom")
+            }
         }
-        _ => std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(fail),
     }
+    Ok(())
 }
