@@ -259,6 +259,25 @@ fn bearer_tokens_authenticate_and_principals_see_only_their_own() {
 
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
+        // Streaming RPCs are authenticated too.
+        let anonymous = Client::connect(&Endpoint::Http(s.addr.clone()))
+            .await
+            .expect("connect");
+        let events = async {
+            let mut st = anonymous
+                .sandboxes
+                .stream_sandbox_events(StreamSandboxEventsRequest {
+                    sandbox_id: a.clone(),
+                    ..Default::default()
+                })
+                .await?;
+            while st.message().await?.is_some() {}
+            Ok::<(), ApiError>(())
+        };
+        assert_eq!(
+            events.await.err().map(|e| e.code).as_deref(),
+            Some("unauthenticated")
+        );
         let alice = client_as(&s.addr, ALICE).await;
         let bob = client_as(&s.addr, BOB).await;
         // A running execution of Alice's, with stdin attached.
