@@ -56,7 +56,7 @@ pub async fn serve(
     limits: ConnLimits,
     mut stop: watch::Receiver<bool>,
 ) -> std::io::Result<()> {
-    let max = limits.max_connections.max(1);
+    let max = limits.max_connections.clamp(1, 1 << 16);
     let slots = Arc::new(Semaphore::new(max));
     loop {
         let permit = tokio::select! {
@@ -121,7 +121,7 @@ pub async fn serve(
             }
         });
     }
-    // Drain: every connection task holds a permit until it ends.
+    // Drain: every connection task holds a permit until it ends (max <= 65536 fits u32).
     let _ = tokio::time::timeout(Duration::from_secs(2), slots.acquire_many(max as u32)).await;
     Ok(())
 }
