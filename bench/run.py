@@ -5,6 +5,8 @@ Measures, in the same run and on the same machine:
   * `cleanroom exec -n -- true` end to end through a real server (p50/p99, N runs)
     next to `bwrap --unshare-all ... true` (the reference), and their ratio;
   * sandbox create->READY (CreateSandbox RPC through the CLI) p50;
+  * `cleanroom exec --in ID -- true` in an existing sandbox over the unix socket and over
+    an authenticated TCP listener (bearer token) of a second server, and their p50 gap;
   * stdout throughput of `head -c 1G /dev/zero` streamed through `cleanroom exec`
     next to the same bytes through a raw pipe, and through a pipe into a file (the floor
     of what a durable output log costs);
@@ -14,9 +16,10 @@ Measures, in the same run and on the same machine:
   * HTTPS with secret injection (the gateway terminates TLS with the sandbox CA, writes the
     secret into the header, redacts the response, and speaks verified TLS upstream) next to
     the same HTTPS request made on the host: latency and 64 MiB download throughput.
-Progress goes to stderr.
+Progress goes to stderr. BENCH_BINARY=path skips the release build and uses that binary;
+BENCH_ONLY=api measures only the exec-in-existing-sandbox rows (unix vs TCP).
 """
-import json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+import hashlib, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS = int(os.environ.get("BENCH_RUNS", "200"))
@@ -184,10 +187,42 @@ def egress_bench(binary, env, tmp, port):
     return gateway_vs_direct(n, lat_gw, lat_direct, bw_gw, bw_direct)
 
 
+def tcp_server(binary, tmp):
+    """A second server on an authenticated loopback TCP listener: (process, env for the CLI)."""
+    token = os.urandom(32).hex()
+    tokens = os.path.join(tmp, "tokens")
+    with open(tokens, "w") as f:
+        f.write(f"sha256:{hashlib.sha256(token.encode()).hexdigest()} bench admin\n")
+    os.chmod(tokens, 0o600)
+    port = free_port()
+    proc = subprocess.Popen([binary, "serve", "--listen", f"http://127.0.0.1:{port}", "--tokens-file", tokens,
+                             "--state-dir", os.path.join(tmp, "state-tcp")],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=open(os.path.join(tmp, "server-tcp.log"), "w"))
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return proc, dict(os.environ, CLEANROOM_HOST=f"http://127.0.0.1:{port}", CLEANROOM_TOKEN=token)
+
+
+def exec_existing(binary, env, label):
+    out = subprocess.run([binary, "sandbox", "create"], env=env, check=True, capture_output=True).stdout
+    sid = out.decode().strip()
+    r = series(f"cleanroom exec --in ID -- true ({label})", [binary, "exec", "-n", "--in", sid, "--", "true"], env)
+    subprocess.run([binary, "sandbox", "rm", sid], env=env, check=True, stdout=subprocess.DEVNULL)
+    return r
+
+
 def main():
-    subprocess.run(["cargo", "build", "--release", "--locked", "-p", "cleanroom-cli"], cwd=ROOT, check=True,
-                   stdout=sys.stderr)
-    binary = os.path.join(ROOT, "target/release/cleanroom")
+    binary = os.environ.get("BENCH_BINARY")
+    if not binary:
+        subprocess.run(["cargo", "build", "--release", "--locked", "-p", "cleanroom-cli"], cwd=ROOT, check=True,
+                       stdout=sys.stderr)
+        binary = os.path.join(ROOT, "target/release/cleanroom")
+    only_api = os.environ.get("BENCH_ONLY") == "api"
     tmp = tempfile.mkdtemp(prefix="cleanroom-bench-")
     sock = os.path.join(tmp, "s.sock")
     web_port = free_port()
@@ -203,6 +238,7 @@ def main():
                               env=dict(os.environ, CLEANROOM_SECRET_BENCH_TOKEN=SECRET_VALUE),
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=open(os.path.join(tmp, "server.log"), "w"))
+    tcp, tcp_env = tcp_server(binary, tmp)
     try:
         for _ in range(200):
             try:
@@ -211,6 +247,15 @@ def main():
                 time.sleep(0.05)
         env = dict(os.environ, CLEANROOM_HOST="unix://" + sock)
         result = {"machine": {"cpus": os.cpu_count(), "kernel": os.uname().release}}
+        # The API's own round trip: unix socket vs authenticated TCP (TCP_NODELAY on both ends).
+        unix_row = exec_existing(binary, env, "unix socket")
+        tcp_row = exec_existing(binary, tcp_env, "tcp")
+        result["api_exec_in_existing_sandbox"] = {
+            "unix": unix_row, "tcp": tcp_row,
+            "tcp_minus_unix_p50_ms": round(tcp_row["p50_ms"] - unix_row["p50_ms"], 3)}
+        if only_api:
+            print(json.dumps(result, indent=2))
+            return
 
         result["exec_true"] = series("cleanroom exec -- true", [binary, "exec", "-n", "--", "true"], env)
         bwrap = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr",
@@ -257,6 +302,7 @@ def main():
         result["egress_https_secret_injection"] = secret_bench(binary, env, tmp, tls_port, ca)
         print(json.dumps(result, indent=2))
     finally:
+        tcp.send_signal(signal.SIGTERM)
         web.kill()
         tls_web.kill()
         server.send_signal(signal.SIGTERM)
@@ -264,6 +310,10 @@ def main():
             server.wait(timeout=20)
         except subprocess.TimeoutExpired:
             server.kill()
+        try:
+            tcp.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            tcp.kill()
         shutil.rmtree(tmp, ignore_errors=True)
 
 

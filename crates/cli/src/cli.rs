@@ -7,11 +7,25 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(name = "cleanroom", version, propagate_version = true)]
 pub struct Cli {
-    /// Server endpoint: unix:///path.sock or http://host:port
+    /// Server endpoint: unix:///path.sock, http://host:port or https://host:port
     /// [default: $CLEANROOM_HOST, config control_host, /var/run/cleanroom/cleanroom.sock
     /// when present, else $XDG_RUNTIME_DIR/cleanroom/cleanroom.sock]
     #[arg(long, global = true, value_name = "URL")]
     pub host: Option<String>,
+    /// Bearer token for http:// and https:// servers [default: $CLEANROOM_TOKEN, config
+    /// `token`]. Prefer the environment or the config file: arguments are visible to
+    /// other local users.
+    #[arg(long, global = true, value_name = "TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// CA certificate (PEM) that verifies an https:// server instead of the system's
+    /// roots [default: $CLEANROOM_CA_CERT, config `ca_cert`]
+    #[arg(long, global = true, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+    /// Accept exactly the https:// server certificate whose DER has this sha256 (hex)
+    /// instead of verifying a chain [default: $CLEANROOM_SERVER_CERT_SHA256, config
+    /// `server_cert_sha256`]
+    #[arg(long, global = true, value_name = "HEX", conflicts_with = "ca_cert")]
+    pub server_cert_sha256: Option<String>,
 
     #[command(subcommand)]
     pub command: Command,
@@ -58,10 +72,45 @@ pub enum PolicyCommand {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Listen address: unix:///path.sock or http://host:port
-    /// [default: /var/run/cleanroom/cleanroom.sock as root, else $XDG_RUNTIME_DIR/cleanroom/cleanroom.sock]
+    /// Listen address: unix:///path.sock, http://host:port or https://host:port
+    /// [default: /var/run/cleanroom/cleanroom.sock as root, else $XDG_RUNTIME_DIR/cleanroom/cleanroom.sock].
+    /// A unix socket is mode 0600 (0660 with group `cleanroom` when it exists) and each
+    /// caller is its uid; TCP needs --tokens-file or --client-ca.
     #[arg(long, value_name = "URL")]
     pub listen: Option<String>,
+    /// Bearer tokens for TCP listeners: lines of `sha256:<hex sha256 of the token>
+    /// <principal> <user|admin>`; mode 600, owned by the server's user
+    #[arg(long, value_name = "FILE", env = "CLEANROOM_TOKENS_FILE")]
+    pub tokens_file: Option<PathBuf>,
+    /// TLS certificate chain (PEM) for an https:// listener
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM) for an https:// listener
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Accept client certificates signed by this CA (PEM) on https://; the principal is
+    /// the certificate's first DNS/email SAN, else its CN (role user)
+    #[arg(long, value_name = "FILE")]
+    pub client_ca: Option<PathBuf>,
+    /// Serve a TCP listener without authentication (every caller is admin). Refused
+    /// unless the address is loopback. For local development only.
+    #[arg(long)]
+    pub insecure_no_auth: bool,
+    /// Most live sandboxes one principal may have (0: unlimited)
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub max_sandboxes_per_principal: u32,
+    /// Most live sandboxes on this server (0: unlimited)
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    pub max_sandboxes: u32,
+    /// Close API connections with no request in flight for this long
+    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+    pub api_idle_timeout: u64,
+    /// Close HTTP/1.1 API connections that do not send a request's headers within this
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub api_header_timeout: u64,
+    /// Most open API connections per listener (accepting pauses at the cap)
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub api_max_connections: usize,
     /// State directory (database, execution logs, sandbox dirs)
     /// [default: /var/lib/cleanroom as root, else $XDG_STATE_HOME/cleanroom]
     #[arg(long, value_name = "DIR", env = "CLEANROOM_STATE_DIR")]

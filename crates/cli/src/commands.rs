@@ -6,7 +6,7 @@ use crate::cli::{
 };
 use crate::render;
 use cleanroom_client::api::*;
-use cleanroom_client::endpoint::{self, Endpoint};
+use cleanroom_client::endpoint::{self, Endpoint, Target};
 use cleanroom_client::{ApiError, Client};
 use std::io::Write;
 use std::path::PathBuf;
@@ -21,7 +21,12 @@ pub async fn run(cli: Cli) -> i32 {
         // Pure validation of a local file with the server's own compiler; nothing runs.
         Command::Policy(cmd) => policy(cmd),
         other => {
-            let ep = match endpoint::resolve(cli.host.as_deref()) {
+            let ep = match endpoint::resolve_target(
+                cli.host.as_deref(),
+                cli.token.as_deref(),
+                cli.ca_cert.as_deref(),
+                cli.server_cert_sha256.as_deref(),
+            ) {
                 Ok(ep) => ep,
                 Err(e) => {
                     eprintln!("cleanroom: error [invalid_argument]: {e}");
@@ -84,10 +89,7 @@ async fn serve(args: ServeArgs) -> i32 {
     {
         Ok(Endpoint::Unix(p)) => cleanroom_server::serve::Listen::Unix(p),
         Ok(Endpoint::Http(a)) => cleanroom_server::serve::Listen::Tcp(a),
-        Ok(Endpoint::Https(_)) => {
-            eprintln!("cleanroom: error [invalid_argument]: https:// listening is not supported yet; use unix:// or http://");
-            return EXIT_CLEANROOM_ERROR;
-        }
+        Ok(Endpoint::Https(a)) => cleanroom_server::serve::Listen::Https(a),
         Err(e) => {
             eprintln!("cleanroom: error [invalid_argument]: {e}");
             return EXIT_CLEANROOM_ERROR;
@@ -130,6 +132,23 @@ async fn serve(args: ServeArgs) -> i32 {
         upstream_ca: args.upstream_ca,
         retention: args.quotas.retention(),
         image_limits: args.quotas.image_limits(),
+        auth: cleanroom_server::serve::AuthConfig {
+            tokens_file: args.tokens_file,
+            tls_cert: args.tls_cert,
+            tls_key: args.tls_key,
+            client_ca: args.client_ca,
+            insecure_no_auth: args.insecure_no_auth,
+            conn: cleanroom_server::listener::ConnLimits {
+                header_read_timeout: Duration::from_secs(args.api_header_timeout.max(1)),
+                idle_timeout: Duration::from_secs(args.api_idle_timeout.max(1)),
+                max_connections: args.api_max_connections.max(1),
+                ..Default::default()
+            },
+            caps: cleanroom_server::store::SandboxCaps {
+                per_owner: args.max_sandboxes_per_principal,
+                total: args.max_sandboxes,
+            },
+        },
     };
     // Gateways hold an upstream socket per sandbox connection; budget them against a
     // descriptor limit as high as the server may have.
@@ -154,7 +173,11 @@ async fn serve(args: ServeArgs) -> i32 {
     match cleanroom_server::serve::run(cfg, shutdown).await {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("cleanroom: error [server_start_failed]: {e}");
+            let code = match e {
+                cleanroom_server::serve::ServeError::Auth(_) => "auth_config_invalid",
+                _ => "server_start_failed",
+            };
+            eprintln!("cleanroom: error [{code}]: {e}");
             EXIT_CLEANROOM_ERROR
         }
     }
@@ -247,8 +270,8 @@ fn read_policy(path: Option<&PathBuf>, repo_default: bool) -> Result<String, Api
     })
 }
 
-async fn sandbox(ep: &Endpoint, cmd: SandboxCommand) -> Result<i32, ApiError> {
-    let client = Client::connect(ep).await?;
+async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, ApiError> {
+    let client = Client::connect_target(ep).await?;
     match cmd {
         SandboxCommand::Create {
             policy,
@@ -351,8 +374,8 @@ async fn sandbox(ep: &Endpoint, cmd: SandboxCommand) -> Result<i32, ApiError> {
     Ok(0)
 }
 
-async fn image(ep: &Endpoint, cmd: ImageCommand) -> Result<i32, ApiError> {
-    let client = Client::connect(ep).await?;
+async fn image(ep: &Target, cmd: ImageCommand) -> Result<i32, ApiError> {
+    let client = Client::connect_target(ep).await?;
     match cmd {
         ImageCommand::Pull { reference } => {
             let resp = client
@@ -402,8 +425,8 @@ async fn image(ep: &Endpoint, cmd: ImageCommand) -> Result<i32, ApiError> {
     Ok(0)
 }
 
-async fn execution(ep: &Endpoint, cmd: ExecutionCommand) -> Result<i32, ApiError> {
-    let client = Client::connect(ep).await?;
+async fn execution(ep: &Target, cmd: ExecutionCommand) -> Result<i32, ApiError> {
+    let client = Client::connect_target(ep).await?;
     match cmd {
         ExecutionCommand::Inspect {
             execution_id,
@@ -472,7 +495,7 @@ fn parse_env(items: &[String]) -> Result<Vec<(String, String)>, ApiError> {
 }
 
 /// `cleanroom exec`: create (or reuse) a sandbox, run, stream, return the exit code.
-async fn exec(ep: &Endpoint, args: ExecArgs) -> i32 {
+async fn exec(ep: &Target, args: ExecArgs) -> i32 {
     // Take over SIGINT before anything else so no Ctrl-C is lost or kills us mid-setup.
     let mut sigint = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
     {
@@ -482,7 +505,7 @@ async fn exec(ep: &Endpoint, args: ExecArgs) -> i32 {
             return EXIT_CLEANROOM_ERROR;
         }
     };
-    let client = match Client::connect(ep).await {
+    let client = match Client::connect_target(ep).await {
         Ok(c) => c,
         Err(e) => {
             render::error(&e, None);

@@ -178,6 +178,10 @@ pub fn error(e: &ApiError, hint: Option<String>) {
     let hint = hint.or_else(|| match e.code.as_str() {
         "sandbox_not_found" => Some("cleanroom sandbox ls --all".to_string()),
         "server_unreachable" => Some("cleanroom serve   # start the server".to_string()),
+        "unauthenticated" => Some(
+            "set CLEANROOM_TOKEN (or --token) to a token from the server's --tokens-file"
+                .to_string(),
+        ),
         _ => None,
     });
     if let Some(h) = hint {

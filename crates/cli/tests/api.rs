@@ -536,7 +536,13 @@ fn serves_over_tcp_with_http1_json_and_h2c() {
     let log_path = dir.path().join("server.log");
     let log = std::fs::File::create(&log_path).unwrap();
     let mut server = std::process::Command::new(BIN)
-        .args(["serve", "--listen", "http://127.0.0.1:0", "--state-dir"])
+        .args([
+            "serve",
+            "--listen",
+            "http://127.0.0.1:0",
+            "--insecure-no-auth",
+        ])
+        .arg("--state-dir")
         .arg(dir.path().join("state"))
         .stdin(std::process::Stdio::null())
         .stdout(log.try_clone().unwrap())

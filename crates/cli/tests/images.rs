@@ -729,3 +729,51 @@ fn files_named(dir: &std::path::Path, name: &str) -> Vec<PathBuf> {
     }
     out
 }
+
+#[test]
+fn image_cache_is_shared_by_digest_but_each_principal_sees_its_own() {
+    let reg = Registry::start();
+    let reference = reg.push_image("test/owned", &[base_layer()]);
+    let digest = reference.rsplit_once('@').unwrap().1.to_string();
+    let s = server_for(&reg);
+    open_socket_to_all(&s);
+    let ok = |o: &std::process::Output| assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+    let refused = |o: &std::process::Output, code: &str| {
+        assert_eq!(o.status.code(), Some(125), "{}", stderr(o));
+        assert!(stderr(o).contains(&format!("[{code}]")), "{}", stderr(o));
+    };
+    ok(&as_uid(&s, 65534, &["image", "pull", &reference]));
+    // Another user neither sees nor removes it; the admin (root) sees it.
+    assert!(!stdout(&as_uid(&s, 65533, &["image", "ls"])).contains(&digest));
+    refused(
+        &as_uid(&s, 65533, &["image", "rm", &digest]),
+        "image_not_found",
+    );
+    assert!(stdout(&s.run(&["image", "ls"])).contains(&digest));
+    assert_eq!(cached_digests(&s).len(), 1);
+    // Pulling the same digest shares the cached copy.
+    ok(&as_uid(&s, 65533, &["image", "pull", &reference]));
+    assert!(stdout(&as_uid(&s, 65533, &["image", "ls"])).contains(&digest));
+    // Removing drops only the caller's claim while someone else holds the image.
+    ok(&as_uid(&s, 65534, &["image", "rm", &digest]));
+    assert!(!stdout(&as_uid(&s, 65534, &["image", "ls"])).contains(&digest));
+    assert!(stdout(&as_uid(&s, 65533, &["image", "ls"])).contains(&digest));
+    assert_eq!(cached_digests(&s).len(), 1);
+    // Rooting a sandbox on the image claims it too: the other holder's rm leaves it cached
+    // and does not name that sandbox.
+    let o = as_uid(&s, 65534, &["sandbox", "create", "--image", &reference]);
+    let other = stdout(&o).trim().to_string();
+    assert!(other.starts_with("sbx_"), "{}", stderr(&o));
+    let o = as_uid(&s, 65533, &["image", "rm", &digest]);
+    ok(&o);
+    assert!(!stderr(&o).contains(&other) && !stdout(&o).contains(&other));
+    assert_eq!(
+        cached_digests(&s).len(),
+        1,
+        "still held by another principal"
+    );
+    // The last holder's rm removes the cached files once nothing uses them.
+    ok(&as_uid(&s, 65534, &["sandbox", "rm", &other]));
+    ok(&as_uid(&s, 65534, &["image", "rm", &digest]));
+    assert_cache_clean(&s);
+}

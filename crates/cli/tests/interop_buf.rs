@@ -1,5 +1,6 @@
 //! Interop with a third-party Connect client: `buf curl` (installed project-locally by
-//! scripts/deps.sh) against a real server, over HTTP/1.1 and h2c on the unix socket.
+//! scripts/deps.sh) against a real server, over HTTP/1.1 and h2c on the unix socket, and
+//! over https:// with a bearer token or a client certificate.
 
 mod common;
 use common::*;
@@ -11,13 +12,7 @@ fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn buf(
-    s: &Server,
-    cache: &std::path::Path,
-    h2: bool,
-    method: &str,
-    body: &str,
-) -> std::process::Output {
+fn buf_bin() -> PathBuf {
     let bin = std::env::var_os("BUF_BIN")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace().join(".tools/node_modules/@bufbuild/buf-linux-x64/bin/buf"));
@@ -26,7 +21,17 @@ fn buf(
         "buf not installed at {} - run scripts/deps.sh",
         bin.display()
     );
-    let mut c = Command::new(bin);
+    bin
+}
+
+fn buf(
+    s: &Server,
+    cache: &std::path::Path,
+    h2: bool,
+    method: &str,
+    body: &str,
+) -> std::process::Output {
+    let mut c = Command::new(buf_bin());
     c.env("BUF_CACHE_DIR", cache)
         .arg("curl")
         .arg("--schema")
@@ -124,4 +129,140 @@ fn buf_curl_unary_and_streaming() {
     );
     assert_eq!(o.status.code(), Some(40), "{}", stderr(&o));
     s.run(&["sandbox", "rm", &id]);
+}
+
+/// `buf curl` over https:// to `s`, trusting `ca`, with extra flags (`-H`, `--cert`, ...).
+fn buf_https(
+    s: &TcpServer,
+    cache: &std::path::Path,
+    ca: &std::path::Path,
+    extra: &[&str],
+    method: &str,
+    body: &str,
+) -> std::process::Output {
+    let mut c = Command::new(buf_bin());
+    c.env("BUF_CACHE_DIR", cache)
+        .arg("curl")
+        .arg("--schema")
+        .arg(workspace().join("proto"))
+        .arg("--cacert")
+        .arg(ca)
+        .args(extra)
+        .args(["-d", body])
+        .arg(format!("https://{}/cleanroom.v1.{method}", s.addr));
+    output_with_timeout(c, Duration::from_secs(60))
+}
+
+#[test]
+fn buf_curl_over_https_with_token_or_client_certificate() {
+    const TOKEN: &str = "buf-interop-token-5d1c7e9a3b8f2a4c6e0d1b3f5a7c9e2d";
+    let tmp = tempfile::tempdir().unwrap();
+    let [ca, cert, key, client_cert, client_key] = write_test_pki(tmp.path(), "carol");
+    let tokens = write_tokens(tmp.path(), &[(TOKEN, "alice", "user")]);
+    let p = |p: &std::path::Path| p.display().to_string();
+    let s = TcpServer::start(
+        "https",
+        &[
+            "--tls-cert",
+            &p(&cert),
+            "--tls-key",
+            &p(&key),
+            "--tokens-file",
+            &p(&tokens),
+            "--client-ca",
+            &p(&ca),
+        ],
+    );
+    let cache = tempfile::tempdir().unwrap();
+    let auth = format!("Authorization: Bearer {TOKEN}");
+    let as_alice = ["-H", auth.as_str()];
+    let client = p(&client_cert);
+    let client_key = p(&client_key);
+    let as_carol = ["--cert", client.as_str(), "--key", client_key.as_str()];
+    for h2 in [false, true] {
+        let proto: &[&str] = if h2 {
+            &["--http2-prior-knowledge"]
+        } else {
+            &[]
+        };
+        // No credentials: unauthenticated (Connect code 16; buf exits 16 * 8).
+        let o = buf_https(
+            &s,
+            cache.path(),
+            &ca,
+            proto,
+            "SandboxService/ListSandboxes",
+            "{}",
+        );
+        assert_eq!(o.status.code(), Some(128), "{}", stderr(&o));
+        assert!(stderr(&o).contains("unauthenticated"), "{}", stderr(&o));
+        // A wrong token is refused even next to a valid client certificate.
+        let extra = [proto, &as_carol[..], &["-H", "Authorization: Bearer nope"]].concat();
+        let o = buf_https(
+            &s,
+            cache.path(),
+            &ca,
+            &extra,
+            "SandboxService/ListSandboxes",
+            "{}",
+        );
+        assert_eq!(o.status.code(), Some(128), "{}", stderr(&o));
+    }
+    // Alice (token) creates a sandbox; Carol (client certificate) creates another.
+    let created = |extra: &[&str]| {
+        let o = buf_https(
+            &s,
+            cache.path(),
+            &ca,
+            extra,
+            "SandboxService/CreateSandbox",
+            "{}",
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["sandbox"]["sandboxId"].as_str().unwrap().to_string()
+    };
+    let a = created(&as_alice);
+    let c = created(&as_carol);
+    let listed = |extra: &[&str]| {
+        let o = buf_https(
+            &s,
+            cache.path(),
+            &ca,
+            extra,
+            "SandboxService/ListSandboxes",
+            "{}",
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let (la, lc) = (listed(&as_alice), listed(&as_carol));
+    assert!(la.contains(&a) && !la.contains(&c), "{la}");
+    assert!(lc.contains(&c) && !lc.contains(&a), "{lc}");
+    // Carol cannot reach Alice's sandbox.
+    let o = buf_https(
+        &s,
+        cache.path(),
+        &ca,
+        &as_carol,
+        "SandboxService/TerminateSandbox",
+        &format!(r#"{{"sandboxId":"{a}"}}"#),
+    );
+    assert_eq!(o.status.code(), Some(40), "{}", stderr(&o));
+    assert!(stderr(&o).contains("sandbox_not_found"), "{}", stderr(&o));
+    // Our own CLI agrees, over the same listener.
+    let mut cli = s.cli(Some(TOKEN));
+    cli.args([
+        "--ca-cert",
+        &p(&ca),
+        "exec",
+        "-n",
+        "--in",
+        &a,
+        "--",
+        "echo",
+        "tls-ok",
+    ]);
+    let o = output_with_timeout(cli, Duration::from_secs(60));
+    assert_eq!(stdout(&o), "tls-ok\n", "{}", stderr(&o));
 }

@@ -1,4 +1,9 @@
 //! Where the server is: `--host` > `CLEANROOM_HOST` > config `control_host` > default socket.
+//! How to authenticate to it: `--token` > `CLEANROOM_TOKEN` > config `token`, and which CA
+//! verifies an `https://` server: `--ca-cert` > `CLEANROOM_CA_CERT` > config `ca_cert`
+//! (default: the system's roots), or a pinned server certificate: `--server-cert-sha256` >
+//! `CLEANROOM_SERVER_CERT_SHA256` > config `server_cert_sha256`. The config file is
+//! `$XDG_CONFIG_HOME/cleanroom/config.json` (else `~/.config/cleanroom/config.json`).
 
 use std::path::{Path, PathBuf};
 
@@ -97,12 +102,72 @@ pub fn resolve(flag: Option<&str>) -> Result<Endpoint, EndpointError> {
 }
 
 fn config_control_host() -> Option<String> {
+    config_field("control_host")
+}
+
+fn config_field(name: &str) -> Option<String> {
     let dir = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|d| !d.is_empty())
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
     let text = std::fs::read_to_string(dir.join("cleanroom/config.json")).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v.get("control_host")?.as_str().map(str::to_string)
+    v.get(name)?.as_str().map(str::to_string)
+}
+
+/// A server plus the credentials to present to it.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub endpoint: Endpoint,
+    /// Bearer token sent on TCP/TLS endpoints (never over the unix socket, where the
+    /// kernel's peer credentials identify the caller).
+    pub token: Option<String>,
+    /// PEM CA that verifies an `https://` server instead of the system's roots.
+    pub ca_cert: Option<PathBuf>,
+    /// Hex sha256 of the `https://` server's certificate (DER): accept exactly that one.
+    pub server_cert_sha256: Option<String>,
+}
+
+impl From<Endpoint> for Target {
+    fn from(endpoint: Endpoint) -> Self {
+        Target {
+            endpoint,
+            token: None,
+            ca_cert: None,
+            server_cert_sha256: None,
+        }
+    }
+}
+
+/// [`resolve`] plus the token and CA: flag > environment > config file.
+pub fn resolve_target(
+    host: Option<&str>,
+    token: Option<&str>,
+    ca_cert: Option<&Path>,
+    server_cert_sha256: Option<&str>,
+) -> Result<Target, EndpointError> {
+    let endpoint = resolve(host)?;
+    let pick = |flag: Option<String>, env: &str, field: &str| {
+        flag.filter(|v| !v.is_empty())
+            .or_else(|| std::env::var(env).ok().filter(|v| !v.is_empty()))
+            .or_else(|| config_field(field))
+    };
+    Ok(Target {
+        endpoint,
+        token: pick(token.map(str::to_string), "CLEANROOM_TOKEN", "token")
+            .map(|t| t.trim().to_string()),
+        ca_cert: pick(
+            ca_cert.map(|p| p.display().to_string()),
+            "CLEANROOM_CA_CERT",
+            "ca_cert",
+        )
+        .map(PathBuf::from),
+        server_cert_sha256: pick(
+            server_cert_sha256.map(str::to_string),
+            "CLEANROOM_SERVER_CERT_SHA256",
+            "server_cert_sha256",
+        ),
+    })
 }
 
 #[cfg(test)]

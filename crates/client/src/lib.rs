@@ -3,6 +3,7 @@
 //! Every CLI command goes through [`Client`]; nothing here executes anything locally.
 
 pub mod endpoint;
+mod tls;
 
 use base64::Engine as _;
 use cleanroom_proto::cleanroom::v1::{
@@ -10,7 +11,7 @@ use cleanroom_proto::cleanroom::v1::{
 };
 use connectrpc::client::{ClientConfig, Http2Connection, SharedHttp2Connection};
 use connectrpc::ConnectError;
-use endpoint::Endpoint;
+use endpoint::{Endpoint, Target};
 
 pub use cleanroom_proto::cleanroom::v1 as api;
 
@@ -73,8 +74,15 @@ pub struct Client {
 }
 
 impl Client {
-    /// Connect to `endpoint` (HTTP/2: unix socket or h2c).
+    /// Connect to `endpoint` without credentials (unix socket or a server that needs none).
     pub async fn connect(endpoint: &Endpoint) -> Result<Client, ApiError> {
+        Self::connect_target(&Target::from(endpoint.clone())).await
+    }
+
+    /// Connect to `target.endpoint` (HTTP/2: unix socket, h2c or TLS), presenting
+    /// `target.token` as a bearer token on TCP endpoints.
+    pub async fn connect_target(target: &Target) -> Result<Client, ApiError> {
+        let endpoint = &target.endpoint;
         let unreachable = |e: ConnectError| ApiError {
             code: "server_unreachable".into(),
             message: format!(
@@ -126,13 +134,32 @@ impl Client {
                     base,
                 )
             }
-            Endpoint::Https(_) => return Err(bad(
-                "https:// endpoints are not supported by this client yet; use unix:// or http://"
-                    .into(),
-            )),
+            Endpoint::Https(auth) => {
+                let base: http::Uri = format!("https://{auth}")
+                    .parse()
+                    .map_err(|e| bad(format!("bad endpoint: {e}")))?;
+                let connector = tls::connector(
+                    auth,
+                    target.ca_cert.as_deref(),
+                    target.server_cert_sha256.as_deref(),
+                )
+                .map_err(bad)?;
+                (
+                    builder()
+                        .connect_with_connector(connector, base.clone())
+                        .await
+                        .map_err(unreachable)?,
+                    base,
+                )
+            }
         };
         let shared = conn.shared(1024);
-        let config = ClientConfig::new(base).with_default_max_message_size(16 << 20);
+        let mut config = ClientConfig::new(base).with_default_max_message_size(16 << 20);
+        if let (Some(token), false) = (&target.token, matches!(endpoint, Endpoint::Unix(_))) {
+            let value = http::HeaderValue::try_from(format!("Bearer {token}"))
+                .map_err(|_| bad("the token contains characters not allowed in a header".into()))?;
+            config = config.with_default_header(http::header::AUTHORIZATION, value);
+        }
         Ok(Client {
             sandboxes: SandboxServiceClient::new(shared.clone(), config.clone()),
             executions: ExecutionServiceClient::new(shared.clone(), config.clone()),

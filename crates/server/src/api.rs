@@ -4,9 +4,10 @@
 //! error leaves as a Connect error whose detail is a `cleanroom.v1.ErrorDetail` carrying
 //! the stable code.
 
+use crate::auth::principal_of;
 use crate::engine::{Engine, ExecRequest, StreamItem};
 use crate::error::{Class, EngineError};
-use crate::store::{EventRow, ExecutionRow, SandboxRow};
+use crate::store::{EventRow, ExecutionRow, SandboxCaps, SandboxRow};
 use buffa_types::google::protobuf::{Struct, Timestamp, Value};
 use cleanroom_proto::cleanroom::v1::*;
 use connectrpc::{
@@ -25,6 +26,8 @@ pub fn to_connect(e: EngineError) -> ConnectError {
         Class::NotFound => ErrorCode::NotFound,
         Class::FailedPrecondition => ErrorCode::FailedPrecondition,
         Class::ResourceExhausted => ErrorCode::ResourceExhausted,
+        Class::Unauthenticated => ErrorCode::Unauthenticated,
+        Class::PermissionDenied => ErrorCode::PermissionDenied,
         Class::Unavailable => ErrorCode::Unavailable,
         Class::Internal => ErrorCode::Internal,
         Class::Unimplemented => ErrorCode::Unimplemented,
@@ -139,15 +142,23 @@ fn stream_from<T: Send + 'static>(
 #[derive(Clone)]
 pub struct Api {
     pub engine: Arc<Engine>,
+    /// Caps on live sandboxes (per principal, server-wide).
+    pub caps: SandboxCaps,
+}
+
+/// The authenticated caller of a handler's request (see [`crate::auth`]).
+fn who(ctx: &RequestContext) -> Result<crate::auth::Principal, ConnectError> {
+    principal_of(ctx).map_err(to_connect)
 }
 
 #[allow(refining_impl_trait)]
 impl SandboxService for Api {
     async fn create_sandbox(
         &self,
-        _ctx: RequestContext,
+        ctx: RequestContext,
         request: ServiceRequest<'_, CreateSandboxRequest>,
     ) -> ServiceResult<CreateSandboxResponse> {
+        let who = who(&ctx)?;
         let req = request.to_owned_message();
         let l = req.limits.as_option().cloned().unwrap_or_default();
         let limits = cleanroom_backend::Limits {
@@ -159,8 +170,17 @@ impl SandboxService for Api {
         };
         let row = self
             .engine
-            .create_sandbox(&req.policy_yaml, &req.image_ref, limits)
+            .create_sandbox(
+                &who.name,
+                self.caps,
+                &req.policy_yaml,
+                &req.image_ref,
+                limits,
+            )
             .await
+            .map_err(to_connect)?;
+        self.engine
+            .claim_image(&who, &row.image_digest)
             .map_err(to_connect)?;
         Response::ok(CreateSandboxResponse {
             sandbox: sandbox_msg(&row).into(),
@@ -170,13 +190,14 @@ impl SandboxService for Api {
 
     async fn get_sandbox(
         &self,
-        _ctx: RequestContext,
+        ctx: RequestContext,
         request: ServiceRequest<'_, GetSandboxRequest>,
     ) -> ServiceResult<GetSandboxResponse> {
+        let who = who(&ctx)?;
         let req = request.to_owned_message();
         let row = self
             .engine
-            .get_sandbox(&req.sandbox_id)
+            .owned_sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
         Response::ok(GetSandboxResponse {
             sandbox: sandbox_msg(&row).into(),
@@ -186,13 +207,14 @@ impl SandboxService for Api {
 
     async fn list_sandboxes(
         &self,
-        _ctx: RequestContext,
+        ctx: RequestContext,
         request: ServiceRequest<'_, ListSandboxesRequest>,
     ) -> ServiceResult<ListSandboxesResponse> {
+        let who = who(&ctx)?;
         let req = request.to_owned_message();
         let rows = self
             .engine
-            .list_sandboxes(req.include_stopped)
+            .owned_sandboxes(&who, req.include_stopped)
             .map_err(to_connect)?;
         Response::ok(ListSandboxesResponse {
             sandboxes: rows.iter().map(sandbox_msg).collect(),
@@ -202,10 +224,14 @@ impl SandboxService for Api {
 
     async fn download_sandbox_file(
         &self,
-        _ctx: RequestContext,
+        ctx: RequestContext,
         request: ServiceRequest<'_, DownloadSandboxFileRequest>,
     ) -> ServiceResult<DownloadSandboxFileResponse> {
+        let who = who(&ctx)?;
         let req = request.to_owned_message();
+        self.engine
+            .owned_sandbox(&who, &req.sandbox_id)
+            .map_err(to_connect)?;
         let f = self
             .engine
             .download_file(&req.sandbox_id, &req.path, req.max_bytes)
@@ -222,10 +248,14 @@ impl SandboxService for Api {
 
     async fn terminate_sandbox(
         &self,
-        _ctx: RequestContext,
+        ctx: RequestContext,
         request: ServiceRequest<'_, TerminateSandboxRequest>,
     ) -> ServiceResult<TerminateSandboxResponse> {
+        let who = who(&ctx)?;
         let req = request.to_owned_message();
+        self.engine
+            .owned_sandbox(&who, &req.sandbox_id)
+            .map_err(to_connect)?;
         let row = self
             .engine
             .terminate_sandbox(&req.sandbox_id)
@@ -239,10 +269,14 @@ impl SandboxService for Api {
 
     async fn stream_sandbox_events(
         &self,
-        _ctx: RequestContext,
+        ctx: RequestContext,
         request: ServiceRequest<'_, StreamSandboxEventsRequest>,
     ) -> ServiceResult<ServiceStream<SandboxEvent>> {
+        let who = who(&ctx)?;
         let req = request.to_owned_message();
+        self.engine
+            .owned_sandbox(&who, &req.sandbox_id)
+            .map_err(to_connect)?;
         let mut rows = self
             .engine
             .stream_events(&req.sandbox_id, req.after_sequence, req.follow)
@@ -263,10 +297,14 @@ impl SandboxService for Api {
 impl ExecutionService for Api {
     async fn create_execution(
         &self,
-        _ctx: RequestContext,
+        ctx: RequestContext,
         request: ServiceRequest<'_, CreateExecutionRequest>,
     ) -> ServiceResult<CreateExecutionResponse> {
+        let who = who(&ctx)?;
         let req = request.to_owned_message();
+        self.engine
+            .owned_sandbox(&who, &req.sandbox_id)
+            .map_err(to_connect)?;
         let exec = ExecRequest {
             sandbox_id: req.sandbox_id,
             command: req.command,
@@ -275,6 +313,7 @@ impl ExecutionService for Api {
             timeout_seconds: req.timeout_seconds,
             attach_stdin: req.attach_stdin,
             tty: req.tty,
+            owner: who.name.clone(),
         };
         let row = self
             .engine
@@ -299,13 +338,14 @@ impl ExecutionService for Api {
 
     async fn get_execution(
         &self,
-        _ctx: RequestContext,
+        ctx: RequestContext,
         request: ServiceRequest<'_, GetExecutionRequest>,
     ) -> ServiceResult<GetExecutionResponse> {
+        let who = who(&ctx)?;
         let req = request.to_owned_message();
         let row = self
             .engine
-            .get_execution(&req.sandbox_id, &req.execution_id)
+            .owned_execution(&who, &req.sandbox_id, &req.execution_id)
             .map_err(to_connect)?;
         Response::ok(GetExecutionResponse {
             execution: execution_msg(&row).into(),
@@ -315,11 +355,15 @@ impl ExecutionService for Api {
 
     async fn inspect_execution(
         &self,
-        _ctx: RequestContext,
+        ctx: RequestContext,
         request: ServiceRequest<'_, InspectExecutionRequest>,
     ) -> ServiceResult<InspectExecutionResponse> {
+        let who = who(&ctx)?;
         let req = request.to_owned_message();
         let exec_id = if req.execution_id.is_empty() && req.last {
+            self.engine
+                .owned_sandbox(&who, &req.sandbox_id)
+                .map_err(to_connect)?;
             self.engine
                 .last_execution(&req.sandbox_id)
                 .map_err(to_connect)?
@@ -327,6 +371,9 @@ impl ExecutionService for Api {
         } else {
             req.execution_id
         };
+        self.engine
+            .owned_execution(&who, &req.sandbox_id, &exec_id)
+            .map_err(to_connect)?;
         let i = self
             .engine
             .inspect_execution(&req.sandbox_id, &exec_id)
@@ -369,10 +416,14 @@ impl ExecutionService for Api {
 
     async fn cancel_execution(
         &self,
-        _ctx: RequestContext,
+        ctx: RequestContext,
         request: ServiceRequest<'_, CancelExecutionRequest>,
     ) -> ServiceResult<CancelExecutionResponse> {
+        let who = who(&ctx)?;
         let req = request.to_owned_message();
+        self.engine
+            .owned_execution(&who, &req.sandbox_id, &req.execution_id)
+            .map_err(to_connect)?;
         let grace = (req.grace_seconds > 0).then(|| Duration::from_secs(req.grace_seconds.into()));
         let row = self
             .engine
@@ -386,10 +437,14 @@ impl ExecutionService for Api {
 
     async fn write_execution_stdin(
         &self,
-        _ctx: RequestContext,
+        ctx: RequestContext,
         request: ServiceRequest<'_, WriteExecutionStdinRequest>,
     ) -> ServiceResult<WriteExecutionStdinResponse> {
+        let who = who(&ctx)?;
         let req = request.to_owned_message();
+        self.engine
+            .owned_execution(&who, &req.sandbox_id, &req.execution_id)
+            .map_err(to_connect)?;
         let n = self
             .engine
             .write_stdin(&req.sandbox_id, &req.execution_id, &req.data)
@@ -403,10 +458,14 @@ impl ExecutionService for Api {
 
     async fn close_execution_stdin(
         &self,
-        _ctx: RequestContext,
+        ctx: RequestContext,
         request: ServiceRequest<'_, CloseExecutionStdinRequest>,
     ) -> ServiceResult<CloseExecutionStdinResponse> {
+        let who = who(&ctx)?;
         let req = request.to_owned_message();
+        self.engine
+            .owned_execution(&who, &req.sandbox_id, &req.execution_id)
+            .map_err(to_connect)?;
         self.engine
             .close_stdin(&req.sandbox_id, &req.execution_id)
             .await
@@ -416,10 +475,14 @@ impl ExecutionService for Api {
 
     async fn stream_execution(
         &self,
-        _ctx: RequestContext,
+        ctx: RequestContext,
         request: ServiceRequest<'_, StreamExecutionRequest>,
     ) -> ServiceResult<ServiceStream<ExecutionStreamEvent>> {
+        let who = who(&ctx)?;
         let req = request.to_owned_message();
+        self.engine
+            .owned_execution(&who, &req.sandbox_id, &req.execution_id)
+            .map_err(to_connect)?;
         let exec_id = req.execution_id.clone();
         let mut items = self
             .engine
@@ -464,14 +527,18 @@ fn image_msg(r: cleanroom_image::ImageRecord) -> Image {
 impl ImageService for Api {
     async fn pull_image(
         &self,
-        _ctx: RequestContext,
+        ctx: RequestContext,
         request: ServiceRequest<'_, PullImageRequest>,
     ) -> ServiceResult<PullImageResponse> {
+        let who = who(&ctx)?;
         let req = request.to_owned_message();
         let rec = self
             .engine
             .pull_image(&req.image_ref)
             .await
+            .map_err(to_connect)?;
+        self.engine
+            .claim_image(&who, &rec.digest)
             .map_err(to_connect)?;
         Response::ok(PullImageResponse {
             image: image_msg(rec).into(),
@@ -481,10 +548,11 @@ impl ImageService for Api {
 
     async fn list_images(
         &self,
-        _ctx: RequestContext,
+        ctx: RequestContext,
         _request: ServiceRequest<'_, ListImagesRequest>,
     ) -> ServiceResult<ListImagesResponse> {
-        let list = self.engine.list_images().map_err(to_connect)?;
+        let who = who(&ctx)?;
+        let list = self.engine.owned_images(&who).map_err(to_connect)?;
         Response::ok(ListImagesResponse {
             images: list.into_iter().map(image_msg).collect(),
             ..Default::default()
@@ -493,11 +561,15 @@ impl ImageService for Api {
 
     async fn remove_image(
         &self,
-        _ctx: RequestContext,
+        ctx: RequestContext,
         request: ServiceRequest<'_, RemoveImageRequest>,
     ) -> ServiceResult<RemoveImageResponse> {
+        let who = who(&ctx)?;
         let req = request.to_owned_message();
-        let rec = self.engine.remove_image(&req.digest).map_err(to_connect)?;
+        let rec = self
+            .engine
+            .remove_owned_image(&who, &req.digest)
+            .map_err(to_connect)?;
         Response::ok(RemoveImageResponse {
             image: image_msg(rec).into(),
             ..Default::default()

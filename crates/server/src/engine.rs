@@ -8,7 +8,7 @@ use crate::error::{Class, EngineError};
 use crate::execlog::{self, Entry, ExitRecord, Kind, LogReader, LogWriter, WarningRecord};
 use crate::ids;
 use crate::status::{execution as es, sandbox as ss};
-use crate::store::{now_micros, EventRow, ExecutionRow, SandboxRow, Store};
+use crate::store::{now_micros, CapHit, EventRow, ExecutionRow, SandboxCaps, SandboxRow, Store};
 use cleanroom_backend::{
     Backend, ExitStatus, ImageRoot, Limits, NetworkSpec, ProcessSpec, ReconcileRecord, SandboxSpec,
     TunConfig,
@@ -50,6 +50,8 @@ pub struct ExecRequest {
     pub timeout_seconds: u32,
     pub attach_stdin: bool,
     pub tty: bool,
+    /// Principal starting it (recorded on the execution).
+    pub owner: String,
 }
 
 /// One item of an execution stream.
@@ -111,7 +113,8 @@ struct LiveExec {
 
 /// The server's engine. Cheap to share (`Arc<Engine>`).
 pub struct Engine {
-    store: Store,
+    /// `pub(crate)`: ownership checks ([`crate::owner`]) read it.
+    pub(crate) store: Store,
     backend: Arc<dyn Backend>,
     logs_dir: PathBuf,
     live: Mutex<HashMap<String, Arc<LiveExec>>>,
@@ -332,9 +335,12 @@ impl Engine {
 
     // ---- sandboxes ---------------------------------------------------------
 
-    /// Compile the policy once, check capabilities, provision. Returns the READY sandbox.
+    /// Compile the policy once, check capabilities, provision. Returns the READY sandbox,
+    /// owned by `owner`; refused with `resource_exhausted` when `sandbox_caps` are reached.
     pub async fn create_sandbox(
         &self,
+        owner: &str,
+        sandbox_caps: SandboxCaps,
         policy_yaml: &str,
         image_ref: &str,
         requested: Limits,
@@ -391,8 +397,19 @@ impl Engine {
                 .as_ref()
                 .map(|p| p.digest.clone())
                 .unwrap_or_default(),
+            owner: owner.to_string(),
         };
-        self.store.insert_sandbox(&row)?;
+        if let Some(hit) = self.store.insert_sandbox(&row, sandbox_caps)? {
+            return Err(match hit {
+                CapHit::PerOwner(n) => EngineError::resource_exhausted(format!(
+                    "{owner} already has {n} live sandboxes (serve --max-sandboxes-per-principal)"
+                )),
+                CapHit::Total(n) => EngineError::resource_exhausted(format!(
+                    "the server already runs {n} sandboxes (serve --max-sandboxes)"
+                )),
+            }
+            .with("limit", n_of(hit)));
+        }
         self.sandbox_event(&id, ss::PROVISIONING, "");
         // The row exists (PROVISIONING, with its digest) before the pull, so the image
         // counts as in use from here on and `image rm` cannot pull it from under us.
@@ -712,6 +729,7 @@ impl Engine {
             tty: req.tty,
             kind: 1,
             trace_id: ids::trace_id(),
+            owner: req.owner.clone(),
         };
         let log_path = execlog::path_for(&self.logs_dir, &id);
         let writer = LogWriter::create(&log_path)
@@ -1010,6 +1028,12 @@ impl Engine {
             }
         });
         Ok(rx)
+    }
+}
+
+fn n_of(hit: CapHit) -> String {
+    match hit {
+        CapHit::PerOwner(n) | CapHit::Total(n) => n.to_string(),
     }
 }
 
@@ -1360,7 +1384,7 @@ mod tests {
         )
         .unwrap();
         let err = engine
-            .create_sandbox("", "", Limits::default())
+            .create_sandbox("t", Default::default(), "", "", Limits::default())
             .await
             .unwrap_err();
         assert_eq!(err.code, "backend_capability_mismatch");
@@ -1371,7 +1395,7 @@ mod tests {
             "{err:?}"
         );
         let err = engine
-            .create_sandbox("", "registry.test/x@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", Limits::default())
+            .create_sandbox("t", Default::default(), "", "registry.test/x@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", Limits::default())
             .await
             .unwrap_err();
         assert!(

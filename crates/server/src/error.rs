@@ -7,6 +7,8 @@ pub enum Class {
     NotFound,
     FailedPrecondition,
     ResourceExhausted,
+    Unauthenticated,
+    PermissionDenied,
     Unavailable,
     Internal,
     Unimplemented,
@@ -54,6 +56,18 @@ impl EngineError {
             format!("no execution with id {id:?}"),
         )
         .with("execution_id", id)
+    }
+    /// No valid credentials on a listener that requires them.
+    pub fn unauthenticated(message: impl Into<String>) -> Self {
+        Self::new(Class::Unauthenticated, "unauthenticated", message)
+    }
+    /// Authenticated, but the principal's role may not do this.
+    pub fn permission_denied(message: impl Into<String>) -> Self {
+        Self::new(Class::PermissionDenied, "permission_denied", message)
+    }
+    /// A server-side cap (sandboxes per principal or in total) is reached.
+    pub fn resource_exhausted(message: impl Into<String>) -> Self {
+        Self::new(Class::ResourceExhausted, "resource_exhausted", message)
     }
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(Class::Internal, "internal", message)

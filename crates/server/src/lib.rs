@@ -1,16 +1,20 @@
 //! The authoritative Cleanroom server.
 //!
 //! [`engine`] holds every rule of the control plane; [`store`] and [`execlog`] make its
-//! state durable; `api` exposes it as the `cleanroom.v1` Connect services.
+//! state durable; `api` exposes it as the `cleanroom.v1` Connect services; `auth`,
+//! `owner` and `listener` decide who is calling and what they may see.
 
 pub mod api;
+pub mod auth;
 pub mod egress;
 pub mod engine;
 pub mod error;
 pub mod execlog;
 pub mod ids;
 pub mod limits;
+pub mod listener;
 pub mod outstream;
+pub mod owner;
 pub mod quota;
 pub mod retention;
 pub mod secrets;

@@ -78,21 +78,25 @@ mod tests {
 
     fn setup(dir: &Path, store: &Store, sandbox: &str, status: i32, execs: &[(&str, i64, usize)]) {
         store
-            .insert_sandbox(&SandboxRow {
-                id: sandbox.into(),
-                status,
-                backend: "linux".into(),
-                policy_hash: String::new(),
-                compiled_policy: "{}".into(),
-                created_at: 1,
-                updated_at: 1,
-                last_execution_id: String::new(),
-                active_execution_id: String::new(),
-                message: String::new(),
-                provisioned: String::new(),
-                image_ref: String::new(),
-                image_digest: String::new(),
-            })
+            .insert_sandbox(
+                &SandboxRow {
+                    id: sandbox.into(),
+                    status,
+                    backend: "linux".into(),
+                    policy_hash: String::new(),
+                    compiled_policy: "{}".into(),
+                    created_at: 1,
+                    updated_at: 1,
+                    last_execution_id: String::new(),
+                    active_execution_id: String::new(),
+                    message: String::new(),
+                    provisioned: String::new(),
+                    image_ref: String::new(),
+                    image_digest: String::new(),
+                    owner: "uid:0".into(),
+                },
+                crate::store::SandboxCaps::default(),
+            )
             .unwrap();
         for (id, age_secs, size) in execs {
             store
@@ -110,6 +114,7 @@ mod tests {
                     tty: false,
                     kind: 1,
                     trace_id: String::new(),
+                    owner: "uid:0".into(),
                 })
                 .unwrap();
             store.finish_execution(id, es::SUCCEEDED, 0, "").unwrap();

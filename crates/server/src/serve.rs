@@ -1,11 +1,12 @@
-//! `cleanroom serve`: bind the Connect services on a unix socket or TCP and run until a
-//! signal. HTTP/1.1 and HTTP/2 (h2c) are both accepted on either listener.
+//! `cleanroom serve`: bind the Connect services on a unix socket, TCP or TLS and run
+//! until a signal. HTTP/1.1 and HTTP/2 are both accepted on every listener. Every
+//! listener authenticates (see [`crate::auth`]); a TCP listener without credentials
+//! configured refuses to start unless `--insecure-no-auth` is given and it is loopback.
 
 use crate::api::Api;
 use crate::engine::Engine;
 use cleanroom_backend::linux::LinuxBackend;
 use cleanroom_proto::cleanroom::v1::{ExecutionServiceExt, ImageServiceExt, SandboxServiceExt};
-use std::future::IntoFuture;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,6 +16,26 @@ use std::sync::Arc;
 pub enum Listen {
     Unix(PathBuf),
     Tcp(String),
+    /// `https://HOST:PORT`: TLS with [`AuthConfig::tls_cert`]/`tls_key`.
+    Https(String),
+}
+
+/// Who may call the API and how connections are bounded.
+#[derive(Debug, Clone, Default)]
+pub struct AuthConfig {
+    /// Hashed bearer tokens (see [`crate::auth`] for the format).
+    pub tokens_file: Option<PathBuf>,
+    /// TLS certificate chain and key (PEM) for `https://` listeners.
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    /// CA (PEM) whose client certificates authenticate callers on `https://`.
+    pub client_ca: Option<PathBuf>,
+    /// Allow an unauthenticated TCP listener (loopback only; every caller is admin).
+    pub insecure_no_auth: bool,
+    /// Connection guards.
+    pub conn: crate::listener::ConnLimits,
+    /// Caps on live sandboxes.
+    pub caps: crate::store::SandboxCaps,
 }
 
 /// Server settings.
@@ -39,6 +60,8 @@ pub struct ServeConfig {
     pub retention: crate::quota::RetentionConfig,
     /// Size caps of the image cache.
     pub image_limits: cleanroom_image::ImageLimits,
+    /// Authentication, TLS, connection limits and sandbox caps.
+    pub auth: AuthConfig,
 }
 
 /// Startup failures.
@@ -60,6 +83,9 @@ pub enum ServeError {
     Secrets(#[from] crate::secrets::SecretsError),
     #[error("cannot listen on {0}: {1}")]
     Listen(String, std::io::Error),
+    /// Refused authentication/TLS settings (stable code `auth_config_invalid`).
+    #[error("{0}")]
+    Auth(String),
     #[error(transparent)]
     Engine(#[from] crate::error::EngineError),
     #[error(transparent)]
@@ -87,9 +113,9 @@ fn lock_state_dir(dir: &Path) -> Result<std::fs::File, ServeError> {
     Ok(f)
 }
 
-/// Build the router with both services.
-pub fn router(engine: Arc<Engine>) -> connectrpc::Router {
-    let api = Arc::new(Api { engine });
+/// Build the router with every service.
+pub fn router(engine: Arc<Engine>, caps: crate::store::SandboxCaps) -> connectrpc::Router {
+    let api = Arc::new(Api { engine, caps });
     let router = SandboxServiceExt::register(api.clone(), connectrpc::Router::new());
     let router = ImageServiceExt::register(api.clone(), router);
     ExecutionServiceExt::register(api, router)
@@ -117,6 +143,12 @@ pub async fn run(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     let _lock = lock_state_dir(&cfg.state_dir)?;
+    let tokens = match &cfg.auth.tokens_file {
+        Some(p) => {
+            Some(crate::auth::TokenStore::load(p).map_err(|e| ServeError::Auth(e.to_string()))?)
+        }
+        None => None,
+    };
     let mut upstream = cleanroom_egress::UpstreamConfig::default();
     for spec in &cfg.egress_resolve {
         upstream
@@ -155,47 +187,26 @@ pub async fn run(
     )?;
     engine.recover().await?;
     engine.start_retention(cfg.retention.clone());
-    let app = router(engine.clone()).into_axum_router();
+    // Bound only now: a connectable socket means a recovered, ready server. The
+    // authentication rules depend on the address actually bound.
+    let transport = bind(&cfg.listen, &cfg.auth, tokens.is_some()).await?;
+    let auth = Arc::new(crate::auth::Authenticator {
+        tokens,
+        insecure_no_auth: cfg.auth.insecure_no_auth,
+    });
+    let service = connectrpc::ConnectRpcService::new(router(engine.clone(), cfg.auth.caps))
+        .with_interceptor(crate::auth::AuthInterceptor(auth));
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         shutdown.await;
         let _ = stop_tx.send(true);
     });
-    let graceful = {
-        let mut rx = stop_rx.clone();
-        async move {
-            let _ = rx.wait_for(|s| *s).await;
-        }
-    };
-    let served = match &cfg.listen {
-        Listen::Unix(path) => {
-            prepare_socket(path)?;
-            let listener = tokio::net::UnixListener::bind(path)
-                .map_err(|e| ServeError::Listen(path.display().to_string(), e))?;
-            // Only the server's own user may drive it: a socket is a full control channel.
-            let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
-            tracing::info!(listen = %format!("unix://{}", path.display()), "cleanroom server ready");
-            eprintln!("cleanroom: listening on unix://{}", path.display());
-            let server = axum::serve(listener, app).with_graceful_shutdown(graceful);
-            let out = run_until_stopped(server.into_future(), stop_rx).await;
-            let _ = std::fs::remove_file(path);
-            out
-        }
-        Listen::Tcp(addr) => {
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .map_err(|e| ServeError::Listen(addr.clone(), e))?;
-            let local = listener
-                .local_addr()
-                .map(|a| a.to_string())
-                .unwrap_or_else(|_| addr.clone());
-            tracing::info!(listen = %format!("http://{local}"), "cleanroom server ready");
-            eprintln!("cleanroom: listening on http://{local}");
-            let server = axum::serve(listener, app).with_graceful_shutdown(graceful);
-            run_until_stopped(server.into_future(), stop_rx).await
-        }
-    };
+    let (transport, socket_path) = transport;
+    let served = crate::listener::serve(transport, service, cfg.auth.conn, stop_rx).await;
+    if let Some(path) = socket_path {
+        let _ = std::fs::remove_file(path);
+    }
     if let Err(e) = served {
         tracing::error!(error = %e, "server error");
     }
@@ -208,17 +219,85 @@ pub async fn run(
     Ok(())
 }
 
-/// Graceful shutdown waits for open streams; give them a moment, then stop anyway.
-async fn run_until_stopped(
-    server: impl std::future::Future<Output = std::io::Result<()>>,
-    mut stop: tokio::sync::watch::Receiver<bool>,
-) -> std::io::Result<()> {
-    tokio::pin!(server);
-    tokio::select! {
-        r = &mut server => r,
-        _ = async {
-            let _ = stop.wait_for(|s| *s).await;
-            tokio::time::sleep(std::time::Duration::from_secs(2)).await;
-        } => Ok(()),
+/// Bind the listener and check that it authenticates: a unix socket by peer uid (mode
+/// 0600, or 0660 for group `cleanroom` when that group exists); TCP by tokens or client
+/// certificates, or `--insecure-no-auth` on a loopback address only.
+async fn bind(
+    listen: &Listen,
+    auth: &AuthConfig,
+    have_tokens: bool,
+) -> Result<(crate::listener::Transport, Option<PathBuf>), ServeError> {
+    use crate::listener::Transport;
+    let (addr, tls) = match listen {
+        Listen::Unix(path) => {
+            prepare_socket(path)?;
+            // Created with no access for anyone else, then widened (never the reverse).
+            // SAFETY: umask only changes this process's file-creation mask.
+            let old = unsafe { libc::umask(0o177) };
+            let bound = tokio::net::UnixListener::bind(path);
+            // SAFETY: as above.
+            unsafe { libc::umask(old) };
+            let listener = bound.map_err(|e| ServeError::Listen(path.display().to_string(), e))?;
+            restrict_socket(path)?;
+            tracing::info!(listen = %format!("unix://{}", path.display()), "cleanroom server ready");
+            eprintln!("cleanroom: listening on unix://{}", path.display());
+            return Ok((Transport::Unix(listener), Some(path.clone())));
+        }
+        Listen::Tcp(addr) => (addr, None),
+        Listen::Https(addr) => {
+            let (Some(cert), Some(key)) = (&auth.tls_cert, &auth.tls_key) else {
+                return Err(ServeError::Auth(
+                    "https:// needs --tls-cert and --tls-key".into(),
+                ));
+            };
+            let acceptor = crate::listener::tls_acceptor(cert, key, auth.client_ca.as_deref())
+                .map_err(ServeError::Auth)?;
+            (addr, Some(acceptor))
+        }
+    };
+    if auth.client_ca.is_some() && tls.is_none() {
+        return Err(ServeError::Auth(
+            "--client-ca needs an https:// listener".into(),
+        ));
     }
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| ServeError::Listen(addr.clone(), e))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| ServeError::Listen(addr.clone(), e))?;
+    let has_credentials = have_tokens || auth.client_ca.is_some();
+    if auth.insecure_no_auth && !local.ip().is_loopback() {
+        return Err(ServeError::Auth(format!(
+            "--insecure-no-auth is only allowed on a loopback address, not {local}"
+        )));
+    }
+    if !has_credentials && !auth.insecure_no_auth {
+        return Err(ServeError::Auth(format!(
+            "refusing to serve {local} without authentication: give --tokens-file (or --client-ca with https://), or --insecure-no-auth on a loopback address"
+        )));
+    }
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    tracing::info!(listen = %format!("{scheme}://{local}"), "cleanroom server ready");
+    eprintln!("cleanroom: listening on {scheme}://{local}");
+    Ok((Transport::Tcp(listener, tls), None))
+}
+
+/// Mode 0600; or 0660 with group `cleanroom` when that group exists, so its members
+/// can connect (each still gets their own `uid:<n>` principal).
+fn restrict_socket(path: &Path) -> Result<(), ServeError> {
+    let fail = |e: std::io::Error| ServeError::Listen(path.display().to_string(), e);
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(fail)?;
+    if let Ok(Some(g)) = nix::unistd::Group::from_name("cleanroom") {
+        // Only widen once the group is really ours to give (a non-root server outside the
+        // group cannot chown to it: the socket then stays 0600).
+        match std::os::unix::fs::chown(path, None, Some(g.gid.as_raw())) {
+            Ok(()) => std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o660))
+                .map_err(fail)?,
+            Err(e) => {
+                tracing::warn!(error = %e, "socket stays 0600: cannot give it to group cleanroom")
+            }
+        }
+    }
+    Ok(())
 }

@@ -36,6 +36,9 @@ pub struct SandboxRow {
     /// Image the root was built from (empty: host view) and its pinned digest.
     pub image_ref: String,
     pub image_digest: String,
+    /// Owning principal (see [`crate::auth`]); rows from before ownership existed are
+    /// owned by [`LEGACY_OWNER`], which only admins see.
+    pub owner: String,
 }
 
 /// An execution row.
@@ -54,6 +57,8 @@ pub struct ExecutionRow {
     pub tty: bool,
     pub kind: i32,
     pub trace_id: String,
+    /// Principal that started it (the sandbox's owner or an admin).
+    pub owner: String,
 }
 
 /// One event; `seq` is assigned by the store and strictly increasing.
@@ -118,7 +123,30 @@ CREATE TABLE IF NOT EXISTS execution_output (
   dropped_bytes INTEGER NOT NULL DEFAULT 0,
   expired_at INTEGER NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS image_owners (
+  digest TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  PRIMARY KEY (digest, owner)
+);
 ";
+
+/// Owner recorded for rows created before ownership existed: `legacy:` is no principal's
+/// name (token and certificate names cannot contain `:`), so only admins see them.
+pub const LEGACY_OWNER: &str = "legacy:";
+
+/// Server-wide caps on live (not STOPPED/FAILED) sandboxes; 0 means unlimited.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SandboxCaps {
+    pub per_owner: u32,
+    pub total: u32,
+}
+
+/// Which sandbox cap a create would exceed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CapHit {
+    PerOwner(u32),
+    Total(u32),
+}
 
 /// The state store. Calls are short and synchronous; a mutex serializes writers.
 pub struct Store {
@@ -133,11 +161,17 @@ pub fn now_micros() -> i64 {
         .unwrap_or(0)
 }
 
-const SANDBOX_COLS: &str = "id, status, backend, policy_hash, compiled_policy, created_at, updated_at, last_execution_id, active_execution_id, message, provisioned, image_ref, image_digest";
+const SANDBOX_COLS: &str = "id, status, backend, policy_hash, compiled_policy, created_at, updated_at, last_execution_id, active_execution_id, message, provisioned, image_ref, image_digest, owner";
 
-/// Columns added after the first schema; added to older databases on open.
-const ADDED_SANDBOX_COLUMNS: &[&str] = &["image_ref", "image_digest"];
-const EXEC_COLS: &str = "id, sandbox_id, status, command, exit_code, created_at, started_at, finished_at, message, cwd, tty, kind, trace_id";
+/// Columns added after the first schema, with their default for existing rows; added to
+/// older databases on open.
+const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
+    ("sandboxes", "image_ref", ""),
+    ("sandboxes", "image_digest", ""),
+    ("sandboxes", "owner", LEGACY_OWNER),
+    ("executions", "owner", LEGACY_OWNER),
+];
+const EXEC_COLS: &str = "id, sandbox_id, status, command, exit_code, created_at, started_at, finished_at, message, cwd, tty, kind, trace_id, owner";
 
 fn sandbox_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<SandboxRow> {
     Ok(SandboxRow {
@@ -154,6 +188,7 @@ fn sandbox_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<SandboxRow> {
         provisioned: r.get(10)?,
         image_ref: r.get(11)?,
         image_digest: r.get(12)?,
+        owner: r.get(13)?,
     })
 }
 
@@ -173,6 +208,7 @@ fn exec_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<ExecutionRow> {
         tty: r.get::<_, i64>(10)? != 0,
         kind: r.get(11)?,
         trace_id: r.get(12)?,
+        owner: r.get(13)?,
     })
 }
 
@@ -198,13 +234,15 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.execute_batch(SCHEMA)?;
-        for col in ADDED_SANDBOX_COLUMNS {
+        for (table, col, default) in ADDED_COLUMNS {
             let has: bool = conn
-                .prepare("SELECT 1 FROM pragma_table_info('sandboxes') WHERE name = ?1")?
+                .prepare(&format!(
+                    "SELECT 1 FROM pragma_table_info('{table}') WHERE name = ?1"
+                ))?
                 .exists([col])?;
             if !has {
                 conn.execute_batch(&format!(
-                    "ALTER TABLE sandboxes ADD COLUMN {col} TEXT NOT NULL DEFAULT ''"
+                    "ALTER TABLE {table} ADD COLUMN {col} TEXT NOT NULL DEFAULT '{default}'"
                 ))?;
             }
         }
@@ -220,10 +258,31 @@ impl Store {
         Ok(f(&guard)?)
     }
 
-    pub fn insert_sandbox(&self, s: &SandboxRow) -> Result<()> {
+    /// Insert a new sandbox unless that would exceed `caps` (counted in the same locked
+    /// transaction, so concurrent creates cannot both slip under a cap).
+    pub fn insert_sandbox(&self, s: &SandboxRow, caps: SandboxCaps) -> Result<Option<CapHit>> {
+        use crate::status::sandbox as ss;
+        let live = format!("status NOT IN ({}, {})", ss::STOPPED, ss::FAILED);
         self.with(|c| {
+            let count = |sql: &str, p: &[&dyn rusqlite::ToSql]| -> rusqlite::Result<u32> {
+                c.query_row(sql, p, |r| r.get(0))
+            };
+            if caps.per_owner > 0
+                && count(
+                    &format!("SELECT COUNT(*) FROM sandboxes WHERE owner = ?1 AND {live}"),
+                    &[&s.owner],
+                )? >= caps.per_owner
+            {
+                return Ok(Some(CapHit::PerOwner(caps.per_owner)));
+            }
+            if caps.total > 0
+                && count(&format!("SELECT COUNT(*) FROM sandboxes WHERE {live}"), &[])?
+                    >= caps.total
+            {
+                return Ok(Some(CapHit::Total(caps.total)));
+            }
             c.execute(
-                &format!("INSERT INTO sandboxes ({SANDBOX_COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)"),
+                &format!("INSERT INTO sandboxes ({SANDBOX_COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"),
                 params![
                     s.id,
                     s.status,
@@ -237,9 +296,44 @@ impl Store {
                     s.message,
                     s.provisioned,
                     s.image_ref,
-                    s.image_digest
+                    s.image_digest,
+                    s.owner
                 ],
             )
+            .map(|_| None)
+        })
+    }
+
+    /// Record that `owner` pulled (or rooted a sandbox on) image `digest`.
+    pub fn add_image_owner(&self, digest: &str, owner: &str) -> Result<()> {
+        self.with(|c| {
+            c.execute(
+                "INSERT OR IGNORE INTO image_owners (digest, owner) VALUES (?1, ?2)",
+                params![digest, owner],
+            )
+            .map(drop)
+        })
+    }
+
+    /// Principals that hold image `digest`.
+    pub fn image_owners(&self, digest: &str) -> Result<Vec<String>> {
+        self.with(|c| {
+            let mut st = c.prepare("SELECT owner FROM image_owners WHERE digest = ?1")?;
+            let rows = st.query_map([digest], |r| r.get(0))?;
+            rows.collect()
+        })
+    }
+
+    /// Drop `owner`'s claim on `digest` (`None`: every claim).
+    pub fn remove_image_owner(&self, digest: &str, owner: Option<&str>) -> Result<()> {
+        self.with(|c| {
+            match owner {
+                Some(o) => c.execute(
+                    "DELETE FROM image_owners WHERE digest = ?1 AND owner = ?2",
+                    params![digest, o],
+                ),
+                None => c.execute("DELETE FROM image_owners WHERE digest = ?1", [digest]),
+            }
             .map(drop)
         })
     }
@@ -310,7 +404,7 @@ impl Store {
         let cmd = serde_json::to_string(&e.command).unwrap_or_else(|_| "[]".into());
         self.with(|c| {
             c.execute(
-                &format!("INSERT INTO executions ({EXEC_COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)"),
+                &format!("INSERT INTO executions ({EXEC_COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"),
                 params![
                     e.id,
                     e.sandbox_id,
@@ -324,7 +418,8 @@ impl Store {
                     e.cwd,
                     e.tty as i64,
                     e.kind,
-                    e.trace_id
+                    e.trace_id,
+                    e.owner
                 ],
             )
             .map(drop)
@@ -500,5 +595,97 @@ impl Store {
             )
         })
         .unwrap();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, owner: &str, status: i32) -> SandboxRow {
+        SandboxRow {
+            id: id.into(),
+            status,
+            backend: "linux".into(),
+            policy_hash: String::new(),
+            compiled_policy: String::new(),
+            created_at: 1,
+            updated_at: 1,
+            last_execution_id: String::new(),
+            active_execution_id: String::new(),
+            message: String::new(),
+            provisioned: String::new(),
+            image_ref: String::new(),
+            image_digest: String::new(),
+            owner: owner.into(),
+        }
+    }
+
+    #[test]
+    fn rows_from_before_ownership_belong_to_legacy() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        {
+            // The schema as it was before the owner columns.
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(SCHEMA).unwrap();
+            c.execute(
+                "INSERT INTO sandboxes (id, status, backend, policy_hash, compiled_policy, created_at, updated_at) VALUES ('sbx_old', 2, 'linux', '', '', 1, 1)",
+                [],
+            )
+            .unwrap();
+            c.execute(
+                "INSERT INTO executions (id, sandbox_id, status, command, created_at) VALUES ('exe_old', 'sbx_old', 3, '[]', 1)",
+                [],
+            )
+            .unwrap();
+        }
+        let s = Store::open(&path).unwrap();
+        assert_eq!(
+            s.get_sandbox("sbx_old").unwrap().unwrap().owner,
+            LEGACY_OWNER
+        );
+        assert_eq!(
+            s.get_execution("exe_old").unwrap().unwrap().owner,
+            LEGACY_OWNER
+        );
+    }
+
+    #[test]
+    fn caps_count_live_sandboxes_only() {
+        use crate::status::sandbox as ss;
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("state.db")).unwrap();
+        let caps = SandboxCaps {
+            per_owner: 2,
+            total: 3,
+        };
+        assert_eq!(
+            s.insert_sandbox(&row("a1", "a", ss::READY), caps).unwrap(),
+            None
+        );
+        assert_eq!(
+            s.insert_sandbox(&row("a2", "a", ss::PROVISIONING), caps)
+                .unwrap(),
+            None
+        );
+        assert_eq!(
+            s.insert_sandbox(&row("a3", "a", ss::READY), caps).unwrap(),
+            Some(CapHit::PerOwner(2))
+        );
+        assert_eq!(
+            s.insert_sandbox(&row("b1", "b", ss::READY), caps).unwrap(),
+            None
+        );
+        assert_eq!(
+            s.insert_sandbox(&row("b2", "b", ss::READY), caps).unwrap(),
+            Some(CapHit::Total(3))
+        );
+        s.set_sandbox_status("a1", ss::STOPPED, "").unwrap();
+        assert_eq!(
+            s.insert_sandbox(&row("b2", "b", ss::READY), caps).unwrap(),
+            None
+        );
+        assert!(s.get_sandbox("a3").unwrap().is_none());
     }
 }

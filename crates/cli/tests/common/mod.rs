@@ -590,3 +590,198 @@ impl Server {
         panic!("server did not start: {}", s.log());
     }
 }
+
+/// A `cleanroom serve` on TCP (`http://` or `https://`, port chosen by the kernel) with
+/// its own state dir; the address is parsed from the server's "listening on" line.
+pub struct TcpServer {
+    pub child: Option<Child>,
+    /// `host:port` actually bound.
+    pub addr: String,
+    pub scheme: &'static str,
+    pub dir: tempfile::TempDir,
+}
+
+impl TcpServer {
+    /// Start on `scheme://127.0.0.1:0` with extra `serve` arguments; panics (with the
+    /// server's log) if it does not come up.
+    pub fn start(scheme: &'static str, args: &[&str]) -> TcpServer {
+        let dir = tempfile::Builder::new()
+            .prefix("cleanroom-tcp-")
+            .tempdir()
+            .expect("tempdir");
+        let log_path = dir.path().join("server.log");
+        let log = std::fs::File::create(&log_path).expect("log");
+        let child = Command::new(BIN)
+            .arg("serve")
+            .arg("--listen")
+            .arg(format!("{scheme}://127.0.0.1:0"))
+            .arg("--state-dir")
+            .arg(dir.path().join("state"))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .expect("spawn server");
+        let prefix = format!("cleanroom: listening on {scheme}://");
+        let mut addr = String::new();
+        let up = eventually(Duration::from_secs(30), || {
+            let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+            match text.lines().find_map(|l| l.strip_prefix(prefix.as_str())) {
+                Some(a) => {
+                    addr = a.trim().to_string();
+                    true
+                }
+                None => false,
+            }
+        });
+        let s = TcpServer {
+            child: Some(child),
+            addr,
+            scheme,
+            dir,
+        };
+        assert!(up, "server did not start: {}", s.log());
+        // Listening is printed before recovery ends; wait until requests are served.
+        assert!(
+            eventually(Duration::from_secs(30), || std::net::TcpStream::connect(
+                &s.addr
+            )
+            .is_ok()),
+            "server not reachable: {}",
+            s.log()
+        );
+        s
+    }
+
+    pub fn host(&self) -> String {
+        format!("{}://{}", self.scheme, self.addr)
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+    }
+
+    /// A CLI command pointed at this server, with `token` when given (and no ambient one).
+    pub fn cli(&self, token: Option<&str>) -> Command {
+        let mut c = Command::new(BIN);
+        c.env("CLEANROOM_HOST", self.host())
+            .env_remove("CLEANROOM_TOKEN")
+            .env("XDG_CONFIG_HOME", self.dir.path().join("no-config"))
+            .stdin(Stdio::null());
+        if let Some(t) = token {
+            c.env("CLEANROOM_TOKEN", t);
+        }
+        c
+    }
+
+    /// Run the CLI with `token` to completion (bounded).
+    pub fn run(&self, token: Option<&str>, args: &[&str]) -> Output {
+        let mut c = self.cli(token);
+        c.args(args);
+        output_with_timeout(c, Duration::from_secs(120))
+    }
+}
+
+impl Drop for TcpServer {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = c.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Hex sha256 of a token, as the tokens file stores it.
+pub fn token_hash(token: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Write a tokens file (mode 600) of `(token, principal, role)` into `dir`.
+pub fn write_tokens(dir: &Path, entries: &[(&str, &str, &str)]) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let text: String = entries
+        .iter()
+        .map(|(t, p, r)| format!("sha256:{} {p} {r}\n", token_hash(t)))
+        .collect();
+    let path = dir.join("tokens");
+    std::fs::write(&path, text).expect("tokens file");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    path
+}
+
+/// A CA plus a server certificate for 127.0.0.1/localhost and a client certificate for
+/// `client_cn`, as PEM files in `dir`: (ca.pem, server.pem, server.key, client.pem,
+/// client.key).
+pub fn write_test_pki(dir: &Path, client_cn: &str) -> [PathBuf; 5] {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, SanType};
+    let ca_key = KeyPair::generate().expect("key");
+    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("params");
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(DnType::CommonName, "cleanroom test CA");
+    let ca_cert = ca.self_signed(&ca_key).expect("ca");
+    let issuer = rcgen::Issuer::new(ca, ca_key);
+    let srv_key = KeyPair::generate().expect("key");
+    let mut srv = CertificateParams::new(vec!["localhost".to_string()]).expect("params");
+    srv.subject_alt_names
+        .push(SanType::IpAddress("127.0.0.1".parse().unwrap()));
+    let srv_cert = srv.signed_by(&srv_key, &issuer).expect("server cert");
+    let cli_key = KeyPair::generate().expect("key");
+    let mut cli = CertificateParams::new(Vec::<String>::new()).expect("params");
+    cli.distinguished_name.push(DnType::CommonName, client_cn);
+    let cli_cert = cli.signed_by(&cli_key, &issuer).expect("client cert");
+    let files = [
+        ("ca.pem", ca_cert.pem()),
+        ("server.pem", srv_cert.pem()),
+        ("server.key", srv_key.serialize_pem()),
+        ("client.pem", cli_cert.pem()),
+        ("client.key", cli_key.serialize_pem()),
+    ];
+    files.map(|(name, pem)| {
+        let p = dir.join(name);
+        std::fs::write(&p, pem).expect("pem");
+        p
+    })
+}
+
+/// Run the CLI as another local user against a unix-socket server.
+pub fn as_uid(s: &Server, uid: u32, args: &[&str]) -> Output {
+    let mut c = Command::new("setpriv");
+    c.arg(format!("--reuid={uid}"))
+        .arg(format!("--regid={uid}"))
+        .arg("--clear-groups")
+        .arg(BIN)
+        .args(args)
+        .env("CLEANROOM_HOST", s.host())
+        .env("HOME", "/nonexistent")
+        .env_remove("XDG_CONFIG_HOME")
+        .current_dir("/");
+    output_with_timeout(c, Duration::from_secs(120))
+}
+
+/// Let every local user reach the socket (the test widens what the server made private).
+pub fn open_socket_to_all(s: &Server) {
+    std::fs::set_permissions(
+        &s.dir,
+        <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        s.socket(),
+        <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o666),
+    )
+    .unwrap();
+}
