@@ -397,168 +397,9 @@ fn a_follower_attached_through_the_api_also_gets_live_only_output() {
 
 // ---- image cache caps -----------------------------------------------------------
 
-use sha2::{Digest, Sha256};
+use common::oci::Registry;
 use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
 
-fn sha256(data: &[u8]) -> String {
-    let d = Sha256::digest(data);
-    format!(
-        "sha256:{}",
-        d.iter().map(|b| format!("{b:02x}")).collect::<String>()
-    )
-}
-
-/// Debian's `docker-registry` on 127.0.0.1 with storage in a temp dir (as in images.rs).
-struct Registry {
-    child: Child,
-    port: u16,
-    _tmp: tempfile::TempDir,
-}
-
-impl Registry {
-    fn start() -> Registry {
-        let tmp = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let config = tmp.path().join("config.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n",
-                tmp.path().join("storage").display()
-            ),
-        )
-        .unwrap();
-        let child = Command::new("/usr/bin/docker-registry")
-            .arg("serve")
-            .arg(&config)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("docker-registry (scripts/deps.sh installs it)");
-        let r = Registry {
-            child,
-            port,
-            _tmp: tmp,
-        };
-        assert!(
-            eventually(Duration::from_secs(20), || r
-                .request("GET", "/v2/", "", &[])
-                .0
-                == 200),
-            "registry did not start"
-        );
-        r
-    }
-
-    fn host(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
-    }
-
-    fn request(&self, method: &str, path: &str, content_type: &str, body: &[u8]) -> (u16, String) {
-        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else {
-            return (0, String::new());
-        };
-        let mut head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
-            self.host(),
-            body.len()
-        );
-        if !content_type.is_empty() {
-            head += &format!("Content-Type: {content_type}\r\n");
-        }
-        head += "\r\n";
-        s.write_all(head.as_bytes()).unwrap();
-        s.write_all(body).unwrap();
-        let mut resp = Vec::new();
-        let _ = s.read_to_end(&mut resp);
-        let text = String::from_utf8_lossy(&resp).into_owned();
-        let status = text
-            .split_whitespace()
-            .nth(1)
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(0);
-        (status, text)
-    }
-
-    fn push_blob(&self, repo: &str, data: &[u8]) -> String {
-        let digest = sha256(data);
-        let (status, text) = self.request("POST", &format!("/v2/{repo}/blobs/uploads/"), "", &[]);
-        assert_eq!(status, 202, "blob upload start: {text}");
-        let location = text
-            .lines()
-            .find_map(|l| l.strip_prefix("Location: "))
-            .expect("upload location")
-            .trim()
-            .to_string();
-        let path = &location[location.find("/v2/").expect("upload path")..];
-        let sep = if path.contains('?') { '&' } else { '?' };
-        let (status, text) = self.request(
-            "PUT",
-            &format!("{path}{sep}digest={digest}"),
-            "application/octet-stream",
-            data,
-        );
-        assert_eq!(status, 201, "blob upload: {text}");
-        digest
-    }
-
-    /// Push gzip layers as an image; `declared` overrides the layer sizes the manifest
-    /// states (a lying manifest). Returns the pinned reference.
-    fn push_image(&self, repo: &str, layers: &[Vec<u8>], declared: Option<u64>) -> String {
-        let mut descs = Vec::new();
-        let mut diff_ids = Vec::new();
-        for l in layers {
-            let d = self.push_blob(repo, l);
-            let mut raw = Vec::new();
-            flate2::read::GzDecoder::new(&l[..])
-                .read_to_end(&mut raw)
-                .unwrap();
-            diff_ids.push(sha256(&raw));
-            descs.push(serde_json::json!({
-                "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
-                "digest": d, "size": declared.unwrap_or(l.len() as u64)
-            }));
-        }
-        let config = serde_json::to_vec(&serde_json::json!({
-            "architecture": "amd64", "os": "linux",
-            "rootfs": {"type": "layers", "diff_ids": diff_ids}
-        }))
-        .unwrap();
-        let cd = self.push_blob(repo, &config);
-        let manifest = serde_json::to_vec(&serde_json::json!({
-            "schemaVersion": 2,
-            "mediaType": "application/vnd.oci.image.manifest.v1+json",
-            "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": cd, "size": config.len()},
-            "layers": descs
-        }))
-        .unwrap();
-        let md = sha256(&manifest);
-        let (status, text) = self.request(
-            "PUT",
-            &format!("/v2/{repo}/manifests/{md}"),
-            "application/vnd.oci.image.manifest.v1+json",
-            &manifest,
-        );
-        assert_eq!(status, 201, "manifest push: {text}");
-        format!("{}/{repo}@{md}", self.host())
-    }
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A gzip tar layer of `files` (path, size, fill byte), built by the test.
 fn layer(files: &[(&str, usize, u8)]) -> Vec<u8> {
     let mut b = tar::Builder::new(Vec::new());
     for (path, size, fill) in files {
@@ -639,27 +480,28 @@ fn image_size_caps_refuse_bombs_and_leave_nothing_behind() {
     // A 64 MiB zero file: ~100 KiB compressed.
     let bomb = layer(&[("zeros", 64 << 20, 0)]);
     assert!(bomb.len() < 1 << 20);
-    let bomb = reg.push_image("test/bomb", &[bomb], None);
+    let bomb = reg.push_image("test/bomb", &[bomb]);
     assert_refused_too_large(&s, &["image", "pull", &bomb]);
     // The same through a sandbox: refused before anything runs.
     assert_refused_too_large(&s, &["exec", "-n", "--image", &bomb, "--", "true"]);
     // Two layers, each under the cap, together over it.
     let half = layer(&[("a", 10 << 20, 1)]);
     let other = layer(&[("b", 10 << 20, 2)]);
-    let split = reg.push_image("test/split", &[half, other], None);
+    let split = reg.push_image("test/split", &[half, other]);
     assert_refused_too_large(&s, &["image", "pull", &split]);
     // Many tiny entries.
     let names: Vec<String> = (0..500).map(|i| format!("f{i}")).collect();
     let files: Vec<(&str, usize, u8)> = names.iter().map(|n| (n.as_str(), 0, 0)).collect();
-    let many = reg.push_image("test/many", &[layer(&files)], None);
+    let many = reg.push_image("test/many", &[layer(&files)]);
     assert_refused_too_large(&s, &["image", "pull", &many]);
     // Incompressible 20 MiB: refused on the manifest's declared size, before download.
-    let big = reg.push_image("test/big", &[raw_gz_layer("noise", &noise(20 << 20))], None);
+    let big = reg.push_image("test/big", &[raw_gz_layer("noise", &noise(20 << 20))]);
     assert_refused_too_large(&s, &["image", "pull", &big]);
     // The same with a manifest that understates the size: cut off while downloading.
-    let lying = reg.push_image(
+    let (lying, _, _) = reg.push_image_with(
         "test/lying",
         &[raw_gz_layer("noise2", &noise(24 << 20))],
+        "amd64",
         Some(1024),
     );
     assert_refused_too_large(&s, &["image", "pull", &lying]);
@@ -670,7 +512,7 @@ fn image_size_caps_refuse_bombs_and_leave_nothing_behind() {
     );
 
     // An image within the caps still works.
-    let fine = reg.push_image("test/fine", &[layer(&[("ok", 4 << 20, 7)])], None);
+    let fine = reg.push_image("test/fine", &[layer(&[("ok", 4 << 20, 7)])]);
     let o = s.run(&["image", "pull", &fine]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(cache_entries(&s, "sha256").len(), 1);
@@ -687,8 +529,8 @@ fn the_image_cache_as_a_whole_is_capped() {
         "--image-cache-max-mb",
         "20",
     ]);
-    let a = reg.push_image("test/a", &[layer(&[("a", 12 << 20, 1)])], None);
-    let b = reg.push_image("test/b", &[layer(&[("b", 12 << 20, 2)])], None);
+    let a = reg.push_image("test/a", &[layer(&[("a", 12 << 20, 1)])]);
+    let b = reg.push_image("test/b", &[layer(&[("b", 12 << 20, 2)])]);
     let o = s.run(&["image", "pull", &a]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_refused_too_large(&s, &["image", "pull", &b]);

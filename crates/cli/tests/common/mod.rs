@@ -300,6 +300,7 @@ pub mod oci {
     use sha2::{Digest, Sha256};
     use std::io::{Read, Write};
     use std::net::TcpStream;
+    use std::path::PathBuf;
     use std::process::{Child, Command, Stdio};
     use std::time::Duration;
 
@@ -314,10 +315,12 @@ pub mod oci {
         )
     }
 
-    /// A registry on 127.0.0.1:<free port> with storage in a temp dir; killed on drop.
+    /// A registry on 127.0.0.1:<free port> with filesystem storage (deletes enabled) in a
+    /// temp dir; killed, and its storage removed, on drop.
     pub struct Registry {
         child: Child,
         pub port: u16,
+        storage: PathBuf,
         _tmp: tempfile::TempDir,
     }
 
@@ -332,12 +335,13 @@ pub mod oci {
                 .local_addr()
                 .unwrap()
                 .port();
+            let storage = tmp.path().join("storage");
             let config = tmp.path().join("config.yml");
             std::fs::write(
                 &config,
                 format!(
-                    "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n",
-                    tmp.path().join("storage").display()
+                    "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
+                    storage.display()
                 ),
             )
             .unwrap();
@@ -352,6 +356,7 @@ pub mod oci {
             let r = Registry {
                 child,
                 port,
+                storage,
                 _tmp: tmp,
             };
             assert!(
@@ -368,7 +373,8 @@ pub mod oci {
             format!("127.0.0.1:{}", self.port)
         }
 
-        fn request(&self, method: &str, path: &str, ctype: &str, body: &[u8]) -> (u16, String) {
+        /// One plain HTTP/1.1 request; returns (status, headers+body as text).
+        pub fn request(&self, method: &str, path: &str, ctype: &str, body: &[u8]) -> (u16, String) {
             let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else {
                 return (0, String::new());
             };
@@ -394,7 +400,8 @@ pub mod oci {
             (status, text)
         }
 
-        fn push_blob(&self, repo: &str, data: &[u8]) -> String {
+        /// Blob upload: POST opens a session, one PUT with ?digest= completes it.
+        pub fn push_blob(&self, repo: &str, data: &[u8]) -> String {
             let digest = sha256(data);
             let (status, text) =
                 self.request("POST", &format!("/v2/{repo}/blobs/uploads/"), "", &[]);
@@ -416,8 +423,20 @@ pub mod oci {
             digest
         }
 
-        /// Push config + layers + manifest (amd64); returns the digest-pinned reference.
+        /// Push config + gzip layers + manifest (linux/amd64); returns the pinned reference.
         pub fn push_image(&self, repo: &str, layers: &[Vec<u8>]) -> String {
+            self.push_image_with(repo, layers, "amd64", None).0
+        }
+
+        /// Push an image for `arch`; `declared` overrides the layer sizes the manifest states
+        /// (a lying manifest). Returns (reference, manifest digest, manifest size).
+        pub fn push_image_with(
+            &self,
+            repo: &str,
+            layers: &[Vec<u8>],
+            arch: &str,
+            declared: Option<u64>,
+        ) -> (String, String, usize) {
             let mut descs = Vec::new();
             let mut diff_ids = Vec::new();
             for l in layers {
@@ -429,11 +448,11 @@ pub mod oci {
                 diff_ids.push(sha256(&raw));
                 descs.push(serde_json::json!({
                     "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
-                    "digest": d, "size": l.len()
+                    "digest": d, "size": declared.unwrap_or(l.len() as u64)
                 }));
             }
             let config = serde_json::to_vec(&serde_json::json!({
-                "architecture": "amd64", "os": "linux",
+                "architecture": arch, "os": "linux",
                 "config": {"Env": ["PATH=/bin"], "Cmd": ["/bin/sh"]},
                 "rootfs": {"type": "layers", "diff_ids": diff_ids}
             }))
@@ -454,7 +473,46 @@ pub mod oci {
                 &manifest,
             );
             assert_eq!(status, 201, "manifest push: {text}");
-            format!("{}/{repo}@{md}", self.host())
+            (format!("{}/{repo}@{md}", self.host()), md, manifest.len())
+        }
+
+        /// Push an OCI index over `(manifest digest, size, arch)` entries; returns its reference.
+        pub fn push_index(&self, repo: &str, entries: &[(String, usize, &str)]) -> String {
+            let manifests: Vec<_> = entries
+                .iter()
+                .map(|(d, size, arch)| {
+                    serde_json::json!({
+                        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                        "digest": d, "size": size,
+                        "platform": {"architecture": arch, "os": "linux"}
+                    })
+                })
+                .collect();
+            let index = serde_json::to_vec(&serde_json::json!({
+                "schemaVersion": 2,
+                "mediaType": "application/vnd.oci.image.index.v1+json",
+                "manifests": manifests
+            }))
+            .unwrap();
+            let d = sha256(&index);
+            let (status, text) = self.request(
+                "PUT",
+                &format!("/v2/{repo}/manifests/{d}"),
+                "application/vnd.oci.image.index.v1+json",
+                &index,
+            );
+            assert_eq!(status, 201, "index push: {text}");
+            format!("{}/{repo}@{d}", self.host())
+        }
+
+        /// Path of a blob's bytes in the registry's filesystem storage (to tamper with it).
+        pub fn blob_file(&self, digest: &str) -> PathBuf {
+            let hex = digest.trim_start_matches("sha256:");
+            self.storage
+                .join("docker/registry/v2/blobs/sha256")
+                .join(&hex[..2])
+                .join(hex)
+                .join("data")
         }
     }
 
@@ -475,6 +533,9 @@ pub mod oci {
     }
 
     impl Layer {
+        pub fn new() -> Layer {
+            Layer::default()
+        }
         fn header(path: &str, kind: tar::EntryType, mode: u32, size: u64) -> tar::Header {
             let mut h = tar::Header::new_gnu();
             h.set_entry_type(kind);
@@ -506,9 +567,13 @@ pub mod oci {
             self.0.append(&h, body).unwrap();
             self
         }
-        pub fn symlink(mut self, path: &str, target: &str) -> Layer {
-            let mut h = Self::header(path, tar::EntryType::Symlink, 0o777, 0);
-            h.as_old_mut().linkname[..target.len()].copy_from_slice(target.as_bytes());
+        pub fn symlink(self, path: &str, target: &str) -> Layer {
+            self.special(path, tar::EntryType::Symlink, target)
+        }
+        /// An entry of any `kind` (links, devices, FIFOs) with raw name and link bytes.
+        pub fn special(mut self, path: &str, kind: tar::EntryType, link: &str) -> Layer {
+            let mut h = Self::header(path, kind, 0o777, 0);
+            h.as_old_mut().linkname[..link.len()].copy_from_slice(link.as_bytes());
             h.set_cksum();
             self.0.append(&h, &[][..]).unwrap();
             self
