@@ -19,7 +19,6 @@
 
 use crate::error::EngineError;
 use sha2::{Digest, Sha256};
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Arc;
 use subtle::ConstantTimeEq;
@@ -94,25 +93,7 @@ impl TokenStore {
             path: path.display().to_string(),
             msg,
         };
-        let meta = std::fs::metadata(path).map_err(|e| fail(e.to_string()))?;
-        if !meta.is_file() {
-            return Err(fail("not a regular file".into()));
-        }
-        if meta.mode() & 0o077 != 0 {
-            return Err(fail(format!(
-                "mode {:o} lets other users read it; chmod 600 it",
-                meta.mode() & 0o777
-            )));
-        }
-        // SAFETY: geteuid has no preconditions.
-        let me = unsafe { libc::geteuid() };
-        if meta.uid() != me {
-            return Err(fail(format!(
-                "owned by uid {}, not by the server's uid {me}",
-                meta.uid()
-            )));
-        }
-        let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
+        let text = crate::private_file::read_private(path).map_err(fail)?;
         Self::parse(&text).map_err(fail)
     }
 

@@ -15,6 +15,7 @@ pub mod limits;
 pub mod listener;
 pub mod outstream;
 pub mod owner;
+pub mod private_file;
 pub mod quota;
 pub mod retention;
 pub mod secrets;

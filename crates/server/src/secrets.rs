@@ -8,7 +8,6 @@
 //! an event or a log. Error messages name ids and line numbers, never values.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use zeroize::Zeroizing;
 
@@ -110,26 +109,7 @@ impl SecretStore {
             path: display.clone(),
             msg,
         };
-        let meta = std::fs::metadata(path).map_err(|e| fail(e.to_string()))?;
-        if !meta.is_file() {
-            return Err(fail("not a regular file".into()));
-        }
-        // Like ssh with private keys: a secrets file others can read is already leaked.
-        if meta.mode() & 0o077 != 0 {
-            return Err(fail(format!(
-                "mode {:o} lets other users read it; chmod 600 it",
-                meta.mode() & 0o777
-            )));
-        }
-        // SAFETY: geteuid has no preconditions.
-        let me = unsafe { libc::geteuid() };
-        if meta.uid() != me {
-            return Err(fail(format!(
-                "owned by uid {}, not by the server's uid {me}",
-                meta.uid()
-            )));
-        }
-        let text = Zeroizing::new(std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?);
+        let text = crate::private_file::read_private(path).map_err(fail)?;
         for (n, line) in text.lines().enumerate() {
             let line = line.strip_suffix('\r').unwrap_or(line);
             if line.trim().is_empty() || line.trim_start().starts_with('#') {
