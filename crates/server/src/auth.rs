@@ -104,8 +104,7 @@ impl TokenStore {
                 meta.mode() & 0o777
             )));
         }
-        // SAFETY: geteuid has no preconditions.
-        let me = unsafe { libc::geteuid() };
+        let me = nix::unistd::geteuid().as_raw();
         if meta.uid() != me {
             return Err(fail(format!(
                 "owned by uid {}, not by the server's uid {me}",
@@ -268,8 +267,7 @@ impl Authenticator {
 
 /// `uid:<n>`; the server's own uid and root are admins.
 pub fn unix_principal(uid: u32) -> Principal {
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
+    let me = nix::unistd::geteuid().as_raw();
     Principal {
         name: format!("uid:{uid}"),
         role: if uid == 0 || uid == me {

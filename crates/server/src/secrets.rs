@@ -121,8 +121,7 @@ impl SecretStore {
                 meta.mode() & 0o777
             )));
         }
-        // SAFETY: geteuid has no preconditions.
-        let me = unsafe { libc::geteuid() };
+        let me = nix::unistd::geteuid().as_raw();
         if meta.uid() != me {
             return Err(fail(format!(
                 "owned by uid {}, not by the server's uid {me}",
