@@ -49,9 +49,7 @@ impl LinuxBackend {
                 } else if libc::dup2(child_raw, CONTROL_FD) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
+                super::sys::kill_with_parent()?;
                 Ok(())
             });
         }
