@@ -587,6 +587,7 @@ fn serves_over_tcp_with_http1_json_and_h2c() {
         resp.contains("\"sandboxes\"") && resp.contains("SANDBOX_STATUS_STOPPED"),
         "{resp}"
     );
+    // SAFETY: kill(2) takes integers only; the pid is our own unreaped child.
     unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
     let _ = server.wait();
 }

@@ -210,6 +210,7 @@ fn interrupt(child: std::process::Child, times: usize, limit: Duration) -> std::
         if i > 0 {
             std::thread::sleep(Duration::from_millis(300));
         }
+        // SAFETY: kill(2) takes integers only; the pid is our own unreaped child.
         unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     }
     let (tx, rx) = std::sync::mpsc::channel();

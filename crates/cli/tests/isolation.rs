@@ -67,6 +67,24 @@ fn sandbox_has_its_own_pid1_hostname_network_and_files() {
 }
 
 #[test]
+fn user_processes_get_exactly_stdio_and_no_control_socket() {
+    let s = Server::start();
+    // Every fd a user process holds (`ls`'s own directory fd on /proc aside).
+    let o = s.sh("exec ls -l /proc/self/fd/");
+    let out = stdout(&o);
+    let fds: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.split_once(" -> "))
+        .filter(|(_, target)| !target.starts_with("/proc/"))
+        .filter_map(|(left, _)| left.split_whitespace().last())
+        .collect();
+    assert_eq!(fds, ["0", "1", "2"], "{out}");
+    // Neither pid 1's control socket nor anything the server had open.
+    assert!(!out.contains("socket:"), "{out}");
+    assert!(!out.contains(&*s.dir.to_string_lossy()), "{out}");
+}
+
+#[test]
 fn host_processes_are_invisible_and_unreachable() {
     let s = Server::start();
     // A host process with a recognizable command line.

@@ -5,7 +5,7 @@
 //! which is the contract `ipstack` expects of a device.
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 use tokio::io::unix::AsyncFd;
@@ -19,14 +19,9 @@ pub struct TunDevice {
 impl TunDevice {
     /// Take ownership of a tun fd (made non-blocking here).
     pub fn new(fd: OwnedFd) -> io::Result<Self> {
-        // SAFETY: fcntl on an fd we own.
-        unsafe {
-            let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
-            if flags < 0 || libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) < 0
-            {
-                return Err(io::Error::last_os_error());
-            }
-        }
+        use nix::fcntl::{fcntl, FcntlArg, OFlag};
+        let flags = OFlag::from_bits_retain(fcntl(&fd, FcntlArg::F_GETFL)?);
+        fcntl(&fd, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
         // SAFETY: an OwnedFd is a valid open fd and returns the same fd for its whole life.
         let fd = unsafe { AsyncFd::register(fd) }.map_err(io::Error::from)?;
         Ok(TunDevice { fd })
@@ -42,17 +37,8 @@ impl AsyncRead for TunDevice {
         loop {
             let mut guard = ready!(self.fd.poll_read_ready(cx))?;
             let unfilled = buf.initialize_unfilled();
-            let res = guard.try_io(|fd| {
-                // SAFETY: read into a valid, initialized buffer of the given length.
-                let n = unsafe {
-                    libc::read(fd.as_raw_fd(), unfilled.as_mut_ptr().cast(), unfilled.len())
-                };
-                if n < 0 {
-                    Err(io::Error::last_os_error())
-                } else {
-                    Ok(n as usize)
-                }
-            });
+            let res = guard
+                .try_io(|fd| nix::unistd::read(fd.get_ref(), unfilled).map_err(io::Error::from));
             match res {
                 Ok(Ok(n)) => {
                     buf.advance(n);
@@ -73,15 +59,8 @@ impl AsyncWrite for TunDevice {
     ) -> Poll<io::Result<usize>> {
         loop {
             let mut guard = ready!(self.fd.poll_write_ready(cx))?;
-            let res = guard.try_io(|fd| {
-                // SAFETY: write from a valid buffer of the given length.
-                let n = unsafe { libc::write(fd.as_raw_fd(), data.as_ptr().cast(), data.len()) };
-                if n < 0 {
-                    Err(io::Error::last_os_error())
-                } else {
-                    Ok(n as usize)
-                }
-            });
+            let res =
+                guard.try_io(|fd| nix::unistd::write(fd.get_ref(), data).map_err(io::Error::from));
             match res {
                 Ok(r) => return Poll::Ready(r),
                 Err(_would_block) => continue,

@@ -26,18 +26,12 @@ const FD_SOFT_TARGET: libc::rlim_t = 65_536;
 /// [`FD_SOFT_TARGET`]. Sandboxes inherit it, but could raise their own soft limit to the same
 /// hard limit anyway; the hard limit is untouched.
 pub fn raise_fd_limit() {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: get/setrlimit with a valid struct.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 {
-            let target = r.rlim_max.min(FD_SOFT_TARGET);
-            if r.rlim_cur < target {
-                r.rlim_cur = target;
-                let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &r);
-            }
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        let target = hard.min(FD_SOFT_TARGET);
+        if soft < target {
+            // Best effort: the budget below follows whatever limit is in force.
+            let _ = setrlimit(Resource::RLIMIT_NOFILE, target, hard);
         }
     }
 }
@@ -45,15 +39,10 @@ pub fn raise_fd_limit() {
 /// Upstream connections all gateways of this server may hold together: the descriptor
 /// limit minus a reserve (half the limit when it is small).
 fn server_budget() -> usize {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit with a valid struct.
-    let soft = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } == 0 {
-        usize::try_from(r.rlim_cur).unwrap_or(usize::MAX)
-    } else {
-        1024
+    use nix::sys::resource::{getrlimit, Resource};
+    let soft = match getrlimit(Resource::RLIMIT_NOFILE) {
+        Ok((soft, _)) => usize::try_from(soft).unwrap_or(usize::MAX),
+        Err(_) => 1024,
     };
     if soft > 2 * FD_RESERVE {
         (soft - FD_RESERVE).min(Semaphore::MAX_PERMITS)

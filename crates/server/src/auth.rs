@@ -249,8 +249,7 @@ impl Authenticator {
 
 /// `uid:<n>`; the server's own uid and root are admins.
 pub fn unix_principal(uid: u32) -> Principal {
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
+    let me = nix::unistd::geteuid().as_raw();
     Principal {
         name: format!("uid:{uid}"),
         role: if uid == 0 || uid == me {

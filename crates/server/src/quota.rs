@@ -102,15 +102,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Free bytes (for unprivileged users) of the filesystem holding `dir`.
 pub fn free_bytes(dir: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: `c` is a valid NUL-terminated path and `st` a properly sized out-parameter.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: see above; statvfs only writes into `st`.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return None;
-    }
-    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+    let st = nix::sys::statvfs::statvfs(dir).ok()?;
+    Some((st.blocks_available() as u64).saturating_mul(st.fragment_size() as u64))
 }
 
 /// Sum of the sizes of the `*.log` files in `dir`.

@@ -232,11 +232,10 @@ async fn bind(
         Listen::Unix(path) => {
             prepare_socket(path)?;
             // Created with no access for anyone else, then widened (never the reverse).
-            // SAFETY: umask only changes this process's file-creation mask.
-            let old = unsafe { libc::umask(0o177) };
+            use nix::sys::stat::{umask, Mode};
+            let old = umask(Mode::from_bits_truncate(0o177));
             let bound = tokio::net::UnixListener::bind(path);
-            // SAFETY: as above.
-            unsafe { libc::umask(old) };
+            umask(old);
             let listener = bound.map_err(|e| ServeError::Listen(path.display().to_string(), e))?;
             restrict_socket(path)?;
             tracing::info!(listen = %format!("unix://{}", path.display()), "cleanroom server ready");

@@ -16,6 +16,7 @@
 //! Every step must succeed, or the sandbox fails to launch (fail closed). What was applied
 //! is reported to the server for `sandbox inspect`.
 
+use super::sys;
 use landlock::{
     path_beneath_rules, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr,
     RulesetCreatedAttr, RulesetStatus, ABI,
@@ -169,20 +170,8 @@ fn landlock(extra_writable: &[String]) -> Result<&'static str, String> {
 
 fn drop_capabilities() -> Result<(), String> {
     use caps::CapSet;
-    // SAFETY: prctl with constant arguments. SECBIT_NOROOT|_LOCKED, NO_SETUID_FIXUP|_LOCKED,
-    // KEEP_CAPS_LOCKED: uid 0 gets no capabilities from exec, and this cannot be undone.
-    if unsafe {
-        libc::prctl(
-            libc::PR_SET_SECUREBITS,
-            0x01 | 0x02 | 0x04 | 0x08 | 0x20,
-            0,
-            0,
-            0,
-        )
-    } != 0
-    {
-        return Err(format!("securebits: {}", std::io::Error::last_os_error()));
-    }
+    // uid 0 gets no capabilities from exec, and this cannot be undone.
+    sys::lock_securebits().map_err(|e| format!("securebits: {e}"))?;
     for cap in caps::all() {
         caps::drop(None, CapSet::Bounding, cap)
             .map_err(|e| format!("drop {cap} from bounding set: {e}"))?;
@@ -204,20 +193,12 @@ fn drop_capabilities() -> Result<(), String> {
 pub fn apply(extra_writable: &[String]) -> Result<HashMap<String, String>, String> {
     let programs = seccomp_programs()?;
     let mut info = HashMap::new();
-    // SAFETY: prctl with constant arguments.
-    unsafe {
-        if libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 {
-            return Err(format!("dumpable: {}", std::io::Error::last_os_error()));
-        }
-    }
+    nix::sys::prctl::set_dumpable(false).map_err(|e| format!("dumpable: {e}"))?;
     info.insert(
         "landlock".to_string(),
         landlock(extra_writable)?.to_string(),
     );
-    // SAFETY: prctl with constant arguments.
-    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-        return Err(format!("no_new_privs: {}", std::io::Error::last_os_error()));
-    }
+    nix::sys::prctl::set_no_new_privs().map_err(|e| format!("no_new_privs: {e}"))?;
     info.insert("no_new_privs".into(), "true".into());
     drop_capabilities()?;
     info.insert("capabilities".into(), "none".into());

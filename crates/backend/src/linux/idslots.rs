@@ -16,7 +16,7 @@ use super::config::IdRange;
 use super::procinfo;
 use std::fs::File;
 use std::io::{Read, Seek, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -81,8 +81,8 @@ fn try_slot(dir: &Path, slot: u32) -> Option<IdLease> {
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(dir.join(slot.to_string()))
         .ok()?;
-    // SAFETY: flock(2) on an fd we own; non-blocking, so it never stalls the caller.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+    // Non-blocking, so it never stalls the caller.
+    if !matches!(super::sys::try_lock_exclusive(file.as_fd()), Ok(true)) {
         return None;
     }
     let mut text = String::new();
@@ -144,8 +144,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("0");
         let other = File::create(&path).unwrap();
-        // SAFETY: flock on our own fd.
-        assert_eq!(unsafe { libc::flock(other.as_raw_fd(), libc::LOCK_EX) }, 0);
+        assert!(super::super::sys::try_lock_exclusive(other.as_fd()).unwrap());
         let a = lease(dir.path()).unwrap();
         assert_eq!(a.range().host_base, ID_BASE + ID_COUNT);
     }

@@ -18,6 +18,7 @@ use super::config::{InitConfig, CONTROL_FD};
 use super::fileio;
 use super::protocol::{self, Reply, Request, SetupFailure};
 use super::rootfs::{self, SetupError};
+use super::sys;
 use nix::sched::{unshare, CloneFlags};
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
@@ -53,12 +54,10 @@ fn run_shim() -> Result<i32, String> {
         Ok(other) => return Err(format!("expected a sandbox config, got {other:?}")),
         Err(e) => return Err(format!("control socket: {e}")),
     };
-    // SAFETY: prctl with constant arguments; close_range on fds this process never uses
-    // (nothing but stdio and the control socket may reach the sandbox).
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        libc::syscall(libc::SYS_close_range, CONTROL_FD as u32 + 1, u32::MAX, 0u32);
-    }
+    // Nothing but stdio and the control socket may reach the sandbox. Both steps fail the
+    // launch if the kernel refuses (an fd the server leaked must never reach a sandbox).
+    sys::kill_with_parent().map_err(|e| format!("set parent-death signal: {e}"))?;
+    close_inherited_fds(sys::close_range)?;
 
     // Join the sandbox's cgroups first: pid 1 and everything it forks are limited from birth.
     for dir in &cfg.cgroups {
@@ -158,19 +157,32 @@ fn enter_mapped_user_namespace() -> Result<Option<OwnedFd>, String> {
         Ok(other) => return Err(format!("expected id map confirmation, got {other:?}")),
         Err(e) => return Err(format!("control socket: {e}")),
     };
-    // SAFETY: plain id syscalls; we hold CAP_SETUID/CAP_SETGID in the new namespace.
-    unsafe {
-        if libc::setgroups(0, std::ptr::null()) != 0
-            || libc::setresgid(0, 0, 0) != 0
-            || libc::setresuid(0, 0, 0) != 0
-        {
-            return Err(format!(
-                "become namespace root: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-    }
+    // We hold CAP_SETUID/CAP_SETGID in the new namespace.
+    let root_gid = nix::unistd::Gid::from_raw(0);
+    let root_uid = nix::unistd::Uid::from_raw(0);
+    nix::unistd::setgroups(&[])
+        .and_then(|()| nix::unistd::setresgid(root_gid, root_gid, root_gid))
+        .and_then(|()| nix::unistd::setresuid(root_uid, root_uid, root_uid))
+        .map_err(|e| format!("become namespace root: {e}"))?;
     Ok(lower)
+}
+
+/// Close every fd above the control socket (whatever the server's process leaked). The
+/// call is a parameter so the fail-closed path is testable without breaking the kernel.
+fn close_inherited_fds(
+    close_range: impl FnOnce(u32, u32) -> std::io::Result<()>,
+) -> Result<(), String> {
+    close_range(CONTROL_FD as u32 + 1, u32::MAX)
+        .map_err(|e| format!("close inherited fds (close_range): {e}"))
+}
+
+/// Make the control socket close-on-exec so it never reaches a user process; if that
+/// fails, the sandbox does not start.
+fn seal_control_socket<'a>(
+    control: std::os::fd::BorrowedFd<'a>,
+    set_cloexec: impl FnOnce(std::os::fd::BorrowedFd<'a>) -> nix::Result<()>,
+) -> Result<(), String> {
+    set_cloexec(control).map_err(|e| format!("make the control socket close-on-exec: {e}"))
 }
 
 /// Who configures the sandbox's network namespace.
@@ -187,12 +199,8 @@ fn run_pid1(
     image_lower: Option<OwnedFd>,
 ) -> Result<(), SetupError> {
     // Die with the shim (and so with the server): the pid namespace goes with us.
-    // SAFETY: prctl/fcntl with constant arguments. The control socket must not leak into
-    // user processes, so it becomes close-on-exec here.
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        libc::fcntl(CONTROL_FD, libc::F_SETFD, libc::FD_CLOEXEC);
-    }
+    sys::kill_with_parent().map_err(|e| format!("set parent-death signal: {e}"))?;
+    seal_control_socket(control_fd(), sys::set_cloexec)?;
     // Block SIGCHLD and take it through a signalfd so the loop below is a plain poll().
     let mut mask = SigSet::empty();
     mask.add(Signal::SIGCHLD);
@@ -252,8 +260,8 @@ fn serve(sfd: &SignalFd, mask: &SigSet) -> Result<(), String> {
         }
         for (pid, helper) in helpers.iter_mut() {
             if helper.started.elapsed() > fileio::HELPER_DEADLINE && !helper.killed {
-                // SAFETY: kill(2) of a helper this process forked and has not reaped yet.
-                unsafe { libc::kill(*pid, libc::SIGKILL) };
+                // A helper this process forked and has not reaped yet (so the pid is ours).
+                let _ = sys::kill(*pid, Signal::SIGKILL);
                 helper.killed = true;
                 // Fail the request closed now (a late answer of the helper is ignored).
                 let result = Err(fileio::FileRefusal::new(
@@ -430,12 +438,8 @@ fn handle(
         Request::IdsMapped | Request::Configure(_) | Request::OpenFile { .. } => Ok(()),
         Request::Signal { id, signal } => {
             if let Some((&pid, _)) = running.iter().find(|(_, v)| **v == id) {
-                // SAFETY: kill(2) on a pid/pgrp we spawned.
-                unsafe {
-                    if libc::kill(-pid, signal) != 0 {
-                        libc::kill(pid, signal);
-                    }
-                }
+                // A pid/pgrp we spawned; gone already is fine.
+                let _ = sys::signal_group_or_process(pid, signal);
             }
             Ok(())
         }
@@ -478,44 +482,49 @@ fn spawn(
     // (dup2, chdir, setsid, sigprocmask, execve, write, _exit) on pre-built buffers.
     match unsafe { fork() }.map_err(|e| format!("fork: {e}"))? {
         ForkResult::Parent { child } => Ok(child),
-        ForkResult::Child => unsafe {
-            libc::setsid();
-            for (target, fd) in raw.iter().enumerate() {
-                libc::dup2(*fd, target as i32);
-            }
-            let _ = mask.thread_unblock();
-            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-            if libc::chdir(c_cwd.as_ptr()) != 0 {
-                let err = std::io::Error::last_os_error();
-                fail(
-                    &format!("cleanroom: cannot enter working directory {cwd}: {err}\n"),
-                    126,
-                );
-            }
-            let mut envp: Vec<*const libc::c_char> = c_env.iter().map(|c| c.as_ptr()).collect();
-            envp.push(std::ptr::null());
-            let mut argvp: Vec<*const libc::c_char> = c_argv.iter().map(|c| c.as_ptr()).collect();
-            argvp.push(std::ptr::null());
-            let mut last = libc::ENOENT;
-            for cand in &candidates {
-                libc::execve(cand.as_ptr(), argvp.as_ptr(), envp.as_ptr());
-                let e = *libc::__errno_location();
-                // Keep the most telling error (EACCES beats ENOENT, like execvp).
-                if e != libc::ENOENT || last == libc::ENOENT {
-                    last = if e == libc::ENOENT && last != libc::ENOENT {
-                        last
-                    } else {
-                        e
-                    };
+        ForkResult::Child => {
+            // SAFETY: the child of single-threaded pid 1; it only makes async-signal-safe
+            // calls on buffers built before the fork and ends in execve or _exit.
+            unsafe {
+                libc::setsid();
+                for (target, fd) in raw.iter().enumerate() {
+                    libc::dup2(*fd, target as i32);
                 }
+                let _ = mask.thread_unblock();
+                libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+                if libc::chdir(c_cwd.as_ptr()) != 0 {
+                    let err = std::io::Error::last_os_error();
+                    fail(
+                        &format!("cleanroom: cannot enter working directory {cwd}: {err}\n"),
+                        126,
+                    );
+                }
+                let mut envp: Vec<*const libc::c_char> = c_env.iter().map(|c| c.as_ptr()).collect();
+                envp.push(std::ptr::null());
+                let mut argvp: Vec<*const libc::c_char> =
+                    c_argv.iter().map(|c| c.as_ptr()).collect();
+                argvp.push(std::ptr::null());
+                let mut last = libc::ENOENT;
+                for cand in &candidates {
+                    libc::execve(cand.as_ptr(), argvp.as_ptr(), envp.as_ptr());
+                    let e = *libc::__errno_location();
+                    // Keep the most telling error (EACCES beats ENOENT, like execvp).
+                    if e != libc::ENOENT || last == libc::ENOENT {
+                        last = if e == libc::ENOENT && last != libc::ENOENT {
+                            last
+                        } else {
+                            e
+                        };
+                    }
+                }
+                let err = std::io::Error::from_raw_os_error(last);
+                let code = if last == libc::ENOENT { 127 } else { 126 };
+                fail(
+                    &format!("cleanroom: cannot run {:?}: {err}\n", argv[0]),
+                    code,
+                )
             }
-            let err = std::io::Error::from_raw_os_error(last);
-            let code = if last == libc::ENOENT { 127 } else { 126 };
-            fail(
-                &format!("cleanroom: cannot run {:?}: {err}\n", argv[0]),
-                code,
-            )
-        },
+        }
     }
 }
 
@@ -535,4 +544,44 @@ fn resolve_candidates(name: &str, path: &str) -> Vec<CString> {
 unsafe fn fail(msg: &str, code: i32) -> ! {
     libc::write(2, msg.as_ptr().cast(), msg.len());
     libc::_exit(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_close_range_fails_the_launch() {
+        let err = close_inherited_fds(|first, last| {
+            assert_eq!((first, last), (CONTROL_FD as u32 + 1, u32::MAX));
+            Err(std::io::Error::from_raw_os_error(libc::ENOSYS))
+        })
+        .unwrap_err();
+        assert!(err.contains("close_range"), "{err}");
+        // A refusal of any kind (seccomp's EPERM too) is a failure, not "best effort".
+        assert!(
+            close_inherited_fds(|_, _| Err(std::io::Error::from_raw_os_error(libc::EPERM)))
+                .is_err()
+        );
+        assert!(close_inherited_fds(|_, _| Ok(())).is_ok());
+    }
+
+    #[test]
+    fn a_control_socket_that_stays_inheritable_fails_the_launch() {
+        let (a, _b) = nix::unistd::pipe().unwrap();
+        let err = seal_control_socket(a.as_fd(), |_| Err(nix::errno::Errno::EBADF)).unwrap_err();
+        assert!(err.contains("close-on-exec"), "{err}");
+        // The real call on a real fd succeeds and sets the flag.
+        seal_control_socket(a.as_fd(), sys::set_cloexec).unwrap();
+        let flags = nix::fcntl::fcntl(a.as_fd(), nix::fcntl::FcntlArg::F_GETFD).unwrap();
+        assert_ne!(flags & libc::FD_CLOEXEC, 0);
+    }
+
+    #[test]
+    fn candidates_follow_path_order() {
+        let c = resolve_candidates("sh", "/a::/b");
+        let c: Vec<_> = c.iter().map(|s| s.to_str().unwrap()).collect();
+        assert_eq!(c, ["/a/sh", "./sh", "/b/sh"]);
+        assert_eq!(resolve_candidates("/bin/sh", "/a").len(), 1);
+    }
 }

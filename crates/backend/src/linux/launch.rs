@@ -35,16 +35,21 @@ impl LinuxBackend {
             .env_clear()
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null());
-        // SAFETY: only async-signal-safe calls (dup2, fcntl, prctl) between fork and exec.
+        // SAFETY: only async-signal-safe calls (dup2, fcntl, prctl) between fork and exec,
+        // no allocation; a failed step fails the spawn (the shim never runs half set up).
         unsafe {
             cmd.pre_exec(move || {
                 if child_raw == CONTROL_FD {
                     let flags = libc::fcntl(CONTROL_FD, libc::F_GETFD);
-                    libc::fcntl(CONTROL_FD, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
+                    if flags < 0
+                        || libc::fcntl(CONTROL_FD, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
                 } else if libc::dup2(child_raw, CONTROL_FD) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                super::sys::kill_with_parent()?;
                 Ok(())
             });
         }

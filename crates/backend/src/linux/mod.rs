@@ -22,6 +22,7 @@ pub mod protocol;
 mod reader;
 mod rootfs;
 mod sweep;
+pub mod sys;
 mod tree;
 
 use crate::{
@@ -32,7 +33,7 @@ use async_trait::async_trait;
 use config::{InitConfig, CONTROL_FD};
 use protocol::{Reply, Request};
 use std::collections::{BTreeMap, HashMap};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -188,8 +189,8 @@ fn pipe_pair() -> Result<(OwnedFd, OwnedFd), BackendError> {
 }
 
 fn grow_pipe(fd: &OwnedFd) {
-    // SAFETY: fcntl on a pipe fd we own; failure only means the default size stays.
-    unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_SIZE) };
+    // Failure (a lower pipe-max-size) only means the default size stays: a speed knob.
+    let _ = sys::set_pipe_size(fd.as_fd(), PIPE_SIZE);
 }
 
 /// Kill a sandbox's pid 1 (if it is still the same process) and wait for it to vanish.
@@ -197,8 +198,8 @@ async fn kill_init(pid: i32, start: u64) -> bool {
     if !procinfo::is_same_process(pid, start) {
         return false;
     }
-    // SAFETY: kill(2); pid identity was just checked against its start time.
-    unsafe { libc::kill(pid, libc::SIGKILL) };
+    // Pid identity was just checked against its start time.
+    let _ = sys::kill(pid, nix::sys::signal::Signal::SIGKILL);
     for _ in 0..500 {
         if !procinfo::is_same_process(pid, start) {
             break;
@@ -405,8 +406,8 @@ impl Backend for LinuxBackend {
                 // pid namespace is gone: the shim's exit is the precise "all dead" signal.
                 Some(mut shim) => {
                     if procinfo::is_same_process(sbx.init_pid, sbx.init_start) {
-                        // SAFETY: kill(2) on our own sandbox's pid 1, identity just checked.
-                        unsafe { libc::kill(sbx.init_pid, libc::SIGKILL) };
+                        // Our own sandbox's pid 1, identity just checked.
+                        let _ = sys::kill(sbx.init_pid, nix::sys::signal::Signal::SIGKILL);
                     }
                     if tokio::time::timeout(Duration::from_secs(10), shim.wait())
                         .await
@@ -483,9 +484,7 @@ impl Backend for LinuxBackend {
         };
         // The fd comes from inside the sandbox: check it again before reading from it.
         fileio::check_served(&fd)?;
-        // SAFETY: fcntl(F_GETFL) on an fd we own.
-        let flags = unsafe { libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&fd), libc::F_GETFL) };
-        if flags < 0 || flags & libc::O_ACCMODE != libc::O_RDONLY {
+        if sys::access_mode(fd.as_fd()) != Ok(libc::O_RDONLY) {
             return Err(BackendError::FileNotReadable(
                 "the sandbox answered with an unexpected file".into(),
             ));
@@ -545,8 +544,8 @@ impl Backend for LinuxBackend {
                 .lines()
             {
                 if let Ok(pid) = pid.trim().parse::<i32>() {
-                    // SAFETY: kill(2) of a process inside a stale sandbox cgroup we created.
-                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                    // A process inside a stale sandbox cgroup we created.
+                    let _ = sys::kill(pid, nix::sys::signal::Signal::SIGKILL);
                 }
             }
             cgroup::remove_eventually(cgroup::remove(&[dir]));

@@ -18,7 +18,7 @@ use super::protocol::SetupFailure;
 use super::tree::{bind_onto, fd_path, is_regular, Entry, Tree};
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 use std::fs;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -136,28 +136,7 @@ fn mkdir(p: &Path, mode: u32) -> Result<(), String> {
 
 /// Attach a detached mount (from `open_tree`) at `target`.
 fn attach(tree: &OwnedFd, target: &Path) -> Result<(), String> {
-    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
-    let t = std::ffi::CString::new(target.as_os_str().as_encoded_bytes())
-        .map_err(|e| err("path", target, e))?;
-    // SAFETY: move_mount(2) with valid fds and NUL-terminated paths.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_move_mount,
-            tree.as_raw_fd(),
-            c"".as_ptr(),
-            libc::AT_FDCWD,
-            t.as_ptr(),
-            MOVE_MOUNT_F_EMPTY_PATH,
-        )
-    };
-    if rc != 0 {
-        return Err(err(
-            "attach image mount",
-            target,
-            std::io::Error::last_os_error(),
-        ));
-    }
-    Ok(())
+    super::sys::move_mount(tree.as_fd(), target).map_err(|e| err("attach image mount", target, e))
 }
 
 /// Overlay root for an image: lower = the image (read-only), upper/work on a size-capped

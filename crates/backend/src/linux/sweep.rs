@@ -11,7 +11,7 @@
 
 use super::cgroup;
 use std::fs::File;
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -73,8 +73,7 @@ fn same_file(file: &File, path: &Path) -> bool {
 }
 
 fn try_lock(file: &File) -> bool {
-    // SAFETY: flock(2) on an fd we own, non-blocking.
-    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+    matches!(super::sys::try_lock_exclusive(file.as_fd()), Ok(true))
 }
 
 /// What one sweep removed (for the log and the tests).
@@ -149,8 +148,8 @@ fn kill_cgroup_tree(dir: &Path) -> usize {
             .lines()
             .filter_map(|l| l.trim().parse::<i32>().ok())
         {
-            // SAFETY: kill(2) of a process charged to a dead server's sandbox cgroup.
-            if unsafe { libc::kill(pid, libc::SIGKILL) } == 0 {
+            // A process charged to a dead server's sandbox cgroup.
+            if super::sys::kill(pid, nix::sys::signal::Signal::SIGKILL).is_ok() {
                 killed += 1;
             }
         }

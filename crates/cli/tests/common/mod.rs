@@ -93,6 +93,7 @@ impl Server {
     /// SIGTERM and wait (graceful stop).
     pub fn stop(&mut self) {
         if let Some(mut c) = self.child.take() {
+            // SAFETY: kill(2) takes integers only; the pid is our own unreaped child.
             unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
             let deadline = Instant::now() + Duration::from_secs(20);
             while Instant::now() < deadline {
@@ -169,6 +170,8 @@ pub fn output_with_timeout(mut c: Command, limit: Duration) -> Output {
     match rx.recv_timeout(limit) {
         Ok(out) => out.expect("wait"),
         Err(_) => {
+            // SAFETY: kill(2) takes integers only; the pid is our own child, not yet reaped
+            // (the waiting thread has not returned).
             unsafe { libc::kill(pid, libc::SIGKILL) };
             panic!("command timed out after {limit:?}");
         }
@@ -751,6 +754,7 @@ impl TcpServer {
 impl Drop for TcpServer {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
+            // SAFETY: kill(2) takes integers only; the pid is our own unreaped child.
             unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
             let deadline = Instant::now() + Duration::from_secs(20);
             while Instant::now() < deadline {
