@@ -4,7 +4,10 @@
 mod bootstrap;
 mod cli;
 mod commands;
+mod exec;
+mod follow;
 mod render;
+mod serve;
 mod stop_deadline;
 
 use clap::Parser;

@@ -159,9 +159,83 @@ fn or_dash(s: &str) -> &str {
     }
 }
 
+/// Exit code for failures of cleanroom itself (before or around the guest command).
+pub const EXIT_CLEANROOM_ERROR: i32 = 125;
+
+/// Stable codes of failures the CLI finds itself, before or around any RPC (the
+/// server's codes arrive in [`ApiError`]). One list, so no print invents a code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    /// A flag, endpoint or local input the CLI refuses.
+    InvalidArgument,
+    /// A policy file that cannot be read.
+    PolicyInvalid,
+    /// `serve`: the server could not start.
+    ServerStartFailed,
+    /// The CLI's own machinery failed (signal handling, a missing pipe).
+    Internal,
+    /// The output stream ended without an exit status.
+    StreamEnded,
+    /// The policy's `sandbox.dependencies.command` failed; the workload did not run.
+    DependenciesFailed,
+    /// The policy asks for a checkout but there is no repository or commit.
+    RepositoryUnavailable,
+    /// The checkout could not be made inside the sandbox.
+    RepositoryCheckoutFailed,
+    /// Warning: uncommitted changes are not copied into the sandbox.
+    RepositoryDirty,
+}
+
+impl Code {
+    /// The stable code as printed in `[code]`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::InvalidArgument => "invalid_argument",
+            Code::PolicyInvalid => "policy_invalid",
+            Code::ServerStartFailed => "server_start_failed",
+            Code::Internal => "internal",
+            Code::StreamEnded => "stream_ended",
+            Code::DependenciesFailed => "dependencies_failed",
+            Code::RepositoryUnavailable => "repository_unavailable",
+            Code::RepositoryCheckoutFailed => "repository_checkout_failed",
+            Code::RepositoryDirty => "repository_dirty",
+        }
+    }
+}
+
+/// A CLI-side failure as an [`ApiError`], so it takes the same paths as the server's.
+pub fn local(code: Code, message: impl Into<String>) -> ApiError {
+    ApiError {
+        code: code.as_str().into(),
+        message: message.into(),
+        connect_code: String::new(), // no RPC was involved
+        details: vec![],
+    }
+}
+
+/// Print a CLI-side failure and return [`EXIT_CLEANROOM_ERROR`].
+pub fn fail(code: Code, message: impl std::fmt::Display) -> i32 {
+    report(code.as_str(), &message.to_string(), None);
+    EXIT_CLEANROOM_ERROR
+}
+
+/// The one place an error line is printed: `cleanroom: error [code]: message`, then the
+/// follow-up command, if any. `code` is a stable code from the server, the policy
+/// compiler, or [`Code`].
+pub fn report(code: &str, message: &str, hint: Option<String>) {
+    eprintln!("cleanroom: error [{code}]: {message}");
+    if let Some(h) = hint {
+        eprintln!("  inspect: {h}");
+    }
+}
+
+/// Print a warning with its stable code.
+pub fn warning(code: &str, message: &str) {
+    eprintln!("cleanroom: warning [{code}]: {message}");
+}
+
 /// Print an API error with its stable code and a follow-up command.
 pub fn error(e: &ApiError, hint: Option<String>) {
-    eprintln!("cleanroom: error [{}]: {}", e.code, e.message);
     let hint = hint.or_else(|| {
         e.details
             .iter()
@@ -184,9 +258,7 @@ pub fn error(e: &ApiError, hint: Option<String>) {
         ),
         _ => None,
     });
-    if let Some(h) = hint {
-        eprintln!("  inspect: {h}");
-    }
+    report(&e.code, &e.message, hint);
 }
 
 /// One event as a compact JSON line (the proto3 JSON mapping, so field names match the API).
