@@ -92,8 +92,7 @@ fn exit_code(x: &ExecutionExit, exec_id: &str) -> i32 {
         // 128+9): say so, with the stable code.
         render::report(&x.code, &x.message, inspect);
     } else if !guest_ended {
-        eprintln!("cleanroom: execution {name}: {}", x.message);
-        eprintln!("  inspect: cleanroom execution inspect {exec_id}");
+        render::ended(name, &x.message, inspect);
     }
     if x.exit_code < 0 {
         EXIT_CLEANROOM_ERROR

@@ -229,6 +229,15 @@ pub fn report(code: &str, message: &str, hint: Option<String>) {
     }
 }
 
+/// Print how an execution ended when the guest did not end it and no code says why
+/// (e.g. `CANCELED`, `TIMED_OUT`), with the follow-up command.
+pub fn ended(status: &str, message: &str, hint: Option<String>) {
+    eprintln!("cleanroom: execution {status}: {message}");
+    if let Some(h) = hint {
+        eprintln!("  inspect: {h}");
+    }
+}
+
 /// Print a warning with its stable code.
 pub fn warning(code: &str, message: &str) {
     eprintln!("cleanroom: warning [{code}]: {message}");
@@ -264,4 +273,41 @@ pub fn error(e: &ApiError, hint: Option<String>) {
 /// One event as a compact JSON line (the proto3 JSON mapping, so field names match the API).
 pub fn event_json(ev: &cleanroom_client::api::SandboxEvent) -> String {
     serde_json::to_string(ev).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: [Code; 9] = [
+        Code::InvalidArgument,
+        Code::PolicyInvalid,
+        Code::ServerStartFailed,
+        Code::Internal,
+        Code::StreamEnded,
+        Code::DependenciesFailed,
+        Code::RepositoryUnavailable,
+        Code::RepositoryCheckoutFailed,
+        Code::RepositoryDirty,
+    ];
+
+    #[test]
+    fn cli_codes_are_distinct_snake_case() {
+        let mut seen = std::collections::HashSet::new();
+        for c in ALL {
+            let s = c.as_str();
+            assert!(seen.insert(s), "{s} twice");
+            assert!(
+                !s.is_empty() && s.chars().all(|ch| ch.is_ascii_lowercase() || ch == '_'),
+                "{s}"
+            );
+        }
+    }
+
+    #[test]
+    fn local_errors_carry_their_code() {
+        let e = local(Code::StreamEnded, "m");
+        assert_eq!((e.code.as_str(), e.message.as_str()), ("stream_ended", "m"));
+        assert!(e.details.is_empty());
+    }
 }
