@@ -3,9 +3,9 @@
 //! tear the sandbox down.
 
 use crate::cli::ExecArgs;
-use crate::commands::{invalid, limits_msg, read_policy};
 use crate::follow::stream_until_exit;
 use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
+use crate::request::{invalid, limits_msg, read_policy};
 use cleanroom_client::api::*;
 use cleanroom_client::endpoint::Target;
 use cleanroom_client::session;

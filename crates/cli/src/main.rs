@@ -7,6 +7,7 @@ mod commands;
 mod exec;
 mod follow;
 mod render;
+mod request;
 mod serve;
 mod stop_deadline;
 
