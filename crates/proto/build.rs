@@ -5,7 +5,9 @@ use protox::prost::Message;
 use std::path::PathBuf;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let proto_root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../proto");
+    // Read at run time, not with env!(): a build script binary compiled in another
+    // checkout (a shared or copied target dir) must still read this checkout's protos.
+    let proto_root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?).join("../../proto");
     let file = "cleanroom/v1/cleanroom.proto";
     println!("cargo:rerun-if-changed={}", proto_root.join(file).display());
     let fds = protox::Compiler::new([&proto_root])?

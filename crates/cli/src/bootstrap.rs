@@ -1,36 +1,37 @@
 //! Repo-aware bootstrap of a sandbox `cleanroom exec` created from repository policy:
 //! place the repository's committed HEAD at `repository.path`, then run
-//! `sandbox.dependencies.command` there, before the workload.
+//! `sandbox.dependencies.command` there, before the workload. What to do comes from the
+//! server (`CreateSandboxResponse.bootstrap`, derived from the policy it compiled); the
+//! CLI only supplies the repository, which the server does not have.
 //!
 //! Built only on the public API (executions with streamed stdin), so it behaves the same
 //! against a remote server. Uncommitted changes are not copied (a warning says so): what
 //! runs is what is committed, as it would be in CI.
 
-use crate::commands::{pump_stdin, stream_until_exit, EXIT_CLEANROOM_ERROR};
+use crate::follow::stream_until_exit;
+use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
 use cleanroom_client::api::*;
+use cleanroom_client::session;
 use cleanroom_client::Client;
-use cleanroom_policy::CompiledPolicy;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 /// Unpacks a tar stream from stdin into `$1`, creating it first.
 const CHECKOUT_SCRIPT: &str = "mkdir -p -- \"$1\" && exec tar -x -f - -C \"$1\"";
 
-fn fail(code: &str, msg: impl std::fmt::Display) -> i32 {
-    eprintln!("cleanroom: error [{code}]: {msg}");
-    EXIT_CLEANROOM_ERROR
-}
+use render::fail;
 
-/// Run the policy's bootstrap steps. Returns the working directory the workload should
-/// default to (`repository.path`), or the exit code to stop with.
+/// Run the bootstrap steps the server named. Returns the working directory the workload
+/// should default to (`repository_path`), or the exit code to stop with.
 pub async fn run(
     client: &Client,
     sandbox_id: &str,
-    policy: &CompiledPolicy,
+    plan: &Bootstrap,
     policy_file: Option<&Path>,
     sigint: &mut tokio::signal::unix::Signal,
 ) -> Result<Option<String>, i32> {
-    if let Some(path) = &policy.repository_path {
+    let repository_path = Some(plan.repository_path.clone()).filter(|p| !p.is_empty());
+    if let Some(path) = &repository_path {
         let dir = policy_file
             .and_then(Path::parent)
             .filter(|p| !p.as_os_str().is_empty())
@@ -38,7 +39,8 @@ pub async fn run(
             .unwrap_or_else(|| PathBuf::from("."));
         checkout(client, sandbox_id, &dir, path, sigint).await?;
     }
-    if let Some(argv) = &policy.dependencies_command {
+    if !plan.dependencies_command.is_empty() {
+        let argv = &plan.dependencies_command;
         eprintln!(
             "cleanroom: running sandbox.dependencies.command: {}",
             argv.join(" ")
@@ -46,7 +48,7 @@ pub async fn run(
         let req = CreateExecutionRequest {
             sandbox_id: sandbox_id.to_string(),
             command: argv.clone(),
-            cwd: policy.repository_path.clone().unwrap_or_default(),
+            cwd: plan.repository_path.clone(),
             kind: ExecutionKind::EXECUTION_KIND_BATCH.into(),
             attach_stdin: false,
             ..Default::default()
@@ -54,27 +56,22 @@ pub async fn run(
         let code = run_step(client, sandbox_id, req, sigint).await;
         if code != 0 {
             return Err(fail(
-                "dependencies_failed",
+                Code::DependenciesFailed,
                 format!(
                     "sandbox.dependencies.command exited with {code}; the workload did not run"
                 ),
             ));
         }
     }
-    Ok(policy.repository_path.clone())
+    Ok(repository_path)
 }
 
 /// Create an execution; its id, or the exit code to stop with (error already printed).
 async fn start(client: &Client, req: CreateExecutionRequest) -> Result<String, i32> {
-    match client.executions.create_execution(req).await {
-        Ok(r) => Ok(r
-            .into_owned()
-            .execution
-            .as_option()
-            .map(|e| e.execution_id.clone())
-            .unwrap_or_default()),
+    match session::create_execution(client, req).await {
+        Ok(e) => Ok(e.execution_id),
         Err(e) => {
-            crate::render::error(&e.into(), None);
+            render::error(&e, None);
             Err(EXIT_CLEANROOM_ERROR)
         }
     }
@@ -117,7 +114,7 @@ async fn checkout(
 ) -> Result<(), i32> {
     let top = git(dir, &["rev-parse", "--show-toplevel"]).map_err(|e| {
         fail(
-            "repository_unavailable",
+            Code::RepositoryUnavailable,
             format!(
                 "the policy sets repository.path but {} is not in a git repository ({e})",
                 dir.display()
@@ -127,14 +124,15 @@ async fn checkout(
     let top = PathBuf::from(top);
     let head = git(&top, &["rev-parse", "--verify", "HEAD"]).map_err(|e| {
         fail(
-            "repository_unavailable",
+            Code::RepositoryUnavailable,
             format!("{} has no commit to check out ({e})", top.display()),
         )
     })?;
     let short = head.get(..12).unwrap_or(&head);
     match git(&top, &["status", "--porcelain", "--untracked-files=no"]) {
-        Ok(s) if !s.is_empty() => eprintln!(
-            "cleanroom: warning [repository_dirty]: uncommitted changes are not copied into the sandbox; using HEAD {short}"
+        Ok(s) if !s.is_empty() => render::warning(
+            Code::RepositoryDirty.as_str(),
+            &format!("uncommitted changes are not copied into the sandbox; using HEAD {short}"),
         ),
         _ => {}
     }
@@ -150,12 +148,12 @@ async fn checkout(
         .spawn()
         .map_err(|e| {
             fail(
-                "repository_unavailable",
+                Code::RepositoryUnavailable,
                 format!("cannot run git archive: {e}"),
             )
         })?;
     let Some(tar) = archive.stdout.take() else {
-        return Err(fail("internal", "git archive has no stdout"));
+        return Err(fail(Code::Internal, "git archive has no stdout"));
     };
     let req = CreateExecutionRequest {
         sandbox_id: sandbox_id.to_string(),
@@ -171,7 +169,7 @@ async fn checkout(
         ..Default::default()
     };
     let exec_id = start(client, req).await?;
-    let pump = tokio::spawn(pump_stdin(
+    let pump = tokio::spawn(session::pump_stdin(
         client.executions.clone(),
         sandbox_id.to_string(),
         exec_id.clone(),
@@ -186,13 +184,13 @@ async fn checkout(
             .map(|o| String::from_utf8_lossy(&o.stderr).trim().to_string())
             .unwrap_or_else(|e| e.to_string());
         return Err(fail(
-            "repository_checkout_failed",
+            Code::RepositoryCheckoutFailed,
             format!("git archive failed: {why}"),
         ));
     }
     if code != 0 || !complete {
         return Err(fail(
-            "repository_checkout_failed",
+            Code::RepositoryCheckoutFailed,
             format!("unpacking the checkout into {path} failed (exit {code}); does the sandbox have tar and a writable {path}?"),
         ));
     }

@@ -176,26 +176,6 @@ pub struct QuotaArgs {
     pub image_cache_max_mb: u64,
 }
 
-impl QuotaArgs {
-    pub fn retention(&self) -> cleanroom_server::quota::RetentionConfig {
-        use std::time::Duration;
-        cleanroom_server::quota::RetentionConfig {
-            max_total_bytes: self.output_log_max_mb.saturating_mul(1 << 20),
-            min_free_bytes: self.output_log_min_free_mb.saturating_mul(1 << 20),
-            max_age: Duration::from_secs(self.output_log_max_age_secs),
-            gc_interval: Duration::from_secs(self.output_log_gc_interval_secs.max(1)),
-        }
-    }
-
-    pub fn image_limits(&self) -> cleanroom_image::ImageLimits {
-        cleanroom_image::ImageLimits {
-            max_image_bytes: self.image_max_mb.saturating_mul(1 << 20),
-            max_entries: self.image_max_entries,
-            max_cache_bytes: self.image_cache_max_mb.saturating_mul(1 << 20),
-        }
-    }
-}
-
 #[derive(Debug, Subcommand)]
 pub enum ImageCommand {
     /// Pull, verify and unpack an image pinned by digest (registry/repo@sha256:...)

@@ -4,7 +4,11 @@
 mod bootstrap;
 mod cli;
 mod commands;
+mod exec;
+mod follow;
 mod render;
+mod request;
+mod serve;
 mod stop_deadline;
 
 use clap::Parser;
@@ -24,10 +28,10 @@ fn main() {
         .build()
     {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("cleanroom: cannot start async runtime: {e}");
-            std::process::exit(125);
-        }
+        Err(e) => std::process::exit(render::fail(
+            render::Code::Internal,
+            format!("cannot start async runtime: {e}"),
+        )),
     };
     let code = rt.block_on(commands::run(cli));
     // Don't wait for the blocking stdin reader thread.

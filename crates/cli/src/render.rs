@@ -159,9 +159,92 @@ fn or_dash(s: &str) -> &str {
     }
 }
 
+/// Exit code for failures of cleanroom itself (before or around the guest command).
+pub const EXIT_CLEANROOM_ERROR: i32 = 125;
+
+/// Stable codes of failures the CLI finds itself, before or around any RPC (the
+/// server's codes arrive in [`ApiError`]). One list, so no print invents a code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    /// A flag, endpoint or local input the CLI refuses.
+    InvalidArgument,
+    /// A policy file that cannot be read.
+    PolicyInvalid,
+    /// `serve`: the server could not start.
+    ServerStartFailed,
+    /// The CLI's own machinery failed (signal handling, a missing pipe).
+    Internal,
+    /// The output stream ended without an exit status.
+    StreamEnded,
+    /// The policy's `sandbox.dependencies.command` failed; the workload did not run.
+    DependenciesFailed,
+    /// The policy asks for a checkout but there is no repository or commit.
+    RepositoryUnavailable,
+    /// The checkout could not be made inside the sandbox.
+    RepositoryCheckoutFailed,
+    /// Warning: uncommitted changes are not copied into the sandbox.
+    RepositoryDirty,
+}
+
+impl Code {
+    /// The stable code as printed in `[code]`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::InvalidArgument => "invalid_argument",
+            Code::PolicyInvalid => "policy_invalid",
+            Code::ServerStartFailed => "server_start_failed",
+            Code::Internal => "internal",
+            Code::StreamEnded => "stream_ended",
+            Code::DependenciesFailed => "dependencies_failed",
+            Code::RepositoryUnavailable => "repository_unavailable",
+            Code::RepositoryCheckoutFailed => "repository_checkout_failed",
+            Code::RepositoryDirty => "repository_dirty",
+        }
+    }
+}
+
+/// A CLI-side failure as an [`ApiError`], so it takes the same paths as the server's.
+pub fn local(code: Code, message: impl Into<String>) -> ApiError {
+    ApiError {
+        code: code.as_str().into(),
+        message: message.into(),
+        connect_code: String::new(), // no RPC was involved
+        details: vec![],
+    }
+}
+
+/// Print a CLI-side failure and return [`EXIT_CLEANROOM_ERROR`].
+pub fn fail(code: Code, message: impl std::fmt::Display) -> i32 {
+    report(code.as_str(), &message.to_string(), None);
+    EXIT_CLEANROOM_ERROR
+}
+
+/// The one place an error line is printed: `cleanroom: error [code]: message`, then the
+/// follow-up command, if any. `code` is a stable code from the server, the policy
+/// compiler, or [`Code`].
+pub fn report(code: &str, message: &str, hint: Option<String>) {
+    eprintln!("cleanroom: error [{code}]: {message}");
+    if let Some(h) = hint {
+        eprintln!("  inspect: {h}");
+    }
+}
+
+/// Print how an execution ended when the guest did not end it and no code says why
+/// (e.g. `CANCELED`, `TIMED_OUT`), with the follow-up command.
+pub fn ended(status: &str, message: &str, hint: Option<String>) {
+    eprintln!("cleanroom: execution {status}: {message}");
+    if let Some(h) = hint {
+        eprintln!("  inspect: {h}");
+    }
+}
+
+/// Print a warning with its stable code.
+pub fn warning(code: &str, message: &str) {
+    eprintln!("cleanroom: warning [{code}]: {message}");
+}
+
 /// Print an API error with its stable code and a follow-up command.
 pub fn error(e: &ApiError, hint: Option<String>) {
-    eprintln!("cleanroom: error [{}]: {}", e.code, e.message);
     let hint = hint.or_else(|| {
         e.details
             .iter()
@@ -184,12 +267,47 @@ pub fn error(e: &ApiError, hint: Option<String>) {
         ),
         _ => None,
     });
-    if let Some(h) = hint {
-        eprintln!("  inspect: {h}");
-    }
+    report(&e.code, &e.message, hint);
 }
 
 /// One event as a compact JSON line (the proto3 JSON mapping, so field names match the API).
 pub fn event_json(ev: &cleanroom_client::api::SandboxEvent) -> String {
     serde_json::to_string(ev).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: [Code; 9] = [
+        Code::InvalidArgument,
+        Code::PolicyInvalid,
+        Code::ServerStartFailed,
+        Code::Internal,
+        Code::StreamEnded,
+        Code::DependenciesFailed,
+        Code::RepositoryUnavailable,
+        Code::RepositoryCheckoutFailed,
+        Code::RepositoryDirty,
+    ];
+
+    #[test]
+    fn cli_codes_are_distinct_snake_case() {
+        let mut seen = std::collections::HashSet::new();
+        for c in ALL {
+            let s = c.as_str();
+            assert!(seen.insert(s), "{s} twice");
+            assert!(
+                !s.is_empty() && s.chars().all(|ch| ch.is_ascii_lowercase() || ch == '_'),
+                "{s}"
+            );
+        }
+    }
+
+    #[test]
+    fn local_errors_carry_their_code() {
+        let e = local(Code::StreamEnded, "m");
+        assert_eq!((e.code.as_str(), e.message.as_str()), ("stream_ended", "m"));
+        assert!(e.details.is_empty());
+    }
 }

@@ -647,3 +647,122 @@ async fn download_sandbox_file_stays_inside_the_sandbox() {
         assert_eq!(e.code, code, "{path}: {e:?}");
     }
 }
+
+/// `CreateSandbox` tells the client what the policy asks to do before the workload (the
+/// CLI no longer compiles the policy for it); nothing when the policy asks for nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn create_sandbox_answers_the_bootstrap_plan() {
+    let s = Server::start();
+    let c = s.client().await;
+    let create = |policy: &str| CreateSandboxRequest {
+        policy_yaml: policy.into(),
+        ..Default::default()
+    };
+    let plan = |r: CreateSandboxResponse| r.bootstrap.as_option().cloned();
+    for policy in ["", "version: 1\n", "version: 1\nsandbox: {env: {A: '1'}}\n"] {
+        let r = c
+            .sandboxes
+            .create_sandbox(create(policy))
+            .await
+            .expect("create");
+        assert_eq!(plan(r.into_owned()), None, "{policy:?}");
+    }
+    let cases = [
+        ("version: 1\nrepository: {}\n", "/workspace", vec![]),
+        (
+            "version: 1\nrepository: {path: /workspace//app/}\nsandbox:\n  dependencies:\n    command: [make, deps]\n",
+            "/workspace/app",
+            vec!["make", "deps"],
+        ),
+        (
+            "version: 1\nsandbox:\n  dependencies:\n    command: [true]\n",
+            "",
+            vec!["true"],
+        ),
+    ];
+    for (policy, path, argv) in cases {
+        let r = c
+            .sandboxes
+            .create_sandbox(create(policy))
+            .await
+            .expect("create");
+        let b = plan(r.into_owned()).expect("a bootstrap plan");
+        assert_eq!(b.repository_path, path, "{policy}");
+        assert_eq!(b.dependencies_command, argv, "{policy}");
+    }
+    // A refused policy names its code once, not again inside the message.
+    for bad in ["version: 1\nsandbox: {bogus: 1}\n", "version: 7\n"] {
+        let e: ApiError = c
+            .sandboxes
+            .create_sandbox(create(bad))
+            .await
+            .unwrap_err()
+            .into();
+        assert_eq!(e.code, "policy_invalid");
+        assert!(!e.message.contains("policy_invalid"), "{}", e.message);
+    }
+}
+
+/// The client crate's session: stdin pumped in, every output byte and the exit out, in
+/// sequence order.
+#[tokio::test(flavor = "multi_thread")]
+async fn client_session_pumps_stdin_and_follows_output_to_the_exit() {
+    use cleanroom_client::session::{self, ExecutionOutput, OutputEvent};
+    let s = Server::start();
+    let c = s.client().await;
+    let sbx = create_sandbox(&c).await;
+    let req = CreateExecutionRequest {
+        sandbox_id: sbx.clone(),
+        command: vec!["sh".into(), "-c".into(), "cat; echo err >&2; exit 3".into()],
+        attach_stdin: true,
+        ..Default::default()
+    };
+    let exe = session::create_execution(&c, req)
+        .await
+        .expect("create")
+        .execution_id;
+    let input: &[u8] = b"hello through stdin\n";
+    let pump = tokio::spawn(session::pump_stdin(
+        c.executions.clone(),
+        sbx.clone(),
+        exe.clone(),
+        input,
+    ));
+    let mut output = ExecutionOutput::new(&c, &sbx, &exe);
+    let (mut out, mut err, mut last) = (Vec::new(), Vec::new(), 0);
+    let exit = loop {
+        let ev = tokio::time::timeout(Duration::from_secs(60), output.next())
+            .await
+            .expect("bounded")
+            .expect("stream");
+        assert!(output.last_sequence() > last, "sequence must grow");
+        last = output.last_sequence();
+        match ev.expect("an exit before the end") {
+            OutputEvent::Stdout(d) => out.extend(d),
+            OutputEvent::Stderr(d) => err.extend(d),
+            OutputEvent::Warning { code, message } => panic!("{code}: {message}"),
+            OutputEvent::Exit(x) => break x,
+        }
+    };
+    assert!(pump.await.expect("pump"), "stdin fully taken");
+    assert_eq!(out, input);
+    assert_eq!(err, b"err\n");
+    assert_eq!(exit.exit_code, 3);
+    // Following again from the start replays the same retained output.
+    let mut again = ExecutionOutput::new(&c, &sbx, &exe);
+    let mut replay = Vec::new();
+    while let Some(ev) = again.next().await.expect("replay") {
+        match ev {
+            OutputEvent::Stdout(d) => replay.extend(d),
+            OutputEvent::Exit(_) => break,
+            _ => {}
+        }
+    }
+    assert_eq!(replay, input);
+    // An unknown execution is refused at once, not retried.
+    let e = ExecutionOutput::new(&c, &sbx, "exe_nope")
+        .next()
+        .await
+        .expect_err("unknown execution");
+    assert_eq!(e.code, "execution_not_found");
+}

@@ -3,6 +3,8 @@
 //! Every CLI command goes through [`Client`]; nothing here executes anything locally.
 
 pub mod endpoint;
+pub mod policy;
+pub mod session;
 mod tls;
 
 use base64::Engine as _;

@@ -22,12 +22,13 @@ pub use host::HostPattern;
 /// Largest policy document accepted (hostile input guard).
 pub const MAX_POLICY_BYTES: usize = 256 * 1024;
 
-/// Errors with stable codes.
+/// Errors with stable codes. The message (`Display`) does not repeat the code: callers
+/// print both as `[code]: message`, and a code inside the message printed it twice.
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
-    #[error("policy_invalid: {0}")]
+    #[error("{0}")]
     Invalid(String),
-    #[error("policy_conflict: {0}")]
+    #[error("{0}")]
     Conflict(String),
 }
 
@@ -614,6 +615,23 @@ mod tests {
                 .unwrap();
         assert_eq!(a.policy_hash(), b.policy_hash());
         assert_ne!(a.policy_hash(), CompiledPolicy::builtin().policy_hash());
+    }
+
+    #[test]
+    fn error_messages_do_not_repeat_the_code() {
+        // Callers print `[code]: message`; the message must not carry the code again
+        // (it printed `policy_invalid: policy_invalid: …`).
+        for bad in [
+            "version: 2\n",
+            "version: 1\nsandbox: {resources: {pids: 0}}\n",
+            "version: 1\nsandbox:\n  network:\n    allow: [{host: a.example.com}]\n    deny: [{host: '*.example.com'}]\n",
+            "{not yaml",
+        ] {
+            let e = compile(bad).unwrap_err();
+            let msg = e.to_string();
+            assert!(!msg.contains(e.code()), "{bad}: {msg}");
+            assert!(!msg.is_empty(), "{bad}");
+        }
     }
 
     #[test]

@@ -182,8 +182,11 @@ impl SandboxService for Api {
         self.engine
             .claim_image(&who, &row.image_digest)
             .map_err(to_connect)?;
+        let bootstrap =
+            crate::bootstrap::plan_stored(&row.id, &row.compiled_policy).map_err(to_connect)?;
         Response::ok(CreateSandboxResponse {
             sandbox: sandbox_msg(&row).into(),
+            bootstrap: bootstrap.into(),
             ..Default::default()
         })
     }

@@ -5,7 +5,9 @@
 //! `owner` and `listener` decide who is calling and what they may see.
 
 pub mod api;
+pub mod assemble;
 pub mod auth;
+pub mod bootstrap;
 pub mod egress;
 pub mod engine;
 pub mod error;

@@ -1,0 +1,168 @@
+//! `cleanroom exec`: create (or reuse) a sandbox, bootstrap it as the server says,
+//! run the workload with local stdin forwarded, follow its output, return its exit code,
+//! tear the sandbox down.
+
+use crate::cli::ExecArgs;
+use crate::follow::stream_until_exit;
+use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
+use crate::request::{invalid, limits_msg, read_policy};
+use cleanroom_client::api::*;
+use cleanroom_client::endpoint::Target;
+use cleanroom_client::session;
+use cleanroom_client::{ApiError, Client};
+use std::path::PathBuf;
+
+fn parse_env(items: &[String]) -> Result<Vec<(String, String)>, ApiError> {
+    items
+        .iter()
+        .map(|item| match item.split_once('=') {
+            Some((k, v)) => Ok((k.to_string(), v.to_string())),
+            None => std::env::var(item).map(|v| (item.clone(), v)).map_err(|_| {
+                invalid(format!(
+                    "--env {item}: {item} is not set in the local environment"
+                ))
+            }),
+        })
+        .collect()
+}
+
+/// `cleanroom exec`: create (or reuse) a sandbox, run, stream, return the exit code.
+pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
+    // Take over SIGINT before anything else so no Ctrl-C is lost or kills us mid-setup.
+    let mut sigint = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+    {
+        Ok(s) => s,
+        Err(e) => return render::fail(Code::Internal, format!("cannot handle SIGINT: {e}")),
+    };
+    let client = match Client::connect_target(ep).await {
+        Ok(c) => c,
+        Err(e) => {
+            render::error(&e, None);
+            return EXIT_CLEANROOM_ERROR;
+        }
+    };
+    let env = match parse_env(&args.env) {
+        Ok(e) => e,
+        Err(e) => {
+            render::error(&e, None);
+            return EXIT_CLEANROOM_ERROR;
+        }
+    };
+    // 1. The sandbox.
+    let mut bootstrap = None;
+    let (sandbox_id, created) = match &args.in_sandbox {
+        Some(id) => (id.clone(), false),
+        None => {
+            let policy = match read_policy(args.policy.as_ref(), true) {
+                Ok(p) => p,
+                Err(e) => {
+                    render::error(&e, None);
+                    return EXIT_CLEANROOM_ERROR;
+                }
+            };
+            let limits = match limits_msg(&args.limits) {
+                Ok(l) => l,
+                Err(e) => {
+                    render::error(&e, None);
+                    return EXIT_CLEANROOM_ERROR;
+                }
+            };
+            let req = CreateSandboxRequest {
+                policy_yaml: policy,
+                image_ref: args.image.clone().unwrap_or_default(),
+                limits: limits.into(),
+                ..Default::default()
+            };
+            match client.sandboxes.create_sandbox(req).await {
+                Ok(r) => {
+                    let r = r.into_owned();
+                    // What the policy asks to do before the workload, as the server
+                    // compiled it.
+                    bootstrap = r.bootstrap.as_option().cloned();
+                    let id = r.sandbox.as_option().map(|s| s.sandbox_id.clone());
+                    (id.unwrap_or_default(), true)
+                }
+                Err(e) => {
+                    render::error(&e.into(), None);
+                    return EXIT_CLEANROOM_ERROR;
+                }
+            }
+        }
+    };
+    if args.print_sandbox_id || (args.keep && created) {
+        eprintln!("{sandbox_id}");
+    }
+    // 2. Repository checkout and dependencies, for sandboxes made from repository policy.
+    let mut default_cwd = None;
+    let mut code = 0;
+    if let Some(plan) = &bootstrap {
+        let file = args
+            .policy
+            .clone()
+            .or_else(|| Some(PathBuf::from("cleanroom.yaml")));
+        match crate::bootstrap::run(&client, &sandbox_id, plan, file.as_deref(), &mut sigint).await
+        {
+            Ok(cwd) => default_cwd = cwd,
+            Err(c) => code = c,
+        }
+    }
+    // 3. The workload.
+    if code == 0 {
+        code = exec_in(&client, &sandbox_id, &args, default_cwd, env, &mut sigint).await;
+    }
+    if created && !args.keep {
+        let req = TerminateSandboxRequest {
+            sandbox_id: sandbox_id.clone(),
+            ..Default::default()
+        };
+        if let Err(e) = client.sandboxes.terminate_sandbox(req).await {
+            render::error(
+                &e.into(),
+                Some(format!("cleanroom sandbox inspect {sandbox_id}")),
+            );
+        }
+    }
+    code
+}
+
+async fn exec_in(
+    client: &Client,
+    sandbox_id: &str,
+    args: &ExecArgs,
+    default_cwd: Option<String>,
+    env: Vec<(String, String)>,
+    sigint: &mut tokio::signal::unix::Signal,
+) -> i32 {
+    let req = CreateExecutionRequest {
+        sandbox_id: sandbox_id.to_string(),
+        command: args.command.clone(),
+        env: env.into_iter().collect(),
+        cwd: args.cwd.clone().or(default_cwd).unwrap_or_default(),
+        timeout_seconds: args.timeout.unwrap_or(0),
+        kind: ExecutionKind::EXECUTION_KIND_BATCH.into(),
+        attach_stdin: !args.no_stdin,
+        ..Default::default()
+    };
+    let execution = match session::create_execution(client, req).await {
+        Ok(e) => e,
+        Err(e) => {
+            render::error(&e, Some(format!("cleanroom sandbox inspect {sandbox_id}")));
+            return EXIT_CLEANROOM_ERROR;
+        }
+    };
+    let exec_id = execution.execution_id.clone();
+    if !args.no_stdin {
+        // Local stdin to the execution, then EOF for the guest.
+        tokio::spawn(session::pump_stdin(
+            client.executions.clone(),
+            sandbox_id.to_string(),
+            exec_id.clone(),
+            tokio::io::stdin(),
+        ));
+    }
+    let code = stream_until_exit(client, sandbox_id, &exec_id, sigint, false).await;
+    if args.print_trace_id && code == 0 {
+        eprintln!("trace_id: {}", execution.trace_id);
+    }
+    code
+}

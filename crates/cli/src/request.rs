@@ -1,0 +1,60 @@
+//! Request parts built from flags and local files, shared by `exec` and `sandbox create`
+//! (kept apart from the commands so neither command module imports the other).
+
+use crate::render::{self, Code};
+use cleanroom_client::api::ResourceLimits;
+use cleanroom_client::ApiError;
+use std::path::PathBuf;
+
+pub(crate) fn invalid(msg: impl Into<String>) -> ApiError {
+    render::local(Code::InvalidArgument, msg)
+}
+
+/// The request's limits. Bounds are the server's to check (one table, shared with the
+/// policy compiler); only an explicit zero is refused here, because zero on the wire means
+/// "not requested" and would silently become the default.
+pub(crate) fn limits_msg(l: &crate::cli::LimitArgs) -> Result<ResourceLimits, ApiError> {
+    for (flag, name, v) in [
+        ("--memory-mb", "memory_mb", l.memory_mb),
+        ("--pids", "pids", l.pids),
+        ("--cpu-millis", "cpu_millis", l.cpu_millis),
+        ("--disk-mb", "disk_mb", l.disk_mb),
+        ("--output-mb", "output_mb", l.output_mb),
+    ] {
+        if v == Some(0) {
+            let (lo, hi) = cleanroom_client::policy::resource_bounds(name).unwrap_or((1, u64::MAX));
+            return Err(invalid(format!(
+                "{flag} 0 is outside the accepted range {lo}..={hi}"
+            )));
+        }
+    }
+    let mib = |v: Option<u64>| v.map(|m| m.saturating_mul(1 << 20)).unwrap_or(0);
+    Ok(ResourceLimits {
+        memory_bytes: mib(l.memory_mb),
+        pids: l.pids.unwrap_or(0),
+        cpu_millis: l.cpu_millis.unwrap_or(0),
+        disk_bytes: mib(l.disk_mb),
+        output_bytes: mib(l.output_mb),
+        ..Default::default()
+    })
+}
+
+pub(crate) fn read_policy(path: Option<&PathBuf>, repo_default: bool) -> Result<String, ApiError> {
+    let path = match path {
+        Some(p) => p.clone(),
+        None if repo_default => {
+            let p = PathBuf::from("cleanroom.yaml");
+            if !p.exists() {
+                return Ok(String::new());
+            }
+            p
+        }
+        None => return Ok(String::new()),
+    };
+    std::fs::read_to_string(&path).map_err(|e| {
+        render::local(
+            Code::PolicyInvalid,
+            format!("cannot read policy {}: {e}", path.display()),
+        )
+    })
+}

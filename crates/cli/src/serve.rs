@@ -1,0 +1,96 @@
+//! `cleanroom serve`: flags to [`ServeSettings`] (the server crate assembles the
+//! configuration), logging, the stop deadline and the shutdown signals.
+
+use crate::cli::ServeArgs;
+use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
+use cleanroom_client::endpoint::{self, Endpoint};
+use cleanroom_server::assemble::{self, ServeSettings};
+use cleanroom_server::serve::Listen;
+
+/// The flags as plain settings.
+fn settings(args: ServeArgs, listen: Listen) -> ServeSettings {
+    let q = args.quotas;
+    ServeSettings {
+        listen,
+        state_dir: args.state_dir,
+        egress_resolve: args.egress_resolve,
+        egress_trust_internal: args.egress_trust_internal,
+        insecure_registry: args.insecure_registry,
+        registry_credentials: args.registry_credentials,
+        secrets_file: args.secrets_file,
+        upstream_ca: args.upstream_ca,
+        output_log_max_mb: q.output_log_max_mb,
+        output_log_min_free_mb: q.output_log_min_free_mb,
+        output_log_max_age_secs: q.output_log_max_age_secs,
+        output_log_gc_interval_secs: q.output_log_gc_interval_secs,
+        image_max_mb: q.image_max_mb,
+        image_max_entries: q.image_max_entries,
+        image_cache_max_mb: q.image_cache_max_mb,
+        tokens_file: args.tokens_file,
+        tls_cert: args.tls_cert,
+        tls_key: args.tls_key,
+        client_ca: args.client_ca,
+        insecure_no_auth: args.insecure_no_auth,
+        api_header_timeout_secs: args.api_header_timeout,
+        api_idle_timeout_secs: args.api_idle_timeout,
+        api_max_connections: args.api_max_connections,
+        max_sandboxes_per_principal: args.max_sandboxes_per_principal,
+        max_sandboxes: args.max_sandboxes,
+    }
+}
+
+/// Run the server until SIGINT/SIGTERM.
+pub async fn run(args: ServeArgs) -> i32 {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("CLEANROOM_LOG")
+                .unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .try_init();
+    let listen = match args
+        .listen
+        .as_deref()
+        .map(Endpoint::parse)
+        .unwrap_or_else(|| Ok(endpoint::default_listen()))
+    {
+        Ok(Endpoint::Unix(p)) => Listen::Unix(p),
+        Ok(Endpoint::Http(a)) => Listen::Tcp(a),
+        Ok(Endpoint::Https(a)) => Listen::Https(a),
+        Err(e) => return render::fail(Code::InvalidArgument, e),
+    };
+    let cfg = match settings(args, listen).into_config() {
+        Ok(c) => c,
+        Err(e) => {
+            render::report(e.code(), &e.to_string(), None);
+            return EXIT_CLEANROOM_ERROR;
+        }
+    };
+    assemble::raise_fd_limit();
+    // Whatever happens to the graceful stop below, a signal ends the process in bounded time.
+    if let Err(e) = crate::stop_deadline::arm() {
+        return render::fail(
+            Code::ServerStartFailed,
+            format!("cannot arm the stop deadline: {e}"),
+        );
+    }
+    let shutdown = async {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => return std::future::pending().await,
+            };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+        eprintln!("cleanroom: shutting down");
+    };
+    match cleanroom_server::serve::run(cfg, shutdown).await {
+        Ok(()) => 0,
+        Err(e) => {
+            render::report(e.code(), &e.to_string(), None);
+            EXIT_CLEANROOM_ERROR
+        }
+    }
+}

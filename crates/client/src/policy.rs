@@ -1,0 +1,9 @@
+//! Offline policy validation for clients (`cleanroom policy check|show`, SDKs, editors'
+//! pre-commit hooks): the very compiler the server runs, so a local "ok" and its
+//! `policy_hash` are what the server will say, without a server.
+//!
+//! Clients never act on a locally compiled policy: what a sandbox bootstraps comes from
+//! the server (`CreateSandboxResponse.bootstrap`), and the server compiles the text it is
+//! sent. This module exists so clients depend on the compiler through one door.
+
+pub use cleanroom_policy::{compile, resource_bounds, CompiledPolicy, PolicyError};

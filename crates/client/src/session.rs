@@ -1,0 +1,301 @@
+//! One execution as a client sees it: create it, follow its output to the exit
+//! (reconnecting and resuming after the last sequence when the stream breaks), feed its
+//! stdin, cancel it. The CLI and the SDKs share this; they add only rendering and
+//! signal handling (e.g. the CLI's "first Ctrl-C cancels, second detaches").
+
+use crate::api::__buffa::oneof::execution_stream_event::Payload;
+use crate::api::__buffa::view::ExecutionStreamEventView;
+use crate::api::*;
+use crate::{ApiError, Client};
+use connectrpc::client::{ClientTransport, ServerStream, SharedHttp2Connection};
+use std::time::Duration;
+
+/// The execution service client over the shared connection (cheap to clone, `'static`:
+/// it can be moved into a task, e.g. a stdin pump).
+pub type Executions = ExecutionServiceClient<SharedHttp2Connection>;
+
+/// Create an execution and return it as the server recorded it.
+pub async fn create_execution(
+    client: &Client,
+    req: CreateExecutionRequest,
+) -> Result<Execution, ApiError> {
+    let resp = client.executions.create_execution(req).await?.into_owned();
+    Ok(resp.execution.as_option().cloned().unwrap_or_default())
+}
+
+/// Ask the server to cancel an execution (SIGTERM, SIGKILL after the grace period).
+pub async fn cancel_execution(
+    client: &Client,
+    sandbox_id: &str,
+    execution_id: &str,
+) -> Result<(), ApiError> {
+    let req = CancelExecutionRequest {
+        sandbox_id: sandbox_id.to_string(),
+        execution_id: execution_id.to_string(),
+        ..Default::default()
+    };
+    client.executions.cancel_execution(req).await?;
+    Ok(())
+}
+
+/// Copy `input` to an execution's stdin in chunks of up to 64 KiB, then close it (EOF for
+/// the guest). `false` when the execution stopped taking input, or `input` failed,
+/// before `input` ended.
+pub async fn pump_stdin<R: tokio::io::AsyncRead + Unpin>(
+    executions: Executions,
+    sandbox_id: String,
+    execution_id: String,
+    mut input: R,
+) -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut complete = true;
+    loop {
+        match input.read(&mut buf).await {
+            Ok(0) => break,
+            Err(_) => {
+                complete = false;
+                break;
+            }
+            Ok(n) => {
+                let req = WriteExecutionStdinRequest {
+                    sandbox_id: sandbox_id.clone(),
+                    execution_id: execution_id.clone(),
+                    data: buf[..n].to_vec(),
+                    ..Default::default()
+                };
+                if executions.write_execution_stdin(req).await.is_err() {
+                    return false; // command exited or closed its stdin
+                }
+            }
+        }
+    }
+    let req = CloseExecutionStdinRequest {
+        sandbox_id,
+        execution_id,
+        ..Default::default()
+    };
+    let _ = executions.close_execution_stdin(req).await;
+    complete
+}
+
+/// One thing an execution's output stream says.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OutputEvent {
+    /// Bytes the guest wrote to stdout.
+    Stdout(Vec<u8>),
+    /// Bytes the guest wrote to stderr.
+    Stderr(Vec<u8>),
+    /// A server notice with a stable code (e.g. `output_not_retained`, a deny).
+    Warning { code: String, message: String },
+    /// The end: status, exit code and, when the guest did not choose it, a code.
+    Exit(ExecutionExit),
+}
+
+impl OutputEvent {
+    /// The event a stream message carries (`None`: an empty payload, skipped).
+    pub fn from_message(ev: ExecutionStreamEvent) -> Option<OutputEvent> {
+        match ev.payload? {
+            Payload::Output(chunk) => Some(if chunk.stream == OutputStream::OUTPUT_STREAM_STDERR {
+                OutputEvent::Stderr(chunk.data.clone())
+            } else {
+                OutputEvent::Stdout(chunk.data.clone())
+            }),
+            Payload::Warning(w) => Some(OutputEvent::Warning {
+                code: w.code.clone(),
+                message: w.message.clone(),
+            }),
+            Payload::Exit(x) => Some(OutputEvent::Exit((*x).clone())),
+        }
+    }
+}
+
+/// Reconnect budget: up to [`Retry::MAX`] attempts in a row, waiting 200 ms × attempt;
+/// any message received resets it.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Retry {
+    attempts: u32,
+}
+
+impl Retry {
+    /// Attempts in a row before giving up.
+    pub const MAX: u32 = 5;
+
+    /// The wait before the next attempt, or `None` when the budget is spent.
+    pub fn next_delay(&mut self) -> Option<Duration> {
+        if self.attempts >= Self::MAX {
+            return None;
+        }
+        self.attempts += 1;
+        Some(Duration::from_millis(200 * u64::from(self.attempts)))
+    }
+
+    /// Progress was made: the budget is whole again.
+    pub fn reset(&mut self) {
+        self.attempts = 0;
+    }
+}
+
+type EventStream = ServerStream<
+    <SharedHttp2Connection as ClientTransport>::ResponseBody,
+    ExecutionStreamEventView<'static>,
+>;
+
+/// An execution's output from the start to the exit, surviving broken streams: when the
+/// stream fails it reconnects and resumes after the last sequence it delivered, so no
+/// event is lost or repeated.
+///
+/// [`ExecutionOutput::next`] may be dropped mid-wait (e.g. in a `select!` with a signal)
+/// and called again: the open stream is kept, or reopened after the last sequence.
+pub struct ExecutionOutput<'c> {
+    client: &'c Client,
+    sandbox_id: String,
+    execution_id: String,
+    last_sequence: u64,
+    retry: Retry,
+    stream: Option<EventStream>,
+}
+
+impl<'c> ExecutionOutput<'c> {
+    /// Follow `execution_id` from its first event.
+    pub fn new(client: &'c Client, sandbox_id: &str, execution_id: &str) -> Self {
+        ExecutionOutput {
+            client,
+            sandbox_id: sandbox_id.to_string(),
+            execution_id: execution_id.to_string(),
+            last_sequence: 0,
+            retry: Retry::default(),
+            stream: None,
+        }
+    }
+
+    /// Sequence of the last event delivered (0: none yet).
+    pub fn last_sequence(&self) -> u64 {
+        self.last_sequence
+    }
+
+    /// The next event. `Ok(None)`: the server ended the stream without an exit event.
+    /// `Err`: the stream could not be (re)opened or kept failing past the [`Retry`]
+    /// budget. Opening is retried only while the server is unreachable; any other
+    /// refusal (not found, unauthenticated, output expired) is final.
+    pub async fn next(&mut self) -> Result<Option<OutputEvent>, ApiError> {
+        loop {
+            let stream = match &mut self.stream {
+                Some(s) => s,
+                None => {
+                    let req = StreamExecutionRequest {
+                        sandbox_id: self.sandbox_id.clone(),
+                        execution_id: self.execution_id.clone(),
+                        after_sequence: self.last_sequence,
+                        ..Default::default()
+                    };
+                    match self.client.executions.stream_execution(req).await {
+                        Ok(s) => self.stream.insert(s),
+                        Err(e) => {
+                            let e: ApiError = e.into();
+                            match self.retry.next_delay() {
+                                Some(d) if e.connect_code == "unavailable" => {
+                                    tokio::time::sleep(d).await;
+                                    continue;
+                                }
+                                _ => return Err(e),
+                            }
+                        }
+                    }
+                }
+            };
+            match stream.message().await {
+                Ok(Some(m)) => {
+                    let ev: ExecutionStreamEvent = m.to_owned_message();
+                    self.last_sequence = ev.sequence;
+                    self.retry.reset();
+                    if let Some(event) = OutputEvent::from_message(ev) {
+                        return Ok(Some(event));
+                    }
+                }
+                Ok(None) => return Ok(None),
+                Err(e) => {
+                    self.stream = None;
+                    match self.retry.next_delay() {
+                        // Reconnect, resuming after last_sequence.
+                        Some(d) => tokio::time::sleep(d).await,
+                        None => return Err(e.into()),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Cancel the execution being followed; its exit still arrives on this stream.
+    pub async fn cancel(&self) -> Result<(), ApiError> {
+        cancel_execution(self.client, &self.sandbox_id, &self.execution_id).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_budget_grows_then_stops_and_resets() {
+        let mut r = Retry::default();
+        let delays: Vec<_> = std::iter::from_fn(|| r.next_delay()).collect();
+        assert_eq!(
+            delays,
+            [200, 400, 600, 800, 1000]
+                .map(Duration::from_millis)
+                .to_vec()
+        );
+        assert_eq!(r.next_delay(), None);
+        r.reset();
+        assert_eq!(r.next_delay(), Some(Duration::from_millis(200)));
+    }
+
+    fn event(payload: Option<Payload>) -> ExecutionStreamEvent {
+        ExecutionStreamEvent {
+            sequence: 7,
+            payload,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn stream_messages_become_events() {
+        let chunk = |stream: OutputStream, data: &[u8]| {
+            Payload::Output(Box::new(OutputChunk {
+                stream: stream.into(),
+                data: data.to_vec(),
+                ..Default::default()
+            }))
+        };
+        assert_eq!(
+            OutputEvent::from_message(event(Some(chunk(OutputStream::OUTPUT_STREAM_STDOUT, b"o")))),
+            Some(OutputEvent::Stdout(b"o".to_vec()))
+        );
+        assert_eq!(
+            OutputEvent::from_message(event(Some(chunk(OutputStream::OUTPUT_STREAM_STDERR, b"e")))),
+            Some(OutputEvent::Stderr(b"e".to_vec()))
+        );
+        let warning = Payload::Warning(Box::new(Warning {
+            code: "output_not_retained".into(),
+            message: "m".into(),
+            ..Default::default()
+        }));
+        assert_eq!(
+            OutputEvent::from_message(event(Some(warning))),
+            Some(OutputEvent::Warning {
+                code: "output_not_retained".into(),
+                message: "m".into()
+            })
+        );
+        let exit = ExecutionExit {
+            exit_code: 3,
+            ..Default::default()
+        };
+        assert_eq!(
+            OutputEvent::from_message(event(Some(Payload::Exit(Box::new(exit.clone()))))),
+            Some(OutputEvent::Exit(exit))
+        );
+        assert_eq!(OutputEvent::from_message(event(None)), None);
+    }
+}
