@@ -1,4 +1,6 @@
-//! One `StreamExecution` subscriber: the retained log first, then live output.
+//! Reading an execution's output log: one `StreamExecution` subscriber (the retained log
+//! first, then live output) and InspectExecution's tails share the reader
+//! ([`LogReader`]) and the offset cutting ([`cut`]).
 //!
 //! The reader follows the durable log (see [`crate::execlog`]) from its own position and
 //! waits on the writer's commit watch when caught up. Once it has read the truncation
@@ -14,7 +16,9 @@
 use crate::engine::StreamItem;
 use crate::error::EngineError;
 use crate::execlog::{self, warning_code, Entry, Kind, LiveItem, LogReader};
-use std::path::PathBuf;
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use std::path::{Path, PathBuf};
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::{broadcast, mpsc, watch};
 
@@ -38,31 +42,66 @@ impl From {
 
     /// Cut output before the requested offset; `None` when nothing is left.
     fn cut(&self, seq: u64, kind: Kind, offset: u64, data: &[u8]) -> Option<StreamItem> {
-        let from = self.offset(kind);
-        if offset + data.len() as u64 <= from {
-            return None;
-        }
-        let cut = from.saturating_sub(offset) as usize;
+        let (offset, data) = cut(self.offset(kind), offset, data)?;
         Some(StreamItem::Output {
             seq,
             stdout: kind == Kind::Stdout,
-            offset: offset + cut as u64,
-            data: data[cut..].to_vec(),
+            offset,
+            data: data.to_vec(),
         })
     }
 }
 
+/// The part of a chunk at stream `offset` that lies at or after stream offset `from`, with
+/// its own offset; `None` when the whole chunk lies before it.
+pub fn cut(from: u64, offset: u64, data: &[u8]) -> Option<(u64, &[u8])> {
+    if offset + data.len() as u64 <= from {
+        return None;
+    }
+    let cut = (from.saturating_sub(offset) as usize).min(data.len());
+    Some((offset + cut as u64, &data[cut..]))
+}
+
+/// The last `tail` bytes of each stream plus the stream totals (stdout tail, stderr tail,
+/// stdout bytes, stderr bytes). Payloads that end before the tail are skipped without
+/// being read, so inspecting a huge log stays cheap.
+pub fn read_tails(path: &Path, tail: u64) -> std::io::Result<(Vec<u8>, Vec<u8>, u64, u64)> {
+    let len = std::fs::metadata(path)?.len();
+    // Pass 1 reads headers only, to learn each stream's total.
+    let mut totals = LogReader::open(path)?;
+    while totals.next(len, |_, _, _| true)?.is_some() {}
+    let (out_end, err_end) = totals.stream_ends();
+    let from = |k: Kind| (if k == Kind::Stdout { out_end } else { err_end }).saturating_sub(tail);
+    // Pass 2 reads only the payloads that reach into the tails.
+    let mut r = LogReader::open(path)?;
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    while let Some((_, e)) = r.next(len, |k, o, l| o + l <= from(k))? {
+        if let Entry::Output { kind, offset, data } = e {
+            let buf = if kind == Kind::Stdout {
+                &mut out
+            } else {
+                &mut err
+            };
+            if let Some((_, rest)) = cut(from(kind), offset, &data) {
+                buf.extend_from_slice(rest);
+            }
+        }
+    }
+    Ok((out, err, out_end, err_end))
+}
+
 type Tx = mpsc::Sender<Result<StreamItem, EngineError>>;
 
-/// Start the subscriber task. `commit`/`live` are `None` for a finished execution.
-pub fn spawn(
+/// Open one subscriber's stream (read by a task of its own, which stops when the stream
+/// is dropped). `commit`/`live` are `None` for a finished execution.
+pub fn open(
     mut reader: LogReader,
     path: PathBuf,
     commit: Option<watch::Receiver<execlog::Committed>>,
     live: Option<broadcast::Receiver<LiveItem>>,
     from: From,
-) -> mpsc::Receiver<Result<StreamItem, EngineError>> {
-    let (tx, rx) = mpsc::channel(8);
+) -> BoxStream<'static, Result<StreamItem, EngineError>> {
+    let (tx, mut rx) = mpsc::channel(8);
     tokio::spawn(async move {
         let mut commit = commit;
         let mut live = live;
@@ -143,7 +182,7 @@ pub fn spawn(
             }
         }
     });
-    rx
+    futures::stream::poll_fn(move |cx| rx.poll_recv(cx)).boxed()
 }
 
 /// Receive one live item (pending forever without a receiver). `None`: channel closed.
