@@ -18,9 +18,10 @@ use crate::error::EngineError;
 use crate::execlog::{self, warning_code, Entry, Kind, LiveItem, LogReader};
 use futures::stream::BoxStream;
 use futures::StreamExt;
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
-use tokio::sync::{broadcast, mpsc, watch};
+use tokio::sync::{broadcast, watch};
 
 /// Where a subscriber starts and whether it follows the live tail.
 #[derive(Debug, Clone, Copy)]
@@ -90,99 +91,179 @@ pub fn read_tails(path: &Path, tail: u64) -> std::io::Result<(Vec<u8>, Vec<u8>, 
     Ok((out, err, out_end, err_end))
 }
 
-type Tx = mpsc::Sender<Result<StreamItem, EngineError>>;
-
-/// Open one subscriber's stream (read by a task of its own, which stops when the stream
-/// is dropped). `commit`/`live` are `None` for a finished execution.
+/// Open one subscriber's stream. It reads the log when polled (no task of its own), so
+/// a slow client holds back only its own reader, and dropping the stream stops it.
+/// `commit`/`live` are `None` for a finished execution.
 pub fn open(
-    mut reader: LogReader,
+    reader: LogReader,
     path: PathBuf,
     commit: Option<watch::Receiver<execlog::Committed>>,
     live: Option<broadcast::Receiver<LiveItem>>,
     from: From,
 ) -> BoxStream<'static, Result<StreamItem, EngineError>> {
-    let (tx, mut rx) = mpsc::channel(8);
-    tokio::spawn(async move {
-        let mut commit = commit;
-        let mut live = live;
-        // Live-only output comes after the marker; items carry the last file sequence.
-        let mut live_mode = false;
-        let mut last_seq = 0u64;
-        let skip = |kind: Kind, offset: u64, len: u64| offset + len <= from.offset(kind);
+    let sub = Subscriber {
+        reader,
+        path,
+        commit,
+        live,
+        from,
+        live_mode: false,
+        last_seq: 0,
+        pending: VecDeque::new(),
+        state: State::Snapshot,
+    };
+    futures::stream::unfold(sub, |mut s| async move { s.next().await.map(|i| (i, s)) }).boxed()
+}
+
+/// Where a subscriber is.
+#[derive(Clone, Copy)]
+enum State {
+    /// Learn how far the log is committed.
+    Snapshot,
+    /// Read records up to `limit`; `closed`: the log is complete.
+    Reading {
+        limit: u64,
+        closed: bool,
+    },
+    /// Caught up: wait for a commit or a live-only chunk.
+    Wait,
+    Done,
+}
+
+struct Subscriber {
+    reader: LogReader,
+    path: PathBuf,
+    commit: Option<watch::Receiver<execlog::Committed>>,
+    live: Option<broadcast::Receiver<LiveItem>>,
+    from: From,
+    /// Live-only output comes after the marker; items carry the last file sequence.
+    live_mode: bool,
+    last_seq: u64,
+    /// Items ready to hand out: at most one record's plus what the live channel held.
+    pending: VecDeque<Result<StreamItem, EngineError>>,
+    state: State,
+}
+
+impl Subscriber {
+    async fn next(&mut self) -> Option<Result<StreamItem, EngineError>> {
         loop {
-            let (limit, closed) = match &commit {
-                Some(c) => {
-                    let v = *c.borrow();
-                    (v.len, v.closed)
-                }
-                None => (std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0), true),
-            };
-            loop {
-                let (seq, entry) = match reader.next(limit, skip) {
-                    Ok(Some(x)) => x,
-                    Ok(None) => break,
-                    Err(e) => {
-                        let msg = format!("read output log: {e}");
-                        let _ = tx.send(Err(EngineError::internal(msg))).await;
-                        return;
-                    }
-                };
-                last_seq = seq;
-                if matches!(entry, Entry::Exit(_)) && live_mode {
-                    // Every live chunk was sent before the exit was committed.
-                    if !drain(&mut live, &tx, last_seq, &from).await {
-                        return;
-                    }
-                }
-                let marker = matches!(&entry, Entry::Warning(w) if w.code == warning_code::OUTPUT_NOT_RETAINED);
-                if seq > from.after_seq {
-                    let item = match entry {
-                        Entry::Output { kind, offset, data } => {
-                            match from.cut(seq, kind, offset, &data) {
-                                Some(i) => i,
-                                None => continue,
-                            }
+            if let Some(item) = self.pending.pop_front() {
+                return Some(item);
+            }
+            match self.state {
+                State::Done => return None,
+                State::Snapshot => {
+                    let (limit, closed) = match &self.commit {
+                        Some(c) => {
+                            let v = *c.borrow();
+                            (v.len, v.closed)
                         }
-                        Entry::Exit(exit) => StreamItem::Exit { seq, exit },
-                        Entry::Warning(w) => StreamItem::Warning {
-                            seq,
-                            code: w.code,
-                            message: w.message,
-                        },
+                        None => (
+                            std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0),
+                            true,
+                        ),
                     };
-                    if tx.send(Ok(item)).await.is_err() {
-                        return; // client went away
+                    self.state = State::Reading { limit, closed };
+                }
+                State::Reading { limit, closed } => {
+                    let from = self.from;
+                    let skip =
+                        |kind: Kind, offset: u64, len: u64| offset + len <= from.offset(kind);
+                    match self.reader.next(limit, skip) {
+                        Ok(Some((seq, entry))) => self.entry(seq, entry),
+                        Ok(None) => {
+                            if self.live_mode {
+                                self.drain();
+                            }
+                            self.state = if closed || !self.from.follow || self.commit.is_none() {
+                                State::Done
+                            } else {
+                                State::Wait
+                            };
+                        }
+                        Err(e) => {
+                            let msg = format!("read output log: {e}");
+                            self.pending.push_back(Err(EngineError::internal(msg)));
+                            self.state = State::Done;
+                        }
                     }
                 }
-                if marker && !live_mode {
-                    live_mode = true;
-                    if !drain(&mut live, &tx, last_seq, &from).await {
-                        return;
+                State::Wait => {
+                    let Some(c) = self.commit.as_mut() else {
+                        self.state = State::Done;
+                        continue;
+                    };
+                    let live_rx = self.live.as_mut().filter(|_| self.live_mode);
+                    tokio::select! {
+                        r = c.changed() => if r.is_err() {
+                            // Writer gone: read whatever was committed last, then stop.
+                            self.commit = None;
+                        },
+                        r = recv(live_rx) => match r {
+                            Some(item) => {
+                                if let Some(i) = live_item(item, self.last_seq, &self.from) {
+                                    self.pending.push_back(Ok(i));
+                                }
+                            }
+                            None => self.live = None,
+                        },
                     }
+                    self.state = State::Snapshot;
                 }
-            }
-            if live_mode && !drain(&mut live, &tx, last_seq, &from).await {
-                return;
-            }
-            if closed || !from.follow {
-                return;
-            }
-            let Some(c) = commit.as_mut() else { return };
-            let live_rx = live.as_mut().filter(|_| live_mode);
-            tokio::select! {
-                r = c.changed() => if r.is_err() {
-                    // Writer gone: read whatever was committed last, then stop.
-                    commit = None;
-                },
-                r = recv(live_rx) => match r {
-                    Some(item) => if !send_live(item, &tx, last_seq, &from).await { return },
-                    None => live = None,
-                },
-                _ = tx.closed() => return,
             }
         }
-    });
-    futures::stream::poll_fn(move |cx| rx.poll_recv(cx)).boxed()
+    }
+
+    /// One record of the log.
+    fn entry(&mut self, seq: u64, entry: Entry) {
+        self.last_seq = seq;
+        if matches!(entry, Entry::Exit(_)) && self.live_mode {
+            // Every live chunk was sent before the exit was committed.
+            self.drain();
+        }
+        let marker =
+            matches!(&entry, Entry::Warning(w) if w.code == warning_code::OUTPUT_NOT_RETAINED);
+        if seq > self.from.after_seq {
+            let item = match entry {
+                Entry::Output { kind, offset, data } => self.from.cut(seq, kind, offset, &data),
+                Entry::Exit(exit) => Some(StreamItem::Exit { seq, exit }),
+                Entry::Warning(w) => Some(StreamItem::Warning {
+                    seq,
+                    code: w.code,
+                    message: w.message,
+                }),
+            };
+            if let Some(item) = item {
+                self.pending.push_back(Ok(item));
+            }
+        }
+        if marker && !self.live_mode {
+            self.live_mode = true;
+            self.drain();
+        }
+    }
+
+    /// Take everything the live channel holds now (at most its capacity, plus one lag
+    /// warning).
+    fn drain(&mut self) {
+        let Some(rx) = self.live.as_mut() else {
+            return;
+        };
+        loop {
+            let item = match rx.try_recv() {
+                Ok(i) => Ok(i),
+                Err(TryRecvError::Lagged(n)) => Err(n),
+                Err(TryRecvError::Empty) => return,
+                Err(TryRecvError::Closed) => {
+                    self.live = None;
+                    return;
+                }
+            };
+            if let Some(i) = live_item(item, self.last_seq, &self.from) {
+                self.pending.push_back(Ok(i));
+            }
+        }
+    }
 }
 
 /// Receive one live item (pending forever without a receiver). `None`: channel closed.
@@ -197,38 +278,11 @@ async fn recv(rx: Option<&mut broadcast::Receiver<LiveItem>>) -> Option<Result<L
     }
 }
 
-/// Send everything the live channel holds now. `false`: the client went away.
-async fn drain(
-    live: &mut Option<broadcast::Receiver<LiveItem>>,
-    tx: &Tx,
-    seq: u64,
-    from: &From,
-) -> bool {
-    let Some(rx) = live.as_mut() else {
-        return true;
-    };
-    loop {
-        let item = match rx.try_recv() {
-            Ok(i) => Ok(i),
-            Err(TryRecvError::Lagged(n)) => Err(n),
-            Err(TryRecvError::Empty) => return true,
-            Err(TryRecvError::Closed) => {
-                *live = None;
-                return true;
-            }
-        };
-        if !send_live(item, tx, seq, from).await {
-            return false;
-        }
-    }
-}
-
-async fn send_live(item: Result<LiveItem, u64>, tx: &Tx, seq: u64, from: &From) -> bool {
-    let item = match item {
-        Ok(LiveItem::Output { kind, offset, data }) => match from.cut(seq, kind, offset, &data) {
-            Some(i) => i,
-            None => return true,
-        },
+/// The stream item for one live-only chunk (or a lag); `None` when it lies before the
+/// requested offset.
+fn live_item(item: Result<LiveItem, u64>, seq: u64, from: &From) -> Option<StreamItem> {
+    Some(match item {
+        Ok(LiveItem::Output { kind, offset, data }) => from.cut(seq, kind, offset, &data)?,
         Ok(LiveItem::Warning(w)) => StreamItem::Warning {
             seq,
             code: w.code,
@@ -241,6 +295,5 @@ async fn send_live(item: Result<LiveItem, u64>, tx: &Tx, seq: u64, from: &From) 
                 "this client fell behind and missed {n} chunks of output that is not retained"
             ),
         },
-    };
-    tx.send(Ok(item)).await.is_ok()
+    })
 }
