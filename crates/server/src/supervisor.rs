@@ -117,7 +117,7 @@ impl Run {
     /// `execution.status` event).
     pub async fn drive(
         &mut self,
-        engine: &Handle,
+        handle: &Handle,
         io: Io,
         mut writer: LogWriter,
         mut cancel_rx: watch::Receiver<Option<Arc<Cancel>>>,
@@ -151,7 +151,7 @@ impl Run {
                     refused: None,
                 }
             } else {
-                engine.retention.charge(&budget, data.len())
+                handle.retention.charge(&budget, data.len())
             };
             let why = charge.refused.map(|r| r.to_string()).unwrap_or_default();
             match w.output_charged(kind, data, charge.retain, &why) {
@@ -194,16 +194,16 @@ impl Run {
                 _ = tokio::time::sleep_until(deadline), if reason.is_none() && exit.is_none() && deadline < far => {
                     let secs = self.timeout.map(|t| t.as_secs()).unwrap_or(0);
                     reason = Some(Arc::new(Cancel { status: es::TIMED_OUT, message: format!("timed out after {secs}s"), grace: DEFAULT_GRACE }));
-                    kill_at = self.terminate(engine, reason.as_ref()).await;
+                    kill_at = self.terminate(handle, reason.as_ref()).await;
                 }
                 r = cancel_rx.changed(), if reason.is_none() && exit.is_none() => {
                     if r.is_ok() {
                         reason = cancel_rx.borrow().clone();
-                        kill_at = self.terminate(engine, reason.as_ref()).await;
+                        kill_at = self.terminate(handle, reason.as_ref()).await;
                     }
                 }
                 _ = tokio::time::sleep_until(kill_at), if kill_at < far && exit.is_none() => {
-                    let _ = engine.backend.signal(&self.sandbox_id, self.process, libc::SIGKILL).await;
+                    let _ = handle.backend.signal(&self.sandbox_id, self.process, libc::SIGKILL).await;
                     kill_at = far;
                 }
                 Some(w) = self.warnings.recv() => {
@@ -214,7 +214,7 @@ impl Run {
                         let res = if writer.truncated() {
                             Ok(())
                         } else {
-                            match engine.retention.charge(&budget, len).refused {
+                            match handle.retention.charge(&budget, len).refused {
                                 Some(r) => writer.truncate(&r.to_string()),
                                 None => Ok(()),
                             }
@@ -288,36 +288,36 @@ impl Run {
         }
         let (out_dropped, err_dropped) = writer_dropped;
         if out_dropped + err_dropped > 0 {
-            if let Err(e) = engine
+            if let Err(e) = handle
                 .store
                 .set_output_dropped(&self.exec_id, out_dropped + err_dropped)
             {
                 tracing::error!(execution_id = %self.exec_id, error = %e, "could not record dropped output");
             }
         }
-        if let Err(e) = engine
+        if let Err(e) = handle
             .store
             .finish_execution(&self.exec_id, status, exit_code, &message)
         {
             tracing::error!(execution_id = %self.exec_id, error = %e, "could not record execution result");
         }
-        let _ = engine
+        let _ = handle
             .store
             .clear_active_execution(&self.sandbox_id, &self.exec_id);
-        engine
+        handle
             .events
             .execution_status(&self.sandbox_id, &self.exec_id, status, &message);
     }
 
     /// Send SIGTERM (or SIGKILL with zero grace); returns when SIGKILL is due.
-    async fn terminate(&self, engine: &Handle, reason: Option<&Arc<Cancel>>) -> Instant {
+    async fn terminate(&self, handle: &Handle, reason: Option<&Arc<Cancel>>) -> Instant {
         let grace = reason.map(|r| r.grace).unwrap_or(DEFAULT_GRACE);
         let sig = if grace.is_zero() {
             libc::SIGKILL
         } else {
             libc::SIGTERM
         };
-        let _ = engine
+        let _ = handle
             .backend
             .signal(&self.sandbox_id, self.process, sig)
             .await;
