@@ -24,6 +24,13 @@ pub trait Backend: Send + Sync + 'static {
     /// needs one that is missing.
     fn capabilities(&self) -> Vec<&'static str>;
 
+    /// Where the workspace and the trusted CA files are inside this backend's sandboxes
+    /// (the default working directory of executions, the CA variables of the guest's
+    /// environment). Default: [`GuestLayout::STANDARD`].
+    fn guest_layout(&self) -> GuestLayout {
+        GuestLayout::STANDARD
+    }
+
     /// Build the isolated environment and wait until it can run processes.
     async fn provision(&self, spec: &SandboxSpec) -> Result<ProvisionedSandbox, BackendError>;
 

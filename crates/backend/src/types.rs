@@ -28,6 +28,31 @@ pub const SANDBOX_CA_PATH: &str = "/run/cleanroom/sandbox-ca.crt";
 /// The sandbox's full CA bundle: its root's system CAs plus the extra CA
 /// (for `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE`, `GIT_SSL_CAINFO`).
 pub const SANDBOX_CA_BUNDLE: &str = "/run/cleanroom/ca-bundle.crt";
+/// The writable working directory of a sandbox (host-backed, `disk_bytes`-capped), and
+/// the default working directory of its executions.
+pub const WORKSPACE_PATH: &str = "/workspace";
+
+/// Where things are inside a sandbox, as its backend lays it out. The server asks the
+/// backend ([`crate::Backend::guest_layout`]) instead of hard-coding guest paths, so a
+/// backend with another layout (a microVM image, say) needs no server change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GuestLayout {
+    /// Default working directory of executions ([`WORKSPACE_PATH`] for the Linux backend).
+    pub workspace: &'static str,
+    /// The extra CA certificate alone ([`SANDBOX_CA_PATH`]).
+    pub ca_path: &'static str,
+    /// The full CA bundle ([`SANDBOX_CA_BUNDLE`]).
+    pub ca_bundle: &'static str,
+}
+
+impl GuestLayout {
+    /// The layout of the Linux backend, and the default of every backend.
+    pub const STANDARD: GuestLayout = GuestLayout {
+        workspace: WORKSPACE_PATH,
+        ca_path: SANDBOX_CA_PATH,
+        ca_bundle: SANDBOX_CA_BUNDLE,
+    };
+}
 
 /// An unpacked OCI image to use as a sandbox's (read-only, shared) lower layer.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -13,6 +13,7 @@ use cleanroom_proto::cleanroom::v1::*;
 use connectrpc::{
     ConnectError, ErrorCode, RequestContext, Response, ServiceRequest, ServiceResult, ServiceStream,
 };
+use futures::StreamExt;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -130,12 +131,6 @@ fn json_value(v: serde_json::Value) -> Value {
         serde_json::Value::Bool(b) => Value::from(b),
         other => Value::from(other.to_string()),
     }
-}
-
-fn stream_from<T: Send + 'static>(
-    mut rx: tokio::sync::mpsc::Receiver<Result<T, ConnectError>>,
-) -> ServiceStream<T> {
-    Box::pin(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)))
 }
 
 /// Both services share one engine.
@@ -280,19 +275,11 @@ impl SandboxService for Api {
         self.engine
             .owned_sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
-        let mut rows = self
+        let rows = self
             .engine
             .stream_events(&req.sandbox_id, req.after_sequence, req.follow)
             .map_err(to_connect)?;
-        let (tx, rx) = tokio::sync::mpsc::channel(16);
-        tokio::spawn(async move {
-            while let Some(r) = rows.recv().await {
-                if tx.send(Ok(event_msg(r))).await.is_err() {
-                    return;
-                }
-            }
-        });
-        Response::ok(stream_from(rx))
+        Response::ok(Box::pin(rows.map(|r| Ok(event_msg(r)))))
     }
 }
 
@@ -487,7 +474,7 @@ impl ExecutionService for Api {
             .owned_execution(&who, &req.sandbox_id, &req.execution_id)
             .map_err(to_connect)?;
         let exec_id = req.execution_id.clone();
-        let mut items = self
+        let items = self
             .engine
             .stream_execution(
                 &req.sandbox_id,
@@ -498,18 +485,10 @@ impl ExecutionService for Api {
                 !req.no_follow,
             )
             .map_err(to_connect)?;
-        let (tx, rx) = tokio::sync::mpsc::channel(4);
-        tokio::spawn(async move {
-            while let Some(item) = items.recv().await {
-                let msg = item
-                    .map_err(to_connect)
-                    .map(|item| stream_event(&exec_id, item));
-                if tx.send(msg).await.is_err() {
-                    return;
-                }
-            }
-        });
-        Response::ok(stream_from(rx))
+        Response::ok(Box::pin(items.map(move |item| {
+            item.map_err(to_connect)
+                .map(|item| stream_event(&exec_id, item))
+        })))
     }
 }
 

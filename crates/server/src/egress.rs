@@ -8,7 +8,8 @@
 
 use crate::error::{Class, EngineError};
 use crate::secrets::SecretStore;
-use cleanroom_backend::NetworkDevice;
+use crate::sync::lock;
+use cleanroom_backend::{GuestLayout, NetworkDevice};
 use cleanroom_egress::{EgressEvent, Gateway, SandboxCa, Secret, Secrets, UpstreamConfig};
 use cleanroom_policy::CompiledPolicy;
 use std::collections::HashMap;
@@ -25,6 +26,8 @@ pub struct EgressNote {
 
 /// Running gateways and what each sandbox's guest sees of its secrets.
 pub struct EgressHub {
+    /// Where the backend puts the sandbox's CA files.
+    layout: GuestLayout,
     upstream: Arc<UpstreamConfig>,
     secrets: Arc<SecretStore>,
     notes: mpsc::UnboundedSender<EgressNote>,
@@ -51,22 +54,15 @@ impl Prepared {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Environment variables that point common TLS stacks at the sandbox's CA bundle.
-fn ca_env() -> Vec<(String, String)> {
-    let bundle = cleanroom_backend::SANDBOX_CA_BUNDLE;
+fn ca_env(layout: &GuestLayout) -> Vec<(String, String)> {
+    let bundle = layout.ca_bundle;
     vec![
         ("SSL_CERT_FILE".into(), bundle.into()),
         ("REQUESTS_CA_BUNDLE".into(), bundle.into()),
         ("CURL_CA_BUNDLE".into(), bundle.into()),
         ("GIT_SSL_CAINFO".into(), bundle.into()),
-        (
-            "NODE_EXTRA_CA_CERTS".into(),
-            cleanroom_backend::SANDBOX_CA_PATH.into(),
-        ),
+        ("NODE_EXTRA_CA_CERTS".into(), layout.ca_path.into()),
     ]
 }
 
@@ -75,8 +71,10 @@ impl EgressHub {
         upstream: Arc<UpstreamConfig>,
         secrets: Arc<SecretStore>,
         notes: mpsc::UnboundedSender<EgressNote>,
+        layout: GuestLayout,
     ) -> Self {
         EgressHub {
+            layout,
             upstream,
             secrets,
             notes,
@@ -158,7 +156,7 @@ impl EgressHub {
         });
         let mut env = prepared.secrets.placeholders();
         if prepared.ca.is_some() {
-            env.extend(ca_env());
+            env.extend(ca_env(&self.layout));
         }
         let gateway = Gateway::start(
             fd,

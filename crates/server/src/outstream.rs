@@ -1,4 +1,6 @@
-//! One `StreamExecution` subscriber: the retained log first, then live output.
+//! Reading an execution's output log: one `StreamExecution` subscriber (the retained log
+//! first, then live output) and InspectExecution's tails share the reader
+//! ([`LogReader`]) and the offset cutting ([`cut`]).
 //!
 //! The reader follows the durable log (see [`crate::execlog`]) from its own position and
 //! waits on the writer's commit watch when caught up. Once it has read the truncation
@@ -14,9 +16,12 @@
 use crate::engine::StreamItem;
 use crate::error::EngineError;
 use crate::execlog::{self, warning_code, Entry, Kind, LiveItem, LogReader};
-use std::path::PathBuf;
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
-use tokio::sync::{broadcast, mpsc, watch};
+use tokio::sync::{broadcast, watch};
 
 /// Where a subscriber starts and whether it follows the live tail.
 #[derive(Debug, Clone, Copy)]
@@ -38,112 +43,227 @@ impl From {
 
     /// Cut output before the requested offset; `None` when nothing is left.
     fn cut(&self, seq: u64, kind: Kind, offset: u64, data: &[u8]) -> Option<StreamItem> {
-        let from = self.offset(kind);
-        if offset + data.len() as u64 <= from {
-            return None;
-        }
-        let cut = from.saturating_sub(offset) as usize;
+        let (offset, data) = cut(self.offset(kind), offset, data)?;
         Some(StreamItem::Output {
             seq,
             stdout: kind == Kind::Stdout,
-            offset: offset + cut as u64,
-            data: data[cut..].to_vec(),
+            offset,
+            data: data.to_vec(),
         })
     }
 }
 
-type Tx = mpsc::Sender<Result<StreamItem, EngineError>>;
+/// The part of a chunk at stream `offset` that lies at or after stream offset `from`, with
+/// its own offset; `None` when the whole chunk lies before it.
+pub fn cut(from: u64, offset: u64, data: &[u8]) -> Option<(u64, &[u8])> {
+    if offset + data.len() as u64 <= from {
+        return None;
+    }
+    let cut = (from.saturating_sub(offset) as usize).min(data.len());
+    Some((offset + cut as u64, &data[cut..]))
+}
 
-/// Start the subscriber task. `commit`/`live` are `None` for a finished execution.
-pub fn spawn(
-    mut reader: LogReader,
+/// The last `tail` bytes of each stream plus the stream totals (stdout tail, stderr tail,
+/// stdout bytes, stderr bytes). Payloads that end before the tail are skipped without
+/// being read, so inspecting a huge log stays cheap.
+pub fn read_tails(path: &Path, tail: u64) -> std::io::Result<(Vec<u8>, Vec<u8>, u64, u64)> {
+    let len = std::fs::metadata(path)?.len();
+    // Pass 1 reads headers only, to learn each stream's total.
+    let mut totals = LogReader::open(path)?;
+    while totals.next(len, |_, _, _| true)?.is_some() {}
+    let (out_end, err_end) = totals.stream_ends();
+    let from = |k: Kind| (if k == Kind::Stdout { out_end } else { err_end }).saturating_sub(tail);
+    // Pass 2 reads only the payloads that reach into the tails.
+    let mut r = LogReader::open(path)?;
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    while let Some((_, e)) = r.next(len, |k, o, l| o + l <= from(k))? {
+        if let Entry::Output { kind, offset, data } = e {
+            let buf = if kind == Kind::Stdout {
+                &mut out
+            } else {
+                &mut err
+            };
+            if let Some((_, rest)) = cut(from(kind), offset, &data) {
+                buf.extend_from_slice(rest);
+            }
+        }
+    }
+    Ok((out, err, out_end, err_end))
+}
+
+/// Open one subscriber's stream. It reads the log when polled (no task of its own), so
+/// a slow client holds back only its own reader, and dropping the stream stops it.
+/// `commit`/`live` are `None` for a finished execution.
+pub fn open(
+    reader: LogReader,
     path: PathBuf,
     commit: Option<watch::Receiver<execlog::Committed>>,
     live: Option<broadcast::Receiver<LiveItem>>,
     from: From,
-) -> mpsc::Receiver<Result<StreamItem, EngineError>> {
-    let (tx, rx) = mpsc::channel(8);
-    tokio::spawn(async move {
-        let mut commit = commit;
-        let mut live = live;
-        // Live-only output comes after the marker; items carry the last file sequence.
-        let mut live_mode = false;
-        let mut last_seq = 0u64;
-        let skip = |kind: Kind, offset: u64, len: u64| offset + len <= from.offset(kind);
+) -> BoxStream<'static, Result<StreamItem, EngineError>> {
+    let sub = Subscriber {
+        reader,
+        path,
+        commit,
+        live,
+        from,
+        live_mode: false,
+        last_seq: 0,
+        pending: VecDeque::new(),
+        state: State::Snapshot,
+    };
+    futures::stream::unfold(sub, |mut s| async move { s.next().await.map(|i| (i, s)) }).boxed()
+}
+
+/// Where a subscriber is.
+#[derive(Clone, Copy)]
+enum State {
+    /// Learn how far the log is committed.
+    Snapshot,
+    /// Read records up to `limit`; `closed`: the log is complete.
+    Reading {
+        limit: u64,
+        closed: bool,
+    },
+    /// Caught up: wait for a commit or a live-only chunk.
+    Wait,
+    Done,
+}
+
+struct Subscriber {
+    reader: LogReader,
+    path: PathBuf,
+    commit: Option<watch::Receiver<execlog::Committed>>,
+    live: Option<broadcast::Receiver<LiveItem>>,
+    from: From,
+    /// Live-only output comes after the marker; items carry the last file sequence.
+    live_mode: bool,
+    last_seq: u64,
+    /// Items ready to hand out: at most one record's plus what the live channel held.
+    pending: VecDeque<Result<StreamItem, EngineError>>,
+    state: State,
+}
+
+impl Subscriber {
+    async fn next(&mut self) -> Option<Result<StreamItem, EngineError>> {
         loop {
-            let (limit, closed) = match &commit {
-                Some(c) => {
-                    let v = *c.borrow();
-                    (v.len, v.closed)
-                }
-                None => (std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0), true),
-            };
-            loop {
-                let (seq, entry) = match reader.next(limit, skip) {
-                    Ok(Some(x)) => x,
-                    Ok(None) => break,
-                    Err(e) => {
-                        let msg = format!("read output log: {e}");
-                        let _ = tx.send(Err(EngineError::internal(msg))).await;
-                        return;
-                    }
-                };
-                last_seq = seq;
-                if matches!(entry, Entry::Exit(_)) && live_mode {
-                    // Every live chunk was sent before the exit was committed.
-                    if !drain(&mut live, &tx, last_seq, &from).await {
-                        return;
-                    }
-                }
-                let marker = matches!(&entry, Entry::Warning(w) if w.code == warning_code::OUTPUT_NOT_RETAINED);
-                if seq > from.after_seq {
-                    let item = match entry {
-                        Entry::Output { kind, offset, data } => {
-                            match from.cut(seq, kind, offset, &data) {
-                                Some(i) => i,
-                                None => continue,
-                            }
+            if let Some(item) = self.pending.pop_front() {
+                return Some(item);
+            }
+            match self.state {
+                State::Done => return None,
+                State::Snapshot => {
+                    let (limit, closed) = match &self.commit {
+                        Some(c) => {
+                            let v = *c.borrow();
+                            (v.len, v.closed)
                         }
-                        Entry::Exit(exit) => StreamItem::Exit { seq, exit },
-                        Entry::Warning(w) => StreamItem::Warning {
-                            seq,
-                            code: w.code,
-                            message: w.message,
-                        },
+                        None => (
+                            std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0),
+                            true,
+                        ),
                     };
-                    if tx.send(Ok(item)).await.is_err() {
-                        return; // client went away
+                    self.state = State::Reading { limit, closed };
+                }
+                State::Reading { limit, closed } => {
+                    let from = self.from;
+                    let skip =
+                        |kind: Kind, offset: u64, len: u64| offset + len <= from.offset(kind);
+                    match self.reader.next(limit, skip) {
+                        Ok(Some((seq, entry))) => self.entry(seq, entry),
+                        Ok(None) => {
+                            if self.live_mode {
+                                self.drain();
+                            }
+                            self.state = if closed || !self.from.follow || self.commit.is_none() {
+                                State::Done
+                            } else {
+                                State::Wait
+                            };
+                        }
+                        Err(e) => {
+                            let msg = format!("read output log: {e}");
+                            self.pending.push_back(Err(EngineError::internal(msg)));
+                            self.state = State::Done;
+                        }
                     }
                 }
-                if marker && !live_mode {
-                    live_mode = true;
-                    if !drain(&mut live, &tx, last_seq, &from).await {
-                        return;
+                State::Wait => {
+                    let Some(c) = self.commit.as_mut() else {
+                        self.state = State::Done;
+                        continue;
+                    };
+                    let live_rx = self.live.as_mut().filter(|_| self.live_mode);
+                    tokio::select! {
+                        r = c.changed() => if r.is_err() {
+                            // Writer gone: read whatever was committed last, then stop.
+                            self.commit = None;
+                        },
+                        r = recv(live_rx) => match r {
+                            Some(item) => {
+                                if let Some(i) = live_item(item, self.last_seq, &self.from) {
+                                    self.pending.push_back(Ok(i));
+                                }
+                            }
+                            None => self.live = None,
+                        },
                     }
+                    self.state = State::Snapshot;
                 }
-            }
-            if live_mode && !drain(&mut live, &tx, last_seq, &from).await {
-                return;
-            }
-            if closed || !from.follow {
-                return;
-            }
-            let Some(c) = commit.as_mut() else { return };
-            let live_rx = live.as_mut().filter(|_| live_mode);
-            tokio::select! {
-                r = c.changed() => if r.is_err() {
-                    // Writer gone: read whatever was committed last, then stop.
-                    commit = None;
-                },
-                r = recv(live_rx) => match r {
-                    Some(item) => if !send_live(item, &tx, last_seq, &from).await { return },
-                    None => live = None,
-                },
-                _ = tx.closed() => return,
             }
         }
-    });
-    rx
+    }
+
+    /// One record of the log.
+    fn entry(&mut self, seq: u64, entry: Entry) {
+        self.last_seq = seq;
+        if matches!(entry, Entry::Exit(_)) && self.live_mode {
+            // Every live chunk was sent before the exit was committed.
+            self.drain();
+        }
+        let marker =
+            matches!(&entry, Entry::Warning(w) if w.code == warning_code::OUTPUT_NOT_RETAINED);
+        if seq > self.from.after_seq {
+            let item = match entry {
+                Entry::Output { kind, offset, data } => self.from.cut(seq, kind, offset, &data),
+                Entry::Exit(exit) => Some(StreamItem::Exit { seq, exit }),
+                Entry::Warning(w) => Some(StreamItem::Warning {
+                    seq,
+                    code: w.code,
+                    message: w.message,
+                }),
+            };
+            if let Some(item) = item {
+                self.pending.push_back(Ok(item));
+            }
+        }
+        if marker && !self.live_mode {
+            self.live_mode = true;
+            self.drain();
+        }
+    }
+
+    /// Take everything the live channel holds now (at most its capacity, plus one lag
+    /// warning).
+    fn drain(&mut self) {
+        let Some(rx) = self.live.as_mut() else {
+            return;
+        };
+        loop {
+            let item = match rx.try_recv() {
+                Ok(i) => Ok(i),
+                Err(TryRecvError::Lagged(n)) => Err(n),
+                Err(TryRecvError::Empty) => return,
+                Err(TryRecvError::Closed) => {
+                    self.live = None;
+                    return;
+                }
+            };
+            if let Some(i) = live_item(item, self.last_seq, &self.from) {
+                self.pending.push_back(Ok(i));
+            }
+        }
+    }
 }
 
 /// Receive one live item (pending forever without a receiver). `None`: channel closed.
@@ -158,38 +278,11 @@ async fn recv(rx: Option<&mut broadcast::Receiver<LiveItem>>) -> Option<Result<L
     }
 }
 
-/// Send everything the live channel holds now. `false`: the client went away.
-async fn drain(
-    live: &mut Option<broadcast::Receiver<LiveItem>>,
-    tx: &Tx,
-    seq: u64,
-    from: &From,
-) -> bool {
-    let Some(rx) = live.as_mut() else {
-        return true;
-    };
-    loop {
-        let item = match rx.try_recv() {
-            Ok(i) => Ok(i),
-            Err(TryRecvError::Lagged(n)) => Err(n),
-            Err(TryRecvError::Empty) => return true,
-            Err(TryRecvError::Closed) => {
-                *live = None;
-                return true;
-            }
-        };
-        if !send_live(item, tx, seq, from).await {
-            return false;
-        }
-    }
-}
-
-async fn send_live(item: Result<LiveItem, u64>, tx: &Tx, seq: u64, from: &From) -> bool {
-    let item = match item {
-        Ok(LiveItem::Output { kind, offset, data }) => match from.cut(seq, kind, offset, &data) {
-            Some(i) => i,
-            None => return true,
-        },
+/// The stream item for one live-only chunk (or a lag); `None` when it lies before the
+/// requested offset.
+fn live_item(item: Result<LiveItem, u64>, seq: u64, from: &From) -> Option<StreamItem> {
+    Some(match item {
+        Ok(LiveItem::Output { kind, offset, data }) => from.cut(seq, kind, offset, &data)?,
         Ok(LiveItem::Warning(w)) => StreamItem::Warning {
             seq,
             code: w.code,
@@ -202,6 +295,5 @@ async fn send_live(item: Result<LiveItem, u64>, tx: &Tx, seq: u64, from: &From) 
                 "this client fell behind and missed {n} chunks of output that is not retained"
             ),
         },
-    };
-    tx.send(Ok(item)).await.is_ok()
+    })
 }

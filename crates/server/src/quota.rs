@@ -9,6 +9,7 @@
 //! [`crate::execlog`]). A sandbox can therefore never fill the host's disk with output,
 //! whatever its other limits are.
 
+use crate::sync::lock;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -94,10 +95,6 @@ pub struct Retention {
     next_statvfs: AtomicU64,
     low_disk: std::sync::atomic::AtomicBool,
     sandboxes: Mutex<HashMap<String, Arc<SandboxBudget>>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Free bytes (for unprivileged users) of the filesystem holding `dir`.

@@ -42,5 +42,6 @@ pub struct IdRange {
     pub count: u32,
 }
 
-/// Where the writable host directories appear inside the sandbox.
-pub const WORKSPACE_PATH: &str = "/workspace";
+/// Where the writable host directories appear inside the sandbox (defined with the rest
+/// of the guest layout in [`crate::types`]).
+pub use crate::types::WORKSPACE_PATH;

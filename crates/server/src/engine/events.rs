@@ -1,0 +1,205 @@
+//! The sandbox event log: every status change and gateway decision is a durable row in
+//! the store ([`EventRow`]), and a watch wakes the live tails of `StreamSandboxEvents`.
+
+use super::{Engine, LiveExec};
+use crate::egress::EgressNote;
+use crate::error::EngineError;
+use crate::execlog::WarningRecord;
+use crate::status::sandbox as ss;
+use crate::store::{now_micros, EventRow, Store};
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// Rows fetched from the store per query of a tail.
+const PAGE: i64 = 256;
+
+/// Appends events and tells live tails that there is more to read.
+pub struct EventLog {
+    store: Arc<Store>,
+    /// The sequence of the last event written.
+    notify: watch::Sender<i64>,
+}
+
+impl EventLog {
+    pub fn new(store: Arc<Store>) -> EventLog {
+        EventLog {
+            store,
+            notify: watch::channel(0).0,
+        }
+    }
+
+    /// Persist one event (stamped now) and wake the tails. A store failure is logged, not
+    /// returned: the state change the event reports has already happened.
+    pub fn record(&self, mut e: EventRow) {
+        e.at = now_micros();
+        match self.store.append_event(&e) {
+            Ok(seq) => {
+                self.notify.send_replace(seq);
+            }
+            Err(err) => tracing::error!(error = %err, "could not record event"),
+        }
+    }
+
+    /// `sandbox.status`.
+    pub fn sandbox_status(&self, id: &str, status: i32, message: &str) {
+        self.record(EventRow {
+            sandbox_id: id.into(),
+            kind: "sandbox.status".into(),
+            sandbox_status: status,
+            message: message.into(),
+            ..Default::default()
+        });
+    }
+
+    /// `execution.status`.
+    pub fn execution_status(&self, sandbox_id: &str, exec_id: &str, status: i32, message: &str) {
+        self.record(EventRow {
+            sandbox_id: sandbox_id.into(),
+            execution_id: exec_id.into(),
+            kind: "execution.status".into(),
+            execution_status: status,
+            message: message.into(),
+            ..Default::default()
+        });
+    }
+
+    /// A sandbox's events after `after_seq`; with `follow`, until the sandbox ends. The
+    /// stream reads the store when polled (no task of its own): dropping it stops it.
+    pub fn tail(
+        &self,
+        sandbox_id: &str,
+        after_seq: u64,
+        follow: bool,
+    ) -> BoxStream<'static, EventRow> {
+        let tail = Tail {
+            store: self.store.clone(),
+            notify: self.notify.subscribe(),
+            sandbox_id: sandbox_id.to_string(),
+            last: after_seq as i64,
+            follow,
+            pending: VecDeque::new(),
+            then: Then::Query,
+        };
+        futures::stream::unfold(tail, |mut t| async move { t.next().await.map(|r| (r, t)) }).boxed()
+    }
+}
+
+/// What a tail does once its pending rows are out.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Then {
+    /// Query again at once (the last page was full).
+    Query,
+    /// Wait for the next event, then query.
+    Wait,
+    /// End the stream.
+    Stop,
+}
+
+struct Tail {
+    store: Arc<Store>,
+    notify: watch::Receiver<i64>,
+    sandbox_id: String,
+    last: i64,
+    follow: bool,
+    pending: VecDeque<EventRow>,
+    then: Then,
+}
+
+impl Tail {
+    async fn next(&mut self) -> Option<EventRow> {
+        loop {
+            if let Some(r) = self.pending.pop_front() {
+                return Some(r);
+            }
+            match self.then {
+                Then::Stop => return None,
+                Then::Wait => {
+                    // Marked unchanged before the last query: an event written since then
+                    // wakes this at once. No more writer: read what is there, then stop.
+                    if self.notify.changed().await.is_err() {
+                        self.follow = false;
+                    }
+                }
+                Then::Query => {}
+            }
+            self.notify.mark_unchanged();
+            // Read the status before the events: if it is terminal now, the events read
+            // next include the final one, so stopping after them loses nothing.
+            let terminal = self
+                .store
+                .get_sandbox(&self.sandbox_id)
+                .ok()
+                .flatten()
+                .is_none_or(|s| ss::is_terminal(s.status));
+            let Ok(rows) = self.store.events_after(&self.sandbox_id, self.last, PAGE) else {
+                return None;
+            };
+            let full = rows.len() as i64 == PAGE;
+            if let Some(r) = rows.last() {
+                self.last = r.seq;
+            }
+            self.pending.extend(rows);
+            self.then = if full {
+                Then::Query
+            } else if !self.follow || terminal {
+                Then::Stop
+            } else {
+                Then::Wait
+            };
+        }
+    }
+}
+
+impl Engine {
+    /// Tail a sandbox's events after `after_seq`; with `follow`, until the sandbox ends.
+    pub fn stream_events(
+        &self,
+        sandbox_id: &str,
+        after_seq: u64,
+        follow: bool,
+    ) -> Result<BoxStream<'static, EventRow>, EngineError> {
+        self.get_sandbox(sandbox_id)?;
+        Ok(self.events.tail(sandbox_id, after_seq, follow))
+    }
+
+    /// Persist one gateway decision as a sandbox event; a deny also becomes a warning on
+    /// the sandbox's running executions (attributed to the execution when it is the only
+    /// one running).
+    pub(super) fn record_egress(&self, note: EgressNote) {
+        let live: Vec<(String, Arc<LiveExec>)> = self.live_in(&note.sandbox_id);
+        let e = &note.event;
+        let message = if e.message.is_empty() {
+            format!("{} {}:{} ({})", e.decision, e.host, e.port, e.protocol)
+        } else {
+            format!(
+                "{} {}:{} ({}): {}",
+                e.decision, e.host, e.port, e.protocol, e.message
+            )
+        };
+        if e.decision == "deny" {
+            for (_, l) in &live {
+                let _ = l.warnings.send(WarningRecord {
+                    code: e.reason.to_string(),
+                    message: format!(
+                        "egress denied: {}:{} ({}): {}",
+                        e.host, e.port, e.protocol, e.message
+                    ),
+                });
+            }
+        }
+        self.events.record(EventRow {
+            sandbox_id: note.sandbox_id.clone(),
+            execution_id: match live.as_slice() {
+                [(id, _)] => id.clone(),
+                _ => String::new(),
+            },
+            kind: format!("egress.{}", e.decision),
+            message,
+            attributes: crate::egress::attributes(&note).to_string(),
+            ..Default::default()
+        });
+    }
+}

@@ -1,0 +1,315 @@
+//! Executions: start one (the supervisor drives it from there), find and inspect it,
+//! cancel it, feed its stdin, and stream its output from the durable log.
+
+use super::{Engine, ExecRequest, Inspection, LiveExec, StreamItem, DEFAULT_GRACE};
+use crate::error::{Class, EngineError};
+use crate::execlog::{self, ExitRecord, LogReader, LogWriter};
+use crate::status::{execution as es, sandbox as ss};
+use crate::store::{now_micros, ExecutionRow};
+use crate::supervisor::{self, Run};
+use crate::sync::lock;
+use crate::{guest, ids};
+use cleanroom_backend::ProcessSpec;
+use futures::stream::BoxStream;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::{mpsc, watch};
+
+/// Bytes of each stream InspectExecution returns (the tail).
+const INSPECT_TAIL: u64 = 1 << 20;
+
+impl Engine {
+    /// Start a command. The execution is RUNNING when this returns.
+    pub async fn create_execution(
+        self: &Arc<Self>,
+        req: ExecRequest,
+    ) -> Result<ExecutionRow, EngineError> {
+        guest::validate(&req)?;
+        let sandbox = self.get_sandbox(&req.sandbox_id)?;
+        if sandbox.status != ss::READY {
+            return Err(EngineError::new(
+                Class::FailedPrecondition,
+                "sandbox_not_ready",
+                format!("sandbox {} is {}", sandbox.id, ss::name(sandbox.status)),
+            )
+            .with("sandbox_id", &sandbox.id));
+        }
+        let id = ids::execution_id();
+        let cwd = if req.cwd.is_empty() {
+            self.backend.guest_layout().workspace.to_string()
+        } else {
+            req.cwd.clone()
+        };
+        // The complete environment before anything exists: too large is the caller's
+        // `invalid_argument`, not a failed launch.
+        let env = guest::environment(
+            guest::Sources {
+                sandbox_id: &sandbox.id,
+                execution_id: &id,
+                policy_env: self.compiled_policy(&sandbox).env,
+                egress_env: self.egress.guest_env(&sandbox.id),
+            },
+            &req.env,
+        )?;
+        let mut row = ExecutionRow {
+            id: id.clone(),
+            sandbox_id: sandbox.id.clone(),
+            status: es::QUEUED,
+            command: req.command.clone(),
+            exit_code: 0,
+            created_at: now_micros(),
+            started_at: 0,
+            finished_at: 0,
+            message: String::new(),
+            cwd: cwd.clone(),
+            tty: req.tty,
+            kind: 1,
+            trace_id: ids::trace_id(),
+            owner: req.owner.clone(),
+        };
+        let log_path = execlog::path_for(&self.logs_dir, &id);
+        let writer = LogWriter::create(&log_path)
+            .map_err(|e| EngineError::internal(format!("create output log: {e}")))?;
+        self.store.insert_execution(&row)?;
+        self.events
+            .execution_status(&sandbox.id, &id, es::QUEUED, "");
+
+        let spec = ProcessSpec {
+            argv: req.command.clone(),
+            env,
+            cwd,
+            stdin: req.attach_stdin,
+        };
+        let handle = match self.backend.spawn(&sandbox.id, spec).await {
+            Ok(h) => h,
+            Err(e) => {
+                let msg = format!("could not start the command: {e}");
+                let _ = writer.close(&ExitRecord {
+                    status: es::FAILED,
+                    exit_code: -1,
+                    message: msg.clone(),
+                    ..Default::default()
+                });
+                self.store.finish_execution(&id, es::FAILED, -1, &msg)?;
+                self.events
+                    .execution_status(&sandbox.id, &id, es::FAILED, &msg);
+                return Err(EngineError::from(e).with("execution_id", &id));
+            }
+        };
+        row.started_at = now_micros();
+        row.status = es::RUNNING;
+        self.store.mark_execution_running(&id, row.started_at)?;
+        self.store.set_sandbox_executions(&sandbox.id, &id, &id)?;
+        self.events
+            .execution_status(&sandbox.id, &id, es::RUNNING, "");
+
+        let (cancel_tx, cancel_rx) = watch::channel(None);
+        let (done_tx, done_rx) = watch::channel(false);
+        let (warn_tx, warn_rx) = mpsc::unbounded_channel();
+        let live = Arc::new(LiveExec {
+            sandbox_id: sandbox.id.clone(),
+            has_stdin: handle.stdin.is_some(),
+            stdin: tokio::sync::Mutex::new(handle.stdin),
+            cancel: cancel_tx,
+            commit: writer.subscribe(),
+            done: done_rx,
+            warnings: warn_tx,
+            live_only: writer.live_sender(),
+            dropped: writer.dropped_counter(),
+        });
+        lock(&self.live).insert(id.clone(), live);
+        let timeout =
+            (req.timeout_seconds > 0).then(|| Duration::from_secs(req.timeout_seconds.into()));
+        let supervisor = supervisor::Handle {
+            store: self.store.clone(),
+            backend: self.backend.clone(),
+            retention: self.retention.clone(),
+            events: self.events.clone(),
+        };
+        let live_map = self.live.clone();
+        let mut run = Run {
+            exec_id: id.clone(),
+            sandbox_id: sandbox.id.clone(),
+            process: handle.id,
+            timeout,
+            warnings: warn_rx,
+            budget: self.retention.budget(&sandbox.id),
+        };
+        tokio::spawn(async move {
+            let io = supervisor::Io {
+                stdout: handle.stdout,
+                stderr: handle.stderr,
+                exit: handle.exit,
+            };
+            run.drive(&supervisor, io, writer, cancel_rx).await;
+            lock(&live_map).remove(&run.exec_id);
+            let _ = done_tx.send(true);
+        });
+        Ok(row)
+    }
+
+    fn find_execution(&self, sandbox_id: &str, exec_id: &str) -> Result<ExecutionRow, EngineError> {
+        if !ids::looks_valid(exec_id, "exe_") {
+            return Err(EngineError::execution_not_found(exec_id));
+        }
+        let row = self
+            .store
+            .get_execution(exec_id)?
+            .ok_or_else(|| EngineError::execution_not_found(exec_id))?;
+        if !sandbox_id.is_empty() && row.sandbox_id != sandbox_id {
+            return Err(EngineError::execution_not_found(exec_id).with("sandbox_id", sandbox_id));
+        }
+        Ok(row)
+    }
+
+    pub fn get_execution(
+        &self,
+        sandbox_id: &str,
+        exec_id: &str,
+    ) -> Result<ExecutionRow, EngineError> {
+        self.find_execution(sandbox_id, exec_id)
+    }
+
+    /// Resolve `--sandbox-id X --last`.
+    pub fn last_execution(&self, sandbox_id: &str) -> Result<ExecutionRow, EngineError> {
+        let sbx = self.get_sandbox(sandbox_id)?;
+        if sbx.last_execution_id.is_empty() {
+            return Err(EngineError::new(
+                Class::NotFound,
+                "execution_not_found",
+                format!("sandbox {sandbox_id} has no executions"),
+            )
+            .with("sandbox_id", sandbox_id));
+        }
+        self.find_execution(sandbox_id, &sbx.last_execution_id)
+    }
+
+    pub fn inspect_execution(
+        &self,
+        sandbox_id: &str,
+        exec_id: &str,
+    ) -> Result<Inspection, EngineError> {
+        let execution = self.find_execution(sandbox_id, exec_id)?;
+        let sandbox = self.store.get_sandbox(&execution.sandbox_id)?;
+        let (image_ref, image_digest) = sandbox
+            .as_ref()
+            .map(|s| (s.image_ref.clone(), s.image_digest.clone()))
+            .unwrap_or_default();
+        let log_path = execlog::path_for(&self.logs_dir, exec_id);
+        let mut output = self.store.output_state(exec_id)?;
+        if let Some(l) = self.live(exec_id) {
+            output.dropped_bytes = l.dropped.load(std::sync::atomic::Ordering::Relaxed);
+        }
+        let (stdout_tail, stderr_tail, stdout_bytes, stderr_bytes) = if output.expired_at > 0 {
+            Default::default()
+        } else {
+            crate::outstream::read_tails(&log_path, INSPECT_TAIL).unwrap_or_default()
+        };
+        Ok(Inspection {
+            execution,
+            stdout_tail,
+            stderr_tail,
+            stdout_bytes,
+            stderr_bytes,
+            policy_hash: sandbox.map(|s| s.policy_hash).unwrap_or_default(),
+            log_path,
+            image_ref,
+            image_digest,
+            output,
+        })
+    }
+
+    /// SIGTERM now, SIGKILL after `grace`. No-op for finished executions.
+    pub fn cancel_execution(
+        &self,
+        sandbox_id: &str,
+        exec_id: &str,
+        grace: Option<Duration>,
+    ) -> Result<ExecutionRow, EngineError> {
+        let row = self.find_execution(sandbox_id, exec_id)?;
+        if let Some(l) = self.live(exec_id) {
+            l.cancel(
+                es::CANCELED,
+                "canceled by client",
+                grace.unwrap_or(DEFAULT_GRACE),
+            );
+        }
+        Ok(row)
+    }
+
+    pub async fn write_stdin(
+        &self,
+        sandbox_id: &str,
+        exec_id: &str,
+        data: &[u8],
+    ) -> Result<u64, EngineError> {
+        let row = self.find_execution(sandbox_id, exec_id)?;
+        let not_open = || {
+            EngineError::new(
+                Class::FailedPrecondition,
+                "stdin_closed",
+                "stdin is not open for this execution",
+            )
+            .with("execution_id", &row.id)
+        };
+        let live = self.live(exec_id).ok_or_else(not_open)?;
+        if !live.has_stdin {
+            return Err(EngineError::new(
+                Class::FailedPrecondition,
+                "stdin_not_attached",
+                "execution was created without attach_stdin",
+            ));
+        }
+        let mut guard = live.stdin.lock().await;
+        let w = guard.as_mut().ok_or_else(not_open)?;
+        match w.write_all(data).await {
+            Ok(()) => Ok(data.len() as u64),
+            // The command stopped reading (exited or closed stdin): that's its choice.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                *guard = None;
+                Err(not_open())
+            }
+            Err(e) => Err(EngineError::internal(format!("write stdin: {e}"))),
+        }
+    }
+
+    pub async fn close_stdin(&self, sandbox_id: &str, exec_id: &str) -> Result<(), EngineError> {
+        self.find_execution(sandbox_id, exec_id)?;
+        if let Some(live) = self.live(exec_id) {
+            live.stdin.lock().await.take();
+        }
+        Ok(())
+    }
+
+    /// Stream an execution's output from its durable log: retained part first, then live.
+    pub fn stream_execution(
+        &self,
+        sandbox_id: &str,
+        exec_id: &str,
+        after_seq: u64,
+        stdout_offset: u64,
+        stderr_offset: u64,
+        follow: bool,
+    ) -> Result<BoxStream<'static, Result<StreamItem, EngineError>>, EngineError> {
+        let row = self.find_execution(sandbox_id, exec_id)?;
+        if self.store.output_state(&row.id)?.expired_at > 0 {
+            return Err(crate::retention::expired(&row.id));
+        }
+        let path = execlog::path_for(&self.logs_dir, &row.id);
+        let reader = LogReader::open(&path)
+            .map_err(|e| EngineError::internal(format!("open output log: {e}")))?;
+        // Subscribe to live-only output before reading anything (see `outstream`).
+        let (commit, live) = match self.live(exec_id) {
+            Some(l) => (Some(l.commit.clone()), Some(l.live_only.subscribe())),
+            None => (None, None),
+        };
+        let from = crate::outstream::From {
+            after_seq,
+            stdout_offset,
+            stderr_offset,
+            follow,
+        };
+        Ok(crate::outstream::open(reader, path, commit, live, from))
+    }
+}

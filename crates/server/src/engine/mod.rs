@@ -1,0 +1,288 @@
+//! The control plane's core: sandbox lifecycle, executions, durable output, events.
+//!
+//! RPC-agnostic on purpose: the Connect services in [`crate::api`] only translate
+//! messages and map the streams returned here; every rule (status transitions,
+//! validation, reconciliation) lives in this module tree:
+//!
+//! * this file: the [`Engine`] itself, its construction, restart recovery, retention GC;
+//! * [`sandboxes`]: sandbox lifecycle (create, terminate, files) and the image cache;
+//! * [`executions`]: starting, finding, inspecting, canceling and streaming executions;
+//! * [`events`]: the durable event log, its live tail, and egress decisions as events.
+//!
+//! A running execution is driven by [`crate::supervisor`], which sees only a narrow
+//! handle; the guest's environment and request guards are in [`crate::guest`].
+
+pub mod events;
+pub mod executions;
+#[cfg(test)]
+mod fake;
+pub mod sandboxes;
+#[cfg(test)]
+mod tests;
+
+use crate::egress::{EgressHub, EgressNote};
+use crate::error::EngineError;
+use crate::execlog::{self, ExitRecord, WarningRecord};
+use crate::status::{execution as es, sandbox as ss};
+use crate::store::{ExecutionRow, SandboxRow, Store};
+use crate::supervisor::Cancel;
+use crate::sync::lock;
+use cleanroom_backend::{Backend, ReconcileRecord};
+use cleanroom_egress::UpstreamConfig;
+use cleanroom_image::ImageStore;
+use events::EventLog;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::net::unix::pipe;
+use tokio::sync::{broadcast, mpsc, watch};
+
+pub use crate::supervisor::DEFAULT_GRACE;
+
+/// Request to run a command (validated by [`Engine::create_execution`]).
+#[derive(Debug, Clone, Default)]
+pub struct ExecRequest {
+    pub sandbox_id: String,
+    pub command: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub cwd: String,
+    pub timeout_seconds: u32,
+    pub attach_stdin: bool,
+    pub tty: bool,
+    /// Principal starting it (recorded on the execution).
+    pub owner: String,
+}
+
+/// One item of an execution stream.
+#[derive(Debug, Clone)]
+pub enum StreamItem {
+    Output {
+        seq: u64,
+        stdout: bool,
+        offset: u64,
+        data: Vec<u8>,
+    },
+    Exit {
+        seq: u64,
+        exit: ExitRecord,
+    },
+    Warning {
+        seq: u64,
+        code: String,
+        message: String,
+    },
+}
+
+/// InspectExecution's richer view.
+#[derive(Debug, Clone)]
+pub struct Inspection {
+    pub execution: ExecutionRow,
+    pub stdout_tail: Vec<u8>,
+    pub stderr_tail: Vec<u8>,
+    pub stdout_bytes: u64,
+    pub stderr_bytes: u64,
+    pub policy_hash: String,
+    pub log_path: PathBuf,
+    pub image_ref: String,
+    pub image_digest: String,
+    /// Retention facts: bytes not retained, and whether GC deleted the log.
+    pub output: crate::store::OutputState,
+}
+
+/// What the engine keeps of a running execution (removed when its supervisor ends).
+struct LiveExec {
+    sandbox_id: String,
+    stdin: tokio::sync::Mutex<Option<pipe::Sender>>,
+    has_stdin: bool,
+    cancel: watch::Sender<Option<Arc<Cancel>>>,
+    commit: watch::Receiver<execlog::Committed>,
+    done: watch::Receiver<bool>,
+    /// Warnings (egress denies) to write into the execution's output log.
+    warnings: mpsc::UnboundedSender<WarningRecord>,
+    /// Output that is streamed to attached clients but not retained (over quota).
+    live_only: broadcast::Sender<execlog::LiveItem>,
+    /// Bytes not retained so far.
+    dropped: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl LiveExec {
+    /// Ask the supervisor to stop the execution, unless a stop was asked for already.
+    fn cancel(&self, status: i32, message: &str, grace: Duration) {
+        self.cancel.send_if_modified(|c| {
+            if c.is_none() {
+                *c = Some(Arc::new(Cancel {
+                    status,
+                    message: message.into(),
+                    grace,
+                }));
+                true
+            } else {
+                false
+            }
+        });
+    }
+}
+
+/// Running executions by id.
+type LiveMap = Arc<Mutex<HashMap<String, Arc<LiveExec>>>>;
+
+/// The server's engine. Cheap to share (`Arc<Engine>`).
+pub struct Engine {
+    /// `pub(crate)`: ownership checks ([`crate::owner`]) read it.
+    pub(crate) store: Arc<Store>,
+    backend: Arc<dyn Backend>,
+    logs_dir: PathBuf,
+    live: LiveMap,
+    events: Arc<EventLog>,
+    egress: EgressHub,
+    /// The OCI image cache (`None`: this server cannot root sandboxes on images).
+    images: Option<Arc<ImageStore>>,
+    /// Output retention quotas and watermarks ([`crate::quota`]).
+    retention: Arc<crate::quota::Retention>,
+}
+
+impl Engine {
+    /// Open the engine on `state_dir` (database + logs). Call [`Engine::recover`] next.
+    /// `upstream` tells the egress gateways how to reach allowed hosts. Must be called
+    /// inside a tokio runtime (gateway decisions are recorded by a task of the engine).
+    pub fn new(
+        state_dir: &Path,
+        backend: Arc<dyn Backend>,
+        images: Option<Arc<ImageStore>>,
+        upstream: Arc<UpstreamConfig>,
+        secrets: Arc<crate::secrets::SecretStore>,
+    ) -> Result<Arc<Engine>, EngineError> {
+        let logs_dir = state_dir.join("executions");
+        std::fs::create_dir_all(&logs_dir)
+            .map_err(|e| EngineError::internal(format!("create {}: {e}", logs_dir.display())))?;
+        let store = Arc::new(Store::open(&state_dir.join("state.db"))?);
+        let (notes_tx, mut notes_rx) = mpsc::unbounded_channel::<EgressNote>();
+        let engine = Arc::new(Engine {
+            events: Arc::new(EventLog::new(store.clone())),
+            egress: EgressHub::new(upstream, secrets, notes_tx, backend.guest_layout()),
+            store,
+            backend,
+            live: Default::default(),
+            images,
+            retention: Arc::new(crate::quota::Retention::new(&logs_dir)),
+            logs_dir,
+        });
+        let weak = Arc::downgrade(&engine);
+        tokio::spawn(async move {
+            while let Some(note) = notes_rx.recv().await {
+                match weak.upgrade() {
+                    Some(engine) => engine.record_egress(note),
+                    None => break,
+                }
+            }
+        });
+        Ok(engine)
+    }
+
+    /// Apply the server's output retention settings and start the retention GC task
+    /// (see [`crate::retention`]); it stops when the engine is dropped.
+    pub fn start_retention(self: &Arc<Self>, cfg: crate::quota::RetentionConfig) {
+        let interval = cfg.gc_interval.max(Duration::from_millis(100));
+        self.retention.set_config(cfg);
+        let weak = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(interval).await;
+                let Some(engine) = weak.upgrade() else { break };
+                let pass = tokio::task::spawn_blocking(move || {
+                    crate::retention::gc(&engine.store, &engine.logs_dir, &engine.retention)
+                })
+                .await;
+                match pass {
+                    Ok(Ok(r)) if r.removed > 0 => tracing::info!(
+                        removed = r.removed,
+                        freed_bytes = r.freed_bytes,
+                        total_bytes = r.total_bytes,
+                        "output retention GC"
+                    ),
+                    Ok(Err(e)) => tracing::warn!(error = %e, "output retention GC failed"),
+                    _ => {}
+                }
+            }
+        });
+    }
+
+    /// Release the backend's per-server state (after every sandbox was terminated).
+    pub async fn close(&self) {
+        self.backend.close().await;
+    }
+
+    /// The live state of a running execution (`None` once its supervisor ended).
+    fn live(&self, exec_id: &str) -> Option<Arc<LiveExec>> {
+        lock(&self.live).get(exec_id).cloned()
+    }
+
+    /// Running executions of one sandbox.
+    fn live_in(&self, sandbox_id: &str) -> Vec<(String, Arc<LiveExec>)> {
+        lock(&self.live)
+            .iter()
+            .filter(|(_, l)| l.sandbox_id == sandbox_id)
+            .map(|(k, l)| (k.clone(), l.clone()))
+            .collect()
+    }
+
+    // ---- startup -----------------------------------------------------------
+
+    /// After a restart: fail interrupted executions honestly (their output stays
+    /// readable), and reclaim every resource of sandboxes the previous process ran.
+    pub async fn recover(&self) -> Result<(), EngineError> {
+        let msg =
+            "server restarted while the execution was running; output up to that point is retained";
+        for exe in self
+            .store
+            .executions_with_status(&[es::QUEUED, es::RUNNING])?
+        {
+            let path = execlog::path_for(&self.logs_dir, &exe.id);
+            if path.exists() {
+                let has_exit = execlog::repair(&path).map(|(h, _, _)| h).unwrap_or(false);
+                if !has_exit {
+                    let rec = ExitRecord {
+                        status: es::FAILED,
+                        exit_code: -1,
+                        message: msg.into(),
+                        ..Default::default()
+                    };
+                    if let Err(e) = execlog::append_exit(&path, &rec) {
+                        tracing::warn!(execution_id = %exe.id, error = %e, "could not finish log");
+                    }
+                }
+            }
+            self.store.finish_execution(&exe.id, es::FAILED, -1, msg)?;
+            self.events
+                .execution_status(&exe.sandbox_id, &exe.id, es::FAILED, msg);
+        }
+        let mut records = Vec::new();
+        let stale: Vec<SandboxRow> = self
+            .store
+            .list_sandboxes()?
+            .into_iter()
+            .filter(|s| !ss::is_terminal(s.status))
+            .collect();
+        for s in &stale {
+            records.push(ReconcileRecord {
+                sandbox_id: s.id.clone(),
+                provisioned: serde_json::from_str(&s.provisioned).ok(),
+            });
+        }
+        let report = self.backend.reconcile(&records).await?;
+        for s in &stale {
+            let msg = "server restarted; the sandbox's processes and files were reclaimed";
+            self.store.set_sandbox_status(&s.id, ss::FAILED, msg)?;
+            self.store
+                .set_sandbox_executions(&s.id, &s.last_execution_id, "")?;
+            self.events.sandbox_status(&s.id, ss::FAILED, msg);
+        }
+        tracing::info!(
+            killed = report.killed_sandboxes.len(),
+            removed_dirs = report.removed_dirs.len(),
+            "reconciled state from previous run"
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,301 @@
+//! Sandbox lifecycle (create with the capability handshake, terminate, read a file) and
+//! the image cache sandboxes are rooted on.
+
+use super::Engine;
+use crate::error::{Class, EngineError};
+use crate::ids;
+use crate::status::{execution as es, sandbox as ss};
+use crate::store::{now_micros, CapHit, SandboxCaps, SandboxRow};
+use cleanroom_backend::{ImageRoot, Limits, NetworkSpec, SandboxSpec, TunConfig};
+use cleanroom_image::{ImageRecord, ImageStore, PinnedRef};
+use cleanroom_policy::CompiledPolicy;
+use std::sync::Arc;
+use std::time::Duration;
+
+impl Engine {
+    /// Compile the policy once, check capabilities, provision. Returns the READY sandbox,
+    /// owned by `owner`; refused with `resource_exhausted` when `sandbox_caps` are reached.
+    pub async fn create_sandbox(
+        &self,
+        owner: &str,
+        sandbox_caps: SandboxCaps,
+        policy_yaml: &str,
+        image_ref: &str,
+        requested: Limits,
+    ) -> Result<SandboxRow, EngineError> {
+        let policy = cleanroom_policy::compile(policy_yaml)?;
+        // Capability handshake: fail closed before anything is provisioned.
+        let caps = self.backend.capabilities();
+        let mut required = policy.required_capabilities();
+        // The request's image (CLI --image) wins over the policy's `sandbox.image.ref`.
+        let image_ref = match (image_ref.trim(), &policy.image_ref) {
+            ("", Some(p)) => p.clone(),
+            (r, _) => r.to_string(),
+        };
+        let pinned = if image_ref.is_empty() {
+            None
+        } else {
+            required.push("oci_images");
+            Some(PinnedRef::parse(&image_ref).map_err(EngineError::from)?)
+        };
+        let missing: Vec<&str> = required.into_iter().filter(|c| !caps.contains(c)).collect();
+        if !missing.is_empty() {
+            return Err(EngineError::new(
+                Class::FailedPrecondition,
+                "backend_capability_mismatch",
+                format!(
+                    "backend {:?} lacks capabilities this sandbox needs: {}",
+                    self.backend.name(),
+                    missing.join(", ")
+                ),
+            )
+            .with("missing", missing.join(","))
+            .with("backend", self.backend.name()));
+        }
+        let limits = crate::limits::effective(&policy, requested)?;
+        let id = ids::sandbox_id();
+        // Secrets and the sandbox CA before anything exists: a secret this server has no
+        // value for refuses the sandbox like a capability mismatch does.
+        let prepared = self.egress.prepare(&id, &policy)?;
+        let now = now_micros();
+        let row = SandboxRow {
+            id: id.clone(),
+            status: ss::PROVISIONING,
+            backend: self.backend.name().into(),
+            policy_hash: policy.policy_hash(),
+            compiled_policy: policy.canonical_json(),
+            created_at: now,
+            updated_at: now,
+            last_execution_id: String::new(),
+            active_execution_id: String::new(),
+            message: String::new(),
+            provisioned: String::new(),
+            image_ref: pinned.as_ref().map(|p| p.to_string()).unwrap_or_default(),
+            image_digest: pinned
+                .as_ref()
+                .map(|p| p.digest.clone())
+                .unwrap_or_default(),
+            owner: owner.to_string(),
+        };
+        if let Some(hit) = self.store.insert_sandbox(&row, sandbox_caps)? {
+            return Err(match hit {
+                CapHit::PerOwner(n) => EngineError::resource_exhausted(format!(
+                    "{owner} already has {n} live sandboxes (serve --max-sandboxes-per-principal)"
+                )),
+                CapHit::Total(n) => EngineError::resource_exhausted(format!(
+                    "the server already runs {n} sandboxes (serve --max-sandboxes)"
+                )),
+            }
+            .with("limit", n_of(hit)));
+        }
+        self.events.sandbox_status(&id, ss::PROVISIONING, "");
+        // The row exists (PROVISIONING, with its digest) before the pull, so the image
+        // counts as in use from here on and `image rm` cannot pull it from under us.
+        let image = match &pinned {
+            None => None,
+            Some(p) => match self.image_root(p).await {
+                Ok(i) => Some(i),
+                Err(e) => {
+                    self.store.set_sandbox_status(&id, ss::FAILED, &e.message)?;
+                    self.events.sandbox_status(&id, ss::FAILED, &e.message);
+                    return Err(e.with("sandbox_id", &id));
+                }
+            },
+        };
+        let spec = SandboxSpec {
+            sandbox_id: id.clone(),
+            hostname: "cleanroom".into(),
+            limits,
+            network: NetworkSpec::Tun(TunConfig {
+                guest: cleanroom_egress::GUEST_ADDR,
+                gateway: cleanroom_egress::GATEWAY_ADDR,
+                mtu: cleanroom_egress::MTU,
+            }),
+            image,
+            trusted_ca_pem: prepared.ca_pem(),
+        };
+        let provisioned = self.backend.provision(&spec).await.and_then(|p| {
+            // Fail closed: a sandbox whose gateway is not running must not become READY.
+            let device = p.network_device.as_ref().ok_or_else(|| {
+                cleanroom_backend::BackendError::LaunchFailed(
+                    "backend returned no network device for the egress gateway".into(),
+                )
+            })?;
+            self.egress
+                .attach(&id, &policy, device, prepared)
+                .map_err(|e| {
+                    cleanroom_backend::BackendError::LaunchFailed(format!("egress gateway: {e}"))
+                })?;
+            Ok(p)
+        });
+        if provisioned.is_err() {
+            // The sandbox may exist without a gateway: take it down again.
+            let _ = self.backend.terminate(&id).await;
+        }
+        match provisioned {
+            Ok(p) => {
+                self.store
+                    .set_sandbox_provisioned(&id, &serde_json::to_string(&p).unwrap_or_default())?;
+                self.retention.add_sandbox(&id, limits.output_bytes);
+                self.store.set_sandbox_status(&id, ss::READY, "")?;
+                self.events.sandbox_status(&id, ss::READY, "");
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                self.store.set_sandbox_status(&id, ss::FAILED, &msg)?;
+                self.events.sandbox_status(&id, ss::FAILED, &msg);
+                return Err(EngineError::from(e).with("sandbox_id", &id));
+            }
+        }
+        self.get_sandbox(&id)
+    }
+
+    async fn image_root(&self, pinned: &PinnedRef) -> Result<ImageRoot, EngineError> {
+        let images = self.image_store()?;
+        let rec = images.ensure(&pinned.to_string()).await?;
+        Ok(ImageRoot {
+            rootfs: images.rootfs(&rec.digest)?,
+            digest: rec.digest,
+        })
+    }
+
+    fn image_store(&self) -> Result<&Arc<ImageStore>, EngineError> {
+        self.images.as_ref().ok_or_else(|| {
+            EngineError::new(
+                Class::FailedPrecondition,
+                "backend_capability_mismatch",
+                "this server has no image store",
+            )
+        })
+    }
+
+    // ---- images ------------------------------------------------------------
+
+    /// Pull (or find cached) a digest-pinned image.
+    pub async fn pull_image(&self, reference: &str) -> Result<ImageRecord, EngineError> {
+        let pinned = PinnedRef::parse(reference)?;
+        Ok(self.image_store()?.ensure(&pinned.to_string()).await?)
+    }
+
+    pub fn list_images(&self) -> Result<Vec<ImageRecord>, EngineError> {
+        Ok(self.image_store()?.list())
+    }
+
+    /// Remove a cached image unless a sandbox that is not yet stopped uses it.
+    pub fn remove_image(&self, digest: &str) -> Result<ImageRecord, EngineError> {
+        let digest = if digest.starts_with("sha256:") {
+            digest.to_string()
+        } else {
+            format!("sha256:{digest}")
+        };
+        let users: Vec<String> = self
+            .store
+            .list_sandboxes()?
+            .into_iter()
+            .filter(|s| !ss::is_terminal(s.status) && s.image_digest == digest)
+            .map(|s| s.id)
+            .collect();
+        if !users.is_empty() {
+            return Err(EngineError::new(
+                Class::FailedPrecondition,
+                "image_in_use",
+                format!("image {digest} is used by {}", users.join(", ")),
+            )
+            .with("sandbox_ids", users.join(",")));
+        }
+        Ok(self.image_store()?.remove(&digest)?)
+    }
+
+    pub fn get_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
+        if !ids::looks_valid(id, "sbx_") {
+            return Err(EngineError::sandbox_not_found(id));
+        }
+        self.store
+            .get_sandbox(id)?
+            .ok_or_else(|| EngineError::sandbox_not_found(id))
+    }
+
+    pub fn list_sandboxes(&self, include_stopped: bool) -> Result<Vec<SandboxRow>, EngineError> {
+        Ok(self
+            .store
+            .list_sandboxes()?
+            .into_iter()
+            .filter(|s| include_stopped || !ss::is_terminal(s.status))
+            .collect())
+    }
+
+    /// Kill everything in the sandbox and remove it. Idempotent.
+    pub async fn terminate_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
+        let row = self.get_sandbox(id)?;
+        if ss::is_terminal(row.status) {
+            return Ok(row);
+        }
+        self.store.set_sandbox_status(id, ss::STOPPING, "")?;
+        self.events.sandbox_status(id, ss::STOPPING, "");
+        let running = self.live_in(id);
+        for (_, l) in &running {
+            l.cancel(
+                es::CANCELED,
+                "sandbox terminated while the execution was running",
+                Duration::ZERO,
+            );
+        }
+        let result = self.backend.terminate(id).await;
+        self.egress.detach(id);
+        for (_, l) in running {
+            let mut done = l.done.clone();
+            let _ = tokio::time::timeout(Duration::from_secs(10), done.wait_for(|d| *d)).await;
+        }
+        self.retention.remove_sandbox(id);
+        match result {
+            Ok(()) => {
+                self.store.set_sandbox_status(id, ss::STOPPED, "")?;
+                self.events.sandbox_status(id, ss::STOPPED, "");
+            }
+            Err(e) => {
+                let msg = format!("terminate failed: {e}");
+                self.store.set_sandbox_status(id, ss::FAILED, &msg)?;
+                self.events.sandbox_status(id, ss::FAILED, &msg);
+                return Err(e.into());
+            }
+        }
+        self.get_sandbox(id)
+    }
+
+    /// Read a file out of a READY sandbox (at most `max_bytes`, default 4 MiB, cap 16 MiB).
+    pub async fn download_file(
+        &self,
+        sandbox_id: &str,
+        path: &str,
+        max_bytes: u64,
+    ) -> Result<cleanroom_backend::FileContent, EngineError> {
+        let sbx = self.get_sandbox(sandbox_id)?;
+        if sbx.status != ss::READY {
+            return Err(EngineError::new(
+                Class::FailedPrecondition,
+                "sandbox_not_ready",
+                format!("sandbox {sandbox_id} is {}", ss::name(sbx.status)),
+            ));
+        }
+        if !path.starts_with('/') || path.contains('\0') || path.len() > 4096 {
+            return Err(EngineError::invalid(
+                "path must be an absolute path inside the sandbox",
+            ));
+        }
+        let max = match max_bytes {
+            0 => 4 << 20,
+            n => n.min(16 << 20),
+        };
+        Ok(self.backend.read_file(sandbox_id, path, max).await?)
+    }
+
+    pub fn compiled_policy(&self, row: &SandboxRow) -> CompiledPolicy {
+        serde_json::from_str(&row.compiled_policy).unwrap_or_else(|_| CompiledPolicy::builtin())
+    }
+}
+
+fn n_of(hit: CapHit) -> String {
+    match hit {
+        CapHit::PerOwner(n) | CapHit::Total(n) => n.to_string(),
+    }
+}

@@ -1,0 +1,326 @@
+//! The running-execution driver: one [`Run`] per execution pumps its output into the
+//! durable log (within the sandbox's retention quota), enforces its timeout and cancel,
+//! and records the final status.
+//!
+//! It sees only a narrow [`Handle`] (the store, the backend's `signal`, the retention
+//! quotas and the event log), never the whole engine, so it can be reasoned about (and
+//! tested) on its own.
+
+use crate::engine::events::EventLog;
+use crate::execlog::{self, ExitRecord, Kind, LogWriter, WarningRecord};
+use crate::quota::{Retention, SandboxBudget};
+use crate::status::execution as es;
+use crate::store::Store;
+use cleanroom_backend::{Backend, ExitStatus};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+/// Grace between SIGTERM and SIGKILL when none is requested.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
+/// After the main process exits, how long output from lingering children is still read.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
+const READ_CHUNK: usize = 256 * 1024;
+/// How long live-only output waits for a slow attached client (see `wait_for_live_readers`).
+const LIVE_STALL: Duration = Duration::from_secs(2);
+
+/// Why an execution is being stopped (cancel, timeout, sandbox termination) and how.
+#[derive(Debug)]
+pub struct Cancel {
+    /// The execution status it ends with.
+    pub status: i32,
+    pub message: String,
+    /// Time between SIGTERM and SIGKILL; zero sends SIGKILL at once.
+    pub grace: Duration,
+}
+
+/// What a supervisor may touch of the server.
+#[derive(Clone)]
+pub struct Handle {
+    pub store: Arc<Store>,
+    pub backend: Arc<dyn Backend>,
+    pub retention: Arc<Retention>,
+    pub events: Arc<EventLog>,
+}
+
+/// A started process's stdio and exit, as the backend handed them back.
+pub struct Io {
+    pub stdout: pipe::Receiver,
+    pub stderr: pipe::Receiver,
+    pub exit: tokio::sync::oneshot::Receiver<ExitStatus>,
+}
+
+/// Pacing of live-only output (see `wait_for_live_readers`).
+#[derive(Debug, Default)]
+struct LiveWait {
+    waited_for_first_reader: bool,
+    stalled: bool,
+}
+
+/// Before each live-only chunk is sent: the supervisor stops reading the sandbox's pipes
+/// (so the guest blocks on write, as with any slow reader) until
+/// * the first time, a subscriber is attached: `cleanroom exec` subscribes right after
+///   `CreateExecution` returns, and output nobody is attached to is simply gone;
+/// * the next send would not evict a chunk an attached client has not taken yet.
+///
+/// Each wait ends after [`LIVE_STALL`]; a client that is still behind then is let go (it
+/// lags and is told so) until it has caught up again, so a stuck client delays the
+/// supervisor (and a cancel or timeout it handles) at most that long at a time.
+async fn wait_for_live_readers(writer: &LogWriter, st: &mut LiveWait) {
+    if !st.waited_for_first_reader {
+        st.waited_for_first_reader = true;
+        let until = Instant::now() + LIVE_STALL;
+        while writer.live_receivers() == 0 && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+    let full = execlog::LIVE_CAPACITY - 1;
+    if st.stalled {
+        if writer.live_backlog() < execlog::LIVE_CAPACITY / 2 {
+            st.stalled = false;
+        } else {
+            return;
+        }
+    }
+    let until = Instant::now() + LIVE_STALL;
+    while writer.live_backlog() >= full {
+        if Instant::now() >= until {
+            tracing::debug!(
+                backlog = writer.live_backlog(),
+                "a client fell behind live-only output; not waiting for it"
+            );
+            st.stalled = true;
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+/// One running execution's supervisor: pumps output into the log, enforces timeout and
+/// cancel, records the final status.
+pub struct Run {
+    pub exec_id: String,
+    pub sandbox_id: String,
+    pub process: u64,
+    pub timeout: Option<Duration>,
+    /// Egress denies to record in the output log as warnings.
+    pub warnings: mpsc::UnboundedReceiver<WarningRecord>,
+    /// The sandbox's output retention quota.
+    pub budget: Arc<SandboxBudget>,
+}
+
+impl Run {
+    /// Drive the execution to its end and record the result (log exit record, store row,
+    /// `execution.status` event).
+    pub async fn drive(
+        &mut self,
+        handle: &Handle,
+        io: Io,
+        mut writer: LogWriter,
+        mut cancel_rx: watch::Receiver<Option<Arc<Cancel>>>,
+    ) {
+        let Io {
+            mut stdout,
+            mut stderr,
+            exit: mut exit_rx,
+        } = io;
+        let mut out_buf = vec![0u8; READ_CHUNK];
+        let mut err_buf = vec![0u8; READ_CHUNK];
+        let (mut out_open, mut err_open) = (true, true);
+        let mut exit: Option<Option<ExitStatus>> = None;
+        let mut reason: Option<Arc<Cancel>> = None;
+        let far = Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600);
+        let deadline = self.timeout.map(|t| Instant::now() + t).unwrap_or(far);
+        let mut kill_at = far;
+        let mut drain_until = far;
+        let mut write_error: Option<String> = None;
+        let mut live_wait = LiveWait::default();
+        let budget = self.budget.clone();
+        // Retain what the quota allows; returns where the live-only rest starts.
+        let record = |w: &mut LogWriter, kind: Kind, data: &[u8], err: &mut Option<String>| {
+            if err.is_some() {
+                return data.len();
+            }
+            // Charge only while retaining: after the marker nothing more is kept.
+            let charge = if w.truncated() {
+                crate::quota::Charge {
+                    retain: 0,
+                    refused: None,
+                }
+            } else {
+                handle.retention.charge(&budget, data.len())
+            };
+            let why = charge.refused.map(|r| r.to_string()).unwrap_or_default();
+            match w.output_charged(kind, data, charge.retain, &why) {
+                Ok(n) => n,
+                Err(e) => {
+                    *err = Some(format!("output log write failed: {e}"));
+                    data.len()
+                }
+            }
+        };
+        loop {
+            if exit.is_some() && !out_open && !err_open {
+                break;
+            }
+            tokio::select! {
+                r = stdout.read(&mut out_buf), if out_open => match r {
+                    Ok(n) if n > 0 => {
+                        let kept = record(&mut writer, Kind::Stdout, &out_buf[..n], &mut write_error);
+                        if kept < n {
+                            wait_for_live_readers(&writer, &mut live_wait).await;
+                            writer.live_output(Kind::Stdout, &out_buf[kept..n]);
+                        }
+                    }
+                    _ => out_open = false,
+                },
+                r = stderr.read(&mut err_buf), if err_open => match r {
+                    Ok(n) if n > 0 => {
+                        let kept = record(&mut writer, Kind::Stderr, &err_buf[..n], &mut write_error);
+                        if kept < n {
+                            wait_for_live_readers(&writer, &mut live_wait).await;
+                            writer.live_output(Kind::Stderr, &err_buf[kept..n]);
+                        }
+                    }
+                    _ => err_open = false,
+                },
+                r = &mut exit_rx, if exit.is_none() => {
+                    exit = Some(r.ok());
+                    drain_until = Instant::now() + DRAIN_AFTER_EXIT;
+                }
+                _ = tokio::time::sleep_until(deadline), if reason.is_none() && exit.is_none() && deadline < far => {
+                    let secs = self.timeout.map(|t| t.as_secs()).unwrap_or(0);
+                    reason = Some(Arc::new(Cancel { status: es::TIMED_OUT, message: format!("timed out after {secs}s"), grace: DEFAULT_GRACE }));
+                    kill_at = self.terminate(handle, reason.as_ref()).await;
+                }
+                r = cancel_rx.changed(), if reason.is_none() && exit.is_none() => {
+                    if r.is_ok() {
+                        reason = cancel_rx.borrow().clone();
+                        kill_at = self.terminate(handle, reason.as_ref()).await;
+                    }
+                }
+                _ = tokio::time::sleep_until(kill_at), if kill_at < far && exit.is_none() => {
+                    let _ = handle.backend.signal(&self.sandbox_id, self.process, libc::SIGKILL).await;
+                    kill_at = far;
+                }
+                Some(w) = self.warnings.recv() => {
+                    if write_error.is_none() {
+                        // Warnings are charged like output (an allowed sandbox can cause
+                        // denies for days); refused ones are live-only.
+                        let len = w.code.len() + w.message.len() + 32;
+                        let res = if writer.truncated() {
+                            Ok(())
+                        } else {
+                            match handle.retention.charge(&budget, len).refused {
+                                Some(r) => writer.truncate(&r.to_string()),
+                                None => Ok(()),
+                            }
+                        };
+                        if let Err(e) = res.and_then(|_| writer.warning(&w)) {
+                            write_error = Some(format!("output log write failed: {e}"));
+                        }
+                    }
+                }
+                _ = tokio::time::sleep_until(drain_until), if drain_until < far => break,
+            }
+        }
+
+        // A cancel (or sandbox termination) whose kill ended the process before this loop
+        // saw the request still names the reason: the end was not the guest's doing. A
+        // process that exited on its own keeps its own result.
+        let killed = match &exit {
+            Some(Some(st)) => st.signal.is_some(),
+            _ => true,
+        };
+        if reason.is_none() && killed {
+            reason = cancel_rx.borrow().clone();
+        }
+        let oom = matches!(&exit, Some(Some(st)) if st.oom_killed) && reason.is_none();
+        let (status, exit_code, mut message) = match (exit.flatten(), &reason) {
+            (Some(st), Some(r)) => (r.status, st.shell_code(), r.message.clone()),
+            (Some(st), None) if st.oom_killed => (
+                es::FAILED,
+                st.shell_code(),
+                "killed by the OOM killer: the sandbox reached its memory limit".to_string(),
+            ),
+            (Some(st), None) => {
+                let code = st.shell_code();
+                let msg = match st.signal {
+                    Some(sig) => format!("killed by signal {sig}"),
+                    None if code == 0 => String::new(),
+                    None => format!("exited with code {code}"),
+                };
+                (
+                    if code == 0 { es::SUCCEEDED } else { es::FAILED },
+                    code,
+                    msg,
+                )
+            }
+            (None, Some(r)) => (r.status, 137, r.message.clone()),
+            (None, None) => (
+                es::FAILED,
+                137,
+                "sandbox stopped while the execution was running".to_string(),
+            ),
+        };
+        if let Some(e) = write_error {
+            message = if message.is_empty() {
+                e
+            } else {
+                format!("{message}; {e}")
+            };
+        }
+        let writer_dropped = writer.dropped();
+        if let Err(e) = writer.close(&ExitRecord {
+            status,
+            exit_code,
+            message: message.clone(),
+            code: if oom {
+                execlog::exit_code::OOM_KILLED.into()
+            } else {
+                String::new()
+            },
+        }) {
+            tracing::error!(execution_id = %self.exec_id, error = %e, "could not finish output log");
+        }
+        let (out_dropped, err_dropped) = writer_dropped;
+        if out_dropped + err_dropped > 0 {
+            if let Err(e) = handle
+                .store
+                .set_output_dropped(&self.exec_id, out_dropped + err_dropped)
+            {
+                tracing::error!(execution_id = %self.exec_id, error = %e, "could not record dropped output");
+            }
+        }
+        if let Err(e) = handle
+            .store
+            .finish_execution(&self.exec_id, status, exit_code, &message)
+        {
+            tracing::error!(execution_id = %self.exec_id, error = %e, "could not record execution result");
+        }
+        let _ = handle
+            .store
+            .clear_active_execution(&self.sandbox_id, &self.exec_id);
+        handle
+            .events
+            .execution_status(&self.sandbox_id, &self.exec_id, status, &message);
+    }
+
+    /// Send SIGTERM (or SIGKILL with zero grace); returns when SIGKILL is due.
+    async fn terminate(&self, handle: &Handle, reason: Option<&Arc<Cancel>>) -> Instant {
+        let grace = reason.map(|r| r.grace).unwrap_or(DEFAULT_GRACE);
+        let sig = if grace.is_zero() {
+            libc::SIGKILL
+        } else {
+            libc::SIGTERM
+        };
+        let _ = handle
+            .backend
+            .signal(&self.sandbox_id, self.process, sig)
+            .await;
+        Instant::now() + grace
+    }
+}
