@@ -12,6 +12,7 @@ use crate::upstream::UpstreamError;
 use crate::Ctx;
 use bytes::Bytes;
 use cleanroom_policy::{normalize_wire_host, DenyReason};
+use cleanroom_vocab::FailReason;
 use http_body_util::{combinators::BoxBody, BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
@@ -163,8 +164,8 @@ pub(crate) fn denied(
         .emit(EgressEvent::deny(host, port, proto, r, msg.clone()));
     text(
         StatusCode::FORBIDDEN,
-        Some(r.code()),
-        format!("cleanroom: egress denied [{}]: {msg}\n", r.code()),
+        Some(r.as_str()),
+        format!("cleanroom: egress denied [{r}]: {msg}\n"),
     )
 }
 
@@ -420,9 +421,9 @@ async fn forward(
 }
 
 /// Reason code: a bound host's response could not be checked for secret values.
-pub const RESPONSE_NOT_INSPECTABLE: &str = "response_not_inspectable";
+pub const RESPONSE_NOT_INSPECTABLE: FailReason = FailReason::ResponseNotInspectable;
 /// Reason code: the upstream's TLS certificate did not verify (or its handshake failed).
-pub const UPSTREAM_TLS_FAILED: &str = "upstream_tls_failed";
+pub const UPSTREAM_TLS_FAILED: FailReason = FailReason::UpstreamTlsFailed;
 
 fn upstream_tls_failed(
     ctx: &Ctx,

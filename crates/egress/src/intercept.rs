@@ -7,6 +7,7 @@
 
 use crate::event::EgressEvent;
 use crate::Ctx;
+use cleanroom_vocab::FailReason;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -16,7 +17,7 @@ const HANDSHAKE_WAIT: Duration = Duration::from_secs(15);
 
 /// Reason code of an interception that failed (the guest rejected the sandbox CA, or the
 /// handshake broke). The connection is closed; nothing reached the upstream.
-pub const TLS_INTERCEPTION_FAILED: &str = "tls_interception_failed";
+pub const TLS_INTERCEPTION_FAILED: FailReason = FailReason::TlsInterceptionFailed;
 
 /// Terminate the guest's TLS to `host:port` and serve its requests.
 pub(crate) async fn terminate<S>(client: S, ctx: Arc<Ctx>, host: String, port: u16)

@@ -10,6 +10,7 @@
 //! expressed as capability keys ([`CompiledPolicy::required_capabilities`]); the server
 //! refuses to launch when the backend lacks one.
 
+use cleanroom_vocab::{Capability, ErrorCode};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -33,10 +34,10 @@ pub enum PolicyError {
 
 impl PolicyError {
     /// Stable machine code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            PolicyError::Invalid(_) => "policy_invalid",
-            PolicyError::Conflict(_) => "policy_conflict",
+            PolicyError::Invalid(_) => ErrorCode::PolicyInvalid,
+            PolicyError::Conflict(_) => ErrorCode::PolicyConflict,
         }
     }
 }
@@ -246,29 +247,31 @@ impl CompiledPolicy {
     }
 
     /// Capability keys (seed 004 vocabulary) a backend must declare to run this policy.
+    /// The keys are [`Capability`] strings, sorted and unique.
     pub fn required_capabilities(&self) -> Vec<&'static str> {
-        let mut caps = vec!["policy_immutability"];
+        let mut caps = vec![Capability::PolicyImmutability];
         if self.network.dangerously_allow_all {
-            caps.push("network_egress");
+            caps.push(Capability::NetworkEgress);
         } else {
-            caps.push("network_default_deny");
+            caps.push(Capability::NetworkDefaultDeny);
         }
         if !self.network.allow.is_empty() {
             caps.extend([
-                "network_egress",
-                "network_host_port_filtering",
-                "dns_control_or_equivalent",
+                Capability::NetworkEgress,
+                Capability::NetworkHostPortFiltering,
+                Capability::DnsControlOrEquivalent,
             ]);
         }
         if !self.secrets.is_empty() {
-            caps.push("secret_isolation");
+            caps.push(Capability::SecretIsolation);
         }
         if self.image_ref.is_some() {
-            caps.push("oci_images");
+            caps.push(Capability::OciImages);
         }
-        caps.sort_unstable();
-        caps.dedup();
-        caps
+        let mut keys = Capability::keys(&caps);
+        keys.sort_unstable();
+        keys.dedup();
+        keys
     }
 
     /// Canonical encoding: JSON with sorted keys and no insignificant whitespace.
@@ -297,19 +300,9 @@ pub fn is_valid_env_key(k: &str) -> bool {
     valid_env_key(k)
 }
 
-/// A digest-pinned OCI reference: `name[:tag]@sha256:<64 hex>`.
-pub fn is_digest_pinned(reference: &str) -> bool {
-    match reference.rsplit_once("@sha256:") {
-        Some((name, hex)) => {
-            !name.is_empty()
-                && hex.len() == 64
-                && hex
-                    .chars()
-                    .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
-        }
-        None => false,
-    }
-}
+/// A digest-pinned OCI reference: `name[:tag]@sha256:<64 hex>` (the one grammar, shared
+/// with the image store, lives in `cleanroom_vocab::reference`).
+pub use cleanroom_vocab::reference::is_digest_pinned;
 
 fn invalid(path: &str, msg: impl std::fmt::Display) -> PolicyError {
     PolicyError::Invalid(format!("{path}: {msg}"))
