@@ -7,7 +7,7 @@ use crate::cli::{
 use crate::render;
 use cleanroom_client::api::*;
 use cleanroom_client::endpoint::{self, Endpoint, Target};
-use cleanroom_client::{ApiError, Client};
+use cleanroom_client::{ApiError, Client, ErrorCode};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -53,7 +53,7 @@ fn report(r: Result<i32, ApiError>) -> i32 {
 
 fn invalid(msg: impl Into<String>) -> ApiError {
     ApiError {
-        code: "invalid_argument".into(),
+        code: ErrorCode::InvalidArgument.to_string(),
         message: msg.into(),
         connect_code: "invalid_argument".into(),
         details: vec![],
@@ -174,8 +174,8 @@ async fn serve(args: ServeArgs) -> i32 {
         Ok(()) => 0,
         Err(e) => {
             let code = match e {
-                cleanroom_server::serve::ServeError::Auth(_) => "auth_config_invalid",
-                _ => "server_start_failed",
+                cleanroom_server::serve::ServeError::Auth(_) => ErrorCode::AuthConfigInvalid,
+                _ => ErrorCode::ServerStartFailed,
             };
             eprintln!("cleanroom: error [{code}]: {e}");
             EXIT_CLEANROOM_ERROR
@@ -263,7 +263,7 @@ fn read_policy(path: Option<&PathBuf>, repo_default: bool) -> Result<String, Api
         None => return Ok(String::new()),
     };
     std::fs::read_to_string(&path).map_err(|e| ApiError {
-        code: "policy_invalid".into(),
+        code: ErrorCode::PolicyInvalid.to_string(),
         message: format!("cannot read policy {}: {e}", path.display()),
         connect_code: "invalid_argument".into(),
         details: vec![],
