@@ -390,7 +390,7 @@ async fn forward(
                 &host,
                 port,
                 proto,
-                RESPONSE_NOT_INSPECTABLE,
+                FailReason::ResponseNotInspectable,
                 format!("response cut off: {msg}"),
             ))
         })
@@ -408,22 +408,20 @@ async fn forward(
                 &host,
                 port,
                 proto,
-                RESPONSE_NOT_INSPECTABLE,
+                FailReason::ResponseNotInspectable,
                 msg.clone(),
             ));
             text(
                 StatusCode::BAD_GATEWAY,
                 None,
-                format!("cleanroom: [{RESPONSE_NOT_INSPECTABLE}] {msg}\n"),
+                format!(
+                    "cleanroom: [{}] {msg}\n",
+                    FailReason::ResponseNotInspectable
+                ),
             )
         }
     }
 }
-
-/// Reason code: a bound host's response could not be checked for secret values.
-pub const RESPONSE_NOT_INSPECTABLE: FailReason = FailReason::ResponseNotInspectable;
-/// Reason code: the upstream's TLS certificate did not verify (or its handshake failed).
-pub const UPSTREAM_TLS_FAILED: FailReason = FailReason::UpstreamTlsFailed;
 
 fn upstream_tls_failed(
     ctx: &Ctx,
@@ -436,13 +434,16 @@ fn upstream_tls_failed(
         host,
         port,
         proto,
-        UPSTREAM_TLS_FAILED,
+        FailReason::UpstreamTlsFailed,
         msg.clone(),
     ));
     text(
         StatusCode::BAD_GATEWAY,
         None,
-        format!("cleanroom: [{UPSTREAM_TLS_FAILED}] TLS to {host}:{port} failed: {msg}\n"),
+        format!(
+            "cleanroom: [{}] TLS to {host}:{port} failed: {msg}\n",
+            FailReason::UpstreamTlsFailed
+        ),
     )
 }
 

@@ -15,10 +15,6 @@ use tokio::io::{AsyncRead, AsyncWrite};
 /// How long the guest may take to complete its TLS handshake with the gateway.
 const HANDSHAKE_WAIT: Duration = Duration::from_secs(15);
 
-/// Reason code of an interception that failed (the guest rejected the sandbox CA, or the
-/// handshake broke). The connection is closed; nothing reached the upstream.
-pub const TLS_INTERCEPTION_FAILED: FailReason = FailReason::TlsInterceptionFailed;
-
 /// Terminate the guest's TLS to `host:port` and serve its requests.
 pub(crate) async fn terminate<S>(client: S, ctx: Arc<Ctx>, host: String, port: u16)
 where
@@ -29,7 +25,7 @@ where
             &host,
             port,
             "https",
-            TLS_INTERCEPTION_FAILED,
+            FailReason::TlsInterceptionFailed,
             "the sandbox has no CA to terminate TLS with",
         ));
         return;
@@ -41,7 +37,7 @@ where
                 &host,
                 port,
                 "https",
-                TLS_INTERCEPTION_FAILED,
+                FailReason::TlsInterceptionFailed,
                 e.to_string(),
             ));
             return;
@@ -56,14 +52,14 @@ where
             &host,
             port,
             "https",
-            TLS_INTERCEPTION_FAILED,
+            FailReason::TlsInterceptionFailed,
             format!("TLS handshake with the sandbox failed (does it trust its sandbox CA?): {e}"),
         )),
         Err(_) => ctx.events.emit(EgressEvent::failed(
             &host,
             port,
             "https",
-            TLS_INTERCEPTION_FAILED,
+            FailReason::TlsInterceptionFailed,
             "the sandbox did not complete its TLS handshake",
         )),
     }

@@ -59,10 +59,12 @@ stable_codes! {
     pub enum FailReason {
         /// The upstream could not be reached.
         UpstreamUnreachable => "upstream_unreachable",
-        /// The TLS handshake with the upstream failed (secret-bound hosts, where the gateway
-        /// terminates TLS).
+        /// The upstream's TLS certificate did not verify or its handshake failed
+        /// (secret-bound hosts, where the gateway terminates TLS).
         UpstreamTlsFailed => "upstream_tls_failed",
-        /// The gateway could not terminate the sandbox's TLS with the sandbox CA.
+        /// The gateway could not terminate the sandbox's TLS with the sandbox CA (the guest
+        /// rejected it, or the handshake broke). The connection is closed; nothing reached
+        /// the upstream.
         TlsInterceptionFailed => "tls_interception_failed",
         /// A secret-bound response could not be inspected for redaction and was cut off.
         ResponseNotInspectable => "response_not_inspectable",
