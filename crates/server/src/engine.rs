@@ -4,7 +4,7 @@
 //! messages; every rule (status transitions, validation, reconciliation) lives here.
 
 use crate::egress::{EgressHub, EgressNote};
-use crate::error::{Class, EngineError};
+use crate::error::{Class, EngineError, ErrorCode};
 use crate::execlog::{self, Entry, ExitRecord, Kind, LogReader, LogWriter, WarningRecord};
 use crate::ids;
 use crate::status::{execution as es, sandbox as ss};
@@ -16,6 +16,7 @@ use cleanroom_backend::{
 use cleanroom_egress::UpstreamConfig;
 use cleanroom_image::{ImageRecord, ImageStore, PinnedRef};
 use cleanroom_policy::CompiledPolicy;
+use cleanroom_vocab::{Capability, Decision};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -187,7 +188,7 @@ impl Engine {
                 e.decision, e.host, e.port, e.protocol, e.message
             )
         };
-        if e.decision == "deny" {
+        if e.decision == Decision::Deny {
             for (_, l) in &live {
                 let _ = l.warnings.send(WarningRecord {
                     code: e.reason.to_string(),
@@ -357,14 +358,14 @@ impl Engine {
         let pinned = if image_ref.is_empty() {
             None
         } else {
-            required.push("oci_images");
+            required.push(Capability::OciImages.as_str());
             Some(PinnedRef::parse(&image_ref).map_err(EngineError::from)?)
         };
         let missing: Vec<&str> = required.into_iter().filter(|c| !caps.contains(c)).collect();
         if !missing.is_empty() {
             return Err(EngineError::new(
                 Class::FailedPrecondition,
-                "backend_capability_mismatch",
+                ErrorCode::BackendCapabilityMismatch,
                 format!(
                     "backend {:?} lacks capabilities this sandbox needs: {}",
                     self.backend.name(),
@@ -485,7 +486,7 @@ impl Engine {
         self.images.as_ref().ok_or_else(|| {
             EngineError::new(
                 Class::FailedPrecondition,
-                "backend_capability_mismatch",
+                ErrorCode::BackendCapabilityMismatch,
                 "this server has no image store",
             )
         })
@@ -520,7 +521,7 @@ impl Engine {
         if !users.is_empty() {
             return Err(EngineError::new(
                 Class::FailedPrecondition,
-                "image_in_use",
+                ErrorCode::ImageInUse,
                 format!("image {digest} is used by {}", users.join(", ")),
             )
             .with("sandbox_ids", users.join(",")));
@@ -606,7 +607,7 @@ impl Engine {
         if sbx.status != ss::READY {
             return Err(EngineError::new(
                 Class::FailedPrecondition,
-                "sandbox_not_ready",
+                ErrorCode::SandboxNotReady,
                 format!("sandbox {sandbox_id} is {}", ss::name(sbx.status)),
             ));
         }
@@ -704,7 +705,7 @@ impl Engine {
         if sandbox.status != ss::READY {
             return Err(EngineError::new(
                 Class::FailedPrecondition,
-                "sandbox_not_ready",
+                ErrorCode::SandboxNotReady,
                 format!("sandbox {} is {}", sandbox.id, ss::name(sandbox.status)),
             )
             .with("sandbox_id", &sandbox.id));
@@ -834,7 +835,7 @@ impl Engine {
         if sbx.last_execution_id.is_empty() {
             return Err(EngineError::new(
                 Class::NotFound,
-                "execution_not_found",
+                ErrorCode::ExecutionNotFound,
                 format!("sandbox {sandbox_id} has no executions"),
             )
             .with("sandbox_id", sandbox_id));
@@ -916,7 +917,7 @@ impl Engine {
         let not_open = || {
             EngineError::new(
                 Class::FailedPrecondition,
-                "stdin_closed",
+                ErrorCode::StdinClosed,
                 "stdin is not open for this execution",
             )
             .with("execution_id", &row.id)
@@ -925,7 +926,7 @@ impl Engine {
         if !live.has_stdin {
             return Err(EngineError::new(
                 Class::FailedPrecondition,
-                "stdin_not_attached",
+                ErrorCode::StdinNotAttached,
                 "execution was created without attach_stdin",
             ));
         }
