@@ -1,5 +1,7 @@
 //! Backend errors with stable machine codes.
 
+use cleanroom_vocab::ErrorCode;
+
 /// Errors a backend reports. `code()` is the stable string surfaced to API clients.
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
@@ -35,18 +37,18 @@ pub enum BackendError {
 
 impl BackendError {
     /// Stable code (seed 000 vocabulary) for this error.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            BackendError::SandboxNotFound(_) => "sandbox_not_found",
-            BackendError::ProcessNotFound(_) => "execution_not_found",
-            BackendError::LaunchFailed(_) => "runtime_launch_failed",
-            BackendError::Unavailable(_) => "backend_unavailable",
-            BackendError::Io { .. } => "runtime_launch_failed",
-            BackendError::FileNotFound(_) => "file_not_found",
-            BackendError::NotARegularFile(_) => "invalid_argument",
-            BackendError::PermissionDenied(_) => "permission_denied",
-            BackendError::FileNotReadable(_) => "file_not_readable",
-            BackendError::ImageUnsupported(_) => "image_unsupported",
+            BackendError::SandboxNotFound(_) => ErrorCode::SandboxNotFound,
+            BackendError::ProcessNotFound(_) => ErrorCode::ExecutionNotFound,
+            BackendError::LaunchFailed(_) => ErrorCode::RuntimeLaunchFailed,
+            BackendError::Unavailable(_) => ErrorCode::BackendUnavailable,
+            BackendError::Io { .. } => ErrorCode::RuntimeLaunchFailed,
+            BackendError::FileNotFound(_) => ErrorCode::FileNotFound,
+            BackendError::NotARegularFile(_) => ErrorCode::InvalidArgument,
+            BackendError::PermissionDenied(_) => ErrorCode::PermissionDenied,
+            BackendError::FileNotReadable(_) => ErrorCode::FileNotReadable,
+            BackendError::ImageUnsupported(_) => ErrorCode::ImageUnsupported,
         }
     }
 

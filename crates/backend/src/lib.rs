@@ -20,8 +20,8 @@ pub trait Backend: Send + Sync + 'static {
     /// Stable backend name recorded on every sandbox (`linux`, `gvisor`, `firecracker`).
     fn name(&self) -> &'static str;
 
-    /// Capability keys this backend can honour; CreateSandbox fails closed when a policy
-    /// needs one that is missing.
+    /// Capability keys this backend can honour (`cleanroom_vocab::Capability` strings);
+    /// CreateSandbox fails closed when a policy needs one that is missing.
     fn capabilities(&self) -> Vec<&'static str>;
 
     /// Where the workspace and the trusted CA files are inside this backend's sandboxes

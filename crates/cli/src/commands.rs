@@ -74,7 +74,7 @@ fn policy(cmd: PolicyCommand) -> i32 {
             0
         }
         Err(e) => {
-            render::report(e.code(), &format!("{}: {e}", file.display()), None);
+            render::report(e.code().as_str(), &format!("{}: {e}", file.display()), None);
             EXIT_CLEANROOM_ERROR
         }
     }

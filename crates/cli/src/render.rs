@@ -1,7 +1,7 @@
 //! Human and JSON rendering of API objects.
 
 use cleanroom_client::api::{Execution, ExecutionStatus, Image, Sandbox};
-use cleanroom_client::ApiError;
+use cleanroom_client::{ApiError, ErrorCode};
 
 /// Short status name from the generated enum's proto name (`SANDBOX_STATUS_READY` -> `READY`).
 fn short_name<E: buffa::Enumeration>(v: Option<E>, prefix: &str) -> &'static str {
@@ -254,14 +254,14 @@ pub fn error(e: &ApiError, hint: Option<String>) {
                 e.details
                     .iter()
                     .find(|(k, _)| k == "sandbox_id")
-                    .filter(|_| e.code != "sandbox_not_found")
+                    .filter(|_| !e.is(ErrorCode::SandboxNotFound))
                     .map(|(_, v)| format!("cleanroom sandbox inspect {v}"))
             })
     });
-    let hint = hint.or_else(|| match e.code.as_str() {
-        "sandbox_not_found" => Some("cleanroom sandbox ls --all".to_string()),
-        "server_unreachable" => Some("cleanroom serve   # start the server".to_string()),
-        "unauthenticated" => Some(
+    let hint = hint.or_else(|| match e.error_code()? {
+        ErrorCode::SandboxNotFound => Some("cleanroom sandbox ls --all".to_string()),
+        ErrorCode::ServerUnreachable => Some("cleanroom serve   # start the server".to_string()),
+        ErrorCode::Unauthenticated => Some(
             "set CLEANROOM_TOKEN (or --token) to a token from the server's --tokens-file"
                 .to_string(),
         ),
@@ -271,8 +271,87 @@ pub fn error(e: &ApiError, hint: Option<String>) {
 }
 
 /// One event as a compact JSON line (the proto3 JSON mapping, so field names match the API).
+///
+/// Attribute numbers travel as `google.protobuf.Value` doubles; like the proto3 JSON
+/// mapping's reference encoders, integral ones print as integers (`"port":443`, not
+/// `443.0`).
 pub fn event_json(ev: &cleanroom_client::api::SandboxEvent) -> String {
-    serde_json::to_string(ev).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, IntegralFloats);
+    match serde::Serialize::serialize(ev, &mut ser) {
+        Ok(()) => String::from_utf8_lossy(&out).into_owned(),
+        Err(e) => format!("{{\"error\":\"{e}\"}}"),
+    }
+}
+
+/// serde_json's compact format, except that a double holding an integer that is exact in
+/// an f64 (|x| < 2^53) is written without a fraction. Non-finite values never get here
+/// (serde_json writes them as `null`).
+struct IntegralFloats;
+
+impl serde_json::ser::Formatter for IntegralFloats {
+    fn write_f64<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: f64) -> std::io::Result<()> {
+        const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+        if v.fract() == 0.0 && v.abs() < EXACT {
+            write!(w, "{}", v as i64)
+        } else {
+            serde_json::ser::CompactFormatter.write_f64(w, v)
+        }
+    }
+}
+
+#[cfg(test)]
+mod event_json_tests {
+    use super::event_json;
+    use buffa_types::google::protobuf::{Struct, Value};
+    use cleanroom_client::api::SandboxEvent;
+
+    fn event(attrs: Vec<(&str, Value)>) -> SandboxEvent {
+        SandboxEvent {
+            sequence: 7,
+            r#type: "egress.deny".into(),
+            attributes: attrs
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect::<Struct>()
+                .into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn integral_attribute_numbers_print_as_integers() {
+        let line = event_json(&event(vec![
+            ("port", Value::from(443.0)),
+            ("suppressed", Value::from(12.0)),
+            ("zero", Value::from(0.0)),
+            ("negative", Value::from(-3.0)),
+            ("host", Value::from("api.test".to_string())),
+        ]));
+        for want in [
+            "\"port\":443",
+            "\"suppressed\":12",
+            "\"zero\":0",
+            "\"negative\":-3",
+            "\"host\":\"api.test\"",
+        ] {
+            assert!(line.contains(want), "{want} not in {line}");
+        }
+        assert!(!line.contains("443.0"), "{line}");
+        let v: serde_json::Value = serde_json::from_str(&line).expect("valid JSON");
+        assert_eq!(v["attributes"]["port"].as_u64(), Some(443));
+    }
+
+    #[test]
+    fn fractional_and_huge_numbers_keep_their_value() {
+        let line = event_json(&event(vec![
+            ("ratio", Value::from(1.5)),
+            ("huge", Value::from(1e300)),
+        ]));
+        let v: serde_json::Value = serde_json::from_str(&line).expect("valid JSON");
+        assert_eq!(v["attributes"]["ratio"].as_f64(), Some(1.5));
+        assert_eq!(v["attributes"]["huge"].as_f64(), Some(1e300));
+    }
 }
 
 #[cfg(test)]

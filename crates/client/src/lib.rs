@@ -11,6 +11,7 @@ use base64::Engine as _;
 use cleanroom_proto::cleanroom::v1::{
     ErrorDetail, ExecutionServiceClient, ImageServiceClient, SandboxServiceClient,
 };
+pub use cleanroom_vocab::ErrorCode;
 use connectrpc::client::{ClientConfig, Http2Connection, SharedHttp2Connection};
 use connectrpc::ConnectError;
 use endpoint::{Endpoint, Target};
@@ -27,6 +28,19 @@ pub struct ApiError {
     /// Connect protocol code (`not_found`, `unavailable`, ...).
     pub connect_code: String,
     pub details: Vec<(String, String)>,
+}
+
+impl ApiError {
+    /// The stable code as a typed [`ErrorCode`]; `None` for a code this client does not
+    /// know (a newer server) or a bare Connect code from a server that sent no detail.
+    pub fn error_code(&self) -> Option<ErrorCode> {
+        self.code.parse().ok()
+    }
+
+    /// Is this error `code`?
+    pub fn is(&self, code: ErrorCode) -> bool {
+        self.code == code
+    }
 }
 
 impl From<ConnectError> for ApiError {
@@ -51,8 +65,8 @@ impl From<ConnectError> for ApiError {
             },
             None => {
                 let connect_code = e.code.as_str().to_string();
-                let code = if connect_code == "unavailable" {
-                    "server_unreachable".to_string()
+                let code = if e.code == connectrpc::ErrorCode::Unavailable {
+                    ErrorCode::ServerUnreachable.to_string()
                 } else {
                     connect_code.clone()
                 };
@@ -86,19 +100,19 @@ impl Client {
     pub async fn connect_target(target: &Target) -> Result<Client, ApiError> {
         let endpoint = &target.endpoint;
         let unreachable = |e: ConnectError| ApiError {
-            code: "server_unreachable".into(),
+            code: ErrorCode::ServerUnreachable.to_string(),
             message: format!(
                 "cannot reach the cleanroom server at {}: {}. Start it with `cleanroom serve`.",
                 endpoint.display(),
                 e.message.unwrap_or_default()
             ),
-            connect_code: "unavailable".into(),
+            connect_code: connectrpc::ErrorCode::Unavailable.as_str().into(),
             details: Vec::new(),
         };
         let bad = |m: String| ApiError {
-            code: "invalid_argument".into(),
+            code: ErrorCode::InvalidArgument.to_string(),
             message: m,
-            connect_code: "invalid_argument".into(),
+            connect_code: connectrpc::ErrorCode::InvalidArgument.as_str().into(),
             details: Vec::new(),
         };
         // Output streams are bulk transfers: HTTP/2's default 64 KiB windows and 16 KiB

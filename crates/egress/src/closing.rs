@@ -29,7 +29,7 @@ impl<S: AsyncWrite + Unpin + Send + 'static> Drop for Closing<S> {
         if let (Some(mut io), Ok(rt)) = (self.io.take(), tokio::runtime::Handle::try_current()) {
             rt.spawn(async move {
                 if let Some(msg) = refused {
-                    let code = cleanroom_policy::DenyReason::RequestMalformed.code();
+                    let code = cleanroom_policy::DenyReason::RequestMalformed.as_str();
                     let body = format!("cleanroom: egress denied [{code}]: {msg}\n");
                     let resp = format!(
                         "HTTP/1.1 400 Bad Request\r\nconnection: close\r\nx-cleanroom-deny: {code}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\n\r\n{body}",

@@ -1,6 +1,7 @@
 //! Egress decisions as events, and the limiter that keeps a hostile sandbox from flooding
 //! the event store with denies.
 
+use cleanroom_vocab::{Decision, FailReason};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -13,8 +14,9 @@ pub struct EgressEvent {
     /// `tcp`, `tls`, `http`, `http-proxy`, `connect`, `dns`, `udp`, `icmp`, `ipv6`, ...
     pub protocol: &'static str,
     /// `allow`, `deny`, or `error` (allowed, but the upstream could not be reached).
-    pub decision: &'static str,
-    /// Stable reason code (`host_not_allowed`, ...); empty for plain allows.
+    pub decision: Decision,
+    /// Stable reason code: a [`cleanroom_policy::DenyReason`] for a deny, a [`FailReason`]
+    /// for an error; empty for plain allows.
     pub reason: &'static str,
     /// Human-readable detail.
     pub message: String,
@@ -36,8 +38,8 @@ impl EgressEvent {
             host: host.into(),
             port,
             protocol,
-            decision: "deny",
-            reason: reason.code(),
+            decision: Decision::Deny,
+            reason: reason.as_str(),
             message: message.into(),
             suppressed: 0,
             secrets: Vec::new(),
@@ -49,7 +51,7 @@ impl EgressEvent {
             host: host.into(),
             port,
             protocol,
-            decision: "allow",
+            decision: Decision::Allow,
             reason: "",
             message: String::new(),
             suppressed: 0,
@@ -63,7 +65,13 @@ impl EgressEvent {
         protocol: &'static str,
         message: impl Into<String>,
     ) -> Self {
-        Self::failed(host, port, protocol, "upstream_unreachable", message)
+        Self::failed(
+            host,
+            port,
+            protocol,
+            FailReason::UpstreamUnreachable,
+            message,
+        )
     }
 
     /// An allowed connection that failed for a reason other than an unreachable upstream
@@ -72,15 +80,15 @@ impl EgressEvent {
         host: impl Into<String>,
         port: u16,
         protocol: &'static str,
-        reason: &'static str,
+        reason: FailReason,
         message: impl Into<String>,
     ) -> Self {
         EgressEvent {
             host: host.into(),
             port,
             protocol,
-            decision: "error",
-            reason,
+            decision: Decision::Error,
+            reason: reason.as_str(),
             message: message.into(),
             suppressed: 0,
             secrets: Vec::new(),
@@ -141,7 +149,7 @@ impl Limited {
             }
         };
         if deliver {
-            tracing::debug!(host = %ev.host, port = ev.port, decision = ev.decision, reason = ev.reason, "egress");
+            tracing::debug!(host = %ev.host, port = ev.port, decision = %ev.decision, reason = ev.reason, "egress");
             (self.sink)(ev);
         }
     }

@@ -12,6 +12,7 @@ use crate::upstream::UpstreamError;
 use crate::Ctx;
 use bytes::Bytes;
 use cleanroom_policy::{normalize_wire_host, DenyReason};
+use cleanroom_vocab::FailReason;
 use http_body_util::{combinators::BoxBody, BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
@@ -163,8 +164,8 @@ pub(crate) fn denied(
         .emit(EgressEvent::deny(host, port, proto, r, msg.clone()));
     text(
         StatusCode::FORBIDDEN,
-        Some(r.code()),
-        format!("cleanroom: egress denied [{}]: {msg}\n", r.code()),
+        Some(r.as_str()),
+        format!("cleanroom: egress denied [{r}]: {msg}\n"),
     )
 }
 
@@ -389,7 +390,7 @@ async fn forward(
                 &host,
                 port,
                 proto,
-                RESPONSE_NOT_INSPECTABLE,
+                FailReason::ResponseNotInspectable,
                 format!("response cut off: {msg}"),
             ))
         })
@@ -407,22 +408,20 @@ async fn forward(
                 &host,
                 port,
                 proto,
-                RESPONSE_NOT_INSPECTABLE,
+                FailReason::ResponseNotInspectable,
                 msg.clone(),
             ));
             text(
                 StatusCode::BAD_GATEWAY,
                 None,
-                format!("cleanroom: [{RESPONSE_NOT_INSPECTABLE}] {msg}\n"),
+                format!(
+                    "cleanroom: [{}] {msg}\n",
+                    FailReason::ResponseNotInspectable
+                ),
             )
         }
     }
 }
-
-/// Reason code: a bound host's response could not be checked for secret values.
-pub const RESPONSE_NOT_INSPECTABLE: &str = "response_not_inspectable";
-/// Reason code: the upstream's TLS certificate did not verify (or its handshake failed).
-pub const UPSTREAM_TLS_FAILED: &str = "upstream_tls_failed";
 
 fn upstream_tls_failed(
     ctx: &Ctx,
@@ -435,13 +434,16 @@ fn upstream_tls_failed(
         host,
         port,
         proto,
-        UPSTREAM_TLS_FAILED,
+        FailReason::UpstreamTlsFailed,
         msg.clone(),
     ));
     text(
         StatusCode::BAD_GATEWAY,
         None,
-        format!("cleanroom: [{UPSTREAM_TLS_FAILED}] TLS to {host}:{port} failed: {msg}\n"),
+        format!(
+            "cleanroom: [{}] TLS to {host}:{port} failed: {msg}\n",
+            FailReason::UpstreamTlsFailed
+        ),
     )
 }
 

@@ -7,16 +7,13 @@
 
 use crate::event::EgressEvent;
 use crate::Ctx;
+use cleanroom_vocab::FailReason;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 /// How long the guest may take to complete its TLS handshake with the gateway.
 const HANDSHAKE_WAIT: Duration = Duration::from_secs(15);
-
-/// Reason code of an interception that failed (the guest rejected the sandbox CA, or the
-/// handshake broke). The connection is closed; nothing reached the upstream.
-pub const TLS_INTERCEPTION_FAILED: &str = "tls_interception_failed";
 
 /// Terminate the guest's TLS to `host:port` and serve its requests.
 pub(crate) async fn terminate<S>(client: S, ctx: Arc<Ctx>, host: String, port: u16)
@@ -28,7 +25,7 @@ where
             &host,
             port,
             "https",
-            TLS_INTERCEPTION_FAILED,
+            FailReason::TlsInterceptionFailed,
             "the sandbox has no CA to terminate TLS with",
         ));
         return;
@@ -40,7 +37,7 @@ where
                 &host,
                 port,
                 "https",
-                TLS_INTERCEPTION_FAILED,
+                FailReason::TlsInterceptionFailed,
                 e.to_string(),
             ));
             return;
@@ -55,14 +52,14 @@ where
             &host,
             port,
             "https",
-            TLS_INTERCEPTION_FAILED,
+            FailReason::TlsInterceptionFailed,
             format!("TLS handshake with the sandbox failed (does it trust its sandbox CA?): {e}"),
         )),
         Err(_) => ctx.events.emit(EgressEvent::failed(
             &host,
             port,
             "https",
-            TLS_INTERCEPTION_FAILED,
+            FailReason::TlsInterceptionFailed,
             "the sandbox did not complete its TLS handshake",
         )),
     }

@@ -19,6 +19,8 @@
 pub mod pull;
 pub mod unpack;
 
+use cleanroom_vocab::reference::{split_pinned, PinError};
+use cleanroom_vocab::ErrorCode;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -51,17 +53,17 @@ pub enum ImageError {
 
 impl ImageError {
     /// Stable machine code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ImageError::InvalidReference(_) => "policy_invalid",
-            ImageError::NotFound(_) | ImageError::NotInRegistry(_) => "image_not_found",
-            ImageError::DigestMismatch(_) => "image_digest_mismatch",
-            ImageError::RegistryUnavailable(_) => "registry_unavailable",
-            ImageError::Unauthorized(_) => "registry_unauthorized",
-            ImageError::Unsupported(_) => "image_unsupported",
-            ImageError::UnsafeLayer(_) => "image_layer_unsafe",
-            ImageError::TooLarge(_) => "image_too_large",
-            ImageError::Io(_) => "internal",
+            ImageError::InvalidReference(_) => ErrorCode::PolicyInvalid,
+            ImageError::NotFound(_) | ImageError::NotInRegistry(_) => ErrorCode::ImageNotFound,
+            ImageError::DigestMismatch(_) => ErrorCode::ImageDigestMismatch,
+            ImageError::RegistryUnavailable(_) => ErrorCode::RegistryUnavailable,
+            ImageError::Unauthorized(_) => ErrorCode::RegistryUnauthorized,
+            ImageError::Unsupported(_) => ErrorCode::ImageUnsupported,
+            ImageError::UnsafeLayer(_) => ErrorCode::ImageLayerUnsafe,
+            ImageError::TooLarge(_) => ErrorCode::ImageTooLarge,
+            ImageError::Io(_) => ErrorCode::Internal,
         }
     }
 }
@@ -80,20 +82,17 @@ impl PinnedRef {
     /// would make the same string mean different things on different machines.
     pub fn parse(s: &str) -> Result<PinnedRef, ImageError> {
         let s = s.trim();
-        let (name, hex) = s.rsplit_once("@sha256:").ok_or_else(|| {
-            ImageError::InvalidReference(format!(
-                "image {s:?} must be pinned by digest (registry/repo@sha256:<64 hex>); tags are mutable"
-            ))
+        // The digest grammar is shared with the policy compiler (`cleanroom_vocab::reference`).
+        let (name, hex) = split_pinned(s).map_err(|e| {
+            ImageError::InvalidReference(match e {
+                PinError::NotPinned => format!(
+                    "image {s:?} must be pinned by digest (registry/repo@sha256:<64 hex>); tags are mutable"
+                ),
+                PinError::BadDigest => {
+                    format!("image {s:?}: digest must be sha256 with 64 lowercase hex digits")
+                }
+            })
         })?;
-        if hex.len() != 64
-            || !hex
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        {
-            return Err(ImageError::InvalidReference(format!(
-                "image {s:?}: digest must be sha256 with 64 lowercase hex digits"
-            )));
-        }
         // A tag next to the digest would be ignored by registries: refuse the ambiguity.
         let name = name.rsplit_once(':').map_or(name, |(n, t)| {
             if t.contains('/') {

@@ -6,68 +6,9 @@
 
 use crate::{HostPattern, NetworkPolicy};
 
-/// Why a destination was refused. The codes are part of the API (events, CLI warnings).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DenyReason {
-    /// No allow rule names the host.
-    HostNotAllowed,
-    /// An explicit deny rule matches (deny wins over any allow).
-    HostDenied,
-    /// The host is allowed, but not on this port.
-    PortNotAllowed,
-    /// The client connected to an IP address it did not obtain from the gateway's DNS.
-    IpLiteralNotAllowed,
-    /// The name in TLS SNI / HTTP Host differs from the name the connection was opened for.
-    HostMismatch,
-    /// UDP other than DNS to the gateway, ICMP, or another transport.
-    ProtocolNotAllowed,
-    /// Any IPv6 traffic: the sandbox network is IPv4-only.
-    Ipv6NotAllowed,
-    /// DNS (or DoT) to a resolver other than the gateway.
-    ResolverNotAllowed,
-    /// The upstream's only addresses are this host's own or special-purpose (not globally
-    /// reachable) ones and the operator vouched for none of them.
-    UpstreamAddressNotAllowed,
-    /// A secret placeholder was sent somewhere its binding does not allow.
-    SecretScopeViolation,
-    /// The sandbox already has the most concurrent connections the gateway serves for one
-    /// sandbox.
-    TooManyConnections,
-    /// The opening of a connection (HTTP request head, TLS ClientHello) could not be parsed
-    /// strictly, or is ambiguous (two Host headers, Transfer-Encoding with Content-Length,
-    /// a lower-case method, ...): what it would mean to the upstream cannot be checked.
-    RequestMalformed,
-    /// The client did not complete what the decision needs (request head, ClientHello) in
-    /// time. Nothing was forwarded.
-    DecisionTimeout,
-}
-
-impl DenyReason {
-    /// Stable machine code.
-    pub fn code(self) -> &'static str {
-        match self {
-            DenyReason::HostNotAllowed => "host_not_allowed",
-            DenyReason::HostDenied => "host_denied",
-            DenyReason::PortNotAllowed => "port_not_allowed",
-            DenyReason::IpLiteralNotAllowed => "ip_literal_not_allowed",
-            DenyReason::HostMismatch => "host_mismatch",
-            DenyReason::ProtocolNotAllowed => "protocol_not_allowed",
-            DenyReason::Ipv6NotAllowed => "ipv6_not_allowed",
-            DenyReason::ResolverNotAllowed => "resolver_not_allowed",
-            DenyReason::UpstreamAddressNotAllowed => "upstream_address_not_allowed",
-            DenyReason::SecretScopeViolation => "secret_scope_violation",
-            DenyReason::TooManyConnections => "too_many_connections",
-            DenyReason::RequestMalformed => "request_malformed",
-            DenyReason::DecisionTimeout => "decision_timeout",
-        }
-    }
-}
-
-impl std::fmt::Display for DenyReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.code())
-    }
-}
+/// Why a destination was refused: defined once in `cleanroom-vocab` (its stable codes are
+/// part of the API: events, CLI warnings).
+pub use cleanroom_vocab::DenyReason;
 
 /// Normalize a host name as seen on the wire (DNS question, SNI, Host header, CONNECT
 /// target) the same way policy hosts are normalized. `None` for anything that is not a

@@ -10,12 +10,15 @@
 //! expressed as capability keys ([`CompiledPolicy::required_capabilities`]); the server
 //! refuses to launch when the backend lacks one.
 
+use cleanroom_vocab::{Capability, ErrorCode};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
+mod compile;
 pub mod egress;
 pub mod host;
+pub use compile::compile;
 pub use egress::{normalize_wire_host, DenyReason};
 pub use host::HostPattern;
 
@@ -34,90 +37,12 @@ pub enum PolicyError {
 
 impl PolicyError {
     /// Stable machine code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            PolicyError::Invalid(_) => "policy_invalid",
-            PolicyError::Conflict(_) => "policy_conflict",
+            PolicyError::Invalid(_) => ErrorCode::PolicyInvalid,
+            PolicyError::Conflict(_) => ErrorCode::PolicyConflict,
         }
     }
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PolicyFile {
-    version: u32,
-    #[serde(default)]
-    repository: Option<RepositorySection>,
-    #[serde(default)]
-    sandbox: SandboxSection,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RepositorySection {
-    #[serde(default)]
-    path: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DependenciesSection {
-    command: Vec<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SandboxSection {
-    #[serde(default)]
-    image: Option<ImageSection>,
-    #[serde(default)]
-    env: BTreeMap<String, String>,
-    #[serde(default)]
-    network: Option<NetworkSection>,
-    #[serde(default)]
-    resources: Option<Resources>,
-    #[serde(default)]
-    secrets: BTreeMap<String, SecretSection>,
-    #[serde(default)]
-    dependencies: Option<DependenciesSection>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ImageSection {
-    #[serde(rename = "ref")]
-    reference: String,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NetworkSection {
-    #[serde(default)]
-    default: Option<String>,
-    #[serde(default)]
-    dangerously_allow_all: bool,
-    #[serde(default)]
-    allow: Vec<RuleSection>,
-    #[serde(default)]
-    deny: Vec<RuleSection>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RuleSection {
-    host: String,
-    #[serde(default)]
-    ports: Option<Vec<u32>>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SecretSection {
-    hosts: Vec<String>,
-    #[serde(default)]
-    header: Option<String>,
-    #[serde(default)]
-    format: Option<String>,
 }
 
 /// `sandbox.resources`: limits enforced with cgroups and tmpfs size caps.
@@ -167,7 +92,8 @@ pub struct Rule {
 }
 
 impl Rule {
-    fn covers(&self, other: &Rule) -> bool {
+    /// Does this rule match everything `other` matches (host and ports)?
+    pub(crate) fn covers(&self, other: &Rule) -> bool {
         let host = match (&self.host, &other.host) {
             (a, b) if a == b => true,
             (HostPattern::Suffix(_), HostPattern::Exact(h)) => self.host.matches(h),
@@ -247,29 +173,31 @@ impl CompiledPolicy {
     }
 
     /// Capability keys (seed 004 vocabulary) a backend must declare to run this policy.
+    /// The keys are [`Capability`] strings, sorted and unique.
     pub fn required_capabilities(&self) -> Vec<&'static str> {
-        let mut caps = vec!["policy_immutability"];
+        let mut caps = vec![Capability::PolicyImmutability];
         if self.network.dangerously_allow_all {
-            caps.push("network_egress");
+            caps.push(Capability::NetworkEgress);
         } else {
-            caps.push("network_default_deny");
+            caps.push(Capability::NetworkDefaultDeny);
         }
         if !self.network.allow.is_empty() {
             caps.extend([
-                "network_egress",
-                "network_host_port_filtering",
-                "dns_control_or_equivalent",
+                Capability::NetworkEgress,
+                Capability::NetworkHostPortFiltering,
+                Capability::DnsControlOrEquivalent,
             ]);
         }
         if !self.secrets.is_empty() {
-            caps.push("secret_isolation");
+            caps.push(Capability::SecretIsolation);
         }
         if self.image_ref.is_some() {
-            caps.push("oci_images");
+            caps.push(Capability::OciImages);
         }
-        caps.sort_unstable();
-        caps.dedup();
-        caps
+        let mut keys = Capability::keys(&caps);
+        keys.sort_unstable();
+        keys.dedup();
+        keys
     }
 
     /// Canonical encoding: JSON with sorted keys and no insignificant whitespace.
@@ -287,506 +215,14 @@ impl CompiledPolicy {
     }
 }
 
-fn valid_env_key(k: &str) -> bool {
-    let mut chars = k.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 /// True when `k` is usable as an environment variable name (shared with the server).
 pub fn is_valid_env_key(k: &str) -> bool {
-    valid_env_key(k)
+    compile::valid_env_key(k)
 }
 
-/// A digest-pinned OCI reference: `name[:tag]@sha256:<64 hex>`.
-pub fn is_digest_pinned(reference: &str) -> bool {
-    match reference.rsplit_once("@sha256:") {
-        Some((name, hex)) => {
-            !name.is_empty()
-                && hex.len() == 64
-                && hex
-                    .chars()
-                    .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
-        }
-        None => false,
-    }
-}
-
-fn invalid(path: &str, msg: impl std::fmt::Display) -> PolicyError {
-    PolicyError::Invalid(format!("{path}: {msg}"))
-}
-
-fn conflict(path: &str, msg: impl std::fmt::Display) -> PolicyError {
-    PolicyError::Conflict(format!("{path}: {msg}"))
-}
-
-fn compile_rules(
-    rules: Vec<RuleSection>,
-    path: &str,
-    default_ports: &[u16],
-) -> Result<Vec<Rule>, PolicyError> {
-    let mut out = Vec::new();
-    for (i, r) in rules.into_iter().enumerate() {
-        let host =
-            HostPattern::parse(&r.host).map_err(|e| invalid(&format!("{path}[{i}].host"), e))?;
-        let mut ports = Vec::new();
-        for (j, p) in r
-            .ports
-            .unwrap_or_else(|| default_ports.iter().map(|p| u32::from(*p)).collect())
-            .into_iter()
-            .enumerate()
-        {
-            match u16::try_from(p) {
-                Ok(p) if p > 0 => ports.push(p),
-                _ => {
-                    return Err(invalid(
-                        &format!("{path}[{i}].ports[{j}]"),
-                        format!("{p} is not a TCP port"),
-                    ))
-                }
-            }
-        }
-        ports.sort_unstable();
-        ports.dedup();
-        out.push(Rule { host, ports });
-    }
-    out.sort();
-    for w in out.windows(2) {
-        if w[0].host == w[1].host {
-            return Err(conflict(
-                path,
-                format!(
-                    "host {} appears twice; merge its ports into one rule",
-                    w[0].host
-                ),
-            ));
-        }
-    }
-    Ok(out)
-}
-
-fn compile_network(n: NetworkSection) -> Result<NetworkPolicy, PolicyError> {
-    let default = match n.default.as_deref().map(str::to_ascii_lowercase) {
-        None => "deny".to_string(),
-        Some(d) if d == "deny" => d,
-        Some(d) => {
-            return Err(invalid(
-                "sandbox.network.default",
-                format!("{d:?} is not supported (only \"deny\")"),
-            ))
-        }
-    };
-    let allow = compile_rules(n.allow, "sandbox.network.allow", &[80, 443])?;
-    let deny = compile_rules(n.deny, "sandbox.network.deny", &[])?;
-    if n.dangerously_allow_all && !allow.is_empty() {
-        return Err(conflict(
-            "sandbox.network",
-            "dangerously_allow_all makes the allow rules meaningless; keep one",
-        ));
-    }
-    for a in &allow {
-        if let Some(d) = deny.iter().find(|d| d.covers(a)) {
-            return Err(conflict(
-                "sandbox.network",
-                format!(
-                    "allow rule for {} can never match: deny rule for {} covers it",
-                    a.host, d.host
-                ),
-            ));
-        }
-    }
-    Ok(NetworkPolicy {
-        default,
-        dangerously_allow_all: n.dangerously_allow_all,
-        allow,
-        deny,
-    })
-}
-
-fn compile_secrets(
-    secrets: BTreeMap<String, SecretSection>,
-    network: &NetworkPolicy,
-) -> Result<BTreeMap<String, SecretBinding>, PolicyError> {
-    let mut out = BTreeMap::new();
-    for (id, s) in secrets {
-        let path = format!("sandbox.secrets.{id}");
-        if !valid_env_key(&id) {
-            return Err(invalid(&path, "secret ids are [A-Za-z_][A-Za-z0-9_]*"));
-        }
-        if s.hosts.is_empty() {
-            return Err(invalid(
-                &format!("{path}.hosts"),
-                "a secret must be bound to at least one host",
-            ));
-        }
-        let mut hosts = Vec::new();
-        for (i, h) in s.hosts.iter().enumerate() {
-            let host =
-                HostPattern::parse(h).map_err(|e| invalid(&format!("{path}.hosts[{i}]"), e))?;
-            let allowed = network.dangerously_allow_all
-                || network.allow.iter().any(|a| {
-                    a.host == host
-                        || a.covers(&Rule {
-                            host: host.clone(),
-                            ports: a.ports.clone(),
-                        })
-                });
-            if !allowed {
-                return Err(conflict(
-                    &format!("{path}.hosts[{i}]"),
-                    format!("{host} is not in sandbox.network.allow"),
-                ));
-            }
-            if network.deny.iter().any(|d| d.host.overlaps(&host)) {
-                return Err(conflict(
-                    &format!("{path}.hosts[{i}]"),
-                    format!("{host} is denied by sandbox.network.deny"),
-                ));
-            }
-            hosts.push(host);
-        }
-        hosts.sort();
-        hosts.dedup();
-        let header = s.header.unwrap_or_else(|| "Authorization".into());
-        if header.is_empty()
-            || !header
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c))
-        {
-            return Err(invalid(
-                &format!("{path}.header"),
-                format!("{header:?} is not an HTTP header name"),
-            ));
-        }
-        let format = s.format.unwrap_or_else(|| "Bearer {value}".into());
-        if format.matches("{value}").count() != 1 || format.contains(['\r', '\n']) {
-            return Err(invalid(
-                &format!("{path}.format"),
-                "must contain {value} exactly once and no line breaks",
-            ));
-        }
-        out.insert(
-            id,
-            SecretBinding {
-                hosts,
-                header,
-                format,
-            },
-        );
-    }
-    Ok(out)
-}
-
-/// Parse and validate a `cleanroom.yaml` document.
-pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
-    if yaml.len() > MAX_POLICY_BYTES {
-        return Err(PolicyError::Invalid(format!(
-            "policy is {} bytes; the limit is {MAX_POLICY_BYTES}",
-            yaml.len()
-        )));
-    }
-    if yaml.trim().is_empty() {
-        return Ok(CompiledPolicy::builtin());
-    }
-    let file: PolicyFile =
-        serde_saphyr::from_str(yaml).map_err(|e| PolicyError::Invalid(e.to_string()))?;
-    if file.version != 1 {
-        return Err(invalid(
-            "version",
-            format!("unsupported policy version {} (expected 1)", file.version),
-        ));
-    }
-    for (k, v) in &file.sandbox.env {
-        if !valid_env_key(k) {
-            return Err(invalid(
-                &format!("sandbox.env.{k}"),
-                "not a valid environment variable name",
-            ));
-        }
-        if v.contains('\0') {
-            return Err(invalid(
-                &format!("sandbox.env.{k}"),
-                "value contains a NUL byte",
-            ));
-        }
-    }
-    let image_ref = match file.sandbox.image {
-        None => None,
-        Some(i) if is_digest_pinned(i.reference.trim()) => Some(i.reference.trim().to_string()),
-        Some(i) => {
-            return Err(invalid(
-                "sandbox.image.ref",
-                format!(
-                    "{:?} must be pinned by digest (name@sha256:<64 hex>); tags are mutable",
-                    i.reference
-                ),
-            ))
-        }
-    };
-    let network = compile_network(file.sandbox.network.unwrap_or_default())?;
-    let secrets = compile_secrets(file.sandbox.secrets, &network)?;
-    let resources = file.sandbox.resources.unwrap_or_default();
-    for (name, value) in [
-        ("memory_mb", resources.memory_mb),
-        ("pids", resources.pids),
-        ("cpu_millis", resources.cpu_millis),
-        ("disk_mb", resources.disk_mb),
-        ("output_mb", resources.output_mb),
-    ] {
-        if let (Some(v), Some((min, max))) = (value, resource_bounds(name)) {
-            if v < min || v > max {
-                return Err(invalid(
-                    &format!("sandbox.resources.{name}"),
-                    format!("{v} is outside {min}..={max}"),
-                ));
-            }
-        }
-    }
-    let repository_path = file
-        .repository
-        .map(|r| {
-            let raw = r.path.unwrap_or_else(|| DEFAULT_REPOSITORY_PATH.into());
-            guest_path(&raw).map_err(|e| invalid("repository.path", e))
-        })
-        .transpose()?;
-    let dependencies_command = file
-        .sandbox
-        .dependencies
-        .map(|d| check_argv(&d.command).map(|()| d.command))
-        .transpose()
-        .map_err(|e| invalid("sandbox.dependencies.command", e))?;
-    Ok(CompiledPolicy {
-        version: 1,
-        image_ref,
-        env: file.sandbox.env,
-        network,
-        resources,
-        secrets,
-        repository_path,
-        dependencies_command,
-    })
-}
-
-/// An absolute, normalized guest path: no `.`/`..` components, no empty ones, no NUL.
-fn guest_path(raw: &str) -> Result<String, String> {
-    let p = raw.trim();
-    if !p.starts_with('/') {
-        return Err(format!(
-            "{raw:?} must be an absolute path inside the sandbox"
-        ));
-    }
-    if p.len() > 1024 || p.contains('\0') {
-        return Err(format!("{raw:?} is not a usable path"));
-    }
-    let parts: Vec<&str> = p.split('/').filter(|c| !c.is_empty()).collect();
-    if parts.iter().any(|c| *c == "." || *c == "..") {
-        return Err(format!("{raw:?} must not contain . or .. components"));
-    }
-    if parts.is_empty() {
-        return Err("the sandbox root itself cannot hold the repository".into());
-    }
-    Ok(format!("/{}", parts.join("/")))
-}
-
-/// A command line: at least the program, no NUL bytes, bounded size.
-fn check_argv(argv: &[String]) -> Result<(), String> {
-    match argv.first() {
-        None => Err("must name a program, e.g. [npm, ci]".into()),
-        Some(p) if p.is_empty() => Err("the program name is empty".into()),
-        Some(_) if argv.iter().any(|a| a.contains('\0')) => Err("contains a NUL byte".into()),
-        Some(_)
-            if argv.len() > 4096 || argv.iter().map(String::len).sum::<usize>() > 128 * 1024 =>
-        {
-            Err("is too long".into())
-        }
-        Some(_) => Ok(()),
-    }
-}
+/// A digest-pinned OCI reference: `name[:tag]@sha256:<64 hex>` (the one grammar, shared
+/// with the image store, lives in `cleanroom_vocab::reference`).
+pub use cleanroom_vocab::reference::is_digest_pinned;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn same_policy_two_ways_same_hash() {
-        let a = compile("version: 1\nsandbox:\n  env:\n    B: '2'\n    A: '1'\n").unwrap();
-        let b =
-            compile("{sandbox: {network: {default: DENY}, env: {A: \"1\", B: \"2\"}}, version: 1}")
-                .unwrap();
-        assert_eq!(a.policy_hash(), b.policy_hash());
-        assert_ne!(a.policy_hash(), CompiledPolicy::builtin().policy_hash());
-    }
-
-    #[test]
-    fn error_messages_do_not_repeat_the_code() {
-        // Callers print `[code]: message`; the message must not carry the code again
-        // (it printed `policy_invalid: policy_invalid: …`).
-        for bad in [
-            "version: 2\n",
-            "version: 1\nsandbox: {resources: {pids: 0}}\n",
-            "version: 1\nsandbox:\n  network:\n    allow: [{host: a.example.com}]\n    deny: [{host: '*.example.com'}]\n",
-            "{not yaml",
-        ] {
-            let e = compile(bad).unwrap_err();
-            let msg = e.to_string();
-            assert!(!msg.contains(e.code()), "{bad}: {msg}");
-            assert!(!msg.is_empty(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn repository_path_and_dependencies() {
-        let p = compile(
-            "version: 1\nrepository:\n  path: /workspace//app/\nsandbox:\n  dependencies:\n    command: [npm, ci]\n",
-        )
-        .unwrap();
-        assert_eq!(p.repository_path.as_deref(), Some("/workspace/app"));
-        assert_eq!(
-            p.dependencies_command,
-            Some(vec!["npm".to_string(), "ci".to_string()])
-        );
-        let d = compile("version: 1\nrepository: {}\n").unwrap();
-        assert_eq!(d.repository_path.as_deref(), Some(DEFAULT_REPOSITORY_PATH));
-        // Absent sections change nothing, including the hash of existing policies.
-        assert_eq!(
-            compile("version: 1\n").unwrap().policy_hash(),
-            CompiledPolicy::builtin().policy_hash()
-        );
-        for (bad, path) in [
-            (
-                "version: 1\nrepository:\n  path: relative/dir\n",
-                "repository.path",
-            ),
-            (
-                "version: 1\nrepository:\n  path: /a/../etc\n",
-                "repository.path",
-            ),
-            ("version: 1\nrepository:\n  path: /\n", "repository.path"),
-            (
-                "version: 1\nsandbox:\n  dependencies:\n    command: []\n",
-                "sandbox.dependencies.command",
-            ),
-            (
-                "version: 1\nsandbox:\n  dependencies:\n    command: ['']\n",
-                "sandbox.dependencies.command",
-            ),
-        ] {
-            let e = compile(bad).unwrap_err().to_string();
-            assert!(e.contains(path), "{bad}: {e}");
-        }
-        for bad in [
-            "version: 1\nrepository:\n  url: x\n",
-            "version: 1\nsandbox:\n  dependencies:\n    command: npm ci\n",
-            "version: 1\nsandbox:\n  dependencies:\n    run: [x]\n",
-        ] {
-            assert!(compile(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn unknown_fields_and_bad_values_rejected() {
-        for bad in [
-            "version: 1\nsandbox:\n  nope: 1\n",
-            "version: 2\n",
-            "version: 1\nextra: true\n",
-            "version: 1\nsandbox:\n  env:\n    '1BAD': x\n",
-            "version: 1\nsandbox:\n  network:\n    default: allow\n",
-            "version: [1\n",
-            "version: 1\nsandbox:\n  resources:\n    pids: 1\n",
-            "version: 1\nsandbox:\n  resources:\n    memory_mb: -5\n",
-            "version: 1\nsandbox:\n  resources:\n    swap: 1\n",
-        ] {
-            let err = compile(bad).unwrap_err();
-            assert_eq!(err.code(), "policy_invalid", "{bad}: {err}");
-        }
-    }
-
-    #[test]
-    fn oversized_policy_rejected() {
-        let huge = format!("version: 1\n#{}\n", "x".repeat(MAX_POLICY_BYTES));
-        assert_eq!(compile(&huge).unwrap_err().code(), "policy_invalid");
-    }
-
-    const FULL: &str = "version: 1
-sandbox:
-  image:
-    ref: registry.test/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-  env:
-    CI: 'true'
-  network:
-    default: deny
-    allow:
-      - host: API.GitHub.com.
-        ports: [443]
-      - host: '*.npmjs.org'
-        ports: [443, 80, 443]
-    deny:
-      - host: evil.npmjs.org
-  secrets:
-    GITHUB_TOKEN:
-      hosts: [api.github.com]
-";
-
-    #[test]
-    fn full_policy_normalizes_and_hashes_stably() {
-        let a = compile(FULL).unwrap();
-        assert_eq!(
-            a.network.allow[0].host,
-            HostPattern::Exact("api.github.com".into())
-        );
-        assert_eq!(a.network.allow[1].ports, vec![80, 443]);
-        assert_eq!(
-            a.network.deny[0].ports,
-            Vec::<u16>::new(),
-            "deny without ports = every port"
-        );
-        assert_eq!(a.secrets["GITHUB_TOKEN"].header, "Authorization");
-        // Same policy, other order, flow style, other spelling of the same hosts.
-        let b = compile(
-            "{version: 1, sandbox: {secrets: {GITHUB_TOKEN: {hosts: [API.GITHUB.COM], format: 'Bearer {value}'}},
-              network: {deny: [{host: EVIL.npmjs.org}], allow: [{host: '*.npmjs.org', ports: [80, 443]}, {host: api.github.com, ports: [443]}]},
-              env: {CI: 'true'},
-              image: {ref: registry.test/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef}}}",
-        )
-        .unwrap();
-        assert_eq!(a.canonical_json(), b.canonical_json());
-        assert_eq!(a.policy_hash(), b.policy_hash());
-        let caps = a.required_capabilities();
-        for c in [
-            "network_host_port_filtering",
-            "secret_isolation",
-            "oci_images",
-            "network_default_deny",
-        ] {
-            assert!(caps.contains(&c), "{caps:?}");
-        }
-    }
-
-    #[test]
-    fn errors_name_the_yaml_path() {
-        for (bad, path) in [
-            ("version: 1\nsandbox:\n  network:\n    allow:\n      - host: ok.example\n      - host: 'a.*.b'\n", "sandbox.network.allow[1].host"),
-            ("version: 1\nsandbox:\n  network:\n    allow:\n      - host: x.example\n        ports: [70000]\n", "sandbox.network.allow[0].ports[0]"),
-            ("version: 1\nsandbox:\n  network:\n    allow:\n      - host: 10.0.0.1\n", "sandbox.network.allow[0].host"),
-            ("version: 1\nsandbox:\n  image:\n    ref: alpine:latest\n", "sandbox.image.ref"),
-            ("version: 1\nsandbox:\n  secrets:\n    TOKEN:\n      hosts: [api.example]\n      format: 'no placeholder'\n      header: X-Key\n", "sandbox.secrets.TOKEN"),
-        ] {
-            let e = compile(bad).unwrap_err();
-            assert!(e.to_string().contains(path), "{bad}: {e}");
-        }
-    }
-
-    #[test]
-    fn contradictions_are_conflicts() {
-        for bad in [
-            // deny wins, so this allow can never match
-            "version: 1\nsandbox:\n  network:\n    allow: [{host: a.example.com, ports: [443]}]\n    deny: [{host: '*.example.com'}]\n",
-            "version: 1\nsandbox:\n  network:\n    dangerously_allow_all: true\n    allow: [{host: a.example.com}]\n",
-            "version: 1\nsandbox:\n  network:\n    allow: [{host: a.example.com}, {host: A.EXAMPLE.COM}]\n",
-            // a secret bound to a host the sandbox cannot reach
-            "version: 1\nsandbox:\n  secrets:\n    TOKEN: {hosts: [api.example.com]}\n",
-        ] {
-            assert_eq!(compile(bad).unwrap_err().code(), "policy_conflict", "{bad}");
-        }
-    }
-}
+mod tests;

@@ -6,7 +6,7 @@
 //! (`egress.allow`, `egress.deny`, `egress.error`) and, for denies, as warnings on the
 //! running executions' output streams.
 
-use crate::error::{Class, EngineError};
+use crate::error::{Class, EngineError, ErrorCode};
 use crate::secrets::SecretStore;
 use crate::sync::lock;
 use cleanroom_backend::{GuestLayout, NetworkDevice};
@@ -100,7 +100,7 @@ impl EgressHub {
         if !missing.is_empty() {
             return Err(EngineError::new(
                 Class::FailedPrecondition,
-                "secret_unavailable",
+                ErrorCode::SecretUnavailable,
                 format!(
                     "the policy needs secret(s) {} that this server has no value for \
                      (give them in `serve --secrets-file` or as {}<ID> in the server's environment)",
@@ -198,7 +198,7 @@ pub fn attributes(note: &EgressNote) -> serde_json::Value {
         "host": e.host,
         "port": e.port,
         "protocol": e.protocol,
-        "decision": e.decision,
+        "decision": e.decision.as_str(),
         "policy_hash": note.policy_hash,
     });
     if !e.reason.is_empty() {

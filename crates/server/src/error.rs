@@ -1,4 +1,7 @@
-//! Engine errors: a stable machine code plus the Connect status class it maps to.
+//! Engine errors: a stable machine code ([`ErrorCode`], defined once in `cleanroom-vocab`)
+//! plus the Connect status class it maps to.
+
+pub use cleanroom_vocab::ErrorCode;
 
 /// Connect status classes the API layer maps errors onto.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,14 +22,14 @@ pub enum Class {
 #[error("{code}: {message}")]
 pub struct EngineError {
     pub class: Class,
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub message: String,
     /// Extra structured context (ids, paths) for `ErrorDetail.details`.
     pub details: Vec<(String, String)>,
 }
 
 impl EngineError {
-    pub fn new(class: Class, code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(class: Class, code: ErrorCode, message: impl Into<String>) -> Self {
         EngineError {
             class,
             code,
@@ -39,12 +42,12 @@ impl EngineError {
         self
     }
     pub fn invalid(message: impl Into<String>) -> Self {
-        Self::new(Class::InvalidArgument, "invalid_argument", message)
+        Self::new(Class::InvalidArgument, ErrorCode::InvalidArgument, message)
     }
     pub fn sandbox_not_found(id: &str) -> Self {
         Self::new(
             Class::NotFound,
-            "sandbox_not_found",
+            ErrorCode::SandboxNotFound,
             format!("no sandbox with id {id:?}"),
         )
         .with("sandbox_id", id)
@@ -52,28 +55,36 @@ impl EngineError {
     pub fn execution_not_found(id: &str) -> Self {
         Self::new(
             Class::NotFound,
-            "execution_not_found",
+            ErrorCode::ExecutionNotFound,
             format!("no execution with id {id:?}"),
         )
         .with("execution_id", id)
     }
     /// No valid credentials on a listener that requires them.
     pub fn unauthenticated(message: impl Into<String>) -> Self {
-        Self::new(Class::Unauthenticated, "unauthenticated", message)
+        Self::new(Class::Unauthenticated, ErrorCode::Unauthenticated, message)
     }
     /// Authenticated, but the principal's role may not do this.
     pub fn permission_denied(message: impl Into<String>) -> Self {
-        Self::new(Class::PermissionDenied, "permission_denied", message)
+        Self::new(
+            Class::PermissionDenied,
+            ErrorCode::PermissionDenied,
+            message,
+        )
     }
     /// A server-side cap (sandboxes per principal or in total) is reached.
     pub fn resource_exhausted(message: impl Into<String>) -> Self {
-        Self::new(Class::ResourceExhausted, "resource_exhausted", message)
+        Self::new(
+            Class::ResourceExhausted,
+            ErrorCode::ResourceExhausted,
+            message,
+        )
     }
     pub fn internal(message: impl Into<String>) -> Self {
-        Self::new(Class::Internal, "internal", message)
+        Self::new(Class::Internal, ErrorCode::Internal, message)
     }
     pub fn unimplemented(message: impl Into<String>) -> Self {
-        Self::new(Class::Unimplemented, "unimplemented", message)
+        Self::new(Class::Unimplemented, ErrorCode::Unimplemented, message)
     }
 }
 

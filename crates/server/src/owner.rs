@@ -9,7 +9,7 @@
 
 use crate::auth::Principal;
 use crate::engine::Engine;
-use crate::error::{Class, EngineError};
+use crate::error::{Class, EngineError, ErrorCode};
 use crate::status::sandbox as ss;
 use crate::store::{ExecutionRow, SandboxRow};
 use cleanroom_image::ImageRecord;
@@ -115,7 +115,7 @@ impl Engine {
         if !mine_using.is_empty() {
             return Err(EngineError::new(
                 Class::FailedPrecondition,
-                "image_in_use",
+                ErrorCode::ImageInUse,
                 format!("image {digest} is used by {}", mine_using.join(", ")),
             )
             .with("sandbox_ids", mine_using.join(",")));
@@ -126,7 +126,7 @@ impl Engine {
             // runs on it (then it stays cached; nothing about that sandbox is revealed).
             match self.remove_image(&digest) {
                 Ok(r) => return Ok(r),
-                Err(e) if e.code == "image_in_use" => {}
+                Err(e) if e.code == ErrorCode::ImageInUse => {}
                 Err(e) => return Err(e),
             }
         }

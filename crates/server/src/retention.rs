@@ -8,7 +8,7 @@
 //! of an I/O error. Logs of running executions and of live sandboxes are never touched;
 //! their growth is bounded by [`crate::quota`] instead.
 
-use crate::error::{Class, EngineError};
+use crate::error::{Class, EngineError, ErrorCode};
 use crate::execlog;
 use crate::quota::{logs_size, Retention};
 use crate::status::sandbox as ss;
@@ -19,7 +19,7 @@ use std::path::Path;
 pub fn expired(execution_id: &str) -> EngineError {
     EngineError::new(
         Class::FailedPrecondition,
-        "output_expired",
+        ErrorCode::OutputExpired,
         format!(
             "the retained output of {execution_id} was deleted by the server's retention policy"
         ),

@@ -238,25 +238,26 @@ impl Backend for LinuxBackend {
     }
 
     fn capabilities(&self) -> Vec<&'static str> {
+        use cleanroom_vocab::Capability as C;
         // Only what this backend (with the server's egress gateway on the tun device it
         // hands back) truly enforces.
-        vec![
-            "policy_immutability",
+        C::keys(&[
+            C::PolicyImmutability,
             // The netns's only route is the tun device; the gateway drops what policy
             // does not allow.
-            "network_default_deny",
-            "network_egress",
-            "network_host_port_filtering",
-            "dns_control_or_equivalent",
-            "audit_event_emission",
+            C::NetworkDefaultDeny,
+            C::NetworkEgress,
+            C::NetworkHostPortFiltering,
+            C::DnsControlOrEquivalent,
+            C::AuditEventEmission,
             // Values stay in the server's gateway; the guest gets placeholders, and TLS to
             // bound hosts is terminated with a CA this backend installs in the sandbox only.
-            "secret_isolation",
-            "pid_isolation",
-            "mount_isolation",
+            C::SecretIsolation,
+            C::PidIsolation,
+            C::MountIsolation,
             // Digest-pinned OCI image roots (overlay on a shared, verified cache).
-            "oci_images",
-        ]
+            C::OciImages,
+        ])
     }
 
     async fn provision(&self, spec: &SandboxSpec) -> Result<ProvisionedSandbox, BackendError> {

@@ -179,7 +179,7 @@ impl Engine {
                 e.decision, e.host, e.port, e.protocol, e.message
             )
         };
-        if e.decision == "deny" {
+        if e.decision == cleanroom_vocab::Decision::Deny {
             for (_, l) in &live {
                 let _ = l.warnings.send(WarningRecord {
                     code: e.reason.to_string(),

@@ -10,6 +10,7 @@ use crate::supervisor::{self, Run};
 use crate::sync::lock;
 use crate::{guest, ids};
 use cleanroom_backend::ProcessSpec;
+use cleanroom_vocab::ErrorCode;
 use futures::stream::BoxStream;
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,7 +31,7 @@ impl Engine {
         if sandbox.status != ss::READY {
             return Err(EngineError::new(
                 Class::FailedPrecondition,
-                "sandbox_not_ready",
+                ErrorCode::SandboxNotReady,
                 format!("sandbox {} is {}", sandbox.id, ss::name(sandbox.status)),
             )
             .with("sandbox_id", &sandbox.id));
@@ -177,7 +178,7 @@ impl Engine {
         if sbx.last_execution_id.is_empty() {
             return Err(EngineError::new(
                 Class::NotFound,
-                "execution_not_found",
+                ErrorCode::ExecutionNotFound,
                 format!("sandbox {sandbox_id} has no executions"),
             )
             .with("sandbox_id", sandbox_id));
@@ -248,7 +249,7 @@ impl Engine {
         let not_open = || {
             EngineError::new(
                 Class::FailedPrecondition,
-                "stdin_closed",
+                ErrorCode::StdinClosed,
                 "stdin is not open for this execution",
             )
             .with("execution_id", &row.id)
@@ -257,7 +258,7 @@ impl Engine {
         if !live.has_stdin {
             return Err(EngineError::new(
                 Class::FailedPrecondition,
-                "stdin_not_attached",
+                ErrorCode::StdinNotAttached,
                 "execution was created without attach_stdin",
             ));
         }

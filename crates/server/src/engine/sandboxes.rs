@@ -9,6 +9,7 @@ use crate::store::{now_micros, CapHit, SandboxCaps, SandboxRow};
 use cleanroom_backend::{ImageRoot, Limits, NetworkSpec, SandboxSpec, TunConfig};
 use cleanroom_image::{ImageRecord, ImageStore, PinnedRef};
 use cleanroom_policy::CompiledPolicy;
+use cleanroom_vocab::ErrorCode;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,14 +36,14 @@ impl Engine {
         let pinned = if image_ref.is_empty() {
             None
         } else {
-            required.push("oci_images");
+            required.push(cleanroom_vocab::Capability::OciImages.as_str());
             Some(PinnedRef::parse(&image_ref).map_err(EngineError::from)?)
         };
         let missing: Vec<&str> = required.into_iter().filter(|c| !caps.contains(c)).collect();
         if !missing.is_empty() {
             return Err(EngineError::new(
                 Class::FailedPrecondition,
-                "backend_capability_mismatch",
+                ErrorCode::BackendCapabilityMismatch,
                 format!(
                     "backend {:?} lacks capabilities this sandbox needs: {}",
                     self.backend.name(),
@@ -163,7 +164,7 @@ impl Engine {
         self.images.as_ref().ok_or_else(|| {
             EngineError::new(
                 Class::FailedPrecondition,
-                "backend_capability_mismatch",
+                ErrorCode::BackendCapabilityMismatch,
                 "this server has no image store",
             )
         })
@@ -198,7 +199,7 @@ impl Engine {
         if !users.is_empty() {
             return Err(EngineError::new(
                 Class::FailedPrecondition,
-                "image_in_use",
+                ErrorCode::ImageInUse,
                 format!("image {digest} is used by {}", users.join(", ")),
             )
             .with("sandbox_ids", users.join(",")));
@@ -273,7 +274,7 @@ impl Engine {
         if sbx.status != ss::READY {
             return Err(EngineError::new(
                 Class::FailedPrecondition,
-                "sandbox_not_ready",
+                ErrorCode::SandboxNotReady,
                 format!("sandbox {sandbox_id} is {}", ss::name(sbx.status)),
             ));
         }

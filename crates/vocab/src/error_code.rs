@@ -1,0 +1,92 @@
+//! Error codes: the stable `code` of `cleanroom.v1.ErrorDetail` and of the CLI's
+//! `cleanroom: error [<code>]: …` lines.
+
+stable_codes! {
+    /// Every stable error code. The server puts one in each `ErrorDetail`; the client
+    /// decodes it; the CLI prints it. The variants after `Internal` are produced on the
+    /// client side only (never in an `ErrorDetail`). The table in `docs/architecture.md`
+    /// ("Error codes") lists exactly these.
+    pub enum ErrorCode {
+        /// No valid credentials on a listener that requires them.
+        Unauthenticated => "unauthenticated",
+        /// The principal may not do this, or the sandbox's own identity may not open a file.
+        PermissionDenied => "permission_denied",
+        /// A server-side cap (sandboxes per principal or in total) is reached.
+        ResourceExhausted => "resource_exhausted",
+        SandboxNotFound => "sandbox_not_found",
+        ExecutionNotFound => "execution_not_found",
+        InvalidArgument => "invalid_argument",
+        /// The policy (or an image reference) does not validate.
+        PolicyInvalid => "policy_invalid",
+        /// The policy contradicts itself (an allow a deny covers, a secret for a host that is
+        /// not allowed, ...).
+        PolicyConflict => "policy_conflict",
+        SandboxNotReady => "sandbox_not_ready",
+        StdinNotAttached => "stdin_not_attached",
+        StdinClosed => "stdin_closed",
+        /// The backend lacks a capability the sandbox needs (fail closed).
+        BackendCapabilityMismatch => "backend_capability_mismatch",
+        RuntimeLaunchFailed => "runtime_launch_failed",
+        BackendUnavailable => "backend_unavailable",
+        /// The policy names a secret the server has no value for.
+        SecretUnavailable => "secret_unavailable",
+        FileNotFound => "file_not_found",
+        FileNotReadable => "file_not_readable",
+        ImageNotFound => "image_not_found",
+        ImageDigestMismatch => "image_digest_mismatch",
+        RegistryUnavailable => "registry_unavailable",
+        RegistryUnauthorized => "registry_unauthorized",
+        ImageUnsupported => "image_unsupported",
+        ImageLayerUnsafe => "image_layer_unsafe",
+        ImageInUse => "image_in_use",
+        ImageTooLarge => "image_too_large",
+        /// The retention GC deleted the output a stream asked for.
+        OutputExpired => "output_expired",
+        Unimplemented => "unimplemented",
+        Internal => "internal",
+        // ---- client side only ------------------------------------------------------
+        /// The client could not reach the server.
+        ServerUnreachable => "server_unreachable",
+        /// An output stream ended without an exit status.
+        StreamEnded => "stream_ended",
+        /// `cleanroom serve` could not start.
+        ServerStartFailed => "server_start_failed",
+        /// `cleanroom serve`'s authentication configuration is unusable.
+        AuthConfigInvalid => "auth_config_invalid",
+        /// The repository checkout could not be read.
+        RepositoryUnavailable => "repository_unavailable",
+        /// The repository checkout could not be placed in the sandbox.
+        RepositoryCheckoutFailed => "repository_checkout_failed",
+        /// The policy's `sandbox.dependencies.command` failed.
+        DependenciesFailed => "dependencies_failed",
+    }
+}
+
+impl ErrorCode {
+    /// Codes only the client produces; the server never sends them.
+    pub fn is_client_side(self) -> bool {
+        self >= ErrorCode::ServerUnreachable
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_and_are_unique() {
+        let mut seen = std::collections::BTreeSet::new();
+        for c in ErrorCode::ALL {
+            assert!(seen.insert(c.as_str()), "duplicate {c}");
+            assert_eq!(c.as_str().parse::<ErrorCode>(), Ok(*c));
+            assert_eq!(c.to_string(), c.as_str());
+            assert!(c
+                .as_str()
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b == b'_'));
+        }
+        assert!("nope".parse::<ErrorCode>().is_err());
+        assert!(ErrorCode::StreamEnded.is_client_side());
+        assert!(!ErrorCode::Internal.is_client_side());
+    }
+}
