@@ -57,9 +57,11 @@ fn ts(micros: i64) -> buffa::MessageField<Timestamp, buffa::Inline<Timestamp>> {
 
 fn sandbox_msg(r: &SandboxRow) -> Sandbox {
     let mut info: Vec<(String, Value)> = Vec::new();
-    if let Ok(p) = serde_json::from_str::<cleanroom_backend::ProvisionedSandbox>(&r.provisioned) {
-        info.extend(p.info.into_iter().map(|(k, v)| (k, Value::from(v))));
-    }
+    info.extend(
+        crate::engine::sandboxes::backend_info(r)
+            .into_iter()
+            .map(|(k, v)| (k, Value::from(v))),
+    );
     Sandbox {
         sandbox_id: r.id.clone(),
         status: r.status.into(),
@@ -156,7 +158,7 @@ impl SandboxService for Api {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
         let l = req.limits.as_option().cloned().unwrap_or_default();
-        let limits = cleanroom_backend::Limits {
+        let limits = crate::limits::RequestedLimits {
             memory_bytes: l.memory_bytes,
             pids: l.pids,
             cpu_millis: l.cpu_millis,

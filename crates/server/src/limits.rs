@@ -10,6 +10,30 @@ use crate::error::EngineError;
 use cleanroom_backend::Limits;
 use cleanroom_policy::{resource_bounds, CompiledPolicy};
 
+/// What a `CreateSandboxRequest` asks for, as plain numbers (0: not requested). The API
+/// layer fills this from the wire message; only the engine turns it into the backend's
+/// [`Limits`] (after bounds checks and the policy's and server's defaults).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RequestedLimits {
+    pub memory_bytes: u64,
+    pub pids: u64,
+    pub cpu_millis: u64,
+    pub disk_bytes: u64,
+    pub output_bytes: u64,
+}
+
+impl From<RequestedLimits> for Limits {
+    fn from(r: RequestedLimits) -> Limits {
+        Limits {
+            memory_bytes: r.memory_bytes,
+            pids: r.pids,
+            cpu_millis: r.cpu_millis,
+            disk_bytes: r.disk_bytes,
+            output_bytes: r.output_bytes,
+        }
+    }
+}
+
 /// Check one requested field; `mib` fields are bytes on the wire and MiB in the table.
 fn check(field: &str, policy_name: &str, value: u64, mib: bool) -> Result<(), EngineError> {
     if value == 0 {

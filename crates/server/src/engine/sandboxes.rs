@@ -22,8 +22,9 @@ impl Engine {
         sandbox_caps: SandboxCaps,
         policy_yaml: &str,
         image_ref: &str,
-        requested: Limits,
+        requested: crate::limits::RequestedLimits,
     ) -> Result<SandboxRow, EngineError> {
+        let requested: Limits = requested.into();
         let policy = cleanroom_policy::compile(policy_yaml)?;
         // Capability handshake: fail closed before anything is provisioned.
         let caps = self.backend.capabilities();
@@ -299,4 +300,12 @@ fn n_of(hit: CapHit) -> String {
     match hit {
         CapHit::PerOwner(n) | CapHit::Total(n) => n.to_string(),
     }
+}
+
+/// What the backend reported about a provisioned sandbox (`sandbox inspect`'s
+/// `backend_info`), decoded from the stored provision record; empty before provisioning.
+pub fn backend_info(row: &SandboxRow) -> std::collections::BTreeMap<String, String> {
+    serde_json::from_str::<cleanroom_backend::ProvisionedSandbox>(&row.provisioned)
+        .map(|p| p.info)
+        .unwrap_or_default()
 }

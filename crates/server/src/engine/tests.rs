@@ -5,7 +5,7 @@ use super::{Engine, ExecRequest, StreamItem};
 use crate::status::{execution as es, sandbox as ss};
 use crate::store::{ExecutionRow, SandboxRow};
 use cleanroom_backend::{
-    Backend, BackendError, Limits, ProcessHandle, ProcessId, ProcessSpec, ProvisionedSandbox,
+    Backend, BackendError, ProcessHandle, ProcessId, ProcessSpec, ProvisionedSandbox,
     ReconcileRecord, ReconcileReport, SandboxSpec,
 };
 use futures::StreamExt;
@@ -29,7 +29,13 @@ fn engine_on(dir: &Path) -> (Arc<Engine>, Arc<FakeBackend>) {
 
 async fn ready(engine: &Engine) -> SandboxRow {
     engine
-        .create_sandbox("t", Default::default(), "", "", Limits::default())
+        .create_sandbox(
+            "t",
+            Default::default(),
+            "",
+            "",
+            crate::limits::RequestedLimits::default(),
+        )
         .await
         .unwrap()
 }
@@ -423,7 +429,13 @@ async fn launch_fails_closed_on_missing_capability() {
     )
     .unwrap();
     let err = engine
-        .create_sandbox("t", Default::default(), "", "", Limits::default())
+        .create_sandbox(
+            "t",
+            Default::default(),
+            "",
+            "",
+            crate::limits::RequestedLimits::default(),
+        )
         .await
         .unwrap_err();
     assert_eq!(err.code, "backend_capability_mismatch");
@@ -434,7 +446,7 @@ async fn launch_fails_closed_on_missing_capability() {
         "{err:?}"
     );
     let err = engine
-        .create_sandbox("t", Default::default(), "", "registry.test/x@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", Limits::default())
+        .create_sandbox("t", Default::default(), "", "registry.test/x@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", crate::limits::RequestedLimits::default())
         .await
         .unwrap_err();
     assert!(
