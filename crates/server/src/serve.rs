@@ -210,11 +210,19 @@ pub async fn run(
     if let Err(e) = served {
         tracing::error!(error = %e, "server error");
     }
-    for s in engine.list_sandboxes(false).unwrap_or_default() {
-        if let Err(e) = engine.terminate_sandbox(&s.id).await {
-            tracing::warn!(sandbox_id = %s.id, error = %e, "could not terminate sandbox on shutdown");
+    // All at once, not one by one: the stop deadline (the CLI's, 10 s after the signal)
+    // must not run out while sandboxes wait their turn. Whatever is left when it fires is
+    // reclaimed by the next server's recovery.
+    let sandboxes = engine.list_sandboxes(false).unwrap_or_default();
+    futures::future::join_all(sandboxes.iter().map(|s| {
+        let engine = engine.clone();
+        async move {
+            if let Err(e) = engine.terminate_sandbox(&s.id).await {
+                tracing::warn!(sandbox_id = %s.id, error = %e, "could not terminate sandbox on shutdown");
+            }
         }
-    }
+    }))
+    .await;
     engine.close().await;
     Ok(())
 }
