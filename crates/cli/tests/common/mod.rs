@@ -854,3 +854,34 @@ pub fn open_socket_to_all(s: &Server) {
     )
     .unwrap();
 }
+
+/// TLS upstreams for egress tests: rustls with ring and a throwaway CA (its PEM goes to
+/// `serve --upstream-ca`).
+pub fn provider() -> std::sync::Arc<rustls::crypto::CryptoProvider> {
+    std::sync::Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// A test CA and a server certificate for `names`, signed by it.
+pub fn test_pki(names: &[&str]) -> (String, rustls::ServerConfig) {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+    let mut ca = CertificateParams::default();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(rcgen::DnType::CommonName, "cleanroom test upstream CA");
+    let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate().unwrap()).unwrap();
+    let leaf_key = KeyPair::generate().unwrap();
+    let leaf = CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        .unwrap()
+        .signed_by(&leaf_key, &ca)
+        .unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![leaf.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
+        )
+        .unwrap();
+    (ca.pem(), config)
+}
