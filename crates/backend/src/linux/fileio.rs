@@ -15,9 +15,10 @@
 //! keeps serving and reaping, bounds how many helpers run, and kills one that is still
 //! alive after [`HELPER_DEADLINE`]; the server fails the call closed after its own timeout.
 
+use super::sys::openat2;
 use crate::OpenMode;
 use nix::errno::Errno;
-use nix::fcntl::{openat2, OFlag, OpenHow, ResolveFlag};
+use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
 use nix::sys::stat::{fstat, Mode, SFlag};
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;

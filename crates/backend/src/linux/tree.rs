@@ -18,8 +18,9 @@
 //! * **mounts** land on the exact inode an fd names (`/proc/self/fd/N` of the host's
 //!   procfs), never on a path the kernel would resolve again.
 
+use super::sys::openat2;
 use nix::errno::Errno;
-use nix::fcntl::{openat2, AtFlags, OFlag, OpenHow, ResolveFlag};
+use nix::fcntl::{AtFlags, OFlag, OpenHow, ResolveFlag};
 use nix::mount::{mount, MsFlags};
 use nix::sys::stat::{fstat, fstatat, mkdirat, Mode, SFlag};
 use std::io::{Read, Write};
