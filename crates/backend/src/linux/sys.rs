@@ -337,6 +337,25 @@ pub fn create_tun_device(name: &[u8]) -> io::Result<OwnedFd> {
     Ok(tun)
 }
 
+/// `openat2(2)`, retried on `EAGAIN`. With `RESOLVE_IN_ROOT`/`RESOLVE_BENEATH` the kernel
+/// refuses a `..` step that raced with any rename or mount anywhere on the system (it could
+/// not prove the walk stayed inside) and asks the caller to try again. Mounts happen all
+/// the time on a busy host — every sandbox start makes several — so a bounded retry is part
+/// of using the call; after the bound the error stands (fail closed).
+pub fn openat2<P, Fd>(dirfd: Fd, path: &P, how: nix::fcntl::OpenHow) -> nix::Result<OwnedFd>
+where
+    P: ?Sized + nix::NixPath,
+    Fd: AsFd,
+{
+    let mut tries = 0;
+    loop {
+        match nix::fcntl::openat2(dirfd.as_fd(), path, how) {
+            Err(nix::errno::Errno::EAGAIN) if tries < 64 => tries += 1,
+            other => return other,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -392,24 +411,5 @@ mod tests {
         // A missing target: the kernel refuses, and so must the wrapper. (mount_setattr is
         // not probed here: on a plain fd it would change the real mount the file is on.)
         assert!(move_mount(f.as_fd(), missing).is_err());
-    }
-}
-
-/// `openat2(2)`, retried on `EAGAIN`. With `RESOLVE_IN_ROOT`/`RESOLVE_BENEATH` the kernel
-/// refuses a `..` step that raced with any rename or mount anywhere on the system (it could
-/// not prove the walk stayed inside) and asks the caller to try again. Mounts happen all
-/// the time on a busy host — every sandbox start makes several — so a bounded retry is part
-/// of using the call; after the bound the error stands (fail closed).
-pub fn openat2<P, Fd>(dirfd: Fd, path: &P, how: nix::fcntl::OpenHow) -> nix::Result<OwnedFd>
-where
-    P: ?Sized + nix::NixPath,
-    Fd: AsFd,
-{
-    let mut tries = 0;
-    loop {
-        match nix::fcntl::openat2(dirfd.as_fd(), path, how) {
-            Err(nix::errno::Errno::EAGAIN) if tries < 64 => tries += 1,
-            other => return other,
-        }
     }
 }
