@@ -282,6 +282,22 @@ impl Redactor {
     }
 }
 
+/// One secret bound to `a.test` with `value`, for the redaction unit tests.
+#[cfg(test)]
+pub(crate) fn test_redactor(value: &[u8]) -> Redactor {
+    Secrets::new(vec![Secret::new(
+        "T".into(),
+        "cleanroom-secret-T-x".into(),
+        cleanroom_policy::SecretBinding {
+            hosts: vec![cleanroom_policy::HostPattern::parse("a.test").unwrap()],
+            header: "Authorization".into(),
+            format: "{value}".into(),
+        },
+        String::from_utf8(value.to_vec()).unwrap(),
+    )])
+    .redactor()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -180,17 +180,7 @@ mod tests {
     const VALUE: &[u8] = b"sk+live/0123?456789~abc";
 
     fn redactor() -> Redactor {
-        crate::secrets::Secrets::new(vec![crate::secrets::Secret::new(
-            "T".into(),
-            "cleanroom-secret-T-x".into(),
-            cleanroom_policy::SecretBinding {
-                hosts: vec![cleanroom_policy::HostPattern::parse("a.test").unwrap()],
-                header: "Authorization".into(),
-                format: "{value}".into(),
-            },
-            String::from_utf8(VALUE.to_vec()).unwrap(),
-        )])
-        .redactor()
+        crate::secrets::test_redactor(VALUE)
     }
 
     fn compressed(kind: &str, data: &[u8]) -> Vec<u8> {

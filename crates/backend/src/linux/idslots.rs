@@ -16,8 +16,6 @@ use super::config::IdRange;
 use super::procinfo;
 use std::fs::File;
 use std::io::{Read, Seek, Write};
-use std::os::fd::AsFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// First host id of the per-sandbox ranges, their size, and how many exist.
@@ -72,19 +70,8 @@ pub fn lease(dir: &Path) -> Option<IdLease> {
 }
 
 fn try_slot(dir: &Path, slot: u32) -> Option<IdLease> {
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(dir.join(slot.to_string()))
-        .ok()?;
     // Non-blocking, so it never stalls the caller.
-    if !matches!(super::sys::try_lock_exclusive(file.as_fd()), Ok(true)) {
-        return None;
-    }
+    let mut file = super::sys::open_locked(&dir.join(slot.to_string())).ok()??;
     let mut text = String::new();
     let _ = file.read_to_string(&mut text);
     let mut parts = text.split_whitespace();
@@ -144,7 +131,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("0");
         let other = File::create(&path).unwrap();
-        assert!(super::super::sys::try_lock_exclusive(other.as_fd()).unwrap());
+        assert!(super::super::sys::try_lock_exclusive(std::os::fd::AsFd::as_fd(&other)).unwrap());
         let a = lease(dir.path()).unwrap();
         assert_eq!(a.range().host_base, ID_BASE + ID_COUNT);
     }

@@ -11,8 +11,6 @@
 
 use super::cgroup;
 use std::fs::File;
-use std::os::fd::AsFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Held for the life of one server instance.
@@ -31,10 +29,10 @@ impl InstanceLock {
         std::fs::create_dir_all(base)?;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         loop {
-            let file = open_lock(&path)?;
+            let file = super::sys::open_locked(&path)?;
             // A sweeper unlinks the file while holding it: a lock on an unlinked inode
             // would protect nothing, so it must still be the file at `path`.
-            if try_lock(&file) && same_file(&file, &path) {
+            if let Some(file) = file.filter(|f| same_file(f, &path)) {
                 return Ok(InstanceLock { _file: file, path });
             }
             if std::time::Instant::now() > deadline {
@@ -53,27 +51,12 @@ impl InstanceLock {
     }
 }
 
-fn open_lock(path: &Path) -> std::io::Result<File> {
-    std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
-}
-
 fn same_file(file: &File, path: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     match (file.metadata(), std::fs::symlink_metadata(path)) {
         (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
         _ => false,
     }
-}
-
-fn try_lock(file: &File) -> bool {
-    matches!(super::sys::try_lock_exclusive(file.as_fd()), Ok(true))
 }
 
 /// What one sweep removed (for the log and the tests).
@@ -98,10 +81,10 @@ pub fn sweep_dead(base: &Path, own: &str, mode: &cgroup::Mode) -> Swept {
         if instance == own || !is_instance_name(instance) {
             continue;
         }
-        let Ok(file) = open_lock(&entry.path()) else {
-            continue;
+        let Ok(Some(file)) = super::sys::open_locked(&entry.path()) else {
+            continue; // alive (or unreadable: not ours to judge)
         };
-        if !try_lock(&file) || !same_file(&file, &entry.path()) {
+        if !same_file(&file, &entry.path()) {
             continue; // alive (or just swept and re-created by someone else)
         }
         // Dead: nothing of it may keep running, then its directories go.

@@ -72,6 +72,22 @@ pub fn try_lock_exclusive(fd: BorrowedFd<'_>) -> io::Result<bool> {
     }
 }
 
+/// Open (creating, mode 0600, never through a link) a lock file and try to take its
+/// exclusive `flock` without waiting. `Ok(None)` when another open file holds it. The host-wide
+/// id slots and the server-instance liveness locks both work this way.
+pub fn open_locked(path: &Path) -> io::Result<Option<std::fs::File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?;
+    Ok(try_lock_exclusive(file.as_fd())?.then_some(file))
+}
+
 // ---- process ----------------------------------------------------------------------------
 
 /// Ask the kernel to SIGKILL this process when its parent dies (so a sandbox never

@@ -173,6 +173,16 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
 ];
 const EXEC_COLS: &str = "id, sandbox_id, status, command, exit_code, created_at, started_at, finished_at, message, cwd, tty, kind, trace_id, owner";
 
+/// `1,2,3` for an `IN (...)` clause. Only integers (status numbers) are ever formatted
+/// into SQL text; everything else is bound as a parameter.
+fn sql_int_list(values: &[i32]) -> String {
+    values
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 fn sandbox_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<SandboxRow> {
     Ok(SandboxRow {
         id: r.get(0)?,
@@ -404,11 +414,7 @@ impl Store {
     }
 
     pub fn executions_with_status(&self, statuses: &[i32]) -> Result<Vec<ExecutionRow>> {
-        let list = statuses
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .join(",");
+        let list = sql_int_list(statuses);
         self.with(|c| {
             let mut st = c.prepare(&format!(
                 "SELECT {EXEC_COLS} FROM executions WHERE status IN ({list}) ORDER BY created_at"
