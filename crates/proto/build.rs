@@ -1,5 +1,8 @@
 //! Generate the cleanroom.v1 API offline: protox (pure Rust) compiles the protos into a
 //! descriptor set, connectrpc-build turns it into buffa messages + Connect services.
+//!
+//! Every `.proto` under `proto/cleanroom/v1/` is compiled, so a new service lives in a file of
+//! its own (one area per file) without touching this script.
 
 use protox::prost::Message;
 use std::path::PathBuf;
@@ -8,18 +11,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Read at run time, not with env!(): a build script binary compiled in another
     // checkout (a shared or copied target dir) must still read this checkout's protos.
     let proto_root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?).join("../../proto");
-    let file = "cleanroom/v1/cleanroom.proto";
-    println!("cargo:rerun-if-changed={}", proto_root.join(file).display());
+    let dir = proto_root.join("cleanroom/v1");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut files: Vec<String> = std::fs::read_dir(&dir)?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".proto"))
+        .map(|n| format!("cleanroom/v1/{n}"))
+        .collect();
+    files.sort();
+    for f in &files {
+        println!("cargo:rerun-if-changed={}", proto_root.join(f).display());
+    }
     let fds = protox::Compiler::new([&proto_root])?
         .include_imports(true)
         .include_source_info(true)
-        .open_file(file)?
+        .open_files(&files)?
         .file_descriptor_set();
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     let fds_path = out.join("cleanroom.fds");
     std::fs::write(&fds_path, fds.encode_to_vec())?;
     connectrpc_build::Config::new()
-        .files(&[file])
+        .files(&files)
         .descriptor_set(&fds_path)
         .include_file("_connectrpc.rs")
         .compile()?;

@@ -1,5 +1,5 @@
 //! The `cleanroom.v1` API: messages, Connect service traits and typed clients, generated
-//! at build time from `proto/cleanroom/v1/cleanroom.proto`.
+//! at build time from every `.proto` under `proto/cleanroom/v1/`.
 #![allow(clippy::all, missing_docs)]
 
 connectrpc::include_generated!();
