@@ -67,6 +67,13 @@ struct NetworkSection {
     allow: Vec<RuleSection>,
     #[serde(default)]
     deny: Vec<RuleSection>,
+    /// `deny` (default), `ask` or `learn` (see `crate::ask`).
+    #[serde(default)]
+    unknown: Option<String>,
+    #[serde(default)]
+    ask: Vec<RuleSection>,
+    #[serde(default)]
+    approval_timeout_seconds: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -93,11 +100,11 @@ pub(crate) fn valid_env_key(k: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-fn invalid(path: &str, msg: impl std::fmt::Display) -> PolicyError {
+pub(crate) fn invalid(path: &str, msg: impl std::fmt::Display) -> PolicyError {
     PolicyError::Invalid(format!("{path}: {msg}"))
 }
 
-fn conflict(path: &str, msg: impl std::fmt::Display) -> PolicyError {
+pub(crate) fn conflict(path: &str, msg: impl std::fmt::Display) -> PolicyError {
     PolicyError::Conflict(format!("{path}: {msg}"))
 }
 
@@ -176,11 +183,22 @@ fn compile_network(n: NetworkSection) -> Result<NetworkPolicy, PolicyError> {
             ));
         }
     }
+    let (unknown, ask, approval_timeout_secs) = crate::ask::compile(
+        n.unknown.as_deref(),
+        compile_rules(n.ask, "sandbox.network.ask", &[])?,
+        n.approval_timeout_seconds,
+        n.dangerously_allow_all,
+        &allow,
+        &deny,
+    )?;
     Ok(NetworkPolicy {
         default,
         dangerously_allow_all: n.dangerously_allow_all,
         allow,
         deny,
+        unknown,
+        ask,
+        approval_timeout_secs,
     })
 }
 

@@ -57,7 +57,10 @@ impl NetworkPolicy {
         {
             return Err(DenyReason::HostDenied);
         }
-        if self.dangerously_allow_all || self.allow.iter().any(|a| a.host.matches(host)) {
+        if self.dangerously_allow_all
+            || self.allow.iter().any(|a| a.host.matches(host))
+            || self.may_ask(host)
+        {
             Ok(())
         } else {
             Err(DenyReason::HostNotAllowed)

@@ -15,9 +15,11 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
+pub mod ask;
 mod compile;
 pub mod egress;
 pub mod host;
+pub use ask::{Unknown, Verdict};
 pub use compile::compile;
 pub use egress::{normalize_wire_host, DenyReason};
 pub use host::HostPattern;
@@ -112,6 +114,18 @@ pub struct NetworkPolicy {
     pub dangerously_allow_all: bool,
     pub allow: Vec<Rule>,
     pub deny: Vec<Rule>,
+    /// What happens to destinations no allow rule covers (see [`ask`]); not written when
+    /// `deny`, so policies without it keep their hash.
+    #[serde(default, skip_serializing_if = "Unknown::is_deny")]
+    pub unknown: Unknown,
+    /// Destinations that are asked about (held for `DecideEgress`) instead of denied.
+    /// Empty ports on an ask rule means every port.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ask: Vec<Rule>,
+    /// How long an asked connection waits for a decision before it is denied
+    /// (`approval_timeout`); `None`: the server's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_timeout_secs: Option<u32>,
 }
 
 /// Where a secret may be used on the wire. The value never appears in policy.
@@ -181,7 +195,10 @@ impl CompiledPolicy {
         } else {
             caps.push(Capability::NetworkDefaultDeny);
         }
-        if !self.network.allow.is_empty() {
+        if !self.network.allow.is_empty()
+            || !self.network.ask.is_empty()
+            || !self.network.unknown.is_deny()
+        {
             caps.extend([
                 Capability::NetworkEgress,
                 Capability::NetworkHostPortFiltering,

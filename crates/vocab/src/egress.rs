@@ -14,6 +14,12 @@ stable_codes! {
         Deny => "deny",
         /// Allowed, but it failed; the event's reason is a [`FailReason`].
         Error => "error",
+        /// Held: the policy says `ask`; the event carries a `request_id` that
+        /// `DecideEgress` answers (an `egress.allow` or `egress.deny` follows).
+        Pending => "pending",
+        /// Allowed by learn mode (`network.unknown: learn`) and recorded: the first use of
+        /// a destination in the sandbox.
+        Learn => "learn",
     }
 }
 
@@ -51,6 +57,17 @@ stable_codes! {
         /// The client did not complete what the decision needs (request head, ClientHello) in
         /// time. Nothing was forwarded.
         DecisionTimeout => "decision_timeout",
+        /// The policy asked and nobody allowed the connection before the approval timeout.
+        ApprovalTimeout => "approval_timeout",
+        /// The policy asked and a principal denied the connection (`DecideEgress`), now or
+        /// earlier for the whole sandbox.
+        ApprovalDenied => "approval_denied",
+        /// The sandbox already has the most pending approval requests the server holds for
+        /// one sandbox (fail closed: nothing more is asked).
+        ApprovalQueueFull => "approval_queue_full",
+        /// Learn mode has recorded the most distinct destinations it records for one
+        /// sandbox; further unknown destinations are refused.
+        LearnLimitReached => "learn_limit_reached",
     }
 }
 

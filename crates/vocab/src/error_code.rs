@@ -44,6 +44,9 @@ stable_codes! {
         OutputExpired => "output_expired",
         Unimplemented => "unimplemented",
         Internal => "internal",
+        /// No such pending egress approval request in the sandbox (never asked, already
+        /// decided, or timed out).
+        ApprovalNotFound => "approval_not_found",
         // ---- client side only ------------------------------------------------------
         /// The client could not reach the server.
         ServerUnreachable => "server_unreachable",
