@@ -5,11 +5,13 @@
 pub mod endpoint;
 pub mod policy;
 pub mod session;
+pub mod suggest;
 mod tls;
 
 use base64::Engine as _;
 use cleanroom_proto::cleanroom::v1::{
-    ErrorDetail, ExecutionServiceClient, ImageServiceClient, SandboxServiceClient,
+    ApprovalServiceClient, ErrorDetail, ExecutionServiceClient, ImageServiceClient,
+    SandboxServiceClient,
 };
 pub use cleanroom_vocab::ErrorCode;
 use connectrpc::client::{ClientConfig, Http2Connection, SharedHttp2Connection};
@@ -86,6 +88,8 @@ pub struct Client {
     pub sandboxes: SandboxServiceClient<SharedHttp2Connection>,
     pub executions: ExecutionServiceClient<SharedHttp2Connection>,
     pub images: ImageServiceClient<SharedHttp2Connection>,
+    /// Egress approval requests (docs/approvals.md).
+    pub approvals: ApprovalServiceClient<SharedHttp2Connection>,
     pub endpoint: Endpoint,
 }
 
@@ -179,7 +183,8 @@ impl Client {
         Ok(Client {
             sandboxes: SandboxServiceClient::new(shared.clone(), config.clone()),
             executions: ExecutionServiceClient::new(shared.clone(), config.clone()),
-            images: ImageServiceClient::new(shared, config),
+            images: ImageServiceClient::new(shared.clone(), config.clone()),
+            approvals: ApprovalServiceClient::new(shared, config),
             endpoint: endpoint.clone(),
         })
     }

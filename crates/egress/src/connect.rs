@@ -25,7 +25,7 @@ pub(crate) async fn connect(req: Request<Incoming>, ctx: Arc<Ctx>) -> Response<B
             "CONNECT needs host:port\n".into(),
         );
     };
-    let host = match check(&ctx, &raw, port) {
+    let host = match check(&ctx, &raw, port, "connect", true).await {
         Ok(h) => h,
         Err((h, r, msg)) => return denied(&ctx, &h, port, "connect", r, msg),
     };

@@ -24,6 +24,9 @@ pub struct EgressEvent {
     pub suppressed: u64,
     /// Ids of the secrets the gateway injected into this request (never their values).
     pub secrets: Vec<String>,
+    /// The approval request a `pending` event opens (`DecideEgress` answers it); empty
+    /// otherwise.
+    pub request_id: String,
 }
 
 impl EgressEvent {
@@ -43,6 +46,7 @@ impl EgressEvent {
             message: message.into(),
             suppressed: 0,
             secrets: Vec::new(),
+            request_id: String::new(),
         }
     }
 
@@ -56,6 +60,7 @@ impl EgressEvent {
             message: String::new(),
             suppressed: 0,
             secrets: Vec::new(),
+            request_id: String::new(),
         }
     }
 
@@ -92,7 +97,32 @@ impl EgressEvent {
             message: message.into(),
             suppressed: 0,
             secrets: Vec::new(),
+            request_id: String::new(),
         }
+    }
+}
+
+impl EgressEvent {
+    /// A connection held for a decision (`egress.pending`), announcing `request_id`.
+    pub fn pending(
+        host: impl Into<String>,
+        port: u16,
+        protocol: &'static str,
+        request_id: &str,
+        message: impl Into<String>,
+    ) -> Self {
+        let mut e = Self::allow(host, port, protocol);
+        e.decision = Decision::Pending;
+        e.request_id = request_id.to_string();
+        e.message = message.into();
+        e
+    }
+
+    /// The first use of a destination in learn mode (`egress.learn`).
+    pub fn learn(host: impl Into<String>, port: u16, protocol: &'static str) -> Self {
+        let mut e = Self::allow(host, port, protocol);
+        e.decision = Decision::Learn;
+        e
     }
 }
 
@@ -124,6 +154,13 @@ impl Limited {
                 suppressed: 0,
             }),
         }
+    }
+
+    /// Deliver the event whatever the budget: only for events that are bounded by other
+    /// means (approval requests, learned destinations) and must not be lost.
+    pub(crate) fn emit_always(&self, ev: EgressEvent) {
+        tracing::debug!(host = %ev.host, port = ev.port, decision = %ev.decision, "egress");
+        (self.sink)(ev);
     }
 
     /// Deliver the event unless the sandbox is over its event budget; dropped events are

@@ -169,11 +169,16 @@ pub(crate) fn denied(
     )
 }
 
-/// Policy check for a named destination; the normalized host on success.
-pub(crate) fn check(
+/// Policy check for a named destination; the normalized host on success. With `admit`,
+/// a destination the policy asks about is held for a decision (or learned) here; without,
+/// the connection carrying the request was admitted already (a transparent connection or
+/// a CONNECT tunnel to this very host and port).
+pub(crate) async fn check(
     ctx: &Ctx,
     raw_host: &str,
     port: u16,
+    proto: &'static str,
+    admit: bool,
 ) -> Result<String, (String, DenyReason, String)> {
     let Some(host) = normalize_wire_host(raw_host) else {
         if raw_host.parse::<std::net::IpAddr>().is_ok() && ctx.policy.allows_ip_literals() {
@@ -185,6 +190,20 @@ pub(crate) fn check(
             format!("{raw_host:?} is not a host name the policy can allow"),
         ));
     };
+    if crate::approval::needs_admit(ctx, &host, port) {
+        if admit {
+            return match crate::approval::admit(ctx, &host, port, proto).await {
+                Ok(()) => Ok(host),
+                Err((r, msg)) => Err((host, r, msg)),
+            };
+        }
+        if !matches!(
+            ctx.policy.verdict(&host, port),
+            cleanroom_policy::Verdict::Deny(_)
+        ) {
+            return Ok(host);
+        }
+    }
     ctx.policy.decide(&host, port).map_err(|r| {
         (
             host.clone(),
@@ -270,7 +289,8 @@ async fn handle(
             (host.clone(), *port, proto)
         }
     };
-    let host = match check(&ctx, &host, port) {
+    let admit = matches!(mode, Mode::Proxy);
+    let host = match check(&ctx, &host, port, proto, admit).await {
         Ok(h) => h,
         Err((h, r, msg)) => return denied(&ctx, &h, port, proto, r, msg),
     };

@@ -16,6 +16,7 @@
 //! * Everything else — direct IPs, other UDP, other resolvers, ICMP, IPv6 — is denied.
 
 pub mod addrs;
+pub mod approval;
 mod closing;
 mod connect;
 pub mod device;
@@ -35,6 +36,7 @@ pub mod tls;
 mod trial;
 pub mod upstream;
 
+pub use approval::Approvals;
 pub use event::{EgressEvent, EventSink};
 pub use secrets::{Secret, Secrets};
 pub use tls::SandboxCa;
@@ -79,6 +81,8 @@ pub struct Ctx {
     pub(crate) names: names::Names,
     pub(crate) events: event::Limited,
     limits: limits::SandboxLimits,
+    /// Open approval requests, remembered answers, learned destinations.
+    pub(crate) approvals: Arc<Approvals>,
 }
 
 impl Ctx {
@@ -123,6 +127,7 @@ impl Drop for Gateway {
 
 impl Gateway {
     /// Serve one sandbox's tun device. Must be called inside a multi-threaded tokio runtime.
+    /// `approvals` is shared with whoever answers the sandbox's approval requests.
     pub fn start(
         device: OwnedFd,
         policy: NetworkPolicy,
@@ -130,6 +135,7 @@ impl Gateway {
         secrets: Secrets,
         ca: Option<SandboxCa>,
         sink: EventSink,
+        approvals: Arc<Approvals>,
     ) -> std::io::Result<Gateway> {
         let dev = device::TunDevice::new(device)?;
         let mut cfg = IpStackConfig::default();
@@ -148,6 +154,7 @@ impl Gateway {
             names: names::Names::default(),
             events: event::Limited::new(sink),
             limits: limits::SandboxLimits::new(),
+            approvals,
         });
         let stack = IpStack::new(cfg, dev);
         let task = tokio::spawn(accept_loop(stack, ctx));
@@ -259,6 +266,8 @@ enum TcpRoute {
     Dns,
     /// A name our DNS handed out, allowed on this port.
     Named(String),
+    /// A name our DNS handed out that the policy asks about or learns ([`approval`]).
+    Held(String),
     /// An address the sandbox named itself (only under `dangerously_allow_all`).
     Direct,
     Deny(EgressEvent),
@@ -282,6 +291,9 @@ fn tcp_route(ctx: &Ctx, dst: SocketAddr) -> TcpRoute {
         return TcpRoute::Dns;
     }
     if let Some(host) = ctx.names.name_of(ip) {
+        if approval::needs_admit(ctx, &host, port) {
+            return TcpRoute::Held(host);
+        }
         return match ctx.policy.decide(&host, port) {
             Ok(()) => TcpRoute::Named(host),
             Err(r) => TcpRoute::Deny(EgressEvent::deny(
@@ -315,6 +327,14 @@ async fn on_tcp(mut tcp: ipstack::IpStackTcpStream, dst: SocketAddr, ctx: Arc<Ct
         TcpRoute::Proxy => http::serve(tcp, ctx, http::Mode::Proxy).await,
         TcpRoute::Dns => dns::serve_tcp(tcp, &ctx).await,
         TcpRoute::Named(host) => tcp::handle_named(tcp, ctx, host, dst.port()).await,
+        TcpRoute::Held(host) => match approval::admit(&ctx, &host, dst.port(), "tcp").await {
+            Ok(()) => tcp::handle_named(tcp, ctx, host, dst.port()).await,
+            Err((reason, msg)) => {
+                ctx.events
+                    .emit(EgressEvent::deny(&host, dst.port(), "tcp", reason, msg));
+                tcp::close_soon(&mut tcp).await;
+            }
+        },
         TcpRoute::Direct => match ctx.upstream.connect_addr(dst).await {
             Ok(up) => {
                 ctx.events

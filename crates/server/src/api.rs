@@ -79,6 +79,7 @@ fn sandbox_msg(r: &SandboxRow) -> Sandbox {
         } else {
             info.into_iter().collect::<Struct>().into()
         },
+        egress_asks: crate::approvals::policy_asks(&r.compiled_policy),
         ..Default::default()
     }
 }
@@ -165,15 +166,15 @@ impl SandboxService for Api {
             disk_bytes: l.disk_bytes,
             output_bytes: l.output_bytes,
         };
+        let policy_yaml = if req.learn {
+            cleanroom_policy::ask::learning_yaml(&req.policy_yaml)
+                .map_err(|e| to_connect(e.into()))?
+        } else {
+            req.policy_yaml
+        };
         let row = self
             .engine
-            .create_sandbox(
-                &who.name,
-                self.caps,
-                &req.policy_yaml,
-                &req.image_ref,
-                limits,
-            )
+            .create_sandbox(&who.name, self.caps, &policy_yaml, &req.image_ref, limits)
             .await
             .map_err(to_connect)?;
         self.engine
@@ -199,8 +200,11 @@ impl SandboxService for Api {
             .engine
             .owned_sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
+        let mut sandbox = sandbox_msg(&row);
+        (sandbox.egress_approved, sandbox.egress_refused) =
+            self.engine.effective_egress(&row.id).map_err(to_connect)?;
         Response::ok(GetSandboxResponse {
-            sandbox: sandbox_msg(&row).into(),
+            sandbox: sandbox.into(),
             ..Default::default()
         })
     }

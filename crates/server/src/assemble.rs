@@ -42,6 +42,8 @@ pub struct ServeSettings {
     pub api_max_connections: usize,
     pub max_sandboxes_per_principal: u32,
     pub max_sandboxes: u32,
+    /// Egress approval defaults (`--approval-timeout`, `--max-pending-approvals`).
+    pub approvals: crate::approvals::ApprovalSettings,
 }
 
 /// Settings that cannot become a configuration, each with a stable code.
@@ -165,6 +167,7 @@ impl ServeSettings {
                     total: self.max_sandboxes,
                 },
             },
+            approvals: self.approvals,
         })
     }
 }
@@ -207,6 +210,7 @@ mod tests {
             api_max_connections: 0,
             max_sandboxes_per_principal: 4,
             max_sandboxes: 8,
+            approvals: Default::default(),
         }
     }
 

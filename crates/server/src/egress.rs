@@ -32,6 +32,8 @@ pub struct EgressHub {
     secrets: Arc<SecretStore>,
     notes: mpsc::UnboundedSender<EgressNote>,
     sandboxes: Mutex<HashMap<String, Attached>>,
+    /// Each running sandbox's approval requests ([`crate::approvals`]).
+    pub(crate) approvals: crate::approvals::ApprovalHub,
 }
 
 struct Attached {
@@ -79,6 +81,7 @@ impl EgressHub {
             secrets,
             notes,
             sandboxes: Mutex::new(HashMap::new()),
+            approvals: Default::default(),
         }
     }
 
@@ -165,6 +168,7 @@ impl EgressHub {
             prepared.secrets,
             prepared.ca,
             sink,
+            self.approvals.open(sandbox_id, &policy.network),
         )?;
         lock(&self.sandboxes).insert(
             sandbox_id.to_string(),
@@ -179,6 +183,7 @@ impl EgressHub {
     /// Stop a sandbox's gateway (closing every proxied connection). Idempotent.
     pub fn detach(&self, sandbox_id: &str) {
         lock(&self.sandboxes).remove(sandbox_id);
+        self.approvals.close(sandbox_id);
     }
 
     /// Environment entries for executions in the sandbox: each secret id with its
@@ -209,6 +214,9 @@ pub fn attributes(note: &EgressNote) -> serde_json::Value {
     }
     if !e.secrets.is_empty() {
         m["secrets"] = e.secrets.join(",").into();
+    }
+    if !e.request_id.is_empty() {
+        m["request_id"] = e.request_id.clone().into();
     }
     m
 }

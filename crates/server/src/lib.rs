@@ -5,6 +5,8 @@
 //! `owner` and `listener` decide who is calling and what they may see.
 
 pub mod api;
+pub mod api_approvals;
+pub mod approvals;
 pub mod assemble;
 pub mod auth;
 pub mod bootstrap;

@@ -62,6 +62,8 @@ pub struct ServeConfig {
     pub image_limits: cleanroom_image::ImageLimits,
     /// Authentication, TLS, connection limits and sandbox caps.
     pub auth: AuthConfig,
+    /// Egress approval defaults ([`crate::approvals`]).
+    pub approvals: crate::approvals::ApprovalSettings,
 }
 
 /// Startup failures.
@@ -118,6 +120,7 @@ pub fn router(engine: Arc<Engine>, caps: crate::store::SandboxCaps) -> connectrp
     let api = Arc::new(Api { engine, caps });
     let router = SandboxServiceExt::register(api.clone(), connectrpc::Router::new());
     let router = ImageServiceExt::register(api.clone(), router);
+    let router = cleanroom_proto::cleanroom::v1::ApprovalServiceExt::register(api.clone(), router);
     ExecutionServiceExt::register(api, router)
 }
 
@@ -187,6 +190,7 @@ pub async fn run(
     )?;
     engine.recover().await?;
     engine.start_retention(cfg.retention.clone());
+    engine.egress.approvals.configure(cfg.approvals);
     // Bound only now: a connectable socket means a recovered, ready server. The
     // authentication rules depend on the address actually bound.
     let transport = bind(&cfg.listen, &cfg.auth, tokens.is_some()).await?;

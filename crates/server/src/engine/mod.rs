@@ -134,8 +134,10 @@ pub struct Engine {
     backend: Arc<dyn Backend>,
     logs_dir: PathBuf,
     live: LiveMap,
-    events: Arc<EventLog>,
-    egress: EgressHub,
+    /// `pub(crate)`: approval decisions ([`crate::approvals`]) are events too.
+    pub(crate) events: Arc<EventLog>,
+    /// `pub(crate)`: egress approvals ([`crate::approvals`]) reach the sandboxes' gateways.
+    pub(crate) egress: EgressHub,
     /// The OCI image cache (`None`: this server cannot root sandboxes on images).
     images: Option<Arc<ImageStore>>,
     /// Output retention quotas and watermarks ([`crate::quota`]).

@@ -487,6 +487,7 @@ impl Store {
     }
 }
 
+mod approvals;
 mod images;
 mod output;
 pub use output::OutputState;
