@@ -68,6 +68,9 @@ pub enum PolicyCommand {
         #[arg(default_value = "cleanroom.yaml")]
         file: PathBuf,
     },
+    /// Print a minimal cleanroom.yaml allowing exactly the destinations a sandbox used
+    /// (from its recorded egress events; asks the server)
+    Suggest(crate::approve::SuggestArgs),
 }
 
 #[derive(Debug, Args)]
@@ -145,6 +148,8 @@ pub struct ServeArgs {
     pub upstream_ca: Vec<PathBuf>,
     #[command(flatten)]
     pub quotas: QuotaArgs,
+    #[command(flatten)]
+    pub approvals: crate::approve::ServeApprovalArgs,
 }
 
 /// Server-wide caps on disk use by execution output and the image cache.
@@ -231,6 +236,8 @@ pub struct ExecArgs {
     /// Policy file [default: ./cleanroom.yaml when present, else the built-in deny-all policy]
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
+    #[command(flatten)]
+    pub ask: crate::ask::ExecAskArgs,
     /// The command and its arguments
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -277,6 +284,10 @@ pub enum SandboxCommand {
         #[arg(long, value_name = "SEQ", default_value_t = 0)]
         after: u64,
     },
+    /// Answer an egress approval request (`egress.pending` event): allow, or --deny
+    Approve(crate::approve::ApproveArgs),
+    /// List a sandbox's open egress approval requests and remembered answers
+    Requests(crate::approve::RequestsArgs),
     /// Terminate sandboxes: kill every process, remove every mount and directory
     Rm {
         #[arg(required = true)]

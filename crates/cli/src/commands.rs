@@ -14,7 +14,7 @@ pub async fn run(cli: Cli) -> i32 {
     match cli.command {
         Command::Serve(args) => crate::serve::run(args).await,
         // Pure validation of a local file with the server's own compiler; nothing runs.
-        Command::Policy(cmd) => policy(cmd),
+        Command::Policy(cmd) if !matches!(cmd, PolicyCommand::Suggest(_)) => policy(cmd),
         other => {
             let ep = match endpoint::resolve_target(
                 cli.host.as_deref(),
@@ -27,6 +27,13 @@ pub async fn run(cli: Cli) -> i32 {
             };
             match other {
                 Command::Exec(args) => crate::exec::run(&ep, args).await,
+                Command::Policy(PolicyCommand::Suggest(a)) => crate::approve::suggest(&ep, a).await,
+                Command::Sandbox(SandboxCommand::Approve(a)) => {
+                    crate::approve::approve(&ep, a).await
+                }
+                Command::Sandbox(SandboxCommand::Requests(a)) => {
+                    crate::approve::requests(&ep, a).await
+                }
                 Command::Sandbox(cmd) => report(sandbox(&ep, cmd).await),
                 Command::Execution(cmd) => report(execution(&ep, cmd).await),
                 Command::Image(cmd) => report(image(&ep, cmd).await),
@@ -47,6 +54,7 @@ fn policy(cmd: PolicyCommand) -> i32 {
     let (file, show) = match cmd {
         PolicyCommand::Check { file } => (file, false),
         PolicyCommand::Show { file } => (file, true),
+        PolicyCommand::Suggest(_) => unreachable!("needs the server: dispatched in run"),
     };
     let text = match std::fs::read_to_string(&file) {
         Ok(t) => t,
@@ -159,6 +167,9 @@ async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, ApiError> {
                     break;
                 }
             }
+        }
+        SandboxCommand::Approve(_) | SandboxCommand::Requests(_) => {
+            unreachable!("dispatched in run")
         }
         SandboxCommand::Rm { sandbox_ids } => {
             let mut failed = false;

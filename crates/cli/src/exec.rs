@@ -50,6 +50,8 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
     };
     // 1. The sandbox.
     let mut bootstrap = None;
+    // Whether the sandbox's policy may ask (unknown for `--in`: the answerer looks it up).
+    let mut asks = None;
     let (sandbox_id, created) = match &args.in_sandbox {
         Some(id) => (id.clone(), false),
         None => {
@@ -71,6 +73,7 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
                 policy_yaml: policy,
                 image_ref: args.image.clone().unwrap_or_default(),
                 limits: limits.into(),
+                learn: args.ask.learn.is_some(),
                 ..Default::default()
             };
             match client.sandboxes.create_sandbox(req).await {
@@ -79,6 +82,7 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
                     // What the policy asks to do before the workload, as the server
                     // compiled it.
                     bootstrap = r.bootstrap.as_option().cloned();
+                    asks = r.sandbox.as_option().map(|s| s.egress_asks);
                     let id = r.sandbox.as_option().map(|s| s.sandbox_id.clone());
                     (id.unwrap_or_default(), true)
                 }
@@ -92,6 +96,9 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
     if args.print_sandbox_id || (args.keep && created) {
         eprintln!("{sandbox_id}");
     }
+    // Answer the policy's approval requests (prompt, --approve, --on-ask) from here on:
+    // the dependencies step may ask too.
+    let mut answerer = crate::ask::start(&client, &sandbox_id, asks, &args.ask, !args.no_stdin);
     // 2. Repository checkout and dependencies, for sandboxes made from repository policy.
     let mut default_cwd = None;
     let mut code = 0;
@@ -108,7 +115,24 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
     }
     // 3. The workload.
     if code == 0 {
-        code = exec_in(&client, &sandbox_id, &args, default_cwd, env, &mut sigint).await;
+        let stdin = std::mem::replace(&mut answerer.guest_stdin, Box::new(tokio::io::empty()));
+        code = exec_in(
+            &client,
+            &sandbox_id,
+            &args,
+            default_cwd,
+            env,
+            stdin,
+            &mut sigint,
+        )
+        .await;
+    }
+    drop(answerer);
+    if let Some(dest) = &args.ask.learn {
+        let c = crate::ask::print_learned(&client, &sandbox_id, dest).await;
+        if code == 0 {
+            code = c;
+        }
     }
     if created && !args.keep {
         let req = TerminateSandboxRequest {
@@ -131,6 +155,7 @@ async fn exec_in(
     args: &ExecArgs,
     default_cwd: Option<String>,
     env: Vec<(String, String)>,
+    stdin: Box<dyn tokio::io::AsyncRead + Unpin + Send>,
     sigint: &mut tokio::signal::unix::Signal,
 ) -> i32 {
     let req = CreateExecutionRequest {
@@ -157,7 +182,7 @@ async fn exec_in(
             client.executions.clone(),
             sandbox_id.to_string(),
             exec_id.clone(),
-            tokio::io::stdin(),
+            stdin,
         ));
     }
     let code = stream_until_exit(client, sandbox_id, &exec_id, sigint, false).await;

@@ -1,6 +1,8 @@
 //! `cleanroom`: one binary. `cleanroom serve` is the authoritative server; every other
 //! command is a client of it.
 
+mod approve;
+mod ask;
 mod bootstrap;
 mod cli;
 mod commands;

@@ -99,6 +99,17 @@ pub fn sandbox_detail(s: &Sandbox) -> String {
         out += &format!("image_ref:           {}\n", s.image_ref);
         out += &format!("image_digest:        {}\n", s.image_digest);
     }
+    // Derived state: the policy (and its hash) never change; these were answered for the
+    // whole sandbox with `sandbox approve --remember sandbox` or `always` at a prompt.
+    if s.egress_asks {
+        out += "egress_asks:         true\n";
+    }
+    for d in &s.egress_approved {
+        out += &format!("egress_approved:     {d}\n");
+    }
+    for d in &s.egress_refused {
+        out += &format!("egress_refused:      {d}\n");
+    }
     if let Some(info) = s.backend_info.as_option() {
         let mut keys: Vec<_> = info.fields.keys().collect();
         keys.sort();

@@ -19,6 +19,8 @@ use connectrpc::ConnectError;
 use endpoint::{Endpoint, Target};
 
 pub use cleanroom_proto::cleanroom::v1 as api;
+/// The connection every service client of a [`Client`] shares (to name their types).
+pub use connectrpc::client::SharedHttp2Connection as Transport;
 
 /// A typed API error: Connect code plus the stable Cleanroom code from `ErrorDetail`.
 #[derive(Debug, Clone, thiserror::Error)]
