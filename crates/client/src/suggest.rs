@@ -13,6 +13,9 @@ pub struct Suggestion {
     pub allow: BTreeMap<String, BTreeSet<u16>>,
     /// `host:port (reason)` of refused attempts, for the comment block.
     pub refused: BTreeSet<String>,
+    /// Names whose upstream the gateway refused (`upstream_address_not_allowed`: they lead
+    /// to internal addresses): never suggested, whatever else was recorded.
+    pub internal: BTreeSet<(String, u16)>,
 }
 
 /// The gateway's own address (its events about the proxy itself name it).
@@ -42,6 +45,9 @@ impl Suggestion {
             }
             "egress.deny" => {
                 let reason = attributes["reason"].as_str().unwrap_or("deny");
+                if reason == "upstream_address_not_allowed" {
+                    self.internal.insert((host.to_string(), port));
+                }
                 // DNS lookups are not uses; the connection that follows is.
                 if attributes["protocol"] != "dns" {
                     self.refused.insert(format!("{host}:{port} ({reason})"));
@@ -53,15 +59,24 @@ impl Suggestion {
 
     /// The suggested policy text. `source` names where it came from (a comment).
     pub fn to_yaml(&self, source: &str) -> String {
+        let mut allow = self.allow.clone();
+        for (host, port) in &self.internal {
+            if let Some(ports) = allow.get_mut(host) {
+                ports.remove(port);
+                if ports.is_empty() {
+                    allow.remove(host);
+                }
+            }
+        }
         let mut out = format!(
             "# suggested by cleanroom from {source}: allows exactly the destinations used\n"
         );
         out += "version: 1\nsandbox:\n  network:\n";
-        if self.allow.is_empty() {
+        if allow.is_empty() {
             out += "    allow: []\n";
         } else {
             out += "    allow:\n";
-            for (host, ports) in &self.allow {
+            for (host, ports) in &allow {
                 let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
                 // Quoted: a host like `null` or `yes` must stay a string.
                 out += &format!(
@@ -99,6 +114,8 @@ mod tests {
         );
         s.add("egress.allow", &json!({"host": "100.96.0.1", "port": 3128}));
         s.add("sandbox.status", &json!({}));
+        s.add("egress.learn", &json!({"host": "localhost", "port": 80}));
+        s.add("egress.deny", &json!({"host": "localhost", "port": 80, "reason": "upstream_address_not_allowed", "protocol": "tcp"}));
         let y = s.to_yaml("sandbox sbx_1");
         assert!(
             y.contains("      - host: \"a.test\"\n        ports: [8080]\n"),
@@ -113,7 +130,11 @@ mod tests {
             "{y}"
         );
         assert!(!y.contains("x.test") && !y.contains("3128"), "{y}");
-        assert_eq!(s.allow.len(), 2);
+        assert!(!y.contains("host: \"localhost\""), "{y}");
+        assert!(
+            y.contains("#   localhost:80 (upstream_address_not_allowed)"),
+            "{y}"
+        );
         let p = crate::policy::compile(&y).expect("the suggestion compiles");
         assert_eq!(p.network.allow.len(), 2);
         assert!(crate::policy::compile(&Suggestion::default().to_yaml("x")).is_ok());
