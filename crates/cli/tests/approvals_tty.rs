@@ -1,0 +1,179 @@
+//! The interactive prompt of `cleanroom exec`, driven through a real terminal: the CLI runs
+//! in a tmux pane (a real pty), the policy asks, the test types the answer, and the
+//! workload's own stdin keeps working around the prompt.
+
+mod common;
+use common::*;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::process::Command;
+use std::time::Duration;
+
+/// A plain HTTP/1.1 server on loopback answering `hello:<path>`.
+fn upstream() -> u16 {
+    let l = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+                let mut r = BufReader::new(s.try_clone().unwrap());
+                let mut line = String::new();
+                if r.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                loop {
+                    let mut h = String::new();
+                    if r.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                        break;
+                    }
+                }
+                let body = format!("hello:{}", line.split(' ').nth(1).unwrap_or(""));
+                let mut s = s;
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            });
+        }
+    });
+    port
+}
+
+/// A tmux server of our own (its own socket), killed on drop.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(cmd: &str) -> Tmux {
+        // Unique per test even when tests share a process.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let socket = format!("cleanroom-test-{}-{n}", std::process::id());
+        let ok = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "new-session",
+                "-d",
+                "-s",
+                "t",
+                "-x",
+                "200",
+                "-y",
+                "50",
+                cmd,
+            ])
+            .status()
+            .expect("tmux");
+        assert!(ok.success());
+        Tmux { socket }
+    }
+
+    fn screen(&self) -> String {
+        let o = Command::new("tmux")
+            .args([
+                "-L",
+                &self.socket,
+                "capture-pane",
+                "-p",
+                "-J",
+                "-t",
+                "t",
+                "-S",
+                "-200",
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    fn wait_for(&self, text: &str) -> bool {
+        eventually(Duration::from_secs(60), || self.screen().contains(text))
+    }
+
+    fn type_line(&self, line: &str) {
+        let ok = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "-t", "t", line, "Enter"])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+fn run_in_tmux(s: &Server, policy: &str, script: &str) -> Tmux {
+    let cmd = format!(
+        "CLEANROOM_HOST={} {} exec --policy {policy} -- sh -c '{script}'; echo EXIT=$?; sleep 300",
+        s.host(),
+        BIN
+    );
+    Tmux::start(&cmd)
+}
+
+#[test]
+fn the_terminal_prompt_answers_and_stdin_still_reaches_the_workload() {
+    let port = upstream();
+    let s = Server::start_with(&["--egress-resolve", "api.test=127.0.0.1"]);
+    let d = tempfile::tempdir().unwrap();
+    let policy = write(
+        &d,
+        "cleanroom.yaml",
+        "version: 1\nsandbox:\n  network:\n    unknown: ask\n    approval_timeout_seconds: 120\n",
+    );
+    let script = format!(
+        "curl -sS -m 100 --noproxy \"*\" http://api.test:{port}/one; echo; \
+         read line; echo got:$line; \
+         curl -sS -m 100 --noproxy \"*\" http://api.test:{port}/two; echo"
+    );
+    let t = run_in_tmux(&s, &policy, &script);
+    let prompt = format!("allow api.test:{port}? [y/N/always]");
+    assert!(t.wait_for(&prompt), "no prompt:\n{}", t.screen());
+    t.type_line("always");
+    assert!(t.wait_for("hello:/one"), "{}", t.screen());
+    // The workload reads its own stdin: the typed line is not taken by a prompt.
+    t.type_line("typed-for-the-workload");
+    assert!(t.wait_for("got:typed-for-the-workload"), "{}", t.screen());
+    // Remembered for the sandbox: the second connection is not asked again.
+    assert!(t.wait_for("hello:/two"), "{}", t.screen());
+    assert!(t.wait_for("EXIT=0"), "{}", t.screen());
+    assert_eq!(
+        t.screen().matches("[y/N/always]").count(),
+        1,
+        "{}",
+        t.screen()
+    );
+}
+
+#[test]
+fn the_terminal_prompt_denies_by_default() {
+    let port = upstream();
+    let s = Server::start_with(&["--egress-resolve", "api.test=127.0.0.1"]);
+    let d = tempfile::tempdir().unwrap();
+    let policy = write(
+        &d,
+        "cleanroom.yaml",
+        "version: 1\nsandbox:\n  network:\n    unknown: ask\n    approval_timeout_seconds: 120\n",
+    );
+    let script =
+        format!("curl -sS -m 100 --noproxy \"*\" http://api.test:{port}/x && echo REACHED");
+    let t = run_in_tmux(&s, &policy, &script);
+    assert!(t.wait_for("[y/N/always]"), "no prompt:\n{}", t.screen());
+    t.type_line("");
+    assert!(t.wait_for("EXIT="), "{}", t.screen());
+    let screen = t.screen();
+    assert!(
+        !screen.contains("REACHED") && !screen.contains("EXIT=0"),
+        "{screen}"
+    );
+    assert!(screen.contains("approval_denied"), "{screen}");
+}
