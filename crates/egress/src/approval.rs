@@ -13,7 +13,7 @@
 //! Learn mode (`Verdict::Learn`) lets a destination through and records its first use
 //! (`egress.learn`), up to [`MAX_LEARNED`] distinct destinations per sandbox.
 
-use crate::event::EgressEvent;
+use crate::event::{EgressEvent, Limited};
 use crate::Ctx;
 use cleanroom_policy::{DenyReason, Unknown, Verdict};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -149,7 +149,7 @@ impl Approvals {
     /// (joined) or a new one (announced with an `egress.pending` event).
     async fn ask(
         &self,
-        ctx: &Ctx,
+        events: &Limited,
         host: &str,
         port: u16,
         protocol: &'static str,
@@ -209,7 +209,7 @@ impl Approvals {
         if let Some(info) = announce {
             // Not rate-limited: the open requests are capped, and a dropped announcement
             // would leave nobody able to answer.
-            ctx.events.emit_always(EgressEvent::pending(
+            events.emit_always(EgressEvent::pending(
                 host,
                 port,
                 protocol,
@@ -248,7 +248,7 @@ impl Approvals {
     /// itself does not allow it (then a full record refuses it).
     fn note_use(
         &self,
-        ctx: &Ctx,
+        events: &Limited,
         host: &str,
         port: u16,
         protocol: &'static str,
@@ -274,8 +274,7 @@ impl Approvals {
         }
         // Not rate-limited (bounded by MAX_LEARNED): a suggested policy must not miss a
         // destination because a burst of events was suppressed.
-        ctx.events
-            .emit_always(EgressEvent::learn(host, port, protocol));
+        events.emit_always(EgressEvent::learn(host, port, protocol));
         Ok(())
     }
 }
@@ -290,11 +289,16 @@ pub(crate) async fn admit(
 ) -> Result<(), (DenyReason, String)> {
     let learning = ctx.policy.unknown == Unknown::Learn;
     match ctx.policy.verdict(host, port) {
-        Verdict::Allow if learning => ctx.approvals.note_use(ctx, host, port, protocol, false),
+        Verdict::Allow if learning => {
+            ctx.approvals
+                .note_use(&ctx.events, host, port, protocol, false)
+        }
         Verdict::Allow => Ok(()),
         Verdict::Deny(r) => Err((r, format!("{host}:{port} is not allowed by the policy"))),
-        Verdict::Learn => ctx.approvals.note_use(ctx, host, port, protocol, true),
-        Verdict::Ask => ctx.approvals.ask(ctx, host, port, protocol).await,
+        Verdict::Learn => ctx
+            .approvals
+            .note_use(&ctx.events, host, port, protocol, true),
+        Verdict::Ask => ctx.approvals.ask(&ctx.events, host, port, protocol).await,
     }
 }
 
@@ -305,4 +309,131 @@ pub(crate) fn needs_admit(ctx: &Ctx, host: &str, port: u16) -> bool {
             ctx.policy.verdict(host, port),
             Verdict::Ask | Verdict::Learn
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cleanroom_vocab::Decision;
+    use std::sync::Arc;
+
+    fn sink() -> (Limited, Arc<Mutex<Vec<EgressEvent>>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        let sink: crate::EventSink = Arc::new(move |e| s.lock().unwrap().push(e));
+        (Limited::new(sink), seen)
+    }
+
+    async fn until_open(a: &Approvals, n: usize) -> Vec<PendingRequest> {
+        for _ in 0..500 {
+            let p = a.pending();
+            if p.len() >= n {
+                return p;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        panic!("{} open requests, want {n}", a.pending().len());
+    }
+
+    #[tokio::test]
+    async fn one_request_per_destination_answered_for_all_waiters() {
+        let a = Arc::new(Approvals::new(Duration::from_secs(60), 4));
+        let (events, seen) = sink();
+        let events = Arc::new(events);
+        let mut waiters = Vec::new();
+        for _ in 0..3 {
+            let (a, e) = (a.clone(), events.clone());
+            waiters.push(tokio::spawn(async move {
+                a.ask(&e, "x.test", 443, "tcp").await
+            }));
+        }
+        let open = until_open(&a, 1).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert_eq!(a.pending().len(), 1, "joined, not asked three times");
+        let req = a.decide(&open[0].request_id, true, Remember::Once).unwrap();
+        assert_eq!((req.host.as_str(), req.port), ("x.test", 443));
+        for w in waiters {
+            assert_eq!(w.await.unwrap(), Ok(()));
+        }
+        // Once: answered and gone; the next connection asks again.
+        assert!(a
+            .decide(&open[0].request_id, true, Remember::Once)
+            .is_none());
+        let pending: Vec<_> = seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|e| e.decision == Decision::Pending)
+            .cloned()
+            .collect();
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending[0].request_id, open[0].request_id);
+    }
+
+    #[tokio::test]
+    async fn deny_timeout_cap_and_remembered_answers() {
+        let a = Arc::new(Approvals::new(Duration::from_millis(200), 1));
+        let (events, _) = sink();
+        let events = Arc::new(events);
+        // Timeout denies and forgets the request.
+        let r = a.ask(&events, "slow.test", 80, "tcp").await;
+        assert_eq!(r.unwrap_err().0, DenyReason::ApprovalTimeout);
+        assert!(a.pending().is_empty());
+        // Cap: a second destination while one is open is refused at once.
+        let (a2, e2) = (a.clone(), events.clone());
+        let first = tokio::spawn(async move { a2.ask(&e2, "one.test", 80, "tcp").await });
+        let open = until_open(&a, 1).await;
+        let r = a.ask(&events, "two.test", 80, "tcp").await;
+        assert_eq!(r.unwrap_err().0, DenyReason::ApprovalQueueFull);
+        // Deny for the sandbox: this waiter and every later one refused without asking.
+        a.decide(&open[0].request_id, false, Remember::Sandbox)
+            .unwrap();
+        assert_eq!(
+            first.await.unwrap().unwrap_err().0,
+            DenyReason::ApprovalDenied
+        );
+        let r = a.ask(&events, "one.test", 80, "tcp").await;
+        assert_eq!(r.unwrap_err().0, DenyReason::ApprovalDenied);
+        assert!(a.pending().is_empty());
+        // Allow for the sandbox: later connections go through at once.
+        let (a3, e3) = (a.clone(), events.clone());
+        let w = tokio::spawn(async move { a3.ask(&e3, "ok.test", 443, "tcp").await });
+        let open = until_open(&a, 1).await;
+        a.decide(&open[0].request_id, true, Remember::Sandbox)
+            .unwrap();
+        assert_eq!(w.await.unwrap(), Ok(()));
+        assert_eq!(a.ask(&events, "ok.test", 443, "tcp").await, Ok(()));
+        assert_eq!(
+            a.remembered(),
+            (
+                vec!["ok.test:443".to_string()],
+                vec!["one.test:80".to_string()]
+            )
+        );
+    }
+
+    #[test]
+    fn learn_records_first_uses_up_to_the_cap() {
+        let a = Approvals::new(Duration::from_secs(1), 1);
+        let (events, seen) = sink();
+        assert!(a.note_use(&events, "a.test", 443, "tcp", true).is_ok());
+        assert!(a.note_use(&events, "a.test", 443, "tcp", true).is_ok());
+        assert_eq!(seen.lock().unwrap().len(), 1, "first use only");
+        for i in 1..MAX_LEARNED {
+            assert!(a
+                .note_use(&events, &format!("h{i}.test"), 1, "tcp", true)
+                .is_ok());
+        }
+        let r = a.note_use(&events, "full.test", 443, "tcp", true);
+        assert_eq!(r.unwrap_err().0, DenyReason::LearnLimitReached);
+        // A destination the policy allows anyway is never refused by the record's cap.
+        assert!(a
+            .note_use(&events, "allowed.test", 443, "tcp", false)
+            .is_ok());
+        assert!(seen
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|e| e.decision == Decision::Learn));
+    }
 }
