@@ -99,13 +99,15 @@ pub fn start(
     guest_wants_stdin: bool,
 ) -> Answerer {
     let mode = args.mode();
+    // A policy that never asks: stdin is the workload's alone, and nothing is followed.
+    let prompting = mode == OnAsk::Prompt && asks != Some(false);
     let (lines, guest_stdin): (Option<Lines>, Box<dyn AsyncRead + Unpin + Send>) =
-        match (mode, guest_wants_stdin) {
-            (OnAsk::Prompt, true) => {
+        match (prompting, guest_wants_stdin) {
+            (true, true) => {
                 let (lines, guest) = route_stdin();
                 (Some(lines), Box::new(guest))
             }
-            (OnAsk::Prompt, false) => {
+            (true, false) => {
                 let (tx, rx) = mpsc::channel(4);
                 tokio::spawn(read_lines(tokio::io::stdin(), tx));
                 (Some(rx), Box::new(tokio::io::empty()))

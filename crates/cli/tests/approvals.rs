@@ -457,6 +457,23 @@ fn the_proxy_asks_too() {
     assert!(o.status.success(), "{}", stderr(&o));
     let (code, out, err) = finish(child);
     assert_eq!((code, out.as_str()), (Some(0), "hello:/p"), "{err}");
+    // Through a CONNECT tunnel: the tunnel is asked about, then its content is judged as
+    // usual and data flows.
+    let child = s
+        .cli()
+        .args(["exec", "-n", "--in", &sbx, "--on-ask", "wait", "--"])
+        .args(["curl", "-sS", "-m", "100", "--proxytunnel"])
+        .arg(format!("http://api.test:{}/t", up.port))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let open = wait_open(&s, &sbx, 1);
+    assert_eq!(open[0]["protocol"], "connect", "{open:?}");
+    let o = s.run(&["sandbox", "approve", &sbx, &id_of(&open[0])]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (code, out, err) = finish(child);
+    assert_eq!((code, out.as_str()), (Some(0), "hello:/t"), "{err}");
 }
 
 #[test]
