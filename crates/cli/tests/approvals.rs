@@ -504,3 +504,65 @@ fn policies_that_ask_are_checked_strictly() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_is_answered_only_in_its_own_sandbox_and_with_a_verdict() {
+    use cleanroom_client::api::*;
+    let up = Upstream::start();
+    let s = server(&["api.test"], &[]);
+    let sbx = create_with_policy(&s, &ask_policy(120));
+    let other = create_with_policy(&s, &ask_policy(120));
+    let child = curl_in(&s, &sbx, &format!("http://api.test:{}/", up.port), "wait");
+    let id = id_of(&wait_open(&s, &sbx, 1)[0]);
+    let c = s.client().await;
+    let decide = |sandbox_id: &str, request_id: &str, verdict: EgressVerdict| DecideEgressRequest {
+        sandbox_id: sandbox_id.to_string(),
+        request_id: request_id.to_string(),
+        verdict: verdict.into(),
+        ..Default::default()
+    };
+    fn code<T, E: Into<cleanroom_client::ApiError>>(r: Result<T, E>) -> String {
+        match r {
+            Ok(_) => "ok".to_string(),
+            Err(e) => e.into().code,
+        }
+    }
+    // The same owner, the wrong sandbox: the id means nothing there.
+    let r = c
+        .approvals
+        .decide_egress(decide(&other, &id, EgressVerdict::EGRESS_VERDICT_ALLOW))
+        .await;
+    assert_eq!(code(r.map(|_| ())), "approval_not_found");
+    // Garbage ids, a missing sandbox, no verdict.
+    for bad in ["", "apr_", "../x", "apr_00000000000000000000000000000000"] {
+        let r = c
+            .approvals
+            .decide_egress(decide(&sbx, bad, EgressVerdict::EGRESS_VERDICT_ALLOW))
+            .await;
+        assert_eq!(code(r.map(|_| ())), "approval_not_found", "{bad:?}");
+    }
+    let r = c
+        .approvals
+        .decide_egress(decide("sbx_nope", &id, EgressVerdict::EGRESS_VERDICT_ALLOW))
+        .await;
+    assert_eq!(code(r.map(|_| ())), "sandbox_not_found");
+    let r = c
+        .approvals
+        .decide_egress(decide(&sbx, &id, EgressVerdict::EGRESS_VERDICT_UNSPECIFIED))
+        .await;
+    assert_eq!(code(r.map(|_| ())), "invalid_argument");
+    // None of that answered it.
+    assert_eq!(open_requests(&s, &sbx).len(), 1);
+    assert_eq!(up.connections(), 0);
+    let r = c
+        .approvals
+        .decide_egress(decide(&sbx, &id, EgressVerdict::EGRESS_VERDICT_DENY))
+        .await;
+    assert_eq!(code(r.map(|_| ())), "ok");
+    assert_ne!(
+        tokio::task::spawn_blocking(move || finish(child).0)
+            .await
+            .unwrap(),
+        Some(0)
+    );
+}
