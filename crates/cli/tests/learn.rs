@@ -68,7 +68,8 @@ fn learn_mode_suggests_a_policy_that_works_and_nothing_more() {
     let script = format!(
         "curl -sS -m 30 --noproxy '*' http://one.test:{p1}/a; echo; \
          curl -sS -m 30 http://two.test:{p2}/b; echo; curl -sS -m 30 http://two.test:{p2}/b2; echo; \
-         curl -sS -m 5 --noproxy '*' http://203.0.113.7:{p1}/ || echo direct-refused"
+         curl -sS -m 5 --noproxy '*' http://203.0.113.7:{p1}/ || echo direct-refused; \
+         curl -fsS -m 5 --noproxy '' --proxy http://100.96.0.1:3128 http://localhost:{p1}/ && echo INTERNAL_LEAK; true"
     );
     let learn_arg = format!("--learn={}", learned.display());
     let o = s.run(&[
@@ -81,6 +82,8 @@ fn learn_mode_suggests_a_policy_that_works_and_nothing_more() {
         "{out}"
     );
     assert!(out.contains("direct-refused"), "{out}");
+    // A name that resolves to this host's own address stays refused, as without learn mode.
+    assert!(!out.contains("INTERNAL_LEAK"), "{out}");
     let sbx = err
         .lines()
         .find(|l| l.starts_with("sbx_"))
@@ -97,6 +100,13 @@ fn learn_mode_suggests_a_policy_that_works_and_nothing_more() {
         "{text}"
     );
     assert!(!text.contains("three.test"), "{text}");
+    assert!(!text.contains("host: \"localhost\""), "{text}");
+    assert!(
+        text.contains(&format!(
+            "#   localhost:{p1} (upstream_address_not_allowed)"
+        )),
+        "{text}"
+    );
     assert!(
         text.contains(&format!("#   203.0.113.7:{p1} (ip_literal_not_allowed)")),
         "{text}"
@@ -104,7 +114,7 @@ fn learn_mode_suggests_a_policy_that_works_and_nothing_more() {
     // First uses are events (each destination once).
     let ev = events(&s, &sbx);
     let learned_ev: Vec<_> = ev.iter().filter(|v| v["type"] == "egress.learn").collect();
-    assert_eq!(learned_ev.len(), 2, "{ev:?}");
+    assert_eq!(learned_ev.len(), 3, "one.test, two.test, localhost: {ev:?}");
     // The same suggestion from the recorded events.
     let o = s.run(&["policy", "suggest", "--from-sandbox", &sbx]);
     assert!(o.status.success(), "{}", stderr(&o));
