@@ -41,7 +41,7 @@ pub struct ExecAskArgs {
     #[arg(long, value_enum, value_name = "MODE")]
     pub on_ask: Option<OnAsk>,
     /// Allow (once) requests for exactly HOST:PORT without asking (repeatable)
-    #[arg(long, value_name = "HOST:PORT")]
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_destination)]
     pub approve: Vec<String>,
     /// Learn mode: allow every destination by name (internal addresses and IP literals stay
     /// refused), record what was used, and print a minimal cleanroom.yaml network section
@@ -55,6 +55,27 @@ pub struct ExecAskArgs {
         conflicts_with = "in_sandbox"
     )]
     pub learn: Option<PathBuf>,
+}
+
+/// `HOST:PORT` as requests name it: a host name (lower case) and a port 1-65535.
+fn parse_destination(s: &str) -> Result<String, String> {
+    let (host, port) = s
+        .rsplit_once(':')
+        .ok_or_else(|| format!("{s:?} is not HOST:PORT"))?;
+    let port: u16 = port
+        .parse()
+        .ok()
+        .filter(|p| *p > 0)
+        .ok_or_else(|| format!("{port:?} is not a TCP port"))?;
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    if host.is_empty()
+        || !host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b))
+    {
+        return Err(format!("{host:?} is not a host name"));
+    }
+    Ok(format!("{host}:{port}"))
 }
 
 impl ExecAskArgs {
@@ -351,5 +372,25 @@ pub async fn print_learned(client: &Client, sandbox_id: &str, dest: &std::path::
             crate::render::Code::InvalidArgument,
             format!("cannot write {}: {e}", dest.display()),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_destination;
+
+    #[test]
+    fn approve_destinations() {
+        assert_eq!(parse_destination("API.test.:443").unwrap(), "api.test:443");
+        for bad in [
+            "api.test",
+            "api.test:0",
+            "api.test:99999",
+            ":443",
+            "a b:1",
+            "api.test:x",
+        ] {
+            assert!(parse_destination(bad).is_err(), "{bad}");
+        }
     }
 }
