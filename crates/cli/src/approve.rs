@@ -55,6 +55,9 @@ pub struct ApproveArgs {
     /// How long the answer holds
     #[arg(long, value_enum, default_value = "once")]
     pub remember: RememberArg,
+    /// Print the answered request as JSON
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `cleanroom sandbox requests`.
@@ -126,7 +129,11 @@ pub async fn approve(ep: &Target, a: ApproveArgs) -> i32 {
             let client = Client::connect_target(ep).await?;
             let r = decide(&client, &a.sandbox_id, &a.request_id, !a.deny, a.remember).await?;
             let verdict = if a.deny { "denied" } else { "allowed" };
-            println!("{verdict} {}:{} ({})", r.host, r.port, r.request_id);
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
+            } else {
+                println!("{verdict} {}:{} ({})", r.host, r.port, r.request_id);
+            }
             Ok(0)
         }
         .await,

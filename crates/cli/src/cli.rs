@@ -274,7 +274,7 @@ pub enum SandboxCommand {
     },
     /// Print a sandbox's events, one JSON object per line: lifecycle, execution status and
     /// every egress decision (`egress.allow`/`egress.deny` with host, port, protocol and
-    /// reason code)
+    /// reason code; `egress.pending` with a request_id, `egress.decision`, `egress.learn`)
     Events {
         sandbox_id: String,
         /// Keep following new events until the sandbox stops
