@@ -41,20 +41,19 @@ fn upstream() -> u16 {
     port
 }
 
-/// A tmux server of our own (its own socket), killed on drop.
+/// A tmux server of our own (its socket in a temp dir, removed with it), killed on drop.
 struct Tmux {
     socket: String,
+    _dir: tempfile::TempDir,
 }
 
 impl Tmux {
     fn start(cmd: &str) -> Tmux {
-        // Unique per test even when tests share a process.
-        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let socket = format!("cleanroom-test-{}-{n}", std::process::id());
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("tmux.sock").display().to_string();
         let ok = Command::new("tmux")
             .args([
-                "-L",
+                "-S",
                 &socket,
                 "new-session",
                 "-d",
@@ -69,13 +68,13 @@ impl Tmux {
             .status()
             .expect("tmux");
         assert!(ok.success());
-        Tmux { socket }
+        Tmux { socket, _dir: dir }
     }
 
     fn screen(&self) -> String {
         let o = Command::new("tmux")
             .args([
-                "-L",
+                "-S",
                 &self.socket,
                 "capture-pane",
                 "-p",
@@ -96,7 +95,7 @@ impl Tmux {
 
     fn type_line(&self, line: &str) {
         let ok = Command::new("tmux")
-            .args(["-L", &self.socket, "send-keys", "-t", "t", line, "Enter"])
+            .args(["-S", &self.socket, "send-keys", "-t", "t", line, "Enter"])
             .status()
             .unwrap();
         assert!(ok.success());
@@ -106,7 +105,7 @@ impl Tmux {
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
+            .args(["-S", &self.socket, "kill-server"])
             .status();
     }
 }
