@@ -47,6 +47,8 @@ struct SandboxSection {
     secrets: BTreeMap<String, SecretSection>,
     #[serde(default)]
     dependencies: Option<DependenciesSection>,
+    #[serde(default)]
+    registries: Vec<crate::registries::RegistrySection>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -336,6 +338,7 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
         .map(|d| check_argv(&d.command).map(|()| d.command))
         .transpose()
         .map_err(|e| invalid("sandbox.dependencies.command", e))?;
+    let registries = crate::registries::compile_registries(file.sandbox.registries)?;
     Ok(CompiledPolicy {
         version: 1,
         image_ref,
@@ -345,6 +348,7 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
         secrets,
         repository_path,
         dependencies_command,
+        registries,
     })
 }
 

@@ -18,6 +18,8 @@ use std::collections::BTreeMap;
 mod compile;
 pub mod egress;
 pub mod host;
+pub mod lockfile;
+pub mod registries;
 pub use compile::compile;
 pub use egress::{normalize_wire_host, DenyReason};
 pub use host::HostPattern;
@@ -149,6 +151,9 @@ pub struct CompiledPolicy {
     /// repository path) before the workload, e.g. `[npm, ci]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dependencies_command: Option<Vec<String>>,
+    /// `sandbox.registries`: mediated package registries (see [`registries`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub registries: Vec<registries::RegistryRule>,
 }
 
 /// Default guest directory of the repository checkout and of executions.
@@ -169,6 +174,7 @@ impl CompiledPolicy {
             secrets: BTreeMap::new(),
             repository_path: None,
             dependencies_command: None,
+            registries: Vec::new(),
         }
     }
 
