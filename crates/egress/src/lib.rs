@@ -27,6 +27,7 @@ pub mod intercept;
 pub mod limits;
 pub mod names;
 pub mod redact;
+pub mod registry;
 pub mod secrets;
 pub mod sniff;
 mod strict;
@@ -76,6 +77,8 @@ pub struct Ctx {
     pub secrets: Secrets,
     /// The sandbox's CA, when it has secrets (TLS to bound hosts is terminated with it).
     pub ca: Option<SandboxCa>,
+    /// Mediated package registries (`sandbox.registries`).
+    pub registries: registry::Mediation,
     pub(crate) names: names::Names,
     pub(crate) events: event::Limited,
     limits: limits::SandboxLimits,
@@ -131,6 +134,28 @@ impl Gateway {
         ca: Option<SandboxCa>,
         sink: EventSink,
     ) -> std::io::Result<Gateway> {
+        Self::start_mediated(
+            device,
+            policy,
+            upstream,
+            secrets,
+            ca,
+            sink,
+            registry::Mediation::none(),
+        )
+    }
+
+    /// [`Gateway::start`] with mediated package registries (their hosts must be among the
+    /// names `ca` may vouch for).
+    pub fn start_mediated(
+        device: OwnedFd,
+        policy: NetworkPolicy,
+        upstream: Arc<UpstreamConfig>,
+        secrets: Secrets,
+        ca: Option<SandboxCa>,
+        sink: EventSink,
+        registries: registry::Mediation,
+    ) -> std::io::Result<Gateway> {
         let dev = device::TunDevice::new(device)?;
         let mut cfg = IpStackConfig::default();
         cfg.mtu_unchecked(MTU);
@@ -145,6 +170,7 @@ impl Gateway {
             upstream,
             secrets,
             ca,
+            registries,
             names: names::Names::default(),
             events: event::Limited::new(sink),
             limits: limits::SandboxLimits::new(),

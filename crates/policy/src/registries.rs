@@ -114,6 +114,32 @@ fn lockfile_path(raw: &str) -> Result<String, String> {
     Ok(parts.join("/"))
 }
 
+/// `host[:port]` → the normalized `host` or `host:port` (443 is left implicit).
+pub fn parse_upstream(raw: &str) -> Result<String, String> {
+    let (h, port) = split_upstream(raw.trim())?;
+    Ok(if port == 443 {
+        h
+    } else {
+        format!("{h}:{port}")
+    })
+}
+
+/// `host[:port]` → (normalized host, port; 443 by default).
+pub fn split_upstream(raw: &str) -> Result<(String, u16), String> {
+    let (h, port) = match raw.rsplit_once(':') {
+        Some((h, p)) => (
+            h,
+            p.parse::<u16>()
+                .ok()
+                .filter(|p| *p != 0)
+                .ok_or_else(|| format!("{raw:?}: bad port"))?,
+        ),
+        None => (raw, 443),
+    };
+    let host = normalize_wire_host(h).ok_or_else(|| format!("{raw:?} is not a host name"))?;
+    Ok((host, port))
+}
+
 pub(crate) fn compile_registries(
     sections: Vec<RegistrySection>,
 ) -> Result<Vec<RegistryRule>, PolicyError> {
@@ -141,14 +167,7 @@ pub(crate) fn compile_registries(
             lockfile_path(&s.lockfile).map_err(|e| invalid(&format!("{path}.lockfile"), e))?;
         let upstream = s
             .upstream
-            .map(|u| {
-                normalize_wire_host(u.trim()).ok_or_else(|| {
-                    invalid(
-                        &format!("{path}.upstream"),
-                        format!("{u:?} is not a host name"),
-                    )
-                })
-            })
+            .map(|u| parse_upstream(&u).map_err(|e| invalid(&format!("{path}.upstream"), e)))
             .transpose()?;
         if out.iter().any(|r| r.kind == kind) {
             return Err(PolicyError::Conflict(format!(
@@ -188,6 +207,8 @@ pub struct BoundRegistry {
     pub mode: RegistryMode,
     /// The registry host (sandbox side and upstream).
     pub host: String,
+    /// Its HTTPS port (443 unless the upstream names another).
+    pub port: u16,
     pub pins: Pins,
 }
 
@@ -201,13 +222,25 @@ pub fn bind(
     lockfiles: &BTreeMap<String, Vec<u8>>,
     default_upstreams: &BTreeMap<RegistryKind, String>,
 ) -> Result<Vec<BoundRegistry>, PolicyError> {
+    let mut rules = std::mem::take(&mut policy.registries);
+    let result = bind_rules(policy, &mut rules, lockfiles, default_upstreams);
+    policy.registries = rules;
+    result
+}
+
+fn bind_rules(
+    policy: &mut CompiledPolicy,
+    rules: &mut [RegistryRule],
+    lockfiles: &BTreeMap<String, Vec<u8>>,
+    default_upstreams: &BTreeMap<RegistryKind, String>,
+) -> Result<Vec<BoundRegistry>, PolicyError> {
     let mut bound = Vec::new();
-    for (i, rule) in policy.registries.iter_mut().enumerate() {
+    for (i, rule) in rules.iter_mut().enumerate() {
         let path = format!("sandbox.registries[{i}]");
         if rule.upstream.is_none() {
             rule.upstream = default_upstreams.get(&rule.kind).cloned();
         }
-        let Some(host) = rule.upstream.clone() else {
+        let Some(upstream) = rule.upstream.clone() else {
             return Err(invalid(
                 &format!("{path}.upstream"),
                 format!(
@@ -217,8 +250,19 @@ pub fn bind(
                 ),
             ));
         };
+        let (host, port) =
+            split_upstream(&upstream).map_err(|e| invalid(&format!("{path}.upstream"), e))?;
         if rule.mode == RegistryMode::Off {
             continue;
+        }
+        // The registry is reachable on its port: its mediation is the way through.
+        let reach = crate::Rule {
+            host: crate::HostPattern::Exact(host.clone()),
+            ports: vec![port],
+        };
+        if !policy.network.allow.iter().any(|r| r.covers(&reach)) {
+            policy.network.allow.push(reach);
+            policy.network.allow.sort();
         }
         let Some(content) = lockfiles.get(&rule.lockfile) else {
             return Err(invalid(
@@ -256,6 +300,7 @@ pub fn bind(
             kind: rule.kind,
             mode: rule.mode,
             host,
+            port,
             pins,
         });
     }

@@ -1,0 +1,55 @@
+//! Package registry mediation (`sandbox.registries`): the gateway terminates TLS for a
+//! registry's host with the sandbox CA, understands the registry's URL scheme, serves only
+//! what the lockfile pins (enforce mode), verifies every artifact against the lockfile's
+//! integrity hash and keeps verified artifacts in a content-addressed cache shared by all
+//! sandboxes of the server ([`cache`]).
+//!
+//! Nothing reaches a registry host any other way: plain HTTP to it is refused
+//! (`registry_not_allowed`), and every TLS connection to it is terminated here whatever
+//! else the policy says about the host.
+
+pub mod cache;
+pub mod npm;
+mod serve;
+
+pub use cache::ArtifactCache;
+pub use cleanroom_policy::registries::BoundRegistry;
+pub(crate) use serve::terminate;
+
+use cleanroom_policy::HostPattern;
+
+/// The registries one sandbox's gateway mediates, and the server's artifact cache.
+#[derive(Debug, Default)]
+pub struct Mediation {
+    registries: Vec<BoundRegistry>,
+    cache: Option<ArtifactCache>,
+}
+
+impl Mediation {
+    /// No mediated registry (every host is ordinary egress).
+    pub fn none() -> Mediation {
+        Mediation::default()
+    }
+
+    /// Mediate `registries` (modes `enforce`/`warn`), caching artifacts in `cache`.
+    pub fn new(registries: Vec<BoundRegistry>, cache: Option<ArtifactCache>) -> Mediation {
+        Mediation { registries, cache }
+    }
+
+    /// The registry served at `host`, if any.
+    pub fn claims(&self, host: &str) -> Option<&BoundRegistry> {
+        self.registries.iter().find(|r| r.host == host)
+    }
+
+    /// Hosts whose TLS the sandbox CA must be able to terminate.
+    pub fn hosts(&self) -> Vec<HostPattern> {
+        self.registries
+            .iter()
+            .map(|r| HostPattern::Exact(r.host.clone()))
+            .collect()
+    }
+
+    pub(crate) fn cache(&self) -> Option<&ArtifactCache> {
+        self.cache.as_ref()
+    }
+}
