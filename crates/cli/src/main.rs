@@ -6,6 +6,7 @@ mod cli;
 mod commands;
 mod exec;
 mod follow;
+mod lockfiles;
 mod render;
 mod request;
 mod serve;

@@ -167,12 +167,16 @@ impl SandboxService for Api {
         };
         let row = self
             .engine
-            .create_sandbox(
+            .create_sandbox_with_lockfiles(
                 &who.name,
                 self.caps,
                 &req.policy_yaml,
                 &req.image_ref,
                 limits,
+                &req.lockfiles
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_vec()))
+                    .collect(),
             )
             .await
             .map_err(to_connect)?;

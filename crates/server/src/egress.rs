@@ -45,6 +45,7 @@ struct Attached {
 pub struct Prepared {
     secrets: Secrets,
     ca: Option<SandboxCa>,
+    registries: cleanroom_egress::registry::Mediation,
 }
 
 impl Prepared {
@@ -90,6 +91,7 @@ impl EgressHub {
         &self,
         sandbox_id: &str,
         policy: &CompiledPolicy,
+        registries: cleanroom_egress::registry::Mediation,
     ) -> Result<Prepared, EngineError> {
         let missing: Vec<&str> = policy
             .secrets
@@ -122,6 +124,8 @@ impl EgressHub {
                 value,
             ));
         }
+        // Registry hosts: TLS to them is terminated (and mediated) by the gateway too.
+        hosts.extend(registries.hosts());
         let ca =
             if hosts.is_empty() {
                 None
@@ -133,6 +137,7 @@ impl EgressHub {
         Ok(Prepared {
             secrets: Secrets::new(entries),
             ca,
+            registries,
         })
     }
 
@@ -158,13 +163,14 @@ impl EgressHub {
         if prepared.ca.is_some() {
             env.extend(ca_env(&self.layout));
         }
-        let gateway = Gateway::start(
+        let gateway = Gateway::start_mediated(
             fd,
             policy.network.clone(),
             self.upstream.clone(),
             prepared.secrets,
             prepared.ca,
             sink,
+            prepared.registries,
         )?;
         lock(&self.sandboxes).insert(
             sandbox_id.to_string(),
