@@ -17,7 +17,9 @@ Measures, in the same run and on the same machine:
     secret into the header, redacts the response, and speaks verified TLS upstream) next to
     the same HTTPS request made on the host: latency and 64 MiB download throughput.
 Progress goes to stderr. BENCH_BINARY=path skips the release build and uses that binary;
-BENCH_ONLY=api measures only the exec-in-existing-sandbox rows (unix vs TCP).
+BENCH_ONLY=api measures only the exec-in-existing-sandbox rows (unix vs TCP);
+BENCH_ONLY=registries only first vs cached `npm ci` through the registry mediation
+(bench/registries.py).
 """
 import hashlib, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
@@ -223,6 +225,8 @@ def main():
                        stdout=sys.stderr)
         binary = os.path.join(ROOT, "target/release/cleanroom")
     only_api = os.environ.get("BENCH_ONLY") == "api"
+    if os.environ.get("BENCH_ONLY") == "registries":  # bench/registries.py: first vs cached npm ci
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))); import registries; print(json.dumps({"registries": registries.run(binary)}, indent=2)); return
     tmp = tempfile.mkdtemp(prefix="cleanroom-bench-")
     sock = os.path.join(tmp, "s.sock")
     web_port = free_port()
@@ -300,6 +304,7 @@ def main():
         }
         result["egress_http"] = egress_bench(binary, env, tmp, web_port)
         result["egress_https_secret_injection"] = secret_bench(binary, env, tmp, tls_port, ca)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))); import registries; result["registries"] = registries.run(binary)
         print(json.dumps(result, indent=2))
     finally:
         tcp.send_signal(signal.SIGTERM)
