@@ -274,7 +274,7 @@ async fn handle(
         Ok(h) => h,
         Err((h, r, msg)) => return denied(&ctx, &h, port, proto, r, msg),
     };
-    if ctx.registries.claims(&host).is_some() {
+    if ctx.registries.mediates(&host) {
         let msg =
             format!("plain HTTP to registry host {host}: registries are served over TLS only");
         return denied(

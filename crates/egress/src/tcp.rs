@@ -116,7 +116,7 @@ async fn decide<S>(
 {
     let tls = match opening {
         Opening::Closed | Opening::Silent => return close_soon(&mut client).await,
-        Opening::Http if ctx.registries.claims(&host).is_some() => {
+        Opening::Http if ctx.registries.mediates(&host) => {
             ctx.events.emit(EgressEvent::deny(
                 &host,
                 port,
@@ -142,7 +142,7 @@ async fn decide<S>(
                 ));
                 return close_soon(&mut client).await;
             }
-            if ctx.registries.claims(&host).is_some() {
+            if ctx.registries.mediates(&host) {
                 drop(upstream);
                 crate::registry::terminate(Prefixed::new(prefix, client), ctx, host, port).await;
                 return;

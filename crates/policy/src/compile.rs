@@ -49,6 +49,8 @@ struct SandboxSection {
     dependencies: Option<DependenciesSection>,
     #[serde(default)]
     registries: Vec<crate::registries::RegistrySection>,
+    #[serde(default)]
+    git: Vec<crate::git::GitSection>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -306,7 +308,8 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
             ))
         }
     };
-    let network = compile_network(file.sandbox.network.unwrap_or_default())?;
+    let mut network = compile_network(file.sandbox.network.unwrap_or_default())?;
+    let git = crate::git::compile_git(file.sandbox.git, &mut network)?;
     let secrets = compile_secrets(file.sandbox.secrets, &network)?;
     let resources = file.sandbox.resources.unwrap_or_default();
     for (name, value) in [
@@ -349,6 +352,7 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
         repository_path,
         dependencies_command,
         registries,
+        git,
     })
 }
 

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 
 mod compile;
 pub mod egress;
+pub mod git;
 pub mod host;
 pub mod lockfile;
 pub mod registries;
@@ -154,6 +155,9 @@ pub struct CompiledPolicy {
     /// `sandbox.registries`: mediated package registries (see [`registries`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub registries: Vec<registries::RegistryRule>,
+    /// `sandbox.git`: repositories fetched (pushed) through the gateway (see [`git`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub git: Vec<git::GitRule>,
 }
 
 /// Default guest directory of the repository checkout and of executions.
@@ -175,6 +179,7 @@ impl CompiledPolicy {
             repository_path: None,
             dependencies_command: None,
             registries: Vec::new(),
+            git: Vec::new(),
         }
     }
 

@@ -1,4 +1,5 @@
-//! The server's side of package registry mediation (`sandbox.registries`): the operator's
+//! The server's side of package registry and git mediation (`sandbox.registries`,
+//! `sandbox.git`): the operator's
 //! default upstream per registry kind (`serve --registry-upstream npm=HOST[:PORT]`), the
 //! shared artifact cache under the state directory, and binding a sandbox's lockfiles to
 //! its policy at CreateSandbox.
@@ -82,6 +83,6 @@ impl RegistryHub {
         let empty = BTreeMap::new();
         let defaults = hub.map(|h| &h.upstreams).unwrap_or(&empty);
         let bound = registries::bind(policy, lockfiles, defaults)?;
-        Ok(Mediation::new(bound, hub.map(|h| h.cache.clone())))
+        Ok(Mediation::new(bound, hub.map(|h| h.cache.clone())).with_git(policy.git.clone()))
     }
 }

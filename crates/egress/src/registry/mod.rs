@@ -9,6 +9,7 @@
 //! else the policy says about the host.
 
 pub mod cache;
+pub mod git;
 pub mod npm;
 mod serve;
 
@@ -16,6 +17,7 @@ pub use cache::ArtifactCache;
 pub use cleanroom_policy::registries::BoundRegistry;
 pub(crate) use serve::terminate;
 
+use cleanroom_policy::git::GitRule;
 use cleanroom_policy::HostPattern;
 
 /// The registries one sandbox's gateway mediates, and the server's artifact cache.
@@ -23,6 +25,7 @@ use cleanroom_policy::HostPattern;
 pub struct Mediation {
     registries: Vec<BoundRegistry>,
     cache: Option<ArtifactCache>,
+    git: Vec<GitRule>,
 }
 
 impl Mediation {
@@ -33,7 +36,34 @@ impl Mediation {
 
     /// Mediate `registries` (modes `enforce`/`warn`), caching artifacts in `cache`.
     pub fn new(registries: Vec<BoundRegistry>, cache: Option<ArtifactCache>) -> Mediation {
-        Mediation { registries, cache }
+        Mediation {
+            registries,
+            cache,
+            git: Vec::new(),
+        }
+    }
+
+    /// Also mediate git smart-HTTP to these repositories (`sandbox.git`).
+    pub fn with_git(mut self, git: Vec<GitRule>) -> Mediation {
+        self.git = git;
+        self
+    }
+
+    /// Is `host` a registry or git host (every TLS connection to it is terminated and
+    /// mediated, plain HTTP to it refused)?
+    pub fn mediates(&self, host: &str) -> bool {
+        self.claims(host).is_some() || self.git.iter().any(|g| g.host == host)
+    }
+
+    /// The declared repositories on `host:port`.
+    pub(crate) fn git_repos<'a>(
+        &'a self,
+        host: &'a str,
+        port: u16,
+    ) -> impl Iterator<Item = &'a GitRule> + 'a {
+        self.git
+            .iter()
+            .filter(move |g| g.host == host && g.port == port)
     }
 
     /// The registry served at `host`, if any.
@@ -43,10 +73,15 @@ impl Mediation {
 
     /// Hosts whose TLS the sandbox CA must be able to terminate.
     pub fn hosts(&self) -> Vec<HostPattern> {
-        self.registries
+        let mut hosts: Vec<String> = self
+            .registries
             .iter()
-            .map(|r| HostPattern::Exact(r.host.clone()))
-            .collect()
+            .map(|r| r.host.clone())
+            .chain(self.git.iter().map(|g| g.host.clone()))
+            .collect();
+        hosts.sort();
+        hosts.dedup();
+        hosts.into_iter().map(HostPattern::Exact).collect()
     }
 
     pub(crate) fn cache(&self) -> Option<&ArtifactCache> {

@@ -29,7 +29,7 @@ const MAX_METADATA_BYTES: usize = 64 << 20;
 const MAX_ARTIFACT_BYTES: usize = 256 << 20;
 /// How long one upstream exchange (connect, request, whole body) may take.
 const UPSTREAM_WAIT: Duration = Duration::from_secs(120);
-const PROTO: &str = "https";
+pub(super) const PROTO: &str = "https";
 
 /// Terminate the guest's TLS to a registry host and serve its requests.
 pub(crate) async fn terminate<S>(client: S, ctx: Arc<Ctx>, host: String, port: u16)
@@ -101,15 +101,9 @@ fn warned(ctx: &Ctx, reg: &BoundRegistry, msg: String) {
 }
 
 async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>, host: String, port: u16) -> Response<Body> {
-    let Some(reg) = ctx.registries.claims(&host).cloned() else {
-        return text(
-            StatusCode::BAD_GATEWAY,
-            None,
-            "not a registry host\n".into(),
-        );
-    };
+    let refuse = |r: DenyReason, msg: String| crate::http::denied(&ctx, &host, port, PROTO, r, msg);
     if let Err(msg) = crate::strict::validate(&req) {
-        return deny(&ctx, &reg, DenyReason::RequestMalformed, msg);
+        return refuse(DenyReason::RequestMalformed, msg);
     }
     let named = req
         .headers()
@@ -118,9 +112,7 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>, host: String, port: u16) 
         .and_then(|h| crate::strict::split_authority(h, port))
         .and_then(|(h, _)| normalize_wire_host(&h));
     if named.as_deref() != Some(host.as_str()) {
-        return deny(
-            &ctx,
-            &reg,
+        return refuse(
             DenyReason::HostMismatch,
             format!("request for {named:?} on a connection to {host}"),
         );
@@ -130,6 +122,20 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>, host: String, port: u16) 
         .path_and_query()
         .map(|p| p.as_str().to_string())
         .unwrap_or_else(|| "/".into());
+    if ctx.registries.git_repos(&host, port).next().is_some() {
+        if let Some(call) = super::git::classify(req.method(), &path) {
+            return super::git::serve(req, call, &ctx, &host, port).await;
+        }
+    }
+    let Some(reg) = ctx.registries.claims(&host).cloned() else {
+        return refuse(
+            DenyReason::RegistryNotAllowed,
+            format!(
+                "{} {path} is not a git smart-HTTP request the gateway serves",
+                req.method()
+            ),
+        );
+    };
     let enforce = reg.mode == RegistryMode::Enforce;
     let what = npm::classify(&path);
     if req.method() != Method::GET {
@@ -211,11 +217,23 @@ async fn packument(
     }
     let mut doc: serde_json::Value = match serde_json::from_slice(&body) {
         Ok(d) => d,
-        Err(e) => return upstream_bad(ctx, reg, format!("packument of {name} is not JSON: {e}")),
+        Err(e) => {
+            return upstream_bad(
+                ctx,
+                &reg.host,
+                reg.port,
+                format!("packument of {name} is not JSON: {e}"),
+            )
+        }
     };
     let pins = enforce.then_some(&reg.pins);
     if let Err(e) = npm::filter_packument(&mut doc, name, &origin(reg), pins) {
-        return upstream_bad(ctx, reg, format!("packument of {name}: {e}"));
+        return upstream_bad(
+            ctx,
+            &reg.host,
+            reg.port,
+            format!("packument of {name}: {e}"),
+        );
     }
     let mut ev = EgressEvent::allow(&reg.host, reg.port, PROTO);
     ev.message = format!("npm metadata {name}");
@@ -284,9 +302,9 @@ async fn passthrough(
     }
 }
 
-fn upstream_bad(ctx: &Ctx, reg: &BoundRegistry, msg: String) -> Response<Body> {
+pub(super) fn upstream_bad(ctx: &Ctx, host: &str, port: u16, msg: String) -> Response<Body> {
     ctx.events
-        .emit(EgressEvent::error(&reg.host, reg.port, PROTO, msg.clone()));
+        .emit(EgressEvent::error(host, port, PROTO, msg.clone()));
     text(
         StatusCode::BAD_GATEWAY,
         None,
@@ -304,40 +322,7 @@ async fn fetch(
     max: usize,
 ) -> Result<(StatusCode, String, Bytes), Response<Body>> {
     let exchange = async {
-        let tcp = ctx
-            .upstream_connect(&reg.host, reg.port)
-            .await
-            .map_err(|e| crate::http::resp_for(ctx, &reg.host, reg.port, PROTO, e))?;
-        let tls_failed = |e: String| {
-            ctx.events.emit(EgressEvent::failed(
-                &reg.host,
-                reg.port,
-                PROTO,
-                FailReason::UpstreamTlsFailed,
-                e.clone(),
-            ));
-            text(
-                StatusCode::BAD_GATEWAY,
-                None,
-                format!("cleanroom: [{}] {e}\n", FailReason::UpstreamTlsFailed),
-            )
-        };
-        let name = rustls::pki_types::ServerName::try_from(reg.host.clone())
-            .map_err(|e| tls_failed(e.to_string()))?;
-        let config = ctx
-            .upstream
-            .client_tls()
-            .map_err(|e| tls_failed(e.to_string()))?;
-        let io = tokio_rustls::TlsConnector::from(config)
-            .connect(name, tcp)
-            .await
-            .map_err(|e| tls_failed(e.to_string()))?;
-        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
-            .await
-            .map_err(|e| upstream_bad(ctx, reg, format!("handshake: {e}")))?;
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
+        let mut sender = open_upstream(ctx, &reg.host, reg.port).await?;
         let authority = if reg.port == 443 {
             reg.host.clone()
         } else {
@@ -352,11 +337,11 @@ async fn fetch(
         }
         let req = b
             .body(empty())
-            .map_err(|e| upstream_bad(ctx, reg, e.to_string()))?;
+            .map_err(|e| upstream_bad(ctx, &reg.host, reg.port, e.to_string()))?;
         let resp = sender
             .send_request(req)
             .await
-            .map_err(|e| upstream_bad(ctx, reg, e.to_string()))?;
+            .map_err(|e| upstream_bad(ctx, &reg.host, reg.port, e.to_string()))?;
         let status = resp.status();
         if resp
             .headers()
@@ -365,7 +350,8 @@ async fn fetch(
         {
             return Err(upstream_bad(
                 ctx,
-                reg,
+                &reg.host,
+                reg.port,
                 "the upstream sent a compressed body".into(),
             ));
         }
@@ -378,7 +364,14 @@ async fn fetch(
         let body = Limited::new(resp.into_body(), max)
             .collect()
             .await
-            .map_err(|e| upstream_bad(ctx, reg, format!("{path}: body: {e} (limit {max} bytes)")))?
+            .map_err(|e| {
+                upstream_bad(
+                    ctx,
+                    &reg.host,
+                    reg.port,
+                    format!("{path}: body: {e} (limit {max} bytes)"),
+                )
+            })?
             .to_bytes();
         Ok((status, ctype, body))
     };
@@ -386,8 +379,52 @@ async fn fetch(
         Ok(r) => r,
         Err(_) => Err(upstream_bad(
             ctx,
-            reg,
+            &reg.host,
+            reg.port,
             format!("{path}: no complete answer in time"),
         )),
     }
+}
+
+/// A new verified TLS + HTTP/1 connection to a mediated host's upstream.
+pub(super) async fn open_upstream(
+    ctx: &Ctx,
+    host: &str,
+    port: u16,
+) -> Result<hyper::client::conn::http1::SendRequest<Body>, Response<Body>> {
+    let tcp = ctx
+        .upstream_connect(host, port)
+        .await
+        .map_err(|e| crate::http::resp_for(ctx, host, port, PROTO, e))?;
+    let tls_failed = |e: String| {
+        ctx.events.emit(EgressEvent::failed(
+            host,
+            port,
+            PROTO,
+            FailReason::UpstreamTlsFailed,
+            e.clone(),
+        ));
+        text(
+            StatusCode::BAD_GATEWAY,
+            None,
+            format!("cleanroom: [{}] {e}\n", FailReason::UpstreamTlsFailed),
+        )
+    };
+    let name = rustls::pki_types::ServerName::try_from(host.to_string())
+        .map_err(|e| tls_failed(e.to_string()))?;
+    let config = ctx
+        .upstream
+        .client_tls()
+        .map_err(|e| tls_failed(e.to_string()))?;
+    let io = tokio_rustls::TlsConnector::from(config)
+        .connect(name, tcp)
+        .await
+        .map_err(|e| tls_failed(e.to_string()))?;
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+        .await
+        .map_err(|e| upstream_bad(ctx, host, port, format!("handshake: {e}")))?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    Ok(sender)
 }
