@@ -539,3 +539,52 @@ fn a_lockfile_missing_from_head_refuses_the_sandbox() {
         "{err}"
     );
 }
+
+fn events(s: &Server, sbx: &str) -> Vec<serde_json::Value> {
+    let o = s.run(&["sandbox", "events", sbx]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// `mode: warn` lets what the lockfile does not pin through, with an event naming it; the
+/// same request in `enforce` mode is a deny event naming the package and version. Also
+/// `sandbox create --policy` reads the lockfile from HEAD like `exec` does.
+#[test]
+fn warn_mode_lets_unpinned_through_with_an_event_enforce_records_a_deny() {
+    let t = setup();
+    let v = &t.verdaccio;
+    let pad = v.publish("left-pad", "1.0.0", "pad-1.0.0");
+    v.publish("unpinned", "1.0.0", "unpinned");
+    let origin = format!("https://{HOST}:{}", t.front.port);
+    let url = format!("{origin}/unpinned/-/unpinned-1.0.0.tgz");
+    for (mode, code) in [("warn", "200"), ("enforce", "403")] {
+        let repo = repo(t.front.port, &[("left-pad", "1.0.0", &pad)], mode);
+        let policy = repo.path().join("cleanroom.yaml").display().to_string();
+        let o = t.server.run(&["sandbox", "create", "--policy", &policy]);
+        let id = stdout(&o).trim().to_string();
+        assert!(id.starts_with("sbx_"), "{}", stderr(&o));
+        let o = t.server.sh_in(
+            &id,
+            &format!("curl -s -o /dev/null -w '%{{http_code}}' {url}"),
+        );
+        assert_eq!(stdout(&o).trim(), code, "{mode}: {}", stderr(&o));
+        let ev = events(&t.server, &id);
+        let hit = ev.iter().find(|e| {
+            e["attributes"]["reason"] == "lockfile_violation"
+                && e["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("unpinned@1.0.0"))
+        });
+        let hit = hit.unwrap_or_else(|| panic!("{mode}: no lockfile_violation event: {ev:?}"));
+        let kind = if mode == "warn" {
+            "egress.allow"
+        } else {
+            "egress.deny"
+        };
+        assert_eq!(hit["type"], kind, "{hit}");
+        t.server.run(&["sandbox", "rm", &id]);
+    }
+}
