@@ -14,7 +14,7 @@ use crate::http::Body;
 use crate::Ctx;
 use cleanroom_policy::git::{repo_key, GitAccess};
 use cleanroom_policy::DenyReason;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response};
 
@@ -104,8 +104,8 @@ pub(super) async fn serve(
         );
     }
     let (parts, body) = req.into_parts();
-    let body = match Limited::new(body, MAX_GIT_BODY).collect().await {
-        Ok(b) => b.to_bytes(),
+    let (body, _held) = match ctx.registries.budget().collect(body, MAX_GIT_BODY).await {
+        Ok(b) => b,
         Err(e) => {
             return refuse(
                 DenyReason::RequestMalformed,

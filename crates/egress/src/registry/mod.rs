@@ -8,6 +8,7 @@
 //! (`registry_not_allowed`), and every TLS connection to it is terminated here whatever
 //! else the policy says about the host.
 
+pub mod budget;
 pub mod cache;
 pub mod git;
 pub mod npm;
@@ -26,6 +27,7 @@ pub struct Mediation {
     registries: Vec<BoundRegistry>,
     cache: Option<ArtifactCache>,
     git: Vec<GitRule>,
+    budget: budget::Budget,
 }
 
 impl Mediation {
@@ -40,6 +42,7 @@ impl Mediation {
             registries,
             cache,
             git: Vec::new(),
+            budget: budget::Budget::default(),
         }
     }
 
@@ -82,6 +85,10 @@ impl Mediation {
         hosts.sort();
         hosts.dedup();
         hosts.into_iter().map(HostPattern::Exact).collect()
+    }
+
+    pub(crate) fn budget(&self) -> &budget::Budget {
+        &self.budget
     }
 
     pub(crate) fn cache(&self) -> Option<&ArtifactCache> {

@@ -2,6 +2,7 @@
 //! checked strictly, classified by the registry's URL scheme, judged against the lockfile's
 //! pins, and answered from the shared cache or from the upstream over verified TLS.
 
+use super::budget::Held;
 use super::npm::{self, NpmRequest};
 use super::BoundRegistry;
 use crate::event::EgressEvent;
@@ -12,7 +13,7 @@ use cleanroom_policy::lockfile::Digest;
 use cleanroom_policy::registries::RegistryMode;
 use cleanroom_policy::{normalize_wire_host, DenyReason};
 use cleanroom_vocab::FailReason;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -191,12 +192,21 @@ fn origin(reg: &BoundRegistry) -> String {
     }
 }
 
-fn respond(status: StatusCode, content_type: &str, body: Bytes) -> Response<Body> {
+fn respond(status: StatusCode, content_type: &str, body: Bytes, held: Held) -> Response<Body> {
+    // The buffer's budget permits are released when the body is dropped (sent or not).
+    let len = body.len();
+    let body = Full::new(body)
+        .map_err(|n| match n {})
+        .map_frame(move |f| {
+            let _keep = &held;
+            f
+        })
+        .boxed();
     Response::builder()
         .status(status)
         .header("content-type", content_type)
-        .header("content-length", body.len())
-        .body(Full::new(body).map_err(|n| match n {}).boxed())
+        .header("content-length", len)
+        .body(body)
         .unwrap_or_else(|_| Response::new(empty()))
 }
 
@@ -208,12 +218,13 @@ async fn packument(
     accept: Option<hyper::header::HeaderValue>,
     enforce: bool,
 ) -> Response<Body> {
-    let (status, ctype, body) = match fetch(ctx, reg, path, accept, MAX_METADATA_BYTES).await {
+    let (status, ctype, body, held) = match fetch(ctx, reg, path, accept, MAX_METADATA_BYTES).await
+    {
         Ok(r) => r,
         Err(resp) => return resp,
     };
     if status != StatusCode::OK {
-        return respond(status, &ctype, body);
+        return respond(status, &ctype, body, held);
     }
     let mut doc: serde_json::Value = match serde_json::from_slice(&body) {
         Ok(d) => d,
@@ -238,10 +249,12 @@ async fn packument(
     let mut ev = EgressEvent::allow(&reg.host, reg.port, PROTO);
     ev.message = format!("npm metadata {name}");
     ctx.events.emit(ev);
+    // The filtered document replaces the fetched one: same budget.
     respond(
         StatusCode::OK,
         "application/json",
         Bytes::from(doc.to_string()),
+        held,
     )
 }
 
@@ -261,15 +274,24 @@ async fn artifact(
     if let Some(cache) = ctx.registries.cache() {
         if let Some(data) = cache.get(d).await {
             allowed("cache");
-            return respond(StatusCode::OK, "application/octet-stream", data.into());
+            let held = match ctx.registries.budget().hold(data.len()).await {
+                Ok(h) => h,
+                Err(e) => return upstream_bad(ctx, &reg.host, reg.port, e),
+            };
+            return respond(
+                StatusCode::OK,
+                "application/octet-stream",
+                data.into(),
+                held,
+            );
         }
     }
-    let (status, ctype, body) = match fetch(ctx, reg, path, None, MAX_ARTIFACT_BYTES).await {
+    let (status, ctype, body, held) = match fetch(ctx, reg, path, None, MAX_ARTIFACT_BYTES).await {
         Ok(r) => r,
         Err(resp) => return resp,
     };
     if status != StatusCode::OK {
-        return respond(status, &ctype, body);
+        return respond(status, &ctype, body, held);
     }
     if !super::cache::verify(d, &body) {
         return deny(
@@ -286,7 +308,7 @@ async fn artifact(
         cache.put(d, body.clone()).await;
     }
     allowed("upstream");
-    respond(StatusCode::OK, "application/octet-stream", body)
+    respond(StatusCode::OK, "application/octet-stream", body, held)
 }
 
 /// Warn mode: what the lockfile does not cover goes through unchanged.
@@ -297,7 +319,7 @@ async fn passthrough(
     accept: Option<hyper::header::HeaderValue>,
 ) -> Response<Body> {
     match fetch(ctx, reg, path, accept, MAX_ARTIFACT_BYTES).await {
-        Ok((status, ctype, body)) => respond(status, &ctype, body),
+        Ok((status, ctype, body, held)) => respond(status, &ctype, body, held),
         Err(resp) => resp,
     }
 }
@@ -320,7 +342,7 @@ async fn fetch(
     path: &str,
     accept: Option<hyper::header::HeaderValue>,
     max: usize,
-) -> Result<(StatusCode, String, Bytes), Response<Body>> {
+) -> Result<(StatusCode, String, Bytes, Held), Response<Body>> {
     let exchange = async {
         let mut sender = open_upstream(ctx, &reg.host, reg.port).await?;
         let authority = if reg.port == 443 {
@@ -361,8 +383,10 @@ async fn fetch(
             .and_then(|v| v.to_str().ok())
             .unwrap_or("application/octet-stream")
             .to_string();
-        let body = Limited::new(resp.into_body(), max)
-            .collect()
+        let (body, held) = ctx
+            .registries
+            .budget()
+            .collect(resp.into_body(), max)
             .await
             .map_err(|e| {
                 upstream_bad(
@@ -371,9 +395,8 @@ async fn fetch(
                     reg.port,
                     format!("{path}: body: {e} (limit {max} bytes)"),
                 )
-            })?
-            .to_bytes();
-        Ok((status, ctype, body))
+            })?;
+        Ok((status, ctype, body, held))
     };
     match tokio::time::timeout(UPSTREAM_WAIT, exchange).await {
         Ok(r) => r,
