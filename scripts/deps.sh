@@ -52,3 +52,12 @@ if [ "$(node -p "require('./.tools/node_modules/verdaccio/package.json').version
     && npm pkg set overrides.node-fetch=2.7.0 \
     && npm install --silent --no-audit --no-fund "verdaccio@$VERDACCIO_VERSION" >/dev/null)
 fi
+# pypiserver (registries tests: pip --require-hashes through the gateway), pinned, in a
+# project-local venv; the tests run it with --disable-fallback (no other index is consulted).
+PYPISERVER_VERSION=2.4.2
+if [ "$(.tools/pypi-venv/bin/python -c 'import importlib.metadata as m; print(m.version("pypiserver"))' 2>/dev/null)" != "$PYPISERVER_VERSION" ]; then
+  echo "deps: pip install pypiserver==$PYPISERVER_VERSION (.tools/pypi-venv)" >&2
+  mkdir -p .tools
+  python3 -m venv .tools/pypi-venv
+  .tools/pypi-venv/bin/pip install -q --disable-pip-version-check "pypiserver==$PYPISERVER_VERSION"
+fi

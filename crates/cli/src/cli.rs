@@ -144,7 +144,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub upstream_ca: Vec<PathBuf>,
     /// Registry host for `sandbox.registries` entries of KIND that name no `upstream:`
-    /// (repeatable; KIND: npm), e.g. the public registry or a mirror. No built-in default.
+    /// (repeatable; KIND: npm or pypi), e.g. the public registry or a mirror. No built-in default.
     #[arg(long, value_name = "KIND=HOST[:PORT]")]
     pub registry_upstream: Vec<String>,
     /// Size cap of the package artifact cache shared by all sandboxes (LRU)

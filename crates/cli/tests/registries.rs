@@ -588,3 +588,219 @@ fn warn_mode_lets_unpinned_through_with_an_event_enforce_records_a_deny() {
         t.server.run(&["sandbox", "rm", &id]);
     }
 }
+
+/// Builds a minimal pure-Python wheel `<name>-<version>-py3-none-any.whl` in argv[1].
+const MAKE_WHEEL: &str = r#"
+import base64, hashlib, sys, zipfile
+out, name, version, marker = sys.argv[1:5]
+mod = name.replace("-", "_")
+dist = f"{mod}-{version}.dist-info"
+files = {
+    f"{mod}/__init__.py": f"MARKER = {marker!r}\n",
+    f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+    f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+record = []
+for path, body in files.items():
+    digest = base64.urlsafe_b64encode(hashlib.sha256(body.encode()).digest()).rstrip(b"=").decode()
+    record.append(f"{path},sha256={digest},{len(body)}")
+record.append(f"{dist}/RECORD,,")
+files[f"{dist}/RECORD"] = "\n".join(record) + "\n"
+path = f"{out}/{mod}-{version}-py3-none-any.whl"
+with zipfile.ZipFile(path, "w") as z:
+    for p, body in files.items():
+        z.writestr(p, body)
+print(hashlib.sha256(open(path, "rb").read()).hexdigest())
+"#;
+
+/// A pypiserver (scripts/deps.sh: .tools/pypi-venv) serving the wheels in its directory,
+/// with no fallback to any other index; killed on drop.
+struct PypiServer {
+    child: Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for PypiServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl PypiServer {
+    fn start() -> PypiServer {
+        let bin =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/pypi-venv/bin/pypi-server");
+        assert!(
+            bin.exists(),
+            "{} missing: run scripts/deps.sh",
+            bin.display()
+        );
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("packages")).unwrap();
+        let port = free_port();
+        let log = std::fs::File::create(dir.path().join("log")).unwrap();
+        let child = Command::new(bin)
+            .args([
+                "run",
+                "-i",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+                "-a",
+                ".",
+                "-P",
+                ".",
+            ])
+            .args(["--hash-algo", "sha256", "--disable-fallback"])
+            .arg(dir.path().join("packages"))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let p = PypiServer { child, port, dir };
+        assert!(
+            eventually(Duration::from_secs(60), || TcpStream::connect((
+                "127.0.0.1",
+                port
+            ))
+            .is_ok()),
+            "pypiserver did not start"
+        );
+        p
+    }
+
+    /// Publish a wheel (into the served directory); its sha256.
+    fn publish(&self, name: &str, version: &str, marker: &str) -> String {
+        let o = Command::new("python3")
+            .args(["-c", MAKE_WHEEL])
+            .arg(self.dir.path().join("packages"))
+            .args([name, version, marker])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o).trim().to_string()
+    }
+
+    fn tamper(&self, name: &str, version: &str) {
+        let dir = tempfile::tempdir().unwrap();
+        let o = Command::new("python3")
+            .args(["-c", MAKE_WHEEL])
+            .arg(dir.path())
+            .args([name, version, "EVIL"])
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        let file = format!("{}-{version}-py3-none-any.whl", name.replace('-', "_"));
+        std::fs::copy(
+            dir.path().join(&file),
+            self.dir.path().join("packages").join(&file),
+        )
+        .unwrap();
+    }
+}
+
+const PYPI_HOST: &str = "pypi.test";
+
+/// pip with `--require-hashes` through the gateway: the pinned wheel installs; an unpinned
+/// project or version is `lockfile_violation`; a tampered wheel is `integrity_mismatch`.
+#[test]
+fn pip_require_hashes_installs_pinned_wheels_refuses_the_rest() {
+    let pypi = PypiServer::start();
+    let good = pypi.publish("demo-pkg", "1.0.0", "demo-1.0.0");
+    pypi.publish("demo-pkg", "2.0.0", "demo-2.0.0");
+    pypi.publish("other", "1.0.0", "other");
+    let victim = pypi.publish("victim", "1.0.0", "genuine");
+    pypi.tamper("victim", "1.0.0");
+    let (ca_pem, tls) = test_pki(&[PYPI_HOST]);
+    let front = Front::start(pypi.port, tls);
+    let ca = tempfile::tempdir().unwrap();
+    std::fs::write(ca.path().join("ca.pem"), ca_pem).unwrap();
+    let s = Server::start_with(&[
+        "--egress-resolve",
+        &format!("{PYPI_HOST}=127.0.0.1"),
+        "--upstream-ca",
+        ca.path().join("ca.pem").to_str().unwrap(),
+    ]);
+    let repo = tempfile::tempdir().unwrap();
+    let r = repo.path();
+    std::fs::write(
+        r.join("requirements.txt"),
+        format!(
+            "demo_pkg==1.0.0 \\\n    --hash=sha256:{good}\nvictim==1.0.0 --hash=sha256:{victim}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        r.join("demo.txt"),
+        format!("demo-pkg==1.0.0 --hash=sha256:{good}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        r.join("cleanroom.yaml"),
+        format!(
+            "version: 1\nrepository: {{}}\nsandbox:\n  registries:\n    - kind: pypi\n      \
+             lockfile: requirements.txt\n      upstream: '{PYPI_HOST}:{}'\n",
+            front.port
+        ),
+    )
+    .unwrap();
+    git(r, &["init", "-q"]);
+    git(r, &["add", "."]);
+    git(r, &["commit", "-q", "-m", "init"]);
+    let index = format!("https://{PYPI_HOST}:{}/simple/", front.port);
+    let pip = format!(
+        "python3 -m pip install -q --no-cache-dir --disable-pip-version-check --no-deps \
+         --require-hashes --index-url {index}"
+    );
+    // Without --require-hashes pip itself would not refuse: the gateway must.
+    let loose = format!(
+        "python3 -m pip install -q --no-cache-dir --disable-pip-version-check --no-deps --index-url {index}"
+    );
+    let script = format!(
+        "{pip} --target /tmp/site -r demo.txt && PYTHONPATH=/tmp/site python3 -c 'import demo_pkg; print(demo_pkg.MARKER)'
+         {loose} --target /tmp/s2 'demo-pkg==2.0.0' >/tmp/o2 2>&1; echo unpinned-version-exit=$?
+         {loose} --target /tmp/s3 other==1.0.0 >/tmp/o3 2>&1; echo unpinned-project-exit=$?
+         code=$({CURL} https://{PYPI_HOST}:{port}/packages/demo_pkg-2.0.0-py3-none-any.whl); echo \"file2 $code $(grep -i x-cleanroom-deny /tmp/head | tr -d '\\r')\"
+         {pip} --target /tmp/s4 victim==1.0.0 --hash=sha256:{victim} >/tmp/o4 2>&1; echo victim-exit=$?; ls /tmp/s4/victim 2>&1 | head -1
+         code=$({CURL} {index}demo-pkg/); echo \"index $code\"; cat /tmp/body
+         code=$({CURL} https://{PYPI_HOST}:{port}/packages/victim-1.0.0-py3-none-any.whl); echo \"victim $code $(grep -i x-cleanroom-deny /tmp/head | tr -d '\\r')\"
+         code=$({CURL} {index}other/); echo \"other $code $(grep -i x-cleanroom-deny /tmp/head | tr -d '\\r')\"",
+        port = front.port
+    );
+    let o = exec_in_repo(&s, r, &script);
+    let out = stdout(&o);
+    assert!(out.starts_with("demo-1.0.0\n"), "{out}\n{}", stderr(&o));
+    assert!(!out.contains("unpinned-version-exit=0"), "{out}");
+    assert!(!out.contains("unpinned-project-exit=0"), "{out}");
+    assert!(
+        !out.contains("victim-exit=0") && out.contains("No such file"),
+        "{out}"
+    );
+    assert!(out.contains("index 200"), "{out}");
+    assert!(
+        out.contains("demo_pkg-1.0.0-py3-none-any.whl") && !out.contains("demo_pkg-2.0.0"),
+        "{out}"
+    );
+    assert!(
+        out.contains("victim 403 x-cleanroom-deny: integrity_mismatch"),
+        "{out}"
+    );
+    assert!(
+        out.contains("other 403 x-cleanroom-deny: lockfile_violation"),
+        "{out}"
+    );
+    assert!(
+        out.contains("file2 403 x-cleanroom-deny: lockfile_violation"),
+        "{out}"
+    );
+    let paths = front.paths.lock().unwrap().clone();
+    assert!(
+        !paths
+            .iter()
+            .any(|p| p.contains("demo_pkg-2.0.0") || p.contains("/other")),
+        "{paths:?}"
+    );
+}

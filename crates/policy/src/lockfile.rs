@@ -76,12 +76,30 @@ pub fn parse_sri(s: &str) -> Result<Digest, String> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Pins {
     by_name: BTreeMap<String, BTreeMap<String, Digest>>,
+    /// Every accepted digest of a version (pip lists one `--hash` per file of a release:
+    /// wheels and sdist); `by_name` keeps the first.
+    all: BTreeMap<(String, String), Vec<Digest>>,
 }
 
 impl Pins {
     /// The expected digest of `name@version`, if pinned.
     pub fn get(&self, name: &str, version: &str) -> Option<&Digest> {
         self.by_name.get(name)?.get(version)
+    }
+
+    /// Every digest `name@version` may have (any file of the release).
+    pub fn digests(&self, name: &str, version: &str) -> &[Digest] {
+        self.all
+            .get(&(name.to_string(), version.to_string()))
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
+    /// Is `d` the digest of some pinned file of `name` (any version)?
+    pub fn has_digest(&self, name: &str, d: &Digest) -> bool {
+        self.by_name
+            .get(name)
+            .is_some_and(|vs| vs.keys().any(|v| self.digests(name, v).contains(d)))
     }
 
     /// The pinned versions of `name` (empty when not pinned at all).
@@ -98,7 +116,24 @@ impl Pins {
         self.by_name.is_empty()
     }
 
+    /// One more file of a release (pip): several digests per version are expected.
+    fn insert_file(&mut self, name: String, version: String, d: Digest) {
+        let all = self.all.entry((name.clone(), version.clone())).or_default();
+        if !all.contains(&d) {
+            all.push(d.clone());
+        }
+        self.by_name
+            .entry(name)
+            .or_default()
+            .entry(version)
+            .or_insert(d);
+    }
+
     fn insert(&mut self, name: String, version: String, d: Digest) -> Result<(), String> {
+        let all = self.all.entry((name.clone(), version.clone())).or_default();
+        if !all.contains(&d) {
+            all.push(d.clone());
+        }
         let versions = self.by_name.entry(name.clone()).or_default();
         match versions.get(&version) {
             Some(old) if old.algo == d.algo && *old != d => Err(format!(
@@ -197,6 +232,92 @@ pub fn parse_npm(content: &[u8]) -> Result<Pins, String> {
     Ok(pins)
 }
 
+/// A Python project name as PEP 503 normalizes it (lower case, runs of `-_.` as `-`).
+pub fn normalize_pypi_name(n: &str) -> String {
+    let mut out = String::with_capacity(n.len());
+    let mut sep = false;
+    for c in n.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            sep = true;
+            continue;
+        }
+        if sep && !out.is_empty() {
+            out.push('-');
+        }
+        sep = false;
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+fn valid_pypi_name(n: &str) -> bool {
+    !n.is_empty() && n.len() <= 200 && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+/// `requirements.txt` in pip's hash-checking form: every requirement is `name==version`
+/// with at least one `--hash=sha256:<hex>` (continuation lines joined). Anything pip would
+/// resolve instead of pin (ranges, URLs, `-e`, `-r`, no hash) is an error: it cannot be
+/// enforced.
+pub fn parse_requirements(content: &[u8]) -> Result<Pins, String> {
+    let text = std::str::from_utf8(content).map_err(|_| "not UTF-8".to_string())?;
+    let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
+    let mut pins = Pins::default();
+    for (i, raw) in joined.lines().enumerate() {
+        let line = raw.split(" #").next().unwrap_or_default().trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut parts = line.split_ascii_whitespace();
+        let req = parts.next().unwrap_or_default();
+        if req.starts_with('-') {
+            return Err(format!("line {}: option {req:?} is not supported", i + 1));
+        }
+        let req = req.split(';').next().unwrap_or_default();
+        let (name, version) = req
+            .split_once("==")
+            .ok_or_else(|| format!("line {}: {req:?} is not pinned with ==", i + 1))?;
+        let name = normalize_pypi_name(name.split('[').next().unwrap_or_default());
+        if !valid_pypi_name(&name) || !valid_version(version) {
+            return Err(format!(
+                "line {}: unusable name or version in {req:?}",
+                i + 1
+            ));
+        }
+        let mut hashes = 0;
+        for opt in parts {
+            let Some(h) = opt.strip_prefix("--hash=") else {
+                return Err(format!("line {}: unsupported {opt:?}", i + 1));
+            };
+            let (algo, hex) = h
+                .split_once(':')
+                .ok_or_else(|| format!("line {}: bad hash {h:?}", i + 1))?;
+            let (algo, len) = match algo {
+                "sha256" => (HashAlgo::Sha256, 32),
+                "sha512" => (HashAlgo::Sha512, 64),
+                _ => return Err(format!("line {}: unsupported hash {algo:?}", i + 1)),
+            };
+            let bytes = (0..hex.len())
+                .step_by(2)
+                .map(|k| {
+                    hex.get(k..k + 2)
+                        .and_then(|b| u8::from_str_radix(b, 16).ok())
+                })
+                .collect::<Option<Vec<u8>>>()
+                .filter(|b| b.len() == len && hex.len() == 2 * len)
+                .ok_or_else(|| format!("line {}: bad hash {h:?}", i + 1))?;
+            pins.insert_file(name.clone(), version.to_string(), Digest { algo, bytes });
+            hashes += 1;
+        }
+        if hashes == 0 {
+            return Err(format!("line {}: {req} has no --hash", i + 1));
+        }
+        if pins.len() > MAX_PINS {
+            return Err(format!("more than {MAX_PINS} requirements"));
+        }
+    }
+    Ok(pins)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,6 +334,29 @@ mod tests {
         for bad in ["", "md5-abc", "sha512-!!!", "sha512-AAAA"] {
             assert!(parse_sri(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn requirements_with_hashes() {
+        let h = "a".repeat(64);
+        let g = "b".repeat(64);
+        let txt = format!(
+            "# comment\nDemo_Pkg==1.0.0 \\\n    --hash=sha256:{h} \\\n    --hash=sha256:{g}\nother==2.0 --hash=sha256:{h}  # trailing\n"
+        );
+        let p = parse_requirements(txt.as_bytes()).unwrap();
+        assert_eq!(p.digests("demo-pkg", "1.0.0").len(), 2);
+        assert!(p.get("other", "2.0").is_some());
+        for bad in [
+            "a>=1.0 --hash=sha256:".to_string() + &h,
+            "a==1.0".into(),
+            "-r other.txt".into(),
+            "a==1.0 --hash=md5:00".into(),
+            "a==1.0 --hash=sha256:zz".into(),
+            "a==1.0 --index-url=x".into(),
+        ] {
+            assert!(parse_requirements(bad.as_bytes()).is_err(), "{bad}");
+        }
+        assert_eq!(normalize_pypi_name("Foo.Bar__baz"), "foo-bar-baz");
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! ```yaml
 //! sandbox:
 //!   registries:
-//!     - kind: npm
+//!     - kind: npm                     # npm (package-lock.json) | pypi (requirements.txt
+//!                                     #   with --hash)
 //!       lockfile: package-lock.json   # relative to the policy file's directory
 //!       mode: enforce                 # enforce (default) | warn | off
 //!       upstream: registry.example    # optional: the server's default for the kind
@@ -29,12 +30,14 @@ pub const MAX_LOCKFILE_BYTES: usize = 32 * 1024 * 1024;
 #[serde(rename_all = "lowercase")]
 pub enum RegistryKind {
     Npm,
+    Pypi,
 }
 
 impl RegistryKind {
     pub fn as_str(self) -> &'static str {
         match self {
             RegistryKind::Npm => "npm",
+            RegistryKind::Pypi => "pypi",
         }
     }
 
@@ -42,6 +45,7 @@ impl RegistryKind {
     pub fn parse(s: &str) -> Option<RegistryKind> {
         match s {
             "npm" => Some(RegistryKind::Npm),
+            "pypi" => Some(RegistryKind::Pypi),
             _ => None,
         }
     }
@@ -149,7 +153,7 @@ pub(crate) fn compile_registries(
         let kind = RegistryKind::parse(s.kind.trim()).ok_or_else(|| {
             invalid(
                 &format!("{path}.kind"),
-                format!("unknown registry kind {:?} (supported: npm)", s.kind),
+                format!("unknown registry kind {:?} (supported: npm, pypi)", s.kind),
             )
         })?;
         let mode = match s.mode.as_deref().map(str::trim) {
@@ -284,6 +288,7 @@ fn bind_rules(
         }
         let pins = match rule.kind {
             RegistryKind::Npm => lockfile::parse_npm(content),
+            RegistryKind::Pypi => lockfile::parse_requirements(content),
         }
         .map_err(|e| {
             invalid(

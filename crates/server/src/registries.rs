@@ -44,7 +44,7 @@ impl RegistrySettings {
                 .split_once('=')
                 .ok_or_else(|| format!("{spec:?}: expected KIND=HOST[:PORT]"))?;
             let kind = RegistryKind::parse(kind.trim())
-                .ok_or_else(|| format!("{spec:?}: unknown registry kind (supported: npm)"))?;
+                .ok_or_else(|| format!("{spec:?}: unknown registry kind (supported: npm, pypi)"))?;
             let host = registries::parse_upstream(host).map_err(|e| format!("{spec:?}: {e}"))?;
             out.insert(kind, host);
         }

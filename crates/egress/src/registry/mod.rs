@@ -12,6 +12,8 @@ pub mod budget;
 pub mod cache;
 pub mod git;
 pub mod npm;
+pub mod pypi;
+mod pypi_serve;
 mod serve;
 
 pub use cache::ArtifactCache;

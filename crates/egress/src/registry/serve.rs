@@ -10,7 +10,7 @@ use crate::http::{empty, text, Body};
 use crate::Ctx;
 use bytes::Bytes;
 use cleanroom_policy::lockfile::Digest;
-use cleanroom_policy::registries::RegistryMode;
+use cleanroom_policy::registries::{RegistryKind, RegistryMode};
 use cleanroom_policy::{normalize_wire_host, DenyReason};
 use cleanroom_vocab::FailReason;
 use http_body_util::{BodyExt, Full};
@@ -89,12 +89,12 @@ where
     }
 }
 
-fn deny(ctx: &Ctx, reg: &BoundRegistry, r: DenyReason, msg: String) -> Response<Body> {
+pub(super) fn deny(ctx: &Ctx, reg: &BoundRegistry, r: DenyReason, msg: String) -> Response<Body> {
     crate::http::denied(ctx, &reg.host, reg.port, PROTO, r, msg)
 }
 
 /// Allowed, but outside the lockfile: warn mode's event.
-fn warned(ctx: &Ctx, reg: &BoundRegistry, msg: String) {
+pub(super) fn warned(ctx: &Ctx, reg: &BoundRegistry, msg: String) {
     let mut ev = EgressEvent::allow(&reg.host, reg.port, PROTO);
     ev.reason = DenyReason::LockfileViolation.as_str();
     ev.message = format!("warn mode, let through: {msg}");
@@ -151,6 +151,9 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>, host: String, port: u16) 
         );
     }
     let accept = req.headers().get(hyper::header::ACCEPT).cloned();
+    if reg.kind == RegistryKind::Pypi {
+        return super::pypi_serve::handle(&ctx, &reg, &path, enforce).await;
+    }
     match what {
         NpmRequest::Packument { name } => {
             if reg.pins.versions(&name).is_none() {
@@ -184,7 +187,7 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>, host: String, port: u16) 
     }
 }
 
-fn origin(reg: &BoundRegistry) -> String {
+pub(super) fn origin(reg: &BoundRegistry) -> String {
     if reg.port == 443 {
         format!("https://{}", reg.host)
     } else {
@@ -192,7 +195,12 @@ fn origin(reg: &BoundRegistry) -> String {
     }
 }
 
-fn respond(status: StatusCode, content_type: &str, body: Bytes, held: Held) -> Response<Body> {
+pub(super) fn respond(
+    status: StatusCode,
+    content_type: &str,
+    body: Bytes,
+    held: Held,
+) -> Response<Body> {
     // The buffer's budget permits are released when the body is dropped (sent or not).
     let len = body.len();
     let body = Full::new(body)
@@ -312,7 +320,7 @@ async fn artifact(
 }
 
 /// Warn mode: what the lockfile does not cover goes through unchanged.
-async fn passthrough(
+pub(super) async fn passthrough(
     ctx: &Ctx,
     reg: &BoundRegistry,
     path: &str,
@@ -336,7 +344,7 @@ pub(super) fn upstream_bad(ctx: &Ctx, host: &str, port: u16, msg: String) -> Res
 
 /// GET `path` from the registry's upstream over verified TLS; the whole body, bounded.
 /// Credentials are never forwarded; compression is refused (bodies are checked).
-async fn fetch(
+pub(super) async fn fetch(
     ctx: &Ctx,
     reg: &BoundRegistry,
     path: &str,
