@@ -241,6 +241,10 @@ fn bind_rules(
     let mut bound = Vec::new();
     for (i, rule) in rules.iter_mut().enumerate() {
         let path = format!("sandbox.registries[{i}]");
+        if rule.mode == RegistryMode::Off {
+            // Not mediated: nothing to bind (the host is ordinary egress).
+            continue;
+        }
         if rule.upstream.is_none() {
             rule.upstream = default_upstreams.get(&rule.kind).cloned();
         }
@@ -256,9 +260,6 @@ fn bind_rules(
         };
         let (host, port) =
             split_upstream(&upstream).map_err(|e| invalid(&format!("{path}.upstream"), e))?;
-        if rule.mode == RegistryMode::Off {
-            continue;
-        }
         // The registry is reachable on its port: its mediation is the way through.
         let reach = crate::Rule {
             host: crate::HostPattern::Exact(host.clone()),
