@@ -110,9 +110,10 @@ def _timed(cmd, env=None, cwd=None):
 
 
 def _tarball_requests(log):
-    """Completed tarball GETs in verdaccio's access log (one `req: 'GET /….tgz'` line each)."""
+    """Tarball GETs verdaccio received (its log has one `requested 'GET /….tgz'` line per
+    request; the `req: …` status lines come twice per request)."""
     with open(log, errors="replace") as f:
-        return len(re.findall(r"req: 'GET [^']*\.tgz'", f.read()))
+        return len(re.findall(r"requested 'GET [^']*\.tgz'", f.read()))
 
 
 def _row(xs):
