@@ -19,6 +19,8 @@ Measures, in the same run and on the same machine:
 Progress goes to stderr. BENCH_BINARY=path skips the release build and uses that binary;
 BENCH_ONLY=api measures only the exec-in-existing-sandbox rows (unix vs TCP);
 BENCH_ONLY=approvals only the egress approval / learn mode rows (bench/approvals.py).
+BENCH_ONLY=registries only first vs cached `npm ci` through the registry mediation
+(bench/registries.py).
 """
 import approvals as approvals_bench
 import hashlib, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
@@ -225,6 +227,8 @@ def main():
                        stdout=sys.stderr)
         binary = os.path.join(ROOT, "target/release/cleanroom")
     only_api = os.environ.get("BENCH_ONLY") == "api"
+    if os.environ.get("BENCH_ONLY") == "registries":  # bench/registries.py: first vs cached npm ci
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))); import registries; print(json.dumps({"registries": registries.run(binary)}, indent=2)); return
     tmp = tempfile.mkdtemp(prefix="cleanroom-bench-")
     sock = os.path.join(tmp, "s.sock")
     web_port = free_port()
@@ -306,6 +310,7 @@ def main():
         result["egress_http"] = egress_bench(binary, env, tmp, web_port)
         result["egress_https_secret_injection"] = secret_bench(binary, env, tmp, tls_port, ca)
         result["egress_approvals"] = approvals_bench.run(binary, env, tmp, web_port)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))); import registries; result["registries"] = registries.run(binary)
         print(json.dumps(result, indent=2))
     finally:
         tcp.send_signal(signal.SIGTERM)

@@ -38,3 +38,26 @@ if [ ! -x .tools/node_modules/.bin/buf ] || [ "$(.tools/node_modules/.bin/buf --
   (cd .tools && { [ -f package.json ] || echo '{"name":"cleanroom-tools","private":true}' > package.json; } \
     && npm install --silent --no-audit --no-fund "@bufbuild/buf@$BUF_VERSION" >/dev/null)
 fi
+
+# --- registries (issue 14): a real npm registry for the registry mediation tests and bench
+# (crates/cli/tests/registries.rs, bench/registries.py). verdaccio, pinned, project-local,
+# started by the tests on loopback with no uplinks. 6.2.x runs on Debian's Node 20 (later
+# 6.x need Node 22). Its audit plugin asks for a `node-fetch` dist-tag some registries do
+# not carry: pin that dependency instead.
+VERDACCIO_VERSION=6.2.9
+if [ "$(node -p "require('./.tools/node_modules/verdaccio/package.json').version" 2>/dev/null)" != "$VERDACCIO_VERSION" ]; then
+  echo "deps: npm install verdaccio@$VERDACCIO_VERSION" >&2
+  mkdir -p .tools
+  (cd .tools && { [ -f package.json ] || echo '{"name":"cleanroom-tools","private":true}' > package.json; } \
+    && npm pkg set overrides.node-fetch=2.7.0 \
+    && npm install --silent --no-audit --no-fund "verdaccio@$VERDACCIO_VERSION" >/dev/null)
+fi
+# pypiserver (registries tests: pip --require-hashes through the gateway), pinned, in a
+# project-local venv; the tests run it with --disable-fallback (no other index is consulted).
+PYPISERVER_VERSION=2.4.2
+if [ "$(.tools/pypi-venv/bin/python -c 'import importlib.metadata as m; print(m.version("pypiserver"))' 2>/dev/null)" != "$PYPISERVER_VERSION" ]; then
+  echo "deps: pip install pypiserver==$PYPISERVER_VERSION (.tools/pypi-venv)" >&2
+  mkdir -p .tools
+  python3 -m venv .tools/pypi-venv
+  .tools/pypi-venv/bin/pip install -q --disable-pip-version-check "pypiserver==$PYPISERVER_VERSION"
+fi

@@ -146,6 +146,13 @@ pub struct ServeArgs {
     /// hosts, besides the system's roots (repeatable)
     #[arg(long, value_name = "FILE")]
     pub upstream_ca: Vec<PathBuf>,
+    /// Registry host for `sandbox.registries` entries of KIND that name no `upstream:`
+    /// (repeatable; KIND: npm or pypi), e.g. the public registry or a mirror. No built-in default.
+    #[arg(long, value_name = "KIND=HOST[:PORT]")]
+    pub registry_upstream: Vec<String>,
+    /// Size cap of the package artifact cache shared by all sandboxes (LRU)
+    #[arg(long, value_name = "MB", default_value_t = cleanroom_server::registries::DEFAULT_CACHE_MB)]
+    pub registry_cache_mb: u64,
     #[command(flatten)]
     pub quotas: QuotaArgs,
     #[command(flatten)]

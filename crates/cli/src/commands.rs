@@ -96,8 +96,11 @@ async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, ApiError> {
             image,
             limits,
         } => {
+            let policy_yaml = read_policy(policy.as_ref(), false)?;
+            let lockfiles = crate::lockfiles::read(&policy_yaml, policy.as_deref())?;
             let req = CreateSandboxRequest {
-                policy_yaml: read_policy(policy.as_ref(), false)?,
+                lockfiles: lockfiles.into_iter().collect(),
+                policy_yaml,
                 image_ref: image.unwrap_or_default(),
                 limits: limits_msg(&limits)?.into(),
                 ..Default::default()

@@ -69,7 +69,15 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
                     return EXIT_CLEANROOM_ERROR;
                 }
             };
+            let lockfiles = match crate::lockfiles::read(&policy, args.policy.as_deref()) {
+                Ok(l) => l,
+                Err(e) => {
+                    render::error(&e, None);
+                    return EXIT_CLEANROOM_ERROR;
+                }
+            };
             let req = CreateSandboxRequest {
+                lockfiles: lockfiles.into_iter().collect(),
                 policy_yaml: policy,
                 image_ref: args.image.clone().unwrap_or_default(),
                 limits: limits.into(),

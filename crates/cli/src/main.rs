@@ -8,6 +8,7 @@ mod cli;
 mod commands;
 mod exec;
 mod follow;
+mod lockfiles;
 mod render;
 mod request;
 mod serve;

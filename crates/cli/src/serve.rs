@@ -19,6 +19,8 @@ fn settings(args: ServeArgs, listen: Listen) -> ServeSettings {
         registry_credentials: args.registry_credentials,
         secrets_file: args.secrets_file,
         upstream_ca: args.upstream_ca,
+        registry_upstream: args.registry_upstream,
+        registry_cache_mb: args.registry_cache_mb,
         output_log_max_mb: q.output_log_max_mb,
         output_log_min_free_mb: q.output_log_min_free_mb,
         output_log_max_age_secs: q.output_log_max_age_secs,

@@ -294,6 +294,18 @@ async fn handle(
         Ok(h) => h,
         Err((h, r, msg)) => return denied(&ctx, &h, port, proto, r, msg),
     };
+    if ctx.registries.mediates(&host) {
+        let msg =
+            format!("plain HTTP to registry host {host}: registries are served over TLS only");
+        return denied(
+            &ctx,
+            &host,
+            port,
+            proto,
+            DenyReason::RegistryNotAllowed,
+            msg,
+        );
+    }
     let mut req = req;
     let intercept = matches!(mode, Mode::Intercept { .. });
     // Placeholders: rewritten on a terminated connection, refused anywhere else.

@@ -28,6 +28,7 @@ pub mod intercept;
 pub mod limits;
 pub mod names;
 pub mod redact;
+pub mod registry;
 pub mod secrets;
 pub mod sniff;
 mod strict;
@@ -78,6 +79,8 @@ pub struct Ctx {
     pub secrets: Secrets,
     /// The sandbox's CA, when it has secrets (TLS to bound hosts is terminated with it).
     pub ca: Option<SandboxCa>,
+    /// Mediated package registries (`sandbox.registries`).
+    pub registries: registry::Mediation,
     pub(crate) names: names::Names,
     pub(crate) events: event::Limited,
     limits: limits::SandboxLimits,
@@ -125,9 +128,20 @@ impl Drop for Gateway {
     }
 }
 
+/// What a gateway consults beyond its policy: the sandbox's mediated package registries and
+/// its pending egress approvals.
+pub struct Mediators {
+    /// Registry mediation bound at create (lockfile pins, shared cache); `Mediation::none()`
+    /// when the policy declares no registries.
+    pub registries: registry::Mediation,
+    /// The sandbox's approval requests (`network.unknown: ask`, learn mode).
+    pub approvals: Arc<Approvals>,
+}
+
 impl Gateway {
     /// Serve one sandbox's tun device. Must be called inside a multi-threaded tokio runtime.
-    /// `approvals` is shared with whoever answers the sandbox's approval requests.
+    /// `mediators` carries the sandbox's registry mediation (its hosts must be among the names
+    /// `ca` may vouch for) and its approvals (shared with whoever answers its requests).
     pub fn start(
         device: OwnedFd,
         policy: NetworkPolicy,
@@ -135,8 +149,12 @@ impl Gateway {
         secrets: Secrets,
         ca: Option<SandboxCa>,
         sink: EventSink,
-        approvals: Arc<Approvals>,
+        mediators: Mediators,
     ) -> std::io::Result<Gateway> {
+        let Mediators {
+            registries,
+            approvals,
+        } = mediators;
         let dev = device::TunDevice::new(device)?;
         let mut cfg = IpStackConfig::default();
         cfg.mtu_unchecked(MTU);
@@ -151,6 +169,7 @@ impl Gateway {
             upstream,
             secrets,
             ca,
+            registries,
             names: names::Names::default(),
             events: event::Limited::new(sink),
             limits: limits::SandboxLimits::new(),

@@ -116,6 +116,16 @@ async fn decide<S>(
 {
     let tls = match opening {
         Opening::Closed | Opening::Silent => return close_soon(&mut client).await,
+        Opening::Http if ctx.registries.mediates(&host) => {
+            ctx.events.emit(EgressEvent::deny(
+                &host,
+                port,
+                via.proto(false),
+                DenyReason::RegistryNotAllowed,
+                format!("plain HTTP to registry host {host}: registries are served over TLS only"),
+            ));
+            return close_soon(&mut client).await;
+        }
         Opening::Http => {
             drop(upstream);
             let mode = crate::http::Mode::Fixed { host, port };
@@ -131,6 +141,11 @@ async fn decide<S>(
                     msg,
                 ));
                 return close_soon(&mut client).await;
+            }
+            if ctx.registries.mediates(&host) {
+                drop(upstream);
+                crate::registry::terminate(Prefixed::new(prefix, client), ctx, host, port).await;
+                return;
             }
             if ctx.secrets.binds(&host) {
                 drop(upstream);

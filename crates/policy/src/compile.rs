@@ -47,6 +47,10 @@ struct SandboxSection {
     secrets: BTreeMap<String, SecretSection>,
     #[serde(default)]
     dependencies: Option<DependenciesSection>,
+    #[serde(default)]
+    registries: Vec<crate::registries::RegistrySection>,
+    #[serde(default)]
+    git: Vec<crate::git::GitSection>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -322,7 +326,8 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
             ))
         }
     };
-    let network = compile_network(file.sandbox.network.unwrap_or_default())?;
+    let mut network = compile_network(file.sandbox.network.unwrap_or_default())?;
+    let git = crate::git::compile_git(file.sandbox.git, &mut network)?;
     let secrets = compile_secrets(file.sandbox.secrets, &network)?;
     let resources = file.sandbox.resources.unwrap_or_default();
     for (name, value) in [
@@ -354,6 +359,7 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
         .map(|d| check_argv(&d.command).map(|()| d.command))
         .transpose()
         .map_err(|e| invalid("sandbox.dependencies.command", e))?;
+    let registries = crate::registries::compile_registries(file.sandbox.registries)?;
     Ok(CompiledPolicy {
         version: 1,
         image_ref,
@@ -363,6 +369,8 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
         secrets,
         repository_path,
         dependencies_command,
+        registries,
+        git,
     })
 }
 

@@ -18,8 +18,11 @@ use std::collections::BTreeMap;
 pub mod ask;
 mod compile;
 pub mod egress;
+pub mod git;
 pub mod host;
 pub use ask::{Unknown, Verdict};
+pub mod lockfile;
+pub mod registries;
 pub use compile::compile;
 pub use egress::{normalize_wire_host, DenyReason};
 pub use host::HostPattern;
@@ -163,6 +166,12 @@ pub struct CompiledPolicy {
     /// repository path) before the workload, e.g. `[npm, ci]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dependencies_command: Option<Vec<String>>,
+    /// `sandbox.registries`: mediated package registries (see [`registries`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub registries: Vec<registries::RegistryRule>,
+    /// `sandbox.git`: repositories fetched (pushed) through the gateway (see [`git`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub git: Vec<git::GitRule>,
 }
 
 /// Default guest directory of the repository checkout and of executions.
@@ -183,6 +192,8 @@ impl CompiledPolicy {
             secrets: BTreeMap::new(),
             repository_path: None,
             dependencies_command: None,
+            registries: Vec::new(),
+            git: Vec::new(),
         }
     }
 

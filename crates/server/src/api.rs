@@ -174,7 +174,17 @@ impl SandboxService for Api {
         };
         let row = self
             .engine
-            .create_sandbox(&who.name, self.caps, &policy_yaml, &req.image_ref, limits)
+            .create_sandbox_with_lockfiles(
+                &who.name,
+                self.caps,
+                &policy_yaml,
+                &req.image_ref,
+                limits,
+                &req.lockfiles
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_vec()))
+                    .collect(),
+            )
             .await
             .map_err(to_connect)?;
         self.engine

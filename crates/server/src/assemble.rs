@@ -25,6 +25,10 @@ pub struct ServeSettings {
     pub registry_credentials: Option<PathBuf>,
     pub secrets_file: Option<PathBuf>,
     pub upstream_ca: Vec<PathBuf>,
+    /// `KIND=HOST[:PORT]` default registry upstreams ([`crate::registries`]).
+    pub registry_upstream: Vec<String>,
+    /// Size cap of the package artifact cache, in MiB.
+    pub registry_cache_mb: u64,
     pub output_log_max_mb: u64,
     pub output_log_min_free_mb: u64,
     pub output_log_max_age_secs: u64,
@@ -54,6 +58,8 @@ pub enum AssembleError {
     InitExe(std::io::Error),
     #[error("registry credentials {0}: {1}")]
     RegistryCredentials(PathBuf, String),
+    #[error("invalid --registry-upstream {0}")]
+    RegistryUpstream(String),
 }
 
 impl AssembleError {
@@ -61,7 +67,9 @@ impl AssembleError {
     pub fn code(&self) -> &'static str {
         match self {
             AssembleError::InitExe(_) => "backend_unavailable",
-            AssembleError::RegistryCredentials(..) => "invalid_argument",
+            AssembleError::RegistryCredentials(..) | AssembleError::RegistryUpstream(_) => {
+                "invalid_argument"
+            }
         }
     }
 }
@@ -139,6 +147,13 @@ impl ServeSettings {
             registry,
             secrets_file: self.secrets_file,
             upstream_ca: self.upstream_ca,
+            package_registries: crate::registries::RegistrySettings {
+                upstreams: crate::registries::RegistrySettings::parse_upstreams(
+                    &self.registry_upstream,
+                )
+                .map_err(AssembleError::RegistryUpstream)?,
+                cache_bytes: mib(self.registry_cache_mb.max(1)),
+            },
             retention: RetentionConfig {
                 max_total_bytes: mib(self.output_log_max_mb),
                 min_free_bytes: mib(self.output_log_min_free_mb),
@@ -193,6 +208,8 @@ mod tests {
             registry_credentials: None,
             secrets_file: None,
             upstream_ca: vec![],
+            registry_upstream: vec![],
+            registry_cache_mb: 64,
             output_log_max_mb: 10,
             output_log_min_free_mb: 1,
             output_log_max_age_secs: 7,

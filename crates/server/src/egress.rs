@@ -47,6 +47,7 @@ struct Attached {
 pub struct Prepared {
     secrets: Secrets,
     ca: Option<SandboxCa>,
+    registries: cleanroom_egress::registry::Mediation,
 }
 
 impl Prepared {
@@ -93,6 +94,7 @@ impl EgressHub {
         &self,
         sandbox_id: &str,
         policy: &CompiledPolicy,
+        registries: cleanroom_egress::registry::Mediation,
     ) -> Result<Prepared, EngineError> {
         let missing: Vec<&str> = policy
             .secrets
@@ -125,6 +127,8 @@ impl EgressHub {
                 value,
             ));
         }
+        // Registry hosts: TLS to them is terminated (and mediated) by the gateway too.
+        hosts.extend(registries.hosts());
         let ca =
             if hosts.is_empty() {
                 None
@@ -136,6 +140,7 @@ impl EgressHub {
         Ok(Prepared {
             secrets: Secrets::new(entries),
             ca,
+            registries,
         })
     }
 
@@ -168,7 +173,10 @@ impl EgressHub {
             prepared.secrets,
             prepared.ca,
             sink,
-            self.approvals.open(sandbox_id, &policy.network),
+            cleanroom_egress::Mediators {
+                registries: prepared.registries,
+                approvals: self.approvals.open(sandbox_id, &policy.network),
+            },
         )?;
         lock(&self.sandboxes).insert(
             sandbox_id.to_string(),

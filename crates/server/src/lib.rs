@@ -22,6 +22,7 @@ pub mod outstream;
 pub mod owner;
 pub mod private_file;
 pub mod quota;
+pub mod registries;
 pub mod retention;
 pub mod secrets;
 pub mod serve;

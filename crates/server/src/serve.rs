@@ -56,6 +56,8 @@ pub struct ServeConfig {
     pub secrets_file: Option<PathBuf>,
     /// PEM files of CAs the gateway trusts for upstream TLS besides the system's.
     pub upstream_ca: Vec<PathBuf>,
+    /// Package registry mediation: default upstreams, artifact cache cap.
+    pub package_registries: crate::registries::RegistrySettings,
     /// Output retention watermarks and GC ([`crate::quota`], [`crate::retention`]).
     pub retention: crate::quota::RetentionConfig,
     /// Size caps of the image cache.
@@ -188,6 +190,9 @@ pub async fn run(
         Arc::new(upstream),
         Arc::new(secrets),
     )?;
+    let hub = crate::registries::RegistryHub::open(&cfg.state_dir, &cfg.package_registries)
+        .map_err(|e| ServeError::StateDir(cfg.state_dir.join("registry-cache"), e))?;
+    engine.set_registries(hub);
     engine.recover().await?;
     engine.start_retention(cfg.retention.clone());
     engine.egress.approvals.configure(cfg.approvals);

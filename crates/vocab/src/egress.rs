@@ -68,6 +68,17 @@ stable_codes! {
         /// Learn mode has recorded the most distinct destinations it records for one
         /// sandbox; further unknown destinations are refused.
         LearnLimitReached => "learn_limit_reached",
+        /// A package registry request for a package or version the registry's lockfile (at
+        /// the repository's committed HEAD) does not pin (`sandbox.registries`, enforce mode).
+        LockfileViolation => "lockfile_violation",
+        /// A registry artifact's bytes do not match the lockfile's integrity hash; it never
+        /// reached the sandbox.
+        IntegrityMismatch => "integrity_mismatch",
+        /// A request to a mediated registry (or git host) that is not one the gateway serves:
+        /// an unknown endpoint, an undeclared repository, plain HTTP to a registry host.
+        RegistryNotAllowed => "registry_not_allowed",
+        /// `git push` (git-receive-pack) to a repository not declared with `access: push`.
+        GitPushNotAllowed => "git_push_not_allowed",
     }
 }
 

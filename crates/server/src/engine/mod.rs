@@ -142,6 +142,8 @@ pub struct Engine {
     images: Option<Arc<ImageStore>>,
     /// Output retention quotas and watermarks ([`crate::quota`]).
     retention: Arc<crate::quota::Retention>,
+    /// Package registry mediation ([`crate::registries`]); unset: no defaults, no cache.
+    registries: std::sync::OnceLock<crate::registries::RegistryHub>,
 }
 
 impl Engine {
@@ -169,6 +171,7 @@ impl Engine {
             images,
             retention: Arc::new(crate::quota::Retention::new(&logs_dir)),
             logs_dir,
+            registries: std::sync::OnceLock::new(),
         });
         let weak = Arc::downgrade(&engine);
         tokio::spawn(async move {
@@ -180,6 +183,12 @@ impl Engine {
             }
         });
         Ok(engine)
+    }
+
+    /// Use the operator's registry settings and the shared artifact cache (once, at
+    /// startup, before the first sandbox).
+    pub fn set_registries(&self, hub: crate::registries::RegistryHub) {
+        let _ = self.registries.set(hub);
     }
 
     /// Apply the server's output retention settings and start the retention GC task

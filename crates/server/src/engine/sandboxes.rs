@@ -24,8 +24,35 @@ impl Engine {
         image_ref: &str,
         requested: crate::limits::RequestedLimits,
     ) -> Result<SandboxRow, EngineError> {
+        let none = std::collections::BTreeMap::new();
+        self.create_sandbox_with_lockfiles(
+            owner,
+            sandbox_caps,
+            policy_yaml,
+            image_ref,
+            requested,
+            &none,
+        )
+        .await
+    }
+
+    /// [`Engine::create_sandbox`] with the lockfiles of the policy's `sandbox.registries`
+    /// (path -> content, read by the client at the repository's committed HEAD): bound to
+    /// the policy before anything else, so the policy hash covers them.
+    pub async fn create_sandbox_with_lockfiles(
+        &self,
+        owner: &str,
+        sandbox_caps: SandboxCaps,
+        policy_yaml: &str,
+        image_ref: &str,
+        requested: crate::limits::RequestedLimits,
+        lockfiles: &std::collections::BTreeMap<String, Vec<u8>>,
+    ) -> Result<SandboxRow, EngineError> {
         let requested: Limits = requested.into();
-        let policy = cleanroom_policy::compile(policy_yaml)?;
+        let mut policy = cleanroom_policy::compile(policy_yaml)?;
+        let mediation =
+            crate::registries::RegistryHub::bind(self.registries.get(), &mut policy, lockfiles)?;
+        let policy = policy;
         // Capability handshake: fail closed before anything is provisioned.
         let caps = self.backend.capabilities();
         let mut required = policy.required_capabilities();
@@ -58,7 +85,7 @@ impl Engine {
         let id = ids::sandbox_id();
         // Secrets and the sandbox CA before anything exists: a secret this server has no
         // value for refuses the sandbox like a capability mismatch does.
-        let prepared = self.egress.prepare(&id, &policy)?;
+        let prepared = self.egress.prepare(&id, &policy, mediation)?;
         let now = now_micros();
         let row = SandboxRow {
             id: id.clone(),
