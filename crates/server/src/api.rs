@@ -17,8 +17,7 @@ use futures::StreamExt;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Fully-qualified name of the error detail message.
-pub const ERROR_DETAIL_TYPE: &str = "cleanroom.v1.ErrorDetail";
+pub use crate::api_errors::ERROR_DETAIL_TYPE;
 
 /// Convert an engine error into a Connect error with a typed detail.
 pub fn to_connect(e: EngineError) -> ConnectError {
@@ -33,15 +32,7 @@ pub fn to_connect(e: EngineError) -> ConnectError {
         Class::Internal => ErrorCode::Internal,
         Class::Unimplemented => ErrorCode::Unimplemented,
     };
-    let detail = ErrorDetail {
-        code: e.code.to_string(),
-        message: e.message.clone(),
-        details: e.details.iter().cloned().collect(),
-        ..Default::default()
-    };
-    ConnectError::new(code, format!("{}: {}", e.code, e.message)).with_detail(
-        connectrpc::ErrorDetail::from_message(ERROR_DETAIL_TYPE, &detail),
-    )
+    crate::api_errors::engine_error(code, e.code.as_str(), &e.message, &e.details)
 }
 
 fn ts(micros: i64) -> buffa::MessageField<Timestamp, buffa::Inline<Timestamp>> {

@@ -118,7 +118,24 @@ pub fn router(engine: Arc<Engine>, caps: crate::store::SandboxCaps) -> connectrp
     let api = Arc::new(Api { engine, caps });
     let router = SandboxServiceExt::register(api.clone(), connectrpc::Router::new());
     let router = ImageServiceExt::register(api.clone(), router);
-    ExecutionServiceExt::register(api, router)
+    let router = ExecutionServiceExt::register(api, router);
+    reflection(router)
+}
+
+/// Server reflection (`grpc.reflection.v1` and `v1alpha`) over every file compiled into
+/// the API, so `buf curl` and `grpcurl` work without a local schema. Behind the same
+/// authentication as every other route.
+fn reflection(router: connectrpc::Router) -> connectrpc::Router {
+    match connectrpc_reflection::Reflector::from_descriptor_set_bytes(
+        cleanroom_proto::FILE_DESCRIPTOR_SET,
+    ) {
+        Ok(r) => connectrpc_reflection::install(router, r),
+        Err(e) => {
+            // Only a broken build gets here (the set is compiled in); serve without it.
+            tracing::error!(error = %e, "server reflection disabled: bad descriptor set");
+            router
+        }
+    }
 }
 
 /// Prepare a unix socket path: create its directory, refuse if a live server owns it,
@@ -194,8 +211,11 @@ pub async fn run(
         tokens,
         insecure_no_auth: cfg.auth.insecure_no_auth,
     });
-    let service = connectrpc::ConnectRpcService::new(router(engine.clone(), cfg.auth.caps))
-        .with_interceptor(crate::auth::AuthInterceptor(auth));
+    let service = crate::api_errors::ApiService::new(
+        connectrpc::ConnectRpcService::new(router(engine.clone(), cfg.auth.caps))
+            .with_interceptor(crate::api_errors::DetailInterceptor)
+            .with_interceptor(crate::auth::AuthInterceptor(auth)),
+    );
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
