@@ -322,4 +322,7 @@ pub enum ExecutionCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Replay an execution's output (from the start or --since-seq); -f follows it to the
+    /// end and exits with its exit code (re-attach after `exec` detached)
+    Logs(crate::logs::LogsArgs),
 }

@@ -28,6 +28,7 @@ pub async fn run(cli: Cli) -> i32 {
             match other {
                 Command::Exec(args) => crate::exec::run(&ep, args).await,
                 Command::Sandbox(cmd) => report(sandbox(&ep, cmd).await),
+                Command::Execution(ExecutionCommand::Logs(a)) => crate::logs::run(&ep, a).await,
                 Command::Execution(cmd) => report(execution(&ep, cmd).await),
                 Command::Image(cmd) => report(image(&ep, cmd).await),
                 Command::Serve(_) | Command::Policy(_) => unreachable!("handled above"),
@@ -286,6 +287,7 @@ async fn execution(ep: &Target, cmd: ExecutionCommand) -> Result<i32, ApiError> 
                 }
             }
         }
+        ExecutionCommand::Logs(_) => unreachable!("dispatched in run()"),
     }
     Ok(0)
 }
