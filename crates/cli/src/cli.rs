@@ -145,6 +145,14 @@ pub struct ServeArgs {
     pub upstream_ca: Vec<PathBuf>,
     #[command(flatten)]
     pub quotas: QuotaArgs,
+    /// Default sandbox TTL: terminate sandboxes this long after creation unless the request
+    /// or the policy's `sandbox.lifetime.ttl_seconds` says otherwise (0: no TTL)
+    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+    pub sandbox_ttl: u64,
+    /// Default idle timeout: terminate sandboxes with no running execution and no API use
+    /// for this long, unless the request or policy says otherwise (0: none)
+    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+    pub sandbox_idle_timeout: u64,
 }
 
 /// Server-wide caps on disk use by execution output and the image cache.
@@ -248,6 +256,8 @@ pub enum SandboxCommand {
         image: Option<String>,
         #[command(flatten)]
         limits: LimitArgs,
+        #[command(flatten)]
+        lifetime: crate::lifetime::LifetimeArgs,
     },
     /// List sandboxes
     Ls {
@@ -282,6 +292,8 @@ pub enum SandboxCommand {
         #[arg(required = true)]
         sandbox_ids: Vec<String>,
     },
+    /// Extend (or shorten) a sandbox's TTL from now, or change its idle timeout
+    Timeout(crate::lifetime::TimeoutArgs),
 }
 
 /// Resource limits; each overrides the policy's `sandbox.resources` and the server default.

@@ -27,6 +27,9 @@ pub async fn run(cli: Cli) -> i32 {
             };
             match other {
                 Command::Exec(args) => crate::exec::run(&ep, args).await,
+                Command::Sandbox(SandboxCommand::Timeout(a)) => {
+                    report(crate::lifetime::timeout(&ep, a).await)
+                }
                 Command::Sandbox(cmd) => report(sandbox(&ep, cmd).await),
                 Command::Execution(ExecutionCommand::Logs(a)) => crate::logs::run(&ep, a).await,
                 Command::Execution(cmd) => report(execution(&ep, cmd).await),
@@ -88,11 +91,14 @@ async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, ApiError> {
             policy,
             image,
             limits,
+            lifetime,
         } => {
             let req = CreateSandboxRequest {
                 policy_yaml: read_policy(policy.as_ref(), false)?,
                 image_ref: image.unwrap_or_default(),
                 limits: limits_msg(&limits)?.into(),
+                ttl_seconds: lifetime.ttl.unwrap_or(0),
+                idle_timeout_seconds: lifetime.idle_timeout.unwrap_or(0),
                 ..Default::default()
             };
             let s = client.sandboxes.create_sandbox(req).await?.into_owned();
@@ -181,6 +187,7 @@ async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, ApiError> {
             }
             return Ok(if failed { EXIT_CLEANROOM_ERROR } else { 0 });
         }
+        SandboxCommand::Timeout(_) => unreachable!("dispatched in run()"),
     }
     Ok(0)
 }

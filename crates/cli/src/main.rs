@@ -6,6 +6,7 @@ mod cli;
 mod commands;
 mod exec;
 mod follow;
+mod lifetime;
 mod logs;
 mod render;
 mod request;

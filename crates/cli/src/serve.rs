@@ -36,6 +36,8 @@ fn settings(args: ServeArgs, listen: Listen) -> ServeSettings {
         api_max_connections: args.api_max_connections,
         max_sandboxes_per_principal: args.max_sandboxes_per_principal,
         max_sandboxes: args.max_sandboxes,
+        sandbox_ttl_secs: args.sandbox_ttl,
+        sandbox_idle_timeout_secs: args.sandbox_idle_timeout,
     }
 }
 

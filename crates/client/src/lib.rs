@@ -9,7 +9,8 @@ mod tls;
 
 use base64::Engine as _;
 use cleanroom_proto::cleanroom::v1::{
-    ErrorDetail, ExecutionServiceClient, ImageServiceClient, SandboxServiceClient,
+    ErrorDetail, ExecutionServiceClient, ImageServiceClient, SandboxLifetimeServiceClient,
+    SandboxServiceClient,
 };
 pub use cleanroom_vocab::ErrorCode;
 use connectrpc::client::{ClientConfig, Http2Connection, SharedHttp2Connection};
@@ -87,6 +88,8 @@ pub struct Client {
     pub executions: ExecutionServiceClient<SharedHttp2Connection>,
     pub images: ImageServiceClient<SharedHttp2Connection>,
     pub endpoint: Endpoint,
+    /// `SetSandboxTimeout` (TTL / idle timeout changes).
+    pub lifetimes: SandboxLifetimeServiceClient<SharedHttp2Connection>,
 }
 
 impl Client {
@@ -179,8 +182,9 @@ impl Client {
         Ok(Client {
             sandboxes: SandboxServiceClient::new(shared.clone(), config.clone()),
             executions: ExecutionServiceClient::new(shared.clone(), config.clone()),
-            images: ImageServiceClient::new(shared, config),
+            images: ImageServiceClient::new(shared.clone(), config.clone()),
             endpoint: endpoint.clone(),
+            lifetimes: SandboxLifetimeServiceClient::new(shared, config),
         })
     }
 }

@@ -3,8 +3,9 @@
 //! semantic error names its YAML path.
 
 use crate::{
-    is_digest_pinned, resource_bounds, CompiledPolicy, HostPattern, NetworkPolicy, PolicyError,
-    Resources, Rule, SecretBinding, DEFAULT_REPOSITORY_PATH, MAX_POLICY_BYTES,
+    is_digest_pinned, resource_bounds, CompiledPolicy, HostPattern, Lifetime, NetworkPolicy,
+    PolicyError, Resources, Rule, SecretBinding, DEFAULT_REPOSITORY_PATH, LIFETIME_BOUNDS,
+    MAX_POLICY_BYTES,
 };
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -47,6 +48,8 @@ struct SandboxSection {
     secrets: BTreeMap<String, SecretSection>,
     #[serde(default)]
     dependencies: Option<DependenciesSection>,
+    #[serde(default)]
+    lifetime: Option<Lifetime>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -323,6 +326,19 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
             }
         }
     }
+    let lifetime = file.sandbox.lifetime.unwrap_or_default();
+    for (name, value) in [
+        ("ttl_seconds", lifetime.ttl_seconds),
+        ("idle_timeout_seconds", lifetime.idle_timeout_seconds),
+    ] {
+        let (min, max) = LIFETIME_BOUNDS;
+        if let Some(v) = value.filter(|v| *v < min || *v > max) {
+            return Err(invalid(
+                &format!("sandbox.lifetime.{name}"),
+                format!("{v} is outside {min}..={max}"),
+            ));
+        }
+    }
     let repository_path = file
         .repository
         .map(|r| {
@@ -345,6 +361,7 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
         secrets,
         repository_path,
         dependencies_command,
+        lifetime,
     })
 }
 

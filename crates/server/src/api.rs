@@ -35,7 +35,7 @@ pub fn to_connect(e: EngineError) -> ConnectError {
     crate::api_errors::engine_error(code, e.code.as_str(), &e.message, &e.details)
 }
 
-fn ts(micros: i64) -> buffa::MessageField<Timestamp, buffa::Inline<Timestamp>> {
+pub(crate) fn ts(micros: i64) -> buffa::MessageField<Timestamp, buffa::Inline<Timestamp>> {
     if micros <= 0 {
         return buffa::MessageField::default();
     }
@@ -46,7 +46,7 @@ fn ts(micros: i64) -> buffa::MessageField<Timestamp, buffa::Inline<Timestamp>> {
     .into()
 }
 
-fn sandbox_msg(r: &SandboxRow) -> Sandbox {
+pub(crate) fn sandbox_msg(r: &SandboxRow) -> Sandbox {
     let mut info: Vec<(String, Value)> = Vec::new();
     info.extend(
         crate::engine::sandboxes::backend_info(r)
@@ -148,6 +148,14 @@ impl SandboxService for Api {
     ) -> ServiceResult<CreateSandboxResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
+        crate::engine::lifetimes::check_seconds("ttl_seconds", req.ttl_seconds)
+            .and_then(|()| {
+                crate::engine::lifetimes::check_seconds(
+                    "idle_timeout_seconds",
+                    req.idle_timeout_seconds,
+                )
+            })
+            .map_err(to_connect)?;
         let l = req.limits.as_option().cloned().unwrap_or_default();
         let limits = crate::limits::RequestedLimits {
             memory_bytes: l.memory_bytes,
@@ -170,10 +178,13 @@ impl SandboxService for Api {
         self.engine
             .claim_image(&who, &row.image_digest)
             .map_err(to_connect)?;
+        self.engine
+            .init_lifetime(&row, req.ttl_seconds, req.idle_timeout_seconds)
+            .map_err(to_connect)?;
         let bootstrap =
             crate::bootstrap::plan_stored(&row.id, &row.compiled_policy).map_err(to_connect)?;
         Response::ok(CreateSandboxResponse {
-            sandbox: sandbox_msg(&row).into(),
+            sandbox: self.sandbox_out(&row).into(),
             bootstrap: bootstrap.into(),
             ..Default::default()
         })
@@ -191,7 +202,7 @@ impl SandboxService for Api {
             .owned_sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
         Response::ok(GetSandboxResponse {
-            sandbox: sandbox_msg(&row).into(),
+            sandbox: self.sandbox_live(&row).await.into(),
             ..Default::default()
         })
     }
@@ -208,7 +219,7 @@ impl SandboxService for Api {
             .owned_sandboxes(&who, req.include_stopped)
             .map_err(to_connect)?;
         Response::ok(ListSandboxesResponse {
-            sandboxes: rows.iter().map(sandbox_msg).collect(),
+            sandboxes: rows.iter().map(|r| self.sandbox_out(r)).collect(),
             ..Default::default()
         })
     }
@@ -253,7 +264,7 @@ impl SandboxService for Api {
             .await
             .map_err(to_connect)?;
         Response::ok(TerminateSandboxResponse {
-            sandbox: sandbox_msg(&row).into(),
+            sandbox: self.sandbox_out(&row).into(),
             ..Default::default()
         })
     }

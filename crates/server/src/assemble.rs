@@ -42,6 +42,9 @@ pub struct ServeSettings {
     pub api_max_connections: usize,
     pub max_sandboxes_per_principal: u32,
     pub max_sandboxes: u32,
+    /// Default sandbox TTL and idle timeout in seconds (0: none).
+    pub sandbox_ttl_secs: u64,
+    pub sandbox_idle_timeout_secs: u64,
 }
 
 /// Settings that cannot become a configuration, each with a stable code.
@@ -165,6 +168,11 @@ impl ServeSettings {
                     total: self.max_sandboxes,
                 },
             },
+            lifetimes: crate::engine::lifetimes::LifetimeDefaults {
+                ttl_seconds: self.sandbox_ttl_secs,
+                idle_timeout_seconds: self.sandbox_idle_timeout_secs,
+                ..Default::default()
+            },
         })
     }
 }
@@ -207,6 +215,8 @@ mod tests {
             api_max_connections: 0,
             max_sandboxes_per_principal: 4,
             max_sandboxes: 8,
+            sandbox_ttl_secs: 0,
+            sandbox_idle_timeout_secs: 0,
         }
     }
 

@@ -62,6 +62,8 @@ pub struct ServeConfig {
     pub image_limits: cleanroom_image::ImageLimits,
     /// Authentication, TLS, connection limits and sandbox caps.
     pub auth: AuthConfig,
+    /// Default sandbox TTL / idle timeout ([`crate::engine::lifetimes`]).
+    pub lifetimes: crate::engine::lifetimes::LifetimeDefaults,
 }
 
 /// Startup failures.
@@ -118,7 +120,8 @@ pub fn router(engine: Arc<Engine>, caps: crate::store::SandboxCaps) -> connectrp
     let api = Arc::new(Api { engine, caps });
     let router = SandboxServiceExt::register(api.clone(), connectrpc::Router::new());
     let router = ImageServiceExt::register(api.clone(), router);
-    let router = ExecutionServiceExt::register(api, router);
+    let router = ExecutionServiceExt::register(api.clone(), router);
+    let router = crate::api_lifetime::register(api, router);
     reflection(router)
 }
 
@@ -204,6 +207,7 @@ pub async fn run(
     )?;
     engine.recover().await?;
     engine.start_retention(cfg.retention.clone());
+    engine.start_lifetimes(cfg.lifetimes);
     // Bound only now: a connectable socket means a recovered, ready server. The
     // authentication rules depend on the address actually bound.
     let transport = bind(&cfg.listen, &cfg.auth, tokens.is_some()).await?;

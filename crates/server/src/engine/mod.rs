@@ -16,9 +16,11 @@ pub mod events;
 pub mod executions;
 #[cfg(test)]
 mod fake;
+pub mod lifetimes;
 pub mod sandboxes;
 #[cfg(test)]
 mod tests;
+pub mod usage;
 
 use crate::egress::{EgressHub, EgressNote};
 use crate::error::EngineError;
@@ -140,6 +142,10 @@ pub struct Engine {
     images: Option<Arc<ImageStore>>,
     /// Output retention quotas and watermarks ([`crate::quota`]).
     retention: Arc<crate::quota::Retention>,
+    /// When each sandbox was last used ([`crate::activity`]).
+    activity: Arc<crate::activity::Activity>,
+    /// TTL / idle defaults ([`lifetimes`]).
+    lifetime_defaults: Mutex<lifetimes::LifetimeDefaults>,
 }
 
 impl Engine {
@@ -167,6 +173,8 @@ impl Engine {
             images,
             retention: Arc::new(crate::quota::Retention::new(&logs_dir)),
             logs_dir,
+            activity: Default::default(),
+            lifetime_defaults: Default::default(),
         });
         let weak = Arc::downgrade(&engine);
         tokio::spawn(async move {
