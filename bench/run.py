@@ -17,9 +17,13 @@ Measures, in the same run and on the same machine:
     secret into the header, redacts the response, and speaks verified TLS upstream) next to
     the same HTTPS request made on the host: latency and 64 MiB download throughput.
 Progress goes to stderr. BENCH_BINARY=path skips the release build and uses that binary;
-BENCH_ONLY=api measures only the exec-in-existing-sandbox rows (unix vs TCP).
+BENCH_ONLY=api measures only the exec-in-existing-sandbox rows (unix vs TCP) and the
+in-process API exec round trip (bench/api.py).
 """
 import hashlib, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import api  # noqa: E402  (bench/api.py: the in-process API round-trip rows)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS = int(os.environ.get("BENCH_RUNS", "200"))
@@ -253,6 +257,8 @@ def main():
         result["api_exec_in_existing_sandbox"] = {
             "unix": unix_row, "tcp": tcp_row,
             "tcp_minus_unix_p50_ms": round(tcp_row["p50_ms"] - unix_row["p50_ms"], 3)}
+        result["api_exec_round_trip"] = api.api_rows(env["CLEANROOM_HOST"], tcp_env["CLEANROOM_HOST"],
+                                                     tcp_env["CLEANROOM_TOKEN"], RUNS)
         if only_api:
             print(json.dumps(result, indent=2))
             return

@@ -274,7 +274,7 @@ impl Run {
             };
         }
         let writer_dropped = writer.dropped();
-        if let Err(e) = writer.close(&ExitRecord {
+        let closed = writer.close_unsynced(&ExitRecord {
             status,
             exit_code,
             message: message.clone(),
@@ -283,7 +283,15 @@ impl Run {
             } else {
                 String::new()
             },
-        }) {
+        });
+        // Durable before the store says finished; off the runtime's threads.
+        let synced = match closed {
+            Ok(file) => tokio::task::spawn_blocking(move || file.sync_data())
+                .await
+                .unwrap_or_else(|e| Err(std::io::Error::other(e))),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = synced {
             tracing::error!(execution_id = %self.exec_id, error = %e, "could not finish output log");
         }
         let (out_dropped, err_dropped) = writer_dropped;
