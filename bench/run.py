@@ -21,9 +21,14 @@ BENCH_ONLY=api measures only the exec-in-existing-sandbox rows (unix vs TCP);
 BENCH_ONLY=approvals only the egress approval / learn mode rows (bench/approvals.py).
 BENCH_ONLY=registries only first vs cached `npm ci` through the registry mediation
 (bench/registries.py).
+BENCH_ONLY=api measures only the exec-in-existing-sandbox rows (unix vs TCP) and the
+in-process API exec round trip (bench/api.py).
 """
 import approvals as approvals_bench
 import hashlib, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import api  # noqa: E402  (bench/api.py: the in-process API round-trip rows)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS = int(os.environ.get("BENCH_RUNS", "200"))
@@ -262,6 +267,8 @@ def main():
         result["api_exec_in_existing_sandbox"] = {
             "unix": unix_row, "tcp": tcp_row,
             "tcp_minus_unix_p50_ms": round(tcp_row["p50_ms"] - unix_row["p50_ms"], 3)}
+        result["api_exec_round_trip"] = api.api_rows(env["CLEANROOM_HOST"], tcp_env["CLEANROOM_HOST"],
+                                                     tcp_env["CLEANROOM_TOKEN"], RUNS)
         if only_api:
             print(json.dumps(result, indent=2))
             return

@@ -31,7 +31,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     let fds_path = out.join("cleanroom.fds");
     std::fs::write(&fds_path, fds.encode_to_vec())?;
+    // proto3 JSON: parsers reject unknown fields by default. Without this a misspelled
+    // field (`sandboxid`) is silently dropped and the request runs with the field unset.
+    // Caveat: buffa writes its own deserializer for a message with a oneof and that one
+    // still skips unknown keys (today only `ExecutionStreamEvent`, a response).
+    let mut buffa = connectrpc_build::CodeGenConfig::default();
+    buffa.generate_json = true;
+    buffa.message_attributes.push((
+        ".cleanroom.v1".into(),
+        "#[serde(deny_unknown_fields)]".into(),
+    ));
     connectrpc_build::Config::new()
+        .buffa_config(buffa)
         .files(&files)
         .descriptor_set(&fds_path)
         .include_file("_connectrpc.rs")

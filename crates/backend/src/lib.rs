@@ -115,4 +115,14 @@ pub trait Backend: Send + Sync + 'static {
     /// The server is stopping and has terminated every sandbox: release per-server state
     /// (empty runtime and cgroup directories). Default: nothing to release.
     async fn close(&self) {}
+
+    /// A live sandbox's resource usage (CPU time, memory, pids, writable filesystems).
+    /// Default: not supported.
+    async fn usage(&self, sandbox_id: &str) -> Result<Usage, BackendError> {
+        let _ = sandbox_id;
+        Err(BackendError::Unavailable(format!(
+            "backend {:?} cannot report usage",
+            self.name()
+        )))
+    }
 }

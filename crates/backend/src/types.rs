@@ -221,3 +221,25 @@ pub struct ReconcileReport {
     pub killed_sandboxes: Vec<String>,
     pub removed_dirs: Vec<PathBuf>,
 }
+
+/// A live sandbox's resource usage, read from the kernel when asked.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Usage {
+    /// CPU time of every process of the sandbox (user + system), microseconds.
+    pub cpu_usec: u64,
+    /// Memory charged to the sandbox now and its peak (0 when the kernel does not say).
+    pub memory_bytes: u64,
+    pub memory_peak_bytes: u64,
+    /// Tasks in the sandbox now.
+    pub pids: u64,
+    /// Writable filesystems, by guest path.
+    pub filesystems: Vec<FsUsage>,
+}
+
+/// One writable filesystem of a sandbox.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FsUsage {
+    pub path: String,
+    pub used_bytes: u64,
+    pub size_bytes: u64,
+}

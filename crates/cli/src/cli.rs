@@ -157,6 +157,14 @@ pub struct ServeArgs {
     pub quotas: QuotaArgs,
     #[command(flatten)]
     pub approvals: crate::approve::ServeApprovalArgs,
+    /// Default sandbox TTL: terminate sandboxes this long after creation unless the request
+    /// or the policy's `sandbox.lifetime.ttl_seconds` says otherwise (0: no TTL)
+    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+    pub sandbox_ttl: u64,
+    /// Default idle timeout: terminate sandboxes with no running execution and no API use
+    /// for this long, unless the request or policy says otherwise (0: none)
+    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+    pub sandbox_idle_timeout: u64,
 }
 
 /// Server-wide caps on disk use by execution output and the image cache.
@@ -262,6 +270,8 @@ pub enum SandboxCommand {
         image: Option<String>,
         #[command(flatten)]
         limits: LimitArgs,
+        #[command(flatten)]
+        lifetime: crate::lifetime::LifetimeArgs,
     },
     /// List sandboxes
     Ls {
@@ -300,6 +310,8 @@ pub enum SandboxCommand {
         #[arg(required = true)]
         sandbox_ids: Vec<String>,
     },
+    /// Extend (or shorten) a sandbox's TTL from now, or change its idle timeout
+    Timeout(crate::lifetime::TimeoutArgs),
 }
 
 /// Resource limits; each overrides the policy's `sandbox.resources` and the server default.
@@ -340,4 +352,7 @@ pub enum ExecutionCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Replay an execution's output (from the start or --since-seq); -f follows it to the
+    /// end and exits with its exit code (re-attach after `exec` detached)
+    Logs(crate::logs::LogsArgs),
 }

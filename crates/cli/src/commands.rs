@@ -34,7 +34,11 @@ pub async fn run(cli: Cli) -> i32 {
                 Command::Sandbox(SandboxCommand::Requests(a)) => {
                     crate::approve::requests(&ep, a).await
                 }
+                Command::Sandbox(SandboxCommand::Timeout(a)) => {
+                    report(crate::lifetime::timeout(&ep, a).await)
+                }
                 Command::Sandbox(cmd) => report(sandbox(&ep, cmd).await),
+                Command::Execution(ExecutionCommand::Logs(a)) => crate::logs::run(&ep, a).await,
                 Command::Execution(cmd) => report(execution(&ep, cmd).await),
                 Command::Image(cmd) => report(image(&ep, cmd).await),
                 Command::Serve(_) | Command::Policy(_) => unreachable!("handled above"),
@@ -95,6 +99,7 @@ async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, ApiError> {
             policy,
             image,
             limits,
+            lifetime,
         } => {
             let policy_yaml = read_policy(policy.as_ref(), false)?;
             let lockfiles = crate::lockfiles::read(&policy_yaml, policy.as_deref())?;
@@ -103,6 +108,8 @@ async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, ApiError> {
                 policy_yaml,
                 image_ref: image.unwrap_or_default(),
                 limits: limits_msg(&limits)?.into(),
+                ttl_seconds: lifetime.ttl.unwrap_or(0),
+                idle_timeout_seconds: lifetime.idle_timeout.unwrap_or(0),
                 ..Default::default()
             };
             let s = client.sandboxes.create_sandbox(req).await?.into_owned();
@@ -194,6 +201,7 @@ async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, ApiError> {
             }
             return Ok(if failed { EXIT_CLEANROOM_ERROR } else { 0 });
         }
+        SandboxCommand::Timeout(_) => unreachable!("dispatched in run()"),
     }
     Ok(0)
 }
@@ -300,6 +308,7 @@ async fn execution(ep: &Target, cmd: ExecutionCommand) -> Result<i32, ApiError> 
                 }
             }
         }
+        ExecutionCommand::Logs(_) => unreachable!("dispatched in run()"),
     }
     Ok(0)
 }

@@ -1,9 +1,10 @@
 //! `cleanroom exec`: create (or reuse) a sandbox, bootstrap it as the server says,
 //! run the workload with local stdin forwarded, follow its output, return its exit code,
-//! tear the sandbox down.
+//! tear the sandbox down — unless the user detached (second Ctrl-C): then the execution and
+//! the sandbox are left running and the re-attach command is printed.
 
 use crate::cli::ExecArgs;
-use crate::follow::stream_until_exit;
+use crate::follow::{follow, CtrlC, FollowOpts, Followed, EXIT_DETACHED};
 use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
 use crate::request::{invalid, limits_msg, read_policy};
 use cleanroom_client::api::*;
@@ -124,7 +125,7 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
     // 3. The workload.
     if code == 0 {
         let stdin = std::mem::replace(&mut answerer.guest_stdin, Box::new(tokio::io::empty()));
-        code = exec_in(
+        match exec_in(
             &client,
             &sandbox_id,
             &args,
@@ -133,7 +134,23 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
             stdin,
             &mut sigint,
         )
-        .await;
+        .await
+        {
+            Ok(c) => code = c,
+            Err((exec_id, canceled)) => {
+                // Detached: the execution and its sandbox stay as they are (never torn
+                // down behind the user's back); say how to come back.
+                let state = if canceled {
+                    "is being canceled"
+                } else {
+                    "keeps running"
+                };
+                eprintln!(
+                    "cleanroom: detached; {exec_id} {state} in {sandbox_id}\n  re-attach: cleanroom execution logs -f {exec_id}\n  remove:    cleanroom sandbox rm {sandbox_id}"
+                );
+                return EXIT_DETACHED;
+            }
+        }
     }
     drop(answerer);
     if let Some(dest) = &args.ask.learn {
@@ -165,7 +182,7 @@ async fn exec_in(
     env: Vec<(String, String)>,
     stdin: Box<dyn tokio::io::AsyncRead + Unpin + Send>,
     sigint: &mut tokio::signal::unix::Signal,
-) -> i32 {
+) -> Result<i32, (String, bool)> {
     let req = CreateExecutionRequest {
         sandbox_id: sandbox_id.to_string(),
         command: args.command.clone(),
@@ -180,7 +197,7 @@ async fn exec_in(
         Ok(e) => e,
         Err(e) => {
             render::error(&e, Some(format!("cleanroom sandbox inspect {sandbox_id}")));
-            return EXIT_CLEANROOM_ERROR;
+            return Ok(EXIT_CLEANROOM_ERROR);
         }
     };
     let exec_id = execution.execution_id.clone();
@@ -193,9 +210,20 @@ async fn exec_in(
             stdin,
         ));
     }
-    let code = stream_until_exit(client, sandbox_id, &exec_id, sigint, false).await;
+    let opts = FollowOpts {
+        after_sequence: 0,
+        follow: true,
+        to_stderr: false,
+        json: false,
+        ctrl_c: CtrlC::CancelThenDetach,
+    };
+    let code = match follow(client, sandbox_id, &exec_id, sigint, opts).await {
+        Followed::Exit(code) => code,
+        Followed::Detached { canceled } => return Err((exec_id, canceled)),
+        Followed::Caught => 0,
+    };
     if args.print_trace_id && code == 0 {
         eprintln!("trace_id: {}", execution.trace_id);
     }
-    code
+    Ok(code)
 }

@@ -1,6 +1,6 @@
 //! Following an execution in the terminal: its output byte-for-byte on our stdout and
 //! stderr, warnings and the end rendered with their codes, and Ctrl-C wired to the
-//! session (once cancels, twice detaches). The session itself — resume after the last
+//! session (once cancels, twice detaches — see [`CANCEL_WINDOW`]). The session itself — resume after the last
 //! sequence, retries — is the client crate's [`ExecutionOutput`].
 
 use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
@@ -10,9 +10,49 @@ use cleanroom_client::Client;
 use std::io::Write;
 
 /// Exit code after the user detached with a second Ctrl-C.
-const EXIT_DETACHED: i32 = 130;
+pub const EXIT_DETACHED: i32 = 130;
 /// Exit code when our own stdout/stderr is gone (as for SIGPIPE).
 const EXIT_OUTPUT_GONE: i32 = 141;
+/// After the first Ctrl-C, how long a second one detaches *instead of* canceling: the
+/// execution and its sandbox then keep running untouched (re-attach with
+/// `cleanroom execution logs -f`). After the window the cancel is sent; a second Ctrl-C
+/// still detaches.
+pub const CANCEL_WINDOW: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What Ctrl-C does while following.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CtrlC {
+    /// `exec`: once cancels (after [`CANCEL_WINDOW`]), twice detaches.
+    CancelThenDetach,
+    /// `execution logs -f`: we only watch; Ctrl-C stops watching.
+    Detach,
+}
+
+/// How [`follow`] ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Followed {
+    /// The execution ended (or following failed): the code to exit with.
+    Exit(i32),
+    /// The user detached; the execution was not canceled (`canceled`: the cancel had
+    /// already been sent).
+    Detached { canceled: bool },
+    /// Without follow: everything retained so far was printed; the execution runs on.
+    Caught,
+}
+
+/// Where and how to follow.
+pub struct FollowOpts {
+    /// Resume after this event sequence (0: from the start).
+    pub after_sequence: u64,
+    /// Tail live output to the exit; `false`: only what is retained now.
+    pub follow: bool,
+    /// Send the guest's stdout to our stderr too (setup steps, whose output must not mix
+    /// into the workload's stdout).
+    pub to_stderr: bool,
+    /// Print each event as a JSON line with its sequence instead of raw bytes.
+    pub json: bool,
+    pub ctrl_c: CtrlC,
+}
 
 /// Stream output to stdout/stderr byte-for-byte until the exit event and return the
 /// guest's exit code. Ctrl-C once cancels, twice detaches. `to_stderr` sends the guest's
@@ -25,29 +65,74 @@ pub async fn stream_until_exit(
     sigint: &mut tokio::signal::unix::Signal,
     to_stderr: bool,
 ) -> i32 {
-    let mut output = ExecutionOutput::new(client, sandbox_id, exec_id);
+    let opts = FollowOpts {
+        after_sequence: 0,
+        follow: true,
+        to_stderr,
+        json: false,
+        ctrl_c: CtrlC::CancelThenDetach,
+    };
+    match follow(client, sandbox_id, exec_id, sigint, opts).await {
+        Followed::Exit(code) => code,
+        Followed::Detached { .. } => {
+            eprintln!("cleanroom: detached; {exec_id} continues. re-attach: cleanroom execution logs -f {exec_id}");
+            EXIT_DETACHED
+        }
+        Followed::Caught => 0,
+    }
+}
+
+/// Follow an execution's output (see [`FollowOpts`]) and say how it ended.
+pub async fn follow(
+    client: &Client,
+    sandbox_id: &str,
+    exec_id: &str,
+    sigint: &mut tokio::signal::unix::Signal,
+    opts: FollowOpts,
+) -> Followed {
+    let mut output =
+        ExecutionOutput::new(client, sandbox_id, exec_id).after_sequence(opts.after_sequence);
+    if !opts.follow {
+        output = output.without_follow();
+    }
     let mut interrupts = 0;
+    let mut cancel_due: Option<tokio::time::Instant> = None;
+    let mut canceled = false;
     let mut out = std::io::stdout().lock();
     let mut err = std::io::stderr();
     let inspect = || Some(format!("cleanroom execution inspect {exec_id}"));
     loop {
+        let due = cancel_due;
         let next = tokio::select! {
             n = output.next() => n,
+            _ = async { tokio::time::sleep_until(due.unwrap_or_else(tokio::time::Instant::now)).await }, if due.is_some() => {
+                cancel_due = None;
+                canceled = true;
+                if let Err(e) = output.cancel().await {
+                    render::error(&e, None);
+                }
+                continue;
+            }
             _ = sigint.recv() => {
                 interrupts += 1;
-                if interrupts == 1 {
-                    eprintln!("cleanroom: canceling {exec_id} (Ctrl-C again to detach)");
-                    if let Err(e) = output.cancel().await {
-                        render::error(&e, None);
-                    }
+                if interrupts == 1 && opts.ctrl_c == CtrlC::CancelThenDetach {
+                    eprintln!("cleanroom: canceling {exec_id} (Ctrl-C again to detach and leave it running)");
+                    cancel_due = Some(tokio::time::Instant::now() + CANCEL_WINDOW);
                     continue;
                 }
-                eprintln!("cleanroom: detached; the execution continues. inspect: cleanroom execution inspect {exec_id}");
-                return EXIT_DETACHED;
+                return Followed::Detached { canceled };
             }
         };
+        let seq = output.last_sequence();
         let written = match next {
-            Ok(Some(OutputEvent::Stdout(data))) if !to_stderr => {
+            Ok(Some(ev)) if opts.json => {
+                if let OutputEvent::Exit(x) = &ev {
+                    let _ = json_line(&mut out, seq, &ev);
+                    return Followed::Exit(exit_code(x, exec_id));
+                }
+                json_line(&mut out, seq, &ev)
+            }
+            Ok(Some(OutputEvent::Stdout(data))) if !opts.to_stderr => {
                 out.write_all(&data).and_then(|_| out.flush())
             }
             Ok(Some(OutputEvent::Stdout(data) | OutputEvent::Stderr(data))) => {
@@ -57,25 +142,52 @@ pub async fn stream_until_exit(
                 render::warning(&code, &message);
                 Ok(())
             }
-            Ok(Some(OutputEvent::Exit(x))) => return exit_code(&x, exec_id),
+            Ok(Some(OutputEvent::Exit(x))) => return Followed::Exit(exit_code(&x, exec_id)),
+            Ok(None) if !opts.follow => return Followed::Caught,
             Ok(None) => {
                 let e = render::local(
                     Code::StreamEnded,
                     "output stream ended without an exit status",
                 );
                 render::error(&e, inspect());
-                return EXIT_CLEANROOM_ERROR;
+                return Followed::Exit(EXIT_CLEANROOM_ERROR);
             }
             Err(e) => {
                 render::error(&e, inspect());
-                return EXIT_CLEANROOM_ERROR;
+                return Followed::Exit(EXIT_CLEANROOM_ERROR);
             }
         };
         if written.is_err() {
             // Our stdout/stderr is gone (e.g. closed pipe): nothing to show anymore.
-            return EXIT_OUTPUT_GONE;
+            return Followed::Exit(EXIT_OUTPUT_GONE);
         }
     }
+}
+
+/// One event as a JSON line: `{"sequence":N,"stdout":"…"}` (text, lossy UTF-8),
+/// `{"sequence":N,"warning":{"code","message"}}` or `{"sequence":N,"exit":{…}}`.
+fn json_line(out: &mut impl Write, sequence: u64, ev: &OutputEvent) -> std::io::Result<()> {
+    let v = match ev {
+        OutputEvent::Stdout(d) => {
+            serde_json::json!({"sequence": sequence, "stdout": String::from_utf8_lossy(d)})
+        }
+        OutputEvent::Stderr(d) => {
+            serde_json::json!({"sequence": sequence, "stderr": String::from_utf8_lossy(d)})
+        }
+        OutputEvent::Warning { code, message } => serde_json::json!({
+            "sequence": sequence, "warning": {"code": code, "message": message}
+        }),
+        OutputEvent::Exit(x) => serde_json::json!({
+            "sequence": sequence,
+            "exit": {
+                "status": render::execution_status_name(x.status.to_i32()),
+                "exit_code": x.exit_code,
+                "code": x.code,
+                "message": x.message,
+            }
+        }),
+    };
+    writeln!(out, "{v}").and_then(|_| out.flush())
 }
 
 /// The guest's exit code; a notice only when the end was not the guest's own doing.

@@ -9,6 +9,8 @@ mod commands;
 mod exec;
 mod follow;
 mod lockfiles;
+mod lifetime;
+mod logs;
 mod render;
 mod request;
 mod serve;

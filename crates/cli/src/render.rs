@@ -25,7 +25,7 @@ pub fn execution_status_name(s: i32) -> &'static str {
     )
 }
 
-fn time(
+pub(crate) fn time(
     t: &buffa::MessageField<
         buffa_types::google::protobuf::Timestamp,
         buffa::Inline<buffa_types::google::protobuf::Timestamp>,
@@ -118,6 +118,7 @@ pub fn sandbox_detail(s: &Sandbox) -> String {
             out += &format!("backend.{k}: {}\n", v.trim_matches('"'));
         }
     }
+    out += &crate::lifetime::detail(s);
     out
 }
 

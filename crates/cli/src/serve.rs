@@ -39,6 +39,8 @@ fn settings(args: ServeArgs, listen: Listen) -> ServeSettings {
         max_sandboxes_per_principal: args.max_sandboxes_per_principal,
         max_sandboxes: args.max_sandboxes,
         approvals: args.approvals.settings(),
+        sandbox_ttl_secs: args.sandbox_ttl,
+        sandbox_idle_timeout_secs: args.sandbox_idle_timeout,
     }
 }
 

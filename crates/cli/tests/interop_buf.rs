@@ -266,3 +266,146 @@ fn buf_curl_over_https_with_token_or_client_certificate() {
     let o = output_with_timeout(cli, Duration::from_secs(60));
     assert_eq!(stdout(&o), "tls-ok\n", "{}", stderr(&o));
 }
+
+/// `buf curl` with no `--schema`: it learns the schema from the server's reflection
+/// service (`grpc.reflection.v1`), over Connect and gRPC, HTTP/1.1 and h2c.
+fn buf_reflect(s: &Server, cache: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let mut c = Command::new(buf_bin());
+    c.env("BUF_CACHE_DIR", cache)
+        .arg("curl")
+        .args(extra)
+        .arg("--unix-socket")
+        .arg(s.socket());
+    output_with_timeout(c, Duration::from_secs(60))
+}
+
+#[test]
+fn buf_curl_without_schema_uses_server_reflection() {
+    let s = Server::start();
+    let cache = tempfile::tempdir().unwrap();
+    let id = s.create();
+    for proto in [
+        &[][..],
+        &["--http2-prior-knowledge"][..],
+        &["--http2-prior-knowledge", "--protocol", "grpc"][..],
+    ] {
+        let o = buf_reflect(
+            &s,
+            cache.path(),
+            &[proto, &["--list-methods", "http://localhost/"]].concat(),
+        );
+        assert_eq!(o.status.code(), Some(0), "{proto:?}: {}", stderr(&o));
+        let methods = stdout(&o);
+        for m in [
+            "cleanroom.v1.SandboxService/CreateSandbox",
+            "cleanroom.v1.ExecutionService/StreamExecution",
+            "cleanroom.v1.ImageService/ListImages",
+            "grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        ] {
+            assert!(
+                methods.lines().any(|l| l == m),
+                "{proto:?}: {m} in {methods}"
+            );
+        }
+        // Calls: a result, and an error with its stable code.
+        let o = buf_reflect(
+            &s,
+            cache.path(),
+            &[
+                proto,
+                &[
+                    "-d",
+                    "{}",
+                    "http://localhost/cleanroom.v1.SandboxService/ListSandboxes",
+                ],
+            ]
+            .concat(),
+        );
+        assert_eq!(o.status.code(), Some(0), "{proto:?}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["sandboxes"][0]["sandboxId"], id.as_str());
+        let o = buf_reflect(
+            &s,
+            cache.path(),
+            &[
+                proto,
+                &[
+                    "-d",
+                    r#"{"sandboxId":"sbx_missing"}"#,
+                    "http://localhost/cleanroom.v1.SandboxService/GetSandbox",
+                ],
+            ]
+            .concat(),
+        );
+        assert_eq!(o.status.code(), Some(40), "{proto:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("sandbox_not_found"), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn server_reflection_needs_credentials() {
+    const TOKEN: &str = "buf-reflection-token-0a1b2c3d4e5f60718293a4b5c6d7e8f9";
+    let tmp = tempfile::tempdir().unwrap();
+    let tokens = write_tokens(tmp.path(), &[(TOKEN, "alice", "user")]);
+    let s = TcpServer::start("http", &["--tokens-file", &tokens.display().to_string()]);
+    let cache = tempfile::tempdir().unwrap();
+    let list = |extra: &[&str]| {
+        let mut c = Command::new(buf_bin());
+        c.env("BUF_CACHE_DIR", cache.path())
+            .args(["curl", "--list-services"])
+            .args(extra)
+            .arg(format!("http://{}/", s.addr));
+        output_with_timeout(c, Duration::from_secs(60))
+    };
+    // buf words a Connect `unauthenticated` as "you are not authenticated".
+    // (`--reflect-header '*'`: buf sends `-H` headers with reflection requests too.)
+    for bad in [
+        &[][..],
+        &["-H", "Authorization: Bearer wrong", "--reflect-header", "*"][..],
+    ] {
+        let o = list(bad);
+        assert_ne!(o.status.code(), Some(0), "{}", stdout(&o));
+        assert!(stderr(&o).contains("not authenticated"), "{}", stderr(&o));
+        assert!(!stdout(&o).contains("cleanroom.v1"), "{}", stdout(&o));
+    }
+    let auth = format!("Authorization: Bearer {TOKEN}");
+    let o = list(&["-H", &auth, "--reflect-header", "*"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("cleanroom.v1.SandboxService"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// The repo's `buf.yaml` builds every proto of the API (what people generating their own
+/// clients with `buf generate` and buf.gen.yaml start from), offline.
+#[test]
+fn buf_yaml_builds_every_api_proto() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = cache.path().join("image.binpb");
+    let mut c = Command::new(buf_bin());
+    c.env("BUF_CACHE_DIR", cache.path())
+        .current_dir(workspace())
+        .arg("build")
+        .arg("-o")
+        .arg(&out);
+    let o = output_with_timeout(c, Duration::from_secs(60));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mut c = Command::new(buf_bin());
+    c.env("BUF_CACHE_DIR", cache.path())
+        .current_dir(workspace())
+        .arg("ls-files");
+    let o = output_with_timeout(c, Duration::from_secs(60));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let listed = stdout(&o);
+    for e in std::fs::read_dir(workspace().join("proto/cleanroom/v1")).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if name.ends_with(".proto") {
+            assert!(
+                listed.contains(&name),
+                "{name} not in the buf module: {listed}"
+            );
+        }
+    }
+}

@@ -11,6 +11,7 @@ mod tls;
 use base64::Engine as _;
 use cleanroom_proto::cleanroom::v1::{
     ApprovalServiceClient, ErrorDetail, ExecutionServiceClient, ImageServiceClient,
+    SandboxLifetimeServiceClient,
     SandboxServiceClient,
 };
 pub use cleanroom_vocab::ErrorCode;
@@ -93,6 +94,8 @@ pub struct Client {
     /// Egress approval requests (docs/approvals.md).
     pub approvals: ApprovalServiceClient<SharedHttp2Connection>,
     pub endpoint: Endpoint,
+    /// `SetSandboxTimeout` (TTL / idle timeout changes).
+    pub lifetimes: SandboxLifetimeServiceClient<SharedHttp2Connection>,
 }
 
 impl Client {
@@ -186,8 +189,9 @@ impl Client {
             sandboxes: SandboxServiceClient::new(shared.clone(), config.clone()),
             executions: ExecutionServiceClient::new(shared.clone(), config.clone()),
             images: ImageServiceClient::new(shared.clone(), config.clone()),
-            approvals: ApprovalServiceClient::new(shared, config),
+            approvals: ApprovalServiceClient::new(shared.clone(), config.clone()),
             endpoint: endpoint.clone(),
+            lifetimes: SandboxLifetimeServiceClient::new(shared, config),
         })
     }
 }

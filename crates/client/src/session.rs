@@ -154,6 +154,8 @@ pub struct ExecutionOutput<'c> {
     last_sequence: u64,
     retry: Retry,
     stream: Option<EventStream>,
+    /// `false`: only what the server retains now, then the stream ends (no live tail).
+    follow: bool,
 }
 
 impl<'c> ExecutionOutput<'c> {
@@ -166,7 +168,22 @@ impl<'c> ExecutionOutput<'c> {
             last_sequence: 0,
             retry: Retry::default(),
             stream: None,
+            follow: true,
         }
+    }
+
+    /// Start after event `sequence` instead of from the first event (re-attach at an
+    /// offset: `cleanroom execution logs --since-seq N`).
+    pub fn after_sequence(mut self, sequence: u64) -> Self {
+        self.last_sequence = sequence;
+        self
+    }
+
+    /// Replay only what is retained now; [`ExecutionOutput::next`] then answers `Ok(None)`
+    /// at the end of it when the execution is still running.
+    pub fn without_follow(mut self) -> Self {
+        self.follow = false;
+        self
     }
 
     /// Sequence of the last event delivered (0: none yet).
@@ -187,6 +204,7 @@ impl<'c> ExecutionOutput<'c> {
                         sandbox_id: self.sandbox_id.clone(),
                         execution_id: self.execution_id.clone(),
                         after_sequence: self.last_sequence,
+                        no_follow: !self.follow,
                         ..Default::default()
                     };
                     match self.client.executions.stream_execution(req).await {

@@ -7,13 +7,24 @@
 use std::io;
 use std::os::fd::OwnedFd;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+/// Bytes through the sandbox's device: `tx` the sandbox sent (packets read from the tun),
+/// `rx` it received (packets written to it). IP packets, headers included.
+#[derive(Debug, Default)]
+pub struct Traffic {
+    pub tx: AtomicU64,
+    pub rx: AtomicU64,
+}
+
 /// A non-blocking tun fd registered with the tokio reactor.
 pub struct TunDevice {
     fd: AsyncFd<OwnedFd>,
+    traffic: Arc<Traffic>,
 }
 
 impl TunDevice {
@@ -24,7 +35,15 @@ impl TunDevice {
         fcntl(&fd, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
         // SAFETY: an OwnedFd is a valid open fd and returns the same fd for its whole life.
         let fd = unsafe { AsyncFd::register(fd) }.map_err(io::Error::from)?;
-        Ok(TunDevice { fd })
+        Ok(TunDevice {
+            fd,
+            traffic: Arc::default(),
+        })
+    }
+
+    /// The device's byte counters (shared: they outlive moving the device into the stack).
+    pub fn traffic(&self) -> Arc<Traffic> {
+        self.traffic.clone()
     }
 }
 
@@ -42,6 +61,7 @@ impl AsyncRead for TunDevice {
             match res {
                 Ok(Ok(n)) => {
                     buf.advance(n);
+                    self.traffic.tx.fetch_add(n as u64, Ordering::Relaxed);
                     return Poll::Ready(Ok(()));
                 }
                 Ok(Err(e)) => return Poll::Ready(Err(e)),
@@ -62,7 +82,12 @@ impl AsyncWrite for TunDevice {
             let res =
                 guard.try_io(|fd| nix::unistd::write(fd.get_ref(), data).map_err(io::Error::from));
             match res {
-                Ok(r) => return Poll::Ready(r),
+                Ok(r) => {
+                    if let Ok(n) = &r {
+                        self.traffic.rx.fetch_add(*n as u64, Ordering::Relaxed);
+                    }
+                    return Poll::Ready(r);
+                }
                 Err(_would_block) => continue,
             }
         }

@@ -120,6 +120,7 @@ impl Ctx {
 /// bounded by [`limits`].
 pub struct Gateway {
     task: tokio::task::JoinHandle<()>,
+    traffic: Arc<device::Traffic>,
 }
 
 impl Drop for Gateway {
@@ -156,6 +157,7 @@ impl Gateway {
             approvals,
         } = mediators;
         let dev = device::TunDevice::new(device)?;
+        let traffic = dev.traffic();
         let mut cfg = IpStackConfig::default();
         cfg.mtu_unchecked(MTU);
         cfg.packet_information(false);
@@ -177,7 +179,14 @@ impl Gateway {
         });
         let stack = IpStack::new(cfg, dev);
         let task = tokio::spawn(accept_loop(stack, ctx));
-        Ok(Gateway { task })
+        Ok(Gateway { task, traffic })
+    }
+
+    /// Bytes the sandbox sent (`.0`) and received (`.1`) through its device so far: every
+    /// packet, allowed or denied, DNS included.
+    pub fn traffic(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.traffic.tx.load(Relaxed), self.traffic.rx.load(Relaxed))
     }
 }
 

@@ -3,8 +3,9 @@
 //! semantic error names its YAML path.
 
 use crate::{
-    is_digest_pinned, resource_bounds, CompiledPolicy, HostPattern, NetworkPolicy, PolicyError,
-    Resources, Rule, SecretBinding, DEFAULT_REPOSITORY_PATH, MAX_POLICY_BYTES,
+    is_digest_pinned, resource_bounds, CompiledPolicy, HostPattern, Lifetime, NetworkPolicy,
+    PolicyError, Resources, Rule, SecretBinding, DEFAULT_REPOSITORY_PATH, LIFETIME_BOUNDS,
+    MAX_POLICY_BYTES,
 };
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -51,6 +52,7 @@ struct SandboxSection {
     registries: Vec<crate::registries::RegistrySection>,
     #[serde(default)]
     git: Vec<crate::git::GitSection>,
+    lifetime: Option<Lifetime>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -346,6 +348,19 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
             }
         }
     }
+    let lifetime = file.sandbox.lifetime.unwrap_or_default();
+    for (name, value) in [
+        ("ttl_seconds", lifetime.ttl_seconds),
+        ("idle_timeout_seconds", lifetime.idle_timeout_seconds),
+    ] {
+        let (min, max) = LIFETIME_BOUNDS;
+        if let Some(v) = value.filter(|v| *v < min || *v > max) {
+            return Err(invalid(
+                &format!("sandbox.lifetime.{name}"),
+                format!("{v} is outside {min}..={max}"),
+            ));
+        }
+    }
     let repository_path = file
         .repository
         .map(|r| {
@@ -371,6 +386,7 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
         dependencies_command,
         registries,
         git,
+        lifetime,
     })
 }
 

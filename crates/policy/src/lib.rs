@@ -68,6 +68,31 @@ pub struct Resources {
     pub output_mb: Option<u64>,
 }
 
+/// `sandbox.lifetime`: how long the sandbox may live. Unset fields use the request's, then
+/// the server's defaults (`serve --sandbox-ttl`, `--sandbox-idle-timeout`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lifetime {
+    /// Seconds from creation after which the sandbox is terminated (extendable through
+    /// `SetSandboxTimeout`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_seconds: Option<u64>,
+    /// Seconds without activity (no execution running, no API use of the sandbox) after
+    /// which it is terminated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout_seconds: Option<u64>,
+}
+
+impl Lifetime {
+    /// Neither field set (kept out of the canonical encoding: old policy hashes stand).
+    pub fn is_empty(&self) -> bool {
+        self.ttl_seconds.is_none() && self.idle_timeout_seconds.is_none()
+    }
+}
+
+/// Accepted range of `sandbox.lifetime` fields (and of the API's): 1 s to a year.
+pub const LIFETIME_BOUNDS: (u64, u64) = (1, 366 * 24 * 3600);
+
 /// Accepted range of each `sandbox.resources` field, in the policy's units (MiB, pids,
 /// milli-CPUs). The one home of these bounds: the server checks
 /// `CreateSandboxRequest.limits` against the same table, so a limit no kernel interface
@@ -172,6 +197,9 @@ pub struct CompiledPolicy {
     /// `sandbox.git`: repositories fetched (pushed) through the gateway (see [`git`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub git: Vec<git::GitRule>,
+    /// `sandbox.lifetime` (TTL, idle timeout).
+    #[serde(default, skip_serializing_if = "Lifetime::is_empty")]
+    pub lifetime: Lifetime,
 }
 
 /// Default guest directory of the repository checkout and of executions.
@@ -194,6 +222,7 @@ impl CompiledPolicy {
             dependencies_command: None,
             registries: Vec::new(),
             git: Vec::new(),
+            lifetime: Lifetime::default(),
         }
     }
 

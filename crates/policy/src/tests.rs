@@ -183,3 +183,35 @@ fn error_messages_do_not_repeat_the_code() {
         assert!(!msg.is_empty(), "{bad}");
     }
 }
+
+#[test]
+fn lifetime_section() {
+    let p = compile(
+        "version: 1\nsandbox:\n  lifetime:\n    ttl_seconds: 3600\n    idle_timeout_seconds: 300\n",
+    )
+    .unwrap();
+    assert_eq!(p.lifetime.ttl_seconds, Some(3600));
+    assert_eq!(p.lifetime.idle_timeout_seconds, Some(300));
+    assert_ne!(p.policy_hash(), CompiledPolicy::builtin().policy_hash());
+    // An empty section keeps the built-in hash.
+    assert_eq!(
+        compile("version: 1\nsandbox:\n  lifetime: {}\n")
+            .unwrap()
+            .policy_hash(),
+        CompiledPolicy::builtin().policy_hash()
+    );
+    for bad in [
+        "version: 1\nsandbox:\n  lifetime:\n    ttl_seconds: 0\n",
+        "version: 1\nsandbox:\n  lifetime:\n    idle_timeout_seconds: 99999999999\n",
+        "version: 1\nsandbox:\n  lifetime:\n    ttl_seconds: -1\n",
+        "version: 1\nsandbox:\n  lifetime:\n    ttl: 5\n",
+    ] {
+        let err = compile(bad).unwrap_err();
+        assert_eq!(err.code(), "policy_invalid", "{bad}: {err}");
+    }
+    let err = compile("version: 1\nsandbox:\n  lifetime:\n    ttl_seconds: 0\n").unwrap_err();
+    assert!(
+        err.to_string().contains("sandbox.lifetime.ttl_seconds"),
+        "{err}"
+    );
+}

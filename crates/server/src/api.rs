@@ -17,8 +17,7 @@ use futures::StreamExt;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Fully-qualified name of the error detail message.
-pub const ERROR_DETAIL_TYPE: &str = "cleanroom.v1.ErrorDetail";
+pub use crate::api_errors::ERROR_DETAIL_TYPE;
 
 /// Convert an engine error into a Connect error with a typed detail.
 pub fn to_connect(e: EngineError) -> ConnectError {
@@ -33,18 +32,10 @@ pub fn to_connect(e: EngineError) -> ConnectError {
         Class::Internal => ErrorCode::Internal,
         Class::Unimplemented => ErrorCode::Unimplemented,
     };
-    let detail = ErrorDetail {
-        code: e.code.to_string(),
-        message: e.message.clone(),
-        details: e.details.iter().cloned().collect(),
-        ..Default::default()
-    };
-    ConnectError::new(code, format!("{}: {}", e.code, e.message)).with_detail(
-        connectrpc::ErrorDetail::from_message(ERROR_DETAIL_TYPE, &detail),
-    )
+    crate::api_errors::engine_error(code, e.code.as_str(), &e.message, &e.details)
 }
 
-fn ts(micros: i64) -> buffa::MessageField<Timestamp, buffa::Inline<Timestamp>> {
+pub(crate) fn ts(micros: i64) -> buffa::MessageField<Timestamp, buffa::Inline<Timestamp>> {
     if micros <= 0 {
         return buffa::MessageField::default();
     }
@@ -55,7 +46,7 @@ fn ts(micros: i64) -> buffa::MessageField<Timestamp, buffa::Inline<Timestamp>> {
     .into()
 }
 
-fn sandbox_msg(r: &SandboxRow) -> Sandbox {
+pub(crate) fn sandbox_msg(r: &SandboxRow) -> Sandbox {
     let mut info: Vec<(String, Value)> = Vec::new();
     info.extend(
         crate::engine::sandboxes::backend_info(r)
@@ -158,6 +149,14 @@ impl SandboxService for Api {
     ) -> ServiceResult<CreateSandboxResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
+        crate::engine::lifetimes::check_seconds("ttl_seconds", req.ttl_seconds)
+            .and_then(|()| {
+                crate::engine::lifetimes::check_seconds(
+                    "idle_timeout_seconds",
+                    req.idle_timeout_seconds,
+                )
+            })
+            .map_err(to_connect)?;
         let l = req.limits.as_option().cloned().unwrap_or_default();
         let limits = crate::limits::RequestedLimits {
             memory_bytes: l.memory_bytes,
@@ -190,10 +189,13 @@ impl SandboxService for Api {
         self.engine
             .claim_image(&who, &row.image_digest)
             .map_err(to_connect)?;
+        self.engine
+            .init_lifetime(&row, req.ttl_seconds, req.idle_timeout_seconds)
+            .map_err(to_connect)?;
         let bootstrap =
             crate::bootstrap::plan_stored(&row.id, &row.compiled_policy).map_err(to_connect)?;
         Response::ok(CreateSandboxResponse {
-            sandbox: sandbox_msg(&row).into(),
+            sandbox: self.sandbox_out(&row).into(),
             bootstrap: bootstrap.into(),
             ..Default::default()
         })
@@ -210,7 +212,7 @@ impl SandboxService for Api {
             .engine
             .owned_sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
-        let mut sandbox = sandbox_msg(&row);
+        let mut sandbox = self.sandbox_live(&row).await;
         (sandbox.egress_approved, sandbox.egress_refused) =
             self.engine.effective_egress(&row.id).map_err(to_connect)?;
         Response::ok(GetSandboxResponse {
@@ -231,7 +233,7 @@ impl SandboxService for Api {
             .owned_sandboxes(&who, req.include_stopped)
             .map_err(to_connect)?;
         Response::ok(ListSandboxesResponse {
-            sandboxes: rows.iter().map(sandbox_msg).collect(),
+            sandboxes: rows.iter().map(|r| self.sandbox_out(r)).collect(),
             ..Default::default()
         })
     }
@@ -276,7 +278,7 @@ impl SandboxService for Api {
             .await
             .map_err(to_connect)?;
         Response::ok(TerminateSandboxResponse {
-            sandbox: sandbox_msg(&row).into(),
+            sandbox: self.sandbox_out(&row).into(),
             ..Default::default()
         })
     }

@@ -48,6 +48,9 @@ pub struct ServeSettings {
     pub max_sandboxes: u32,
     /// Egress approval defaults (`--approval-timeout`, `--max-pending-approvals`).
     pub approvals: crate::approvals::ApprovalSettings,
+    /// Default sandbox TTL and idle timeout in seconds (0: none).
+    pub sandbox_ttl_secs: u64,
+    pub sandbox_idle_timeout_secs: u64,
 }
 
 /// Settings that cannot become a configuration, each with a stable code.
@@ -183,6 +186,11 @@ impl ServeSettings {
                 },
             },
             approvals: self.approvals,
+            lifetimes: crate::engine::lifetimes::LifetimeDefaults {
+                ttl_seconds: self.sandbox_ttl_secs,
+                idle_timeout_seconds: self.sandbox_idle_timeout_secs,
+                ..Default::default()
+            },
         })
     }
 }
@@ -228,6 +236,8 @@ mod tests {
             max_sandboxes_per_principal: 4,
             max_sandboxes: 8,
             approvals: Default::default(),
+            sandbox_ttl_secs: 0,
+            sandbox_idle_timeout_secs: 0,
         }
     }
 

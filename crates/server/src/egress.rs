@@ -37,7 +37,7 @@ pub struct EgressHub {
 }
 
 struct Attached {
-    _gateway: Gateway,
+    gateway: Gateway,
     /// Environment entries for the guest: placeholders, and the CA bundle variables.
     env: Vec<(String, String)>,
 }
@@ -178,14 +178,15 @@ impl EgressHub {
                 approvals: self.approvals.open(sandbox_id, &policy.network),
             },
         )?;
-        lock(&self.sandboxes).insert(
-            sandbox_id.to_string(),
-            Attached {
-                _gateway: gateway,
-                env,
-            },
-        );
+        lock(&self.sandboxes).insert(sandbox_id.to_string(), Attached { gateway, env });
         Ok(())
+    }
+
+    /// Bytes the sandbox sent and received through its gateway (`None`: no gateway).
+    pub fn traffic(&self, sandbox_id: &str) -> Option<(u64, u64)> {
+        lock(&self.sandboxes)
+            .get(sandbox_id)
+            .map(|a| a.gateway.traffic())
     }
 
     /// Stop a sandbox's gateway (closing every proxied connection). Idempotent.

@@ -281,7 +281,15 @@ impl LogWriter {
 
     /// Write the exit record (after the count of bytes not retained, if any), flush to
     /// disk and tell readers the log is complete.
-    pub fn close(mut self, exit: &ExitRecord) -> io::Result<()> {
+    pub fn close(self, exit: &ExitRecord) -> io::Result<()> {
+        self.close_unsynced(exit)?.sync_data()
+    }
+
+    /// [`LogWriter::close`] without the flush to disk: readers learn of the exit at once
+    /// and the caller gets the file to `sync_data` off the async runtime (an fdatasync
+    /// costs milliseconds on ordinary disks; it must neither delay the exit for attached
+    /// clients nor block a runtime thread).
+    pub fn close_unsynced(mut self, exit: &ExitRecord) -> io::Result<File> {
         if self.truncated {
             let (o, e) = self.dropped();
             let w = WarningRecord {
@@ -299,7 +307,7 @@ impl LogWriter {
                 Kind::Exit,
                 &serde_json::to_vec(exit).map_err(io::Error::other)?,
             )
-            .and_then(|_| self.file.sync_data());
+            .and_then(|_| self.file.try_clone());
         self.tx.send_modify(|c| c.closed = true);
         res
     }

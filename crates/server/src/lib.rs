@@ -4,9 +4,12 @@
 //! state durable; `api` exposes it as the `cleanroom.v1` Connect services; `auth`,
 //! `owner` and `listener` decide who is calling and what they may see.
 
+pub mod activity;
 pub mod api;
 pub mod api_approvals;
 pub mod approvals;
+pub mod api_errors;
+pub mod api_lifetime;
 pub mod assemble;
 pub mod auth;
 pub mod bootstrap;

@@ -66,6 +66,8 @@ pub struct ServeConfig {
     pub auth: AuthConfig,
     /// Egress approval defaults ([`crate::approvals`]).
     pub approvals: crate::approvals::ApprovalSettings,
+    /// Default sandbox TTL / idle timeout ([`crate::engine::lifetimes`]).
+    pub lifetimes: crate::engine::lifetimes::LifetimeDefaults,
 }
 
 /// Startup failures.
@@ -123,7 +125,25 @@ pub fn router(engine: Arc<Engine>, caps: crate::store::SandboxCaps) -> connectrp
     let router = SandboxServiceExt::register(api.clone(), connectrpc::Router::new());
     let router = ImageServiceExt::register(api.clone(), router);
     let router = cleanroom_proto::cleanroom::v1::ApprovalServiceExt::register(api.clone(), router);
-    ExecutionServiceExt::register(api, router)
+    let router = ExecutionServiceExt::register(api.clone(), router);
+    let router = crate::api_lifetime::register(api, router);
+    reflection(router)
+}
+
+/// Server reflection (`grpc.reflection.v1` and `v1alpha`) over every file compiled into
+/// the API, so `buf curl` and `grpcurl` work without a local schema. Behind the same
+/// authentication as every other route.
+fn reflection(router: connectrpc::Router) -> connectrpc::Router {
+    match connectrpc_reflection::Reflector::from_descriptor_set_bytes(
+        cleanroom_proto::FILE_DESCRIPTOR_SET,
+    ) {
+        Ok(r) => connectrpc_reflection::install(router, r),
+        Err(e) => {
+            // Only a broken build gets here (the set is compiled in); serve without it.
+            tracing::error!(error = %e, "server reflection disabled: bad descriptor set");
+            router
+        }
+    }
 }
 
 /// Prepare a unix socket path: create its directory, refuse if a live server owns it,
@@ -196,6 +216,7 @@ pub async fn run(
     engine.recover().await?;
     engine.start_retention(cfg.retention.clone());
     engine.egress.approvals.configure(cfg.approvals);
+    engine.start_lifetimes(cfg.lifetimes);
     // Bound only now: a connectable socket means a recovered, ready server. The
     // authentication rules depend on the address actually bound.
     let transport = bind(&cfg.listen, &cfg.auth, tokens.is_some()).await?;
@@ -203,8 +224,11 @@ pub async fn run(
         tokens,
         insecure_no_auth: cfg.auth.insecure_no_auth,
     });
-    let service = connectrpc::ConnectRpcService::new(router(engine.clone(), cfg.auth.caps))
-        .with_interceptor(crate::auth::AuthInterceptor(auth));
+    let service = crate::api_errors::ApiService::new(
+        connectrpc::ConnectRpcService::new(router(engine.clone(), cfg.auth.caps))
+            .with_interceptor(crate::api_errors::DetailInterceptor)
+            .with_interceptor(crate::auth::AuthInterceptor(auth)),
+    );
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {

@@ -274,7 +274,7 @@ impl Run {
             };
         }
         let writer_dropped = writer.dropped();
-        if let Err(e) = writer.close(&ExitRecord {
+        let closed = writer.close_unsynced(&ExitRecord {
             status,
             exit_code,
             message: message.clone(),
@@ -283,9 +283,8 @@ impl Run {
             } else {
                 String::new()
             },
-        }) {
-            tracing::error!(execution_id = %self.exec_id, error = %e, "could not finish output log");
-        }
+        });
+
         let (out_dropped, err_dropped) = writer_dropped;
         if out_dropped + err_dropped > 0 {
             if let Err(e) = handle
@@ -307,6 +306,18 @@ impl Run {
         handle
             .events
             .execution_status(&self.sandbox_id, &self.exec_id, status, &message);
+        // The log's flush to disk, off the runtime's threads, after the result is recorded
+        // (the store itself commits without fsync: synchronous=NORMAL). The supervisor
+        // ends, and `done` fires, only once the log is durable.
+        let synced = match closed {
+            Ok(file) => tokio::task::spawn_blocking(move || file.sync_data())
+                .await
+                .unwrap_or_else(|e| Err(std::io::Error::other(e))),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = synced {
+            tracing::error!(execution_id = %self.exec_id, error = %e, "could not finish output log");
+        }
     }
 
     /// Send SIGTERM (or SIGKILL with zero grace); returns when SIGKILL is due.

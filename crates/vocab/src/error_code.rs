@@ -62,13 +62,29 @@ stable_codes! {
         RepositoryCheckoutFailed => "repository_checkout_failed",
         /// The policy's `sandbox.dependencies.command` failed.
         DependenciesFailed => "dependencies_failed",
+        // ---- server side again (appended: the order above is not a classification) ----
+        /// The request's deadline (`connect-timeout-ms`, `grpc-timeout`) passed.
+        DeadlineExceeded => "deadline_exceeded",
+        /// The request was canceled before it completed.
+        Canceled => "canceled",
+        /// The server cannot serve the request right now (shutting down, overloaded).
+        Unavailable => "unavailable",
     }
 }
 
 impl ErrorCode {
     /// Codes only the client produces; the server never sends them.
     pub fn is_client_side(self) -> bool {
-        self >= ErrorCode::ServerUnreachable
+        matches!(
+            self,
+            ErrorCode::ServerUnreachable
+                | ErrorCode::StreamEnded
+                | ErrorCode::ServerStartFailed
+                | ErrorCode::AuthConfigInvalid
+                | ErrorCode::RepositoryUnavailable
+                | ErrorCode::RepositoryCheckoutFailed
+                | ErrorCode::DependenciesFailed
+        )
     }
 }
 
@@ -91,5 +107,6 @@ mod tests {
         assert!("nope".parse::<ErrorCode>().is_err());
         assert!(ErrorCode::StreamEnded.is_client_side());
         assert!(!ErrorCode::Internal.is_client_side());
+        assert!(!ErrorCode::DeadlineExceeded.is_client_side());
     }
 }

@@ -24,6 +24,7 @@ mod rootfs;
 mod sweep;
 pub mod sys;
 mod tree;
+mod usage;
 
 use crate::{
     Backend, BackendError, ExitStatus, ProcessHandle, ProcessId, ProcessSpec, ProvisionedSandbox,
@@ -491,6 +492,14 @@ impl Backend for LinuxBackend {
             ));
         }
         Ok(std::fs::File::from(fd))
+    }
+
+    async fn usage(&self, sandbox_id: &str) -> Result<crate::Usage, BackendError> {
+        let sbx = self.get(sandbox_id)?;
+        let (dirs, pid, start) = (sbx.cgroups.clone(), sbx.init_pid, sbx.init_start);
+        tokio::task::spawn_blocking(move || usage::read(&dirs, pid, start))
+            .await
+            .map_err(|e| BackendError::Unavailable(format!("usage task: {e}")))
     }
 
     async fn close(&self) {

@@ -129,6 +129,8 @@ impl Engine {
             events: self.events.clone(),
         };
         let live_map = self.live.clone();
+        let activity = self.activity.clone();
+        activity.touch(&sandbox.id);
         let mut run = Run {
             exec_id: id.clone(),
             sandbox_id: sandbox.id.clone(),
@@ -145,6 +147,8 @@ impl Engine {
             };
             run.drive(&supervisor, io, writer, cancel_rx).await;
             lock(&live_map).remove(&run.exec_id);
+            // Idle time counts from the end of the last execution.
+            activity.touch(&run.sandbox_id);
             let _ = done_tx.send(true);
         });
         Ok(row)

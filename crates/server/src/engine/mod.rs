@@ -16,9 +16,11 @@ pub mod events;
 pub mod executions;
 #[cfg(test)]
 mod fake;
+pub mod lifetimes;
 pub mod sandboxes;
 #[cfg(test)]
 mod tests;
+pub mod usage;
 
 use crate::egress::{EgressHub, EgressNote};
 use crate::error::EngineError;
@@ -144,6 +146,10 @@ pub struct Engine {
     retention: Arc<crate::quota::Retention>,
     /// Package registry mediation ([`crate::registries`]); unset: no defaults, no cache.
     registries: std::sync::OnceLock<crate::registries::RegistryHub>,
+    /// When each sandbox was last used ([`crate::activity`]).
+    activity: Arc<crate::activity::Activity>,
+    /// TTL / idle defaults ([`lifetimes`]).
+    lifetime_defaults: Mutex<lifetimes::LifetimeDefaults>,
 }
 
 impl Engine {
@@ -172,6 +178,8 @@ impl Engine {
             retention: Arc::new(crate::quota::Retention::new(&logs_dir)),
             logs_dir,
             registries: std::sync::OnceLock::new(),
+            activity: Default::default(),
+            lifetime_defaults: Default::default(),
         });
         let weak = Arc::downgrade(&engine);
         tokio::spawn(async move {

@@ -311,6 +311,7 @@ impl Engine {
                 "path must be an absolute path inside the sandbox",
             ));
         }
+        self.activity.touch(sandbox_id);
         let max = match max_bytes {
             0 => 4 << 20,
             n => n.min(16 << 20),

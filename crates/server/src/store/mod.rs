@@ -244,6 +244,7 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.execute_batch(SCHEMA)?;
+        conn.execute_batch(lifetimes::SCHEMA)?;
         for (table, col, default) in ADDED_COLUMNS {
             let has: bool = conn
                 .prepare(&format!(
@@ -489,7 +490,9 @@ impl Store {
 
 mod approvals;
 mod images;
+mod lifetimes;
 mod output;
+pub use lifetimes::LifetimeRow;
 pub use output::OutputState;
 
 #[cfg(test)]

@@ -1,0 +1,189 @@
+//! Sandbox lifetimes: TTL and idle timeout from the request, the policy or the server's
+//! defaults; expiry terminates with the reason in the events and `sandbox inspect`;
+//! `sandbox timeout` extends a TTL for a long job. Real server, real sandboxes.
+
+mod common;
+use common::*;
+use std::time::Duration;
+
+fn inspect(s: &Server, id: &str) -> serde_json::Value {
+    let o = s.run(&["sandbox", "inspect", "--json", id]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn create(s: &Server, args: &[&str]) -> String {
+    let o = s.run(&[&["sandbox", "create"], args].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    stdout(&o).trim().to_string()
+}
+
+/// Wait (bounded) until the sandbox stopped; its inspect JSON.
+fn stopped(s: &Server, id: &str) -> serde_json::Value {
+    let mut last = serde_json::Value::Null;
+    let ok = eventually(Duration::from_secs(60), || {
+        last = inspect(s, id);
+        last["status"] == "SANDBOX_STATUS_STOPPED"
+    });
+    assert!(ok, "sandbox did not stop: {last}");
+    last
+}
+
+fn expired_event(s: &Server, id: &str) -> serde_json::Value {
+    let o = s.run(&["sandbox", "events", id]);
+    stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|e| e["type"] == "sandbox.expired")
+        .unwrap_or_else(|| panic!("no sandbox.expired event: {}", stdout(&o)))
+}
+
+#[test]
+fn ttl_expiry_terminates_with_the_reason() {
+    let s = Server::start();
+    let id = create(&s, &["--ttl", "2"]);
+    let v = inspect(&s, &id);
+    assert_eq!(v["ttlSeconds"], "2", "{v}");
+    assert!(v["expiresAt"].is_string(), "{v}");
+    let v = stopped(&s, &id);
+    assert_eq!(v["stopReason"], "ttl_expired", "{v}");
+    assert!(v["message"].as_str().unwrap().contains("TTL"), "{v}");
+    let e = expired_event(&s, &id);
+    assert_eq!(e["attributes"]["reason"], "ttl_expired", "{e}");
+    // Human form too.
+    let o = s.run(&["sandbox", "inspect", &id]);
+    assert!(
+        stdout(&o).contains("stop_reason:         ttl_expired"),
+        "{}",
+        stdout(&o)
+    );
+    assert_no_leftovers(&s.state_dir(), &id);
+}
+
+#[test]
+fn idle_expiry_waits_for_running_executions() {
+    let s = Server::start();
+    let id = create(&s, &["--idle-timeout", "2"]);
+    // A running execution is activity: the sandbox outlives its idle timeout while it runs.
+    let o = s.run(&[
+        "exec",
+        "-n",
+        "--in",
+        &id,
+        "--",
+        "sh",
+        "-c",
+        "sleep 5; echo alive",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "alive\n");
+    // Then, idle, it goes.
+    let v = stopped(&s, &id);
+    assert_eq!(v["stopReason"], "idle_timeout", "{v}");
+    assert_eq!(
+        expired_event(&s, &id)["attributes"]["reason"],
+        "idle_timeout"
+    );
+    assert_no_leftovers(&s.state_dir(), &id);
+}
+
+#[test]
+fn timeout_extension_keeps_a_sandbox_for_a_long_job() {
+    let s = Server::start();
+    let id = create(&s, &["--ttl", "6"]);
+    let o = s.run(&["sandbox", "timeout", &id, "--ttl", "600"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("ttl:                 600s"),
+        "{}",
+        stdout(&o)
+    );
+    // Well past the original TTL the sandbox still runs work.
+    let o = s.run(&[
+        "exec",
+        "-n",
+        "--in",
+        &id,
+        "--",
+        "sh",
+        "-c",
+        "sleep 9; echo done",
+    ]);
+    assert_eq!(stdout(&o), "done\n", "{}", stderr(&o));
+    assert_eq!(inspect(&s, &id)["status"], "SANDBOX_STATUS_READY");
+    // Clearing the TTL, then shortening it again: it expires.
+    let o = s.run(&["sandbox", "timeout", &id, "--clear-ttl", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["expiresAt"].is_null() && v["ttlSeconds"].is_null(), "{v}");
+    let o = s.run(&["sandbox", "timeout", &id, "--ttl", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stopped(&s, &id)["stopReason"], "ttl_expired");
+    // A stopped sandbox cannot be extended.
+    let o = s.run(&["sandbox", "timeout", &id, "--ttl", "60"]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(stderr(&o).contains("sandbox_not_ready"), "{}", stderr(&o));
+}
+
+#[test]
+fn policy_and_server_defaults_and_request_precedence() {
+    let s = Server::start_with(&["--sandbox-idle-timeout", "2"]);
+    // The server default applies to a plain sandbox.
+    let plain = create(&s, &[]);
+    assert_eq!(inspect(&s, &plain)["idleTimeoutSeconds"], "2");
+    // The policy's lifetime beats the server default; the request beats the policy.
+    let dir = tempfile::tempdir().unwrap();
+    let policy = write(
+        &dir,
+        "p.yaml",
+        "version: 1\nsandbox:\n  lifetime:\n    ttl_seconds: 3600\n    idle_timeout_seconds: 600\n",
+    );
+    let from_policy = create(&s, &["--policy", &policy]);
+    let v = inspect(&s, &from_policy);
+    assert_eq!(
+        (v["ttlSeconds"].as_str(), v["idleTimeoutSeconds"].as_str()),
+        (Some("3600"), Some("600")),
+        "{v}"
+    );
+    let from_request = create(&s, &["--policy", &policy, "--idle-timeout", "900"]);
+    let v = inspect(&s, &from_request);
+    assert_eq!(v["idleTimeoutSeconds"], "900", "{v}");
+    assert_eq!(v["ttlSeconds"], "3600", "{v}");
+    assert_eq!(stopped(&s, &plain)["stopReason"], "idle_timeout");
+    assert_eq!(inspect(&s, &from_policy)["status"], "SANDBOX_STATUS_READY");
+    s.run(&["sandbox", "rm", &from_policy, &from_request]);
+}
+
+#[test]
+fn hostile_lifetime_requests_are_refused() {
+    let s = Server::start();
+    for args in [
+        &["--ttl", "99999999999"][..],
+        &["--idle-timeout", "99999999999"][..],
+    ] {
+        let o = s.run(&[&["sandbox", "create"], args].concat());
+        assert_eq!(o.status.code(), Some(125), "{args:?}");
+        assert!(stderr(&o).contains("invalid_argument"), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("_seconds"),
+            "names the field: {}",
+            stderr(&o)
+        );
+    }
+    let id = create(&s, &[]);
+    for args in [
+        &["--ttl", "0"][..],
+        &["--ttl", "99999999999"][..],
+        &["--idle-timeout", "0"][..],
+    ] {
+        let o = s.run(&[&["sandbox", "timeout", &id], args].concat());
+        assert_eq!(o.status.code(), Some(125), "{args:?}");
+        assert!(stderr(&o).contains("invalid_argument"), "{}", stderr(&o));
+    }
+    // Another local user cannot touch it: not found, like every object not theirs.
+    open_socket_to_all(&s);
+    let o = as_uid(&s, 65534, &["sandbox", "timeout", &id, "--ttl", "1"]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(stderr(&o).contains("sandbox_not_found"), "{}", stderr(&o));
+    assert_eq!(inspect(&s, &id)["status"], "SANDBOX_STATUS_READY");
+    s.run(&["sandbox", "rm", &id]);
+}

@@ -1,0 +1,125 @@
+//! API round-trip measurement (bench/api.py): over one connection, N times
+//! `CreateExecution(true)` + `StreamExecution` to the exit event in a READY sandbox, and, as
+//! the same-run reference, N unary `GetSandbox` calls (the framework/transport floor) and N
+//! local `fork+exec` of `true` (the process-spawn floor). Prints one JSON object.
+//!
+//! Usage: exec_rtt ENDPOINT N   (CLEANROOM_TOKEN for TCP endpoints)
+
+use cleanroom_client::api::*;
+use cleanroom_client::endpoint::{Endpoint, Target};
+use cleanroom_client::session::{ExecutionOutput, OutputEvent};
+use cleanroom_client::Client;
+use std::time::Instant;
+
+fn pct(xs: &mut [f64], p: f64) -> f64 {
+    xs.sort_by(|a, b| a.total_cmp(b));
+    let k = (xs.len() - 1) as f64 * p / 100.0;
+    let (f, c) = (k.floor() as usize, (k.ceil() as usize).min(xs.len() - 1));
+    xs[f] + (xs[c] - xs[f]) * (k - f as f64)
+}
+
+fn row(mut xs: Vec<f64>) -> serde_json::Value {
+    let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+    serde_json::json!({
+        "runs": xs.len(),
+        "p50_ms": (pct(&mut xs, 50.0) * 1000.0).round() / 1000.0,
+        "p99_ms": (pct(&mut xs, 99.0) * 1000.0).round() / 1000.0,
+        "mean_ms": (mean * 1000.0).round() / 1000.0,
+    })
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let endpoint = Endpoint::parse(args.get(1).ok_or("usage: exec_rtt ENDPOINT N")?)?;
+    let n: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(200);
+    let mut target = Target::from(endpoint);
+    target.token = std::env::var("CLEANROOM_TOKEN").ok();
+    let client = Client::connect_target(&target).await?;
+    let created = client
+        .sandboxes
+        .create_sandbox(CreateSandboxRequest::default())
+        .await?
+        .into_owned();
+    let sbx = created
+        .sandbox
+        .as_option()
+        .ok_or("no sandbox")?
+        .sandbox_id
+        .clone();
+    let created_ms = std::cell::RefCell::new(Vec::new());
+    let exec_once = || async {
+        let t = Instant::now();
+        let req = CreateExecutionRequest {
+            sandbox_id: sbx.clone(),
+            command: vec!["true".into()],
+            ..Default::default()
+        };
+        let e = client.executions.create_execution(req).await?.into_owned();
+        let id = e
+            .execution
+            .as_option()
+            .ok_or("no execution")?
+            .execution_id
+            .clone();
+        created_ms
+            .borrow_mut()
+            .push(t.elapsed().as_secs_f64() * 1000.0);
+        let mut out = ExecutionOutput::new(&client, &sbx, &id);
+        loop {
+            match out.next().await? {
+                Some(OutputEvent::Exit(x)) if x.exit_code == 0 => break,
+                Some(OutputEvent::Exit(x)) => return Err(format!("exit {}", x.exit_code).into()),
+                Some(_) => {}
+                None => return Err("stream ended".into()),
+            }
+        }
+        Ok::<(), Box<dyn std::error::Error>>(())
+    };
+    for _ in 0..10 {
+        exec_once().await?;
+    }
+    let mut exec = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        exec_once().await?;
+        exec.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    // Of which: CreateExecution answered (the rest is the stream to the exit).
+    let create: Vec<f64> = created_ms.borrow().iter().skip(10).copied().collect();
+    let mut unary = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        client
+            .sandboxes
+            .list_sandboxes(ListSandboxesRequest::default())
+            .await?;
+        unary.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    let mut spawn = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        let s = std::process::Command::new("true").status()?;
+        if !s.success() {
+            return Err("true failed".into());
+        }
+        spawn.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    client
+        .sandboxes
+        .terminate_sandbox(TerminateSandboxRequest {
+            sandbox_id: sbx.clone(),
+            ..Default::default()
+        })
+        .await?;
+    println!(
+        "{}",
+        serde_json::json!({
+            "exec_true_round_trip": row(exec),
+            "of_which_create_execution": row(create),
+            "unary_list_sandboxes": row(unary),
+            "host_spawn_true": row(spawn),
+        })
+    );
+    Ok(())
+}

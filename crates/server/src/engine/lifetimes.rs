@@ -1,0 +1,266 @@
+//! Sandbox lifetimes: a TTL from creation and an idle timeout, from the request, else the
+//! policy's `sandbox.lifetime`, else the server's defaults (`serve --sandbox-ttl`,
+//! `--sandbox-idle-timeout`); `SetSandboxTimeout` moves the TTL (long jobs) or changes the
+//! idle timeout. A reaper task checks live sandboxes every second and terminates expired
+//! ones with the reason (`ttl_expired`, `idle_timeout`) in a `sandbox.expired` event, in
+//! the stored stop reason (`sandbox inspect`) and in the final status message.
+//!
+//! "Idle" is decided from [`crate::activity::Activity`] (the one record of last use) plus
+//! the live-execution map: a sandbox with a running execution is never idle.
+
+use super::*;
+use crate::store::{now_micros, LifetimeRow};
+use cleanroom_policy::LIFETIME_BOUNDS;
+use cleanroom_vocab::ErrorCode;
+
+/// Stop reason: the TTL ran out.
+pub const TTL_EXPIRED: &str = "ttl_expired";
+/// Stop reason: no activity for the idle timeout.
+pub const IDLE_TIMEOUT: &str = "idle_timeout";
+
+/// Server-wide defaults (0: none) and how often the reaper looks.
+#[derive(Debug, Clone, Copy)]
+pub struct LifetimeDefaults {
+    pub ttl_seconds: u64,
+    pub idle_timeout_seconds: u64,
+    pub check_interval: Duration,
+}
+
+impl Default for LifetimeDefaults {
+    fn default() -> Self {
+        LifetimeDefaults {
+            ttl_seconds: 0,
+            idle_timeout_seconds: 0,
+            check_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+/// A requested number of seconds: 0 (unset) or within [`LIFETIME_BOUNDS`], else
+/// `invalid_argument` naming `field`.
+pub fn check_seconds(field: &str, v: u64) -> Result<(), EngineError> {
+    let (min, max) = LIFETIME_BOUNDS;
+    if v != 0 && (v < min || v > max) {
+        return Err(
+            EngineError::invalid(format!("{field}: {v} is outside {min}..={max} seconds"))
+                .with("field", field),
+        );
+    }
+    Ok(())
+}
+
+fn micros(secs: u64) -> i64 {
+    i64::try_from(secs).unwrap_or(i64::MAX / 2_000_000) * 1_000_000
+}
+
+impl Engine {
+    /// Fix a new sandbox's lifetime: `ttl`/`idle` from the request (0: the policy's, then
+    /// the server default). The TTL counts from now (the sandbox just became READY).
+    pub fn init_lifetime(&self, row: &SandboxRow, ttl: u64, idle: u64) -> Result<(), EngineError> {
+        let policy = self.compiled_policy(row);
+        let defaults = *lock(&self.lifetime_defaults);
+        let pick = |req: u64, pol: Option<u64>, def: u64| {
+            if req > 0 {
+                req
+            } else {
+                pol.unwrap_or(def)
+            }
+        };
+        let ttl = pick(ttl, policy.lifetime.ttl_seconds, defaults.ttl_seconds);
+        let idle = pick(
+            idle,
+            policy.lifetime.idle_timeout_seconds,
+            defaults.idle_timeout_seconds,
+        );
+        let now = now_micros();
+        self.activity.touch_at(&row.id, now);
+        if ttl == 0 && idle == 0 {
+            return Ok(());
+        }
+        self.store.set_lifetime(
+            &row.id,
+            &LifetimeRow {
+                ttl_seconds: ttl,
+                idle_timeout_seconds: idle,
+                expires_at: if ttl > 0 { now + micros(ttl) } else { 0 },
+                stop_reason: String::new(),
+            },
+        )?;
+        Ok(())
+    }
+
+    /// `SetSandboxTimeout`: the TTL now ends `ttl` seconds from now and/or the idle timeout
+    /// becomes `idle` (0: unchanged); `clear_*` removes one. Counts as activity.
+    pub fn set_sandbox_timeout(
+        &self,
+        id: &str,
+        ttl: u64,
+        idle: u64,
+        clear_ttl: bool,
+        clear_idle: bool,
+    ) -> Result<SandboxRow, EngineError> {
+        check_seconds("ttl_seconds", ttl)?;
+        check_seconds("idle_timeout_seconds", idle)?;
+        if (clear_ttl && ttl > 0) || (clear_idle && idle > 0) {
+            return Err(EngineError::invalid(
+                "give either a new value or clear_*, not both",
+            ));
+        }
+        let row = self.get_sandbox(id)?;
+        if row.status != ss::READY {
+            return Err(EngineError::new(
+                crate::error::Class::FailedPrecondition,
+                ErrorCode::SandboxNotReady,
+                format!("sandbox {} is {}", row.id, ss::name(row.status)),
+            )
+            .with("sandbox_id", &row.id));
+        }
+        let mut l = self.store.lifetime(id)?;
+        let now = now_micros();
+        if ttl > 0 {
+            l.ttl_seconds = ttl;
+            l.expires_at = now + micros(ttl);
+        }
+        if clear_ttl {
+            l.ttl_seconds = 0;
+            l.expires_at = 0;
+        }
+        if idle > 0 {
+            l.idle_timeout_seconds = idle;
+        }
+        if clear_idle {
+            l.idle_timeout_seconds = 0;
+        }
+        self.store.set_lifetime(id, &l)?;
+        self.activity.touch_at(id, now);
+        self.events.record(crate::store::EventRow {
+            sandbox_id: id.into(),
+            kind: "sandbox.timeout".into(),
+            sandbox_status: row.status,
+            message: format!(
+                "ttl {}s, idle timeout {}s",
+                l.ttl_seconds, l.idle_timeout_seconds
+            ),
+            attributes: serde_json::json!({
+                "ttl_seconds": l.ttl_seconds,
+                "idle_timeout_seconds": l.idle_timeout_seconds,
+                "expires_at": l.expires_at,
+            })
+            .to_string(),
+            ..Default::default()
+        });
+        Ok(row)
+    }
+
+    /// A sandbox's lifetime and its last activity (micros; the creation time when it was
+    /// never touched by this server).
+    pub fn sandbox_lifetime(&self, row: &SandboxRow) -> Result<(LifetimeRow, i64), EngineError> {
+        let l = self.store.lifetime(&row.id)?;
+        let last = self.activity.last(&row.id).unwrap_or(row.created_at);
+        Ok((l, last))
+    }
+
+    /// The sandbox was used now (see [`crate::activity`]).
+    pub fn touch(&self, sandbox_id: &str) {
+        self.activity.touch(sandbox_id);
+    }
+
+    /// How long the sandbox has been idle at `now` (micros): `None` while an execution
+    /// runs in it.
+    pub fn idle_for(&self, row: &SandboxRow, now: i64) -> Option<Duration> {
+        if !self.live_in(&row.id).is_empty() {
+            return None;
+        }
+        let last = self.activity.last(&row.id).unwrap_or(row.created_at);
+        Some(Duration::from_micros(now.saturating_sub(last).max(0) as u64))
+    }
+
+    /// Apply the server defaults and start the reaper; it stops when the engine is dropped.
+    pub fn start_lifetimes(self: &Arc<Self>, defaults: LifetimeDefaults) {
+        *lock(&self.lifetime_defaults) = defaults;
+        let interval = defaults.check_interval.max(Duration::from_millis(50));
+        let weak = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(interval).await;
+                let Some(engine) = weak.upgrade() else { break };
+                engine.expire_due().await;
+            }
+        });
+    }
+
+    /// Why `row` must stop now, if it must.
+    fn expiry(
+        &self,
+        row: &SandboxRow,
+        now: i64,
+    ) -> Result<Option<(&'static str, String)>, EngineError> {
+        let l = self.store.lifetime(&row.id)?;
+        if l.expires_at > 0 && now >= l.expires_at {
+            return Ok(Some((
+                TTL_EXPIRED,
+                format!("the sandbox's TTL ({}s) expired", l.ttl_seconds),
+            )));
+        }
+        if l.idle_timeout_seconds > 0 {
+            if let Some(idle) = self.idle_for(row, now) {
+                if idle >= Duration::from_secs(l.idle_timeout_seconds) {
+                    return Ok(Some((
+                        IDLE_TIMEOUT,
+                        format!(
+                            "the sandbox was idle for its idle timeout ({}s)",
+                            l.idle_timeout_seconds
+                        ),
+                    )));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// One reaper pass: terminate every READY sandbox whose TTL or idle timeout ran out.
+    async fn expire_due(&self) {
+        let rows = match self.store.list_sandboxes() {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(error = %e, "lifetime check: cannot list sandboxes");
+                return;
+            }
+        };
+        let now = now_micros();
+        let mut due = Vec::new();
+        for row in rows.into_iter().filter(|r| r.status == ss::READY) {
+            match self.expiry(&row, now) {
+                Ok(Some((reason, message))) => due.push((row.id, reason, message)),
+                Ok(None) => {}
+                Err(e) => tracing::warn!(sandbox_id = %row.id, error = %e, "lifetime check failed"),
+            }
+        }
+        let stops = due.into_iter().map(|(id, reason, message)| async move {
+            tracing::info!(sandbox_id = %id, reason, "sandbox expired");
+            if let Err(e) = self.store.set_stop_reason(&id, reason) {
+                tracing::warn!(sandbox_id = %id, error = %e, "cannot record stop reason");
+            }
+            self.events.record(crate::store::EventRow {
+                sandbox_id: id.clone(),
+                kind: "sandbox.expired".into(),
+                sandbox_status: ss::READY,
+                message: message.clone(),
+                attributes: serde_json::json!({ "reason": reason }).to_string(),
+                ..Default::default()
+            });
+            match self.terminate_sandbox(&id).await {
+                Ok(r) if r.status == ss::STOPPED => {
+                    // The final status says why, too (`sandbox inspect`'s message).
+                    let _ = self.store.set_sandbox_status(&id, ss::STOPPED, &message);
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(sandbox_id = %id, error = %e, "could not terminate expired sandbox")
+                }
+            }
+            self.activity.forget(&id);
+        });
+        futures::future::join_all(stops).await;
+    }
+}

@@ -1,0 +1,77 @@
+//! Sandbox lifetimes: effective TTL and idle timeout, when the TTL ends, and why the
+//! sandbox was stopped by expiry. A table of its own (one row per sandbox that has any).
+
+use super::*;
+
+/// Created with the rest of the schema (see [`Store::open`]).
+pub(super) const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS sandbox_lifetimes (
+  sandbox_id TEXT PRIMARY KEY,
+  ttl_seconds INTEGER NOT NULL DEFAULT 0,
+  idle_timeout_seconds INTEGER NOT NULL DEFAULT 0,
+  expires_at INTEGER NOT NULL DEFAULT 0,
+  stop_reason TEXT NOT NULL DEFAULT ''
+);
+";
+
+/// A sandbox's lifetime settings (all zero/empty: none).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LifetimeRow {
+    /// Effective TTL in seconds (0: none) — as set at creation or by the last extension.
+    pub ttl_seconds: u64,
+    /// Idle timeout in seconds (0: none).
+    pub idle_timeout_seconds: u64,
+    /// When the TTL ends, microseconds since the epoch (0: never).
+    pub expires_at: i64,
+    /// Why expiry stopped the sandbox (`ttl_expired`, `idle_timeout`); empty otherwise.
+    pub stop_reason: String,
+}
+
+impl Store {
+    /// Record (or replace) a sandbox's lifetime settings; the stop reason is kept.
+    pub fn set_lifetime(&self, sandbox_id: &str, l: &LifetimeRow) -> Result<()> {
+        let ttl = i64::try_from(l.ttl_seconds).unwrap_or(i64::MAX);
+        let idle = i64::try_from(l.idle_timeout_seconds).unwrap_or(i64::MAX);
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO sandbox_lifetimes (sandbox_id, ttl_seconds, idle_timeout_seconds, expires_at)
+                 VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(sandbox_id) DO UPDATE SET ttl_seconds = ?2, idle_timeout_seconds = ?3, expires_at = ?4",
+                params![sandbox_id, ttl, idle, l.expires_at],
+            )
+            .map(drop)
+        })
+    }
+
+    /// A sandbox's lifetime (defaults when it has none).
+    pub fn lifetime(&self, sandbox_id: &str) -> Result<LifetimeRow> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT ttl_seconds, idle_timeout_seconds, expires_at, stop_reason FROM sandbox_lifetimes WHERE sandbox_id = ?1",
+                [sandbox_id],
+                |r| {
+                    Ok(LifetimeRow {
+                        ttl_seconds: r.get::<_, i64>(0)?.max(0) as u64,
+                        idle_timeout_seconds: r.get::<_, i64>(1)?.max(0) as u64,
+                        expires_at: r.get(2)?,
+                        stop_reason: r.get(3)?,
+                    })
+                },
+            )
+            .optional()
+            .map(Option::unwrap_or_default)
+        })
+    }
+
+    /// Record why expiry stopped the sandbox (the first reason wins).
+    pub fn set_stop_reason(&self, sandbox_id: &str, reason: &str) -> Result<()> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO sandbox_lifetimes (sandbox_id, stop_reason) VALUES (?1, ?2)
+                 ON CONFLICT(sandbox_id) DO UPDATE SET stop_reason = ?2 WHERE stop_reason = ''",
+                params![sandbox_id, reason],
+            )
+            .map(drop)
+        })
+    }
+}
