@@ -27,9 +27,10 @@ pub async fn run(cli: Cli) -> i32 {
             };
             match other {
                 Command::Exec(args) => crate::exec::run(&ep, args).await,
-                Command::Sandbox(cmd) => report(sandbox(&ep, cmd).await),
                 Command::Execution(cmd) => report(execution(&ep, cmd).await),
                 Command::Image(cmd) => report(image(&ep, cmd).await),
+                Command::Snapshot(cmd) => crate::snapshots::run(&ep, cmd).await,
+                Command::Sandbox(cmd) => report(sandbox(&ep, cmd).await),
                 Command::Serve(_) | Command::Policy(_) => unreachable!("handled above"),
             }
         }
@@ -87,11 +88,13 @@ async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, ApiError> {
             policy,
             image,
             limits,
+            from,
         } => {
             let req = CreateSandboxRequest {
                 policy_yaml: read_policy(policy.as_ref(), false)?,
                 image_ref: image.unwrap_or_default(),
                 limits: limits_msg(&limits)?.into(),
+                from_snapshot: from.unwrap_or_default(),
                 ..Default::default()
             };
             let s = client.sandboxes.create_sandbox(req).await?.into_owned();
@@ -160,6 +163,8 @@ async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, ApiError> {
                 }
             }
         }
+        SandboxCommand::Pause(a) => return Ok(crate::snapshots::pause(&client, a, false).await),
+        SandboxCommand::Resume(a) => return Ok(crate::snapshots::pause(&client, a, true).await),
         SandboxCommand::Rm { sandbox_ids } => {
             let mut failed = false;
             for id in sandbox_ids {

@@ -9,6 +9,7 @@ mod follow;
 mod render;
 mod request;
 mod serve;
+mod snapshots;
 mod stop_deadline;
 
 use clap::Parser;

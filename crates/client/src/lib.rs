@@ -86,6 +86,7 @@ pub struct Client {
     pub sandboxes: SandboxServiceClient<SharedHttp2Connection>,
     pub executions: ExecutionServiceClient<SharedHttp2Connection>,
     pub images: ImageServiceClient<SharedHttp2Connection>,
+    pub snapshots: cleanroom_proto::cleanroom::v1::SnapshotServiceClient<SharedHttp2Connection>,
     pub endpoint: Endpoint,
 }
 
@@ -179,7 +180,8 @@ impl Client {
         Ok(Client {
             sandboxes: SandboxServiceClient::new(shared.clone(), config.clone()),
             executions: ExecutionServiceClient::new(shared.clone(), config.clone()),
-            images: ImageServiceClient::new(shared, config),
+            images: ImageServiceClient::new(shared.clone(), config.clone()),
+            snapshots: cleanroom_proto::cleanroom::v1::SnapshotServiceClient::new(shared, config),
             endpoint: endpoint.clone(),
         })
     }

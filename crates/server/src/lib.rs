@@ -5,6 +5,7 @@
 //! `owner` and `listener` decide who is calling and what they may see.
 
 pub mod api;
+pub mod api_snapshots;
 pub mod assemble;
 pub mod auth;
 pub mod bootstrap;

@@ -118,6 +118,7 @@ pub fn router(engine: Arc<Engine>, caps: crate::store::SandboxCaps) -> connectrp
     let api = Arc::new(Api { engine, caps });
     let router = SandboxServiceExt::register(api.clone(), connectrpc::Router::new());
     let router = ImageServiceExt::register(api.clone(), router);
+    let router = cleanroom_proto::cleanroom::v1::SnapshotServiceExt::register(api.clone(), router);
     ExecutionServiceExt::register(api, router)
 }
 

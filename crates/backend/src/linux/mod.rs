@@ -10,6 +10,7 @@
 pub mod cgroup;
 pub mod config;
 pub mod fileio;
+pub mod freeze;
 pub mod harden;
 mod identity;
 mod idmap;
@@ -241,7 +242,7 @@ impl Backend for LinuxBackend {
         use cleanroom_vocab::Capability as C;
         // Only what this backend (with the server's egress gateway on the tun device it
         // hands back) truly enforces.
-        C::keys(&[
+        let mut caps = C::keys(&[
             C::PolicyImmutability,
             // The netns's only route is the tun device; the gateway drops what policy
             // does not allow.
@@ -257,7 +258,12 @@ impl Backend for LinuxBackend {
             C::MountIsolation,
             // Digest-pinned OCI image roots (overlay on a shared, verified cache).
             C::OciImages,
-        ])
+        ]);
+        // The cgroup freezer (v1 freezer controller or v2 cgroup.freeze).
+        if self.cgroups.can_freeze() {
+            caps.push(C::PauseResume.as_str());
+        }
+        caps
     }
 
     async fn provision(&self, spec: &SandboxSpec) -> Result<ProvisionedSandbox, BackendError> {
@@ -303,6 +309,7 @@ impl Backend for LinuxBackend {
             },
             image_rootfs: spec.image.as_ref().map(|i| i.rootfs.clone()),
             trusted_ca_pem: spec.trusted_ca_pem.clone(),
+            restore: spec.restore.clone(),
         };
         // On failure the lease drops here, after the shim is gone (start kills it).
         match self
@@ -410,6 +417,8 @@ impl Backend for LinuxBackend {
                         // Our own sandbox's pid 1, identity just checked.
                         let _ = sys::kill(sbx.init_pid, nix::sys::signal::Signal::SIGKILL);
                     }
+                    // A paused sandbox: the kill takes effect once thawed.
+                    freeze::thaw_quietly(&sbx.cgroups);
                     if tokio::time::timeout(Duration::from_secs(10), shim.wait())
                         .await
                         .is_err()
@@ -419,6 +428,7 @@ impl Backend for LinuxBackend {
                     }
                 }
                 None => {
+                    freeze::thaw_quietly(&sbx.cgroups);
                     kill_init(sbx.init_pid, sbx.init_start).await;
                 }
             }
@@ -549,6 +559,8 @@ impl Backend for LinuxBackend {
                     let _ = sys::kill(pid, nix::sys::signal::Signal::SIGKILL);
                 }
             }
+            // A paused sandbox's processes die only once thawed.
+            freeze::thaw_quietly(std::slice::from_ref(&dir));
             cgroup::remove_eventually(cgroup::remove(&[dir]));
         }
         let entries = std::fs::read_dir(&self.runtime_root)
@@ -560,5 +572,24 @@ impl Backend for LinuxBackend {
             }
         }
         Ok(report)
+    }
+
+    async fn pause(&self, sandbox_id: &str) -> Result<(), BackendError> {
+        let sbx = self.get(sandbox_id)?;
+        let dirs = sbx.cgroups.clone();
+        tokio::task::spawn_blocking(move || freeze::freeze(&dirs))
+            .await
+            .map_err(|e| BackendError::Unavailable(format!("freeze task: {e}")))?
+            .map_err(BackendError::Unavailable)
+    }
+
+    async fn resume(&self, sandbox_id: &str) -> Result<(), BackendError> {
+        let sbx = self.get(sandbox_id)?;
+        freeze::thaw(&sbx.cgroups).map_err(BackendError::Unavailable)
+    }
+
+    fn cpu_usage_nanos(&self, sandbox_id: &str) -> Option<u64> {
+        let sbx = self.get(sandbox_id).ok()?;
+        freeze::cpu_usage_nanos(&sbx.cgroups)
     }
 }

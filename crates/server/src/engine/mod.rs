@@ -16,7 +16,9 @@ pub mod events;
 pub mod executions;
 #[cfg(test)]
 mod fake;
+pub mod pause;
 pub mod sandboxes;
+pub mod snapshots;
 #[cfg(test)]
 mod tests;
 

@@ -24,11 +24,29 @@ impl Engine {
         image_ref: &str,
         requested: crate::limits::RequestedLimits,
     ) -> Result<SandboxRow, EngineError> {
-        let requested: Limits = requested.into();
         let policy = cleanroom_policy::compile(policy_yaml)?;
+        self.create_compiled(owner, sandbox_caps, policy, image_ref, requested, None)
+            .await
+    }
+
+    /// Create from a compiled policy (a new one, or a snapshot's), optionally restoring a
+    /// snapshot's files (see [`super::snapshots`]).
+    pub(crate) async fn create_compiled(
+        &self,
+        owner: &str,
+        sandbox_caps: SandboxCaps,
+        policy: CompiledPolicy,
+        image_ref: &str,
+        requested: crate::limits::RequestedLimits,
+        restore: Option<super::snapshots::Restore>,
+    ) -> Result<SandboxRow, EngineError> {
+        let requested: Limits = requested.into();
         // Capability handshake: fail closed before anything is provisioned.
         let caps = self.backend.capabilities();
         let mut required = policy.required_capabilities();
+        if restore.is_some() {
+            required.push(cleanroom_vocab::Capability::FilesystemSnapshots.as_str());
+        }
         // The request's image (CLI --image) wins over the policy's `sandbox.image.ref`.
         let image_ref = match (image_ref.trim(), &policy.image_ref) {
             ("", Some(p)) => p.clone(),
@@ -91,6 +109,14 @@ impl Engine {
             .with("limit", n_of(hit)));
         }
         self.events.sandbox_status(&id, ss::PROVISIONING, "");
+        self.store.set_sandbox_snapshot_info(
+            &id,
+            restore
+                .as_ref()
+                .map(|r| r.snapshot_id.as_str())
+                .unwrap_or(""),
+            &serde_json::to_string(&limits).unwrap_or_default(),
+        )?;
         // The row exists (PROVISIONING, with its digest) before the pull, so the image
         // counts as in use from here on and `image rm` cannot pull it from under us.
         let image = match &pinned {
@@ -115,6 +141,7 @@ impl Engine {
             }),
             image,
             trusted_ca_pem: prepared.ca_pem(),
+            restore: restore.map(|r| r.layers),
         };
         let provisioned = self.backend.provision(&spec).await.and_then(|p| {
             // Fail closed: a sandbox whose gateway is not running must not become READY.
@@ -273,11 +300,7 @@ impl Engine {
     ) -> Result<cleanroom_backend::FileContent, EngineError> {
         let sbx = self.get_sandbox(sandbox_id)?;
         if sbx.status != ss::READY {
-            return Err(EngineError::new(
-                Class::FailedPrecondition,
-                ErrorCode::SandboxNotReady,
-                format!("sandbox {sandbox_id} is {}", ss::name(sbx.status)),
-            ));
+            return Err(super::pause::not_ready(sandbox_id, sbx.status));
         }
         if !path.starts_with('/') || path.contains('\0') || path.len() > 4096 {
             return Err(EngineError::invalid(

@@ -244,6 +244,7 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.execute_batch(SCHEMA)?;
+        snapshots::init(&conn)?;
         for (table, col, default) in ADDED_COLUMNS {
             let has: bool = conn
                 .prepare(&format!(
@@ -489,7 +490,9 @@ impl Store {
 
 mod images;
 mod output;
+mod snapshots;
 pub use output::OutputState;
+pub use snapshots::SnapshotRow;
 
 #[cfg(test)]
 mod tests;
