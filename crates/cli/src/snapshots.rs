@@ -48,6 +48,9 @@ pub enum SnapshotCommand {
         #[arg(required = true)]
         snapshot_ids: Vec<String>,
     },
+    /// Checkpoint a sandbox's running processes (CRIU); refused with
+    /// backend_capability_mismatch where the backend does not declare checkpoint_restore
+    Checkpoint { sandbox_id: String },
 }
 
 fn print_sandbox(s: &Sandbox, json: bool) {
@@ -220,6 +223,17 @@ async fn snapshot(ep: &Target, cmd: SnapshotCommand) -> Result<i32, ApiError> {
                 }
             }
             return Ok(if failed { EXIT_CLEANROOM_ERROR } else { 0 });
+        }
+        SnapshotCommand::Checkpoint { sandbox_id } => {
+            let r = client
+                .snapshots
+                .checkpoint_sandbox(CheckpointSandboxRequest {
+                    sandbox_id,
+                    ..Default::default()
+                })
+                .await?
+                .into_owned();
+            println!("{}", r.checkpoint_id);
         }
     }
     Ok(0)

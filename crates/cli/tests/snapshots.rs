@@ -211,3 +211,271 @@ fn resume_of_a_sandbox_that_is_not_paused_is_refused_or_a_no_op() {
     );
     let _ = PathBuf::new();
 }
+
+/// `snapshot create SANDBOX`, returning the new id.
+fn snapshot(s: &Server, sandbox_id: &str) -> String {
+    let o = s.run(&["snapshot", "create", sandbox_id]);
+    let id = stdout(&o).trim().to_string();
+    assert!(
+        id.starts_with("snap_"),
+        "snapshot create failed: {}",
+        stderr(&o)
+    );
+    id
+}
+
+/// `sandbox create --from SNAPSHOT`, returning the new id.
+fn restore(s: &Server, snap: &str) -> String {
+    let o = s.run(&["sandbox", "create", "--from", snap]);
+    let id = stdout(&o).trim().to_string();
+    assert!(
+        id.starts_with("sbx_"),
+        "create --from failed: {}",
+        stderr(&o)
+    );
+    id
+}
+
+/// What a sandbox sees of the files the tests write: names, modes, owners, contents.
+const LISTING: &str = "cd / && for p in workspace/a workspace/d workspace/d/f workspace/link tmp/t root/r; do stat -c '%n %a %u:%g %F' $p; done; cat workspace/d/f tmp/t root/r; readlink workspace/link";
+
+#[test]
+fn files_and_permissions_survive_a_snapshot_and_restore() {
+    let s = Server::start();
+    let sbx = s.create();
+    let o = s.sh_in(
+        &sbx,
+        "cd /workspace && echo a > a && chmod 640 a && mkdir d && chmod 710 d && echo deep > d/f \
+         && chmod 604 d/f && ln -s /etc/../etc/passwd link \
+         && echo tmp > /tmp/t && echo rootfile > /root/r && chmod 600 /root/r",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let before = s.sh_in(&sbx, LISTING);
+    assert_eq!(before.status.code(), Some(0), "{}", stderr(&before));
+    let snap = snapshot(&s, &sbx);
+    // The source keeps running, unchanged and not paused.
+    assert_eq!(status_of(&s, &sbx), "SANDBOX_STATUS_READY");
+    assert_eq!(stdout(&s.sh_in(&sbx, LISTING)), stdout(&before));
+
+    let o = s.run(&["snapshot", "inspect", &snap, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["sourceSandboxId"].as_str(), Some(sbx.as_str()), "{v}");
+    assert!(
+        v["sizeBytes"]
+            .as_str()
+            .unwrap_or("0")
+            .parse::<u64>()
+            .unwrap()
+            >= 18,
+        "{v}"
+    );
+    assert!(
+        v["contentDigest"].as_str().unwrap().starts_with("sha256:"),
+        "{v}"
+    );
+    assert!(v["createdAt"].is_string(), "{v}");
+
+    let restored = restore(&s, &snap);
+    assert_eq!(stdout(&s.sh_in(&restored, LISTING)), stdout(&before));
+    // The restore is a sandbox of its own: writable, parent recorded on its snapshots.
+    let o = s.sh_in(&restored, "echo more >> /workspace/a && cat /workspace/a");
+    assert_eq!(stdout(&o), "a\nmore\n", "{}", stderr(&o));
+    let child = snapshot(&s, &restored);
+    let o = s.run(&["snapshot", "inspect", &child, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["parentSnapshotId"].as_str(), Some(snap.as_str()), "{v}");
+    // exec --from: a one-shot sandbox from the snapshot, torn down afterwards.
+    let o = s.run(&["exec", "-n", "--from", &child, "--", "cat", "/workspace/a"]);
+    assert_eq!(stdout(&o), "a\nmore\n", "{}", stderr(&o));
+    // The same state by the same owner is the same snapshot (content addressed).
+    assert_eq!(snapshot(&s, &restored), child);
+    // In use as a lower layer: not removable; once its sandboxes are gone, removable.
+    assert_code(&s.run(&["snapshot", "rm", &snap]), "snapshot_in_use");
+    assert_eq!(s.run(&["sandbox", "rm", &restored]).status.code(), Some(0));
+    assert_eq!(s.run(&["snapshot", "rm", &snap]).status.code(), Some(0));
+    assert_code(
+        &s.run(&["snapshot", "inspect", &snap]),
+        "snapshot_not_found",
+    );
+    assert!(!s.state_dir().join("snapshots").join(&snap).exists());
+    assert_no_leftovers(&s.state_dir(), &restored);
+}
+
+#[test]
+fn forks_share_the_snapshot_and_diverge() {
+    let s = Server::start();
+    let sbx = s.create();
+    let o = s.sh_in(&sbx, "echo base > /workspace/base && echo t > /tmp/shared");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let snap = snapshot(&s, &sbx);
+    let layers = s.state_dir().join("snapshots").join(&snap).join("layers");
+    let inode =
+        |p: &str| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(layers.join(p)).unwrap());
+    let base_inode = inode("workspace/base");
+    let forks: Vec<String> = (0..3).map(|_| restore(&s, &snap)).collect();
+    for (i, f) in forks.iter().enumerate() {
+        let o = s.sh_in(
+            f,
+            &format!("echo fork{i} > /workspace/mine && echo changed{i} > /workspace/base && rm /tmp/shared"),
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    for (i, f) in forks.iter().enumerate() {
+        let o = s.sh_in(f, "cat /workspace/mine /workspace/base; ls /tmp");
+        assert_eq!(
+            stdout(&o),
+            format!("fork{i}\nchanged{i}\n"),
+            "{}",
+            stderr(&o)
+        );
+        // The shared layer is an overlay's lower: read-only, the same one for every fork.
+        let o = s.sh_in(f, "grep ' /workspace ' /proc/mounts");
+        assert!(stdout(&o).starts_with("overlay "), "{}", stdout(&o));
+    }
+    // The snapshot itself is untouched, and not copied per fork.
+    assert_eq!(
+        std::fs::read_to_string(layers.join("workspace/base")).unwrap(),
+        "base\n"
+    );
+    assert_eq!(inode("workspace/base"), base_inode);
+    assert!(!layers.join("workspace/mine").exists());
+    let dirs = std::fs::read_dir(s.state_dir().join("snapshots"))
+        .unwrap()
+        .count();
+    assert_eq!(dirs, 1, "one snapshot directory for all forks");
+    // The source never saw the forks' writes either.
+    assert_eq!(
+        stdout(&s.sh_in(&sbx, "cat /workspace/base; ls /tmp")),
+        "base\nshared\n"
+    );
+}
+
+#[test]
+fn snapshots_survive_a_server_restart() {
+    let mut s = Server::start();
+    let sbx = s.create();
+    let o = s.sh_in(
+        &sbx,
+        "echo durable > /workspace/x && chmod 751 /workspace/x",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let snap = snapshot(&s, &sbx);
+    s.stop();
+    s.spawn();
+    let o = s.run(&["snapshot", "ls"]);
+    assert!(stdout(&o).contains(&snap), "{}", stdout(&o));
+    let restored = restore(&s, &snap);
+    let o = s.sh_in(&restored, "cat /workspace/x; stat -c %a /workspace/x");
+    assert_eq!(stdout(&o), "durable\n751\n", "{}", stderr(&o));
+}
+
+#[test]
+fn another_principal_can_neither_see_nor_restore_nor_remove_a_snapshot() {
+    let s = Server::start();
+    let sbx = s.create();
+    let snap = snapshot(&s, &sbx);
+    open_socket_to_all(&s);
+    for args in [
+        vec!["snapshot", "inspect", snap.as_str()],
+        vec!["snapshot", "rm", snap.as_str()],
+        vec!["sandbox", "create", "--from", snap.as_str()],
+        vec!["exec", "-n", "--from", snap.as_str(), "--", "true"],
+    ] {
+        assert_code(&as_uid(&s, 65534, &args), "snapshot_not_found");
+    }
+    // Nor snapshot someone else's sandbox, nor list others' snapshots.
+    assert_code(
+        &as_uid(&s, 65534, &["snapshot", "create", &sbx]),
+        "sandbox_not_found",
+    );
+    let o = as_uid(&s, 65534, &["snapshot", "ls", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stdout(&o).contains(&snap), "{}", stdout(&o));
+    // Hostile ids are not found either.
+    for id in [
+        "snap_../../etc",
+        "snap_",
+        "sbx_00000000000000000000000000000000",
+        "",
+    ] {
+        let o = s.run(&["snapshot", "inspect", id]);
+        assert_ne!(o.status.code(), Some(0), "{id}");
+    }
+    // Still the owner's.
+    assert_eq!(
+        s.run(&["snapshot", "inspect", &snap]).status.code(),
+        Some(0)
+    );
+}
+
+#[test]
+fn from_cannot_be_combined_with_a_policy_or_an_image() {
+    let s = Server::start();
+    let sbx = s.create();
+    let snap = snapshot(&s, &sbx);
+    let d = tempfile::tempdir().unwrap();
+    let policy = write(&d, "p.yaml", "version: 1\n");
+    for args in [
+        vec![
+            "sandbox",
+            "create",
+            "--from",
+            snap.as_str(),
+            "--image",
+            "r/x@sha256:00",
+        ],
+        vec![
+            "sandbox",
+            "create",
+            "--from",
+            snap.as_str(),
+            "--policy",
+            policy.as_str(),
+        ],
+        vec![
+            "exec",
+            "--from",
+            snap.as_str(),
+            "--in",
+            sbx.as_str(),
+            "--",
+            "true",
+        ],
+    ] {
+        let o = s.run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_api_refuses_from_snapshot_with_a_policy_or_image() {
+    let s = Server::start();
+    let sbx = s.create();
+    let snap = snapshot(&s, &sbx);
+    let c = s.client().await;
+    for (policy, image) in [("version: 1\n", ""), ("", "r/x@sha256:00")] {
+        let err = c
+            .sandboxes
+            .create_sandbox(CreateSandboxRequest {
+                policy_yaml: policy.into(),
+                image_ref: image.into(),
+                from_snapshot: snap.clone(),
+                ..Default::default()
+            })
+            .await
+            .expect_err("refused");
+        assert!(format!("{err:?}").contains("invalid_argument"), "{err:?}");
+    }
+}
+
+#[test]
+fn checkpoint_is_refused_precisely_without_the_capability() {
+    let s = Server::start();
+    let sbx = s.create();
+    let o = s.run(&["snapshot", "checkpoint", &sbx]);
+    assert_code(&o, "backend_capability_mismatch");
+    assert!(stderr(&o).contains("checkpoint_restore"), "{}", stderr(&o));
+    // Nothing changed: the sandbox still runs.
+    assert_eq!(status_of(&s, &sbx), "SANDBOX_STATUS_READY");
+}

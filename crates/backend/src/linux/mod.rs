@@ -7,6 +7,7 @@
 //! the sandbox's directory under the backend's state root, removed on terminate and swept
 //! by [`Backend::reconcile`].
 
+pub mod capture;
 pub mod cgroup;
 pub mod config;
 pub mod fileio;
@@ -21,6 +22,7 @@ mod netif;
 pub mod procinfo;
 pub mod protocol;
 mod reader;
+mod restore;
 mod rootfs;
 mod sweep;
 pub mod sys;
@@ -78,6 +80,10 @@ struct LinuxSandbox {
     cgroups: Vec<PathBuf>,
     /// The host-wide lease of this sandbox's id block, held until it is torn down.
     id_lease: Mutex<Option<idslots::IdLease>>,
+    /// Host uid/gid of the sandbox's id 0 (root server).
+    id_base: Option<(u32, u32)>,
+    /// The image root's copy-on-write upper directory (from pid 1), for snapshots.
+    upper: Option<OwnedFd>,
 }
 
 impl LinuxBackend {
@@ -262,6 +268,8 @@ impl Backend for LinuxBackend {
         // The cgroup freezer (v1 freezer controller or v2 cgroup.freeze).
         if self.cgroups.can_freeze() {
             caps.push(C::PauseResume.as_str());
+            // A capture needs the sandbox frozen for a consistent copy.
+            caps.push(C::FilesystemSnapshots.as_str());
         }
         caps
     }
@@ -271,6 +279,21 @@ impl Backend for LinuxBackend {
         std::fs::create_dir_all(dir.join("root"))
             .and_then(|()| std::fs::create_dir_all(dir.join("empty")))
             .map_err(|e| BackendError::io(format!("create {}", dir.display()), e))?;
+        // Mountpoints of a restored snapshot's layers and of its parts' private uppers.
+        let restore_dirs: Vec<PathBuf> = match spec.restore {
+            Some(_) => std::iter::once(dir.join("snap"))
+                .chain(
+                    restore::PARTS
+                        .iter()
+                        .map(|p| dir.join(format!("upper-{p}"))),
+                )
+                .collect(),
+            None => Vec::new(),
+        };
+        for d in &restore_dirs {
+            std::fs::create_dir_all(d)
+                .map_err(|e| BackendError::io(format!("create {}", d.display()), e))?;
+        }
         let cgroups = match self.cgroups.create(&spec.sandbox_id, &spec.limits) {
             Ok(c) => c,
             Err(e) => {
@@ -294,6 +317,10 @@ impl Backend for LinuxBackend {
         let id_range = id_lease.as_ref().map(idslots::IdLease::range);
         if let Some(r) = id_range {
             self.prepare_for_mapped_root(&dir, r);
+            for d in &restore_dirs {
+                let id = Some(nix::unistd::Uid::from_raw(r.host_base));
+                let _ = nix::unistd::chown(d, id, Some(nix::unistd::Gid::from_raw(r.host_base)));
+            }
         }
         let cfg = InitConfig {
             sandbox_id: spec.sandbox_id.clone(),
@@ -592,4 +619,87 @@ impl Backend for LinuxBackend {
         let sbx = self.get(sandbox_id).ok()?;
         freeze::cpu_usage_nanos(&sbx.cgroups)
     }
+
+    async fn capture_filesystem(
+        &self,
+        sandbox_id: &str,
+        dest: &Path,
+    ) -> Result<crate::CaptureStats, BackendError> {
+        let sbx = self.get(sandbox_id)?;
+        if !procinfo::is_same_process(sbx.init_pid, sbx.init_start) {
+            return Err(BackendError::Unavailable("the sandbox is gone".into()));
+        }
+        let upper = match &sbx.upper {
+            Some(u) => Some(
+                u.try_clone()
+                    .map_err(|e| BackendError::io("dup upper", e))?,
+            ),
+            None => None,
+        };
+        let (pid, start, id_base) = (sbx.init_pid, sbx.init_start, sbx.id_base);
+        let dest = dest.to_path_buf();
+        tokio::task::spawn_blocking(move || capture_parts(pid, start, upper, id_base, &dest))
+            .await
+            .map_err(|e| BackendError::Unavailable(format!("capture task: {e}")))?
+            .map_err(BackendError::Unavailable)
+    }
+}
+
+/// The blocking part of a capture: each writable tree of the sandbox into `dest/<part>`.
+fn capture_parts(
+    pid: i32,
+    start: u64,
+    upper: Option<OwnedFd>,
+    id_base: Option<(u32, u32)>,
+    dest: &Path,
+) -> Result<crate::CaptureStats, String> {
+    use nix::fcntl::OFlag;
+    let open_dir = |p: &Path, flags: OFlag| {
+        nix::fcntl::open(
+            p,
+            flags | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            nix::sys::stat::Mode::empty(),
+        )
+        .map_err(|e| format!("open {}: {e}", p.display()))
+    };
+    // pid 1's root: the host's procfs magic link is the one link followed on purpose
+    // (everything below is opened with RESOLVE_IN_ROOT); its identity is checked again
+    // after the open (pid reuse).
+    let proc_root = format!("/proc/{pid}/root");
+    let root = nix::fcntl::open(
+        proc_root.as_str(),
+        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )
+    .map_err(|e| format!("open {proc_root}: {e}"))?;
+    if !procinfo::is_same_process(pid, start) {
+        return Err("the sandbox is gone".into());
+    }
+    let mut parts: Vec<(&str, OwnedFd, bool)> = Vec::new();
+    if let Some(u) = upper {
+        let u = nix::fcntl::openat(
+            &u,
+            ".",
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            nix::sys::stat::Mode::empty(),
+        )
+        .map_err(|e| format!("open image upper: {e}"))?;
+        parts.push(("rootfs", u, true));
+    }
+    for part in restore::PARTS {
+        parts.push((part, capture::open_in_root(root.as_fd(), part)?, false));
+    }
+    let mut cap = capture::Capture::new(id_base);
+    for (name, src, layer) in parts {
+        let out = dest.join(name);
+        std::fs::create_dir(&out).map_err(|e| format!("create {}: {e}", out.display()))?;
+        let out = open_dir(&out, OFlag::O_RDONLY)?;
+        cap.copy_tree(src.as_fd(), out.as_fd(), &format!("/{name}"), layer)?;
+    }
+    let (files, bytes) = (cap.files, cap.bytes);
+    Ok(crate::CaptureStats {
+        files,
+        bytes,
+        manifest_digest: cap.digest(),
+    })
 }
