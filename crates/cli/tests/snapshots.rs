@@ -479,3 +479,262 @@ fn checkpoint_is_refused_precisely_without_the_capability() {
     // Nothing changed: the sandbox still runs.
     assert_eq!(status_of(&s, &sbx), "SANDBOX_STATUS_READY");
 }
+
+/// Every file under `dir` (the snapshot store) whose content contains `needle`.
+fn files_containing(dir: &std::path::Path, needle: &[u8]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        let m = std::fs::symlink_metadata(&p).unwrap();
+        if m.is_dir() {
+            out.extend(files_containing(&p, needle));
+        } else if m.is_file() {
+            let data = std::fs::read(&p).unwrap_or_default();
+            if needle.is_empty() || data.windows(needle.len()).any(|w| w == needle) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn secrets_and_the_sandbox_ca_are_never_captured_and_restores_get_fresh_ones() {
+    let value = format!("snapsecret-{}-{}", std::process::id(), 0x5eed);
+    let d = tempfile::tempdir().unwrap();
+    let secrets = write(&d, "secrets", &format!("TOKEN={value}\n"));
+    std::fs::set_permissions(
+        &secrets,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
+    let s = Server::start_with(&[
+        "--secrets-file",
+        &secrets,
+        "--egress-resolve",
+        "api.test=127.0.0.1",
+    ]);
+    let policy = write(
+        &d,
+        "cleanroom.yaml",
+        "version: 1
+sandbox:
+  network:
+    allow:
+      - host: api.test
+        ports: [443]
+  secrets:
+    TOKEN:
+      hosts: [api.test]
+      header: Authorization
+      format: 'Bearer {value}'
+",
+    );
+    let o = s.run(&["sandbox", "create", "--policy", &policy]);
+    let sbx = stdout(&o).trim().to_string();
+    assert!(sbx.starts_with("sbx_"), "{}", stderr(&o));
+    let probe = "echo \"$TOKEN\"; cat /run/cleanroom/sandbox-ca.crt | sha256sum";
+    let o = s.sh_in(&sbx, &format!("echo data > /workspace/f; {probe}"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let before = stdout(&o);
+    let placeholder = before.lines().next().unwrap().to_string();
+    assert!(
+        placeholder.starts_with("cleanroom-secret-TOKEN-"),
+        "{before}"
+    );
+    let ca_pem = std::fs::read(
+        // The sandbox's CA certificate as the sandbox sees it.
+        format!(
+            "/proc/{}/root/run/cleanroom/sandbox-ca.crt",
+            init_pid(&s, &sbx)
+        ),
+    )
+    .unwrap();
+
+    let snap = snapshot(&s, &sbx);
+    let store = s.state_dir().join("snapshots");
+    assert!(
+        files_containing(&store, b"data\n").len() == 1,
+        "the workspace was captured"
+    );
+    for needle in [
+        value.as_bytes(),
+        placeholder.as_bytes(),
+        b"PRIVATE KEY".as_slice(),
+        b"BEGIN CERTIFICATE".as_slice(),
+        &ca_pem[..64],
+    ] {
+        let hits = files_containing(&store, needle);
+        assert!(
+            hits.is_empty(),
+            "{:?} found in {hits:?}",
+            String::from_utf8_lossy(needle)
+        );
+    }
+
+    // The restore runs the snapshot's policy with fresh per-sandbox material.
+    let restored = restore(&s, &snap);
+    let o = s.sh_in(&restored, &format!("cat /workspace/f; {probe}"));
+    let after = stdout(&o);
+    assert!(
+        after.starts_with("data\ncleanroom-secret-TOKEN-"),
+        "{after}{}",
+        stderr(&o)
+    );
+    let (p1, p2): (Vec<&str>, Vec<&str>) =
+        (before.lines().collect(), after.lines().skip(1).collect());
+    assert_ne!(p1[0], p2[0], "placeholder regenerated");
+    assert_ne!(p1[1], p2[1], "sandbox CA regenerated");
+    assert!(!after.contains(&value));
+}
+
+/// Host pid of a sandbox's pid 1 (from `sandbox inspect`'s provision facts).
+fn init_pid(s: &Server, sandbox_id: &str) -> i32 {
+    // The sandbox's processes are charged to its cgroups; pid 1 is the lowest.
+    let dir = cgroups_named(sandbox_id)
+        .into_iter()
+        .next()
+        .expect("cgroup");
+    let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap();
+    let _ = s;
+    let mut pids: Vec<i32> = procs
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
+    pids.sort();
+    // The shim joined first and forked pid 1: the second-lowest is the sandbox's pid 1
+    // unless the shim already exited.
+    pids.into_iter()
+        .find(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/status"))
+                .map(|s| {
+                    s.lines()
+                        .any(|l| l.starts_with("NSpid:") && l.ends_with("\t1"))
+                })
+                .unwrap_or(false)
+        })
+        .expect("pid 1 of the sandbox")
+}
+
+mod image {
+    use super::*;
+    use common::oci::{Layer, Registry, BUSYBOX};
+
+    fn layer() -> Vec<u8> {
+        let busybox = std::fs::read(BUSYBOX).expect("busybox-static (scripts/deps.sh installs it)");
+        let mut l =
+            Layer::new()
+                .dir("bin")
+                .dir("etc")
+                .dir("opq")
+                .file("bin/busybox", &busybox, 0o755);
+        for a in [
+            "sh", "cat", "echo", "ls", "rm", "mkdir", "stat", "chmod", "test", "grep",
+        ] {
+            l = l.special(&format!("bin/{a}"), tar::EntryType::Symlink, "busybox");
+        }
+        l.file("etc/os-release", b"ID=snap-test\n", 0o644)
+            .file("etc/data", b"from the image\n", 0o644)
+            .dir("opq/sub")
+            .file("opq/sub/old", b"old\n", 0o644)
+            .gz()
+    }
+
+    #[test]
+    fn image_roots_keep_changes_deletions_and_opaque_dirs_across_generations() {
+        let reg = Registry::start();
+        let reference = reg.push_image("test/snap", &[layer()]);
+        let s = Server::start_with(&["--insecure-registry", &reg.host()]);
+        let o = s.run(&["sandbox", "create", "--image", &reference]);
+        let sbx = stdout(&o).trim().to_string();
+        assert!(sbx.starts_with("sbx_"), "{}{}", stderr(&o), s.log());
+        let o = s.sh_in(
+            &sbx,
+            "echo added > /etc/added && chmod 750 /etc/added && rm /etc/data && rm -r /opq/sub \
+             && mkdir /opq/sub && echo new > /opq/sub/new && echo w > /workspace/w",
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let check1 = "cat /etc/added; stat -c %a /etc/added; test -e /etc/data || echo data=gone; \
+                      ls /opq/sub; cat /workspace/w /etc/os-release";
+        let want1 = "added\n750\ndata=gone\nnew\nw\nID=snap-test\n";
+        assert_eq!(stdout(&s.sh_in(&sbx, check1)), want1);
+        let snap1 = snapshot(&s, &sbx);
+        let layers = s.state_dir().join("snapshots").join(&snap1).join("layers");
+        assert!(layers.join("rootfs/etc/added").is_file());
+        assert!(
+            !layers.join("rootfs/bin").exists(),
+            "only the upper layer is captured"
+        );
+
+        let r1 = restore(&s, &snap1);
+        let o = s.sh_in(&r1, check1);
+        assert_eq!(stdout(&o), want1, "{}", stderr(&o));
+        let o = s.run(&["sandbox", "inspect", &r1, "--json"]);
+        assert!(
+            stdout(&o).contains(&reference),
+            "the image comes with the snapshot"
+        );
+
+        // A second generation: its own changes above the first's.
+        let o = s.sh_in(&r1, "echo second > /etc/second && rm /etc/os-release");
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let snap2 = snapshot(&s, &r1);
+        let r2 = restore(&s, &snap2);
+        let o = s.sh_in(
+            &r2,
+            "cat /etc/added /etc/second; test -e /etc/os-release || echo os=gone; \
+             test -e /etc/data || echo data=gone; ls /opq/sub",
+        );
+        assert_eq!(
+            stdout(&o),
+            "added\nsecond\nos=gone\ndata=gone\nnew\n",
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn hostile_trees_are_captured_as_data_never_followed() {
+    let s = Server::start();
+    let sbx = s.create();
+    // Links to host paths and to the sandbox's own pseudo files, a fifo, a socket, a
+    // deep but legal tree: none may make the server read anything but these entries.
+    let o = s.sh_in(
+        &sbx,
+        "cd /workspace && ln -s / hostroot && ln -s /etc/shadow shadow && ln -s /proc/1/root p1 \
+         && ln -s ../../../../../../etc up && mkfifo fifo \
+         && python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.bind(\"/workspace/sock\")' 2>/dev/null; \
+         p=/workspace; for i in $(seq 1 100); do p=$p/d; done; mkdir -p $p && echo bottom > $p/f",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let snap = snapshot(&s, &sbx);
+    let ws = s
+        .state_dir()
+        .join("snapshots")
+        .join(&snap)
+        .join("layers/workspace");
+    for l in ["hostroot", "shadow", "p1", "up"] {
+        let m = std::fs::symlink_metadata(ws.join(l)).unwrap();
+        assert!(m.file_type().is_symlink(), "{l} kept as a link");
+    }
+    assert_eq!(
+        std::fs::read_link(ws.join("hostroot")).unwrap(),
+        PathBuf::from("/")
+    );
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(ws.join("fifo"))
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    assert!(!ws.join("sock").exists(), "sockets are not state");
+    // The only regular file in the whole snapshot is the one the sandbox wrote.
+    let layers = s.state_dir().join("snapshots").join(&snap).join("layers");
+    let files = files_containing(&layers, b"");
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].ends_with("d/f"));
+    // Restored, the links are the sandbox's own again (resolved inside the new sandbox).
+    let r = restore(&s, &snap);
+    let o = s.sh_in(&r, "readlink /workspace/hostroot; cat /workspace/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/f");
+    assert_eq!(stdout(&o), "/\nbottom\n", "{}", stderr(&o));
+}

@@ -235,6 +235,7 @@ impl LinuxBackend {
             id_base: cfg.id_range.map(|r| (r.host_base, r.host_base)),
             id_lease: Mutex::new(id_lease),
             upper,
+            restored_from: cfg.restore.clone(),
         });
         self.sandboxes
             .lock()

@@ -18,6 +18,7 @@ mod idmap;
 mod idslots;
 pub mod init;
 mod launch;
+mod layers;
 mod netif;
 pub mod procinfo;
 pub mod protocol;
@@ -84,6 +85,9 @@ struct LinuxSandbox {
     id_base: Option<(u32, u32)>,
     /// The image root's copy-on-write upper directory (from pid 1), for snapshots.
     upper: Option<OwnedFd>,
+    /// The snapshot layers this sandbox was restored from (its image-root layers are
+    /// carried into its own snapshots below its upper).
+    restored_from: Option<PathBuf>,
 }
 
 impl LinuxBackend {
@@ -625,81 +629,6 @@ impl Backend for LinuxBackend {
         sandbox_id: &str,
         dest: &Path,
     ) -> Result<crate::CaptureStats, BackendError> {
-        let sbx = self.get(sandbox_id)?;
-        if !procinfo::is_same_process(sbx.init_pid, sbx.init_start) {
-            return Err(BackendError::Unavailable("the sandbox is gone".into()));
-        }
-        let upper = match &sbx.upper {
-            Some(u) => Some(
-                u.try_clone()
-                    .map_err(|e| BackendError::io("dup upper", e))?,
-            ),
-            None => None,
-        };
-        let (pid, start, id_base) = (sbx.init_pid, sbx.init_start, sbx.id_base);
-        let dest = dest.to_path_buf();
-        tokio::task::spawn_blocking(move || capture_parts(pid, start, upper, id_base, &dest))
-            .await
-            .map_err(|e| BackendError::Unavailable(format!("capture task: {e}")))?
-            .map_err(BackendError::Unavailable)
+        layers::capture(&*self.get(sandbox_id)?, dest).await
     }
-}
-
-/// The blocking part of a capture: each writable tree of the sandbox into `dest/<part>`.
-fn capture_parts(
-    pid: i32,
-    start: u64,
-    upper: Option<OwnedFd>,
-    id_base: Option<(u32, u32)>,
-    dest: &Path,
-) -> Result<crate::CaptureStats, String> {
-    use nix::fcntl::OFlag;
-    let open_dir = |p: &Path, flags: OFlag| {
-        nix::fcntl::open(
-            p,
-            flags | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-            nix::sys::stat::Mode::empty(),
-        )
-        .map_err(|e| format!("open {}: {e}", p.display()))
-    };
-    // pid 1's root: the host's procfs magic link is the one link followed on purpose
-    // (everything below is opened with RESOLVE_IN_ROOT); its identity is checked again
-    // after the open (pid reuse).
-    let proc_root = format!("/proc/{pid}/root");
-    let root = nix::fcntl::open(
-        proc_root.as_str(),
-        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-        nix::sys::stat::Mode::empty(),
-    )
-    .map_err(|e| format!("open {proc_root}: {e}"))?;
-    if !procinfo::is_same_process(pid, start) {
-        return Err("the sandbox is gone".into());
-    }
-    let mut parts: Vec<(&str, OwnedFd, bool)> = Vec::new();
-    if let Some(u) = upper {
-        let u = nix::fcntl::openat(
-            &u,
-            ".",
-            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-            nix::sys::stat::Mode::empty(),
-        )
-        .map_err(|e| format!("open image upper: {e}"))?;
-        parts.push(("rootfs", u, true));
-    }
-    for part in restore::PARTS {
-        parts.push((part, capture::open_in_root(root.as_fd(), part)?, false));
-    }
-    let mut cap = capture::Capture::new(id_base);
-    for (name, src, layer) in parts {
-        let out = dest.join(name);
-        std::fs::create_dir(&out).map_err(|e| format!("create {}: {e}", out.display()))?;
-        let out = open_dir(&out, OFlag::O_RDONLY)?;
-        cap.copy_tree(src.as_fd(), out.as_fd(), &format!("/{name}"), layer)?;
-    }
-    let (files, bytes) = (cap.files, cap.bytes);
-    Ok(crate::CaptureStats {
-        files,
-        bytes,
-        manifest_digest: cap.digest(),
-    })
 }

@@ -73,12 +73,36 @@ fn plain(p: &Path) -> Result<String, String> {
     Ok(s)
 }
 
-/// The lower layer the image root gets from the snapshot, if it captured one.
-pub fn rootfs_layer(layers: Option<&Path>) -> Result<Option<String>, String> {
-    match layers.map(|l| l.join("rootfs")) {
-        Some(p) if p.is_dir() => Ok(Some(plain(&p)?)),
-        _ => Ok(None),
+/// Most image-root layers one snapshot may stack (its own plus its ancestors'); the
+/// kernel's overlay takes at most 500 lower layers.
+pub const MAX_ROOTFS_LAYERS: usize = 64;
+
+/// The image-root layers of a snapshot, newest first: `rootfs` (the source sandbox's own
+/// upper), then `rootfs.1`, `rootfs.2`, … (the layers it was itself restored from).
+pub fn rootfs_layers(layers: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for i in 0..MAX_ROOTFS_LAYERS {
+        let p = match i {
+            0 => layers.join("rootfs"),
+            n => layers.join(format!("rootfs.{n}")),
+        };
+        if !p.is_dir() {
+            break;
+        }
+        out.push(p);
     }
+    out
+}
+
+/// The lower layers (`a:b:…`) the image root gets from the snapshot, if it has any.
+pub fn rootfs_layer(layers: Option<&Path>) -> Result<Option<String>, String> {
+    let Some(l) = layers else { return Ok(None) };
+    let all = rootfs_layers(l);
+    if all.is_empty() {
+        return Ok(None);
+    }
+    let parts: Result<Vec<String>, String> = all.iter().map(|p| plain(p)).collect();
+    Ok(Some(parts?.join(":")))
 }
 
 /// Mount `inside` (one of [`PARTS`]) of `tree` as an overlay of the snapshot's part and a
