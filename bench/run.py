@@ -17,7 +17,8 @@ Measures, in the same run and on the same machine:
     secret into the header, redacts the response, and speaks verified TLS upstream) next to
     the same HTTPS request made on the host: latency and 64 MiB download throughput.
 Progress goes to stderr. BENCH_BINARY=path skips the release build and uses that binary;
-BENCH_ONLY=api measures only the exec-in-existing-sandbox rows (unix vs TCP).
+BENCH_ONLY=api measures only the exec-in-existing-sandbox rows (unix vs TCP);
+BENCH_ONLY=snapshots the API rows plus snapshot/restore/fork/pause rows (bench/snapshots.py).
 """
 import hashlib, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
@@ -256,6 +257,10 @@ def main():
         if only_api:
             print(json.dumps(result, indent=2))
             return
+        if os.environ.get("BENCH_ONLY") == "snapshots":  # bench/snapshots.py
+            result["snapshots"] = __import__("snapshots").run(binary, env, os.path.join(tmp, "state"), min(RUNS, 20))
+            print(json.dumps(result, indent=2))
+            return
 
         result["exec_true"] = series("cleanroom exec -- true", [binary, "exec", "-n", "--", "true"], env)
         bwrap = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr",
@@ -300,6 +305,7 @@ def main():
         }
         result["egress_http"] = egress_bench(binary, env, tmp, web_port)
         result["egress_https_secret_injection"] = secret_bench(binary, env, tmp, tls_port, ca)
+        result["snapshots"] = __import__("snapshots").run(binary, env, os.path.join(tmp, "state"), min(RUNS, 20))
         print(json.dumps(result, indent=2))
     finally:
         tcp.send_signal(signal.SIGTERM)

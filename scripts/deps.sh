@@ -38,3 +38,14 @@ if [ ! -x .tools/node_modules/.bin/buf ] || [ "$(.tools/node_modules/.bin/buf --
   (cd .tools && { [ -f package.json ] || echo '{"name":"cleanroom-tools","private":true}' > package.json; } \
     && npm install --silent --no-audit --no-fund "@bufbuild/buf@$BUF_VERSION" >/dev/null)
 fi
+
+# ---- snapshots (issue 12) -------------------------------------------------------------
+# CRIU, for the process checkpoint probe documented in docs/snapshots.md (the Linux backend
+# declares checkpoint_restore only where a real dump/restore works; Debian 12's 3.17.1
+# cannot initialise on kernels >= 6.13). Idempotent.
+command -v criu >/dev/null || {
+  echo "deps: apt-get install criu" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq criu >/dev/null
+}
