@@ -15,10 +15,34 @@ use crate::error::{Class, EngineError};
 use crate::status::sandbox as ss;
 use crate::store::SandboxRow;
 use cleanroom_vocab::{Capability, ErrorCode};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
+
+/// One lock per sandbox for everything that freezes or thaws it (pause, resume, the
+/// freeze around a snapshot capture), so a resume can never thaw a capture in progress and
+/// a capture's own thaw can never undo a user's pause.
+static FREEZE_LOCKS: LazyLock<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>> =
+    LazyLock::new(Default::default);
+
+/// Hold the freeze lock of `sandbox_id` until the guard drops.
+pub(crate) async fn freeze_guard(sandbox_id: &str) -> FreezeGuard {
+    let lock = {
+        let mut map = FREEZE_LOCKS.lock().unwrap_or_else(|p| p.into_inner());
+        // Forget locks nobody holds (bounded by the sandboxes in use right now).
+        map.retain(|_, l| Arc::strong_count(l) > 1);
+        map.entry(sandbox_id.to_string()).or_default().clone()
+    };
+    FreezeGuard(lock.lock_owned().await)
+}
+
+/// See [`freeze_guard`].
+pub(crate) struct FreezeGuard(#[allow(dead_code)] tokio::sync::OwnedMutexGuard<()>);
 
 impl Engine {
     /// Freeze a READY sandbox. Idempotent for a PAUSED one.
     pub async fn pause_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
+        self.get_sandbox(id)?;
+        let _guard = freeze_guard(id).await;
         let row = self.get_sandbox(id)?;
         match row.status {
             ss::PAUSED => return Ok(row),
@@ -39,6 +63,8 @@ impl Engine {
 
     /// Thaw a PAUSED sandbox. Idempotent for a READY one.
     pub async fn resume_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
+        self.get_sandbox(id)?;
+        let _guard = freeze_guard(id).await;
         let row = self.get_sandbox(id)?;
         match row.status {
             ss::READY => return Ok(row),

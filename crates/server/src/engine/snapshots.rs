@@ -27,6 +27,10 @@ use cleanroom_vocab::{Capability, ErrorCode};
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
 
+/// Most snapshots one principal may keep (each holds up to the sandbox's writable caps on
+/// the server's disk); beyond it `resource_exhausted`.
+pub const MAX_SNAPSHOTS_PER_OWNER: usize = 64;
+
 /// A snapshot to restore a new sandbox from (its id and its layers directory).
 #[derive(Debug, Clone)]
 pub struct Restore {
@@ -63,11 +67,26 @@ impl Engine {
         owner: &str,
         sandbox_id: &str,
     ) -> Result<SnapshotRow, EngineError> {
+        self.get_sandbox(sandbox_id)?;
+        self.require_capability(Capability::FilesystemSnapshots)?;
+        let mine = self
+            .store
+            .list_snapshots()?
+            .into_iter()
+            .filter(|s| s.owner == owner)
+            .count();
+        if mine >= MAX_SNAPSHOTS_PER_OWNER {
+            return Err(EngineError::resource_exhausted(format!(
+                "{owner} already has {mine} snapshots (at most {MAX_SNAPSHOTS_PER_OWNER}); remove some first"
+            ))
+            .with("limit", MAX_SNAPSHOTS_PER_OWNER.to_string()));
+        }
+        // No pause, resume or other capture of this sandbox until the capture is done.
+        let _guard = super::pause::freeze_guard(sandbox_id).await;
         let row = self.get_sandbox(sandbox_id)?;
         if row.status != ss::READY && row.status != ss::PAUSED {
             return Err(super::pause::not_ready(sandbox_id, row.status));
         }
-        self.require_capability(Capability::FilesystemSnapshots)?;
         let dir = self.snapshots_dir();
         std::fs::create_dir_all(&dir)
             .map_err(|e| EngineError::internal(format!("create {}: {e}", dir.display())))?;
