@@ -738,3 +738,24 @@ fn hostile_trees_are_captured_as_data_never_followed() {
     let o = s.sh_in(&r, "readlink /workspace/hostroot; cat /workspace/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/f");
     assert_eq!(stdout(&o), "/\nbottom\n", "{}", stderr(&o));
 }
+
+#[test]
+fn a_capture_interrupted_by_a_crash_leaves_nothing_after_restart() {
+    let mut s = Server::start();
+    let sbx = s.create();
+    let snap = snapshot(&s, &sbx);
+    // What a crash in the middle of a capture leaves: a temp dir next to the snapshots.
+    let tmp = s
+        .state_dir()
+        .join("snapshots/.tmp-crashed/layers/workspace");
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::write(tmp.join("partial"), "x").unwrap();
+    s.kill9();
+    s.spawn();
+    assert!(!s.state_dir().join("snapshots/.tmp-crashed").exists());
+    // Finished snapshots stay.
+    assert_eq!(
+        s.run(&["snapshot", "inspect", &snap]).status.code(),
+        Some(0)
+    );
+}

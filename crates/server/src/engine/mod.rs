@@ -280,6 +280,7 @@ impl Engine {
                 .set_sandbox_executions(&s.id, &s.last_execution_id, "")?;
             self.events.sandbox_status(&s.id, ss::FAILED, msg);
         }
+        self.sweep_snapshot_temps();
         tracing::info!(
             killed = report.killed_sandboxes.len(),
             removed_dirs = report.removed_dirs.len(),
