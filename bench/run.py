@@ -23,6 +23,7 @@ BENCH_ONLY=registries only first vs cached `npm ci` through the registry mediati
 (bench/registries.py).
 BENCH_ONLY=api measures only the exec-in-existing-sandbox rows (unix vs TCP) and the
 in-process API exec round trip (bench/api.py).
+BENCH_ONLY=snapshots the API rows plus snapshot/restore/fork/pause rows (bench/snapshots.py).
 """
 import approvals as approvals_bench
 import hashlib, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
@@ -272,6 +273,10 @@ def main():
         if only_api:
             print(json.dumps(result, indent=2))
             return
+        if os.environ.get("BENCH_ONLY") == "snapshots":  # bench/snapshots.py
+            result["snapshots"] = __import__("snapshots").run(binary, env, os.path.join(tmp, "state"), min(RUNS, 20))
+            print(json.dumps(result, indent=2))
+            return
 
         result["exec_true"] = series("cleanroom exec -- true", [binary, "exec", "-n", "--", "true"], env)
         bwrap = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr",
@@ -318,6 +323,7 @@ def main():
         result["egress_https_secret_injection"] = secret_bench(binary, env, tmp, tls_port, ca)
         result["egress_approvals"] = approvals_bench.run(binary, env, tmp, web_port)
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))); import registries; result["registries"] = registries.run(binary)
+        result["snapshots"] = __import__("snapshots").run(binary, env, os.path.join(tmp, "state"), min(RUNS, 20))
         print(json.dumps(result, indent=2))
     finally:
         tcp.send_signal(signal.SIGTERM)

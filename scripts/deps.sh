@@ -61,3 +61,13 @@ if [ "$(.tools/pypi-venv/bin/python -c 'import importlib.metadata as m; print(m.
   python3 -m venv .tools/pypi-venv
   .tools/pypi-venv/bin/pip install -q --disable-pip-version-check "pypiserver==$PYPISERVER_VERSION"
 fi
+# ---- snapshots (issue 12) -------------------------------------------------------------
+# CRIU, for the process checkpoint probe documented in docs/snapshots.md (the Linux backend
+# declares checkpoint_restore only where a real dump/restore works; Debian 12's 3.17.1
+# cannot initialise on kernels >= 6.13). Idempotent.
+command -v criu >/dev/null || {
+  echo "deps: apt-get install criu" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq criu >/dev/null
+}

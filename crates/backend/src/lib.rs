@@ -125,4 +125,47 @@ pub trait Backend: Send + Sync + 'static {
             self.name()
         )))
     }
+
+    /// Freeze every process of the sandbox (no CPU time until [`Backend::resume`]); returns
+    /// once the freeze is confirmed. Default: not supported (`pause_resume` not declared).
+    async fn pause(&self, sandbox_id: &str) -> Result<(), BackendError> {
+        let _ = sandbox_id;
+        Err(BackendError::Unavailable(format!(
+            "backend {:?} cannot pause sandboxes",
+            self.name()
+        )))
+    }
+
+    /// Thaw a paused sandbox; its processes continue exactly where they stopped.
+    async fn resume(&self, sandbox_id: &str) -> Result<(), BackendError> {
+        let _ = sandbox_id;
+        Err(BackendError::Unavailable(format!(
+            "backend {:?} cannot resume sandboxes",
+            self.name()
+        )))
+    }
+
+    /// CPU time the sandbox's processes used so far, in nanoseconds, where the backend
+    /// accounts it (`None`: unknown).
+    fn cpu_usage_nanos(&self, sandbox_id: &str) -> Option<u64> {
+        let _ = sandbox_id;
+        None
+    }
+
+    /// Copy the sandbox's writable state (image upper layer, `/tmp`, `/root`,
+    /// `/workspace`) into `dest`, a new empty directory of the server's, as a layer
+    /// [`SandboxSpec::restore`] can use. The sandbox is frozen by the caller. Never
+    /// follows a link the sandbox made; never includes the setup's own files (resolver
+    /// config, CA). Default: not supported (`filesystem_snapshots` not declared).
+    async fn capture_filesystem(
+        &self,
+        sandbox_id: &str,
+        dest: &std::path::Path,
+    ) -> Result<CaptureStats, BackendError> {
+        let _ = (sandbox_id, dest);
+        Err(BackendError::Unavailable(format!(
+            "backend {:?} cannot capture filesystems",
+            self.name()
+        )))
+    }
 }

@@ -21,6 +21,22 @@ pub struct SandboxSpec {
     /// [`SANDBOX_CA_PATH`], and appended to the sandbox's system bundle
     /// ([`SANDBOX_CA_BUNDLE`], also bound over `/etc/ssl/certs/ca-certificates.crt`).
     pub trusted_ca_pem: Option<String>,
+    /// Restore a filesystem snapshot: a directory written by [`crate::Backend::capture_filesystem`]
+    /// (`rootfs`, `tmp`, `root`, `workspace`), used read-only as the shared lower layer of
+    /// the matching writable filesystems (a fresh private upper each).
+    pub restore: Option<PathBuf>,
+}
+
+/// What a filesystem capture wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CaptureStats {
+    /// Entries captured (files, directories, links, whiteouts).
+    pub files: u64,
+    /// Bytes of file content.
+    pub bytes: u64,
+    /// sha256 (hex) over the canonical manifest: every path, type, mode, owner, link
+    /// target and content hash, in order.
+    pub manifest_digest: String,
 }
 
 /// Where a sandbox finds its extra CA certificate alone (for `NODE_EXTRA_CA_CERTS`).

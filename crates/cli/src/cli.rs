@@ -52,6 +52,9 @@ pub enum Command {
     /// Validate and show repository policy (cleanroom.yaml) as the server compiles it.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// Filesystem snapshots of sandboxes (restore with `--from snap_…`).
+    #[command(subcommand)]
+    Snapshot(crate::snapshots::SnapshotCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -253,6 +256,10 @@ pub struct ExecArgs {
     pub policy: Option<PathBuf>,
     #[command(flatten)]
     pub ask: crate::ask::ExecAskArgs,
+    /// Create the sandbox from this snapshot (its policy, image, limits and files); cannot
+    /// be combined with --in, --policy or --image
+    #[arg(long, value_name = "SNAPSHOT_ID", conflicts_with_all = ["in_sandbox", "policy", "image"])]
+    pub from: Option<String>,
     /// The command and its arguments
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -272,6 +279,10 @@ pub enum SandboxCommand {
         limits: LimitArgs,
         #[command(flatten)]
         lifetime: crate::lifetime::LifetimeArgs,
+        /// Restore this snapshot (its policy, image, limits and files); cannot be combined
+        /// with --policy or --image
+        #[arg(long, value_name = "SNAPSHOT_ID", conflicts_with_all = ["policy", "image"])]
+        from: Option<String>,
     },
     /// List sandboxes
     Ls {
@@ -312,6 +323,10 @@ pub enum SandboxCommand {
     },
     /// Extend (or shorten) a sandbox's TTL from now, or change its idle timeout
     Timeout(crate::lifetime::TimeoutArgs),
+    /// Freeze every process of sandboxes (no CPU; executions refused with sandbox_paused)
+    Pause(crate::snapshots::PauseArgs),
+    /// Thaw paused sandboxes: their processes continue where they stopped
+    Resume(crate::snapshots::PauseArgs),
 }
 
 /// Resource limits; each overrides the policy's `sandbox.resources` and the server default.

@@ -41,6 +41,7 @@ pub async fn run(cli: Cli) -> i32 {
                 Command::Execution(ExecutionCommand::Logs(a)) => crate::logs::run(&ep, a).await,
                 Command::Execution(cmd) => report(execution(&ep, cmd).await),
                 Command::Image(cmd) => report(image(&ep, cmd).await),
+                Command::Snapshot(cmd) => crate::snapshots::run(&ep, cmd).await,
                 Command::Serve(_) | Command::Policy(_) => unreachable!("handled above"),
             }
         }
@@ -100,6 +101,7 @@ async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, ApiError> {
             image,
             limits,
             lifetime,
+            from,
         } => {
             let policy_yaml = read_policy(policy.as_ref(), false)?;
             let lockfiles = crate::lockfiles::read(&policy_yaml, policy.as_deref())?;
@@ -110,6 +112,7 @@ async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, ApiError> {
                 limits: limits_msg(&limits)?.into(),
                 ttl_seconds: lifetime.ttl.unwrap_or(0),
                 idle_timeout_seconds: lifetime.idle_timeout.unwrap_or(0),
+                from_snapshot: from.unwrap_or_default(),
                 ..Default::default()
             };
             let s = client.sandboxes.create_sandbox(req).await?.into_owned();
@@ -181,6 +184,8 @@ async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, ApiError> {
         SandboxCommand::Approve(_) | SandboxCommand::Requests(_) => {
             unreachable!("dispatched in run")
         }
+        SandboxCommand::Pause(a) => return Ok(crate::snapshots::pause(&client, a, false).await),
+        SandboxCommand::Resume(a) => return Ok(crate::snapshots::pause(&client, a, true).await),
         SandboxCommand::Rm { sandbox_ids } => {
             let mut failed = false;
             for id in sandbox_ids {

@@ -56,7 +56,12 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
     let (sandbox_id, created) = match &args.in_sandbox {
         Some(id) => (id.clone(), false),
         None => {
-            let policy = match read_policy(args.policy.as_ref(), true) {
+            // A snapshot brings its own policy: the repository's is not read.
+            let policy = match args.from.is_some() {
+                true => Ok(String::new()),
+                false => read_policy(args.policy.as_ref(), true),
+            };
+            let policy = match policy {
                 Ok(p) => p,
                 Err(e) => {
                     render::error(&e, None);
@@ -83,6 +88,7 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
                 image_ref: args.image.clone().unwrap_or_default(),
                 limits: limits.into(),
                 learn: args.ask.learn.is_some(),
+                from_snapshot: args.from.clone().unwrap_or_default(),
                 ..Default::default()
             };
             match client.sandboxes.create_sandbox(req).await {

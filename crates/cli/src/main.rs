@@ -14,6 +14,7 @@ mod logs;
 mod render;
 mod request;
 mod serve;
+mod snapshots;
 mod stop_deadline;
 
 use clap::Parser;

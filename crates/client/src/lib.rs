@@ -93,6 +93,7 @@ pub struct Client {
     pub images: ImageServiceClient<SharedHttp2Connection>,
     /// Egress approval requests (docs/approvals.md).
     pub approvals: ApprovalServiceClient<SharedHttp2Connection>,
+    pub snapshots: cleanroom_proto::cleanroom::v1::SnapshotServiceClient<SharedHttp2Connection>,
     pub endpoint: Endpoint,
     /// `SetSandboxTimeout` (TTL / idle timeout changes).
     pub lifetimes: SandboxLifetimeServiceClient<SharedHttp2Connection>,
@@ -190,6 +191,7 @@ impl Client {
             executions: ExecutionServiceClient::new(shared.clone(), config.clone()),
             images: ImageServiceClient::new(shared.clone(), config.clone()),
             approvals: ApprovalServiceClient::new(shared.clone(), config.clone()),
+            snapshots: cleanroom_proto::cleanroom::v1::SnapshotServiceClient::new(shared.clone(), config.clone()),
             endpoint: endpoint.clone(),
             lifetimes: SandboxLifetimeServiceClient::new(shared, config),
         })

@@ -136,7 +136,7 @@ pub struct Api {
 }
 
 /// The authenticated caller of a handler's request (see [`crate::auth`]).
-fn who(ctx: &RequestContext) -> Result<crate::auth::Principal, ConnectError> {
+pub(crate) fn who(ctx: &RequestContext) -> Result<crate::auth::Principal, ConnectError> {
     principal_of(ctx).map_err(to_connect)
 }
 
@@ -165,27 +165,30 @@ impl SandboxService for Api {
             disk_bytes: l.disk_bytes,
             output_bytes: l.output_bytes,
         };
-        let policy_yaml = if req.learn {
-            cleanroom_policy::ask::learning_yaml(&req.policy_yaml)
-                .map_err(|e| to_connect(e.into()))?
+        let row = if req.from_snapshot.is_empty() {
+            let policy_yaml = if req.learn {
+                cleanroom_policy::ask::learning_yaml(&req.policy_yaml)
+                    .map_err(|e| to_connect(e.into()))?
+            } else {
+                req.policy_yaml.clone()
+            };
+            self.engine
+                .create_sandbox_with_lockfiles(
+                    &who.name,
+                    self.caps,
+                    &policy_yaml,
+                    &req.image_ref,
+                    limits,
+                    &req.lockfiles
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.to_vec()))
+                        .collect(),
+                )
+                .await
         } else {
-            req.policy_yaml
-        };
-        let row = self
-            .engine
-            .create_sandbox_with_lockfiles(
-                &who.name,
-                self.caps,
-                &policy_yaml,
-                &req.image_ref,
-                limits,
-                &req.lockfiles
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.to_vec()))
-                    .collect(),
-            )
-            .await
-            .map_err(to_connect)?;
+            crate::api_snapshots::create_from(&self.engine, &who, self.caps, &req, limits).await
+        }
+        .map_err(to_connect)?;
         self.engine
             .claim_image(&who, &row.image_digest)
             .map_err(to_connect)?;

@@ -10,6 +10,7 @@ pub mod api_approvals;
 pub mod approvals;
 pub mod api_errors;
 pub mod api_lifetime;
+pub mod api_snapshots;
 pub mod assemble;
 pub mod auth;
 pub mod bootstrap;

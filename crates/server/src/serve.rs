@@ -125,6 +125,7 @@ pub fn router(engine: Arc<Engine>, caps: crate::store::SandboxCaps) -> connectrp
     let router = SandboxServiceExt::register(api.clone(), connectrpc::Router::new());
     let router = ImageServiceExt::register(api.clone(), router);
     let router = cleanroom_proto::cleanroom::v1::ApprovalServiceExt::register(api.clone(), router);
+    let router = cleanroom_proto::cleanroom::v1::SnapshotServiceExt::register(api.clone(), router);
     let router = ExecutionServiceExt::register(api.clone(), router);
     let router = crate::api_lifetime::register(api, router);
     reflection(router)

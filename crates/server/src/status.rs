@@ -12,6 +12,9 @@ pub mod sandbox {
     pub const STOPPING: i32 = S::SANDBOX_STATUS_STOPPING as i32;
     pub const STOPPED: i32 = S::SANDBOX_STATUS_STOPPED as i32;
     pub const FAILED: i32 = S::SANDBOX_STATUS_FAILED as i32;
+    pub const PAUSED: i32 = S::SANDBOX_STATUS_PAUSED as i32;
+    pub const CHECKPOINTING: i32 = S::SANDBOX_STATUS_CHECKPOINTING as i32;
+    pub const CHECKPOINTED: i32 = S::SANDBOX_STATUS_CHECKPOINTED as i32;
 
     /// Terminal states never change again.
     pub fn is_terminal(s: i32) -> bool {

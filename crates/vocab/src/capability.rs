@@ -24,6 +24,12 @@ stable_codes! {
         MountIsolation => "mount_isolation",
         /// Digest-pinned OCI image roots.
         OciImages => "oci_images",
+        /// Freeze and thaw every process of a sandbox (cgroup freezer).
+        PauseResume => "pause_resume",
+        /// Capture a sandbox's writable filesystems into a snapshot and restore from one.
+        FilesystemSnapshots => "filesystem_snapshots",
+        /// Checkpoint running processes (memory, open files, pipes) and restore them.
+        CheckpointRestore => "checkpoint_restore",
     }
 }
 

@@ -42,6 +42,12 @@ stable_codes! {
         ImageTooLarge => "image_too_large",
         /// The retention GC deleted the output a stream asked for.
         OutputExpired => "output_expired",
+        /// The sandbox is paused (frozen): resume it before running or reading anything.
+        SandboxPaused => "sandbox_paused",
+        /// No such snapshot, or not the caller's.
+        SnapshotNotFound => "snapshot_not_found",
+        /// A live sandbox uses the snapshot as its lower layer.
+        SnapshotInUse => "snapshot_in_use",
         Unimplemented => "unimplemented",
         Internal => "internal",
         /// No such pending egress approval request in the sandbox (never asked, already

@@ -20,6 +20,10 @@ pub enum Mode {
         memory: Option<PathBuf>,
         pids: Option<PathBuf>,
         cpu: Option<PathBuf>,
+        /// Pause/resume (`freezer.state`); absent: the backend cannot pause.
+        freezer: Option<PathBuf>,
+        /// CPU accounting (`cpuacct.usage`) where it is not co-mounted with `cpu`.
+        cpuacct: Option<PathBuf>,
     },
     /// No usable controllers: limits cannot be enforced.
     Unavailable,
@@ -106,7 +110,25 @@ impl Mode {
         if memory.is_none() && pids.is_none() && cpu.is_none() {
             Mode::Unavailable
         } else {
-            Mode::V1 { memory, pids, cpu }
+            // A `cpu,cpuacct` co-mount already accounts in the cpu directory.
+            let cpuacct = v1_parent("cpuacct", instance).filter(|d| Some(d) != cpu.as_ref());
+            Mode::V1 {
+                memory,
+                pids,
+                cpu,
+                freezer: v1_parent("freezer", instance),
+                cpuacct,
+            }
+        }
+    }
+
+    /// Whether sandboxes get a freezer (pause/resume): v2 always has `cgroup.freeze`
+    /// (kernel >= 5.2), v1 needs the freezer controller.
+    pub fn can_freeze(&self) -> bool {
+        match self {
+            Mode::V2(p) => p.join("cgroup.freeze").exists() || p.join("cgroup.events").exists(),
+            Mode::V1 { freezer, .. } => freezer.is_some(),
+            Mode::Unavailable => false,
         }
     }
 
@@ -114,12 +136,24 @@ impl Mode {
     pub fn describe(&self) -> String {
         match self {
             Mode::V2(_) => "v2 (memory,pids,cpu)".into(),
-            Mode::V1 { memory, pids, cpu } => {
-                let have: Vec<&str> = [("memory", memory), ("pids", pids), ("cpu", cpu)]
-                    .iter()
-                    .filter(|(_, p)| p.is_some())
-                    .map(|(n, _)| *n)
-                    .collect();
+            Mode::V1 {
+                memory,
+                pids,
+                cpu,
+                freezer,
+                cpuacct,
+            } => {
+                let have: Vec<&str> = [
+                    ("memory", memory),
+                    ("pids", pids),
+                    ("cpu", cpu),
+                    ("freezer", freezer),
+                    ("cpuacct", cpuacct),
+                ]
+                .iter()
+                .filter(|(_, p)| p.is_some())
+                .map(|(n, _)| *n)
+                .collect();
                 format!("v1 ({})", have.join(","))
             }
             Mode::Unavailable => "unavailable (no limits enforced)".into(),
@@ -145,7 +179,13 @@ impl Mode {
                 write(dir.join("cpu.max"), format!("{} 100000", quota(100_000)))?;
                 Ok(vec![dir])
             }
-            Mode::V1 { memory, pids, cpu } => {
+            Mode::V1 {
+                memory,
+                pids,
+                cpu,
+                freezer,
+                cpuacct,
+            } => {
                 let mut dirs = Vec::new();
                 if let Some(m) = memory {
                     let dir = m.join(sandbox_id);
@@ -174,6 +214,12 @@ impl Mode {
                     write(dir.join("cpu.cfs_quota_us"), quota(100_000).to_string())?;
                     dirs.push(dir);
                 }
+                // No limits to write: joined for pause/resume and CPU accounting.
+                for parent in [freezer, cpuacct].into_iter().flatten() {
+                    let dir = parent.join(sandbox_id);
+                    mkdir(&dir)?;
+                    dirs.push(dir);
+                }
                 Ok(dirs)
             }
             Mode::Unavailable => Ok(Vec::new()),
@@ -184,9 +230,10 @@ impl Mode {
     pub fn dirs_for(&self, sandbox_id: &str) -> Vec<PathBuf> {
         match self {
             Mode::V2(parent) => vec![parent.join(sandbox_id)],
-            Mode::V1 { memory, pids, cpu } => [memory, pids, cpu]
-                .iter()
-                .filter_map(|p| p.as_ref().map(|p| p.join(sandbox_id)))
+            Mode::V1 { .. } => self
+                .v1_parents()
+                .into_iter()
+                .map(|p| p.join(sandbox_id))
                 .collect(),
             Mode::Unavailable => Vec::new(),
         }
@@ -196,11 +243,25 @@ impl Mode {
     pub fn instance_dirs(&self) -> Vec<PathBuf> {
         match self {
             Mode::V2(p) => vec![p.clone()],
-            Mode::V1 { memory, pids, cpu } => [memory, pids, cpu]
-                .iter()
-                .filter_map(|p| (*p).clone())
-                .collect(),
+            Mode::V1 { .. } => self.v1_parents().into_iter().cloned().collect(),
             Mode::Unavailable => Vec::new(),
+        }
+    }
+
+    /// The per-controller parent directories of a v1 layout (empty otherwise).
+    fn v1_parents(&self) -> Vec<&PathBuf> {
+        match self {
+            Mode::V1 {
+                memory,
+                pids,
+                cpu,
+                freezer,
+                cpuacct,
+            } => [memory, pids, cpu, freezer, cpuacct]
+                .into_iter()
+                .filter_map(|p| p.as_ref())
+                .collect(),
+            _ => Vec::new(),
         }
     }
 
@@ -218,10 +279,7 @@ impl Mode {
     pub fn all_sandbox_dirs(&self) -> Vec<PathBuf> {
         let parents: Vec<&PathBuf> = match self {
             Mode::V2(p) => vec![p],
-            Mode::V1 { memory, pids, cpu } => [memory, pids, cpu]
-                .iter()
-                .filter_map(|p| p.as_ref())
-                .collect(),
+            Mode::V1 { .. } => self.v1_parents(),
             Mode::Unavailable => vec![],
         };
         parents

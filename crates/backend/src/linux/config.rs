@@ -33,6 +33,10 @@ pub struct InitConfig {
     /// Extra CA certificate (PEM) to install and trust inside the sandbox.
     #[serde(default)]
     pub trusted_ca_pem: Option<String>,
+    /// A filesystem snapshot's layers (host path; see [`crate::SandboxSpec::restore`]).
+    /// With `id_range` the server hands pid 1 an idmapped mount of it after the image's.
+    #[serde(default)]
+    pub restore: Option<PathBuf>,
 }
 
 /// A block of host uids/gids owned by one sandbox.

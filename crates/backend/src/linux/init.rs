@@ -85,9 +85,16 @@ fn run_shim() -> Result<i32, String> {
         flags |= CloneFlags::CLONE_NEWNET;
         NetSetup::InSandbox
     };
-    let mut image_lower = None;
+    let (mut image_lower, mut snapshot) = (None, None);
     if cfg.id_range.is_some() {
-        image_lower = enter_mapped_user_namespace()?;
+        // The server's idmapped mounts, in this order: the image's, the snapshot's.
+        let mut trees = enter_mapped_user_namespace()?.into_iter();
+        if cfg.image_rootfs.is_some() {
+            image_lower = trees.next();
+        }
+        if cfg.restore.is_some() {
+            snapshot = trees.next();
+        }
     } else if cfg.user_namespace {
         let (uid, gid) = (nix::unistd::geteuid(), nix::unistd::getegid());
         unshare(CloneFlags::CLONE_NEWUSER).map_err(|e| format!("unshare(user): {e}"))?;
@@ -102,7 +109,7 @@ fn run_shim() -> Result<i32, String> {
     // SAFETY: this process is single-threaded (no runtime was started), so fork is sound.
     match unsafe { fork() }.map_err(|e| format!("fork: {e}"))? {
         ForkResult::Child => {
-            let code = match run_pid1(&cfg, net, image_lower) {
+            let code = match run_pid1(&cfg, net, image_lower, snapshot) {
                 Ok(()) => 0,
                 Err(e) => {
                     let reply = Reply::SetupFailed {
@@ -147,13 +154,13 @@ fn run_shim() -> Result<i32, String> {
 /// server writes it while the shim waits, then the shim becomes the namespace's root.
 /// With an image, the server's confirmation carries an idmapped, detached mount of the
 /// image (host ids 0..65535 shown as this sandbox's ids), returned for pid 1 to attach.
-fn enter_mapped_user_namespace() -> Result<Option<OwnedFd>, String> {
+fn enter_mapped_user_namespace() -> Result<Vec<OwnedFd>, String> {
     unshare(CloneFlags::CLONE_NEWUSER).map_err(|e| format!("unshare(user): {e}"))?;
     let shim_pid = std::process::id() as i32;
     protocol::send(CONTROL_FD, &Reply::NeedIdMap { shim_pid }, &[])
         .map_err(|e| format!("control socket: {e}"))?;
     let lower = match protocol::recv::<Request>(CONTROL_FD) {
-        Ok(Some((Request::IdsMapped, fds))) => fds.into_iter().next(),
+        Ok(Some((Request::IdsMapped, fds))) => fds,
         Ok(other) => return Err(format!("expected id map confirmation, got {other:?}")),
         Err(e) => return Err(format!("control socket: {e}")),
     };
@@ -197,6 +204,7 @@ fn run_pid1(
     cfg: &InitConfig,
     net: NetSetup,
     image_lower: Option<OwnedFd>,
+    snapshot: Option<OwnedFd>,
 ) -> Result<(), SetupError> {
     // Die with the shim (and so with the server): the pid namespace goes with us.
     sys::kill_with_parent().map_err(|e| format!("set parent-death signal: {e}"))?;
@@ -220,15 +228,21 @@ fn run_pid1(
             }
         }
     };
-    let extra_writable = rootfs::build(cfg, image_lower)?;
+    let (extra_writable, upper) = rootfs::build(cfg, image_lower, snapshot)?;
     nix::unistd::sethostname(&cfg.hostname).map_err(|e| format!("sethostname: {e}"))?;
 
     let info = super::harden::apply(&extra_writable)?;
-    let fds: Vec<i32> = tun.iter().map(|t| t.as_raw_fd()).collect();
+    // The tun device, then the image root's upper directory (for snapshots).
+    let fds: Vec<i32> = tun
+        .iter()
+        .chain(upper.iter())
+        .map(|t| t.as_raw_fd())
+        .collect();
     protocol::send(CONTROL_FD, &Reply::Ready { info }, &fds)
         .map_err(|e| format!("control socket: {e}"))?;
-    // The server holds the device now; pid 1 keeps no copy its children could inherit.
+    // The server holds them now; pid 1 keeps no copy its children could inherit.
     drop(tun);
+    drop(upper);
     Ok(serve(&sfd, &mask)?)
 }
 

@@ -111,7 +111,16 @@ impl LinuxBackend {
                             Some(rootfs) => Some(idmapped_tree(rootfs, shim_pid)?),
                             None => None,
                         };
-                        let fds: Vec<_> = tree.iter().map(|t| t.as_raw_fd()).collect();
+                        // A snapshot's layers get the same id shift (after the image's).
+                        let snap = match &cfg.restore {
+                            Some(layers) => Some(idmapped_tree(layers, shim_pid)?),
+                            None => None,
+                        };
+                        let fds: Vec<_> = tree
+                            .iter()
+                            .chain(snap.iter())
+                            .map(|t| t.as_raw_fd())
+                            .collect();
                         protocol::send(host_sock.as_raw_fd(), &Request::IdsMapped, &fds)
                             .map_err(|e| BackendError::io("sandbox control socket", e))?;
                     }
@@ -166,6 +175,13 @@ impl LinuxBackend {
             ),
             None => info.insert("root".into(), "host-view (read-only system dirs)".into()),
         };
+        // After the tun device, pid 1 sent the image root's upper directory.
+        let upper = match cfg.image_rootfs {
+            Some(_) => Some(ready_fds.pop().ok_or_else(|| {
+                BackendError::LaunchFailed("sandbox init sent no image upper directory".into())
+            })?),
+            None => None,
+        };
         let network_device = match cfg.tun {
             Some(t) => {
                 let fd = ready_fds.pop().ok_or_else(|| {
@@ -186,6 +202,12 @@ impl LinuxBackend {
             }
         };
         info.insert("workspace".into(), config::WORKSPACE_PATH.into());
+        if cfg.restore.is_some() {
+            info.insert(
+                "restored".into(),
+                "snapshot layers shared read-only below a private upper".into(),
+            );
+        }
         info.insert("writable".into(), harden::WRITABLE.join(","));
         info.insert("cgroup".into(), self.cgroups.describe());
         info.insert(
@@ -210,7 +232,10 @@ impl LinuxBackend {
             opens,
             shim: tokio::sync::Mutex::new(Some(shim)),
             cgroups: cfg.cgroups.clone(),
+            id_base: cfg.id_range.map(|r| (r.host_base, r.host_base)),
             id_lease: Mutex::new(id_lease),
+            upper,
+            restored_from: cfg.restore.clone(),
         });
         self.sandboxes
             .lock()

@@ -7,19 +7,23 @@
 //! the sandbox's directory under the backend's state root, removed on terminate and swept
 //! by [`Backend::reconcile`].
 
+pub mod capture;
 pub mod cgroup;
 pub mod config;
 pub mod fileio;
+pub mod freeze;
 pub mod harden;
 mod identity;
 mod idmap;
 mod idslots;
 pub mod init;
 mod launch;
+mod layers;
 mod netif;
 pub mod procinfo;
 pub mod protocol;
 mod reader;
+mod restore;
 mod rootfs;
 mod sweep;
 pub mod sys;
@@ -78,6 +82,13 @@ struct LinuxSandbox {
     cgroups: Vec<PathBuf>,
     /// The host-wide lease of this sandbox's id block, held until it is torn down.
     id_lease: Mutex<Option<idslots::IdLease>>,
+    /// Host uid/gid of the sandbox's id 0 (root server).
+    id_base: Option<(u32, u32)>,
+    /// The image root's copy-on-write upper directory (from pid 1), for snapshots.
+    upper: Option<OwnedFd>,
+    /// The snapshot layers this sandbox was restored from (its image-root layers are
+    /// carried into its own snapshots below its upper).
+    restored_from: Option<PathBuf>,
 }
 
 impl LinuxBackend {
@@ -242,7 +253,7 @@ impl Backend for LinuxBackend {
         use cleanroom_vocab::Capability as C;
         // Only what this backend (with the server's egress gateway on the tun device it
         // hands back) truly enforces.
-        C::keys(&[
+        let mut caps = C::keys(&[
             C::PolicyImmutability,
             // The netns's only route is the tun device; the gateway drops what policy
             // does not allow.
@@ -258,7 +269,14 @@ impl Backend for LinuxBackend {
             C::MountIsolation,
             // Digest-pinned OCI image roots (overlay on a shared, verified cache).
             C::OciImages,
-        ])
+        ]);
+        // The cgroup freezer (v1 freezer controller or v2 cgroup.freeze).
+        if self.cgroups.can_freeze() {
+            caps.push(C::PauseResume.as_str());
+            // A capture needs the sandbox frozen for a consistent copy.
+            caps.push(C::FilesystemSnapshots.as_str());
+        }
+        caps
     }
 
     async fn provision(&self, spec: &SandboxSpec) -> Result<ProvisionedSandbox, BackendError> {
@@ -266,6 +284,21 @@ impl Backend for LinuxBackend {
         std::fs::create_dir_all(dir.join("root"))
             .and_then(|()| std::fs::create_dir_all(dir.join("empty")))
             .map_err(|e| BackendError::io(format!("create {}", dir.display()), e))?;
+        // Mountpoints of a restored snapshot's layers and of its parts' private uppers.
+        let restore_dirs: Vec<PathBuf> = match spec.restore {
+            Some(_) => std::iter::once(dir.join("snap"))
+                .chain(
+                    restore::PARTS
+                        .iter()
+                        .map(|p| dir.join(format!("upper-{p}"))),
+                )
+                .collect(),
+            None => Vec::new(),
+        };
+        for d in &restore_dirs {
+            std::fs::create_dir_all(d)
+                .map_err(|e| BackendError::io(format!("create {}", d.display()), e))?;
+        }
         let cgroups = match self.cgroups.create(&spec.sandbox_id, &spec.limits) {
             Ok(c) => c,
             Err(e) => {
@@ -289,6 +322,10 @@ impl Backend for LinuxBackend {
         let id_range = id_lease.as_ref().map(idslots::IdLease::range);
         if let Some(r) = id_range {
             self.prepare_for_mapped_root(&dir, r);
+            for d in &restore_dirs {
+                let id = Some(nix::unistd::Uid::from_raw(r.host_base));
+                let _ = nix::unistd::chown(d, id, Some(nix::unistd::Gid::from_raw(r.host_base)));
+            }
         }
         let cfg = InitConfig {
             sandbox_id: spec.sandbox_id.clone(),
@@ -304,6 +341,7 @@ impl Backend for LinuxBackend {
             },
             image_rootfs: spec.image.as_ref().map(|i| i.rootfs.clone()),
             trusted_ca_pem: spec.trusted_ca_pem.clone(),
+            restore: spec.restore.clone(),
         };
         // On failure the lease drops here, after the shim is gone (start kills it).
         match self
@@ -411,6 +449,8 @@ impl Backend for LinuxBackend {
                         // Our own sandbox's pid 1, identity just checked.
                         let _ = sys::kill(sbx.init_pid, nix::sys::signal::Signal::SIGKILL);
                     }
+                    // A paused sandbox: the kill takes effect once thawed.
+                    freeze::thaw_quietly(&sbx.cgroups);
                     if tokio::time::timeout(Duration::from_secs(10), shim.wait())
                         .await
                         .is_err()
@@ -420,6 +460,7 @@ impl Backend for LinuxBackend {
                     }
                 }
                 None => {
+                    freeze::thaw_quietly(&sbx.cgroups);
                     kill_init(sbx.init_pid, sbx.init_start).await;
                 }
             }
@@ -558,6 +599,8 @@ impl Backend for LinuxBackend {
                     let _ = sys::kill(pid, nix::sys::signal::Signal::SIGKILL);
                 }
             }
+            // A paused sandbox's processes die only once thawed.
+            freeze::thaw_quietly(std::slice::from_ref(&dir));
             cgroup::remove_eventually(cgroup::remove(&[dir]));
         }
         let entries = std::fs::read_dir(&self.runtime_root)
@@ -569,5 +612,32 @@ impl Backend for LinuxBackend {
             }
         }
         Ok(report)
+    }
+
+    async fn pause(&self, sandbox_id: &str) -> Result<(), BackendError> {
+        let sbx = self.get(sandbox_id)?;
+        let dirs = sbx.cgroups.clone();
+        tokio::task::spawn_blocking(move || freeze::freeze(&dirs))
+            .await
+            .map_err(|e| BackendError::Unavailable(format!("freeze task: {e}")))?
+            .map_err(BackendError::Unavailable)
+    }
+
+    async fn resume(&self, sandbox_id: &str) -> Result<(), BackendError> {
+        let sbx = self.get(sandbox_id)?;
+        freeze::thaw(&sbx.cgroups).map_err(BackendError::Unavailable)
+    }
+
+    fn cpu_usage_nanos(&self, sandbox_id: &str) -> Option<u64> {
+        let sbx = self.get(sandbox_id).ok()?;
+        freeze::cpu_usage_nanos(&sbx.cgroups)
+    }
+
+    async fn capture_filesystem(
+        &self,
+        sandbox_id: &str,
+        dest: &Path,
+    ) -> Result<crate::CaptureStats, BackendError> {
+        layers::capture(&*self.get(sandbox_id)?, dest).await
     }
 }

@@ -145,7 +145,8 @@ fn image_root(
     cfg: &InitConfig,
     image: &Path,
     lower_tree: Option<OwnedFd>,
-) -> Result<PathBuf, String> {
+    layers: Option<&Path>,
+) -> Result<(PathBuf, OwnedFd), String> {
     let base = cfg.root_dir.as_path();
     let opts = format!("mode=755,size={}", cfg.disk_bytes.max(1 << 20));
     mount(
@@ -169,10 +170,14 @@ fn image_root(
         Some(tree) => attach(&tree, &lower)?,
         None => bind(image, &lower, true)?,
     }
+    // A restored snapshot's copy-on-write layer sits above the image.
+    let lowers = match super::restore::rootfs_layer(layers)? {
+        Some(snap) => format!("{snap}:{}", lower.display()),
+        None => lower.display().to_string(),
+    };
     // `userxattr`: overlay metadata in user.* xattrs, which a user namespace may write.
     let data = format!(
-        "lowerdir={},upperdir={},workdir={},userxattr",
-        lower.display(),
+        "lowerdir={lowers},upperdir={},workdir={},userxattr",
         upper.display(),
         work.display()
     );
@@ -184,12 +189,31 @@ fn image_root(
         Some(data.as_str()),
     )
     .map_err(|e| err("mount overlay", &merged, e))?;
-    Ok(merged)
+    // The server reads the sandbox's own changes from here for a snapshot (the path is
+    // gone after pivot_root; the fd keeps the directory).
+    let upper_fd = nix::fcntl::open(
+        &upper,
+        nix::fcntl::OFlag::O_PATH
+            | nix::fcntl::OFlag::O_DIRECTORY
+            | nix::fcntl::OFlag::O_NOFOLLOW
+            | nix::fcntl::OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )
+    .map_err(|e| err("open", &upper, e))?;
+    Ok((merged, upper_fd))
 }
+
+/// What [`build`] leaves for the server: extra writable paths for landlock, and the image
+/// root's upper directory (for snapshots).
+pub type Built = (Vec<String>, Option<OwnedFd>);
 
 /// Assemble the root under `cfg.root_dir` and pivot into it. Runs as pid 1 of the sandbox.
 /// Returns extra paths landlock must leave writable (an image root's own directories).
-pub fn build(cfg: &InitConfig, image_lower: Option<OwnedFd>) -> Result<Vec<String>, SetupError> {
+pub fn build(
+    cfg: &InitConfig,
+    image_lower: Option<OwnedFd>,
+    snapshot: Option<OwnedFd>,
+) -> Result<Built, SetupError> {
     mount(
         None::<&str>,
         "/",
@@ -198,9 +222,10 @@ pub fn build(cfg: &InitConfig, image_lower: Option<OwnedFd>) -> Result<Vec<Strin
         None::<&str>,
     )
     .map_err(|e| err("make-rprivate", Path::new("/"), e))?;
+    let layers = super::restore::attach(cfg, snapshot)?;
     if let Some(image) = &cfg.image_rootfs {
-        let root = image_root(cfg, image, image_lower)?;
-        return populate(cfg, &root, true);
+        let (root, upper) = image_root(cfg, image, image_lower, layers.as_deref())?;
+        return Ok((populate(cfg, &root, true, layers.as_deref())?, Some(upper)));
     }
     let root = cfg.root_dir.as_path();
     mount(
@@ -239,7 +264,7 @@ pub fn build(cfg: &InitConfig, image_lower: Option<OwnedFd>) -> Result<Vec<Strin
         }
     }
 
-    populate(cfg, root, false)
+    Ok((populate(cfg, root, false, layers.as_deref())?, None))
 }
 
 /// Where the setup keeps the files it generates (resolver config, sandbox CA, bundle): a
@@ -250,7 +275,12 @@ const MAX_BUNDLE: u64 = 8 << 20;
 
 /// Mount /proc, /dev and the writable tmpfs dirs into `root`, then pivot into it. Every
 /// path inside `root` goes through [`Tree`]: an image root's links never lead outside it.
-fn populate(cfg: &InitConfig, root: &Path, image: bool) -> Result<Vec<String>, SetupError> {
+fn populate(
+    cfg: &InitConfig,
+    root: &Path,
+    image: bool,
+    layers: Option<&Path>,
+) -> Result<Vec<String>, SetupError> {
     let tree = Tree::open(root, image)?;
     let own = tree.mount_fs(
         OWN_DIR,
@@ -294,6 +324,10 @@ fn populate(cfg: &InitConfig, root: &Path, image: bool) -> Result<Vec<String>, S
         ("root", "700"),
         (WORKSPACE_PATH.trim_start_matches('/'), "755"),
     ] {
+        // Restored from a snapshot: its files below, a fresh private upper above.
+        if super::restore::overlay_part(cfg, &tree, inside, mode, layers)? {
+            continue;
+        }
         let opts = format!("mode={mode},size={}", cfg.disk_bytes.max(1 << 20));
         tree.mount_fs(
             inside,

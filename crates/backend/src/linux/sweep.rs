@@ -136,6 +136,8 @@ fn kill_cgroup_tree(dir: &Path) -> usize {
                 killed += 1;
             }
         }
+        // A paused sandbox's processes die only once thawed.
+        super::freeze::thaw_quietly(std::slice::from_ref(&d));
         stack.extend(
             std::fs::read_dir(&d)
                 .into_iter()

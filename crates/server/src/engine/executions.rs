@@ -29,12 +29,7 @@ impl Engine {
         guest::validate(&req)?;
         let sandbox = self.get_sandbox(&req.sandbox_id)?;
         if sandbox.status != ss::READY {
-            return Err(EngineError::new(
-                Class::FailedPrecondition,
-                ErrorCode::SandboxNotReady,
-                format!("sandbox {} is {}", sandbox.id, ss::name(sandbox.status)),
-            )
-            .with("sandbox_id", &sandbox.id));
+            return Err(super::pause::not_ready(&sandbox.id, sandbox.status));
         }
         let id = ids::execution_id();
         let cwd = if req.cwd.is_empty() {

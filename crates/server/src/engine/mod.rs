@@ -17,7 +17,9 @@ pub mod executions;
 #[cfg(test)]
 mod fake;
 pub mod lifetimes;
+pub mod pause;
 pub mod sandboxes;
+pub mod snapshots;
 #[cfg(test)]
 mod tests;
 pub mod usage;
@@ -297,6 +299,7 @@ impl Engine {
                 .set_sandbox_executions(&s.id, &s.last_execution_id, "")?;
             self.events.sandbox_status(&s.id, ss::FAILED, msg);
         }
+        self.sweep_snapshot_temps();
         tracing::info!(
             killed = report.killed_sandboxes.len(),
             removed_dirs = report.removed_dirs.len(),

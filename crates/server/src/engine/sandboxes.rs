@@ -48,14 +48,41 @@ impl Engine {
         requested: crate::limits::RequestedLimits,
         lockfiles: &std::collections::BTreeMap<String, Vec<u8>>,
     ) -> Result<SandboxRow, EngineError> {
-        let requested: Limits = requested.into();
         let mut policy = cleanroom_policy::compile(policy_yaml)?;
         let mediation =
             crate::registries::RegistryHub::bind(self.registries.get(), &mut policy, lockfiles)?;
-        let policy = policy;
+        self.create_compiled(
+            owner,
+            sandbox_caps,
+            policy,
+            image_ref,
+            requested,
+            (None, mediation),
+        )
+        .await
+    }
+
+    /// Create from a compiled policy (a new one, or a snapshot's) and its registry
+    /// mediation, optionally restoring a snapshot's files (see [`super::snapshots`]).
+    pub(crate) async fn create_compiled(
+        &self,
+        owner: &str,
+        sandbox_caps: SandboxCaps,
+        policy: CompiledPolicy,
+        image_ref: &str,
+        requested: crate::limits::RequestedLimits,
+        (restore, mediation): (
+            Option<super::snapshots::Restore>,
+            cleanroom_egress::registry::Mediation,
+        ),
+    ) -> Result<SandboxRow, EngineError> {
+        let requested: Limits = requested.into();
         // Capability handshake: fail closed before anything is provisioned.
         let caps = self.backend.capabilities();
         let mut required = policy.required_capabilities();
+        if restore.is_some() {
+            required.push(cleanroom_vocab::Capability::FilesystemSnapshots.as_str());
+        }
         // The request's image (CLI --image) wins over the policy's `sandbox.image.ref`.
         let image_ref = match (image_ref.trim(), &policy.image_ref) {
             ("", Some(p)) => p.clone(),
@@ -118,6 +145,14 @@ impl Engine {
             .with("limit", n_of(hit)));
         }
         self.events.sandbox_status(&id, ss::PROVISIONING, "");
+        self.store.set_sandbox_snapshot_info(
+            &id,
+            restore
+                .as_ref()
+                .map(|r| r.snapshot_id.as_str())
+                .unwrap_or(""),
+            &serde_json::to_string(&limits).unwrap_or_default(),
+        )?;
         // The row exists (PROVISIONING, with its digest) before the pull, so the image
         // counts as in use from here on and `image rm` cannot pull it from under us.
         let image = match &pinned {
@@ -142,6 +177,7 @@ impl Engine {
             }),
             image,
             trusted_ca_pem: prepared.ca_pem(),
+            restore: restore.map(|r| r.layers),
         };
         let provisioned = self.backend.provision(&spec).await.and_then(|p| {
             // Fail closed: a sandbox whose gateway is not running must not become READY.
@@ -300,11 +336,7 @@ impl Engine {
     ) -> Result<cleanroom_backend::FileContent, EngineError> {
         let sbx = self.get_sandbox(sandbox_id)?;
         if sbx.status != ss::READY {
-            return Err(EngineError::new(
-                Class::FailedPrecondition,
-                ErrorCode::SandboxNotReady,
-                format!("sandbox {sandbox_id} is {}", ss::name(sbx.status)),
-            ));
+            return Err(super::pause::not_ready(sandbox_id, sbx.status));
         }
         if !path.starts_with('/') || path.contains('\0') || path.len() > 4096 {
             return Err(EngineError::invalid(

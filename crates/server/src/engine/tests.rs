@@ -474,3 +474,43 @@ fn the_policy_default_repository_path_is_the_backend_workspace() {
         cleanroom_backend::GuestLayout::STANDARD.workspace
     );
 }
+
+#[tokio::test]
+async fn a_backend_without_the_capabilities_refuses_pause_snapshot_and_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, _fake) = engine_on(dir.path());
+    let sbx = ready(&engine).await;
+    let code = |r: Result<SandboxRow, crate::error::EngineError>| r.unwrap_err().code;
+    use cleanroom_vocab::ErrorCode as C;
+    assert_eq!(
+        code(engine.pause_sandbox(&sbx.id).await),
+        C::BackendCapabilityMismatch
+    );
+    assert_eq!(
+        engine.create_snapshot("t", &sbx.id).await.unwrap_err().code,
+        C::BackendCapabilityMismatch
+    );
+    assert_eq!(
+        engine.checkpoint_sandbox(&sbx.id).await.unwrap_err().code,
+        C::BackendCapabilityMismatch
+    );
+    // Nothing changed: still READY, and no snapshot directory was made.
+    assert_eq!(engine.get_sandbox(&sbx.id).unwrap().status, ss::READY);
+    assert!(!dir.path().join("snapshots").exists());
+    // Resume of a READY sandbox is a no-op; unknown snapshots are not found.
+    assert_eq!(
+        engine.resume_sandbox(&sbx.id).await.unwrap().status,
+        ss::READY
+    );
+    let who = crate::auth::Principal {
+        name: "t".into(),
+        role: crate::auth::Role::User,
+    };
+    assert_eq!(
+        engine
+            .owned_snapshot(&who, "snap_0123456789abcdef0123456789abcdef")
+            .unwrap_err()
+            .code,
+        C::SnapshotNotFound
+    );
+}

@@ -245,6 +245,7 @@ impl Store {
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.execute_batch(SCHEMA)?;
         conn.execute_batch(lifetimes::SCHEMA)?;
+        snapshots::init(&conn)?;
         for (table, col, default) in ADDED_COLUMNS {
             let has: bool = conn
                 .prepare(&format!(
@@ -493,7 +494,9 @@ mod images;
 mod lifetimes;
 mod output;
 pub use lifetimes::LifetimeRow;
+mod snapshots;
 pub use output::OutputState;
+pub use snapshots::SnapshotRow;
 
 #[cfg(test)]
 mod tests;

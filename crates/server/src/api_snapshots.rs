@@ -1,0 +1,192 @@
+//! `cleanroom.v1.SnapshotService`: pause/resume, filesystem snapshots, checkpoints.
+//! Translation only; the rules live in `engine::pause` and `engine::snapshots`.
+
+use crate::api::{sandbox_msg, to_connect, ts, who, Api};
+use crate::store::SnapshotRow;
+use cleanroom_proto::cleanroom::v1::*;
+use connectrpc::{RequestContext, Response, ServiceRequest, ServiceResult};
+
+pub(crate) fn snapshot_msg(r: &SnapshotRow) -> Snapshot {
+    let limits: cleanroom_backend::Limits = serde_json::from_str(&r.limits).unwrap_or_default();
+    Snapshot {
+        snapshot_id: r.id.clone(),
+        source_sandbox_id: r.source_sandbox_id.clone(),
+        parent_snapshot_id: r.parent_id.clone(),
+        policy_hash: r.policy_hash.clone(),
+        image_ref: r.image_ref.clone(),
+        image_digest: r.image_digest.clone(),
+        limits: ResourceLimits {
+            memory_bytes: limits.memory_bytes,
+            pids: limits.pids,
+            cpu_millis: limits.cpu_millis,
+            disk_bytes: limits.disk_bytes,
+            output_bytes: limits.output_bytes,
+            ..Default::default()
+        }
+        .into(),
+        size_bytes: r.size_bytes.max(0) as u64,
+        file_count: r.file_count.max(0) as u64,
+        content_digest: r.content_digest.clone(),
+        created_at: ts(r.created_at),
+        ..Default::default()
+    }
+}
+
+/// `CreateSandbox` with `from_snapshot`: the snapshot brings its own policy and image, so
+/// a request that also names either is refused (seed 000: `--image`, `--docker` and
+/// `--dangerously-allow-all` cannot be combined with `--from`).
+pub(crate) async fn create_from(
+    engine: &crate::engine::Engine,
+    who: &crate::auth::Principal,
+    caps: crate::store::SandboxCaps,
+    req: &CreateSandboxRequest,
+    limits: crate::limits::RequestedLimits,
+) -> Result<crate::store::SandboxRow, crate::error::EngineError> {
+    if !req.policy_yaml.trim().is_empty() || !req.image_ref.trim().is_empty() {
+        return Err(crate::error::EngineError::invalid(
+            "from_snapshot cannot be combined with a policy or an image: the snapshot brings its own",
+        )
+        .with("field", "from_snapshot"));
+    }
+    engine
+        .create_sandbox_from_snapshot(who, caps, &req.from_snapshot, limits)
+        .await
+}
+
+#[allow(refining_impl_trait)]
+impl SnapshotService for Api {
+    async fn pause_sandbox(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, PauseSandboxRequest>,
+    ) -> ServiceResult<PauseSandboxResponse> {
+        let who = who(&ctx)?;
+        let req = request.to_owned_message();
+        self.engine
+            .owned_sandbox(&who, &req.sandbox_id)
+            .map_err(to_connect)?;
+        let row = self
+            .engine
+            .pause_sandbox(&req.sandbox_id)
+            .await
+            .map_err(to_connect)?;
+        Response::ok(PauseSandboxResponse {
+            sandbox: sandbox_msg(&row).into(),
+            ..Default::default()
+        })
+    }
+
+    async fn resume_sandbox(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, ResumeSandboxRequest>,
+    ) -> ServiceResult<ResumeSandboxResponse> {
+        let who = who(&ctx)?;
+        let req = request.to_owned_message();
+        self.engine
+            .owned_sandbox(&who, &req.sandbox_id)
+            .map_err(to_connect)?;
+        let row = self
+            .engine
+            .resume_sandbox(&req.sandbox_id)
+            .await
+            .map_err(to_connect)?;
+        Response::ok(ResumeSandboxResponse {
+            sandbox: sandbox_msg(&row).into(),
+            ..Default::default()
+        })
+    }
+
+    async fn create_snapshot(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, CreateSnapshotRequest>,
+    ) -> ServiceResult<CreateSnapshotResponse> {
+        let who = who(&ctx)?;
+        let req = request.to_owned_message();
+        self.engine
+            .owned_sandbox(&who, &req.sandbox_id)
+            .map_err(to_connect)?;
+        let row = self
+            .engine
+            .create_snapshot(&who.name, &req.sandbox_id)
+            .await
+            .map_err(to_connect)?;
+        Response::ok(CreateSnapshotResponse {
+            snapshot: snapshot_msg(&row).into(),
+            ..Default::default()
+        })
+    }
+
+    async fn get_snapshot(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, GetSnapshotRequest>,
+    ) -> ServiceResult<GetSnapshotResponse> {
+        let who = who(&ctx)?;
+        let req = request.to_owned_message();
+        let row = self
+            .engine
+            .owned_snapshot(&who, &req.snapshot_id)
+            .map_err(to_connect)?;
+        Response::ok(GetSnapshotResponse {
+            snapshot: snapshot_msg(&row).into(),
+            ..Default::default()
+        })
+    }
+
+    async fn list_snapshots(
+        &self,
+        ctx: RequestContext,
+        _request: ServiceRequest<'_, ListSnapshotsRequest>,
+    ) -> ServiceResult<ListSnapshotsResponse> {
+        let who = who(&ctx)?;
+        let rows = self.engine.owned_snapshots(&who).map_err(to_connect)?;
+        Response::ok(ListSnapshotsResponse {
+            snapshots: rows.iter().map(snapshot_msg).collect(),
+            ..Default::default()
+        })
+    }
+
+    async fn remove_snapshot(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, RemoveSnapshotRequest>,
+    ) -> ServiceResult<RemoveSnapshotResponse> {
+        let who = who(&ctx)?;
+        let req = request.to_owned_message();
+        let row = self
+            .engine
+            .owned_snapshot(&who, &req.snapshot_id)
+            .map_err(to_connect)?;
+        self.engine
+            .remove_snapshot(&row.id)
+            .await
+            .map_err(to_connect)?;
+        Response::ok(RemoveSnapshotResponse {
+            snapshot: snapshot_msg(&row).into(),
+            ..Default::default()
+        })
+    }
+
+    async fn checkpoint_sandbox(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, CheckpointSandboxRequest>,
+    ) -> ServiceResult<CheckpointSandboxResponse> {
+        let who = who(&ctx)?;
+        let req = request.to_owned_message();
+        self.engine
+            .owned_sandbox(&who, &req.sandbox_id)
+            .map_err(to_connect)?;
+        let id = self
+            .engine
+            .checkpoint_sandbox(&req.sandbox_id)
+            .await
+            .map_err(to_connect)?;
+        Response::ok(CheckpointSandboxResponse {
+            checkpoint_id: id,
+            ..Default::default()
+        })
+    }
+}

@@ -1,0 +1,116 @@
+//! Pause and resume: a paused sandbox's processes are frozen by the backend (cgroup
+//! freezer) and use no CPU; its memory, files, pipes and sockets stay as they are.
+//!
+//! While PAUSED nothing new starts in it: executions and file reads are refused with
+//! `sandbox_paused` (pid 1, which would serve them, is frozen too). Its egress gateway
+//! keeps running and its connections stay open (their state is kept, not closed): the
+//! sandbox simply does not read or write until resumed, so TCP flow control holds the
+//! peers back; an upstream or the gateway's own timeouts may still close a connection
+//! that stays idle for long. Timeouts of executions that were running keep counting
+//! (wall clock), so a paused execution can time out and is then killed on resume.
+//! Terminating a paused sandbox kills and thaws it.
+
+use super::Engine;
+use crate::error::{Class, EngineError};
+use crate::status::sandbox as ss;
+use crate::store::SandboxRow;
+use cleanroom_vocab::{Capability, ErrorCode};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
+
+/// One lock per sandbox for everything that freezes or thaws it (pause, resume, the
+/// freeze around a snapshot capture), so a resume can never thaw a capture in progress and
+/// a capture's own thaw can never undo a user's pause.
+static FREEZE_LOCKS: LazyLock<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>> =
+    LazyLock::new(Default::default);
+
+/// Hold the freeze lock of `sandbox_id` until the guard drops.
+pub(crate) async fn freeze_guard(sandbox_id: &str) -> FreezeGuard {
+    let lock = {
+        let mut map = FREEZE_LOCKS.lock().unwrap_or_else(|p| p.into_inner());
+        // Forget locks nobody holds (bounded by the sandboxes in use right now).
+        map.retain(|_, l| Arc::strong_count(l) > 1);
+        map.entry(sandbox_id.to_string()).or_default().clone()
+    };
+    FreezeGuard(lock.lock_owned().await)
+}
+
+/// See [`freeze_guard`].
+pub(crate) struct FreezeGuard(#[allow(dead_code)] tokio::sync::OwnedMutexGuard<()>);
+
+impl Engine {
+    /// Freeze a READY sandbox. Idempotent for a PAUSED one.
+    pub async fn pause_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
+        self.get_sandbox(id)?;
+        let _guard = freeze_guard(id).await;
+        let row = self.get_sandbox(id)?;
+        match row.status {
+            ss::PAUSED => return Ok(row),
+            ss::READY => {}
+            other => return Err(not_ready(id, other)),
+        }
+        self.require_capability(Capability::PauseResume)?;
+        self.backend.pause(id).await?;
+        // Only READY -> PAUSED: a terminate that raced with us wins (it thaws).
+        if !self.store.transition_sandbox(id, ss::READY, ss::PAUSED)? {
+            let _ = self.backend.resume(id).await;
+            let now = self.get_sandbox(id)?;
+            return Err(not_ready(id, now.status));
+        }
+        self.events.sandbox_status(id, ss::PAUSED, "paused");
+        self.get_sandbox(id)
+    }
+
+    /// Thaw a PAUSED sandbox. Idempotent for a READY one.
+    pub async fn resume_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
+        self.get_sandbox(id)?;
+        let _guard = freeze_guard(id).await;
+        let row = self.get_sandbox(id)?;
+        match row.status {
+            ss::READY => return Ok(row),
+            ss::PAUSED => {}
+            other => return Err(not_ready(id, other)),
+        }
+        self.backend.resume(id).await?;
+        if !self.store.transition_sandbox(id, ss::PAUSED, ss::READY)? {
+            let now = self.get_sandbox(id)?;
+            return Err(not_ready(id, now.status));
+        }
+        self.events.sandbox_status(id, ss::READY, "resumed");
+        self.get_sandbox(id)
+    }
+
+    /// Fail closed with `backend_capability_mismatch` when the backend lacks `cap`.
+    pub(crate) fn require_capability(&self, cap: Capability) -> Result<(), EngineError> {
+        if self.backend.capabilities().contains(&cap.as_str()) {
+            return Ok(());
+        }
+        Err(EngineError::new(
+            Class::FailedPrecondition,
+            ErrorCode::BackendCapabilityMismatch,
+            format!(
+                "backend {:?} does not declare {}",
+                self.backend.name(),
+                cap.as_str()
+            ),
+        )
+        .with("missing", cap.as_str())
+        .with("backend", self.backend.name()))
+    }
+}
+
+/// The refusal for a sandbox in `status`: `sandbox_paused` for a paused one, else
+/// `sandbox_not_ready`.
+pub(crate) fn not_ready(id: &str, status: i32) -> EngineError {
+    let code = if status == ss::PAUSED {
+        ErrorCode::SandboxPaused
+    } else {
+        ErrorCode::SandboxNotReady
+    };
+    EngineError::new(
+        Class::FailedPrecondition,
+        code,
+        format!("sandbox {id} is {}", ss::name(status)),
+    )
+    .with("sandbox_id", id)
+}

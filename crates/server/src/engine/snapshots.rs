@@ -1,0 +1,315 @@
+//! Filesystem snapshots (`snap_…`): capture a sandbox's writable state with its compiled
+//! policy, image digest and limits; list, inspect, remove; restore (`from_snapshot`).
+//!
+//! Layout under the state dir: `snapshots/<id>/layers/{rootfs,tmp,root,workspace}` (the
+//! backend's capture, ids relative to the sandbox: on-disk uid N is the sandbox's uid N).
+//! A capture goes to `snapshots/.tmp-<uuid>` first and is renamed into place once its
+//! row is stored: a crash leaves only a temp dir, swept at the next start. The id is
+//! content addressed: sha256 over the owner, the manifest digest of the captured files,
+//! the policy hash, the image digest and the limits, so the same state captured twice by
+//! the same principal is one snapshot. Restoring hands `layers` to the backend, which uses
+//! it as a shared read-only lower layer under a fresh upper per sandbox (fork: N sandboxes
+//! from one snapshot share its files, none copies them).
+//!
+//! Never captured: the setup's own tmpfs at `/run/cleanroom` (resolver config, sandbox
+//! CA), secret values (they never enter a sandbox) and the egress gateway's CA key (it
+//! lives in the server's memory only). A restored sandbox gets a fresh CA and fresh
+//! placeholders from the normal create path.
+
+use super::Engine;
+use crate::auth::Principal;
+use crate::error::{Class, EngineError};
+use crate::ids;
+use crate::status::sandbox as ss;
+use crate::store::{now_micros, SandboxCaps, SandboxRow, SnapshotRow};
+use cleanroom_backend::Limits;
+use cleanroom_vocab::{Capability, ErrorCode};
+use sha2::{Digest, Sha256};
+use std::path::PathBuf;
+
+/// Most snapshots one principal may keep (each holds up to the sandbox's writable caps on
+/// the server's disk); beyond it `resource_exhausted`.
+pub const MAX_SNAPSHOTS_PER_OWNER: usize = 64;
+
+/// A snapshot to restore a new sandbox from (its id and its layers directory).
+#[derive(Debug, Clone)]
+pub struct Restore {
+    pub snapshot_id: String,
+    pub layers: PathBuf,
+}
+
+fn snapshot_not_found(id: &str) -> EngineError {
+    EngineError::new(
+        Class::NotFound,
+        ErrorCode::SnapshotNotFound,
+        format!("no snapshot with id {id:?}"),
+    )
+    .with("snapshot_id", id)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Engine {
+    /// Where snapshots live (next to the execution logs, inside the private state dir).
+    fn snapshots_dir(&self) -> PathBuf {
+        self.logs_dir
+            .parent()
+            .map(|p| p.join("snapshots"))
+            .unwrap_or_else(|| self.logs_dir.join("../snapshots"))
+    }
+
+    /// Capture `sandbox_id` (READY or PAUSED) into a snapshot owned by `owner`. A READY
+    /// sandbox is frozen for the capture and thawed afterwards; a PAUSED one stays paused.
+    pub async fn create_snapshot(
+        &self,
+        owner: &str,
+        sandbox_id: &str,
+    ) -> Result<SnapshotRow, EngineError> {
+        self.get_sandbox(sandbox_id)?;
+        self.require_capability(Capability::FilesystemSnapshots)?;
+        let mine = self
+            .store
+            .list_snapshots()?
+            .into_iter()
+            .filter(|s| s.owner == owner)
+            .count();
+        if mine >= MAX_SNAPSHOTS_PER_OWNER {
+            return Err(EngineError::resource_exhausted(format!(
+                "{owner} already has {mine} snapshots (at most {MAX_SNAPSHOTS_PER_OWNER}); remove some first"
+            ))
+            .with("limit", MAX_SNAPSHOTS_PER_OWNER.to_string()));
+        }
+        // No pause, resume or other capture of this sandbox until the capture is done.
+        let _guard = super::pause::freeze_guard(sandbox_id).await;
+        let row = self.get_sandbox(sandbox_id)?;
+        if row.status != ss::READY && row.status != ss::PAUSED {
+            return Err(super::pause::not_ready(sandbox_id, row.status));
+        }
+        let dir = self.snapshots_dir();
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| EngineError::internal(format!("create {}: {e}", dir.display())))?;
+        let tmp = dir.join(format!(".tmp-{}", uuid::Uuid::new_v4().simple()));
+        let layers = tmp.join("layers");
+        std::fs::create_dir_all(&layers)
+            .map_err(|e| EngineError::internal(format!("create {}: {e}", layers.display())))?;
+        let was_paused = row.status == ss::PAUSED;
+        if !was_paused {
+            if let Err(e) = self.backend.pause(sandbox_id).await {
+                let _ = std::fs::remove_dir_all(&tmp);
+                return Err(e.into());
+            }
+        }
+        let captured = self.backend.capture_filesystem(sandbox_id, &layers).await;
+        if !was_paused {
+            if let Err(e) = self.backend.resume(sandbox_id).await {
+                tracing::warn!(sandbox_id, error = %e, "could not thaw after a snapshot");
+            }
+        }
+        let stats = match captured {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&tmp);
+                return Err(EngineError::from(e).with("sandbox_id", sandbox_id));
+            }
+        };
+        let limits = self.sandbox_limits(&row);
+        let limits_json = serde_json::to_string(&limits).unwrap_or_default();
+        let mut h = Sha256::new();
+        for part in [
+            owner,
+            &stats.manifest_digest,
+            &row.policy_hash,
+            &row.image_digest,
+            &limits_json,
+        ] {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part.as_bytes());
+        }
+        let digest: [u8; 32] = h.finalize().into();
+        let id = format!("snap_{}", &hex(&digest)[..32]);
+        let snap = SnapshotRow {
+            id: id.clone(),
+            owner: owner.to_string(),
+            source_sandbox_id: sandbox_id.to_string(),
+            parent_id: self.store.sandbox_origin(sandbox_id)?,
+            policy_hash: row.policy_hash.clone(),
+            compiled_policy: row.compiled_policy.clone(),
+            image_ref: row.image_ref.clone(),
+            image_digest: row.image_digest.clone(),
+            limits: limits_json,
+            size_bytes: stats.bytes as i64,
+            file_count: stats.files as i64,
+            content_digest: format!("sha256:{}", stats.manifest_digest),
+            created_at: now_micros(),
+        };
+        let dest = dir.join(&id);
+        if dest.exists() || !self.store.insert_snapshot(&snap)? {
+            // The same content, owner and settings: that snapshot already exists.
+            let _ = std::fs::remove_dir_all(&tmp);
+            return self
+                .store
+                .get_snapshot(&id)?
+                .ok_or_else(|| snapshot_not_found(&id));
+        }
+        if let Err(e) = std::fs::rename(&tmp, &dest) {
+            let _ = std::fs::remove_dir_all(&tmp);
+            self.store.delete_snapshot(&id)?;
+            return Err(EngineError::internal(format!("store snapshot: {e}")));
+        }
+        self.events.record(crate::store::EventRow {
+            sandbox_id: sandbox_id.to_string(),
+            kind: "sandbox.snapshot".into(),
+            at: now_micros(),
+            sandbox_status: self.get_sandbox(sandbox_id)?.status,
+            message: format!("snapshot {id} captured"),
+            attributes: serde_json::json!({ "snapshot_id": id }).to_string(),
+            ..Default::default()
+        });
+        Ok(snap)
+    }
+
+    /// The snapshot, if `who` may see it (others get `snapshot_not_found`).
+    pub fn owned_snapshot(&self, who: &Principal, id: &str) -> Result<SnapshotRow, EngineError> {
+        if !ids::looks_valid(id, "snap_") {
+            return Err(snapshot_not_found(id));
+        }
+        match self.store.get_snapshot(id)? {
+            Some(s) if who.can_see(&s.owner) => Ok(s),
+            _ => Err(snapshot_not_found(id)),
+        }
+    }
+
+    /// Snapshots `who` may see.
+    pub fn owned_snapshots(&self, who: &Principal) -> Result<Vec<SnapshotRow>, EngineError> {
+        Ok(self
+            .store
+            .list_snapshots()?
+            .into_iter()
+            .filter(|s| who.can_see(&s.owner))
+            .collect())
+    }
+
+    /// Delete a snapshot and its files; refused while a live sandbox uses it as a layer.
+    pub async fn remove_snapshot(&self, id: &str) -> Result<(), EngineError> {
+        let users: Vec<String> = self
+            .store
+            .list_sandboxes()?
+            .into_iter()
+            .filter(|s| !ss::is_terminal(s.status))
+            .filter(|s| self.store.sandbox_origin(&s.id).is_ok_and(|o| o == id))
+            .map(|s| s.id)
+            .collect();
+        if !users.is_empty() {
+            return Err(EngineError::new(
+                Class::FailedPrecondition,
+                ErrorCode::SnapshotInUse,
+                format!("snapshot {id} is the lower layer of {}", users.join(", ")),
+            )
+            .with("sandbox_ids", users.join(",")));
+        }
+        self.store.delete_snapshot(id)?;
+        let dir = self.snapshots_dir().join(id);
+        tokio::task::spawn_blocking(move || std::fs::remove_dir_all(dir))
+            .await
+            .map_err(|e| EngineError::internal(format!("remove task: {e}")))?
+            .or_else(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    Ok(())
+                } else {
+                    Err(EngineError::internal(format!("remove snapshot files: {e}")))
+                }
+            })
+    }
+
+    /// Create a sandbox from the caller's snapshot: its compiled policy, image and limits
+    /// (non-zero `requested` fields override the limits), its files as a shared lower layer.
+    pub async fn create_sandbox_from_snapshot(
+        &self,
+        who: &Principal,
+        sandbox_caps: SandboxCaps,
+        snapshot_id: &str,
+        requested: crate::limits::RequestedLimits,
+    ) -> Result<SandboxRow, EngineError> {
+        let snap = self.owned_snapshot(who, snapshot_id)?;
+        self.require_capability(Capability::FilesystemSnapshots)?;
+        let policy: cleanroom_policy::CompiledPolicy = serde_json::from_str(&snap.compiled_policy)
+            .map_err(|e| EngineError::internal(format!("stored policy of {snapshot_id}: {e}")))?;
+        let base: Limits = serde_json::from_str(&snap.limits).unwrap_or_default();
+        let pick = |r: u64, b: u64| if r != 0 { r } else { b };
+        let limits = crate::limits::RequestedLimits {
+            memory_bytes: pick(requested.memory_bytes, base.memory_bytes),
+            pids: pick(requested.pids, base.pids),
+            cpu_millis: pick(requested.cpu_millis, base.cpu_millis),
+            disk_bytes: pick(requested.disk_bytes, base.disk_bytes),
+            output_bytes: pick(requested.output_bytes, base.output_bytes),
+        };
+        let restore = Restore {
+            snapshot_id: snap.id.clone(),
+            layers: self.snapshots_dir().join(&snap.id).join("layers"),
+        };
+        if !restore.layers.is_dir() {
+            return Err(EngineError::internal(format!(
+                "the files of snapshot {snapshot_id} are missing"
+            )));
+        }
+        // Registry pins are bound from lockfile contents at create, which a snapshot does
+        // not keep: a snapshot of a mediated sandbox is refused (fail closed) rather than
+        // restored with unmediated access to its registry hosts.
+        if !policy.registries.is_empty() {
+            return Err(EngineError::new(
+                Class::FailedPrecondition,
+                ErrorCode::BackendCapabilityMismatch,
+                format!(
+                    "snapshot {snapshot_id} comes from a sandbox with mediated package \
+                     registries (sandbox.registries); restoring those is not supported"
+                ),
+            ));
+        }
+        let mediation = cleanroom_egress::registry::Mediation::none().with_git(policy.git.clone());
+        self.create_compiled(
+            &who.name,
+            sandbox_caps,
+            policy,
+            &snap.image_ref,
+            limits,
+            (Some(restore), mediation),
+        )
+        .await
+    }
+
+    /// Process checkpoint (CRIU): only on a backend that declares `checkpoint_restore`;
+    /// everywhere else `backend_capability_mismatch`, never a partial checkpoint.
+    pub async fn checkpoint_sandbox(&self, sandbox_id: &str) -> Result<String, EngineError> {
+        let row = self.get_sandbox(sandbox_id)?;
+        if row.status != ss::READY && row.status != ss::PAUSED {
+            return Err(super::pause::not_ready(sandbox_id, row.status));
+        }
+        self.require_capability(Capability::CheckpointRestore)?;
+        Err(EngineError::unimplemented(
+            "process checkpoint is not implemented for this backend",
+        ))
+    }
+
+    /// Remove capture temp dirs a crash left behind (called at startup).
+    pub fn sweep_snapshot_temps(&self) {
+        let Ok(entries) = std::fs::read_dir(self.snapshots_dir()) else {
+            return;
+        };
+        for e in entries.flatten() {
+            if e.file_name().to_string_lossy().starts_with(".tmp-") {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+
+    /// The limits a sandbox runs with (from its provision record's request, else defaults).
+    fn sandbox_limits(&self, row: &SandboxRow) -> Limits {
+        self.store
+            .sandbox_limits(&row.id)
+            .ok()
+            .and_then(|l| serde_json::from_str(&l).ok())
+            .unwrap_or_default()
+    }
+}
