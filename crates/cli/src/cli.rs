@@ -40,6 +40,10 @@ pub enum Command {
     /// `repository` section the committed HEAD is checked out at repository.path and
     /// sandbox.dependencies.command runs there first.
     Exec(ExecArgs),
+    /// Interactive terminal in a sandbox (PTY over QUIC): raw mode, window size follows,
+    /// Ctrl-C/Ctrl-Z/Ctrl-D go to the guest, Ctrl-] detaches (the command keeps running;
+    /// re-attach with --attach EXECUTION_ID). Returns the guest's exit code.
+    Console(crate::console::ConsoleArgs),
     /// Generic sandbox lifecycle (does not read cleanroom.yaml unless --policy is given).
     #[command(subcommand)]
     Sandbox(SandboxCommand),
@@ -145,6 +149,8 @@ pub struct ServeArgs {
     pub upstream_ca: Vec<PathBuf>,
     #[command(flatten)]
     pub quotas: QuotaArgs,
+    #[command(flatten)]
+    pub console: crate::console::ConsoleServeArgs,
 }
 
 /// Server-wide caps on disk use by execution output and the image cache.

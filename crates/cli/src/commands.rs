@@ -27,6 +27,7 @@ pub async fn run(cli: Cli) -> i32 {
             };
             match other {
                 Command::Exec(args) => crate::exec::run(&ep, args).await,
+                Command::Console(args) => crate::console::run(&ep, args).await,
                 Command::Sandbox(cmd) => report(sandbox(&ep, cmd).await),
                 Command::Execution(cmd) => report(execution(&ep, cmd).await),
                 Command::Image(cmd) => report(image(&ep, cmd).await),

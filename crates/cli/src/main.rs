@@ -4,6 +4,7 @@
 mod bootstrap;
 mod cli;
 mod commands;
+mod console;
 mod exec;
 mod follow;
 mod render;

@@ -36,6 +36,7 @@ fn settings(args: ServeArgs, listen: Listen) -> ServeSettings {
         api_max_connections: args.api_max_connections,
         max_sandboxes_per_principal: args.max_sandboxes_per_principal,
         max_sandboxes: args.max_sandboxes,
+        console: args.console.config(),
     }
 }
 

@@ -42,6 +42,8 @@ pub struct ServeSettings {
     pub api_max_connections: usize,
     pub max_sandboxes_per_principal: u32,
     pub max_sandboxes: u32,
+    /// The console endpoint (`--console-listen`, `--console-token-ttl-secs`).
+    pub console: crate::console::ConsoleConfig,
 }
 
 /// Settings that cannot become a configuration, each with a stable code.
@@ -165,6 +167,7 @@ impl ServeSettings {
                     total: self.max_sandboxes,
                 },
             },
+            console: self.console,
         })
     }
 }

@@ -59,6 +59,8 @@ stable_codes! {
         RepositoryCheckoutFailed => "repository_checkout_failed",
         /// The policy's `sandbox.dependencies.command` failed.
         DependenciesFailed => "dependencies_failed",
+        /// `AttachExecution` on an execution created without a terminal.
+        ExecutionNotInteractive => "execution_not_interactive",
     }
 }
 

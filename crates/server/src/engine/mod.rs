@@ -12,6 +12,7 @@
 //! A running execution is driven by [`crate::supervisor`], which sees only a narrow
 //! handle; the guest's environment and request guards are in [`crate::guest`].
 
+pub mod console;
 pub mod events;
 pub mod executions;
 #[cfg(test)]
@@ -52,6 +53,8 @@ pub struct ExecRequest {
     pub tty: bool,
     /// Principal starting it (recorded on the execution).
     pub owner: String,
+    /// Initial terminal size (cols, rows) when `tty`.
+    pub tty_size: (u16, u16),
 }
 
 /// One item of an execution stream.
@@ -104,6 +107,8 @@ struct LiveExec {
     live_only: broadcast::Sender<execlog::LiveItem>,
     /// Bytes not retained so far.
     dropped: Arc<std::sync::atomic::AtomicU64>,
+    /// The terminal of an interactive execution.
+    console: Option<console::Terminal>,
 }
 
 impl LiveExec {
@@ -140,6 +145,8 @@ pub struct Engine {
     images: Option<Arc<ImageStore>>,
     /// Output retention quotas and watermarks ([`crate::quota`]).
     retention: Arc<crate::quota::Retention>,
+    /// The console broker (session tickets, QUIC endpoint), once started.
+    console: std::sync::OnceLock<Arc<crate::console::Broker>>,
 }
 
 impl Engine {
@@ -167,6 +174,7 @@ impl Engine {
             images,
             retention: Arc::new(crate::quota::Retention::new(&logs_dir)),
             logs_dir,
+            console: Default::default(),
         });
         let weak = Arc::downgrade(&engine);
         tokio::spawn(async move {
