@@ -38,3 +38,10 @@ if [ ! -x .tools/node_modules/.bin/buf ] || [ "$(.tools/node_modules/.bin/buf --
   (cd .tools && { [ -f package.json ] || echo '{"name":"cleanroom-tools","private":true}' > package.json; } \
     && npm install --silent --no-audit --no-fund "@bufbuild/buf@$BUF_VERSION" >/dev/null)
 fi
+
+# ---- console (issue 13): the real-terminal tests drive `cleanroom console` in tmux ----
+if ! command -v tmux >/dev/null; then
+  echo "deps: apt-get install tmux" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null \
+    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null; }
+fi
