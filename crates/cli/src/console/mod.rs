@@ -231,7 +231,7 @@ pub async fn run(ep: &Target, args: ConsoleArgs) -> i32 {
         End::Exited(code) => code,
         End::Detached => {
             eprintln!(
-                "cleanroom: detached; {execution_id} keeps running. Re-attach: cleanroom console --attach {execution_id}"
+                "\ncleanroom: detached; {execution_id} keeps running. Re-attach: cleanroom console --attach {execution_id}"
             );
             if created && !args.keep {
                 eprintln!("cleanroom: its sandbox {sandbox_id} stays until `cleanroom sandbox rm {sandbox_id}`");
