@@ -26,6 +26,9 @@ pub struct Cli {
     /// `server_cert_sha256`]
     #[arg(long, global = true, value_name = "HEX", conflicts_with = "ca_cert")]
     pub server_cert_sha256: Option<String>,
+    /// Output format of read commands (`-o json` = their `--json`)
+    #[arg(short = 'o', long = "output", global = true, value_name = "FORMAT")]
+    pub output: Option<crate::toplevel::OutputFormat>,
 
     #[command(subcommand)]
     pub command: Command,
@@ -44,6 +47,11 @@ pub enum Command {
     /// Ctrl-C/Ctrl-Z/Ctrl-D go to the guest, Ctrl-] detaches (the command keeps running;
     /// re-attach with --attach EXECUTION_ID). Returns the guest's exit code.
     Console(crate::console::ConsoleArgs),
+    /// Create a sandbox from the repository policy (checkout and dependencies like
+    /// `exec`), keep it, and print its id.
+    Create(crate::toplevel::CreateArgs),
+    /// Inspect any object by its id: sbx_… (sandbox), exe_… (execution).
+    Inspect(crate::toplevel::InspectArgs),
     /// Generic sandbox lifecycle (does not read cleanroom.yaml unless --policy is given).
     #[command(subcommand)]
     Sandbox(SandboxCommand),

@@ -10,7 +10,8 @@ use cleanroom_client::endpoint::{self, Target};
 use cleanroom_client::{ApiError, Client};
 use std::io::Write;
 
-pub async fn run(cli: Cli) -> i32 {
+pub async fn run(mut cli: Cli) -> i32 {
+    crate::toplevel::apply_output(&mut cli);
     match cli.command {
         Command::Serve(args) => crate::serve::run(args).await,
         // Pure validation of a local file with the server's own compiler; nothing runs.
@@ -28,6 +29,8 @@ pub async fn run(cli: Cli) -> i32 {
             match other {
                 Command::Exec(args) => crate::exec::run(&ep, args).await,
                 Command::Console(args) => crate::console::run(&ep, args).await,
+                Command::Create(args) => crate::toplevel::create(&ep, args).await,
+                Command::Inspect(args) => crate::toplevel::inspect(&ep, args).await,
                 Command::Sandbox(cmd) => report(sandbox(&ep, cmd).await),
                 Command::Execution(cmd) => report(execution(&ep, cmd).await),
                 Command::Image(cmd) => report(image(&ep, cmd).await),
@@ -81,7 +84,7 @@ fn policy(cmd: PolicyCommand) -> i32 {
     }
 }
 
-async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, ApiError> {
+pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, ApiError> {
     let client = Client::connect_target(ep).await?;
     match cmd {
         SandboxCommand::Create {
@@ -236,7 +239,7 @@ async fn image(ep: &Target, cmd: ImageCommand) -> Result<i32, ApiError> {
     Ok(0)
 }
 
-async fn execution(ep: &Target, cmd: ExecutionCommand) -> Result<i32, ApiError> {
+pub(crate) async fn execution(ep: &Target, cmd: ExecutionCommand) -> Result<i32, ApiError> {
     let client = Client::connect_target(ep).await?;
     match cmd {
         ExecutionCommand::Inspect {

@@ -11,6 +11,7 @@ mod render;
 mod request;
 mod serve;
 mod stop_deadline;
+mod toplevel;
 
 use clap::Parser;
 

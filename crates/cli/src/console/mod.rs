@@ -100,16 +100,19 @@ fn parse_env(items: &[String]) -> Result<Vec<(String, String)>, ApiError> {
         .collect()
 }
 
-/// Create the sandbox from the repository policy and bootstrap it like `exec`.
-async fn create_sandbox(
+/// Create a sandbox from the repository policy and bootstrap it like `exec` (also
+/// `cleanroom create`). `Err` is the exit code, the error already printed.
+pub(crate) async fn create_sandbox(
     client: &Client,
-    args: &ConsoleArgs,
+    policy_file: Option<&PathBuf>,
+    image: Option<&str>,
+    limit_args: &LimitArgs,
 ) -> Result<(String, Option<String>), i32> {
-    let policy = read_policy(args.policy.as_ref(), true).map_err(|e| fail(&e, None))?;
-    let limits = limits_msg(&args.limits).map_err(|e| fail(&e, None))?;
+    let policy = read_policy(policy_file, true).map_err(|e| fail(&e, None))?;
+    let limits = limits_msg(limit_args).map_err(|e| fail(&e, None))?;
     let req = CreateSandboxRequest {
         policy_yaml: policy,
-        image_ref: args.image.clone().unwrap_or_default(),
+        image_ref: image.unwrap_or_default().to_string(),
         limits: limits.into(),
         ..Default::default()
     };
@@ -128,9 +131,8 @@ async fn create_sandbox(
     if let Some(plan) = r.bootstrap.as_option() {
         let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
             .map_err(|e| render::fail(Code::Internal, format!("cannot handle SIGINT: {e}")))?;
-        let file = args
-            .policy
-            .clone()
+        let file = policy_file
+            .cloned()
             .or_else(|| Some(PathBuf::from("cleanroom.yaml")));
         match crate::bootstrap::run(client, &id, plan, file.as_deref(), &mut sigint).await {
             Ok(c) => cwd = c,
@@ -183,7 +185,14 @@ pub async fn run(ep: &Target, args: ConsoleArgs) -> i32 {
         }
         let (sandbox_id, created, cwd) = match &args.in_sandbox {
             Some(id) => (id.clone(), false, None),
-            None => match create_sandbox(&client, &args).await {
+            None => match create_sandbox(
+                &client,
+                args.policy.as_ref(),
+                args.image.as_deref(),
+                &args.limits,
+            )
+            .await
+            {
                 Ok((id, cwd)) => (id, true, cwd),
                 Err(code) => return code,
             },
