@@ -52,6 +52,10 @@ pub enum Command {
     Create(crate::toplevel::CreateArgs),
     /// Inspect any object by its id: sbx_… (sandbox), exe_… (execution).
     Inspect(crate::toplevel::InspectArgs),
+    /// Browse the runs `exec`/`console` retained locally under
+    /// $XDG_STATE_HOME/cleanroom/executions (command, status, exit code, output tails,
+    /// trace id). No server needed.
+    Status(crate::retained::StatusArgs),
     /// Generic sandbox lifecycle (does not read cleanroom.yaml unless --policy is given).
     #[command(subcommand)]
     Sandbox(SandboxCommand),

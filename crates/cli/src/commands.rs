@@ -16,6 +16,8 @@ pub async fn run(mut cli: Cli) -> i32 {
         Command::Serve(args) => crate::serve::run(args).await,
         // Pure validation of a local file with the server's own compiler; nothing runs.
         Command::Policy(cmd) => policy(cmd),
+        // Local files only.
+        Command::Status(args) => crate::retained::status(args),
         other => {
             let ep = match endpoint::resolve_target(
                 cli.host.as_deref(),
@@ -34,7 +36,9 @@ pub async fn run(mut cli: Cli) -> i32 {
                 Command::Sandbox(cmd) => report(sandbox(&ep, cmd).await),
                 Command::Execution(cmd) => report(execution(&ep, cmd).await),
                 Command::Image(cmd) => report(image(&ep, cmd).await),
-                Command::Serve(_) | Command::Policy(_) => unreachable!("handled above"),
+                Command::Serve(_) | Command::Policy(_) | Command::Status(_) => {
+                    unreachable!("handled above")
+                }
             }
         }
     }

@@ -161,6 +161,7 @@ async fn exec_in(
         ));
     }
     let code = stream_until_exit(client, sandbox_id, &exec_id, sigint, false).await;
+    crate::retained::record(client, &exec_id).await;
     if args.print_trace_id && code == 0 {
         eprintln!("trace_id: {}", execution.trace_id);
     }

@@ -9,6 +9,7 @@ mod exec;
 mod follow;
 mod render;
 mod request;
+mod retained;
 mod serve;
 mod stop_deadline;
 mod toplevel;

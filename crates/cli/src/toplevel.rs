@@ -29,6 +29,7 @@ pub fn apply_output(cli: &mut Cli) {
         | Command::Execution(ExecutionCommand::Inspect { json, .. })
         | Command::Image(ImageCommand::Ls { json, .. }) => *json = true,
         Command::Inspect(a) => a.json = true,
+        Command::Status(a) => a.json = true,
         _ => {}
     }
 }

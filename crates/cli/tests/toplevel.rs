@@ -60,3 +60,56 @@ fn create_inspect_and_output_json() {
     );
     s.run(&["sandbox", "rm", &sbx]);
 }
+
+#[test]
+fn status_browses_what_exec_retained() {
+    let s = Server::start();
+    let state = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let mut c = s.cli();
+        c.env("XDG_STATE_HOME", state.path()).args(args);
+        output_with_timeout(c, std::time::Duration::from_secs(60))
+    };
+    let o = run(&["status", "--last"]);
+    assert!(stderr(&o).contains("[invalid_argument]"), "{}", stderr(&o));
+    let o = run(&[
+        "exec",
+        "-n",
+        "--",
+        "sh",
+        "-c",
+        "echo out-$((1+1)); echo err >&2; exit 3",
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    let o = run(&["status", "--last"]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("status:       EXECUTION_STATUS_FAILED"),
+        "{text}"
+    );
+    assert!(
+        text.contains("exit_code:    3") && text.contains("out-2"),
+        "{text}"
+    );
+    assert!(text.contains("trace_id:"), "{text}");
+    assert!(text.contains("--- stderr (tail) ---\nerr\n"), "{text}");
+    let v = json(&run(&["status", "--last", "-o", "json"]));
+    let exe = v["execution"]["executionId"].as_str().unwrap().to_string();
+    assert_eq!(v["execution"]["exitCode"], 3);
+    let dir = state.path().join("cleanroom/executions").join(&exe);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("stdout.txt")).unwrap(),
+        "out-2\n"
+    );
+    // By id, and the list; hostile ids are refused.
+    let o = run(&["status", "--execution-id", &exe]);
+    assert!(stdout(&o).contains(&exe));
+    assert!(stdout(&run(&["status"])).contains(&exe));
+    for bad in ["exe_../../etc", "../x", "exe_nope"] {
+        let o = run(&["status", "--execution-id", bad]);
+        assert_eq!(o.status.code(), Some(125), "{bad}");
+    }
+}

@@ -237,7 +237,10 @@ pub async fn run(ep: &Target, args: ConsoleArgs) -> i32 {
     // 2. Attach and run the terminal.
     let end = attach_and_run(&client, &sandbox_id, &execution_id, args.viewer, cols, rows).await;
     let code = match end {
-        End::Exited(code) => code,
+        End::Exited(code) => {
+            crate::retained::record(&client, &execution_id).await;
+            code
+        }
         End::Detached => {
             eprintln!(
                 "\ncleanroom: detached; {execution_id} keeps running. Re-attach: cleanroom console --attach {execution_id}"
