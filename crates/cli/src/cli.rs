@@ -266,6 +266,15 @@ pub enum SandboxCommand {
         image: Option<String>,
         #[command(flatten)]
         limits: LimitArgs,
+        /// No egress filtering: the sandbox may reach any host and port (its policy is
+        /// `sandbox.network.dangerously_allow_all: true`; secrets are still placeholders)
+        #[arg(long, conflicts_with = "policy")]
+        dangerously_allow_all: bool,
+        /// Enable a Docker service in the guest. Refused with backend_capability_mismatch:
+        /// the linux backend runs no daemons in sandboxes (a nested container runtime needs
+        /// mounts and namespaces the sandbox's seccomp filter denies)
+        #[arg(long)]
+        docker: bool,
     },
     /// List sandboxes
     Ls {

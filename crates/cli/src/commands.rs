@@ -95,9 +95,19 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
             policy,
             image,
             limits,
+            dangerously_allow_all,
+            docker,
         } => {
+            if docker {
+                return Err(crate::toplevel::docker_refused());
+            }
+            let policy_yaml = if dangerously_allow_all {
+                crate::toplevel::ALLOW_ALL_POLICY.to_string()
+            } else {
+                read_policy(policy.as_ref(), false)?
+            };
             let req = CreateSandboxRequest {
-                policy_yaml: read_policy(policy.as_ref(), false)?,
+                policy_yaml,
                 image_ref: image.unwrap_or_default(),
                 limits: limits_msg(&limits)?.into(),
                 ..Default::default()

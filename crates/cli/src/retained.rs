@@ -55,10 +55,24 @@ pub async fn record(client: &Client, execution_id: &str) {
         execution_id: execution_id.to_string(),
         ..Default::default()
     };
-    let mut resp = match client.executions.inspect_execution(req).await {
-        Ok(r) => r.into_owned(),
-        Err(_) => return,
-    };
+    // The exit record reaches the stream a moment before the server's row says so:
+    // ask again (bounded) until the row has its final status.
+    let mut resp = InspectExecutionResponse::default();
+    for _ in 0..40 {
+        resp = match client.executions.inspect_execution(req.clone()).await {
+            Ok(r) => r.into_owned(),
+            Err(_) => return,
+        };
+        let status = resp.execution.as_option().map(|e| e.status);
+        let running = status.is_some_and(|s| {
+            s == ExecutionStatus::EXECUTION_STATUS_RUNNING
+                || s == ExecutionStatus::EXECUTION_STATUS_QUEUED
+        });
+        if !running {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     resp.stdout = tail(&resp.stdout).to_string();
     resp.stderr = tail(&resp.stderr).to_string();
     let dir = root().join(execution_id);

@@ -9,6 +9,21 @@ use cleanroom_client::endpoint::Target;
 use cleanroom_client::Client;
 use std::path::PathBuf;
 
+/// The built-in policy of `sandbox create --dangerously-allow-all`.
+pub const ALLOW_ALL_POLICY: &str =
+    "version: 1\nsandbox:\n  network:\n    dangerously_allow_all: true\n";
+
+/// `--docker`: this backend cannot, so it is refused before anything is created (fail
+/// closed: no sandbox without the service the caller asked for).
+pub fn docker_refused() -> cleanroom_client::ApiError {
+    cleanroom_client::ApiError {
+        code: cleanroom_client::ErrorCode::BackendCapabilityMismatch.to_string(),
+        message: "--docker: the linux backend has no guest Docker service (it runs no daemons in sandboxes, and a nested container runtime needs mounts and namespaces the sandbox's seccomp filter denies)".into(),
+        connect_code: String::new(),
+        details: vec![("capability".into(), "guest_docker".into())],
+    }
+}
+
 /// `-o FORMAT`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {

@@ -113,3 +113,48 @@ fn status_browses_what_exec_retained() {
         assert_eq!(o.status.code(), Some(125), "{bad}");
     }
 }
+
+#[test]
+fn sandbox_create_allow_all_and_docker() {
+    let s = Server::start();
+    // --docker: refused before anything is created, with the capability named.
+    let o = s.run(&["sandbox", "create", "--docker"]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        stderr(&o).contains("[backend_capability_mismatch]"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(json(&s.run(&["sandbox", "ls", "-o", "json"]))
+        .as_array()
+        .unwrap()
+        .is_empty());
+    // --dangerously-allow-all: the sandbox's policy is exactly the allow-all one.
+    let o = s.run(&["sandbox", "create", "--dangerously-allow-all"]);
+    let sbx = stdout(&o).trim().to_string();
+    assert!(sbx.starts_with("sbx_"), "{}", stderr(&o));
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        &dir,
+        "allow.yaml",
+        "version: 1\nsandbox:\n  network:\n    dangerously_allow_all: true\n",
+    );
+    let expected = stdout(&s.run(&["policy", "check", &file]))
+        .trim()
+        .to_string();
+    let v = json(&s.run(&["inspect", &sbx, "-o", "json"]));
+    assert!(
+        expected.contains(v["policyHash"].as_str().unwrap()),
+        "{expected} vs {v}"
+    );
+    // It cannot be combined with --policy.
+    let o = s.run(&[
+        "sandbox",
+        "create",
+        "--dangerously-allow-all",
+        "--policy",
+        &file,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    s.run(&["sandbox", "rm", &sbx]);
+}
