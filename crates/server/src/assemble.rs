@@ -210,6 +210,7 @@ mod tests {
             api_max_connections: 0,
             max_sandboxes_per_principal: 4,
             max_sandboxes: 8,
+            console: Default::default(),
         }
     }
 

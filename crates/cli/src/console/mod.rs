@@ -64,6 +64,9 @@ pub struct ConsoleArgs {
     /// Keep the sandbox this command creates (print its id on stderr)
     #[arg(long)]
     pub keep: bool,
+    /// Print the execution's trace_id on stderr after it succeeds
+    #[arg(long)]
+    pub print_trace_id: bool,
     /// KEY inherits the local value; KEY=VALUE sets it explicitly (repeatable)
     #[arg(short = 'e', long = "env", value_name = "KEY[=VALUE]")]
     pub env: Vec<String>,
@@ -239,6 +242,9 @@ pub async fn run(ep: &Target, args: ConsoleArgs) -> i32 {
     let code = match end {
         End::Exited(code) => {
             crate::retained::record(&client, &execution_id).await;
+            if args.print_trace_id && code == 0 {
+                print_trace_id(&client, &execution_id).await;
+            }
             code
         }
         End::Detached => {
@@ -261,6 +267,18 @@ pub async fn run(ep: &Target, args: ConsoleArgs) -> i32 {
         terminate(&client, &sandbox_id).await;
     }
     code
+}
+
+async fn print_trace_id(client: &Client, execution_id: &str) {
+    let req = GetExecutionRequest {
+        execution_id: execution_id.to_string(),
+        ..Default::default()
+    };
+    if let Ok(r) = client.executions.get_execution(req).await {
+        if let Some(e) = r.into_owned().execution.as_option() {
+            eprintln!("trace_id: {}", e.trace_id);
+        }
+    }
 }
 
 /// How an attach ended.
