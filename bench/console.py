@@ -74,7 +74,7 @@ def console_bench(binary, env):
     pid, fd = spawn(["sh", "-c", "echo READY-$((1+1)); exec cat"], dict(os.environ, TERM="xterm"))
     read_until(fd, b"READY-2")
     local = echo_rtts(fd, KEYS)
-    os.write(fd, b"\x04")
+    os.write(fd, b"\r\x04")  # end the line, then EOF for cat
     os.waitpid(pid, 0)
     os.close(fd)
     # Through cleanroom console (new sandbox, torn down at the end).
