@@ -24,9 +24,11 @@ BENCH_ONLY=registries only first vs cached `npm ci` through the registry mediati
 BENCH_ONLY=api measures only the exec-in-existing-sandbox rows (unix vs TCP) and the
 in-process API exec round trip (bench/api.py).
 BENCH_ONLY=snapshots the API rows plus snapshot/restore/fork/pause rows (bench/snapshots.py).
+BENCH_ONLY=console only the console's keystroke echo rows (bench/console.py).
 """
 import approvals as approvals_bench
 import hashlib, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+from console import console_bench
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import api  # noqa: E402  (bench/api.py: the in-process API round-trip rows)
@@ -262,6 +264,8 @@ def main():
         if os.environ.get("BENCH_ONLY") == "approvals":
             print(json.dumps({"egress_approvals": approvals_bench.run(binary, env, tmp, web_port)}, indent=2))
             return
+        if os.environ.get("BENCH_ONLY") == "console":  # bench/console.py
+            return print(json.dumps(dict(result, console=console_bench(binary, env)), indent=2))
         # The API's own round trip: unix socket vs authenticated TCP (TCP_NODELAY on both ends).
         unix_row = exec_existing(binary, env, "unix socket")
         tcp_row = exec_existing(binary, tcp_env, "tcp")
@@ -324,6 +328,7 @@ def main():
         result["egress_approvals"] = approvals_bench.run(binary, env, tmp, web_port)
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))); import registries; result["registries"] = registries.run(binary)
         result["snapshots"] = __import__("snapshots").run(binary, env, os.path.join(tmp, "state"), min(RUNS, 20))
+        result["console"] = console_bench(binary, env)
         print(json.dumps(result, indent=2))
     finally:
         tcp.send_signal(signal.SIGTERM)

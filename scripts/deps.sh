@@ -71,3 +71,9 @@ command -v criu >/dev/null || {
   apt-get update -qq
   apt-get install -y -qq criu >/dev/null
 }
+# ---- console (issue 13): the real-terminal tests drive `cleanroom console` in tmux ----
+if ! command -v tmux >/dev/null; then
+  echo "deps: apt-get install tmux" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null \
+    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null; }
+fi

@@ -165,6 +165,17 @@ pub struct ProcessSpec {
     pub cwd: String,
     /// When true the process gets a pipe on stdin; otherwise `/dev/null` (EOF at once).
     pub stdin: bool,
+    /// Run on a pseudo-terminal of this size instead of pipes (interactive executions):
+    /// the terminal becomes the controlling terminal of the process's own session, and
+    /// its master end comes back in [`ProcessHandle::pty`].
+    pub tty: Option<TtySize>,
+}
+
+/// A terminal window size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TtySize {
+    pub cols: u16,
+    pub rows: u16,
 }
 
 /// Backend-local process identifier (unique within a sandbox).
@@ -200,6 +211,9 @@ pub struct ProcessHandle {
     pub stdin: Option<pipe::Sender>,
     pub stdout: pipe::Receiver,
     pub stderr: pipe::Receiver,
+    /// Master end of the process's terminal when [`ProcessSpec::tty`] was asked for (then
+    /// `stdout`/`stderr` are at EOF at once: all output comes through the terminal).
+    pub pty: Option<std::os::fd::OwnedFd>,
     /// Resolves when the process has exited; `Err` means the sandbox itself died.
     pub exit: oneshot::Receiver<ExitStatus>,
 }

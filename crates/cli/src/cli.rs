@@ -26,6 +26,9 @@ pub struct Cli {
     /// `server_cert_sha256`]
     #[arg(long, global = true, value_name = "HEX", conflicts_with = "ca_cert")]
     pub server_cert_sha256: Option<String>,
+    /// Output format of read commands (`-o json` = their `--json`)
+    #[arg(short = 'o', long = "output", global = true, value_name = "FORMAT")]
+    pub output: Option<crate::toplevel::OutputFormat>,
 
     #[command(subcommand)]
     pub command: Command,
@@ -40,6 +43,19 @@ pub enum Command {
     /// `repository` section the committed HEAD is checked out at repository.path and
     /// sandbox.dependencies.command runs there first.
     Exec(ExecArgs),
+    /// Interactive terminal in a sandbox (PTY over QUIC): raw mode, window size follows,
+    /// Ctrl-C/Ctrl-Z/Ctrl-D go to the guest, Ctrl-] detaches (the command keeps running;
+    /// re-attach with --attach EXECUTION_ID). Returns the guest's exit code.
+    Console(crate::console::ConsoleArgs),
+    /// Create a sandbox from the repository policy (checkout and dependencies like
+    /// `exec`), keep it, and print its id.
+    Create(crate::toplevel::CreateArgs),
+    /// Inspect any object by its id: sbx_… (sandbox), exe_… (execution).
+    Inspect(crate::toplevel::InspectArgs),
+    /// Browse the runs `exec`/`console` retained locally under
+    /// $XDG_STATE_HOME/cleanroom/executions (command, status, exit code, output tails,
+    /// trace id). No server needed.
+    Status(crate::retained::StatusArgs),
     /// Generic sandbox lifecycle (does not read cleanroom.yaml unless --policy is given).
     #[command(subcommand)]
     Sandbox(SandboxCommand),
@@ -168,6 +184,8 @@ pub struct ServeArgs {
     /// for this long, unless the request or policy says otherwise (0: none)
     #[arg(long, value_name = "SECONDS", default_value_t = 0)]
     pub sandbox_idle_timeout: u64,
+    #[command(flatten)]
+    pub console: crate::console::ConsoleServeArgs,
 }
 
 /// Server-wide caps on disk use by execution output and the image cache.
@@ -283,6 +301,15 @@ pub enum SandboxCommand {
         /// with --policy or --image
         #[arg(long, value_name = "SNAPSHOT_ID", conflicts_with_all = ["policy", "image"])]
         from: Option<String>,
+        /// No egress filtering: the sandbox may reach any host and port (its policy is
+        /// `sandbox.network.dangerously_allow_all: true`; secrets are still placeholders)
+        #[arg(long, conflicts_with = "policy")]
+        dangerously_allow_all: bool,
+        /// Enable a Docker service in the guest. Refused with backend_capability_mismatch:
+        /// the linux backend runs no daemons in sandboxes (a nested container runtime needs
+        /// mounts and namespaces the sandbox's seccomp filter denies)
+        #[arg(long)]
+        docker: bool,
     },
     /// List sandboxes
     Ls {

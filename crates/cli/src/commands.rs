@@ -10,11 +10,14 @@ use cleanroom_client::endpoint::{self, Target};
 use cleanroom_client::{ApiError, Client};
 use std::io::Write;
 
-pub async fn run(cli: Cli) -> i32 {
+pub async fn run(mut cli: Cli) -> i32 {
+    crate::toplevel::apply_output(&mut cli);
     match cli.command {
         Command::Serve(args) => crate::serve::run(args).await,
         // Pure validation of a local file with the server's own compiler; nothing runs.
         Command::Policy(cmd) if !matches!(cmd, PolicyCommand::Suggest(_)) => policy(cmd),
+        // Local files only.
+        Command::Status(args) => crate::retained::status(args),
         other => {
             let ep = match endpoint::resolve_target(
                 cli.host.as_deref(),
@@ -37,12 +40,17 @@ pub async fn run(cli: Cli) -> i32 {
                 Command::Sandbox(SandboxCommand::Timeout(a)) => {
                     report(crate::lifetime::timeout(&ep, a).await)
                 }
+                Command::Console(args) => crate::console::run(&ep, args).await,
+                Command::Create(args) => crate::toplevel::create(&ep, args).await,
+                Command::Inspect(args) => crate::toplevel::inspect(&ep, args).await,
                 Command::Sandbox(cmd) => report(sandbox(&ep, cmd).await),
                 Command::Execution(ExecutionCommand::Logs(a)) => crate::logs::run(&ep, a).await,
                 Command::Execution(cmd) => report(execution(&ep, cmd).await),
                 Command::Image(cmd) => report(image(&ep, cmd).await),
                 Command::Snapshot(cmd) => crate::snapshots::run(&ep, cmd).await,
-                Command::Serve(_) | Command::Policy(_) => unreachable!("handled above"),
+                Command::Serve(_) | Command::Policy(_) | Command::Status(_) => {
+                    unreachable!("handled above")
+                }
             }
         }
     }
@@ -93,7 +101,7 @@ fn policy(cmd: PolicyCommand) -> i32 {
     }
 }
 
-async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, ApiError> {
+pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, ApiError> {
     let client = Client::connect_target(ep).await?;
     match cmd {
         SandboxCommand::Create {
@@ -102,8 +110,17 @@ async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, ApiError> {
             limits,
             lifetime,
             from,
+            dangerously_allow_all,
+            docker,
         } => {
-            let policy_yaml = read_policy(policy.as_ref(), false)?;
+            if docker {
+                return Err(crate::toplevel::docker_refused());
+            }
+            let policy_yaml = if dangerously_allow_all {
+                crate::toplevel::ALLOW_ALL_POLICY.to_string()
+            } else {
+                read_policy(policy.as_ref(), false)?
+            };
             let lockfiles = crate::lockfiles::read(&policy_yaml, policy.as_deref())?;
             let req = CreateSandboxRequest {
                 lockfiles: lockfiles.into_iter().collect(),
@@ -262,7 +279,7 @@ async fn image(ep: &Target, cmd: ImageCommand) -> Result<i32, ApiError> {
     Ok(0)
 }
 
-async fn execution(ep: &Target, cmd: ExecutionCommand) -> Result<i32, ApiError> {
+pub(crate) async fn execution(ep: &Target, cmd: ExecutionCommand) -> Result<i32, ApiError> {
     let client = Client::connect_target(ep).await?;
     match cmd {
         ExecutionCommand::Inspect {

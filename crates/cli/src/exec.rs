@@ -228,6 +228,7 @@ async fn exec_in(
         Followed::Detached { canceled } => return Err((exec_id, canceled)),
         Followed::Caught => 0,
     };
+    crate::retained::record(client, &exec_id).await;
     if args.print_trace_id && code == 0 {
         eprintln!("trace_id: {}", execution.trace_id);
     }

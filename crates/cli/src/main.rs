@@ -6,6 +6,7 @@ mod ask;
 mod bootstrap;
 mod cli;
 mod commands;
+mod console;
 mod exec;
 mod follow;
 mod lockfiles;
@@ -13,9 +14,11 @@ mod lifetime;
 mod logs;
 mod render;
 mod request;
+mod retained;
 mod serve;
 mod snapshots;
 mod stop_deadline;
+mod toplevel;
 
 use clap::Parser;
 

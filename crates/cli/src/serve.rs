@@ -41,6 +41,7 @@ fn settings(args: ServeArgs, listen: Listen) -> ServeSettings {
         approvals: args.approvals.settings(),
         sandbox_ttl_secs: args.sandbox_ttl,
         sandbox_idle_timeout_secs: args.sandbox_idle_timeout,
+        console: args.console.config(),
     }
 }
 

@@ -229,7 +229,7 @@ async fn typed_errors_for_bad_requests() {
     };
     let e: ApiError = c.sandboxes.create_sandbox(req).await.unwrap_err().into();
     assert_eq!(e.code, "policy_invalid");
-    // Not implemented yet: honest `unimplemented` with a detail, never fake data.
+    // AttachExecution names an execution like every other execution RPC.
     let e: ApiError = c
         .executions
         .attach_execution(AttachExecutionRequest::default())
@@ -238,7 +238,7 @@ async fn typed_errors_for_bad_requests() {
         .into();
     assert_eq!(
         (e.code.as_str(), e.connect_code.as_str()),
-        ("unimplemented", "unimplemented")
+        ("execution_not_found", "not_found")
     );
     let e: ApiError = c
         .sandboxes

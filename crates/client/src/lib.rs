@@ -2,6 +2,7 @@
 //!
 //! Every CLI command goes through [`Client`]; nothing here executes anything locally.
 
+pub mod console;
 pub mod endpoint;
 pub mod policy;
 pub mod session;

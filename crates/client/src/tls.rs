@@ -94,7 +94,7 @@ fn client_config(ca_cert: Option<&Path>) -> Result<rustls::ClientConfig, String>
     Ok(config)
 }
 
-fn pinned_config(pin: &str) -> Result<rustls::ClientConfig, String> {
+pub(crate) fn pinned_config(pin: &str) -> Result<rustls::ClientConfig, String> {
     let hex = pin
         .trim()
         .trim_start_matches("sha256:")

@@ -323,8 +323,9 @@ impl ExecutionService for Api {
             cwd: req.cwd,
             timeout_seconds: req.timeout_seconds,
             attach_stdin: req.attach_stdin,
-            tty: req.tty,
+            tty: req.tty || req.kind == ExecutionKind::EXECUTION_KIND_INTERACTIVE,
             owner: who.name.clone(),
+            tty_size: crate::console::tty_size(req.tty_cols, req.tty_rows),
         };
         let row = self
             .engine
@@ -339,12 +340,22 @@ impl ExecutionService for Api {
 
     async fn attach_execution(
         &self,
-        _ctx: RequestContext,
-        _request: ServiceRequest<'_, AttachExecutionRequest>,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, AttachExecutionRequest>,
     ) -> ServiceResult<AttachExecutionResponse> {
-        Err(to_connect(EngineError::unimplemented(
-            "AttachExecution (interactive PTY sessions) is not implemented yet",
-        )))
+        let who = who(&ctx)?;
+        let req = request.to_owned_message();
+        let ticket = crate::console::attach(&self.engine, &who, &req.sandbox_id, &req.execution_id)
+            .map_err(to_connect)?;
+        Response::ok(AttachExecutionResponse {
+            session_id: ticket.session_id,
+            session_token: ticket.token,
+            expires_at: ts(crate::console::unix_micros(ticket.expires_at)),
+            quic_endpoint: ticket.endpoint,
+            alpn: ticket.alpn,
+            server_cert_pin_sha256: ticket.cert_pin_sha256,
+            ..Default::default()
+        })
     }
 
     async fn get_execution(

@@ -51,6 +51,8 @@ pub struct ServeSettings {
     /// Default sandbox TTL and idle timeout in seconds (0: none).
     pub sandbox_ttl_secs: u64,
     pub sandbox_idle_timeout_secs: u64,
+    /// The console endpoint (`--console-listen`, `--console-token-ttl-secs`).
+    pub console: crate::console::ConsoleConfig,
 }
 
 /// Settings that cannot become a configuration, each with a stable code.
@@ -191,6 +193,7 @@ impl ServeSettings {
                 idle_timeout_seconds: self.sandbox_idle_timeout_secs,
                 ..Default::default()
             },
+            console: self.console,
         })
     }
 }
@@ -238,6 +241,7 @@ mod tests {
             approvals: Default::default(),
             sandbox_ttl_secs: 0,
             sandbox_idle_timeout_secs: 0,
+            console: Default::default(),
         }
     }
 

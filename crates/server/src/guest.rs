@@ -49,11 +49,6 @@ pub fn validate(req: &ExecRequest) -> Result<(), EngineError> {
     if !req.cwd.is_empty() && (!req.cwd.starts_with('/') || req.cwd.contains('\0')) {
         return Err(EngineError::invalid("cwd must be an absolute path"));
     }
-    if req.tty {
-        return Err(EngineError::unimplemented(
-            "tty executions need AttachExecution, which is not implemented yet",
-        ));
-    }
     Ok(())
 }
 

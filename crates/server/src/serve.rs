@@ -68,6 +68,8 @@ pub struct ServeConfig {
     pub approvals: crate::approvals::ApprovalSettings,
     /// Default sandbox TTL / idle timeout ([`crate::engine::lifetimes`]).
     pub lifetimes: crate::engine::lifetimes::LifetimeDefaults,
+    /// The interactive console's QUIC endpoint ([`crate::console`]).
+    pub console: crate::console::ConsoleConfig,
 }
 
 /// Startup failures.
@@ -236,8 +238,16 @@ pub async fn run(
         shutdown.await;
         let _ = stop_tx.send(true);
     });
+    let api_ip = match &cfg.listen {
+        Listen::Unix(_) => None,
+        Listen::Tcp(a) | Listen::Https(a) => a.parse::<std::net::SocketAddr>().ok().map(|s| s.ip()),
+    };
+    let console =
+        crate::console::quic::start(engine.clone(), &cfg.console, api_ip, stop_rx.clone())
+            .map_err(|e| ServeError::Listen("console endpoint".into(), std::io::Error::other(e)))?;
     let (transport, socket_path) = transport;
     let served = crate::listener::serve(transport, service, cfg.auth.conn, stop_rx).await;
+    console.shutdown().await;
     if let Some(path) = socket_path {
         let _ = std::fs::remove_file(path);
     }

@@ -46,9 +46,25 @@ pub struct Handle {
     pub events: Arc<EventLog>,
 }
 
+/// Where a process's stdout comes from: its pipe, or (interactive executions) its
+/// terminal, whose output is recorded as stdout.
+pub enum Output {
+    Pipe(pipe::Receiver),
+    Pty(Arc<crate::pty::PtyMaster>),
+}
+
+impl Output {
+    async fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Output::Pipe(p) => p.read(buf).await,
+            Output::Pty(m) => m.read(buf).await,
+        }
+    }
+}
+
 /// A started process's stdio and exit, as the backend handed them back.
 pub struct Io {
-    pub stdout: pipe::Receiver,
+    pub stdout: Output,
     pub stderr: pipe::Receiver,
     pub exit: tokio::sync::oneshot::Receiver<ExitStatus>,
 }

@@ -75,6 +75,8 @@ stable_codes! {
         Canceled => "canceled",
         /// The server cannot serve the request right now (shutting down, overloaded).
         Unavailable => "unavailable",
+        /// `AttachExecution` on an execution created without a terminal.
+        ExecutionNotInteractive => "execution_not_interactive",
     }
 }
 

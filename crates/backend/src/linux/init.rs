@@ -408,8 +408,14 @@ fn handle(
     running: &mut HashMap<i32, u64>,
 ) -> Result<(), String> {
     match req {
-        Request::Spawn { id, argv, env, cwd } => {
-            let pid = spawn(&argv, &env, &cwd, &fds, mask);
+        Request::Spawn {
+            id,
+            argv,
+            env,
+            cwd,
+            tty,
+        } => {
+            let pid = spawn(&argv, &env, &cwd, &fds, tty, mask);
             match pid {
                 Ok(pid) => {
                     drop(fds);
@@ -466,6 +472,7 @@ fn spawn(
     env: &[(String, String)],
     cwd: &str,
     fds: &[OwnedFd],
+    tty: bool,
     mask: &SigSet,
 ) -> Result<Pid, String> {
     if fds.len() != 3 {
@@ -493,7 +500,8 @@ fn spawn(
     let raw: Vec<i32> = fds.iter().map(|f| f.as_raw_fd()).collect();
 
     // SAFETY: pid 1 is single-threaded; the child only calls async-signal-safe functions
-    // (dup2, chdir, setsid, sigprocmask, execve, write, _exit) on pre-built buffers.
+    // (dup2, ioctl, chdir, setsid, sigprocmask, execve, write, _exit) on pre-built
+    // buffers.
     match unsafe { fork() }.map_err(|e| format!("fork: {e}"))? {
         ForkResult::Parent { child } => Ok(child),
         ForkResult::Child => {
@@ -503,6 +511,10 @@ fn spawn(
                 libc::setsid();
                 for (target, fd) in raw.iter().enumerate() {
                     libc::dup2(*fd, target as i32);
+                }
+                // The new session's controlling terminal: job control and Ctrl-C work.
+                if tty && libc::ioctl(0, libc::TIOCSCTTY, 0) != 0 {
+                    fail("cleanroom: cannot set the controlling terminal\n", 126);
                 }
                 let _ = mask.thread_unblock();
                 libc::signal(libc::SIGPIPE, libc::SIG_DFL);

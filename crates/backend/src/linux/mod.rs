@@ -200,6 +200,32 @@ fn pipe_pair() -> Result<(OwnedFd, OwnedFd), BackendError> {
     nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| BackendError::io("pipe", e.into()))
 }
 
+/// A new pseudo-terminal pair (master, slave) of the given size, close-on-exec. The
+/// master is non-blocking (the server reads it on its runtime).
+fn open_pty(size: crate::TtySize) -> Result<(OwnedFd, OwnedFd), BackendError> {
+    let ws = nix::pty::Winsize {
+        ws_row: size.rows.max(1),
+        ws_col: size.cols.max(1),
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    let pair =
+        nix::pty::openpty(Some(&ws), None).map_err(|e| BackendError::io("openpty", e.into()))?;
+    for fd in [&pair.master, &pair.slave] {
+        nix::fcntl::fcntl(
+            fd,
+            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+        )
+        .map_err(|e| BackendError::io("openpty", e.into()))?;
+    }
+    nix::fcntl::fcntl(
+        &pair.master,
+        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+    )
+    .map_err(|e| BackendError::io("openpty", e.into()))?;
+    Ok((pair.master, pair.slave))
+}
+
 fn grow_pipe(fd: &OwnedFd) {
     // Failure (a lower pipe-max-size) only means the default size stays: a speed knob.
     let _ = sys::set_pipe_size(fd.as_fd(), PIPE_SIZE);
@@ -371,6 +397,12 @@ impl Backend for LinuxBackend {
         let (err_r, err_w) = pipe_pair()?;
         grow_pipe(&out_w);
         grow_pipe(&err_w);
+        // An interactive process gets one terminal as stdin, stdout and stderr; its pipes
+        // are closed at once (EOF). The master end stays with the server.
+        let pty = match spec.tty {
+            Some(size) => Some(open_pty(size)?),
+            None => None,
+        };
         let (stdin_child, stdin_host): (OwnedFd, Option<OwnedFd>) = if spec.stdin {
             let (r, w) = pipe_pair()?;
             (r, Some(w))
@@ -389,16 +421,27 @@ impl Backend for LinuxBackend {
             argv: spec.argv,
             env: spec.env,
             cwd: spec.cwd,
+            tty: pty.is_some(),
         };
-        let sent = sbx.send(
-            &req,
-            &[
+        let fds = match &pty {
+            Some((_, slave)) => [slave.as_raw_fd(); 3],
+            None => [
                 stdin_child.as_raw_fd(),
                 out_w.as_raw_fd(),
                 err_w.as_raw_fd(),
             ],
-        );
+        };
+        let sent = sbx.send(&req, &fds);
         drop((stdin_child, out_w, err_w));
+        // The server keeps no slave fd: when the sandbox's last one closes, the master
+        // reads EOF (EIO), like a pipe.
+        let (master, stdin_host) = match pty {
+            Some((master, slave)) => {
+                drop(slave);
+                (Some(master), None)
+            }
+            None => (None, stdin_host),
+        };
         if let Err(e) = sent {
             if let Ok(mut m) = sbx.exits.lock() {
                 m.remove(&id);
@@ -414,6 +457,7 @@ impl Backend for LinuxBackend {
                 .map_err(wrap)?,
             stdout: pipe::Receiver::from_owned_fd(out_r).map_err(wrap)?,
             stderr: pipe::Receiver::from_owned_fd(err_r).map_err(wrap)?,
+            pty: master,
             exit: rx,
         })
     }

@@ -23,6 +23,10 @@ pub enum Request {
         argv: Vec<String>,
         env: Vec<(String, String)>,
         cwd: String,
+        /// The three fds are one terminal: make it the controlling terminal of the
+        /// process's new session.
+        #[serde(default)]
+        tty: bool,
     },
     /// Signal a process group.
     Signal { id: u64, signal: i32 },

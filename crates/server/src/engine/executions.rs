@@ -60,7 +60,7 @@ impl Engine {
             message: String::new(),
             cwd: cwd.clone(),
             tty: req.tty,
-            kind: 1,
+            kind: if req.tty { 2 } else { 1 },
             trace_id: ids::trace_id(),
             owner: req.owner.clone(),
         };
@@ -75,7 +75,11 @@ impl Engine {
             argv: req.command.clone(),
             env,
             cwd,
-            stdin: req.attach_stdin,
+            stdin: req.attach_stdin && !req.tty,
+            tty: req.tty.then_some(cleanroom_backend::TtySize {
+                cols: req.tty_size.0,
+                rows: req.tty_size.1,
+            }),
         };
         let handle = match self.backend.spawn(&sandbox.id, spec).await {
             Ok(h) => h,
@@ -100,6 +104,19 @@ impl Engine {
         self.events
             .execution_status(&sandbox.id, &id, es::RUNNING, "");
 
+        let mut handle = handle;
+        let pty = match handle.pty.take().map(crate::pty::PtyMaster::new) {
+            Some(Ok(m)) => Some(Arc::new(m)),
+            Some(Err(e)) => {
+                // The process runs but nobody could ever read its terminal: stop it.
+                let _ = self
+                    .backend
+                    .signal(&sandbox.id, handle.id, libc::SIGKILL)
+                    .await;
+                return Err(EngineError::internal(format!("terminal: {e}")));
+            }
+            None => None,
+        };
         let (cancel_tx, cancel_rx) = watch::channel(None);
         let (done_tx, done_rx) = watch::channel(false);
         let (warn_tx, warn_rx) = mpsc::unbounded_channel();
@@ -113,6 +130,10 @@ impl Engine {
             warnings: warn_tx,
             live_only: writer.live_sender(),
             dropped: writer.dropped_counter(),
+            console: pty.clone().map(|pty| super::console::Terminal {
+                pty,
+                process: handle.id,
+            }),
         });
         lock(&self.live).insert(id.clone(), live);
         let timeout =
@@ -136,7 +157,10 @@ impl Engine {
         };
         tokio::spawn(async move {
             let io = supervisor::Io {
-                stdout: handle.stdout,
+                stdout: match pty {
+                    Some(m) => supervisor::Output::Pty(m),
+                    None => supervisor::Output::Pipe(handle.stdout),
+                },
                 stderr: handle.stderr,
                 exit: handle.exit,
             };

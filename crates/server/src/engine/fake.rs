@@ -175,6 +175,7 @@ impl Backend for FakeBackend {
             stdin,
             stdout,
             stderr,
+            pty: None,
             exit,
         })
     }

@@ -12,6 +12,7 @@
 //! A running execution is driven by [`crate::supervisor`], which sees only a narrow
 //! handle; the guest's environment and request guards are in [`crate::guest`].
 
+pub mod console;
 pub mod events;
 pub mod executions;
 #[cfg(test)]
@@ -56,6 +57,8 @@ pub struct ExecRequest {
     pub tty: bool,
     /// Principal starting it (recorded on the execution).
     pub owner: String,
+    /// Initial terminal size (cols, rows) when `tty`.
+    pub tty_size: (u16, u16),
 }
 
 /// One item of an execution stream.
@@ -108,6 +111,8 @@ struct LiveExec {
     live_only: broadcast::Sender<execlog::LiveItem>,
     /// Bytes not retained so far.
     dropped: Arc<std::sync::atomic::AtomicU64>,
+    /// The terminal of an interactive execution.
+    console: Option<console::Terminal>,
 }
 
 impl LiveExec {
@@ -152,6 +157,8 @@ pub struct Engine {
     activity: Arc<crate::activity::Activity>,
     /// TTL / idle defaults ([`lifetimes`]).
     lifetime_defaults: Mutex<lifetimes::LifetimeDefaults>,
+    /// The console broker (session tickets, QUIC endpoint), once started.
+    console: std::sync::OnceLock<Arc<crate::console::Broker>>,
 }
 
 impl Engine {
@@ -182,6 +189,7 @@ impl Engine {
             registries: std::sync::OnceLock::new(),
             activity: Default::default(),
             lifetime_defaults: Default::default(),
+            console: Default::default(),
         });
         let weak = Arc::downgrade(&engine);
         tokio::spawn(async move {

@@ -1,0 +1,217 @@
+//! Client-side retained artifacts of `exec`/`console` runs and `cleanroom status`, their
+//! browser (seed 000): after a run the CLI keeps what the server said about it —
+//! `InspectExecution` as JSON plus the output tails — under
+//! `$XDG_STATE_HOME/cleanroom/executions/<execution_id>/` (else `~/.local/state/…`),
+//! private to the user (0700/0600), the newest [`KEEP`] runs only.
+
+use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
+use clap::Args;
+use cleanroom_client::api::*;
+use cleanroom_client::Client;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::PathBuf;
+
+/// Runs kept (oldest removed first).
+const KEEP: usize = 100;
+/// Bytes of each output tail kept.
+const TAIL: usize = 64 * 1024;
+
+/// Where retained runs live.
+pub fn root() -> PathBuf {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .unwrap_or_else(|| PathBuf::from("/tmp"));
+    base.join("cleanroom").join("executions")
+}
+
+fn tail(s: &str) -> &str {
+    if s.len() <= TAIL {
+        return s;
+    }
+    let mut i = s.len() - TAIL;
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    &s[i..]
+}
+
+fn write_private(path: &std::path::Path, data: &[u8]) -> std::io::Result<()> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?
+        .write_all(data)
+}
+
+/// Keep what the server says about `execution_id`. Best effort: a failure here never
+/// changes the command's result (it is reported on stderr).
+pub async fn record(client: &Client, execution_id: &str) {
+    let req = InspectExecutionRequest {
+        execution_id: execution_id.to_string(),
+        ..Default::default()
+    };
+    // The exit record reaches the stream a moment before the server's row says so:
+    // ask again (bounded) until the row has its final status.
+    let mut resp = InspectExecutionResponse::default();
+    for _ in 0..40 {
+        resp = match client.executions.inspect_execution(req.clone()).await {
+            Ok(r) => r.into_owned(),
+            Err(_) => return,
+        };
+        let status = resp.execution.as_option().map(|e| e.status);
+        let running = status.is_some_and(|s| {
+            s == ExecutionStatus::EXECUTION_STATUS_RUNNING
+                || s == ExecutionStatus::EXECUTION_STATUS_QUEUED
+        });
+        if !running {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    resp.stdout = tail(&resp.stdout).to_string();
+    resp.stderr = tail(&resp.stderr).to_string();
+    let dir = root().join(execution_id);
+    let r = (|| -> std::io::Result<()> {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)?;
+        let json = serde_json::to_vec_pretty(&resp).map_err(std::io::Error::other)?;
+        write_private(&dir.join("execution.json"), &json)?;
+        write_private(&dir.join("stdout.txt"), resp.stdout.as_bytes())?;
+        write_private(&dir.join("stderr.txt"), resp.stderr.as_bytes())?;
+        Ok(())
+    })();
+    if let Err(e) = r {
+        eprintln!(
+            "cleanroom: warning: could not retain {execution_id} under {}: {e}",
+            dir.display()
+        );
+        return;
+    }
+    prune();
+}
+
+/// Retained execution ids, oldest first (ids are UUIDv7: they sort by time).
+fn ids() -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(root())
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| n.starts_with("exe_") && !n.contains(['/', '.']))
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort();
+    ids
+}
+
+fn prune() {
+    let ids = ids();
+    if ids.len() > KEEP {
+        for id in &ids[..ids.len() - KEEP] {
+            let _ = std::fs::remove_dir_all(root().join(id));
+        }
+    }
+}
+
+/// `cleanroom status [--last | --execution-id ID]`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The newest retained execution
+    #[arg(long, conflicts_with = "execution_id")]
+    pub last: bool,
+    /// This retained execution
+    #[arg(long, value_name = "EXECUTION_ID")]
+    pub execution_id: Option<String>,
+    /// Print JSON (same as -o json)
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Show one retained run (or list them all).
+pub fn status(args: StatusArgs) -> i32 {
+    let id = match (&args.execution_id, args.last) {
+        (Some(id), _) => {
+            if !id.starts_with("exe_") || id.contains(['/', '.']) {
+                return render::fail(
+                    Code::InvalidArgument,
+                    format!("not an execution id: {id:?}"),
+                );
+            }
+            id.clone()
+        }
+        (None, true) => match ids().pop() {
+            Some(id) => id,
+            None => {
+                return render::fail(
+                    Code::InvalidArgument,
+                    format!("no retained executions under {}", root().display()),
+                )
+            }
+        },
+        (None, false) => {
+            let ids = ids();
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&ids).unwrap_or_default());
+            } else {
+                for id in ids.iter().rev() {
+                    println!("{id}");
+                }
+            }
+            return 0;
+        }
+    };
+    let dir = root().join(&id);
+    let text = match std::fs::read_to_string(dir.join("execution.json")) {
+        Ok(t) => t,
+        Err(e) => {
+            return render::fail(
+                Code::InvalidArgument,
+                format!("no retained execution {id} under {}: {e}", root().display()),
+            )
+        }
+    };
+    if args.json {
+        println!("{text}");
+        return 0;
+    }
+    let v: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            render::report("internal", &format!("{}: {e}", dir.display()), None);
+            return EXIT_CLEANROOM_ERROR;
+        }
+    };
+    let e = &v["execution"];
+    let s = |v: &serde_json::Value| v.as_str().unwrap_or("").to_string();
+    println!("execution_id: {}", s(&e["executionId"]));
+    println!("sandbox_id:   {}", s(&e["sandboxId"]));
+    println!("command:      {}", e["command"]);
+    println!("status:       {}", s(&e["status"]));
+    println!("exit_code:    {}", e["exitCode"].as_i64().unwrap_or(0));
+    if !s(&v["message"]).is_empty() {
+        println!("message:      {}", s(&v["message"]));
+    }
+    println!("trace_id:     {}", s(&e["traceId"]));
+    if !s(&v["traceUrl"]).is_empty() {
+        println!("trace_url:    {}", s(&v["traceUrl"]));
+    }
+    println!("artifacts:    {}", dir.display());
+    for name in ["stdout", "stderr"] {
+        let t = s(&v[name]);
+        if !t.is_empty() {
+            println!("--- {name} (tail) ---");
+            print!("{t}");
+            if !t.ends_with('\n') {
+                println!();
+            }
+        }
+    }
+    0
+}

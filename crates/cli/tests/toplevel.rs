@@ -1,0 +1,160 @@
+//! Seed 000's top-level verbs: `cleanroom create` (keeps the sandbox, prints its id),
+//! `cleanroom inspect <typeid>` (dispatch on the prefix), `-o json` on read commands.
+
+mod common;
+use common::*;
+
+fn json(o: &std::process::Output) -> serde_json::Value {
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+#[test]
+fn create_inspect_and_output_json() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    // No repository policy here: the built-in one; the sandbox stays READY.
+    let mut c = s.cli();
+    c.current_dir(dir.path()).args(["create"]);
+    let o = output_with_timeout(c, std::time::Duration::from_secs(60));
+    let sbx = stdout(&o).trim().to_string();
+    assert!(sbx.starts_with("sbx_"), "{}", stderr(&o));
+
+    let o = s.run(&["inspect", &sbx, "-o", "json"]);
+    let v = json(&o);
+    assert_eq!(v["sandboxId"], sbx.as_str());
+    assert_eq!(v["status"], "SANDBOX_STATUS_READY");
+    let o = s.run(&["inspect", &sbx]);
+    assert!(stdout(&o).contains(&sbx), "{}", stdout(&o));
+
+    let o = s.sh_in(&sbx, "echo typed");
+    assert_eq!(stdout(&o), "typed\n");
+    let o = s.run(&["-o", "json", "sandbox", "inspect", &sbx]);
+    let exe = json(&o)["lastExecutionId"].as_str().unwrap().to_string();
+    let v = json(&s.run(&["inspect", &exe, "-o", "json"]));
+    assert_eq!(v["execution"]["executionId"], exe.as_str());
+    assert_eq!(v["stdout"], "typed\n");
+    let o = s.run(&["inspect", &exe]);
+    assert!(stdout(&o).contains("typed"), "{}", stdout(&o));
+
+    // -o json on the list commands too.
+    let v = json(&s.run(&["sandbox", "ls", "-o", "json"]));
+    assert!(v
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|x| x["sandboxId"] == sbx.as_str()));
+    assert!(json(&s.run(&["image", "ls", "-o", "json"])).is_array());
+
+    // Unknown prefixes and unknown ids: stable codes.
+    let o = s.run(&["inspect", "snap_123"]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(stderr(&o).contains("[invalid_argument]"), "{}", stderr(&o));
+    let o = s.run(&["inspect", "sbx_0000"]);
+    assert!(stderr(&o).contains("[sandbox_not_found]"), "{}", stderr(&o));
+    let o = s.run(&["inspect", "exe_0000"]);
+    assert!(
+        stderr(&o).contains("[execution_not_found]"),
+        "{}",
+        stderr(&o)
+    );
+    s.run(&["sandbox", "rm", &sbx]);
+}
+
+#[test]
+fn status_browses_what_exec_retained() {
+    let s = Server::start();
+    let state = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let mut c = s.cli();
+        c.env("XDG_STATE_HOME", state.path()).args(args);
+        output_with_timeout(c, std::time::Duration::from_secs(60))
+    };
+    let o = run(&["status", "--last"]);
+    assert!(stderr(&o).contains("[invalid_argument]"), "{}", stderr(&o));
+    let o = run(&[
+        "exec",
+        "-n",
+        "--",
+        "sh",
+        "-c",
+        "echo out-$((1+1)); echo err >&2; exit 3",
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    let o = run(&["status", "--last"]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("status:       EXECUTION_STATUS_FAILED"),
+        "{text}"
+    );
+    assert!(
+        text.contains("exit_code:    3") && text.contains("out-2"),
+        "{text}"
+    );
+    assert!(text.contains("trace_id:"), "{text}");
+    assert!(text.contains("--- stderr (tail) ---\nerr\n"), "{text}");
+    let v = json(&run(&["status", "--last", "-o", "json"]));
+    let exe = v["execution"]["executionId"].as_str().unwrap().to_string();
+    assert_eq!(v["execution"]["exitCode"], 3);
+    let dir = state.path().join("cleanroom/executions").join(&exe);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("stdout.txt")).unwrap(),
+        "out-2\n"
+    );
+    // By id, and the list; hostile ids are refused.
+    let o = run(&["status", "--execution-id", &exe]);
+    assert!(stdout(&o).contains(&exe));
+    assert!(stdout(&run(&["status"])).contains(&exe));
+    for bad in ["exe_../../etc", "../x", "exe_nope"] {
+        let o = run(&["status", "--execution-id", bad]);
+        assert_eq!(o.status.code(), Some(125), "{bad}");
+    }
+}
+
+#[test]
+fn sandbox_create_allow_all_and_docker() {
+    let s = Server::start();
+    // --docker: refused before anything is created, with the capability named.
+    let o = s.run(&["sandbox", "create", "--docker"]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        stderr(&o).contains("[backend_capability_mismatch]"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(json(&s.run(&["sandbox", "ls", "-o", "json"]))
+        .as_array()
+        .unwrap()
+        .is_empty());
+    // --dangerously-allow-all: the sandbox's policy is exactly the allow-all one.
+    let o = s.run(&["sandbox", "create", "--dangerously-allow-all"]);
+    let sbx = stdout(&o).trim().to_string();
+    assert!(sbx.starts_with("sbx_"), "{}", stderr(&o));
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        &dir,
+        "allow.yaml",
+        "version: 1\nsandbox:\n  network:\n    dangerously_allow_all: true\n",
+    );
+    let expected = stdout(&s.run(&["policy", "check", &file]))
+        .trim()
+        .to_string();
+    let v = json(&s.run(&["inspect", &sbx, "-o", "json"]));
+    assert!(
+        expected.contains(v["policyHash"].as_str().unwrap()),
+        "{expected} vs {v}"
+    );
+    // It cannot be combined with --policy.
+    let o = s.run(&[
+        "sandbox",
+        "create",
+        "--dangerously-allow-all",
+        "--policy",
+        &file,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    s.run(&["sandbox", "rm", &sbx]);
+}
