@@ -59,13 +59,34 @@ stable_codes! {
         RepositoryCheckoutFailed => "repository_checkout_failed",
         /// The policy's `sandbox.dependencies.command` failed.
         DependenciesFailed => "dependencies_failed",
+        // ---- files API (server side; see `is_client_side`) -------------------------
+        /// Something is already at the path (mkdir of a file, an upload with
+        /// `no_overwrite`).
+        FileExists => "file_exists",
+        /// A directory where a file was expected, or the reverse.
+        FileTypeMismatch => "file_type_mismatch",
+        /// A non-recursive remove of a directory that has entries.
+        DirectoryNotEmpty => "directory_not_empty",
+        /// No such upload (finished, cancelled, expired, or not the caller's).
+        UploadNotFound => "upload_not_found",
+        /// A chunk's offset is not where the upload stands (`details["offset"]` says where).
+        UploadOffsetMismatch => "upload_offset_mismatch",
     }
 }
 
 impl ErrorCode {
     /// Codes only the client produces; the server never sends them.
     pub fn is_client_side(self) -> bool {
-        self >= ErrorCode::ServerUnreachable
+        matches!(
+            self,
+            ErrorCode::ServerUnreachable
+                | ErrorCode::StreamEnded
+                | ErrorCode::ServerStartFailed
+                | ErrorCode::AuthConfigInvalid
+                | ErrorCode::RepositoryUnavailable
+                | ErrorCode::RepositoryCheckoutFailed
+                | ErrorCode::DependenciesFailed
+        )
     }
 }
 
@@ -88,5 +109,6 @@ mod tests {
         assert!("nope".parse::<ErrorCode>().is_err());
         assert!(ErrorCode::StreamEnded.is_client_side());
         assert!(!ErrorCode::Internal.is_client_side());
+        assert!(!ErrorCode::UploadOffsetMismatch.is_client_side());
     }
 }
