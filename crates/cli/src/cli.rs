@@ -52,6 +52,8 @@ pub enum Command {
     /// Validate and show repository policy (cleanroom.yaml) as the server compiles it.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// Copy files and directories between the host and a sandbox (docker cp habits).
+    Cp(crate::cp::CpArgs),
 }
 
 #[derive(Debug, Subcommand)]

@@ -30,6 +30,7 @@ pub async fn run(cli: Cli) -> i32 {
                 Command::Sandbox(cmd) => report(sandbox(&ep, cmd).await),
                 Command::Execution(cmd) => report(execution(&ep, cmd).await),
                 Command::Image(cmd) => report(image(&ep, cmd).await),
+                Command::Cp(args) => crate::cp::run(&ep, args).await,
                 Command::Serve(_) | Command::Policy(_) => unreachable!("handled above"),
             }
         }

@@ -4,6 +4,7 @@
 mod bootstrap;
 mod cli;
 mod commands;
+mod cp;
 mod exec;
 mod follow;
 mod render;

@@ -3,13 +3,15 @@
 //! Every CLI command goes through [`Client`]; nothing here executes anything locally.
 
 pub mod endpoint;
+pub mod files;
 pub mod policy;
 pub mod session;
 mod tls;
 
 use base64::Engine as _;
 use cleanroom_proto::cleanroom::v1::{
-    ErrorDetail, ExecutionServiceClient, ImageServiceClient, SandboxServiceClient,
+    ErrorDetail, ExecutionServiceClient, FileServiceClient, ImageServiceClient,
+    SandboxServiceClient,
 };
 pub use cleanroom_vocab::ErrorCode;
 use connectrpc::client::{ClientConfig, Http2Connection, SharedHttp2Connection};
@@ -86,6 +88,7 @@ pub struct Client {
     pub sandboxes: SandboxServiceClient<SharedHttp2Connection>,
     pub executions: ExecutionServiceClient<SharedHttp2Connection>,
     pub images: ImageServiceClient<SharedHttp2Connection>,
+    pub files: FileServiceClient<SharedHttp2Connection>,
     pub endpoint: Endpoint,
 }
 
@@ -179,7 +182,13 @@ impl Client {
         Ok(Client {
             sandboxes: SandboxServiceClient::new(shared.clone(), config.clone()),
             executions: ExecutionServiceClient::new(shared.clone(), config.clone()),
-            images: ImageServiceClient::new(shared, config),
+            images: ImageServiceClient::new(shared.clone(), config.clone()),
+            // File bytes are mostly incompressible (or already compressed): gzip of every
+            // chunk would cost far more CPU than it saves on the wire.
+            files: FileServiceClient::new(
+                shared,
+                config.with_compression(connectrpc::CompressionRegistry::new()),
+            ),
             endpoint: endpoint.clone(),
         })
     }
