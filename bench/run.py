@@ -17,9 +17,11 @@ Measures, in the same run and on the same machine:
     secret into the header, redacts the response, and speaks verified TLS upstream) next to
     the same HTTPS request made on the host: latency and 64 MiB download throughput.
 Progress goes to stderr. BENCH_BINARY=path skips the release build and uses that binary;
-BENCH_ONLY=api measures only the exec-in-existing-sandbox rows (unix vs TCP).
+BENCH_ONLY=api measures only the exec-in-existing-sandbox rows (unix vs TCP);
+BENCH_ONLY=files only the files API rows (bench/files.py).
 """
 import hashlib, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+from files import files_bench  # bench/files.py: upload/download rows (BENCH_ONLY=files)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS = int(os.environ.get("BENCH_RUNS", "200"))
@@ -247,6 +249,8 @@ def main():
                 time.sleep(0.05)
         env = dict(os.environ, CLEANROOM_HOST="unix://" + sock)
         result = {"machine": {"cpus": os.cpu_count(), "kernel": os.uname().release}}
+        if os.environ.get("BENCH_ONLY") == "files":
+            return print(json.dumps(dict(result, files=files_bench(binary, env, tmp)), indent=2))
         # The API's own round trip: unix socket vs authenticated TCP (TCP_NODELAY on both ends).
         unix_row = exec_existing(binary, env, "unix socket")
         tcp_row = exec_existing(binary, tcp_env, "tcp")
@@ -300,6 +304,7 @@ def main():
         }
         result["egress_http"] = egress_bench(binary, env, tmp, web_port)
         result["egress_https_secret_injection"] = secret_bench(binary, env, tmp, tls_port, ca)
+        result["files"] = files_bench(binary, env, tmp)
         print(json.dumps(result, indent=2))
     finally:
         tcp.send_signal(signal.SIGTERM)

@@ -86,10 +86,20 @@ pub async fn write_chunk(
         drop(tx);
         fed
     };
-    let (reply, fed) = tokio::join!(run, feed);
+    tokio::pin!(run, feed);
+    // Feed while waiting for the answer; once it is in, stop feeding (a helper that
+    // stopped reading must not hold this call: the answer is bounded, the pipe is not).
+    let mut fed = None;
+    let reply = loop {
+        tokio::select! {
+            reply = &mut run => break reply,
+            f = &mut feed, if fed.is_none() => fed = Some(f),
+        }
+    };
     // The helper's answer says why first (a full disk closes the pipe early).
     let reply = reply?;
-    fed.map_err(|e| EngineError::internal(format!("feeding the sandbox: {e}")))?;
+    fed.unwrap_or_else(|| Err(std::io::ErrorKind::BrokenPipe.into()))
+        .map_err(|e| EngineError::internal(format!("feeding the sandbox: {e}")))?;
     match reply.answer {
         FileAnswer::Written { len } if len == data.len() as u64 => Ok(()),
         other => Err(unexpected(&other)),
