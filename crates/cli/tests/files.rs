@@ -1234,3 +1234,63 @@ fn uploads_from_the_client_crate_resume_with_their_prefix_hash() {
         );
     });
 }
+
+#[test]
+fn image_files_follow_the_sandboxs_own_permissions() {
+    use common::oci::{busybox_layer, Layer, Registry};
+    let reg = Registry::start();
+    let layer = Layer::default()
+        .dir("data")
+        .owned_file("data/private", b"IMAGE-PRIVATE", 0o600, 1000)
+        .owned_file("data/rootonly", b"IMAGE-ROOT-ONLY", 0o600, 0)
+        .file("data/public", b"IMAGE-PUBLIC", 0o644)
+        .symlink("data/link", "/data/private")
+        .gz();
+    let reference = reg.push_image("test/files", &[busybox_layer(), layer]);
+    let s = Server::start_with(&["--insecure-registry", &reg.host()]);
+    let o = s.run(&["sandbox", "create", "--image", &reference]);
+    let sbx = stdout(&o).trim().to_string();
+    assert!(sbx.starts_with("sbx_"), "{}{}", stderr(&o), s.log());
+    let own = |p: &str| {
+        let o = s.sh_in(&sbx, &format!("cat {p} 2>/dev/null || echo DENIED"));
+        stdout(&o)
+    };
+    let rt = runtime();
+    let c = rt.block_on(s.client());
+    // Exactly what the sandbox itself gets: denied stays denied, through links too.
+    for p in ["/data/private", "/data/link", "/data/rootonly"] {
+        let mine = own(p);
+        match rt.block_on(read(&c, &sbx, p)) {
+            Ok(bytes) => assert_eq!(String::from_utf8_lossy(&bytes), mine, "{p}"),
+            Err(e) => {
+                assert_eq!(
+                    mine, "DENIED\n",
+                    "{p}: the sandbox can read it, the API said {e:?}"
+                );
+                assert_eq!(e.code, "permission_denied", "{p}");
+            }
+        }
+    }
+    assert_eq!(own("/data/private"), "DENIED\n");
+    match rt.block_on(archive(&c, &sbx, "/data")) {
+        Ok(bytes) => panic!("an archive with an unreadable file ({} bytes)", bytes.len()),
+        Err(e) => assert_eq!(e.code, "permission_denied"),
+    }
+    // Writes land in the sandbox's copy-on-write layer (anonymous temp file on overlayfs).
+    let r = rt
+        .block_on(write(
+            &c,
+            &sbx,
+            "/data/public",
+            b"replaced",
+            Default::default(),
+        ))
+        .unwrap();
+    assert!(r.finished);
+    assert_eq!(own("/data/public"), "replaced");
+    let r = rt
+        .block_on(write(&c, &sbx, "/data/new", b"new", Default::default()))
+        .unwrap();
+    assert_eq!(r.file.as_option().unwrap().size, 3);
+    assert_eq!(rt.block_on(read(&c, &sbx, "/data/new")).unwrap(), b"new");
+}
