@@ -8,7 +8,7 @@ use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
 use clap::{Args, ValueEnum};
 use cleanroom_client::api::*;
 use cleanroom_client::endpoint::Target;
-use cleanroom_client::files::{self, Resume, UploadOptions};
+use cleanroom_client::files::{self, Hooks, Resume, UploadOptions};
 use cleanroom_client::{ApiError, Client, ErrorCode};
 use sha2::Digest;
 use std::io::IsTerminal;
@@ -256,17 +256,11 @@ async fn upload(
                 summary.format = "tar";
                 dst.to_string()
             };
-            let done = files::upload(
-                client,
-                sbx,
-                &path,
-                &mut stdin,
-                &opts,
-                None,
-                &mut |_| {},
-                &progress,
-            )
-            .await?;
+            let hooks = Hooks {
+                started: &mut |_| {},
+                progress: &progress,
+            };
+            let done = files::upload(client, (sbx, &path), &mut stdin, &opts, None, hooks).await?;
             pb.finish_and_clear();
             summary.bytes = done.bytes;
             summary.sha256 = Some(done.sha256);
@@ -326,18 +320,12 @@ async fn upload(
         });
         let pb = bar(args, json, None);
         let progress = |n| pb.set_position(n);
-        let sent = files::upload(
-            client,
-            sbx,
-            &into,
-            &mut rx,
-            &opts,
-            None,
-            // A tar stream cannot be resumed (it is made afresh): no resume hint.
-            &mut |_| {},
-            &progress,
-        )
-        .await;
+        // A tar stream cannot be resumed (it is made afresh): no resume hint.
+        let hooks = Hooks {
+            started: &mut |_| {},
+            progress: &progress,
+        };
+        let sent = files::upload(client, (sbx, &into), &mut rx, &opts, None, hooks).await;
         pb.finish_and_clear();
         drop(rx);
         let built = writer
@@ -398,10 +386,11 @@ async fn upload(
     } else {
         &mut quiet
     };
-    let done = files::upload(
-        client, sbx, &target, &mut file, &opts, resume, started, &progress,
-    )
-    .await;
+    let hooks = Hooks {
+        started,
+        progress: &progress,
+    };
+    let done = files::upload(client, (sbx, &target), &mut file, &opts, resume, hooks).await;
     pb.finish_and_clear();
     let done = done?;
     summary.destination = format!("{sbx}:{target}");

@@ -249,8 +249,8 @@ fn interrupted_upload_resumes_from_the_server_reported_offset() {
     };
     let e = rt
         .block_on(async { api(c.files.write_sandbox_file(req).await) })
-        .err()
-        .expect("mismatch");
+        .map(|_| ())
+        .expect_err("mismatch");
     assert_eq!(e.code, "upload_offset_mismatch");
     assert!(
         e.details.contains(&("offset".into(), offset.to_string())),
@@ -1197,15 +1197,17 @@ fn uploads_from_the_client_crate_resume_with_their_prefix_hash() {
             offset: at,
             prefix: Some(prefix),
         };
+        let hooks = cf::Hooks {
+            started: &mut |_| {},
+            progress: &|_| {},
+        };
         let done = cf::upload(
             &c,
-            &sbx,
-            "/workspace/sdk.bin",
+            (&sbx, "/workspace/sdk.bin"),
             &mut rest,
             &UploadOptions::default(),
             Some(resume),
-            &mut |_| {},
-            &|_| {},
+            hooks,
         )
         .await
         .unwrap();

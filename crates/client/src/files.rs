@@ -18,6 +18,14 @@ const READ_RETRIES: u32 = 5;
 /// Called with the total bytes moved so far.
 pub type Progress<'a> = &'a (dyn Fn(u64) + Send + Sync);
 
+/// What an upload tells its caller as it goes.
+pub struct Hooks<'a> {
+    /// Gets the upload id as soon as the server assigned it (so a caller can tell the
+    /// user how to resume).
+    pub started: &'a mut (dyn FnMut(&str) + Send),
+    pub progress: Progress<'a>,
+}
+
 /// How an upload lands (see `SandboxFileWriteOptions`).
 #[derive(Debug, Clone, Default)]
 pub struct UploadOptions {
@@ -91,20 +99,18 @@ async fn fill<R: AsyncRead + Unpin>(src: &mut R, buf: &mut [u8]) -> Result<usize
     Ok(n)
 }
 
-/// Upload everything `src` yields to `path` in the sandbox. `started` gets the upload id
-/// as soon as the server assigned it (so a caller can tell the user how to resume). A call
-/// that fails in transit is retried once from where the server stands when that is the
-/// chunk in hand; otherwise the error says where the upload stands.
+/// Upload everything `src` yields to `path` in the sandbox. A call that fails in transit
+/// is retried once from where the server stands when that is the chunk in hand; otherwise
+/// the error says where the upload stands.
 pub async fn upload<R: AsyncRead + Unpin>(
     client: &Client,
-    sandbox_id: &str,
-    path: &str,
+    (sandbox_id, path): (&str, &str),
     src: &mut R,
     opts: &UploadOptions,
     resume: Option<Resume>,
-    started: &mut (dyn FnMut(&str) + Send),
-    progress: Progress<'_>,
+    hooks: Hooks<'_>,
 ) -> Result<Uploaded, ApiError> {
+    let Hooks { started, progress } = hooks;
     let (mut upload_id, mut offset, mut hasher) = match resume {
         Some(r) => (r.upload_id, r.offset, r.prefix),
         None => (String::new(), 0, Some(Sha256::new())),

@@ -228,7 +228,7 @@ mod tests {
 
     #[test]
     fn headers_keep_mode_and_kind() {
-        let st = fstat(&std::fs::File::open("/").unwrap()).unwrap();
+        let st = fstat(std::fs::File::open("/").unwrap()).unwrap();
         let h = header(&st, tar::EntryType::Directory);
         assert_eq!(h.mode().unwrap(), st.st_mode & 0o7777);
         assert!(h.entry_type().is_dir());

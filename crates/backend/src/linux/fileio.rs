@@ -121,6 +121,8 @@ pub fn pseudo_fs(fd: &impl AsFd) -> Option<&'static str> {
     let Ok(fs) = nix::sys::statfs::fstatfs(fd.as_fd()) else {
         return Some("an unknown filesystem");
     };
+    // The statfs type's width differs between architectures.
+    #[allow(clippy::unnecessary_cast)]
     let magic = fs.filesystem_type().0 as i64;
     PSEUDO_FS.iter().find(|(m, _)| *m == magic).map(|(_, n)| *n)
 }

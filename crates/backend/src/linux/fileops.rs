@@ -442,7 +442,12 @@ fn create_temp(
         e => refusal(parent, "create a file in", e),
     })?;
     let free = nix::sys::statvfs::fstatvfs(&fd)
-        .map(|s| (s.blocks_available() as u64).saturating_mul(s.fragment_size() as u64))
+        .map(|s| {
+            // The statvfs field types differ between architectures.
+            #[allow(clippy::unnecessary_cast)]
+            let (avail, frag) = (s.blocks_available() as u64, s.fragment_size() as u64);
+            avail.saturating_mul(frag)
+        })
         .unwrap_or(0);
     Ok((fd, free))
 }
