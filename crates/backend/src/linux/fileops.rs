@@ -283,7 +283,11 @@ fn list(
         let p = join(&norm, &name);
         match stat_at(&dir, &name, &p) {
             Ok(info) => {
-                budget += 160 + info.path.len() * 2 + info.symlink_target.len() * 2;
+                // Its exact size in the answer (names may escape to several bytes each).
+                budget += serde_json::to_vec(&info)
+                    .map(|v| v.len())
+                    .unwrap_or(LIST_BUDGET)
+                    + 1;
                 out.push(info);
             }
             // Removed meanwhile: not an entry any more.

@@ -469,7 +469,11 @@ fn file_helper(
             Ok((answer, out)) => {
                 drop(fds);
                 let raw: Vec<i32> = out.iter().map(|f| f.as_raw_fd()).collect();
-                send(id, Ok(answer), &raw)
+                send(id, Ok(answer), &raw).or_else(|e| {
+                    // E.g. an answer too large for the control socket: still answer.
+                    let refusal = fileops::invalid(format!("the answer could not be sent: {e}"));
+                    send(id, Err(refusal), &[])
+                })
             }
             Err(refusal) => send(id, Err(refusal), &[]),
         },
