@@ -844,6 +844,18 @@ fn list_stat_mkdir_remove() {
     let o = s.sh_in(&sbx, "ln -s /workspace/plain /workspace/link");
     assert_eq!(o.status.code(), Some(0));
     let c = rt.block_on(s.client());
+    // Many entries with long names: several pages, each answer bounded, all listed once.
+    let o = s.sh_in(
+        &sbx,
+        "mkdir /workspace/many && cd /workspace/many && \
+         n=0; while [ $n -lt 2500 ]; do : > \"$(printf 'entry-%04d-%0200d' $n 0)\"; n=$((n+1)); done",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let all = rt
+        .block_on(cf::list_all(&c, &sbx, "/workspace/many"))
+        .unwrap();
+    assert_eq!(all.len(), 2500);
+    assert!(all.windows(2).all(|w| w[0].name < w[1].name));
     let l = rt
         .block_on(cf::stat(&c, &sbx, "/workspace/link", false))
         .unwrap();
