@@ -188,7 +188,7 @@ fn interrupted_upload_resumes_from_the_server_reported_offset() {
     let sbx = create(&s, 1024, 512);
     let tmp = tempfile::tempdir().unwrap();
     let src = tmp.path().join("r.bin");
-    let size = 96 * MIB;
+    let size = 128 * MIB;
     let want = random_file(&src, size, 7);
     let dst = format!("{sbx}:/workspace/r.bin");
     // A real client process, really killed mid-upload.
@@ -218,7 +218,7 @@ fn interrupted_upload_resumes_from_the_server_reported_offset() {
     let status = |c: &Client| rt.block_on(cf::upload_status(c, &sbx, &id));
     assert!(
         eventually(Duration::from_secs(120), || status(&c)
-            .map(|u| u.offset >= 8 * MIB)
+            .map(|u| u.offset >= 4 * MIB)
             .unwrap_or(false)),
         "the upload never got going"
     );
