@@ -45,10 +45,10 @@ def files_bench(binary, env, tmp):
         for _ in range(mb):
             f.write(os.urandom(1 << 20))
     want = _sha(src)
-    # Room for the file twice (API copy + stdin copy) under the disk limit of each
+    # Room for the file three times (API copy, its replacement, stdin copy) under the disk limit of each
     # writable filesystem; tmpfs pages count against the memory limit.
     out = subprocess.run([binary, "sandbox", "create", "--memory-mb", str(4 * mb + 512), "--disk-mb",
-                          str(2 * mb + 64)], env=env, check=True, capture_output=True).stdout
+                          str(3 * mb + 64)], env=env, check=True, capture_output=True).stdout
     sid = out.decode().strip()
     up, down, pipe, ex_in, ex_out = [], [], [], [], []
     back = os.path.join(tmp, "files-back.bin")
