@@ -25,6 +25,7 @@ BENCH_ONLY=api measures only the exec-in-existing-sandbox rows (unix vs TCP) and
 in-process API exec round trip (bench/api.py).
 BENCH_ONLY=snapshots the API rows plus snapshot/restore/fork/pause rows (bench/snapshots.py).
 BENCH_ONLY=console only the console's keystroke echo rows (bench/console.py).
+BENCH_ONLY=files only the files API rows (bench/files.py).
 """
 import approvals as approvals_bench
 import hashlib, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
@@ -32,6 +33,7 @@ from console import console_bench
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import api  # noqa: E402  (bench/api.py: the in-process API round-trip rows)
+from files import files_bench  # bench/files.py: upload/download rows (BENCH_ONLY=files)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS = int(os.environ.get("BENCH_RUNS", "200"))
@@ -266,6 +268,8 @@ def main():
             return
         if os.environ.get("BENCH_ONLY") == "console":  # bench/console.py
             return print(json.dumps(dict(result, console=console_bench(binary, env)), indent=2))
+        if os.environ.get("BENCH_ONLY") == "files":
+            return print(json.dumps(dict(result, files=files_bench(binary, env, tmp)), indent=2))
         # The API's own round trip: unix socket vs authenticated TCP (TCP_NODELAY on both ends).
         unix_row = exec_existing(binary, env, "unix socket")
         tcp_row = exec_existing(binary, tcp_env, "tcp")
@@ -329,6 +333,7 @@ def main():
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))); import registries; result["registries"] = registries.run(binary)
         result["snapshots"] = __import__("snapshots").run(binary, env, os.path.join(tmp, "state"), min(RUNS, 20))
         result["console"] = console_bench(binary, env)
+        result["files"] = files_bench(binary, env, tmp)
         print(json.dumps(result, indent=2))
     finally:
         tcp.send_signal(signal.SIGTERM)

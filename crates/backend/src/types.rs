@@ -219,8 +219,9 @@ pub struct ProcessHandle {
 }
 
 /// What a file RPC opens a sandbox file for. The file is always opened with the sandbox's
-/// own identity (no confused deputy): uploads and snapshots will ask for `Write` through
-/// the same path; only `Read` is served today.
+/// own identity (no confused deputy); only `Read` is served. Uploads do not use `Write`:
+/// they go through [`crate::files::FileOp`] so that the sandbox's helper writes the bytes
+/// itself (tmpfs pages are charged to the writer's memory cgroup — the sandbox's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OpenMode {

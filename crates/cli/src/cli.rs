@@ -71,6 +71,8 @@ pub enum Command {
     /// Filesystem snapshots of sandboxes (restore with `--from snap_…`).
     #[command(subcommand)]
     Snapshot(crate::snapshots::SnapshotCommand),
+    /// Copy files and directories between the host and a sandbox (docker cp habits).
+    Cp(crate::cp::CpArgs),
 }
 
 #[derive(Debug, Subcommand)]

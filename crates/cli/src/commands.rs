@@ -48,6 +48,7 @@ pub async fn run(mut cli: Cli) -> i32 {
                 Command::Execution(cmd) => report(execution(&ep, cmd).await),
                 Command::Image(cmd) => report(image(&ep, cmd).await),
                 Command::Snapshot(cmd) => crate::snapshots::run(&ep, cmd).await,
+                Command::Cp(args) => crate::cp::run(&ep, args).await,
                 Command::Serve(_) | Command::Policy(_) | Command::Status(_) => {
                     unreachable!("handled above")
                 }

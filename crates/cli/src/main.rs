@@ -7,6 +7,7 @@ mod bootstrap;
 mod cli;
 mod commands;
 mod console;
+mod cp;
 mod exec;
 mod follow;
 mod lockfiles;

@@ -4,6 +4,7 @@
 
 pub mod console;
 pub mod endpoint;
+pub mod files;
 pub mod policy;
 pub mod session;
 pub mod suggest;
@@ -11,8 +12,8 @@ mod tls;
 
 use base64::Engine as _;
 use cleanroom_proto::cleanroom::v1::{
-    ApprovalServiceClient, ErrorDetail, ExecutionServiceClient, ImageServiceClient,
-    SandboxLifetimeServiceClient,
+    ApprovalServiceClient, ErrorDetail, ExecutionServiceClient, FileServiceClient,
+    ImageServiceClient, SandboxLifetimeServiceClient,
     SandboxServiceClient,
 };
 pub use cleanroom_vocab::ErrorCode;
@@ -95,6 +96,7 @@ pub struct Client {
     /// Egress approval requests (docs/approvals.md).
     pub approvals: ApprovalServiceClient<SharedHttp2Connection>,
     pub snapshots: cleanroom_proto::cleanroom::v1::SnapshotServiceClient<SharedHttp2Connection>,
+    pub files: FileServiceClient<SharedHttp2Connection>,
     pub endpoint: Endpoint,
     /// `SetSandboxTimeout` (TTL / idle timeout changes).
     pub lifetimes: SandboxLifetimeServiceClient<SharedHttp2Connection>,
@@ -193,6 +195,12 @@ impl Client {
             images: ImageServiceClient::new(shared.clone(), config.clone()),
             approvals: ApprovalServiceClient::new(shared.clone(), config.clone()),
             snapshots: cleanroom_proto::cleanroom::v1::SnapshotServiceClient::new(shared.clone(), config.clone()),
+            // File bytes are mostly incompressible (or already compressed): gzip of every
+            // chunk would cost far more CPU than it saves on the wire.
+            files: FileServiceClient::new(
+                shared.clone(),
+                config.clone().with_compression(connectrpc::CompressionRegistry::new()),
+            ),
             endpoint: endpoint.clone(),
             lifetimes: SandboxLifetimeServiceClient::new(shared, config),
         })

@@ -77,6 +77,18 @@ stable_codes! {
         Unavailable => "unavailable",
         /// `AttachExecution` on an execution created without a terminal.
         ExecutionNotInteractive => "execution_not_interactive",
+        // ---- files API (server side; see `is_client_side`) -------------------------
+        /// Something is already at the path (mkdir of a file, an upload with
+        /// `no_overwrite`).
+        FileExists => "file_exists",
+        /// A directory where a file was expected, or the reverse.
+        FileTypeMismatch => "file_type_mismatch",
+        /// A non-recursive remove of a directory that has entries.
+        DirectoryNotEmpty => "directory_not_empty",
+        /// No such upload (finished, cancelled, expired, or not the caller's).
+        UploadNotFound => "upload_not_found",
+        /// A chunk's offset is not where the upload stands (`details["offset"]` says where).
+        UploadOffsetMismatch => "upload_offset_mismatch",
     }
 }
 
@@ -116,5 +128,6 @@ mod tests {
         assert!(ErrorCode::StreamEnded.is_client_side());
         assert!(!ErrorCode::Internal.is_client_side());
         assert!(!ErrorCode::DeadlineExceeded.is_client_side());
+        assert!(!ErrorCode::UploadOffsetMismatch.is_client_side());
     }
 }

@@ -19,6 +19,7 @@ pub mod executions;
 mod fake;
 pub mod lifetimes;
 pub mod pause;
+pub mod files;
 pub mod sandboxes;
 pub mod snapshots;
 #[cfg(test)]
