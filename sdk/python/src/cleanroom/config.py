@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from .errors import CleanroomError
+from . import errors
 
 SYSTEM_SOCKET = "/var/run/cleanroom/cleanroom.sock"
 
@@ -49,7 +49,7 @@ class Endpoint:
                     auth = s[len(prefix) :].rstrip("/")
                     if auth and "/" not in auth:
                         return Endpoint(scheme, auth)
-        raise CleanroomError(
+        raise errors.error(
             "invalid_argument",
             f"invalid endpoint {s!r}: expected unix:///path, http://host:port or https://host:port",
         )
