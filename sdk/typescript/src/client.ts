@@ -7,12 +7,23 @@
  * the server streams execution output over HTTP/1.1 as well as over HTTP/2.
  */
 import { readFileSync } from "node:fs";
-import { createClient, type Client, type Interceptor } from "@connectrpc/connect";
+import { ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { displayEndpoint, resolveTarget, type ConnectOptions, type Target } from "./config.js";
 import { errorFor, fromConnect, type CleanroomError } from "./errors.js";
 import { ExecutionService, ImageService, SandboxService } from "./gen/cleanroom/v1/cleanroom_pb.js";
 import { FileService } from "./gen/cleanroom/v1/files_pb.js";
+
+/** Socket errors that mean the server is not there (connect-node reports them as `internal`). */
+const CONNECT_FAILURES = new Set(["ENOENT", "ECONNREFUSED", "ECONNRESET", "EACCES", "EHOSTUNREACH", "ETIMEDOUT", "ENOTSOCK"]);
+
+function isConnectFailure(e: unknown): boolean {
+  for (let c: unknown = e, depth = 0; c instanceof Error && depth < 5; c = c.cause, depth++) {
+    const code = (c as NodeJS.ErrnoException).code;
+    if (typeof code === "string" && CONNECT_FAILURES.has(code)) return true;
+  }
+  return false;
+}
 
 /** Clients for the Cleanroom services of one server. */
 export class CleanroomClient {
@@ -74,10 +85,14 @@ export class CleanroomClient {
 
   private map(e: unknown): CleanroomError {
     const err = fromConnect(e);
-    if (err.code === "server_unreachable" && err.connectCode === "unavailable") {
+    const unreachable =
+      (err.code === "server_unreachable" && err.connectCode === "unavailable") ||
+      isConnectFailure(e);
+    if (unreachable) {
       return errorFor(
         "server_unreachable",
-        `cannot reach the cleanroom server at ${displayEndpoint(this.target.endpoint)}: ${err.message}. ` +
+        `cannot reach the cleanroom server at ${displayEndpoint(this.target.endpoint)}: ` +
+          `${ConnectError.from(e).rawMessage}. ` +
           "Start it with `cleanroom serve`.",
         "unavailable",
       );
