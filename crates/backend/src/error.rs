@@ -27,6 +27,20 @@ pub enum BackendError {
     /// The image's layout cannot be used safely as a sandbox root.
     #[error("{0}")]
     ImageUnsupported(String),
+    /// Something is already at the path.
+    #[error("{0}")]
+    FileExists(String),
+    /// A directory where a file was expected, or the reverse.
+    #[error("{0}")]
+    FileTypeMismatch(String),
+    #[error("{0}")]
+    DirectoryNotEmpty(String),
+    /// The sandbox's disk limit refused a write.
+    #[error("{0}")]
+    NoSpace(String),
+    /// A malformed file request (relative path, `..`, a bad archive).
+    #[error("{0}")]
+    InvalidFileRequest(String),
     #[error("backend I/O error: {context}: {source}")]
     Io {
         context: String,
@@ -49,6 +63,11 @@ impl BackendError {
             BackendError::PermissionDenied(_) => ErrorCode::PermissionDenied,
             BackendError::FileNotReadable(_) => ErrorCode::FileNotReadable,
             BackendError::ImageUnsupported(_) => ErrorCode::ImageUnsupported,
+            BackendError::FileExists(_) => ErrorCode::FileExists,
+            BackendError::FileTypeMismatch(_) => ErrorCode::FileTypeMismatch,
+            BackendError::DirectoryNotEmpty(_) => ErrorCode::DirectoryNotEmpty,
+            BackendError::NoSpace(_) => ErrorCode::ResourceExhausted,
+            BackendError::InvalidFileRequest(_) => ErrorCode::InvalidArgument,
         }
     }
 

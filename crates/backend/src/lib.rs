@@ -6,6 +6,7 @@
 //! sandbox down. `reconcile` lets a restarted server reclaim what a crashed one left behind.
 
 pub mod error;
+pub mod files;
 pub mod linux;
 pub mod types;
 
@@ -110,6 +111,23 @@ pub trait Backend: Send + Sync + 'static {
         })
         .await
         .map_err(|e| BackendError::Unavailable(format!("read task: {e}")))?
+    }
+
+    /// Carry out a files-API operation inside the sandbox **with the sandbox's own
+    /// identity** (see [`files`]): the answer, the descriptors the operation hands back
+    /// (only to be read from or written to, never resolved further) and, for a stream, its
+    /// outcome. Default: not supported.
+    async fn file_op(
+        &self,
+        sandbox_id: &str,
+        op: files::FileOp,
+        fds: Vec<std::os::fd::OwnedFd>,
+    ) -> Result<files::FileReply, BackendError> {
+        let _ = (sandbox_id, op, fds);
+        Err(BackendError::Unavailable(format!(
+            "backend {:?} cannot operate on sandbox files",
+            self.name()
+        )))
     }
 
     /// The server is stopping and has terminated every sandbox: release per-server state

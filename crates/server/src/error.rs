@@ -104,6 +104,11 @@ impl From<cleanroom_backend::BackendError> for EngineError {
                 Class::FailedPrecondition
             }
             B::Unavailable(_) => Class::Unavailable,
+            B::FileExists(_) | B::FileTypeMismatch(_) | B::DirectoryNotEmpty(_) => {
+                Class::FailedPrecondition
+            }
+            B::NoSpace(_) => Class::ResourceExhausted,
+            B::InvalidFileRequest(_) => Class::InvalidArgument,
             B::LaunchFailed(_) | B::Io { .. } => Class::Internal,
         };
         EngineError::new(class, e.code(), e.to_string())

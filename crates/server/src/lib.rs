@@ -12,6 +12,7 @@ pub mod egress;
 pub mod engine;
 pub mod error;
 pub mod execlog;
+pub mod files;
 pub mod guest;
 pub mod ids;
 pub mod limits;

@@ -115,8 +115,11 @@ fn lock_state_dir(dir: &Path) -> Result<std::fs::File, ServeError> {
 
 /// Build the router with every service.
 pub fn router(engine: Arc<Engine>, caps: crate::store::SandboxCaps) -> connectrpc::Router {
+    let files = crate::files::FileApi::new(engine.clone());
+    let router =
+        cleanroom_proto::cleanroom::v1::FileServiceExt::register(files, connectrpc::Router::new());
     let api = Arc::new(Api { engine, caps });
-    let router = SandboxServiceExt::register(api.clone(), connectrpc::Router::new());
+    let router = SandboxServiceExt::register(api.clone(), router);
     let router = ImageServiceExt::register(api.clone(), router);
     ExecutionServiceExt::register(api, router)
 }

@@ -44,6 +44,16 @@ pub enum Refusal {
     NotReadable,
     /// The open mode is not implemented yet.
     Unsupported,
+    /// Something is already at the path.
+    Exists,
+    /// A directory where a file was expected, or the reverse.
+    TypeMismatch,
+    /// A directory that still has entries.
+    NotEmpty,
+    /// The sandbox's disk limit (its filesystem's size) is reached.
+    NoSpace,
+    /// A malformed request (relative path, `..`, a bad archive).
+    Invalid,
 }
 
 /// A refusal plus a message for humans.
@@ -71,6 +81,11 @@ impl From<FileRefusal> for crate::BackendError {
             Refusal::NotRegular => B::NotARegularFile(r.message),
             Refusal::NotReadable => B::FileNotReadable(r.message),
             Refusal::Unsupported => B::Unavailable(r.message),
+            Refusal::Exists => B::FileExists(r.message),
+            Refusal::TypeMismatch => B::FileTypeMismatch(r.message),
+            Refusal::NotEmpty => B::DirectoryNotEmpty(r.message),
+            Refusal::NoSpace => B::NoSpace(r.message),
+            Refusal::Invalid => B::InvalidFileRequest(r.message),
         }
     }
 }
@@ -100,6 +115,15 @@ const PSEUDO_FS: &[(i64, &str)] = &[
     (0x5049_4446, "pidfs"),
     (0x0904_1934, "anon_inode"),
 ];
+
+/// The name of the kernel pseudo filesystem `fd` is on, if it is on one (or cannot be told).
+pub fn pseudo_fs(fd: &impl AsFd) -> Option<&'static str> {
+    let Ok(fs) = nix::sys::statfs::fstatfs(fd.as_fd()) else {
+        return Some("an unknown filesystem");
+    };
+    let magic = fs.filesystem_type().0 as i64;
+    PSEUDO_FS.iter().find(|(m, _)| *m == magic).map(|(_, n)| *n)
+}
 
 /// Accept `fd` only as a regular file on a data filesystem; its size.
 pub fn check_served(fd: &impl AsFd) -> Result<u64, FileRefusal> {

@@ -19,6 +19,7 @@ use super::fileio;
 use super::protocol::{self, Reply, Request, SetupFailure};
 use super::rootfs::{self, SetupError};
 use super::sys;
+use super::{archive, fileops};
 use nix::sched::{unshare, CloneFlags};
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
@@ -259,21 +260,32 @@ fn serve(sfd: &SignalFd, mask: &SigSet) -> Result<(), String> {
             reap(&mut running, &mut helpers)?;
         }
         for (pid, helper) in helpers.iter_mut() {
-            if helper.started.elapsed() > fileio::HELPER_DEADLINE && !helper.killed {
+            if helper.started.elapsed() > helper.deadline && !helper.killed {
                 // A helper this process forked and has not reaped yet (so the pid is ours).
                 let _ = sys::kill(*pid, Signal::SIGKILL);
                 helper.killed = true;
                 // Fail the request closed now (a late answer of the helper is ignored).
-                let result = Err(fileio::FileRefusal::new(
+                let refusal = fileio::FileRefusal::new(
                     fileio::Refusal::NotReadable,
-                    "opening the file took too long",
-                ));
-                let reply = Reply::Opened {
-                    id: helper.id,
-                    result,
-                };
-                protocol::send(CONTROL_FD, &reply, &[])
-                    .map_err(|e| format!("control socket: {e}"))?;
+                    "the file request took too long",
+                );
+                let mut replies = vec![];
+                if helper.op {
+                    for id in std::iter::once(helper.id).chain(helper.done_id) {
+                        let result = Err(refusal.clone());
+                        replies.push(Reply::FileDone { id, result });
+                    }
+                } else {
+                    let result = Err(refusal.clone());
+                    replies.push(Reply::Opened {
+                        id: helper.id,
+                        result,
+                    });
+                }
+                for reply in replies {
+                    protocol::send(CONTROL_FD, &reply, &[])
+                        .map_err(|e| format!("control socket: {e}"))?;
+                }
             }
         }
         if control_ready {
@@ -281,6 +293,14 @@ fn serve(sfd: &SignalFd, mask: &SigSet) -> Result<(), String> {
                 Ok(Some((Request::OpenFile { id, path, mode }, _))) => {
                     open_file(id, &path, mode, &mut helpers)?
                 }
+                Ok(Some((
+                    Request::FileOp {
+                        id,
+                        done_id,
+                        file_op: op,
+                    },
+                    fds,
+                ))) => file_op(id, done_id, op, fds, &mut helpers)?,
                 Ok(Some((req, fds))) => handle(req, fds, mask, &mut running)?,
                 // Server gone: returning ends pid 1 and with it the whole sandbox.
                 Ok(None) => return Ok(()),
@@ -328,6 +348,9 @@ fn open_file(
         Ok(ForkResult::Parent { child }) => {
             let helper = Helper {
                 id,
+                done_id: None,
+                op: false,
+                deadline: fileio::HELPER_DEADLINE,
                 started: Instant::now(),
                 killed: false,
             };
@@ -345,10 +368,122 @@ fn control_fd() -> std::os::fd::BorrowedFd<'static> {
     unsafe { std::os::fd::BorrowedFd::borrow_raw(CONTROL_FD) }
 }
 
-/// A file helper pid 1 forked: the request it answers, when it started, whether it was
-/// already killed for running too long.
+/// Fork a helper that carries out a files-API operation with the sandbox's identity and
+/// answers the server itself ([`Reply::FileDone`], fds attached as the operation says; a
+/// stream answers once when it starts and once, for `done_id`, when it ends).
+fn file_op(
+    id: u64,
+    done_id: Option<u64>,
+    op: crate::files::FileOp,
+    fds: Vec<OwnedFd>,
+    helpers: &mut Helpers,
+) -> Result<(), String> {
+    let refuse = |message: &str| {
+        let refusal = fileio::FileRefusal::new(fileio::Refusal::NotReadable, message);
+        for id in std::iter::once(id).chain(done_id) {
+            let reply = Reply::FileDone {
+                id,
+                result: Err(refusal.clone()),
+            };
+            protocol::send(CONTROL_FD, &reply, &[]).map_err(|e| format!("control socket: {e}"))?;
+        }
+        Ok(())
+    };
+    if helpers.len() >= fileio::MAX_HELPERS {
+        return refuse("too many file requests in flight in this sandbox");
+    }
+    let deadline = op.deadline();
+    // SAFETY: pid 1 is single-threaded, so the child may allocate; it carries out one
+    // operation, sends its answers and `_exit`s.
+    match unsafe { fork() } {
+        Ok(ForkResult::Child) => {
+            // A reader that went away is an error to report (EPIPE), not a silent death;
+            // modes are exactly the ones asked for.
+            // SAFETY: setting a signal disposition in a single-threaded child.
+            unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+            nix::sys::stat::umask(nix::sys::stat::Mode::empty());
+            let code = match file_helper(id, done_id, op, fds) {
+                Ok(()) => 0,
+                Err(_) => 1,
+            };
+            // SAFETY: leave without running pid 1's destructors or atexit handlers.
+            unsafe { libc::_exit(code) }
+        }
+        Ok(ForkResult::Parent { child }) => {
+            drop(fds);
+            let helper = Helper {
+                id,
+                done_id,
+                op: true,
+                deadline,
+                started: Instant::now(),
+                killed: false,
+            };
+            helpers.insert(child.as_raw(), helper);
+            Ok(())
+        }
+        // E.g. the sandbox's pids limit: fail this request closed, keep serving.
+        Err(e) => {
+            drop(fds);
+            refuse(&format!("cannot start a file helper: {e}"))
+        }
+    }
+}
+
+/// The body of a file helper (in the forked child).
+fn file_helper(
+    id: u64,
+    done_id: Option<u64>,
+    op: crate::files::FileOp,
+    mut fds: Vec<OwnedFd>,
+) -> std::io::Result<()> {
+    use crate::files::{FileAnswer, FileOp};
+    let send = |id: u64, result: Result<FileAnswer, fileio::FileRefusal>, fds: &[i32]| {
+        protocol::send(CONTROL_FD, &Reply::FileDone { id, result }, fds)
+    };
+    match op {
+        FileOp::Archive { path } => {
+            let Some(out) = fds.pop().filter(|_| fds.is_empty()) else {
+                let refusal = fileops::invalid("an archive needs exactly one pipe");
+                return send(id, Err(refusal), &[]);
+            };
+            let mut started = false;
+            let mut on_start = || {
+                started = true;
+                let _ = send(id, Ok(FileAnswer::Started), &[]);
+            };
+            let result = archive::archive(&path, out, &mut on_start);
+            match (started, done_id) {
+                (true, Some(done)) => send(done, result, &[]),
+                _ => send(id, result, &[]),
+            }
+        }
+        FileOp::Extract { path, size } => {
+            let result = match fds.pop().filter(|_| fds.is_empty()) {
+                Some(file) => archive::extract(&path, size, file),
+                None => Err(fileops::invalid("an extract needs exactly one file")),
+            };
+            send(id, result, &[])
+        }
+        op => match fileops::run(&op, &fds) {
+            Ok((answer, out)) => {
+                drop(fds);
+                let raw: Vec<i32> = out.iter().map(|f| f.as_raw_fd()).collect();
+                send(id, Ok(answer), &raw)
+            }
+            Err(refusal) => send(id, Err(refusal), &[]),
+        },
+    }
+}
+
+/// A file helper pid 1 forked: the request it answers (and, for a stream, the id of its
+/// end), whether it is a files-API operation, how long it may live, when it started,
+/// whether it was already killed for running too long.
 struct Helper {
     id: u64,
+    done_id: Option<u64>,
+    op: bool,
+    deadline: std::time::Duration,
     started: Instant,
     killed: bool,
 }
@@ -435,7 +570,10 @@ fn handle(
             }
         }
         // Only meaningful during setup; ignore a stray one. (Opens are dispatched by `serve`.)
-        Request::IdsMapped | Request::Configure(_) | Request::OpenFile { .. } => Ok(()),
+        Request::IdsMapped
+        | Request::Configure(_)
+        | Request::OpenFile { .. }
+        | Request::FileOp { .. } => Ok(()),
         Request::Signal { id, signal } => {
             if let Some((&pid, _)) = running.iter().find(|(_, v)| **v == id) {
                 // A pid/pgrp we spawned; gone already is fine.

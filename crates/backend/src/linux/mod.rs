@@ -7,9 +7,12 @@
 //! the sandbox's directory under the backend's state root, removed on terminate and swept
 //! by [`Backend::reconcile`].
 
+mod archive;
 pub mod cgroup;
 pub mod config;
 pub mod fileio;
+pub mod fileops;
+mod files;
 pub mod harden;
 mod identity;
 mod idmap;
@@ -25,6 +28,7 @@ mod sweep;
 pub mod sys;
 mod tree;
 
+use crate::files::{FileAnswer, FileOp};
 use crate::{
     Backend, BackendError, ExitStatus, ProcessHandle, ProcessId, ProcessSpec, ProvisionedSandbox,
     ReconcileRecord, ReconcileReport, SandboxSpec,
@@ -179,8 +183,8 @@ impl LinuxSandbox {
     }
 }
 
-/// Pid 1's answer to an open request and the fds that came with it.
-type Opened = (Result<u64, fileio::FileRefusal>, Vec<OwnedFd>);
+/// Pid 1's (or its file helper's) answer to a file request and the fds that came with it.
+type Opened = (Result<FileAnswer, fileio::FileRefusal>, Vec<OwnedFd>);
 /// Callers waiting for pid 1's answer to request `id`.
 type Waiters<T> = Arc<Mutex<HashMap<u64, oneshot::Sender<T>>>>;
 
@@ -560,5 +564,13 @@ impl Backend for LinuxBackend {
             }
         }
         Ok(report)
+    }
+    async fn file_op(
+        &self,
+        sandbox_id: &str,
+        op: FileOp,
+        fds: Vec<OwnedFd>,
+    ) -> Result<crate::files::FileReply, BackendError> {
+        self.run_file_op(sandbox_id, op, fds).await
     }
 }

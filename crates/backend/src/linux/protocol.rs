@@ -35,6 +35,14 @@ pub enum Request {
         path: String,
         mode: crate::OpenMode,
     },
+    /// A files-API operation carried out by a helper with the sandbox's identity; fds as
+    /// the operation needs them (see [`crate::files::FileOp`]). Answered by
+    /// [`Reply::FileDone`] for `id` and, for a stream, once more for `done_id` at its end.
+    FileOp {
+        id: u64,
+        done_id: Option<u64>,
+        file_op: crate::files::FileOp,
+    },
 }
 
 /// Why setup failed, as far as the server's users need to know.
@@ -84,6 +92,11 @@ pub enum Reply {
     Opened {
         id: u64,
         result: Result<u64, super::fileio::FileRefusal>,
+    },
+    /// Answer to [`Request::FileOp`] (fds attached as the operation says).
+    FileDone {
+        id: u64,
+        result: Result<crate::files::FileAnswer, super::fileio::FileRefusal>,
     },
 }
 

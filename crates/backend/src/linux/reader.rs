@@ -42,6 +42,12 @@ pub(super) fn read_replies(
             Ok(Some((Reply::Opened { id, result }, fds))) => {
                 let tx = opens.lock().ok().and_then(|mut m| m.remove(&id));
                 if let Some(tx) = tx {
+                    let _ = tx.send((result.map(|size| FileAnswer::Opened { size }), fds));
+                }
+            }
+            Ok(Some((Reply::FileDone { id, result }, fds))) => {
+                let tx = opens.lock().ok().and_then(|mut m| m.remove(&id));
+                if let Some(tx) = tx {
                     let _ = tx.send((result, fds));
                 }
             }

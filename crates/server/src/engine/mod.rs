@@ -16,6 +16,7 @@ pub mod events;
 pub mod executions;
 #[cfg(test)]
 mod fake;
+pub mod files;
 pub mod sandboxes;
 #[cfg(test)]
 mod tests;

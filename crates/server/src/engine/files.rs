@@ -1,0 +1,47 @@
+//! The engine's door to the files API: a READY sandbox, then the backend's file operation
+//! (carried out with the sandbox's own identity; see `docs/files.md`).
+
+use super::Engine;
+use crate::error::{Class, EngineError, ErrorCode};
+use crate::status::sandbox as ss;
+use cleanroom_backend::files::{FileOp, FileReply};
+use std::os::fd::OwnedFd;
+
+impl Engine {
+    /// Run `op` inside the READY sandbox `sandbox_id` (ownership is the caller's check).
+    pub async fn sandbox_file_op(
+        &self,
+        sandbox_id: &str,
+        op: FileOp,
+        fds: Vec<OwnedFd>,
+    ) -> Result<FileReply, EngineError> {
+        self.ready_for_files(sandbox_id)?;
+        Ok(self.backend.file_op(sandbox_id, op, fds).await?)
+    }
+
+    /// Open a regular file for reading with the sandbox's identity.
+    pub async fn sandbox_open_read(
+        &self,
+        sandbox_id: &str,
+        path: &str,
+    ) -> Result<std::fs::File, EngineError> {
+        self.ready_for_files(sandbox_id)?;
+        Ok(self
+            .backend
+            .open_file(sandbox_id, path, cleanroom_backend::OpenMode::Read)
+            .await?)
+    }
+
+    /// `sandbox_not_ready` unless the sandbox is READY.
+    pub fn ready_for_files(&self, sandbox_id: &str) -> Result<(), EngineError> {
+        let sbx = self.get_sandbox(sandbox_id)?;
+        if sbx.status != ss::READY {
+            return Err(EngineError::new(
+                Class::FailedPrecondition,
+                ErrorCode::SandboxNotReady,
+                format!("sandbox {sandbox_id} is {}", ss::name(sbx.status)),
+            ));
+        }
+        Ok(())
+    }
+}
