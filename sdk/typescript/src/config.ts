@@ -12,7 +12,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CleanroomError } from "./errors.js";
+import { errorFor } from "./errors.js";
 
 export const SYSTEM_SOCKET = "/var/run/cleanroom/cleanroom.sock";
 
@@ -39,7 +39,7 @@ export function parseEndpoint(input: string): Endpoint {
       }
     }
   }
-  throw new CleanroomError(
+  throw errorFor(
     "invalid_argument",
     `invalid endpoint ${JSON.stringify(s)}: expected unix:///path, http://host:port or https://host:port`,
   );
