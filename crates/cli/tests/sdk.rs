@@ -28,11 +28,13 @@ fn need(path: PathBuf) -> PathBuf {
     path
 }
 
-/// Both servers, and the environment an SDK suite runs with: no ambient credentials or
-/// config, only what the test hands it.
+/// The servers (unix socket; plain TCP and TLS with a bearer token), and the environment
+/// an SDK suite runs with: no ambient credentials or config, only what the test hands it.
 struct Servers {
     unix: Server,
     tcp: TcpServer,
+    tls: TcpServer,
+    ca: PathBuf,
     home: tempfile::TempDir,
 }
 
@@ -41,10 +43,25 @@ impl Servers {
         let unix = Server::start();
         let tmp = tempfile::tempdir().unwrap();
         let tokens = write_tokens(tmp.path(), &[(TOKEN, "sdk-user", "user")]);
-        let tcp = TcpServer::start("http", &["--tokens-file", &tokens.display().to_string()]);
+        let tokens = tokens.display().to_string();
+        let tcp = TcpServer::start("http", &["--tokens-file", &tokens]);
+        let [ca, cert, key, _, _] = write_test_pki(tmp.path(), "sdk-client");
+        let tls = TcpServer::start(
+            "https",
+            &[
+                "--tls-cert",
+                &cert.display().to_string(),
+                "--tls-key",
+                &key.display().to_string(),
+                "--tokens-file",
+                &tokens,
+            ],
+        );
         Servers {
             unix,
             tcp,
+            tls,
+            ca,
             home: tmp,
         }
     }
@@ -54,6 +71,8 @@ impl Servers {
         c.env("CLEANROOM_HOST", self.unix.host())
             .env("CLEANROOM_TEST_TCP_HOST", self.tcp.host())
             .env("CLEANROOM_TEST_TOKEN", TOKEN)
+            .env("CLEANROOM_TEST_TLS_HOST", self.tls.host())
+            .env("CLEANROOM_TEST_CA_CERT", &self.ca)
             .env_remove("CLEANROOM_TOKEN")
             .env_remove("CLEANROOM_CA_CERT")
             .env("XDG_CONFIG_HOME", self.home.path().join("config"))
@@ -68,10 +87,11 @@ impl Servers {
         println!("{out}\n{err}");
         assert!(
             o.status.success(),
-            "{what} failed ({:?}):\n{out}\n{err}\nunix server log:\n{}\ntcp server log:\n{}",
+            "{what} failed ({:?}):\n{out}\n{err}\nunix server log:\n{}\ntcp server log:\n{}\ntls server log:\n{}",
             o.status,
             self.unix.log(),
-            self.tcp.log()
+            self.tcp.log(),
+            self.tls.log()
         );
     }
 }
@@ -81,8 +101,14 @@ fn python_sdk_suite() {
     let s = Servers::start();
     let root = workspace();
     let mut c = s.command(need(root.join(".tools/venv/bin/python")));
-    c.current_dir(root.join("sdk/python"))
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]);
+    c.current_dir(root.join("sdk/python")).args([
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "tests",
+    ]);
     s.run("pytest sdk/python/tests", c);
 }
 

@@ -72,3 +72,20 @@ def test_token_over_tcp(tcp_host, token, monkeypatch, tmp_path):
     )
     with Sandbox.create() as sbx:
         assert sbx.run("true").exit_code == 0
+
+
+def test_https_with_ca_cert(token, monkeypatch, tmp_path):
+    tls_host = os.environ.get("CLEANROOM_TEST_TLS_HOST") or pytest.fail("CLEANROOM_TEST_TLS_HOST unset")
+    ca = os.environ.get("CLEANROOM_TEST_CA_CERT") or pytest.fail("CLEANROOM_TEST_CA_CERT unset")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.delenv("CLEANROOM_CA_CERT", raising=False)
+    # Without the private CA the server's certificate is not trusted: no connection.
+    with pytest.raises(errors.ServerUnreachableError):
+        Sandbox.create(host=tls_host, token=token)
+    with Sandbox.create(host=tls_host, token=token, ca_cert=ca) as sbx:
+        assert sbx.run("echo", "over tls").stdout == "over tls\n"
+    monkeypatch.setenv("CLEANROOM_CA_CERT", ca)
+    with pytest.raises(errors.UnauthenticatedError):
+        Sandbox.create(host=tls_host, token="wrong")
+    with Sandbox.create(host=tls_host, token=token) as sbx:
+        assert sbx.run("true").exit_code == 0

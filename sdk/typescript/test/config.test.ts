@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { parseEndpoint, resolveEndpoint, resolveTarget, Sandbox, UnauthenticatedError } from "../src/index.js";
-import { tcpHost, token } from "./helpers.js";
+import { CleanroomError, parseEndpoint, resolveEndpoint, resolveTarget, Sandbox, UnauthenticatedError } from "../src/index.js";
+import { need, tcpHost, token } from "./helpers.js";
 
 /** Run `fn` with these environment variables (undefined = unset), then restore. */
 async function withEnv(vars: Record<string, string | undefined>, fn: () => Promise<void> | void) {
@@ -86,5 +86,24 @@ test("token authentication over TCP, from options, environment and config file",
     const s = await Sandbox.create();
     assert.equal((await s.run(["true"])).exitCode, 0);
     await s.terminate();
+  });
+});
+
+test("https with a private CA, from options and environment", async () => {
+  const tls = need("CLEANROOM_TEST_TLS_HOST");
+  const ca = need("CLEANROOM_TEST_CA_CERT");
+  const cfg = mkdtempSync(join(tmpdir(), "cr-cfg-"));
+  await withEnv({ XDG_CONFIG_HOME: cfg, CLEANROOM_CA_CERT: undefined, CLEANROOM_HOST: undefined }, async () => {
+    // Without the private CA the certificate is not trusted: no sandbox.
+    await assert.rejects(Sandbox.create({ host: tls, token: token() }), (e: unknown) => e instanceof CleanroomError);
+    const sbx = await Sandbox.create({ host: tls, token: token(), caCert: ca });
+    assert.equal((await sbx.run(["echo", "over tls"])).stdout, "over tls\n");
+    await sbx.terminate();
+    await withEnv({ CLEANROOM_CA_CERT: ca }, async () => {
+      await assert.rejects(Sandbox.create({ host: tls, token: "wrong" }), (e: unknown) => e instanceof UnauthenticatedError);
+      const s = await Sandbox.create({ host: tls, token: token() });
+      assert.equal((await s.run(["true"])).exitCode, 0);
+      await s.terminate();
+    });
   });
 });
