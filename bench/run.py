@@ -17,7 +17,8 @@ Measures, in the same run and on the same machine:
     secret into the header, redacts the response, and speaks verified TLS upstream) next to
     the same HTTPS request made on the host: latency and 64 MiB download throughput.
 Progress goes to stderr. BENCH_BINARY=path skips the release build and uses that binary;
-BENCH_ONLY=api measures only the exec-in-existing-sandbox rows (unix vs TCP).
+BENCH_ONLY=api measures only the exec-in-existing-sandbox rows (unix vs TCP);
+BENCH_ONLY=sdk only the SDK round trips (bench/sdk.py).
 """
 import hashlib, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
@@ -247,6 +248,8 @@ def main():
                 time.sleep(0.05)
         env = dict(os.environ, CLEANROOM_HOST="unix://" + sock)
         result = {"machine": {"cpus": os.cpu_count(), "kernel": os.uname().release}}
+        if __import__("sdk").hook(result, RUNS, env, tcp_env):  # bench/sdk.py, BENCH_ONLY=sdk
+            return
         # The API's own round trip: unix socket vs authenticated TCP (TCP_NODELAY on both ends).
         unix_row = exec_existing(binary, env, "unix socket")
         tcp_row = exec_existing(binary, tcp_env, "tcp")
