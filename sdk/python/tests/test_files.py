@@ -4,6 +4,7 @@ write outside it)."""
 
 import hashlib
 import os
+import tarfile
 
 import pytest
 
@@ -80,3 +81,40 @@ async def test_async_files(host):
         assert (await sbx.files.stat("/workspace/x.txt")).size == 11
         await sbx.files.mkdir("/workspace/d")
         assert await sbx.files.remove("/workspace/d")
+
+
+def test_directories_as_tar_streams(sbx, tmp_path):
+    src = tmp_path / "src"
+    (src / "sub").mkdir(parents=True)
+    (src / "a.txt").write_text("A")
+    (src / "sub/b.bin").write_bytes(os.urandom(70000))
+    os.chmod(src / "a.txt", 0o640)
+    sbx.files.upload_dir(str(src), "/workspace/up/dir")
+    assert sbx.files.read("/workspace/up/dir/a.txt") == b"A"
+    assert sbx.files.stat("/workspace/up/dir/a.txt").mode == 0o640
+    assert sbx.files.read("/workspace/up/dir/sub/b.bin") == (src / "sub/b.bin").read_bytes()
+    # And back out: docker cp layout, <basename>/...
+    sbx.run("sh", "-c", "echo made > /workspace/up/dir/sub/made.txt")
+    out = tmp_path / "out"
+    out.mkdir()
+    names = sbx.files.download_dir("/workspace/up/dir", str(out))
+    assert "dir/sub/made.txt" in names
+    assert (out / "dir/sub/made.txt").read_text() == "made\n"
+    assert (out / "dir/sub/b.bin").read_bytes() == (src / "sub/b.bin").read_bytes()
+
+
+def test_download_of_hostile_links_stays_in_the_target(sbx, tmp_path):
+    """A sandbox plants an absolute symlink and a link pointing up and out; extracting its
+    archive on the client must not follow or create them outside the target."""
+    sbx.run(
+        "sh",
+        "-c",
+        "mkdir -p /workspace/evil && ln -s /etc/passwd /workspace/evil/abs && "
+        "ln -s ../../../../../../tmp /workspace/evil/up && echo ok > /workspace/evil/fine",
+    )
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(tarfile.TarError):
+        sbx.files.download_dir("/workspace/evil", str(out))
+    for p in out.rglob("*"):
+        assert p.resolve().is_relative_to(out.resolve()), p

@@ -74,6 +74,32 @@ export class Files {
   /** Write `data` to `path` atomically, in chunks. */
   async write(path: string, data: string | Uint8Array, o: WriteOptions = {}): Promise<FileInfo> {
     const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+    return this.upload(path, bytes, o, SandboxUploadFormat.FILE);
+  }
+
+  /**
+   * Extract a tar archive (`tar` bytes) into the directory `dir` (created with its parents),
+   * in the sandbox with the sandbox's own identity.
+   */
+  async writeArchive(dir: string, tar: Uint8Array): Promise<FileInfo> {
+    await this.mkdir(dir, { parents: true });
+    return this.upload(dir, tar, { createParents: false }, SandboxUploadFormat.TAR);
+  }
+
+  /** A file or directory tree of the sandbox as tar bytes (entries `<basename>/…`). */
+  async readArchive(path: string): Promise<Uint8Array> {
+    const parts: Uint8Array[] = [];
+    const stream = this.client.files.readSandboxArchive({ sandboxId: this.sandboxId, path });
+    for await (const m of this.client.stream(stream)) if (m.data.length) parts.push(m.data);
+    return Buffer.concat(parts);
+  }
+
+  private async upload(
+    path: string,
+    bytes: Uint8Array,
+    o: WriteOptions,
+    format: SandboxUploadFormat,
+  ): Promise<FileInfo> {
     const svc = this.client.files;
     let uploadId = "";
     let offset = 0;
@@ -93,7 +119,7 @@ export class Files {
             options: uploadId
               ? undefined
               : {
-                  format: SandboxUploadFormat.FILE,
+                  format,
                   mode: o.mode ?? 0,
                   uid: o.uid,
                   gid: o.gid,

@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { DirectoryNotEmptyError, FileExistsError, FileNotFoundError, Sandbox } from "../src/index.js";
 import { host } from "./helpers.js";
@@ -44,4 +48,17 @@ test("files: mkdir, remove and typed errors", async () => {
   await sbx.files.write("/workspace/once", "1");
   await assert.rejects(sbx.files.write("/workspace/once", "2", { overwrite: false }), (e: unknown) => e instanceof FileExistsError);
   assert.equal(await sbx.files.readText("/workspace/once"), "1");
+});
+
+test("files: directories as tar streams", async () => {
+  const src = mkdtempSync(join(tmpdir(), "cr-tar-"));
+  mkdirSync(join(src, "sub"));
+  writeFileSync(join(src, "a.txt"), "A");
+  writeFileSync(join(src, "sub/b.txt"), "B");
+  const tar = execFileSync("tar", ["-C", src, "-cf", "-", "a.txt", "sub"]);
+  await sbx.files.writeArchive("/workspace/tree/in", tar);
+  assert.equal(await sbx.files.readText("/workspace/tree/in/sub/b.txt"), "B");
+  const back = await sbx.files.readArchive("/workspace/tree/in");
+  const names = execFileSync("tar", ["-tf", "-"], { input: back }).toString().split("\n").filter(Boolean);
+  assert.ok(names.includes("in/a.txt") && names.some((n) => n.startsWith("in/sub/b.txt")), names.join(","));
 });

@@ -11,6 +11,9 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import io
+import os
+import tarfile
+import tempfile
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator, List, Optional, Union
 
@@ -68,9 +71,11 @@ def _reader(data: Data) -> BinaryIO:
     return data
 
 
-def _options(mode, uid, gid, create_parents, overwrite, size) -> "fpb.SandboxFileWriteOptions":
+def _options(
+    mode, uid, gid, create_parents, overwrite, size, fmt=fpb.SANDBOX_UPLOAD_FORMAT_FILE
+) -> "fpb.SandboxFileWriteOptions":
     o = fpb.SandboxFileWriteOptions(
-        format=fpb.SANDBOX_UPLOAD_FORMAT_FILE,
+        format=fmt,
         mode=mode or 0,
         create_parents=create_parents,
         no_overwrite=not overwrite,
@@ -196,6 +201,49 @@ class Files:
             except errors.UploadOffsetMismatchError as e:
                 up.mismatch(e)
         return up.done
+
+    def upload_dir(self, local_dir: str, remote_dir: str) -> FileInfo:
+        """Copy the contents of ``local_dir`` into ``remote_dir`` (created with its parents)
+        as one tar stream, extracted in the sandbox with the sandbox's own identity."""
+        with tempfile.TemporaryFile() as buf:
+            with tarfile.open(fileobj=buf, mode="w") as tar:
+                for name in sorted(os.listdir(local_dir)):
+                    tar.add(os.path.join(local_dir, name), arcname=name)
+            size = buf.tell()
+            buf.seek(0)
+            self.mkdir(remote_dir, parents=True)
+            up = Uploader(
+                self._sbx.id,
+                remote_dir,
+                buf,
+                _options(None, None, None, False, True, size, fpb.SANDBOX_UPLOAD_FORMAT_TAR),
+            )
+            while up.done is None:
+                try:
+                    up.took(self._call(self._svc.write_sandbox_file, up.next_request()))
+                except errors.UploadOffsetMismatchError as e:
+                    up.mismatch(e)
+            return up.done
+
+    def iter_archive(self, path: str) -> Iterator[bytes]:
+        """A file or directory tree as a tar stream (entries named ``<basename>/…``)."""
+        req = fpb.ReadSandboxArchiveRequest(sandbox_id=self._sbx.id, path=path)
+        for m in self._sbx.client.stream(self._svc.read_sandbox_archive, req):
+            if m.data:
+                yield m.data
+
+    def download_dir(self, path: str, local_dir: str) -> List[str]:
+        """Copy ``path`` (a file or directory tree of the sandbox) into ``local_dir`` as
+        ``local_dir/<basename>``; returns the member names. The archive comes from the
+        sandbox, so it is extracted with tarfile's ``data`` filter: no absolute or ``..``
+        names, no links out of ``local_dir``, no devices, no setuid bits."""
+        with tempfile.TemporaryFile() as buf:
+            for chunk in self.iter_archive(path):
+                buf.write(chunk)
+            buf.seek(0)
+            with tarfile.open(fileobj=buf, mode="r") as tar:
+                tar.extractall(local_dir, filter="data")
+                return tar.getnames()
 
     def iter_read(self, path: str, offset: int = 0, length: int = 0) -> Iterator[bytes]:
         """Stream a file's bytes from ``offset`` (at most ``length``; 0 = to the end)."""
