@@ -11,6 +11,8 @@ use std::process::Command;
 use std::time::Duration;
 
 const TOKEN: &str = "sdk-test-token-4b9e2c7a1f3d5e8b0a6c4f2e9d1b3a5c";
+/// A second principal on the same TCP server: must not see the first one's sandboxes.
+const OTHER: &str = "sdk-other-token-8d1f3b5a7c9e2d4f6a8b0c1e3f5a7d9b";
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -42,7 +44,10 @@ impl Servers {
     fn start() -> Servers {
         let unix = Server::start();
         let tmp = tempfile::tempdir().unwrap();
-        let tokens = write_tokens(tmp.path(), &[(TOKEN, "sdk-user", "user")]);
+        let tokens = write_tokens(
+            tmp.path(),
+            &[(TOKEN, "sdk-user", "user"), (OTHER, "sdk-other", "user")],
+        );
         let tokens = tokens.display().to_string();
         let tcp = TcpServer::start("http", &["--tokens-file", &tokens]);
         let [ca, cert, key, _, _] = write_test_pki(tmp.path(), "sdk-client");
@@ -71,6 +76,7 @@ impl Servers {
         c.env("CLEANROOM_HOST", self.unix.host())
             .env("CLEANROOM_TEST_TCP_HOST", self.tcp.host())
             .env("CLEANROOM_TEST_TOKEN", TOKEN)
+            .env("CLEANROOM_TEST_OTHER_TOKEN", OTHER)
             .env("CLEANROOM_TEST_TLS_HOST", self.tls.host())
             .env("CLEANROOM_TEST_CA_CERT", &self.ca)
             .env_remove("CLEANROOM_TOKEN")

@@ -104,3 +104,13 @@ def test_reattach_by_id_from_another_client(sbx, host):
         assert other.attach(h.id).wait().stdout == out
     finally:
         other.close()  # the connection only: the sandbox is the fixture's
+
+
+def test_create_with_policy_file_labels_and_limits(host, tmp_path):
+    pol = tmp_path / "cleanroom.yaml"
+    pol.write_text("version: 1\nsandbox: {env: {FROM_POLICY: 'yes'}}\n")
+    with Sandbox.create(pol, host=host, labels={"team": "sdk"}, limits={"pids": 64}) as sbx:
+        assert sbx.run("sh", "-c", "echo $FROM_POLICY").stdout == "yes\n"
+        info = sbx.info()
+        assert info.status == 2  # SANDBOX_STATUS_READY
+        assert info.policy_hash

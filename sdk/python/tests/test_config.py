@@ -59,6 +59,23 @@ def test_token_over_tcp(tcp_host, token, monkeypatch, tmp_path):
         assert e.value.code == "unauthenticated"
     with Sandbox.create(host=tcp_host, token=token) as sbx:
         assert sbx.run("echo", "over tcp").stdout == "over tcp\n"
+        job = sbx.start("sleep", "30")
+        # Another principal's token: the sandbox and its execution do not exist for it.
+        other = os.environ.get("CLEANROOM_TEST_OTHER_TOKEN") or pytest.fail("no other token")
+        with pytest.raises(errors.SandboxNotFoundError):
+            Sandbox.connect(sbx.id, host=tcp_host, token=other)
+        from cleanroom import Client
+        from cleanroom.v1 import cleanroom_pb2 as pb
+
+        with Client(tcp_host, token=other) as c:
+            for call, req in [
+                (c.executions.cancel_execution, pb.CancelExecutionRequest(sandbox_id=sbx.id, execution_id=job.id)),
+                (c.sandboxes.terminate_sandbox, pb.TerminateSandboxRequest(sandbox_id=sbx.id)),
+            ]:
+                with pytest.raises(errors.SandboxNotFoundError):
+                    c.call(call, req)
+        assert job.info().status == pb.EXECUTION_STATUS_RUNNING
+        job.kill()
     # The same credentials from the environment, then from the config file, as the CLI.
     monkeypatch.setenv("CLEANROOM_HOST", tcp_host)
     monkeypatch.setenv("CLEANROOM_TOKEN", token)

@@ -11,6 +11,8 @@ process (``sbx.attach(id)``) or another one (``Sandbox.connect(sandbox_id).attac
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Mapping, Optional, Union
 
 from . import errors
@@ -114,7 +116,7 @@ class Sandbox:
     @classmethod
     def create(
         cls,
-        policy: Optional[str] = None,
+        policy: Union[str, "os.PathLike[str]", None] = None,
         image: Optional[str] = None,
         *,
         labels: Optional[Mapping[str, str]] = None,
@@ -125,10 +127,12 @@ class Sandbox:
         token: Optional[str] = None,
         ca_cert: Optional[str] = None,
     ) -> "Sandbox":
-        """Create a sandbox. ``policy`` is cleanroom.yaml text (empty: the built-in
-        deny-by-default policy); ``image`` a digest-pinned OCI reference (empty: host-view
+        """Create a sandbox. ``policy`` is cleanroom.yaml text or a path to the file
+        (empty: the built-in deny-by-default policy); ``image`` a digest-pinned OCI reference (empty: host-view
         root); ``limits`` a ``ResourceLimits`` or a dict of its fields. Without ``client``,
         one is built from ``host``/``token``/``ca_cert`` or the CLI's sources."""
+        if isinstance(policy, os.PathLike):
+            policy = Path(policy).read_text()
         owns = client is None
         c = client or Client(host, token=token, ca_cert=ca_cert)
         try:
