@@ -68,12 +68,13 @@ def test_token_over_tcp(tcp_host, token, monkeypatch, tmp_path):
         from cleanroom.v1 import cleanroom_pb2 as pb
 
         with Client(tcp_host, token=other) as c:
-            for call, req in [
-                (c.executions.cancel_execution, pb.CancelExecutionRequest(sandbox_id=sbx.id, execution_id=job.id)),
-                (c.sandboxes.terminate_sandbox, pb.TerminateSandboxRequest(sandbox_id=sbx.id)),
-            ]:
-                with pytest.raises(errors.SandboxNotFoundError):
-                    c.call(call, req)
+            with pytest.raises(errors.ExecutionNotFoundError):
+                c.call(
+                    c.executions.cancel_execution,
+                    pb.CancelExecutionRequest(sandbox_id=sbx.id, execution_id=job.id),
+                )
+            with pytest.raises(errors.SandboxNotFoundError):
+                c.call(c.sandboxes.terminate_sandbox, pb.TerminateSandboxRequest(sandbox_id=sbx.id))
         assert job.info().status == pb.EXECUTION_STATUS_RUNNING
         job.kill()
     # The same credentials from the environment, then from the config file, as the CLI.
