@@ -65,12 +65,14 @@ class AsyncCommandHandle:
         c = self.sandbox.client
         col = Collector(self.id, on_stdout, on_stderr)
         for _ in range(STREAM_RETRIES + 1):
-            async for ev in c.stream(
-                c.executions.stream_execution, col.stream_request(self.sandbox.id)
-            ):
-                col.feed(ev)
-                if col.result is not None:
-                    return col.result
+            events = c.stream(c.executions.stream_execution, col.stream_request(self.sandbox.id))
+            try:
+                async for ev in events:
+                    col.feed(ev)
+                    if col.result is not None:
+                        return col.result
+            finally:
+                await events.aclose()  # release the HTTP response now, not at GC
         raise col.ended_without_exit()
 
     async def kill(self, grace_seconds: int = 0) -> None:
