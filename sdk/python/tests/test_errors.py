@@ -49,8 +49,6 @@ def test_every_vocab_code_has_a_class():
     }
     missing = codes - cli_only - errors.KNOWN_CODES
     assert not missing, f"add typed errors for {sorted(missing)} to cleanroom/errors.py"
-    unknown = errors.KNOWN_CODES - codes
-    assert not unknown, f"codes not in the vocab crate: {sorted(unknown)}"
     # An unknown code (a newer server) still gives a CleanroomError with that code.
     e = errors.error("brand_new_code", "m")
     assert type(e) is CleanroomError and e.code == "brand_new_code"

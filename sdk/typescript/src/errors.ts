@@ -5,7 +5,7 @@
  * codes of crates/vocab (`ErrorCode`). {@link fromConnect} turns a Connect error into the
  * subclass registered for that code (`SandboxNotFoundError` for `sandbox_not_found`, ...),
  * or a plain {@link CleanroomError} for a code this SDK does not know (a newer server):
- * callers can always branch on `err.code`. A test checks this list against the vocab crate.
+ * callers can always branch on `err.code`. A test checks that every vocab code has a class.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorDetailSchema } from "./gen/cleanroom/v1/cleanroom_pb.js";
@@ -89,6 +89,12 @@ export class DirectoryNotEmptyError extends CleanroomError {}
 export class UploadNotFoundError extends CleanroomError {}
 /** The `upload_offset_mismatch` error. */
 export class UploadOffsetMismatchError extends CleanroomError {}
+/** The `deadline_exceeded` error. */
+export class DeadlineExceededError extends CleanroomError {}
+/** The `canceled` error. */
+export class CanceledError extends CleanroomError {}
+/** The `unavailable` error. */
+export class UnavailableError extends CleanroomError {}
 /** The `server_unreachable` error. */
 export class ServerUnreachableError extends CleanroomError {}
 /** The `stream_ended` error. */
@@ -128,6 +134,9 @@ const BY_CODE: Record<string, new (code: string, message: string, connectCode?: 
   directory_not_empty: DirectoryNotEmptyError,
   upload_not_found: UploadNotFoundError,
   upload_offset_mismatch: UploadOffsetMismatchError,
+  deadline_exceeded: DeadlineExceededError,
+  canceled: CanceledError,
+  unavailable: UnavailableError,
   server_unreachable: ServerUnreachableError,
   stream_ended: StreamEndedError,
 };

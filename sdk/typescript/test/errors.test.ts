@@ -54,7 +54,6 @@ test("every vocab code has a typed error", () => {
   ]);
   const missing = [...codes].filter((c) => !cliOnly.has(c) && !KNOWN_CODES.includes(c));
   assert.deepEqual(missing, [], "add typed errors to src/errors.ts");
-  assert.deepEqual(KNOWN_CODES.filter((c) => !codes.has(c)), []);
   const e = errorFor("brand_new_code", "m");
   assert.ok(e.constructor === CleanroomError && e.code === "brand_new_code");
 });

@@ -4,7 +4,8 @@ Every server error carries a ``cleanroom.v1.ErrorDetail`` whose ``code`` is one 
 codes of ``crates/vocab`` (``ErrorCode``). :func:`from_connect` turns a Connect error into the
 subclass registered for that code (``SandboxNotFoundError`` for ``sandbox_not_found``, ...), or
 into a plain :class:`CleanroomError` for a code this SDK does not know yet (a newer server):
-callers can always branch on ``err.code``. A test checks this list against the vocab crate.
+callers can always branch on ``err.code``. A test checks that every code of the vocab crate
+has its class here.
 """
 
 from __future__ import annotations
@@ -79,6 +80,10 @@ FileTypeMismatchError = _register("file_type_mismatch", "FileTypeMismatchError")
 DirectoryNotEmptyError = _register("directory_not_empty", "DirectoryNotEmptyError")
 UploadNotFoundError = _register("upload_not_found", "UploadNotFoundError")
 UploadOffsetMismatchError = _register("upload_offset_mismatch", "UploadOffsetMismatchError")
+# Framework-level conditions the server reports with a stable code too.
+DeadlineExceededError = _register("deadline_exceeded", "DeadlineExceededError")
+CanceledError = _register("canceled", "CanceledError")
+UnavailableError = _register("unavailable", "UnavailableError")
 # Client side only (never in an ErrorDetail), produced by this SDK.
 ServerUnreachableError = _register("server_unreachable", "ServerUnreachableError")
 StreamEndedError = _register("stream_ended", "StreamEndedError")
