@@ -26,6 +26,7 @@ in-process API exec round trip (bench/api.py).
 BENCH_ONLY=snapshots the API rows plus snapshot/restore/fork/pause rows (bench/snapshots.py).
 BENCH_ONLY=console only the console's keystroke echo rows (bench/console.py).
 BENCH_ONLY=files only the files API rows (bench/files.py).
+BENCH_ONLY=sdk only the SDK round trips (bench/sdk.py).
 """
 import approvals as approvals_bench
 import hashlib, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
@@ -270,6 +271,8 @@ def main():
             return print(json.dumps(dict(result, console=console_bench(binary, env)), indent=2))
         if os.environ.get("BENCH_ONLY") == "files":
             return print(json.dumps(dict(result, files=files_bench(binary, env, tmp)), indent=2))
+        if __import__("sdk").hook(result, RUNS, env, tcp_env):  # bench/sdk.py, BENCH_ONLY=sdk
+            return
         # The API's own round trip: unix socket vs authenticated TCP (TCP_NODELAY on both ends).
         unix_row = exec_existing(binary, env, "unix socket")
         tcp_row = exec_existing(binary, tcp_env, "tcp")

@@ -76,4 +76,23 @@ if ! command -v tmux >/dev/null; then
   echo "deps: apt-get install tmux" >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null \
     || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null; }
+# ---- SDKs (sdk/python, sdk/typescript) -------------------------------------------------
+# Python: a project-local venv (.tools/venv) with the pinned set of sdk/python/requirements-dev.txt
+# (the SDK's runtime deps, pytest, and the generators sdk/gen.sh uses: grpcio-tools,
+# protoc-gen-connectrpc) plus the SDK itself (editable). TypeScript: `npm ci` in
+# sdk/typescript from its committed lock file. Each is redone only when its pins change.
+sdk_py_want="$(sha256sum sdk/python/requirements-dev.txt sdk/python/pyproject.toml | sha256sum | cut -c1-64)"
+if [ ! -x .tools/venv/bin/python ] || [ "$(cat .tools/venv/.cleanroom-sdk 2>/dev/null)" != "$sdk_py_want" ]; then
+  echo "deps: python venv .tools/venv (sdk/python/requirements-dev.txt)" >&2
+  mkdir -p .tools
+  python3 -m venv .tools/venv
+  .tools/venv/bin/pip install -q --disable-pip-version-check -r sdk/python/requirements-dev.txt
+  .tools/venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e sdk/python
+  echo "$sdk_py_want" > .tools/venv/.cleanroom-sdk
+fi
+sdk_ts_want="$(sha256sum sdk/typescript/package-lock.json | cut -c1-64)"
+if [ "$(cat sdk/typescript/node_modules/.cleanroom-sdk 2>/dev/null)" != "$sdk_ts_want" ]; then
+  echo "deps: npm ci in sdk/typescript" >&2
+  (cd sdk/typescript && npm ci --silent --no-audit --no-fund --ignore-scripts >/dev/null)
+  echo "$sdk_ts_want" > sdk/typescript/node_modules/.cleanroom-sdk
 fi

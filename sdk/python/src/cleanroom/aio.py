@@ -1,0 +1,337 @@
+"""The asyncio layer: :class:`AsyncSandbox`, the twin of :class:`~cleanroom.Sandbox`.
+
+    async with AsyncSandbox.create() as sbx:
+        r = await sbx.run("echo", "hi")
+        handles = [await sbx.start("sleep", "1") for _ in range(3)]
+        results = await asyncio.gather(*(h.wait() for h in handles))
+
+``AsyncSandbox.create(...)`` can be awaited (you terminate the sandbox yourself) or used
+with ``async with`` (terminated on exit).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable, Generator, List, Mapping, Optional, Union
+
+from . import errors
+from ._core import (
+    STREAM_RETRIES,
+    Collector,
+    CommandResult,
+    OutputCallback,
+    create_request,
+    limits_message,
+    stdin_chunks,
+)
+from .client import AsyncClient
+from .files import Data, FileInfo, Uploader, _list_request, _options, _reader, _size_of
+from .v1 import cleanroom_pb2 as pb
+from .v1 import files_pb2 as fpb
+
+
+class AsyncCommandHandle:
+    """A command running in a sandbox; see :class:`cleanroom.CommandHandle`."""
+
+    def __init__(self, sandbox: "AsyncSandbox", execution_id: str) -> None:
+        self.sandbox = sandbox
+        self.id = execution_id
+
+    @property
+    def execution_id(self) -> str:
+        return self.id
+
+    async def send_stdin(self, data: Union[str, bytes]) -> None:
+        c = self.sandbox.client
+        for chunk in stdin_chunks(data):
+            await c.call(
+                c.executions.write_execution_stdin,
+                pb.WriteExecutionStdinRequest(
+                    sandbox_id=self.sandbox.id, execution_id=self.id, data=chunk
+                ),
+            )
+
+    async def close_stdin(self) -> None:
+        c = self.sandbox.client
+        await c.call(
+            c.executions.close_execution_stdin,
+            pb.CloseExecutionStdinRequest(sandbox_id=self.sandbox.id, execution_id=self.id),
+        )
+
+    async def wait(
+        self,
+        on_stdout: Optional[OutputCallback] = None,
+        on_stderr: Optional[OutputCallback] = None,
+    ) -> CommandResult:
+        c = self.sandbox.client
+        col = Collector(self.id, on_stdout, on_stderr)
+        for _ in range(STREAM_RETRIES + 1):
+            events = c.stream(c.executions.stream_execution, col.stream_request(self.sandbox.id))
+            try:
+                async for ev in events:
+                    col.feed(ev)
+                    if col.result is not None:
+                        return col.result
+            finally:
+                await events.aclose()  # release the HTTP response now, not at GC
+        raise col.ended_without_exit()
+
+    async def kill(self, grace_seconds: int = 0) -> None:
+        c = self.sandbox.client
+        await c.call(
+            c.executions.cancel_execution,
+            pb.CancelExecutionRequest(
+                sandbox_id=self.sandbox.id, execution_id=self.id, grace_seconds=grace_seconds
+            ),
+        )
+
+    async def info(self) -> "pb.Execution":
+        c = self.sandbox.client
+        r = await c.call(
+            c.executions.get_execution,
+            pb.GetExecutionRequest(sandbox_id=self.sandbox.id, execution_id=self.id),
+        )
+        return r.execution
+
+
+class AsyncFiles:
+    """``sbx.files`` of an :class:`AsyncSandbox`; see :class:`cleanroom.files.Files`."""
+
+    def __init__(self, sandbox: "AsyncSandbox") -> None:
+        self._sbx = sandbox
+        self._svc = sandbox.client.files
+
+    async def write(
+        self,
+        path: str,
+        data: Data,
+        *,
+        mode: Optional[int] = None,
+        uid: Optional[int] = None,
+        gid: Optional[int] = None,
+        create_parents: bool = True,
+        overwrite: bool = True,
+    ) -> FileInfo:
+        up = Uploader(
+            self._sbx.id,
+            path,
+            _reader(data),
+            _options(mode, uid, gid, create_parents, overwrite, _size_of(data)),
+        )
+        while up.done is None:
+            try:
+                up.took(await self._sbx.client.call(self._svc.write_sandbox_file, up.next_request()))
+            except errors.UploadOffsetMismatchError as e:
+                up.mismatch(e)
+        return up.done
+
+    async def read(self, path: str, offset: int = 0, length: int = 0) -> bytes:
+        req = fpb.ReadSandboxFileRequest(
+            sandbox_id=self._sbx.id, path=path, offset=offset, length=length
+        )
+        parts = []
+        async for m in self._sbx.client.stream(self._svc.read_sandbox_file, req):
+            parts.append(m.data)
+        return b"".join(parts)
+
+    async def read_text(self, path: str, encoding: str = "utf-8") -> str:
+        return (await self.read(path)).decode(encoding)
+
+    async def list(self, path: str) -> List[FileInfo]:
+        out: List[FileInfo] = []
+        after = ""
+        while True:
+            r = await self._sbx.client.call(
+                self._svc.list_sandbox_files, _list_request(self._sbx.id, path, after)
+            )
+            out.extend(FileInfo.from_proto(e) for e in r.entries)
+            if not r.truncated or not r.entries:
+                return out
+            after = r.entries[-1].name
+
+    async def stat(self, path: str, follow_symlinks: bool = False) -> FileInfo:
+        r = await self._sbx.client.call(
+            self._svc.stat_sandbox_file,
+            fpb.StatSandboxFileRequest(
+                sandbox_id=self._sbx.id, path=path, follow_symlinks=follow_symlinks
+            ),
+        )
+        return FileInfo.from_proto(r.file)
+
+    async def mkdir(self, path: str, mode: int = 0, parents: bool = True) -> FileInfo:
+        r = await self._sbx.client.call(
+            self._svc.make_sandbox_directory,
+            fpb.MakeSandboxDirectoryRequest(
+                sandbox_id=self._sbx.id, path=path, mode=mode, parents=parents
+            ),
+        )
+        return FileInfo.from_proto(r.directory)
+
+    async def remove(self, path: str, recursive: bool = False, missing_ok: bool = False) -> bool:
+        r = await self._sbx.client.call(
+            self._svc.remove_sandbox_file,
+            fpb.RemoveSandboxFileRequest(
+                sandbox_id=self._sbx.id, path=path, recursive=recursive, missing_ok=missing_ok
+            ),
+        )
+        return r.removed
+
+
+class _Opening:
+    """What ``AsyncSandbox.create``/``connect`` return: await it for the sandbox, or use it
+    with ``async with`` to have the sandbox terminated on exit."""
+
+    def __init__(self, make: Callable[[], Awaitable["AsyncSandbox"]]) -> None:
+        self._make = make
+        self._sbx: Optional[AsyncSandbox] = None
+
+    def __await__(self) -> Generator[Any, None, "AsyncSandbox"]:
+        return self._make().__await__()
+
+    async def __aenter__(self) -> "AsyncSandbox":
+        self._sbx = await self._make()
+        return self._sbx
+
+    async def __aexit__(self, *exc) -> None:
+        if self._sbx is not None:
+            await self._sbx.__aexit__(*exc)
+
+
+class AsyncSandbox:
+    """A sandbox driven from asyncio; methods mirror :class:`cleanroom.Sandbox`."""
+
+    def __init__(self, client: AsyncClient, sandbox: "pb.Sandbox", owns_client: bool) -> None:
+        self.client = client
+        self.id: str = sandbox.sandbox_id
+        self._owns_client = owns_client
+        self.files = AsyncFiles(self)
+
+    @classmethod
+    def create(
+        cls,
+        policy: Optional[str] = None,
+        image: Optional[str] = None,
+        *,
+        labels: Optional[Mapping[str, str]] = None,
+        limits=None,
+        idempotency_key: str = "",
+        client: Optional[AsyncClient] = None,
+        host: Optional[str] = None,
+        token: Optional[str] = None,
+        ca_cert: Optional[str] = None,
+    ) -> _Opening:
+        req = pb.CreateSandboxRequest(
+            policy_yaml=policy or "",
+            image_ref=image or "",
+            idempotency_key=idempotency_key,
+            labels=dict(labels or {}),
+            limits=limits_message(limits),
+        )
+
+        async def make() -> AsyncSandbox:
+            owns = client is None
+            c = client or AsyncClient(host, token=token, ca_cert=ca_cert)
+            try:
+                r = await c.call(c.sandboxes.create_sandbox, req)
+            except BaseException:
+                if owns:
+                    await c.aclose()
+                raise
+            return cls(c, r.sandbox, owns)
+
+        return _Opening(make)
+
+    @classmethod
+    def connect(
+        cls,
+        sandbox_id: str,
+        *,
+        client: Optional[AsyncClient] = None,
+        host: Optional[str] = None,
+        token: Optional[str] = None,
+        ca_cert: Optional[str] = None,
+    ) -> _Opening:
+        async def make() -> AsyncSandbox:
+            owns = client is None
+            c = client or AsyncClient(host, token=token, ca_cert=ca_cert)
+            try:
+                r = await c.call(c.sandboxes.get_sandbox, pb.GetSandboxRequest(sandbox_id=sandbox_id))
+            except BaseException:
+                if owns:
+                    await c.aclose()
+                raise
+            return cls(c, r.sandbox, owns)
+
+        return _Opening(make)
+
+    async def info(self) -> "pb.Sandbox":
+        r = await self.client.call(
+            self.client.sandboxes.get_sandbox, pb.GetSandboxRequest(sandbox_id=self.id)
+        )
+        return r.sandbox
+
+    async def start(
+        self,
+        *command: str,
+        stdin: Union[bool, str, bytes] = False,
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+        timeout: Optional[int] = None,
+    ) -> AsyncCommandHandle:
+        c = self.client
+        r = await c.call(
+            c.executions.create_execution,
+            create_request(
+                self.id,
+                command,
+                env=env,
+                cwd=cwd,
+                timeout=timeout,
+                attach_stdin=stdin is not False and stdin is not None,
+            ),
+        )
+        h = AsyncCommandHandle(self, r.execution.execution_id)
+        if isinstance(stdin, (str, bytes)):
+            await h.send_stdin(stdin)
+            await h.close_stdin()
+        return h
+
+    async def run(
+        self,
+        *command: str,
+        stdin: Union[str, bytes, None] = None,
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+        timeout: Optional[int] = None,
+        on_stdout: Optional[OutputCallback] = None,
+        on_stderr: Optional[OutputCallback] = None,
+    ) -> CommandResult:
+        h = await self.start(
+            *command, stdin=stdin if stdin is not None else False, env=env, cwd=cwd,
+            timeout=timeout,
+        )
+        return await h.wait(on_stdout=on_stdout, on_stderr=on_stderr)
+
+    async def attach(self, execution_id: str) -> AsyncCommandHandle:
+        h = AsyncCommandHandle(self, execution_id)
+        await h.info()
+        return h
+
+    async def terminate(self) -> None:
+        await self.client.call(
+            self.client.sandboxes.terminate_sandbox, pb.TerminateSandboxRequest(sandbox_id=self.id)
+        )
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self.client.aclose()
+
+    async def __aenter__(self) -> "AsyncSandbox":
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        try:
+            await self.terminate()
+        except errors.SandboxNotFoundError:
+            pass
+        finally:
+            await self.aclose()

@@ -1,0 +1,261 @@
+"""The blocking, idiomatic layer: :class:`Sandbox` and :class:`CommandHandle`.
+
+    with Sandbox.create(policy=yaml_text) as sbx:
+        r = sbx.run("python3", "-c", "print(1)")
+        print(r.stdout, r.exit_code)
+
+Leaving the ``with`` block terminates the sandbox. Commands are executions of the server;
+their output is retained there, so a background command can be re-attached by id — from this
+process (``sbx.attach(id)``) or another one (``Sandbox.connect(sandbox_id).attach(id)``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Mapping, Optional, Union
+
+from . import errors
+from ._core import (
+    STREAM_RETRIES,
+    Collector,
+    CommandResult,
+    OutputCallback,
+    create_request,
+    limits_message,
+    stdin_chunks,
+)
+from .client import Client
+from .v1 import cleanroom_pb2 as pb
+
+Stdin = Union[str, bytes, None]
+
+
+class CommandHandle:
+    """A command running in a sandbox (started with :meth:`Sandbox.start`, or re-attached
+    with :meth:`Sandbox.attach`)."""
+
+    def __init__(self, sandbox: "Sandbox", execution_id: str) -> None:
+        self.sandbox = sandbox
+        self.id = execution_id
+
+    @property
+    def execution_id(self) -> str:
+        return self.id
+
+    def send_stdin(self, data: Union[str, bytes]) -> None:
+        """Write to the command's stdin (it must have been started with ``stdin=True``)."""
+        c = self.sandbox.client
+        for chunk in stdin_chunks(data):
+            c.call(
+                c.executions.write_execution_stdin,
+                pb.WriteExecutionStdinRequest(
+                    sandbox_id=self.sandbox.id, execution_id=self.id, data=chunk
+                ),
+            )
+
+    def close_stdin(self) -> None:
+        """Send EOF to the command's stdin."""
+        c = self.sandbox.client
+        c.call(
+            c.executions.close_execution_stdin,
+            pb.CloseExecutionStdinRequest(sandbox_id=self.sandbox.id, execution_id=self.id),
+        )
+
+    def wait(
+        self,
+        on_stdout: Optional[OutputCallback] = None,
+        on_stderr: Optional[OutputCallback] = None,
+    ) -> CommandResult:
+        """Stream the command's output from its start until it exits; callbacks receive the
+        text as it arrives. Returns the full result (all retained output)."""
+        c = self.sandbox.client
+        col = Collector(self.id, on_stdout, on_stderr)
+        for _ in range(STREAM_RETRIES + 1):
+            events = c.stream(c.executions.stream_execution, col.stream_request(self.sandbox.id))
+            try:
+                for ev in events:
+                    col.feed(ev)
+                    if col.result is not None:
+                        return col.result
+            finally:
+                events.close()  # release the HTTP response now, not at GC
+        raise col.ended_without_exit()
+
+    def kill(self, grace_seconds: int = 0) -> None:
+        """Cancel the command: SIGTERM, then SIGKILL after ``grace_seconds`` (0 = server
+        default)."""
+        c = self.sandbox.client
+        c.call(
+            c.executions.cancel_execution,
+            pb.CancelExecutionRequest(
+                sandbox_id=self.sandbox.id, execution_id=self.id, grace_seconds=grace_seconds
+            ),
+        )
+
+    def info(self) -> "pb.Execution":
+        """The execution as the server reports it now (status, exit code...)."""
+        c = self.sandbox.client
+        r = c.call(
+            c.executions.get_execution,
+            pb.GetExecutionRequest(sandbox_id=self.sandbox.id, execution_id=self.id),
+        )
+        return r.execution
+
+
+class Sandbox:
+    """A sandbox on a Cleanroom server. Create one with :meth:`create`, or connect to an
+    existing one with :meth:`connect`."""
+
+    def __init__(self, client: Client, sandbox: "pb.Sandbox", owns_client: bool) -> None:
+        self.client = client
+        self.id: str = sandbox.sandbox_id
+        self._info = sandbox
+        self._owns_client = owns_client
+        from .files import Files
+
+        #: File operations in the sandbox (run with the sandbox's own identity).
+        self.files = Files(self)
+
+    @classmethod
+    def create(
+        cls,
+        policy: Union[str, "os.PathLike[str]", None] = None,
+        image: Optional[str] = None,
+        *,
+        labels: Optional[Mapping[str, str]] = None,
+        limits=None,
+        idempotency_key: str = "",
+        client: Optional[Client] = None,
+        host: Optional[str] = None,
+        token: Optional[str] = None,
+        ca_cert: Optional[str] = None,
+    ) -> "Sandbox":
+        """Create a sandbox. ``policy`` is cleanroom.yaml text or a path to the file
+        (empty: the built-in deny-by-default policy); ``image`` a digest-pinned OCI reference (empty: host-view
+        root); ``limits`` a ``ResourceLimits`` or a dict of its fields. Without ``client``,
+        one is built from ``host``/``token``/``ca_cert`` or the CLI's sources."""
+        if isinstance(policy, os.PathLike):
+            policy = Path(policy).read_text()
+        owns = client is None
+        c = client or Client(host, token=token, ca_cert=ca_cert)
+        try:
+            r = c.call(
+                c.sandboxes.create_sandbox,
+                pb.CreateSandboxRequest(
+                    policy_yaml=policy or "",
+                    image_ref=image or "",
+                    idempotency_key=idempotency_key,
+                    labels=dict(labels or {}),
+                    limits=limits_message(limits),
+                ),
+            )
+        except BaseException:
+            if owns:
+                c.close()
+            raise
+        return cls(c, r.sandbox, owns)
+
+    @classmethod
+    def connect(
+        cls,
+        sandbox_id: str,
+        *,
+        client: Optional[Client] = None,
+        host: Optional[str] = None,
+        token: Optional[str] = None,
+        ca_cert: Optional[str] = None,
+    ) -> "Sandbox":
+        """An existing sandbox by id (raises ``SandboxNotFoundError`` when it is not there
+        or belongs to someone else)."""
+        owns = client is None
+        c = client or Client(host, token=token, ca_cert=ca_cert)
+        try:
+            r = c.call(c.sandboxes.get_sandbox, pb.GetSandboxRequest(sandbox_id=sandbox_id))
+        except BaseException:
+            if owns:
+                c.close()
+            raise
+        return cls(c, r.sandbox, owns)
+
+    def info(self) -> "pb.Sandbox":
+        """The sandbox as the server reports it now."""
+        r = self.client.call(
+            self.client.sandboxes.get_sandbox, pb.GetSandboxRequest(sandbox_id=self.id)
+        )
+        self._info = r.sandbox
+        return r.sandbox
+
+    def start(
+        self,
+        *command: str,
+        stdin: Union[bool, str, bytes] = False,
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+        timeout: Optional[int] = None,
+    ) -> CommandHandle:
+        """Start a command in the background. ``stdin=True`` keeps stdin open for
+        :meth:`CommandHandle.send_stdin`; str/bytes are written and stdin closed."""
+        c = self.client
+        r = c.call(
+            c.executions.create_execution,
+            create_request(
+                self.id,
+                command,
+                env=env,
+                cwd=cwd,
+                timeout=timeout,
+                attach_stdin=stdin is not False and stdin is not None,
+            ),
+        )
+        h = CommandHandle(self, r.execution.execution_id)
+        if isinstance(stdin, (str, bytes)):
+            h.send_stdin(stdin)
+            h.close_stdin()
+        return h
+
+    def run(
+        self,
+        *command: str,
+        stdin: Stdin = None,
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+        timeout: Optional[int] = None,
+        on_stdout: Optional[OutputCallback] = None,
+        on_stderr: Optional[OutputCallback] = None,
+    ) -> CommandResult:
+        """Run a command to completion. A non-zero exit is not an exception: look at
+        ``result.exit_code`` (API failures — no such sandbox, bad policy... — raise)."""
+        h = self.start(
+            *command, stdin=stdin if stdin is not None else False, env=env, cwd=cwd,
+            timeout=timeout,
+        )
+        return h.wait(on_stdout=on_stdout, on_stderr=on_stderr)
+
+    def attach(self, execution_id: str) -> CommandHandle:
+        """Re-attach to an execution of this sandbox by id (checks that it exists)."""
+        h = CommandHandle(self, execution_id)
+        h.info()
+        return h
+
+    def terminate(self) -> None:
+        """Stop the sandbox and everything in it."""
+        self.client.call(
+            self.client.sandboxes.terminate_sandbox, pb.TerminateSandboxRequest(sandbox_id=self.id)
+        )
+
+    def close(self) -> None:
+        """Release the connection (the sandbox keeps running)."""
+        if self._owns_client:
+            self.client.close()
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self.terminate()
+        except errors.SandboxNotFoundError:
+            pass
+        finally:
+            self.close()

@@ -1,0 +1,216 @@
+/**
+ * `sbx.files`: move files in and out of a sandbox through the FileService.
+ *
+ * Every operation runs on the server with the sandbox's own identity. Uploads are chunked
+ * unary calls with offsets: a chunk the server did not take (`upload_offset_mismatch`) is
+ * resent from the offset the server reports; the file appears atomically at finish.
+ */
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { createHash } from "node:crypto";
+import type { CleanroomClient } from "./client.js";
+import { errorFor, UploadOffsetMismatchError } from "./errors.js";
+import {
+  SandboxFileType,
+  SandboxUploadFormat,
+  type SandboxFileInfo,
+} from "./gen/cleanroom/v1/files_pb.js";
+
+/** Chunk size used before the server has said its maximum. */
+const FIRST_CHUNK = 1 << 20;
+
+/** One filesystem entry as the sandbox sees it. */
+export interface FileInfo {
+  path: string;
+  name: string;
+  type: "file" | "dir" | "symlink" | "other" | "unspecified";
+  size: number;
+  mode: number;
+  uid: number;
+  gid: number;
+  modifiedAt?: Date;
+  symlinkTarget: string;
+}
+
+function fileInfo(m: SandboxFileInfo | undefined): FileInfo {
+  if (!m) throw errorFor("internal", "the server sent no file info");
+  const types: Record<number, FileInfo["type"]> = {
+    [SandboxFileType.REGULAR]: "file",
+    [SandboxFileType.DIRECTORY]: "dir",
+    [SandboxFileType.SYMLINK]: "symlink",
+    [SandboxFileType.OTHER]: "other",
+  };
+  return {
+    path: m.path,
+    name: m.name,
+    type: types[m.type] ?? "unspecified",
+    size: Number(m.size),
+    mode: m.mode,
+    uid: m.uid,
+    gid: m.gid,
+    modifiedAt: m.modifiedAt ? timestampDate(m.modifiedAt) : undefined,
+    symlinkTarget: m.symlinkTarget,
+  };
+}
+
+/** Options of {@link Files.write}. */
+export interface WriteOptions {
+  /** Permission bits (default 0o644). */
+  mode?: number;
+  uid?: number;
+  gid?: number;
+  /** Create missing parent directories (default true). */
+  createParents?: boolean;
+  /** Replace an existing file (default true); false refuses with `file_exists`. */
+  overwrite?: boolean;
+}
+
+/** File operations of one sandbox. */
+export class Files {
+  constructor(
+    private readonly client: CleanroomClient,
+    private readonly sandboxId: string,
+  ) {}
+
+  /** Write `data` to `path` atomically, in chunks. */
+  async write(path: string, data: string | Uint8Array, o: WriteOptions = {}): Promise<FileInfo> {
+    const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+    return this.upload(path, bytes, o, SandboxUploadFormat.FILE);
+  }
+
+  /**
+   * Extract a tar archive (`tar` bytes) into the directory `dir` (created with its parents),
+   * in the sandbox with the sandbox's own identity.
+   */
+  async writeArchive(dir: string, tar: Uint8Array): Promise<FileInfo> {
+    await this.mkdir(dir, { parents: true });
+    return this.upload(dir, tar, { createParents: false }, SandboxUploadFormat.TAR);
+  }
+
+  /** A file or directory tree of the sandbox as tar bytes (entries `<basename>/…`). */
+  async readArchive(path: string): Promise<Uint8Array> {
+    const parts: Uint8Array[] = [];
+    const stream = this.client.files.readSandboxArchive({ sandboxId: this.sandboxId, path });
+    for await (const m of this.client.stream(stream)) if (m.data.length) parts.push(m.data);
+    return Buffer.concat(parts);
+  }
+
+  private async upload(
+    path: string,
+    bytes: Uint8Array,
+    o: WriteOptions,
+    format: SandboxUploadFormat,
+  ): Promise<FileInfo> {
+    const svc = this.client.files;
+    let uploadId = "";
+    let offset = 0;
+    let chunk = FIRST_CHUNK;
+    for (;;) {
+      const piece = bytes.subarray(offset, offset + chunk);
+      const finish = offset + piece.length >= bytes.length;
+      try {
+        const r = await this.client.call(
+          svc.writeSandboxFile({
+            sandboxId: this.sandboxId,
+            path,
+            uploadId,
+            offset: BigInt(offset),
+            data: piece,
+            finish,
+            options: uploadId
+              ? undefined
+              : {
+                  format,
+                  mode: o.mode ?? 0,
+                  uid: o.uid,
+                  gid: o.gid,
+                  createParents: o.createParents ?? true,
+                  noOverwrite: o.overwrite === false,
+                  expectedSize: BigInt(bytes.length),
+                },
+            sha256: finish ? createHash("sha256").update(bytes).digest("hex") : "",
+          }),
+        );
+        uploadId = r.uploadId || uploadId;
+        offset = Number(r.offset);
+        if (r.maxChunkBytes > 0n) chunk = Number(r.maxChunkBytes);
+        if (r.finished) return fileInfo(r.file);
+      } catch (e) {
+        // A chunk lost in transit: the server says where it stands; resend from there.
+        const at = e instanceof UploadOffsetMismatchError ? Number(e.details.offset) : NaN;
+        if (!Number.isInteger(at) || at > offset) throw e;
+        offset = at;
+      }
+    }
+  }
+
+  /** A file's bytes from `offset` (at most `length`; 0 = to the end). */
+  async read(path: string, offset = 0, length = 0): Promise<Uint8Array> {
+    const parts: Uint8Array[] = [];
+    const stream = this.client.files.readSandboxFile({
+      sandboxId: this.sandboxId,
+      path,
+      offset: BigInt(offset),
+      length: BigInt(length),
+    });
+    for await (const m of this.client.stream(stream)) {
+      if (m.data.length) parts.push(m.data);
+    }
+    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      out.set(p, at);
+      at += p.length;
+    }
+    return out;
+  }
+
+  /** A file's content as UTF-8 text. */
+  async readText(path: string): Promise<string> {
+    return new TextDecoder().decode(await this.read(path));
+  }
+
+  /** The entries of a directory, sorted by name (all pages). */
+  async list(path: string): Promise<FileInfo[]> {
+    const out: FileInfo[] = [];
+    let startAfter = "";
+    for (;;) {
+      const r = await this.client.call(
+        this.client.files.listSandboxFiles({ sandboxId: this.sandboxId, path, startAfter }),
+      );
+      out.push(...r.entries.map(fileInfo));
+      if (!r.truncated || r.entries.length === 0) return out;
+      startAfter = r.entries[r.entries.length - 1].name;
+    }
+  }
+
+  async stat(path: string, followSymlinks = false): Promise<FileInfo> {
+    const r = await this.client.call(
+      this.client.files.statSandboxFile({ sandboxId: this.sandboxId, path, followSymlinks }),
+    );
+    return fileInfo(r.file);
+  }
+
+  async mkdir(path: string, o: { mode?: number; parents?: boolean } = {}): Promise<FileInfo> {
+    const r = await this.client.call(
+      this.client.files.makeSandboxDirectory({
+        sandboxId: this.sandboxId,
+        path,
+        mode: o.mode ?? 0,
+        parents: o.parents ?? true,
+      }),
+    );
+    return fileInfo(r.directory);
+  }
+
+  async remove(path: string, o: { recursive?: boolean; missingOk?: boolean } = {}): Promise<boolean> {
+    const r = await this.client.call(
+      this.client.files.removeSandboxFile({
+        sandboxId: this.sandboxId,
+        path,
+        recursive: o.recursive ?? false,
+        missingOk: o.missingOk ?? false,
+      }),
+    );
+    return r.removed;
+  }
+}
