@@ -52,6 +52,12 @@ pub enum Command {
     /// Validate and show repository policy (cleanroom.yaml) as the server compiles it.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// Warm pools: READY sandboxes for a template, claimed in well under a millisecond.
+    #[command(subcommand)]
+    Pool(crate::pools::PoolCommand),
+    /// The server's attestation key, and offline verification of sandbox attestations.
+    #[command(subcommand)]
+    Attestation(crate::attest::AttestationCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -248,6 +254,15 @@ pub enum SandboxCommand {
         image: Option<String>,
         #[command(flatten)]
         limits: LimitArgs,
+        /// Agent identity: ed25519 public key (`ed25519:<base64>`, base64, or @FILE with a PEM)
+        #[arg(long, value_name = "KEY")]
+        agent_key: Option<String>,
+        /// Delegation chain, agent first towards the human (repeatable; same forms)
+        #[arg(long, value_name = "KEY")]
+        delegation: Vec<String>,
+        /// Never take a READY sandbox from a matching warm pool
+        #[arg(long)]
+        no_pool: bool,
     },
     /// List sandboxes
     Ls {
@@ -281,6 +296,14 @@ pub enum SandboxCommand {
     Rm {
         #[arg(required = true)]
         sandbox_ids: Vec<String>,
+    },
+    /// Write the sandbox's signed attestation (DSSE envelope JSON), made at create/claim;
+    /// check it offline with `cleanroom attestation verify FILE --key PUB`
+    Attest {
+        sandbox_id: String,
+        /// Write to this file instead of stdout
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
     },
 }
 

@@ -15,6 +15,10 @@ pub async fn run(cli: Cli) -> i32 {
         Command::Serve(args) => crate::serve::run(args).await,
         // Pure validation of a local file with the server's own compiler; nothing runs.
         Command::Policy(cmd) => policy(cmd),
+        // Offline: the public key and the file are all it needs.
+        Command::Attestation(crate::attest::AttestationCommand::Verify(args)) => {
+            crate::attest::verify(args)
+        }
         other => {
             let ep = match endpoint::resolve_target(
                 cli.host.as_deref(),
@@ -30,6 +34,8 @@ pub async fn run(cli: Cli) -> i32 {
                 Command::Sandbox(cmd) => report(sandbox(&ep, cmd).await),
                 Command::Execution(cmd) => report(execution(&ep, cmd).await),
                 Command::Image(cmd) => report(image(&ep, cmd).await),
+                Command::Pool(cmd) => report(crate::pools::run(&ep, cmd).await),
+                Command::Attestation(cmd) => report(crate::attest::run(&ep, cmd).await),
                 Command::Serve(_) | Command::Policy(_) => unreachable!("handled above"),
             }
         }
@@ -87,11 +93,19 @@ async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, ApiError> {
             policy,
             image,
             limits,
+            agent_key,
+            delegation,
+            no_pool,
         } => {
+            let (agent_public_key, delegation_chain) =
+                crate::pools::identity_args(agent_key.as_deref(), &delegation)?;
             let req = CreateSandboxRequest {
                 policy_yaml: read_policy(policy.as_ref(), false)?,
                 image_ref: image.unwrap_or_default(),
                 limits: limits_msg(&limits)?.into(),
+                agent_public_key,
+                delegation_chain,
+                no_pool,
                 ..Default::default()
             };
             let s = client.sandboxes.create_sandbox(req).await?.into_owned();
@@ -179,6 +193,9 @@ async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, ApiError> {
                 }
             }
             return Ok(if failed { EXIT_CLEANROOM_ERROR } else { 0 });
+        }
+        SandboxCommand::Attest { sandbox_id, output } => {
+            return crate::attest::sandbox_attest(ep, sandbox_id, output).await;
         }
     }
     Ok(0)

@@ -1,11 +1,13 @@
 //! `cleanroom`: one binary. `cleanroom serve` is the authoritative server; every other
 //! command is a client of it.
 
+mod attest;
 mod bootstrap;
 mod cli;
 mod commands;
 mod exec;
 mod follow;
+mod pools;
 mod render;
 mod request;
 mod serve;

@@ -9,7 +9,8 @@ mod tls;
 
 use base64::Engine as _;
 use cleanroom_proto::cleanroom::v1::{
-    ErrorDetail, ExecutionServiceClient, ImageServiceClient, SandboxServiceClient,
+    AttestationServiceClient, ErrorDetail, ExecutionServiceClient, ImageServiceClient,
+    SandboxServiceClient, WarmPoolServiceClient,
 };
 pub use cleanroom_vocab::ErrorCode;
 use connectrpc::client::{ClientConfig, Http2Connection, SharedHttp2Connection};
@@ -86,6 +87,8 @@ pub struct Client {
     pub sandboxes: SandboxServiceClient<SharedHttp2Connection>,
     pub executions: ExecutionServiceClient<SharedHttp2Connection>,
     pub images: ImageServiceClient<SharedHttp2Connection>,
+    pub pools: WarmPoolServiceClient<SharedHttp2Connection>,
+    pub attestation: AttestationServiceClient<SharedHttp2Connection>,
     pub endpoint: Endpoint,
 }
 
@@ -179,7 +182,9 @@ impl Client {
         Ok(Client {
             sandboxes: SandboxServiceClient::new(shared.clone(), config.clone()),
             executions: ExecutionServiceClient::new(shared.clone(), config.clone()),
-            images: ImageServiceClient::new(shared, config),
+            images: ImageServiceClient::new(shared.clone(), config.clone()),
+            pools: WarmPoolServiceClient::new(shared.clone(), config.clone()),
+            attestation: AttestationServiceClient::new(shared, config),
             endpoint: endpoint.clone(),
         })
     }

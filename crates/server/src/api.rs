@@ -44,7 +44,7 @@ pub fn to_connect(e: EngineError) -> ConnectError {
     )
 }
 
-fn ts(micros: i64) -> buffa::MessageField<Timestamp, buffa::Inline<Timestamp>> {
+pub(crate) fn ts(micros: i64) -> buffa::MessageField<Timestamp, buffa::Inline<Timestamp>> {
     if micros <= 0 {
         return buffa::MessageField::default();
     }
@@ -55,7 +55,7 @@ fn ts(micros: i64) -> buffa::MessageField<Timestamp, buffa::Inline<Timestamp>> {
     .into()
 }
 
-fn sandbox_msg(r: &SandboxRow) -> Sandbox {
+pub(crate) fn sandbox_msg(r: &SandboxRow) -> Sandbox {
     let mut info: Vec<(String, Value)> = Vec::new();
     info.extend(
         crate::engine::sandboxes::backend_info(r)
@@ -144,7 +144,7 @@ pub struct Api {
 }
 
 /// The authenticated caller of a handler's request (see [`crate::auth`]).
-fn who(ctx: &RequestContext) -> Result<crate::auth::Principal, ConnectError> {
+pub(crate) fn who(ctx: &RequestContext) -> Result<crate::auth::Principal, ConnectError> {
     principal_of(ctx).map_err(to_connect)
 }
 
@@ -165,14 +165,19 @@ impl SandboxService for Api {
             disk_bytes: l.disk_bytes,
             output_bytes: l.output_bytes,
         };
+        let binding =
+            crate::attest::AgentBinding::parse(&req.agent_public_key, &req.delegation_chain)
+                .map_err(to_connect)?;
         let row = self
             .engine
-            .create_sandbox(
-                &who.name,
+            .create_or_claim(
+                &who,
                 self.caps,
                 &req.policy_yaml,
                 &req.image_ref,
                 limits,
+                &binding,
+                !req.no_pool,
             )
             .await
             .map_err(to_connect)?;
@@ -200,7 +205,7 @@ impl SandboxService for Api {
             .owned_sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
         Response::ok(GetSandboxResponse {
-            sandbox: sandbox_msg(&row).into(),
+            sandbox: crate::api_pools::with_identity(&self.engine, sandbox_msg(&row)).into(),
             ..Default::default()
         })
     }

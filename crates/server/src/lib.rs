@@ -5,7 +5,9 @@
 //! `owner` and `listener` decide who is calling and what they may see.
 
 pub mod api;
+pub mod api_pools;
 pub mod assemble;
+pub mod attest;
 pub mod auth;
 pub mod bootstrap;
 pub mod egress;

@@ -118,6 +118,7 @@ pub fn router(engine: Arc<Engine>, caps: crate::store::SandboxCaps) -> connectrp
     let api = Arc::new(Api { engine, caps });
     let router = SandboxServiceExt::register(api.clone(), connectrpc::Router::new());
     let router = ImageServiceExt::register(api.clone(), router);
+    let router = crate::api_pools::register(api.clone(), router);
     ExecutionServiceExt::register(api, router)
 }
 
@@ -186,6 +187,7 @@ pub async fn run(
         Arc::new(secrets),
     )?;
     engine.recover().await?;
+    crate::api_pools::start(&engine, &cfg.state_dir, &cfg.init_exe, cfg.auth.caps)?;
     engine.start_retention(cfg.retention.clone());
     // Bound only now: a connectable socket means a recovered, ready server. The
     // authentication rules depend on the address actually bound.
@@ -213,6 +215,7 @@ pub async fn run(
     // All at once, not one by one: the stop deadline (the CLI's, 10 s after the signal)
     // must not run out while sandboxes wait their turn. Whatever is left when it fires is
     // reclaimed by the next server's recovery.
+    engine.stop_pools();
     let sandboxes = engine.list_sandboxes(false).unwrap_or_default();
     futures::future::join_all(sandboxes.iter().map(|s| {
         let engine = engine.clone();

@@ -42,6 +42,13 @@ stable_codes! {
         ImageTooLarge => "image_too_large",
         /// The retention GC deleted the output a stream asked for.
         OutputExpired => "output_expired",
+        // ---- warm pools and attestation (issue 11) ----------------------------------
+        /// No such warm pool (or not the caller's).
+        PoolNotFound => "pool_not_found",
+        /// The pool has no READY sandbox to hand out right now.
+        NoReadySandboxes => "no_ready_sandboxes",
+        /// The sandbox has no attestation (created before attestation existed).
+        AttestationNotFound => "attestation_not_found",
         Unimplemented => "unimplemented",
         Internal => "internal",
         // ---- client side only ------------------------------------------------------
@@ -59,6 +66,12 @@ stable_codes! {
         RepositoryCheckoutFailed => "repository_checkout_failed",
         /// The policy's `sandbox.dependencies.command` failed.
         DependenciesFailed => "dependencies_failed",
+        /// An attestation file is malformed (not a signed statement of this format).
+        AttestationInvalid => "attestation_invalid",
+        /// An attestation's signature does not verify with the given public key.
+        AttestationSignatureInvalid => "attestation_signature_invalid",
+        /// An attestation verified but its validity ended (`valid_until` is past).
+        AttestationExpired => "attestation_expired",
     }
 }
 

@@ -12,10 +12,12 @@
 //! A running execution is driven by [`crate::supervisor`], which sees only a narrow
 //! handle; the guest's environment and request guards are in [`crate::guest`].
 
+pub mod attestation;
 pub mod events;
 pub mod executions;
 #[cfg(test)]
 mod fake;
+pub mod pools;
 pub mod sandboxes;
 #[cfg(test)]
 mod tests;
@@ -140,6 +142,10 @@ pub struct Engine {
     images: Option<Arc<ImageStore>>,
     /// Output retention quotas and watermarks ([`crate::quota`]).
     retention: Arc<crate::quota::Retention>,
+    /// Warm pools ([`pools`]).
+    pub(crate) pools: pools::Pools,
+    /// The attestation signer ([`attestation`]), installed at startup.
+    attestor: std::sync::OnceLock<Arc<crate::attest::Attestor>>,
 }
 
 impl Engine {
@@ -167,6 +173,8 @@ impl Engine {
             images,
             retention: Arc::new(crate::quota::Retention::new(&logs_dir)),
             logs_dir,
+            pools: Default::default(),
+            attestor: Default::default(),
         });
         let weak = Arc::downgrade(&engine);
         tokio::spawn(async move {

@@ -256,6 +256,7 @@ impl Store {
                 ))?;
             }
         }
+        conn.execute_batch(pools::POOL_SCHEMA)?;
         Ok(Store {
             conn: Mutex::new(conn),
         })
@@ -489,7 +490,9 @@ impl Store {
 
 mod images;
 mod output;
+mod pools;
 pub use output::OutputState;
+pub use pools::{ClaimRow, PoolRow};
 
 #[cfg(test)]
 mod tests;
