@@ -107,6 +107,22 @@ def pools_bench(binary, bwrap_cmd):
                                        "p99": int(st.get("p99ClaimLatencyUs", 0)),
                                        "claims": int(st.get("claimsTotal", 0)),
                                        "misses": int(st.get("missesTotal", 0))}
+        # Where the time of `exec -- true` goes, each step timed alone through the CLI:
+        # process start, create->READY (fresh), claim (pool), exec in a READY sandbox,
+        # terminate.
+        print("bench: exec breakdown", file=sys.stderr)
+        bd = {"cli_version": [], "create_ready_fresh": [], "pool_claim": [], "exec_in_ready": [],
+              "terminate": []}
+        for _ in range(min(RUNS, 50)):
+            bd["cli_version"].append(_run([binary, "--version"], env, cwd)[0])
+            d, sid = _run([binary, "sandbox", "create", "--no-pool"], env, cwd)
+            bd["create_ready_fresh"].append(d)
+            bd["exec_in_ready"].append(_run([binary, "exec", "-n", "--in", sid.strip(), "--", "true"], env, cwd)[0])
+            bd["terminate"].append(_run([binary, "sandbox", "rm", sid.strip()], env, cwd)[0])
+            d, cid = _run([binary, "pool", "claim", pool], env, cwd)
+            bd["pool_claim"].append(d)
+            _run([binary, "sandbox", "rm", cid.strip()], env, cwd)
+        out["exec_breakdown_p50_ms"] = {k: round(_pct(v, 50), 3) for k, v in bd.items()}
         _run([binary, "pool", "rm", pool], env, cwd)
         b = out["bwrap_true"]["p50_ms"]
         out["exec_true_with_pool_vs_bwrap_p50_ratio"] = round(out["exec_true_with_pool"]["p50_ms"] / b, 2)

@@ -297,3 +297,21 @@ fn pools_are_rebuilt_after_restart() {
         assert_no_leftovers(&s.state_dir(), old);
     }
 }
+
+/// A pool cannot be used to get around the per-principal cap: its READY sandboxes count
+/// against its owner's cap, however large min_ready is.
+#[test]
+fn pool_sandboxes_count_against_the_owners_cap() {
+    let s = Server::start_with(&["--max-sandboxes-per-principal", "3"]);
+    let pool = pool_create(&s, &["--min-ready", "10", "--max-ready", "10"]);
+    wait_ready(&s, &pool, 3);
+    std::thread::sleep(Duration::from_secs(3));
+    let st = stats(&s, &pool);
+    assert_eq!(num(&st, "ready"), 3, "{st}");
+    assert_eq!(num(&st, "warming"), 0, "{st}");
+    // A claim moves one to the owner; the pool may not refill past the cap.
+    let _a = claim(&s, &pool);
+    std::thread::sleep(Duration::from_secs(3));
+    let st = stats(&s, &pool);
+    assert_eq!(num(&st, "ready") + num(&st, "claimed"), 3, "{st}");
+}

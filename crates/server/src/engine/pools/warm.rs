@@ -112,10 +112,13 @@ impl Engine {
         if have >= target {
             return TICK;
         }
-        if !self.pool_owner_has_room(pool) {
+        let room = self.pool_owner_room(pool);
+        if room == 0 {
             return TICK;
         }
-        let n = ((target - have) as usize).min(WARM_BATCH);
+        let n = ((target - have) as usize)
+            .min(WARM_BATCH)
+            .min(room as usize);
         let results = futures::future::join_all((0..n).map(|_| self.warm_one(pool))).await;
         if results.iter().any(|ok| !ok) {
             return FAILURE_BACKOFF;
@@ -124,12 +127,12 @@ impl Engine {
         Duration::ZERO
     }
 
-    /// Whether the pool's owner is below their per-principal cap, counting their own
-    /// sandboxes and every pool of theirs.
-    fn pool_owner_has_room(&self, pool: &PoolHandle) -> bool {
+    /// How many more sandboxes the pool's owner may have under their per-principal cap,
+    /// counting their own sandboxes, every pool of theirs and what is warming.
+    fn pool_owner_room(&self, pool: &PoolHandle) -> u32 {
         let caps = *lock(&self.pools.caps);
         if caps.per_owner == 0 {
-            return true;
+            return u32::MAX;
         }
         let mut owners = vec![pool.owner.clone()];
         owners.extend(
@@ -145,8 +148,8 @@ impl Engine {
             .sum();
         self.store
             .count_live_owned(&owners)
-            .map(|n| n + warming < caps.per_owner)
-            .unwrap_or(false)
+            .map(|n| caps.per_owner.saturating_sub(n + warming))
+            .unwrap_or(0)
     }
 
     /// Warm one sandbox; false when it failed.
