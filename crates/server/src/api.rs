@@ -173,11 +173,13 @@ impl SandboxService for Api {
             .create_or_claim(
                 &who,
                 self.caps,
-                &req.policy_yaml,
-                &req.image_ref,
-                limits,
-                &binding,
-                !req.no_pool,
+                crate::engine::pools::claim::CreateRequest {
+                    policy_yaml: &req.policy_yaml,
+                    image_ref: &req.image_ref,
+                    requested: limits,
+                    binding: &binding,
+                    use_pools: !req.no_pool,
+                },
             )
             .await
             .map_err(to_connect)?;

@@ -24,6 +24,17 @@ pub struct Claimed {
     pub latency_us: u64,
 }
 
+/// What `CreateSandbox` asks for.
+#[derive(Debug, Clone, Copy)]
+pub struct CreateRequest<'a> {
+    pub policy_yaml: &'a str,
+    pub image_ref: &'a str,
+    pub requested: RequestedLimits,
+    pub binding: &'a AgentBinding,
+    /// Whether a matching pool may serve it (`CreateSandboxRequest.no_pool` unset).
+    pub use_pools: bool,
+}
+
 fn no_ready(pool_id: &str) -> EngineError {
     EngineError::new(
         Class::Unavailable,
@@ -114,12 +125,15 @@ impl Engine {
         &self,
         who: &Principal,
         caps: SandboxCaps,
-        policy_yaml: &str,
-        image_ref: &str,
-        requested: RequestedLimits,
-        binding: &AgentBinding,
-        use_pools: bool,
+        req: CreateRequest<'_>,
     ) -> Result<SandboxRow, EngineError> {
+        let CreateRequest {
+            policy_yaml,
+            image_ref,
+            requested,
+            binding,
+            use_pools,
+        } = req;
         let t0 = Instant::now();
         if use_pools {
             if let Some(pool) = self.matching_pool(who, policy_yaml, image_ref, requested) {
