@@ -223,6 +223,11 @@ def tcp_server(binary, tmp):
     return proc, dict(os.environ, CLEANROOM_HOST=f"http://127.0.0.1:{port}", CLEANROOM_TOKEN=token)
 
 
+BWRAP = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr",
+         "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+         "--symlink", "usr/sbin", "/sbin", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "true"]
+
+
 def exec_existing(binary, env, label):
     out = subprocess.run([binary, "sandbox", "create"], env=env, check=True, capture_output=True).stdout
     sid = out.decode().strip()
@@ -240,6 +245,10 @@ def main():
     only_api = os.environ.get("BENCH_ONLY") == "api"
     if os.environ.get("BENCH_ONLY") == "registries":  # bench/registries.py: first vs cached npm ci
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))); import registries; print(json.dumps({"registries": registries.run(binary)}, indent=2)); return
+    if os.environ.get("BENCH_ONLY") == "pools":  # warm pools, attestation, scale (bench/pools.py)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))); from pools import pools_bench
+        print(json.dumps({"machine": {"cpus": os.cpu_count(), "kernel": os.uname().release},
+                          "pools": pools_bench(binary, BWRAP)}, indent=2)); return
     tmp = tempfile.mkdtemp(prefix="cleanroom-bench-")
     sock = os.path.join(tmp, "s.sock")
     web_port = free_port()
@@ -290,9 +299,7 @@ def main():
             return
 
         result["exec_true"] = series("cleanroom exec -- true", [binary, "exec", "-n", "--", "true"], env)
-        bwrap = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr",
-                 "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
-                 "--symlink", "usr/sbin", "/sbin", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "true"]
+        bwrap = BWRAP
         result["bwrap_true"] = series("bwrap --unshare-all true", bwrap)
         result["exec_true_vs_bwrap_p50_ratio"] = round(result["exec_true"]["p50_ms"] / result["bwrap_true"]["p50_ms"], 2)
 

@@ -73,6 +73,12 @@ pub enum Command {
     Snapshot(crate::snapshots::SnapshotCommand),
     /// Copy files and directories between the host and a sandbox (docker cp habits).
     Cp(crate::cp::CpArgs),
+    /// Warm pools: READY sandboxes for a template, claimed in well under a millisecond.
+    #[command(subcommand)]
+    Pool(crate::pools::PoolCommand),
+    /// The server's attestation key, and offline verification of sandbox attestations.
+    #[command(subcommand)]
+    Attestation(crate::attest::AttestationCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -312,6 +318,15 @@ pub enum SandboxCommand {
         /// mounts and namespaces the sandbox's seccomp filter denies)
         #[arg(long)]
         docker: bool,
+        /// Agent identity: ed25519 public key (`ed25519:<base64>`, base64, or @FILE with a PEM)
+        #[arg(long, value_name = "KEY")]
+        agent_key: Option<String>,
+        /// Delegation chain, agent first towards the human (repeatable; same forms)
+        #[arg(long, value_name = "KEY")]
+        delegation: Vec<String>,
+        /// Never take a READY sandbox from a matching warm pool
+        #[arg(long)]
+        no_pool: bool,
     },
     /// List sandboxes
     Ls {
@@ -356,6 +371,14 @@ pub enum SandboxCommand {
     Pause(crate::snapshots::PauseArgs),
     /// Thaw paused sandboxes: their processes continue where they stopped
     Resume(crate::snapshots::PauseArgs),
+    /// Write the sandbox's signed attestation (DSSE envelope JSON), made at create/claim;
+    /// check it offline with `cleanroom attestation verify FILE --key PUB`
+    Attest {
+        sandbox_id: String,
+        /// Write to this file instead of stdout
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
 }
 
 /// Resource limits; each overrides the policy's `sandbox.resources` and the server default.

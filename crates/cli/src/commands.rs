@@ -18,6 +18,10 @@ pub async fn run(mut cli: Cli) -> i32 {
         Command::Policy(cmd) if !matches!(cmd, PolicyCommand::Suggest(_)) => policy(cmd),
         // Local files only.
         Command::Status(args) => crate::retained::status(args),
+        // Offline: the public key and the file are all it needs.
+        Command::Attestation(crate::attest::AttestationCommand::Verify(args)) => {
+            crate::attest::verify(args)
+        }
         other => {
             let ep = match endpoint::resolve_target(
                 cli.host.as_deref(),
@@ -49,6 +53,8 @@ pub async fn run(mut cli: Cli) -> i32 {
                 Command::Image(cmd) => report(image(&ep, cmd).await),
                 Command::Snapshot(cmd) => crate::snapshots::run(&ep, cmd).await,
                 Command::Cp(args) => crate::cp::run(&ep, args).await,
+                Command::Pool(cmd) => report(crate::pools::run(&ep, cmd).await),
+                Command::Attestation(cmd) => report(crate::attest::run(&ep, cmd).await),
                 Command::Serve(_) | Command::Policy(_) | Command::Status(_) => {
                     unreachable!("handled above")
                 }
@@ -113,6 +119,9 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
             from,
             dangerously_allow_all,
             docker,
+            agent_key,
+            delegation,
+            no_pool,
         } => {
             if docker {
                 return Err(crate::toplevel::docker_refused());
@@ -123,6 +132,8 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
                 read_policy(policy.as_ref(), false)?
             };
             let lockfiles = crate::lockfiles::read(&policy_yaml, policy.as_deref())?;
+            let (agent_public_key, delegation_chain) =
+                crate::pools::identity_args(agent_key.as_deref(), &delegation)?;
             let req = CreateSandboxRequest {
                 lockfiles: lockfiles.into_iter().collect(),
                 policy_yaml,
@@ -131,6 +142,9 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
                 ttl_seconds: lifetime.ttl.unwrap_or(0),
                 idle_timeout_seconds: lifetime.idle_timeout.unwrap_or(0),
                 from_snapshot: from.unwrap_or_default(),
+                agent_public_key,
+                delegation_chain,
+                no_pool,
                 ..Default::default()
             };
             let s = client.sandboxes.create_sandbox(req).await?.into_owned();
@@ -225,6 +239,9 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
             return Ok(if failed { EXIT_CLEANROOM_ERROR } else { 0 });
         }
         SandboxCommand::Timeout(_) => unreachable!("dispatched in run()"),
+        SandboxCommand::Attest { sandbox_id, output } => {
+            return crate::attest::sandbox_attest(ep, sandbox_id, output).await;
+        }
     }
     Ok(0)
 }

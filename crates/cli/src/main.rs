@@ -3,6 +3,7 @@
 
 mod approve;
 mod ask;
+mod attest;
 mod bootstrap;
 mod cli;
 mod commands;
@@ -13,6 +14,7 @@ mod follow;
 mod lockfiles;
 mod lifetime;
 mod logs;
+mod pools;
 mod render;
 mod request;
 mod retained;

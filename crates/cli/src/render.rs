@@ -110,6 +110,15 @@ pub fn sandbox_detail(s: &Sandbox) -> String {
     for d in &s.egress_refused {
         out += &format!("egress_refused:      {d}\n");
     }
+    if !s.pool_id.is_empty() {
+        out += &format!("pool_id:             {}\n", s.pool_id);
+    }
+    if !s.agent_public_key.is_empty() {
+        out += &format!("agent_public_key:    {}\n", s.agent_public_key);
+        for (i, k) in s.delegation_chain.iter().enumerate() {
+            out += &format!("delegation_chain.{i}:  {k}\n");
+        }
+    }
     if let Some(info) = s.backend_info.as_option() {
         let mut keys: Vec<_> = info.fields.keys().collect();
         keys.sort();

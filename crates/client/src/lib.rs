@@ -12,9 +12,9 @@ mod tls;
 
 use base64::Engine as _;
 use cleanroom_proto::cleanroom::v1::{
-    ApprovalServiceClient, ErrorDetail, ExecutionServiceClient, FileServiceClient,
-    ImageServiceClient, SandboxLifetimeServiceClient,
-    SandboxServiceClient,
+    ApprovalServiceClient, AttestationServiceClient, ErrorDetail, ExecutionServiceClient,
+    FileServiceClient, ImageServiceClient, SandboxLifetimeServiceClient, SandboxServiceClient,
+    WarmPoolServiceClient,
 };
 pub use cleanroom_vocab::ErrorCode;
 use connectrpc::client::{ClientConfig, Http2Connection, SharedHttp2Connection};
@@ -97,6 +97,8 @@ pub struct Client {
     pub approvals: ApprovalServiceClient<SharedHttp2Connection>,
     pub snapshots: cleanroom_proto::cleanroom::v1::SnapshotServiceClient<SharedHttp2Connection>,
     pub files: FileServiceClient<SharedHttp2Connection>,
+    pub pools: WarmPoolServiceClient<SharedHttp2Connection>,
+    pub attestation: AttestationServiceClient<SharedHttp2Connection>,
     pub endpoint: Endpoint,
     /// `SetSandboxTimeout` (TTL / idle timeout changes).
     pub lifetimes: SandboxLifetimeServiceClient<SharedHttp2Connection>,
@@ -201,6 +203,8 @@ impl Client {
                 shared.clone(),
                 config.clone().with_compression(connectrpc::CompressionRegistry::new()),
             ),
+            pools: WarmPoolServiceClient::new(shared.clone(), config.clone()),
+            attestation: AttestationServiceClient::new(shared.clone(), config.clone()),
             endpoint: endpoint.clone(),
             lifetimes: SandboxLifetimeServiceClient::new(shared, config),
         })

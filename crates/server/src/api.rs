@@ -165,6 +165,9 @@ impl SandboxService for Api {
             disk_bytes: l.disk_bytes,
             output_bytes: l.output_bytes,
         };
+        let binding =
+            crate::attest::AgentBinding::parse(&req.agent_public_key, &req.delegation_chain)
+                .map_err(to_connect)?;
         let row = if req.from_snapshot.is_empty() {
             let policy_yaml = if req.learn {
                 cleanroom_policy::ask::learning_yaml(&req.policy_yaml)
@@ -172,21 +175,32 @@ impl SandboxService for Api {
             } else {
                 req.policy_yaml.clone()
             };
+            let lockfiles = req
+                .lockfiles
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_vec()))
+                .collect();
             self.engine
-                .create_sandbox_with_lockfiles(
-                    &who.name,
+                .create_or_claim(
+                    &who,
                     self.caps,
-                    &policy_yaml,
-                    &req.image_ref,
-                    limits,
-                    &req.lockfiles
-                        .iter()
-                        .map(|(k, v)| (k.clone(), v.to_vec()))
-                        .collect(),
+                    crate::engine::pools::claim::CreateRequest {
+                        policy_yaml: &policy_yaml,
+                        image_ref: &req.image_ref,
+                        requested: limits,
+                        binding: &binding,
+                        use_pools: !req.no_pool,
+                        lockfiles: &lockfiles,
+                    },
                 )
                 .await
         } else {
-            crate::api_snapshots::create_from(&self.engine, &who, self.caps, &req, limits).await
+            match crate::api_snapshots::create_from(&self.engine, &who, self.caps, &req, limits)
+                .await
+            {
+                Ok(row) => self.engine.bind_sandbox(&row, &binding, "").map(|_| row),
+                Err(e) => Err(e),
+            }
         }
         .map_err(to_connect)?;
         self.engine
@@ -219,7 +233,7 @@ impl SandboxService for Api {
         (sandbox.egress_approved, sandbox.egress_refused) =
             self.engine.effective_egress(&row.id).map_err(to_connect)?;
         Response::ok(GetSandboxResponse {
-            sandbox: sandbox.into(),
+            sandbox: crate::api_pools::with_identity(&self.engine, sandbox).into(),
             ..Default::default()
         })
     }

@@ -131,6 +131,7 @@ pub fn router(engine: Arc<Engine>, caps: crate::store::SandboxCaps) -> connectrp
     let router = ImageServiceExt::register(api.clone(), router);
     let router = cleanroom_proto::cleanroom::v1::ApprovalServiceExt::register(api.clone(), router);
     let router = cleanroom_proto::cleanroom::v1::SnapshotServiceExt::register(api.clone(), router);
+    let router = crate::api_pools::register(api.clone(), router);
     let router = ExecutionServiceExt::register(api.clone(), router);
     let router = crate::api_lifetime::register(api, router);
     reflection(router)
@@ -220,6 +221,7 @@ pub async fn run(
         .map_err(|e| ServeError::StateDir(cfg.state_dir.join("registry-cache"), e))?;
     engine.set_registries(hub);
     engine.recover().await?;
+    crate::api_pools::start(&engine, &cfg.state_dir, &cfg.init_exe, cfg.auth.caps)?;
     engine.start_retention(cfg.retention.clone());
     engine.egress.approvals.configure(cfg.approvals);
     engine.start_lifetimes(cfg.lifetimes);
@@ -260,6 +262,7 @@ pub async fn run(
     // All at once, not one by one: the stop deadline (the CLI's, 10 s after the signal)
     // must not run out while sandboxes wait their turn. Whatever is left when it fires is
     // reclaimed by the next server's recovery.
+    engine.stop_pools();
     let sandboxes = engine.list_sandboxes(false).unwrap_or_default();
     futures::future::join_all(sandboxes.iter().map(|s| {
         let engine = engine.clone();

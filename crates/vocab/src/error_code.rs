@@ -48,6 +48,13 @@ stable_codes! {
         SnapshotNotFound => "snapshot_not_found",
         /// A live sandbox uses the snapshot as its lower layer.
         SnapshotInUse => "snapshot_in_use",
+        // ---- warm pools and attestation (issue 11) ----------------------------------
+        /// No such warm pool (or not the caller's).
+        PoolNotFound => "pool_not_found",
+        /// The pool has no READY sandbox to hand out right now.
+        NoReadySandboxes => "no_ready_sandboxes",
+        /// The sandbox has no attestation (created before attestation existed).
+        AttestationNotFound => "attestation_not_found",
         Unimplemented => "unimplemented",
         Internal => "internal",
         /// No such pending egress approval request in the sandbox (never asked, already
@@ -89,6 +96,12 @@ stable_codes! {
         UploadNotFound => "upload_not_found",
         /// A chunk's offset is not where the upload stands (`details["offset"]` says where).
         UploadOffsetMismatch => "upload_offset_mismatch",
+        /// An attestation file is malformed (not a signed statement of this format).
+        AttestationInvalid => "attestation_invalid",
+        /// An attestation's signature does not verify with the given public key.
+        AttestationSignatureInvalid => "attestation_signature_invalid",
+        /// An attestation verified but its validity ended (`valid_until` is past).
+        AttestationExpired => "attestation_expired",
     }
 }
 
@@ -104,6 +117,9 @@ impl ErrorCode {
                 | ErrorCode::RepositoryUnavailable
                 | ErrorCode::RepositoryCheckoutFailed
                 | ErrorCode::DependenciesFailed
+                | ErrorCode::AttestationInvalid
+                | ErrorCode::AttestationSignatureInvalid
+                | ErrorCode::AttestationExpired
         )
     }
 }

@@ -28,6 +28,35 @@ pub const ID_SLOTS: u32 = 16_384;
 pub struct IdLease {
     file: File,
     range: IdRange,
+    /// Where this process records the slot as held (removed on drop).
+    dir: PathBuf,
+    slot: u32,
+}
+
+/// Slots this process holds, per slot directory. A lease skips them without a syscall:
+/// scanning them with open+flock made every create linear in the number of live
+/// sandboxes (~1,000 opens and failed locks per create at 1,000 idle sandboxes). Slots
+/// held by other processes are still found by their locks, as before.
+fn held() -> std::sync::MutexGuard<
+    'static,
+    std::collections::HashMap<PathBuf, std::collections::HashSet<u32>>,
+> {
+    static HELD: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<PathBuf, std::collections::HashSet<u32>>>,
+    > = std::sync::OnceLock::new();
+    HELD.get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+impl Drop for IdLease {
+    fn drop(&mut self) {
+        if let Some(set) = held().get_mut(&self.dir) {
+            set.remove(&self.slot);
+        }
+        // `file` closes after this: the lock is released only once the slot is no longer
+        // recorded as ours (a concurrent lease may try it and fail the lock: harmless).
+    }
 }
 
 impl IdLease {
@@ -66,7 +95,15 @@ pub fn lease(dir: &Path) -> Option<IdLease> {
         tracing::error!(dir = %dir.display(), "id slot directory is not ours; refusing to allocate");
         return None;
     }
-    (0..ID_SLOTS).find_map(|slot| try_slot(dir, slot))
+    // Held across the scan: concurrent leases of this process take turns (each is a few
+    // syscalls once held slots are skipped).
+    let mut all = held();
+    let mine = all.entry(dir.to_path_buf()).or_default();
+    let lease = (0..ID_SLOTS)
+        .filter(|slot| !mine.contains(slot))
+        .find_map(|slot| try_slot(dir, slot))?;
+    mine.insert(lease.slot);
+    Some(lease)
 }
 
 fn try_slot(dir: &Path, slot: u32) -> Option<IdLease> {
@@ -90,6 +127,8 @@ fn try_slot(dir: &Path, slot: u32) -> Option<IdLease> {
             host_base: ID_BASE + slot * ID_COUNT,
             count: ID_COUNT,
         },
+        dir: dir.to_path_buf(),
+        slot,
     })
 }
 

@@ -81,18 +81,13 @@ impl LinuxBackend {
         let reader_opens = opens.clone();
         let sid = id.to_string();
         let reader_cgroups = cfg.cgroups.clone();
-        std::thread::Builder::new()
-            .name(format!("ctl-{id}"))
-            .spawn(move || {
-                read_replies(
-                    sid,
-                    reader_fd,
-                    life_tx,
-                    (reader_exits, reader_opens),
-                    reader_cgroups,
-                )
-            })
-            .map_err(|e| BackendError::io("spawn reader thread", e))?;
+        tokio::spawn(read_replies(
+            sid,
+            reader_fd,
+            life_tx,
+            (reader_exits, reader_opens),
+            reader_cgroups,
+        ));
 
         let wait = async {
             // The shim (Started) and pid 1 (Ready) write concurrently: accept either order.

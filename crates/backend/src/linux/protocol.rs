@@ -132,11 +132,31 @@ pub fn send<T: serde::Serialize>(fd: RawFd, msg: &T, fds: &[RawFd]) -> std::io::
 pub fn recv<T: serde::de::DeserializeOwned>(
     fd: RawFd,
 ) -> std::io::Result<Option<(T, Vec<OwnedFd>)>> {
+    recv_with(fd, MsgFlags::empty())
+}
+
+/// [`recv`] that never blocks (`MSG_DONTWAIT` on this call only, so the shared file
+/// description stays blocking for senders): `WouldBlock` when no message is queued.
+pub fn try_recv<T: serde::de::DeserializeOwned>(
+    fd: RawFd,
+) -> std::io::Result<Option<(T, Vec<OwnedFd>)>> {
+    recv_with(fd, MsgFlags::MSG_DONTWAIT)
+}
+
+fn recv_with<T: serde::de::DeserializeOwned>(
+    fd: RawFd,
+    flags: MsgFlags,
+) -> std::io::Result<Option<(T, Vec<OwnedFd>)>> {
     let mut buf = vec![0u8; MAX_MESSAGE];
     let mut cmsg = nix::cmsg_space!([RawFd; 4]);
     let (n, fds) = loop {
         let mut iov = [IoSliceMut::new(&mut buf)];
-        match recvmsg::<()>(fd, &mut iov, Some(&mut cmsg), MsgFlags::MSG_CMSG_CLOEXEC) {
+        match recvmsg::<()>(
+            fd,
+            &mut iov,
+            Some(&mut cmsg),
+            MsgFlags::MSG_CMSG_CLOEXEC | flags,
+        ) {
             Ok(msg) => {
                 let mut fds = Vec::new();
                 for c in msg.cmsgs().map_err(std::io::Error::from)? {

@@ -1,19 +1,39 @@
-//! The server's side of a sandbox's control socket: one small blocking thread per sandbox
-//! routes pid 1's replies (exits, opened files, lifecycle messages) to their waiters.
+//! The server's side of a sandbox's control socket: one tokio task per sandbox (no OS
+//! thread: thousands of idle sandboxes cost thousands of parked tasks, not threads) routes
+//! pid 1's replies (exits, opened files, lifecycle messages) to their waiters.
 
 use super::*;
+use tokio::io::unix::AsyncFd;
 
-/// Blocking reader of one sandbox's control socket (one small thread per sandbox).
-pub(super) fn read_replies(
+/// Read one sandbox's control socket until pid 1 closes it. Readiness comes from the
+/// runtime's epoll; each read is `MSG_DONTWAIT` (see [`protocol::try_recv`]).
+pub(super) async fn read_replies(
     sandbox_id: String,
     fd: OwnedFd,
     life: tokio::sync::mpsc::UnboundedSender<(Reply, Vec<OwnedFd>)>,
     (exits, opens): (Waiters<ExitStatus>, Waiters<Opened>),
     cgroups: Vec<PathBuf>,
 ) {
+    // SAFETY: the AsyncFd takes ownership of `fd` (an OwnedFd): it stays open and names
+    // the same socket until the AsyncFd is dropped, and as_raw_fd always returns it.
+    let registered = unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) };
+    let afd = match registered {
+        Ok(a) => a,
+        Err(e) => {
+            tracing::warn!(sandbox_id, error = %e, "control socket cannot be polled");
+            return finish(&exits, &opens);
+        }
+    };
     let mut ooms = cgroup::oom_kills(&cgroups);
     loop {
-        match protocol::recv::<Reply>(fd.as_raw_fd()) {
+        let next = match afd.readable().await {
+            Ok(mut guard) => match guard.try_io(|f| protocol::try_recv::<Reply>(f.as_raw_fd())) {
+                Ok(r) => r,
+                Err(_would_block) => continue,
+            },
+            Err(e) => Err(e),
+        };
+        match next {
             Ok(Some((Reply::Exited { id, code, signal }, _))) => {
                 // A SIGKILL while the OOM counter moved: the memory limit killed it.
                 // The counter can lag the victim's exit slightly: re-read briefly, and only
@@ -24,7 +44,7 @@ pub(super) fn read_replies(
                         if now > ooms {
                             break;
                         }
-                        std::thread::sleep(std::time::Duration::from_millis(5));
+                        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                         now = cgroup::oom_kills(&cgroups);
                     }
                 }
@@ -64,8 +84,12 @@ pub(super) fn read_replies(
             }
         }
     }
-    // pid 1 is gone: every process of the sandbox died with it. Dropping the senders
-    // tells waiters their process ended with the sandbox.
+    finish(&exits, &opens);
+}
+
+/// pid 1 is gone: every process of the sandbox died with it. Dropping the senders tells
+/// waiters their process ended with the sandbox.
+fn finish(exits: &Waiters<ExitStatus>, opens: &Waiters<Opened>) {
     if let Ok(mut m) = exits.lock() {
         m.clear();
     }

@@ -13,6 +13,7 @@
 //! handle; the guest's environment and request guards are in [`crate::guest`].
 
 pub mod console;
+pub mod attestation;
 pub mod events;
 pub mod executions;
 #[cfg(test)]
@@ -20,6 +21,7 @@ mod fake;
 pub mod lifetimes;
 pub mod pause;
 pub mod files;
+pub mod pools;
 pub mod sandboxes;
 pub mod snapshots;
 #[cfg(test)]
@@ -160,6 +162,10 @@ pub struct Engine {
     lifetime_defaults: Mutex<lifetimes::LifetimeDefaults>,
     /// The console broker (session tickets, QUIC endpoint), once started.
     console: std::sync::OnceLock<Arc<crate::console::Broker>>,
+    /// Warm pools ([`pools`]).
+    pub(crate) pools: pools::Pools,
+    /// The attestation signer ([`attestation`]), installed at startup.
+    attestor: std::sync::OnceLock<Arc<crate::attest::Attestor>>,
 }
 
 impl Engine {
@@ -191,6 +197,8 @@ impl Engine {
             activity: Default::default(),
             lifetime_defaults: Default::default(),
             console: Default::default(),
+            pools: Default::default(),
+            attestor: Default::default(),
         });
         let weak = Arc::downgrade(&engine);
         tokio::spawn(async move {

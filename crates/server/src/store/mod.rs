@@ -258,6 +258,7 @@ impl Store {
                 ))?;
             }
         }
+        conn.execute_batch(pools::POOL_SCHEMA)?;
         Ok(Store {
             conn: Mutex::new(conn),
         })
@@ -497,6 +498,8 @@ pub use lifetimes::LifetimeRow;
 mod snapshots;
 pub use output::OutputState;
 pub use snapshots::SnapshotRow;
+mod pools;
+pub use pools::{ClaimRow, PoolRow};
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,137 @@
+//! ed25519 keys: the server's signing key (a PKCS#8 v2 document, kept as PEM in a 0600
+//! file by the server) and the public-key encodings users pass around: a SubjectPublicKeyInfo
+//! PEM (`-----BEGIN PUBLIC KEY-----`, what `openssl pkey -pubout` prints) or
+//! `ed25519:<base64 of the 32 raw bytes>`.
+
+use crate::AgentIdentity;
+use base64::Engine as _;
+use ring::signature::{Ed25519KeyPair, KeyPair};
+use sha2::{Digest, Sha256};
+
+/// DER prefix of an ed25519 SubjectPublicKeyInfo (RFC 8410): SEQUENCE { SEQUENCE { OID
+/// 1.3.101.112 }, BIT STRING (0 unused bits) } followed by the 32 key bytes.
+const SPKI_PREFIX: [u8; 12] = [
+    0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00,
+];
+
+/// Why a key could not be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct KeyError(pub String);
+
+/// The server's ed25519 signing key.
+pub struct SigningKey(Ed25519KeyPair);
+
+impl std::fmt::Debug for SigningKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SigningKey({})", key_id(&self.public_key()))
+    }
+}
+
+impl SigningKey {
+    /// A fresh key and its PKCS#8 PEM (to be stored by the caller, privately).
+    pub fn generate() -> Result<(SigningKey, String), KeyError> {
+        let rng = ring::rand::SystemRandom::new();
+        let doc = Ed25519KeyPair::generate_pkcs8(&rng)
+            .map_err(|_| KeyError("cannot generate an ed25519 key".into()))?;
+        let pem = pem::encode(&pem::Pem::new("PRIVATE KEY", doc.as_ref().to_vec()));
+        Ok((Self::from_pkcs8_pem(&pem)?, pem))
+    }
+
+    /// Load a key from its PKCS#8 PEM.
+    pub fn from_pkcs8_pem(text: &str) -> Result<SigningKey, KeyError> {
+        let p = pem::parse(text).map_err(|e| KeyError(format!("not a PEM key: {e}")))?;
+        if p.tag() != "PRIVATE KEY" {
+            return Err(KeyError(format!("expected PRIVATE KEY, found {}", p.tag())));
+        }
+        Ed25519KeyPair::from_pkcs8(p.contents())
+            .or_else(|_| Ed25519KeyPair::from_pkcs8_maybe_unchecked(p.contents()))
+            .map(SigningKey)
+            .map_err(|e| KeyError(format!("not an ed25519 PKCS#8 key: {e}")))
+    }
+
+    /// The raw 32-byte public key.
+    pub fn public_key(&self) -> [u8; 32] {
+        let mut out = [0u8; 32];
+        out.copy_from_slice(self.0.public_key().as_ref());
+        out
+    }
+
+    /// Sign `message`.
+    pub fn sign(&self, message: &[u8]) -> [u8; 64] {
+        let mut out = [0u8; 64];
+        out.copy_from_slice(self.0.sign(message).as_ref());
+        out
+    }
+}
+
+/// `sha256:<hex>` of the raw public key: the DSSE `keyid`.
+pub fn key_id(public_key: &[u8; 32]) -> String {
+    let digest = Sha256::digest(public_key);
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// The SubjectPublicKeyInfo PEM of a raw public key.
+pub fn public_key_pem(public_key: &[u8; 32]) -> String {
+    let mut der = SPKI_PREFIX.to_vec();
+    der.extend_from_slice(public_key);
+    pem::encode(&pem::Pem::new("PUBLIC KEY", der))
+}
+
+/// Parse a public key given as SPKI PEM, `ed25519:<base64>` or bare base64 of 32 bytes.
+/// Refuses anything else (other algorithms, wrong lengths, the all-zero key).
+pub fn parse_public_key(text: &str) -> Result<[u8; 32], KeyError> {
+    let text = text.trim();
+    let raw: Vec<u8> = if text.starts_with("-----BEGIN") {
+        let p = pem::parse(text).map_err(|e| KeyError(format!("not a PEM public key: {e}")))?;
+        if p.tag() != "PUBLIC KEY" {
+            return Err(KeyError(format!("expected PUBLIC KEY, found {}", p.tag())));
+        }
+        let der = p.contents();
+        if der.len() != SPKI_PREFIX.len() + 32 || der[..SPKI_PREFIX.len()] != SPKI_PREFIX {
+            return Err(KeyError("not an ed25519 public key".into()));
+        }
+        der[SPKI_PREFIX.len()..].to_vec()
+    } else {
+        let b64 = text.strip_prefix("ed25519:").unwrap_or(text);
+        base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .map_err(|e| KeyError(format!("public key is not base64: {e}")))?
+    };
+    let key: [u8; 32] = raw
+        .as_slice()
+        .try_into()
+        .map_err(|_| KeyError(format!("an ed25519 key is 32 bytes, not {}", raw.len())))?;
+    if key == [0u8; 32] {
+        return Err(KeyError("the all-zero key is not a key".into()));
+    }
+    Ok(key)
+}
+
+/// A validated agent identity key, as recorded and attested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentKey(pub [u8; 32]);
+
+impl AgentKey {
+    /// Parse one identity key (see [`parse_public_key`]).
+    pub fn parse(text: &str) -> Result<AgentKey, KeyError> {
+        parse_public_key(text).map(AgentKey)
+    }
+
+    /// `ed25519:<base64>`: the one form stored, shown and attested.
+    pub fn display(&self) -> String {
+        format!(
+            "ed25519:{}",
+            base64::engine::general_purpose::STANDARD.encode(self.0)
+        )
+    }
+
+    /// The statement's form.
+    pub fn identity(&self) -> AgentIdentity {
+        AgentIdentity {
+            algorithm: "ed25519".into(),
+            public_key: base64::engine::general_purpose::STANDARD.encode(self.0),
+        }
+    }
+}

@@ -1,0 +1,162 @@
+use super::*;
+
+const NOW: u64 = 1_800_000_000_000;
+
+fn statement() -> Statement {
+    Statement {
+        version: STATEMENT_VERSION,
+        sandbox_id: "sbx_0123".into(),
+        owner: "uid:1000".into(),
+        policy_hash: "sha256:aa".into(),
+        image_digest: String::new(),
+        init_sha256: "sha256:bb".into(),
+        backend: "linux".into(),
+        backend_version: "cleanroom 0.1.0; linux 6.1".into(),
+        capabilities: vec!["network.egress".into()],
+        agent: Some(AgentKey([7; 32]).identity()),
+        delegation_chain: vec![AgentKey([8; 32]).identity()],
+        pool_id: String::new(),
+        created_at_unix_ms: NOW - 1000,
+        valid_until_unix_ms: NOW + 1000,
+    }
+}
+
+fn b64() -> base64::engine::GeneralPurpose {
+    base64::engine::general_purpose::STANDARD
+}
+
+#[test]
+fn signed_statement_verifies_and_round_trips_through_pem() {
+    let (key, pem) = SigningKey::generate().unwrap();
+    let again = SigningKey::from_pkcs8_pem(&pem).unwrap();
+    assert_eq!(key.public_key(), again.public_key());
+    let env = sign(&key, &statement());
+    let pub_pem = public_key_pem(&key.public_key());
+    let pk = parse_public_key(&pub_pem).unwrap();
+    let got = verify(env.to_json().as_bytes(), &pk, NOW).unwrap();
+    assert_eq!(got, statement());
+}
+
+/// Every way of altering a signed envelope is refused with the right code.
+#[test]
+fn tampered_envelopes_fail() {
+    let (key, _) = SigningKey::generate().unwrap();
+    let pk = key.public_key();
+    let env = sign(&key, &statement());
+    let check = |e: &Envelope, code: cleanroom_vocab::ErrorCode| {
+        let err = verify(e.to_json().as_bytes(), &pk, NOW).unwrap_err();
+        assert_eq!(err.code(), code, "{err}");
+    };
+    // A changed field (the sandbox id), re-encoded canonically.
+    let mut s = statement();
+    s.sandbox_id = "sbx_other".into();
+    let mut e = env.clone();
+    e.payload = b64().encode(s.canonical());
+    check(&e, cleanroom_vocab::ErrorCode::AttestationSignatureInvalid);
+    // A different agent key.
+    let mut s = statement();
+    s.agent = Some(AgentKey([9; 32]).identity());
+    let mut e = env.clone();
+    e.payload = b64().encode(s.canonical());
+    check(&e, cleanroom_vocab::ErrorCode::AttestationSignatureInvalid);
+    // An extended validity.
+    let mut s = statement();
+    s.valid_until_unix_ms += 1;
+    let mut e = env.clone();
+    e.payload = b64().encode(s.canonical());
+    check(&e, cleanroom_vocab::ErrorCode::AttestationSignatureInvalid);
+    // One flipped bit of the signature.
+    let mut e = env.clone();
+    let mut sig = b64().decode(&e.signatures[0].sig).unwrap();
+    sig[10] ^= 1;
+    e.signatures[0].sig = b64().encode(sig);
+    check(&e, cleanroom_vocab::ErrorCode::AttestationSignatureInvalid);
+    // Another payload type (the signature covers it).
+    let mut e = env.clone();
+    e.payload_type = "application/vnd.in-toto+json".into();
+    check(&e, cleanroom_vocab::ErrorCode::AttestationInvalid);
+    // No signatures at all; a signature under another key id.
+    let mut e = env.clone();
+    e.signatures.clear();
+    check(&e, cleanroom_vocab::ErrorCode::AttestationSignatureInvalid);
+    let mut e = env.clone();
+    e.signatures[0].keyid = "sha256:00".into();
+    check(&e, cleanroom_vocab::ErrorCode::AttestationSignatureInvalid);
+    // Garbage and unknown envelope fields.
+    assert_eq!(
+        verify(b"{not json", &pk, NOW).unwrap_err().code(),
+        cleanroom_vocab::ErrorCode::AttestationInvalid
+    );
+    let mut v: serde_json::Value = serde_json::from_str(&env.to_json()).unwrap();
+    v["extra"] = serde_json::json!(1);
+    assert_eq!(
+        verify(v.to_string().as_bytes(), &pk, NOW)
+            .unwrap_err()
+            .code(),
+        cleanroom_vocab::ErrorCode::AttestationInvalid
+    );
+}
+
+/// A payload signed but not in canonical form, or of another version, is refused even
+/// with a good signature (the signer is trusted, the format is not negotiable).
+#[test]
+fn non_canonical_or_unknown_fields_fail_even_when_signed() {
+    let (key, _) = SigningKey::generate().unwrap();
+    let pk = key.public_key();
+    let sign_raw = |payload: &[u8]| Envelope {
+        payload_type: PAYLOAD_TYPE.into(),
+        payload: b64().encode(payload),
+        signatures: vec![EnvelopeSignature {
+            keyid: key::key_id(&pk),
+            sig: b64().encode(key.sign(&pae(PAYLOAD_TYPE, payload))),
+        }],
+    };
+    let pretty = serde_json::to_vec_pretty(&statement()).unwrap();
+    let err = verify(sign_raw(&pretty).to_json().as_bytes(), &pk, NOW).unwrap_err();
+    assert_eq!(err.code(), cleanroom_vocab::ErrorCode::AttestationInvalid);
+    let mut v = serde_json::to_value(statement()).unwrap();
+    v["admin"] = serde_json::json!(true);
+    let err = verify(
+        sign_raw(&serde_json::to_vec(&v).unwrap())
+            .to_json()
+            .as_bytes(),
+        &pk,
+        NOW,
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), cleanroom_vocab::ErrorCode::AttestationInvalid);
+}
+
+#[test]
+fn wrong_key_and_expiry_fail() {
+    let (key, _) = SigningKey::generate().unwrap();
+    let (other, _) = SigningKey::generate().unwrap();
+    let env = sign(&key, &statement()).to_json();
+    let err = verify(env.as_bytes(), &other.public_key(), NOW).unwrap_err();
+    assert_eq!(
+        err.code(),
+        cleanroom_vocab::ErrorCode::AttestationSignatureInvalid
+    );
+    let err = verify(env.as_bytes(), &key.public_key(), NOW + 1001).unwrap_err();
+    assert_eq!(err.code(), cleanroom_vocab::ErrorCode::AttestationExpired);
+}
+
+#[test]
+fn public_key_parsing_refuses_hostile_input() {
+    let (key, _) = SigningKey::generate().unwrap();
+    let pk = key.public_key();
+    assert_eq!(parse_public_key(&AgentKey(pk).display()).unwrap(), pk);
+    assert_eq!(parse_public_key(&b64().encode(pk)).unwrap(), pk);
+    for bad in [
+        "",
+        "ed25519:",
+        "ed25519:AAAA",
+        "not base64 !!",
+        &b64().encode([0u8; 32]),
+        &b64().encode([1u8; 33]),
+        "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VxAyEA\n-----END PUBLIC KEY-----\n",
+        "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+    ] {
+        assert!(parse_public_key(bad).is_err(), "{bad:?} accepted");
+    }
+}

@@ -1,0 +1,87 @@
+//! Offline verification of an attestation envelope: no server, only the public key.
+//! Fails closed: anything not exactly a version-1 statement signed by the key is refused.
+
+use crate::{key, pae, Envelope, Statement, PAYLOAD_TYPE, STATEMENT_VERSION};
+use base64::Engine as _;
+use cleanroom_vocab::ErrorCode;
+use ring::signature::{UnparsedPublicKey, ED25519};
+
+/// Why an attestation was refused; [`VerifyError::code`] is the stable code.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error("not a cleanroom attestation: {0}")]
+    Invalid(String),
+    #[error("no signature by key {0} verifies")]
+    Signature(String),
+    #[error("the attestation expired at {valid_until_unix_ms} (unix ms); now is {now_unix_ms}")]
+    Expired {
+        valid_until_unix_ms: u64,
+        now_unix_ms: u64,
+    },
+}
+
+impl VerifyError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            VerifyError::Invalid(_) => ErrorCode::AttestationInvalid,
+            VerifyError::Signature(_) => ErrorCode::AttestationSignatureInvalid,
+            VerifyError::Expired { .. } => ErrorCode::AttestationExpired,
+        }
+    }
+}
+
+/// Verify `envelope_json` with `public_key` at time `now_unix_ms`; the statement on success.
+/// Order: envelope shape, signature over the exact payload bytes, then the payload's
+/// format (strict, canonical), then the validity window.
+pub fn verify(
+    envelope_json: &[u8],
+    public_key: &[u8; 32],
+    now_unix_ms: u64,
+) -> Result<Statement, VerifyError> {
+    let invalid = |m: String| VerifyError::Invalid(m);
+    let env: Envelope =
+        serde_json::from_slice(envelope_json).map_err(|e| invalid(format!("envelope: {e}")))?;
+    if env.payload_type != PAYLOAD_TYPE {
+        return Err(invalid(format!(
+            "payloadType {:?}, expected {PAYLOAD_TYPE:?}",
+            env.payload_type
+        )));
+    }
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let payload = b64
+        .decode(&env.payload)
+        .map_err(|e| invalid(format!("payload is not base64: {e}")))?;
+    let message = pae(&env.payload_type, &payload);
+    let verifier = UnparsedPublicKey::new(&ED25519, public_key);
+    let want_id = key::key_id(public_key);
+    let signed = env.signatures.iter().any(|s| {
+        s.keyid == want_id
+            && b64
+                .decode(&s.sig)
+                .is_ok_and(|sig| verifier.verify(&message, &sig).is_ok())
+    });
+    if !signed {
+        return Err(VerifyError::Signature(want_id));
+    }
+    let statement: Statement =
+        serde_json::from_slice(&payload).map_err(|e| invalid(format!("statement: {e}")))?;
+    if statement.version != STATEMENT_VERSION {
+        return Err(invalid(format!(
+            "statement version {}, expected {STATEMENT_VERSION}",
+            statement.version
+        )));
+    }
+    if statement.canonical() != payload {
+        return Err(invalid("the statement is not in canonical form".into()));
+    }
+    if statement.valid_until_unix_ms < statement.created_at_unix_ms {
+        return Err(invalid("valid_until is before created_at".into()));
+    }
+    if now_unix_ms > statement.valid_until_unix_ms {
+        return Err(VerifyError::Expired {
+            valid_until_unix_ms: statement.valid_until_unix_ms,
+            now_unix_ms,
+        });
+    }
+    Ok(statement)
+}

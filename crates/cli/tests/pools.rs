@@ -1,0 +1,317 @@
+//! Warm pools end to end: real server, real warm sandboxes. Claim/release, reuse without
+//! leaks (a first claimer tries to leave state behind, a second looks for it), ownership,
+//! exhaustion (`no_ready_sandboxes`), autoscaling refills, transparent use by
+//! `CreateSandbox`/`exec`, restart.
+
+mod common;
+use common::*;
+use std::time::Duration;
+
+fn pool_create(s: &Server, args: &[&str]) -> String {
+    let mut a = vec!["pool", "create"];
+    a.extend_from_slice(args);
+    let o = s.run(&a);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let id = stdout(&o).trim().to_string();
+    assert!(id.starts_with("pool_"), "{id}");
+    id
+}
+
+fn stats(s: &Server, pool: &str) -> serde_json::Value {
+    let o = s.run(&["pool", "stats", pool, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("json")["stats"].clone()
+}
+
+fn num(v: &serde_json::Value, k: &str) -> u64 {
+    v[k].as_u64()
+        .or_else(|| v[k].as_str().and_then(|s| s.parse().ok()))
+        .unwrap_or(0)
+}
+
+fn wait_ready(s: &Server, pool: &str, n: u64) {
+    assert!(
+        eventually(Duration::from_secs(60), || num(&stats(s, pool), "ready")
+            >= n),
+        "pool {pool} never reached {n} ready: {}",
+        stats(s, pool)
+    );
+}
+
+fn claim(s: &Server, pool: &str) -> String {
+    let o = s.run(&["pool", "claim", pool]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o).trim().to_string()
+}
+
+fn status_of(s: &Server, id: &str) -> String {
+    let o = s.run(&["sandbox", "inspect", id, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+    v["status"].as_str().unwrap_or_default().to_string()
+}
+
+/// The first claimer leaves files in every writable dir, a daemonized process, a SysV shm
+/// segment, a held connection to the gateway and a marked environment; after a reusable
+/// release the second claimer finds none of it.
+#[test]
+fn claim_release_reuse_without_leaks() {
+    let s = Server::start();
+    let pool = pool_create(&s, &["--min-ready", "1", "--max-ready", "1", "--reusable"]);
+    wait_ready(&s, &pool, 1);
+    let a = claim(&s, &pool);
+    assert!(a.starts_with("sbx_"), "{a}");
+    let o = s.run(&["sandbox", "inspect", &a]);
+    assert!(
+        stdout(&o).contains(&format!("pool_id:             {pool}")),
+        "{}",
+        stdout(&o)
+    );
+
+    let plant = r#"
+        set -e
+        mkdir -p /dev/shm
+        for d in /tmp /workspace /root /dev/shm /dev; do echo leak > "$d/leak-marker"; done
+        ipcmk -M 4096 >/dev/null
+        setsid sleep 31337 </dev/null >/dev/null 2>&1 &
+        setsid bash -c 'exec 3<>/dev/tcp/100.96.0.1/3128; sleep 31338' </dev/null >/dev/null 2>&1 &
+        sleep 0.5
+        grep -c . /proc/sysvipc/shm
+        ps -eo args | grep -c '^sleep 3133'
+    "#;
+    let o = s.run(&[
+        "exec",
+        "-n",
+        "--env",
+        "LEAK_ENV_MARKER=1",
+        "--in",
+        &a,
+        "--",
+        "sh",
+        "-c",
+        plant,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The plant worked: one shm segment (plus the header line) and both daemons alive.
+    assert_eq!(stdout(&o), "2\n2\n", "{}", stderr(&o));
+    let o = s.sh_in(
+        &a,
+        "ps -eo args | grep -c '^sleep 3133'; grep -c ' 01 ' /proc/net/tcp || true",
+    );
+    assert_eq!(
+        stdout(&o).lines().next(),
+        Some("2"),
+        "daemons did not survive: {}",
+        stdout(&o)
+    );
+
+    let o = s.run(&["pool", "release", &a]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(status_of(&s, &a), "SANDBOX_STATUS_STOPPED");
+    assert_no_leftovers(&s.state_dir(), &a);
+
+    wait_ready(&s, &pool, 1);
+    let b = claim(&s, &pool);
+    assert_ne!(a, b, "a released sandbox is never handed out again");
+    let look = r#"
+        for d in /tmp /workspace /root /dev/shm /dev; do ls -a "$d"; done | grep leak-marker || true
+        echo shm=$(grep -vc '^ *key' /proc/sysvipc/shm)
+        echo procs=$(ps -eo args | grep -c '^sleep 3133')
+        echo tcp=$(tail -n +2 /proc/net/tcp | wc -l)
+        echo env=$(cat /proc/[0-9]*/environ 2>/dev/null | tr '\0' '\n' | grep -c LEAK_ENV_MARKER)
+    "#;
+    let o = s.sh_in(&b, look);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "shm=0\nprocs=0\ntcp=0\nenv=0\n",
+        "{}",
+        stderr(&o)
+    );
+
+    // Claim and release are events of the sandbox.
+    let o = s.run(&["sandbox", "events", &a]);
+    let ev = stdout(&o);
+    assert!(
+        ev.contains("\"pool.claim\"") && ev.contains("\"pool.release\""),
+        "{ev}"
+    );
+    let st = stats(&s, &pool);
+    assert_eq!(num(&st, "claimsTotal"), 2, "{st}");
+    assert_eq!(num(&st, "claimed"), 1, "{st}");
+    assert!(num(&st, "p99ClaimLatencyUs") > 0, "{st}");
+    let o = s.run(&["pool", "rm", &pool]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The claimed sandbox stays its claimer's.
+    assert_eq!(status_of(&s, &b), "SANDBOX_STATUS_READY");
+}
+
+/// An empty pool answers `no_ready_sandboxes`; with autoscaling the pool grows towards
+/// claims × headroom and refills.
+#[test]
+fn exhaustion_and_autoscaling_refill() {
+    let s = Server::start();
+    let pool = pool_create(&s, &["--min-ready", "1", "--max-ready", "1"]);
+    wait_ready(&s, &pool, 1);
+    let _a = claim(&s, &pool);
+    // Right after the claim the refill is still warming: claims fail cleanly meanwhile.
+    let mut saw_exhausted = false;
+    for _ in 0..3 {
+        let o = s.run(&["pool", "claim", &pool]);
+        if o.status.code() == Some(125) {
+            assert!(
+                stderr(&o).contains("[no_ready_sandboxes]"),
+                "{}",
+                stderr(&o)
+            );
+            saw_exhausted = true;
+            break;
+        }
+    }
+    // Drain whatever was refilled, then ask again at once.
+    if !saw_exhausted {
+        let o = s.run(&["pool", "claim", &pool, "--json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let o = s.run(&["pool", "claim", &pool]);
+        assert!(
+            stderr(&o).contains("[no_ready_sandboxes]"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let o = s.run(&["pool", "claim", "pool_0123456789abcdef0123456789abcdef"]);
+    assert!(stderr(&o).contains("[pool_not_found]"), "{}", stderr(&o));
+
+    // Autoscaling: 1..4 ready, headroom 2 over a 30 s window.
+    let auto = pool_create(
+        &s,
+        &[
+            "--min-ready",
+            "1",
+            "--max-ready",
+            "4",
+            "--autoscale",
+            "--headroom",
+            "2",
+            "--interval",
+            "30",
+        ],
+    );
+    wait_ready(&s, &auto, 1);
+    let _c1 = claim(&s, &auto);
+    wait_ready(&s, &auto, 1);
+    let _c2 = claim(&s, &auto);
+    // Two claims in the window × 2 = 4 (the cap): the pool refills to 4.
+    assert!(
+        eventually(Duration::from_secs(60), || {
+            let st = stats(&s, &auto);
+            num(&st, "targetReady") == 4 && num(&st, "ready") == 4
+        }),
+        "{}",
+        stats(&s, &auto)
+    );
+}
+
+/// Pools are owned: another principal neither sees nor claims nor destroys them, and a
+/// matching `CreateSandbox` of theirs does not take from them.
+#[test]
+fn pools_are_owned_and_used_transparently_by_exec() {
+    let s = Server::start();
+    let pool = pool_create(&s, &["--min-ready", "2"]);
+    wait_ready(&s, &pool, 2);
+    open_socket_to_all(&s);
+    for args in [
+        vec!["pool", "stats", &pool],
+        vec!["pool", "claim", &pool],
+        vec!["pool", "rm", &pool],
+    ] {
+        let o = as_uid(&s, 65534, &args);
+        assert!(
+            stderr(&o).contains("[pool_not_found]"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    let o = as_uid(&s, 65534, &["pool", "ls"]);
+    assert!(!stdout(&o).contains(&pool), "{}", stdout(&o));
+    // Another principal's create with the same template gets a fresh sandbox.
+    let o = as_uid(&s, 65534, &["sandbox", "create"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(num(&stats(&s, &pool), "claimsTotal"), 0);
+    // The warm sandboxes are invisible to other users.
+    let o = as_uid(&s, 65534, &["sandbox", "ls", "--all"]);
+    assert_eq!(stdout(&o).lines().count(), 2, "{}", stdout(&o));
+
+    // The owner's `exec` with the same (default) template is served from the pool.
+    let o = s.run(&["exec", "-n", "--", "sh", "-c", "echo hi"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "hi\n");
+    assert_eq!(num(&stats(&s, &pool), "claimsTotal"), 1);
+    // Different limits: no match, a fresh sandbox.
+    let o = s.run(&["exec", "-n", "--memory-mb", "300", "--", "true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(num(&stats(&s, &pool), "claimsTotal"), 1);
+    // Claimed sandboxes carry a claim-time attestation bound to the claimer.
+    let id = claim(&s, &pool);
+    let o = s.run(&["sandbox", "attest", &id]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let env: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    use base64::Engine as _;
+    let payload = base64::engine::general_purpose::STANDARD
+        .decode(env["payload"].as_str().unwrap())
+        .unwrap();
+    let st: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+    assert_eq!(st["pool_id"], pool.as_str());
+    assert_eq!(st["owner"], "uid:0");
+    assert_eq!(st["sandbox_id"], id.as_str());
+}
+
+/// Pool definitions survive a restart; the warm sandboxes are rebuilt.
+#[test]
+fn pools_are_rebuilt_after_restart() {
+    let mut s = Server::start();
+    let pool = pool_create(&s, &["--min-ready", "2", "--name", "persist"]);
+    wait_ready(&s, &pool, 2);
+    let before: Vec<String> = {
+        let o = s.run(&["sandbox", "ls", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["sandboxId"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert_eq!(before.len(), 2);
+    s.kill9();
+    s.spawn();
+    wait_ready(&s, &pool, 2);
+    let o = s.run(&["pool", "ls"]);
+    assert!(stdout(&o).contains("persist"), "{}", stdout(&o));
+    let id = claim(&s, &pool);
+    assert!(
+        !before.contains(&id),
+        "a pre-restart sandbox was handed out"
+    );
+    let o = s.sh_in(&id, "echo ok");
+    assert_eq!(stdout(&o), "ok\n", "{}", stderr(&o));
+    for old in &before {
+        assert_no_leftovers(&s.state_dir(), old);
+    }
+}
+
+/// A pool cannot be used to get around the per-principal cap: its READY sandboxes count
+/// against its owner's cap, however large min_ready is.
+#[test]
+fn pool_sandboxes_count_against_the_owners_cap() {
+    let s = Server::start_with(&["--max-sandboxes-per-principal", "3"]);
+    let pool = pool_create(&s, &["--min-ready", "10", "--max-ready", "10"]);
+    wait_ready(&s, &pool, 3);
+    std::thread::sleep(Duration::from_secs(3));
+    let st = stats(&s, &pool);
+    assert_eq!(num(&st, "ready"), 3, "{st}");
+    assert_eq!(num(&st, "warming"), 0, "{st}");
+    // A claim moves one to the owner; the pool may not refill past the cap.
+    let _a = claim(&s, &pool);
+    std::thread::sleep(Duration::from_secs(3));
+    let st = stats(&s, &pool);
+    assert_eq!(num(&st, "ready") + num(&st, "claimed"), 3, "{st}");
+}

@@ -1,0 +1,280 @@
+//! Connect services of warm pools (`WarmPoolService`) and attestations
+//! (`AttestationService`) over the [`Engine`]: translation only, like [`crate::api`].
+
+use crate::api::{sandbox_msg, to_connect, ts, who, Api};
+use crate::attest::{AgentBinding, Attestor};
+use crate::engine::pools::{PoolSpec, PoolStats as EnginePoolStats, PoolView};
+use crate::engine::Engine;
+use crate::error::{Class, EngineError, ErrorCode};
+use cleanroom_proto::cleanroom::v1::*;
+use connectrpc::{RequestContext, Response, ServiceRequest, ServiceResult};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Register both services on `router`.
+pub fn register(api: Arc<Api>, router: connectrpc::Router) -> connectrpc::Router {
+    let router = WarmPoolServiceExt::register(api.clone(), router);
+    AttestationServiceExt::register(api, router)
+}
+
+/// At startup (after recovery): load or create the attestation key, rebuild the pools.
+pub fn start(
+    engine: &Arc<Engine>,
+    state_dir: &Path,
+    init_exe: &Path,
+    caps: crate::store::SandboxCaps,
+) -> Result<(), EngineError> {
+    let caps_list = engine.backend_capabilities();
+    let attestor = Attestor::load_or_create(state_dir, init_exe, engine.backend_name(), &caps_list)
+        .map_err(|e| EngineError::internal(format!("attestation key: {e}")))?;
+    engine.set_attestor(attestor);
+    engine.start_pools(caps)
+}
+
+/// `sandbox` with the agent identity, delegation chain and pool bound to it.
+pub fn with_identity(engine: &Engine, mut sandbox: Sandbox) -> Sandbox {
+    let id = engine.sandbox_identity(&sandbox.sandbox_id);
+    sandbox.agent_public_key = id.agent_public_key;
+    sandbox.delegation_chain = id.delegation_chain;
+    sandbox.pool_id = id.pool_id;
+    sandbox
+}
+
+fn pool_msg(v: &PoolView) -> Pool {
+    let s = &v.spec;
+    Pool {
+        pool_id: v.id.clone(),
+        name: s.name.clone(),
+        owner: v.owner.clone(),
+        template: PoolTemplate {
+            policy_yaml: s.policy_yaml.clone(),
+            image_ref: s.image_ref.clone(),
+            limits: ResourceLimits {
+                memory_bytes: s.memory_bytes,
+                pids: s.pids,
+                cpu_millis: s.cpu_millis,
+                disk_bytes: s.disk_bytes,
+                output_bytes: s.output_bytes,
+                ..Default::default()
+            }
+            .into(),
+            runtime: s.runtime.clone(),
+            ..Default::default()
+        }
+        .into(),
+        min_ready: s.min_ready,
+        max_ready: s.max_ready,
+        max_age_seconds: s.max_age_seconds,
+        reusable: s.reusable,
+        autoscaling: Autoscaling {
+            enabled: s.autoscaling.enabled,
+            headroom_factor: s.autoscaling.headroom_factor,
+            interval_seconds: s.autoscaling.interval_seconds,
+            ..Default::default()
+        }
+        .into(),
+        policy_hash: v.policy_hash.clone(),
+        image_digest: v.image_digest.clone(),
+        created_at: ts(v.created_at),
+        ..Default::default()
+    }
+}
+
+fn stats_msg(s: &EnginePoolStats) -> PoolStats {
+    PoolStats {
+        ready: s.ready,
+        claimed: s.claimed,
+        warming: s.warming,
+        claims_per_minute: s.claims_per_minute,
+        avg_claim_latency_us: s.avg_claim_latency_us,
+        p99_claim_latency_us: s.p99_claim_latency_us,
+        claims_total: s.claims_total,
+        misses_total: s.misses_total,
+        target_ready: s.target_ready,
+        ..Default::default()
+    }
+}
+
+#[allow(refining_impl_trait)]
+impl WarmPoolService for Api {
+    async fn create_pool(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, CreatePoolRequest>,
+    ) -> ServiceResult<CreatePoolResponse> {
+        let who = who(&ctx)?;
+        let req = request.to_owned_message();
+        let t = req.template.as_option().cloned().unwrap_or_default();
+        let l = t.limits.as_option().cloned().unwrap_or_default();
+        let a = req.autoscaling.as_option().cloned().unwrap_or_default();
+        let spec = PoolSpec {
+            name: req.name,
+            policy_yaml: t.policy_yaml,
+            image_ref: t.image_ref,
+            memory_bytes: l.memory_bytes,
+            pids: l.pids,
+            cpu_millis: l.cpu_millis,
+            disk_bytes: l.disk_bytes,
+            output_bytes: l.output_bytes,
+            runtime: t.runtime,
+            min_ready: req.min_ready,
+            max_ready: req.max_ready,
+            max_age_seconds: req.max_age_seconds,
+            reusable: req.reusable,
+            autoscaling: crate::engine::pools::Autoscaling {
+                enabled: a.enabled,
+                headroom_factor: a.headroom_factor,
+                interval_seconds: a.interval_seconds,
+            },
+        };
+        let v = self.engine.create_pool(&who, spec).map_err(to_connect)?;
+        Response::ok(CreatePoolResponse {
+            pool: pool_msg(&v).into(),
+            ..Default::default()
+        })
+    }
+
+    async fn list_pools(
+        &self,
+        ctx: RequestContext,
+        _request: ServiceRequest<'_, ListPoolsRequest>,
+    ) -> ServiceResult<ListPoolsResponse> {
+        let who = who(&ctx)?;
+        let list = self.engine.list_pools(&who);
+        Response::ok(ListPoolsResponse {
+            pools: list.iter().map(|(v, _)| pool_msg(v)).collect(),
+            stats: list.iter().map(|(_, s)| stats_msg(s)).collect(),
+            ..Default::default()
+        })
+    }
+
+    async fn get_pool_stats(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, GetPoolStatsRequest>,
+    ) -> ServiceResult<GetPoolStatsResponse> {
+        let who = who(&ctx)?;
+        let req = request.to_owned_message();
+        let (v, s) = self
+            .engine
+            .pool_stats(&who, &req.pool_id)
+            .map_err(to_connect)?;
+        Response::ok(GetPoolStatsResponse {
+            pool: pool_msg(&v).into(),
+            stats: stats_msg(&s).into(),
+            ..Default::default()
+        })
+    }
+
+    async fn claim_sandbox(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, ClaimSandboxRequest>,
+    ) -> ServiceResult<ClaimSandboxResponse> {
+        let who = who(&ctx)?;
+        let req = request.to_owned_message();
+        let binding = AgentBinding::parse(&req.agent_public_key, &req.delegation_chain)
+            .map_err(to_connect)?;
+        let c = self
+            .engine
+            .claim_sandbox(&who, &req.pool_id, &binding, self.caps)
+            .map_err(to_connect)?;
+        self.engine
+            .claim_image(&who, &c.sandbox.image_digest)
+            .map_err(to_connect)?;
+        Response::ok(ClaimSandboxResponse {
+            sandbox: with_identity(&self.engine, sandbox_msg(&c.sandbox)).into(),
+            claim_latency_us: c.latency_us,
+            attestation_envelope_json: c.envelope_json,
+            ..Default::default()
+        })
+    }
+
+    async fn release_sandbox(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, ReleaseSandboxRequest>,
+    ) -> ServiceResult<ReleaseSandboxResponse> {
+        let who = who(&ctx)?;
+        let req = request.to_owned_message();
+        let row = self
+            .engine
+            .release_sandbox(&who, &req.sandbox_id, req.reusable)
+            .await
+            .map_err(to_connect)?;
+        Response::ok(ReleaseSandboxResponse {
+            sandbox: sandbox_msg(&row).into(),
+            ..Default::default()
+        })
+    }
+
+    async fn destroy_pool(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, DestroyPoolRequest>,
+    ) -> ServiceResult<DestroyPoolResponse> {
+        let who = who(&ctx)?;
+        let req = request.to_owned_message();
+        self.engine
+            .destroy_pool(&who, &req.pool_id)
+            .await
+            .map_err(to_connect)?;
+        Response::ok(DestroyPoolResponse::default())
+    }
+}
+
+#[allow(refining_impl_trait)]
+impl AttestationService for Api {
+    async fn get_attestation(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, GetAttestationRequest>,
+    ) -> ServiceResult<GetAttestationResponse> {
+        let who = who(&ctx)?;
+        let req = request.to_owned_message();
+        let envelope_json = self
+            .engine
+            .get_attestation(&who, &req.sandbox_id)
+            .map_err(to_connect)?;
+        let env: Option<cleanroom_attest::Envelope> = serde_json::from_str(&envelope_json).ok();
+        let statement_json = env
+            .as_ref()
+            .and_then(|e| {
+                use base64::Engine as _;
+                base64::engine::general_purpose::STANDARD
+                    .decode(&e.payload)
+                    .ok()
+            })
+            .map(|p| String::from_utf8_lossy(&p).into_owned())
+            .unwrap_or_default();
+        let key_id = env
+            .and_then(|e| e.signatures.first().map(|s| s.keyid.clone()))
+            .unwrap_or_default();
+        Response::ok(GetAttestationResponse {
+            envelope_json,
+            statement_json,
+            key_id,
+            ..Default::default()
+        })
+    }
+
+    async fn get_attestation_public_key(
+        &self,
+        ctx: RequestContext,
+        _request: ServiceRequest<'_, GetAttestationPublicKeyRequest>,
+    ) -> ServiceResult<GetAttestationPublicKeyResponse> {
+        who(&ctx)?;
+        let pk = self.engine.attestation_public_key().ok_or_else(|| {
+            to_connect(EngineError::new(
+                Class::FailedPrecondition,
+                ErrorCode::BackendUnavailable,
+                "this server has no attestation key",
+            ))
+        })?;
+        Response::ok(GetAttestationPublicKeyResponse {
+            public_key_pem: cleanroom_attest::public_key_pem(&pk),
+            key_id: cleanroom_attest::key::key_id(&pk),
+            ..Default::default()
+        })
+    }
+}

@@ -1,0 +1,371 @@
+//! Warm pools (seed 002 `WarmPoolManager`): READY sandboxes kept for a template and handed
+//! to a principal by a claim that only rewrites the sandbox's owner and signs its
+//! attestation — no provisioning on the claim path.
+//!
+//! * this file: pool definitions, their in-memory state, create/list/stats/destroy;
+//! * [`claim`]: claim, release, and the transparent claim of `CreateSandbox`;
+//! * [`warm`]: the per-pool task that keeps `ready` at its target (min_ready, autoscaling
+//!   with headroom, max_age replacement) and rebuilds pools after a restart.
+//!
+//! Per-tenant material is never shared between claims: a warm sandbox belongs to the
+//! pool's internal owner (`pool:<id>`, a name no principal can have) until one claim hands
+//! it over; its egress gateway, secret placeholders and sandbox CA were made for it alone
+//! when it was warmed, and a released sandbox is destroyed (its slot is re-warmed with a
+//! fresh sandbox), so no claimer ever sees another claimer's processes, files, IPC,
+//! sockets, gateway state or CA.
+
+pub mod claim;
+pub mod warm;
+
+use super::Engine;
+use crate::auth::Principal;
+use crate::error::{Class, EngineError, ErrorCode};
+use crate::limits::RequestedLimits;
+use crate::store::{now_micros, PoolRow, SandboxCaps};
+use crate::sync::lock;
+use cleanroom_backend::Limits;
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Upper bound of `max_ready` (per pool).
+pub const MAX_READY_BOUND: u32 = 5000;
+/// Claim latencies kept for avg/p99.
+const LATENCY_WINDOW: usize = 4096;
+
+/// Autoscaling settings (seed 002 `AutoScalingConfig`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Autoscaling {
+    pub enabled: bool,
+    pub headroom_factor: f64,
+    pub interval_seconds: u32,
+}
+
+/// A pool's definition, stored as JSON.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PoolSpec {
+    pub name: String,
+    pub policy_yaml: String,
+    pub image_ref: String,
+    pub memory_bytes: u64,
+    pub pids: u64,
+    pub cpu_millis: u64,
+    pub disk_bytes: u64,
+    pub output_bytes: u64,
+    pub runtime: String,
+    pub min_ready: u32,
+    pub max_ready: u32,
+    pub max_age_seconds: u32,
+    pub reusable: bool,
+    pub autoscaling: Autoscaling,
+}
+
+impl PoolSpec {
+    pub fn requested(&self) -> RequestedLimits {
+        RequestedLimits {
+            memory_bytes: self.memory_bytes,
+            pids: self.pids,
+            cpu_millis: self.cpu_millis,
+            disk_bytes: self.disk_bytes,
+            output_bytes: self.output_bytes,
+        }
+    }
+}
+
+/// What makes two sandboxes interchangeable: compiled policy hash, image digest,
+/// effective limits, runtime.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateKey {
+    pub policy_hash: String,
+    pub image_digest: String,
+    pub limits: Limits,
+    pub runtime: String,
+}
+
+/// Counters and the ready queue of one pool.
+#[derive(Default)]
+pub(crate) struct PoolState {
+    /// READY sandbox ids (oldest first) and when each became ready.
+    pub ready: VecDeque<(String, Instant)>,
+    /// Recent claim latencies (µs).
+    pub latencies: VecDeque<u64>,
+    /// Claim times within the last minute (claims/min) and for autoscaling.
+    pub recent: VecDeque<Instant>,
+    pub claims_total: u64,
+    pub misses_total: u64,
+}
+
+/// One live pool.
+pub(crate) struct PoolHandle {
+    pub id: String,
+    pub owner: String,
+    pub created_at: i64,
+    pub spec: PoolSpec,
+    pub key: TemplateKey,
+    pub state: Mutex<PoolState>,
+    pub warming: AtomicU32,
+    pub stopped: AtomicBool,
+    pub wake: tokio::sync::Notify,
+}
+
+impl PoolHandle {
+    /// Owner of the pool's READY, unclaimed sandboxes.
+    pub fn internal_owner(&self) -> String {
+        internal_owner(&self.id)
+    }
+}
+
+/// `pool:<id>`: `:` is in no token or certificate principal, and unix principals are
+/// `uid:<n>`, so no caller is ever this owner.
+pub fn internal_owner(pool_id: &str) -> String {
+    format!("pool:{pool_id}")
+}
+
+/// Every pool of the server.
+#[derive(Default)]
+pub struct Pools {
+    pub(crate) map: Mutex<HashMap<String, Arc<PoolHandle>>>,
+    pub(crate) caps: Mutex<SandboxCaps>,
+}
+
+/// A pool as the API shows it.
+#[derive(Debug, Clone)]
+pub struct PoolView {
+    pub id: String,
+    pub owner: String,
+    pub created_at: i64,
+    pub spec: PoolSpec,
+    pub policy_hash: String,
+    pub image_digest: String,
+}
+
+/// Statistics (seed 002 `PoolStatistics`).
+#[derive(Debug, Clone, Default)]
+pub struct PoolStats {
+    pub ready: u32,
+    pub claimed: u32,
+    pub warming: u32,
+    pub claims_per_minute: f64,
+    pub avg_claim_latency_us: u64,
+    pub p99_claim_latency_us: u64,
+    pub claims_total: u64,
+    pub misses_total: u64,
+    pub target_ready: u32,
+}
+
+fn pool_not_found(id: &str) -> EngineError {
+    EngineError::new(
+        Class::NotFound,
+        ErrorCode::PoolNotFound,
+        format!("no pool {id}"),
+    )
+    .with("pool_id", id)
+}
+
+fn view(p: &PoolHandle) -> PoolView {
+    PoolView {
+        id: p.id.clone(),
+        owner: p.owner.clone(),
+        created_at: p.created_at,
+        spec: p.spec.clone(),
+        policy_hash: p.key.policy_hash.clone(),
+        image_digest: p.key.image_digest.clone(),
+    }
+}
+
+impl Engine {
+    /// The template key of a create request, exactly as `create_sandbox` would build it.
+    pub fn template_key(
+        &self,
+        policy_yaml: &str,
+        image_ref: &str,
+        requested: RequestedLimits,
+    ) -> Result<TemplateKey, EngineError> {
+        let policy = cleanroom_policy::compile(policy_yaml)?;
+        let image_ref = match (image_ref.trim(), &policy.image_ref) {
+            ("", Some(p)) => p.clone(),
+            (r, _) => r.to_string(),
+        };
+        let image_digest = if image_ref.is_empty() {
+            String::new()
+        } else {
+            cleanroom_image::PinnedRef::parse(&image_ref)
+                .map_err(EngineError::from)?
+                .digest
+        };
+        Ok(TemplateKey {
+            limits: crate::limits::effective(&policy, requested.into())?,
+            policy_hash: policy.policy_hash(),
+            image_digest,
+            runtime: self.backend.name().into(),
+        })
+    }
+
+    /// Create a pool owned by `who` and start warming it.
+    pub fn create_pool(
+        self: &Arc<Self>,
+        who: &Principal,
+        mut spec: PoolSpec,
+    ) -> Result<PoolView, EngineError> {
+        if spec.max_ready == 0 {
+            spec.max_ready = spec.min_ready.max(1);
+        }
+        if spec.min_ready > spec.max_ready || spec.max_ready > MAX_READY_BOUND {
+            return Err(EngineError::invalid(format!(
+                "need min_ready <= max_ready <= {MAX_READY_BOUND} (got {} and {})",
+                spec.min_ready, spec.max_ready
+            ))
+            .with("field", "max_ready"));
+        }
+        if spec.name.len() > 128 || spec.name.chars().any(|c| c.is_control()) {
+            return Err(
+                EngineError::invalid("name: at most 128 printable characters")
+                    .with("field", "name"),
+            );
+        }
+        let a = &mut spec.autoscaling;
+        if a.enabled {
+            if !(a.headroom_factor.is_finite() && (0.0..=100.0).contains(&a.headroom_factor)) {
+                return Err(EngineError::invalid(
+                    "autoscaling.headroom_factor must be within 0..=100",
+                )
+                .with("field", "autoscaling.headroom_factor"));
+            }
+            if a.headroom_factor == 0.0 {
+                a.headroom_factor = 1.5;
+            }
+            a.interval_seconds = a.interval_seconds.clamp(1, 3600);
+        }
+        let runtime = spec.runtime.trim();
+        if !runtime.is_empty() && runtime != self.backend.name() {
+            return Err(EngineError::new(
+                Class::FailedPrecondition,
+                ErrorCode::BackendCapabilityMismatch,
+                format!(
+                    "runtime {runtime:?} is not this server's backend ({:?})",
+                    self.backend.name()
+                ),
+            ));
+        }
+        spec.runtime = self.backend.name().into();
+        // Everything a create would refuse is refused now, not in the warming loop.
+        let key = self.template_key(&spec.policy_yaml, &spec.image_ref, spec.requested())?;
+        let id = format!("pool_{}", uuid::Uuid::now_v7().simple());
+        let row = PoolRow {
+            id: id.clone(),
+            owner: who.name.clone(),
+            created_at: now_micros(),
+            spec: serde_json::to_string(&spec).map_err(|e| EngineError::internal(e.to_string()))?,
+        };
+        self.store.insert_pool(&row)?;
+        let handle = self.start_pool(row, spec, key);
+        Ok(view(&handle))
+    }
+
+    /// A pool `who` may see (others: `pool_not_found`).
+    pub(crate) fn visible_pool(
+        &self,
+        who: &Principal,
+        id: &str,
+    ) -> Result<Arc<PoolHandle>, EngineError> {
+        lock(&self.pools.map)
+            .get(id)
+            .filter(|p| who.can_see(&p.owner))
+            .cloned()
+            .ok_or_else(|| pool_not_found(id))
+    }
+
+    pub fn list_pools(&self, who: &Principal) -> Vec<(PoolView, PoolStats)> {
+        let mut pools: Vec<Arc<PoolHandle>> = lock(&self.pools.map)
+            .values()
+            .filter(|p| who.can_see(&p.owner))
+            .cloned()
+            .collect();
+        pools.sort_by(|a, b| a.id.cmp(&b.id));
+        pools.iter().map(|p| (view(p), self.stats_of(p))).collect()
+    }
+
+    pub fn pool_stats(
+        &self,
+        who: &Principal,
+        id: &str,
+    ) -> Result<(PoolView, PoolStats), EngineError> {
+        let p = self.visible_pool(who, id)?;
+        Ok((view(&p), self.stats_of(&p)))
+    }
+
+    fn stats_of(&self, p: &PoolHandle) -> PoolStats {
+        let claimed = self
+            .store
+            .count_claimed(&p.id, &p.internal_owner())
+            .unwrap_or(0);
+        let mut st = lock(&p.state);
+        let cutoff = Instant::now() - std::time::Duration::from_secs(60);
+        while st.recent.front().is_some_and(|t| *t < cutoff) {
+            st.recent.pop_front();
+        }
+        let mut sorted: Vec<u64> = st.latencies.iter().copied().collect();
+        sorted.sort_unstable();
+        let avg = if sorted.is_empty() {
+            0
+        } else {
+            sorted.iter().sum::<u64>() / sorted.len() as u64
+        };
+        let p99 = sorted
+            .get((sorted.len() * 99).div_ceil(100).saturating_sub(1))
+            .copied()
+            .unwrap_or(0);
+        let target = warm::target_ready(&p.spec, &st);
+        PoolStats {
+            ready: st.ready.len() as u32,
+            claimed,
+            warming: p.warming.load(Ordering::Relaxed),
+            claims_per_minute: st.recent.len() as f64,
+            avg_claim_latency_us: avg,
+            p99_claim_latency_us: p99,
+            claims_total: st.claims_total,
+            misses_total: st.misses_total,
+            target_ready: target,
+        }
+    }
+
+    /// Destroy a pool: its READY and warming sandboxes are terminated; sandboxes already
+    /// claimed stay with their claimers.
+    pub async fn destroy_pool(&self, who: &Principal, id: &str) -> Result<(), EngineError> {
+        let p = self.visible_pool(who, id)?;
+        lock(&self.pools.map).remove(id);
+        p.stopped.store(true, Ordering::SeqCst);
+        p.wake.notify_one();
+        self.store.delete_pool(id)?;
+        let ready: Vec<String> = lock(&p.state).ready.drain(..).map(|(s, _)| s).collect();
+        for sid in ready {
+            if let Err(e) = self.terminate_sandbox(&sid).await {
+                tracing::warn!(sandbox_id = %sid, error = %e, "pool destroy: terminate failed");
+            }
+        }
+        Ok(())
+    }
+
+    /// Stop every pool's warming (server shutdown; the definitions stay stored).
+    pub fn stop_pools(&self) {
+        for p in lock(&self.pools.map).values() {
+            p.stopped.store(true, Ordering::SeqCst);
+            p.wake.notify_one();
+        }
+    }
+
+    fn record_latency(p: &PoolHandle, micros: u64) {
+        let mut st = lock(&p.state);
+        st.claims_total += 1;
+        st.recent.push_back(Instant::now());
+        if st.recent.len() > 100_000 {
+            st.recent.pop_front();
+        }
+        st.latencies.push_back(micros);
+        if st.latencies.len() > LATENCY_WINDOW {
+            st.latencies.pop_front();
+        }
+    }
+}
