@@ -196,12 +196,17 @@ impl Client {
             executions: ExecutionServiceClient::new(shared.clone(), config.clone()),
             images: ImageServiceClient::new(shared.clone(), config.clone()),
             approvals: ApprovalServiceClient::new(shared.clone(), config.clone()),
-            snapshots: cleanroom_proto::cleanroom::v1::SnapshotServiceClient::new(shared.clone(), config.clone()),
+            snapshots: cleanroom_proto::cleanroom::v1::SnapshotServiceClient::new(
+                shared.clone(),
+                config.clone(),
+            ),
             // File bytes are mostly incompressible (or already compressed): gzip of every
             // chunk would cost far more CPU than it saves on the wire.
             files: FileServiceClient::new(
                 shared.clone(),
-                config.clone().with_compression(connectrpc::CompressionRegistry::new()),
+                config
+                    .clone()
+                    .with_compression(connectrpc::CompressionRegistry::new()),
             ),
             pools: WarmPoolServiceClient::new(shared.clone(), config.clone()),
             attestation: AttestationServiceClient::new(shared.clone(), config.clone()),

@@ -7,11 +7,11 @@
 pub mod activity;
 pub mod api;
 pub mod api_approvals;
-pub mod approvals;
 pub mod api_errors;
 pub mod api_lifetime;
-pub mod api_snapshots;
 pub mod api_pools;
+pub mod api_snapshots;
+pub mod approvals;
 pub mod assemble;
 pub mod attest;
 pub mod auth;

@@ -12,15 +12,15 @@
 //! A running execution is driven by [`crate::supervisor`], which sees only a narrow
 //! handle; the guest's environment and request guards are in [`crate::guest`].
 
-pub mod console;
 pub mod attestation;
+pub mod console;
 pub mod events;
 pub mod executions;
 #[cfg(test)]
 mod fake;
+pub mod files;
 pub mod lifetimes;
 pub mod pause;
-pub mod files;
 pub mod pools;
 pub mod sandboxes;
 pub mod snapshots;
