@@ -76,6 +76,7 @@ if ! command -v tmux >/dev/null; then
   echo "deps: apt-get install tmux" >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null \
     || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null; }
+fi
 # ---- SDKs (sdk/python, sdk/typescript) -------------------------------------------------
 # Python: a project-local venv (.tools/venv) with the pinned set of sdk/python/requirements-dev.txt
 # (the SDK's runtime deps, pytest, and the generators sdk/gen.sh uses: grpcio-tools,
