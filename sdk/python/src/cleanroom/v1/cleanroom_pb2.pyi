@@ -2,6 +2,7 @@ import datetime
 
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from cleanroom.v1 import usage_pb2 as _usage_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -19,6 +20,9 @@ class SandboxStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SANDBOX_STATUS_STOPPING: _ClassVar[SandboxStatus]
     SANDBOX_STATUS_STOPPED: _ClassVar[SandboxStatus]
     SANDBOX_STATUS_FAILED: _ClassVar[SandboxStatus]
+    SANDBOX_STATUS_PAUSED: _ClassVar[SandboxStatus]
+    SANDBOX_STATUS_CHECKPOINTING: _ClassVar[SandboxStatus]
+    SANDBOX_STATUS_CHECKPOINTED: _ClassVar[SandboxStatus]
 
 class ExecutionStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -47,6 +51,9 @@ SANDBOX_STATUS_READY: SandboxStatus
 SANDBOX_STATUS_STOPPING: SandboxStatus
 SANDBOX_STATUS_STOPPED: SandboxStatus
 SANDBOX_STATUS_FAILED: SandboxStatus
+SANDBOX_STATUS_PAUSED: SandboxStatus
+SANDBOX_STATUS_CHECKPOINTING: SandboxStatus
+SANDBOX_STATUS_CHECKPOINTED: SandboxStatus
 EXECUTION_STATUS_UNSPECIFIED: ExecutionStatus
 EXECUTION_STATUS_QUEUED: ExecutionStatus
 EXECUTION_STATUS_RUNNING: ExecutionStatus
@@ -79,7 +86,7 @@ class ErrorDetail(_message.Message):
     def __init__(self, code: _Optional[str] = ..., message: _Optional[str] = ..., details: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class Sandbox(_message.Message):
-    __slots__ = ("sandbox_id", "status", "backend", "policy_hash", "created_at", "updated_at", "last_execution_id", "active_execution_id", "message", "image_ref", "image_digest", "backend_info")
+    __slots__ = ("sandbox_id", "status", "backend", "policy_hash", "created_at", "updated_at", "last_execution_id", "active_execution_id", "message", "image_ref", "image_digest", "backend_info", "egress_approved", "egress_refused", "egress_asks", "expires_at", "ttl_seconds", "idle_timeout_seconds", "last_activity_at", "stop_reason", "usage", "agent_public_key", "delegation_chain", "pool_id")
     SANDBOX_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     BACKEND_FIELD_NUMBER: _ClassVar[int]
@@ -92,6 +99,18 @@ class Sandbox(_message.Message):
     IMAGE_REF_FIELD_NUMBER: _ClassVar[int]
     IMAGE_DIGEST_FIELD_NUMBER: _ClassVar[int]
     BACKEND_INFO_FIELD_NUMBER: _ClassVar[int]
+    EGRESS_APPROVED_FIELD_NUMBER: _ClassVar[int]
+    EGRESS_REFUSED_FIELD_NUMBER: _ClassVar[int]
+    EGRESS_ASKS_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    TTL_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    IDLE_TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    LAST_ACTIVITY_AT_FIELD_NUMBER: _ClassVar[int]
+    STOP_REASON_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    AGENT_PUBLIC_KEY_FIELD_NUMBER: _ClassVar[int]
+    DELEGATION_CHAIN_FIELD_NUMBER: _ClassVar[int]
+    POOL_ID_FIELD_NUMBER: _ClassVar[int]
     sandbox_id: str
     status: SandboxStatus
     backend: str
@@ -104,7 +123,19 @@ class Sandbox(_message.Message):
     image_ref: str
     image_digest: str
     backend_info: _struct_pb2.Struct
-    def __init__(self, sandbox_id: _Optional[str] = ..., status: _Optional[_Union[SandboxStatus, str]] = ..., backend: _Optional[str] = ..., policy_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_execution_id: _Optional[str] = ..., active_execution_id: _Optional[str] = ..., message: _Optional[str] = ..., image_ref: _Optional[str] = ..., image_digest: _Optional[str] = ..., backend_info: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    egress_approved: _containers.RepeatedScalarFieldContainer[str]
+    egress_refused: _containers.RepeatedScalarFieldContainer[str]
+    egress_asks: bool
+    expires_at: _timestamp_pb2.Timestamp
+    ttl_seconds: int
+    idle_timeout_seconds: int
+    last_activity_at: _timestamp_pb2.Timestamp
+    stop_reason: str
+    usage: _usage_pb2.SandboxUsage
+    agent_public_key: str
+    delegation_chain: _containers.RepeatedScalarFieldContainer[str]
+    pool_id: str
+    def __init__(self, sandbox_id: _Optional[str] = ..., status: _Optional[_Union[SandboxStatus, str]] = ..., backend: _Optional[str] = ..., policy_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_execution_id: _Optional[str] = ..., active_execution_id: _Optional[str] = ..., message: _Optional[str] = ..., image_ref: _Optional[str] = ..., image_digest: _Optional[str] = ..., backend_info: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., egress_approved: _Optional[_Iterable[str]] = ..., egress_refused: _Optional[_Iterable[str]] = ..., egress_asks: _Optional[bool] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl_seconds: _Optional[int] = ..., idle_timeout_seconds: _Optional[int] = ..., last_activity_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., stop_reason: _Optional[str] = ..., usage: _Optional[_Union[_usage_pb2.SandboxUsage, _Mapping]] = ..., agent_public_key: _Optional[str] = ..., delegation_chain: _Optional[_Iterable[str]] = ..., pool_id: _Optional[str] = ...) -> None: ...
 
 class Execution(_message.Message):
     __slots__ = ("execution_id", "sandbox_id", "status", "command", "exit_code", "started_at", "finished_at", "tty", "kind", "message", "cwd", "created_at", "trace_id")
@@ -137,7 +168,7 @@ class Execution(_message.Message):
     def __init__(self, execution_id: _Optional[str] = ..., sandbox_id: _Optional[str] = ..., status: _Optional[_Union[ExecutionStatus, str]] = ..., command: _Optional[_Iterable[str]] = ..., exit_code: _Optional[int] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., tty: _Optional[bool] = ..., kind: _Optional[_Union[ExecutionKind, str]] = ..., message: _Optional[str] = ..., cwd: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., trace_id: _Optional[str] = ...) -> None: ...
 
 class CreateSandboxRequest(_message.Message):
-    __slots__ = ("policy_yaml", "image_ref", "idempotency_key", "labels", "limits")
+    __slots__ = ("policy_yaml", "image_ref", "idempotency_key", "labels", "limits", "learn", "lockfiles", "ttl_seconds", "idle_timeout_seconds", "from_snapshot", "agent_public_key", "delegation_chain", "no_pool")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -145,17 +176,40 @@ class CreateSandboxRequest(_message.Message):
         key: str
         value: str
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class LockfilesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: bytes
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[bytes] = ...) -> None: ...
     POLICY_YAML_FIELD_NUMBER: _ClassVar[int]
     IMAGE_REF_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
     LIMITS_FIELD_NUMBER: _ClassVar[int]
+    LEARN_FIELD_NUMBER: _ClassVar[int]
+    LOCKFILES_FIELD_NUMBER: _ClassVar[int]
+    TTL_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    IDLE_TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    FROM_SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    AGENT_PUBLIC_KEY_FIELD_NUMBER: _ClassVar[int]
+    DELEGATION_CHAIN_FIELD_NUMBER: _ClassVar[int]
+    NO_POOL_FIELD_NUMBER: _ClassVar[int]
     policy_yaml: str
     image_ref: str
     idempotency_key: str
     labels: _containers.ScalarMap[str, str]
     limits: ResourceLimits
-    def __init__(self, policy_yaml: _Optional[str] = ..., image_ref: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., limits: _Optional[_Union[ResourceLimits, _Mapping]] = ...) -> None: ...
+    learn: bool
+    lockfiles: _containers.ScalarMap[str, bytes]
+    ttl_seconds: int
+    idle_timeout_seconds: int
+    from_snapshot: str
+    agent_public_key: str
+    delegation_chain: _containers.RepeatedScalarFieldContainer[str]
+    no_pool: bool
+    def __init__(self, policy_yaml: _Optional[str] = ..., image_ref: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., limits: _Optional[_Union[ResourceLimits, _Mapping]] = ..., learn: _Optional[bool] = ..., lockfiles: _Optional[_Mapping[str, bytes]] = ..., ttl_seconds: _Optional[int] = ..., idle_timeout_seconds: _Optional[int] = ..., from_snapshot: _Optional[str] = ..., agent_public_key: _Optional[str] = ..., delegation_chain: _Optional[_Iterable[str]] = ..., no_pool: _Optional[bool] = ...) -> None: ...
 
 class ResourceLimits(_message.Message):
     __slots__ = ("memory_bytes", "pids", "cpu_millis", "disk_bytes", "output_bytes")
@@ -278,7 +332,7 @@ class SandboxEvent(_message.Message):
     def __init__(self, sequence: _Optional[int] = ..., sandbox_id: _Optional[str] = ..., execution_id: _Optional[str] = ..., type: _Optional[str] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., sandbox_status: _Optional[_Union[SandboxStatus, str]] = ..., execution_status: _Optional[_Union[ExecutionStatus, str]] = ..., message: _Optional[str] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class CreateExecutionRequest(_message.Message):
-    __slots__ = ("sandbox_id", "command", "env", "cwd", "timeout_seconds", "kind", "tty", "attach_stdin")
+    __slots__ = ("sandbox_id", "command", "env", "cwd", "timeout_seconds", "kind", "tty", "attach_stdin", "tty_cols", "tty_rows")
     class EnvEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -294,6 +348,8 @@ class CreateExecutionRequest(_message.Message):
     KIND_FIELD_NUMBER: _ClassVar[int]
     TTY_FIELD_NUMBER: _ClassVar[int]
     ATTACH_STDIN_FIELD_NUMBER: _ClassVar[int]
+    TTY_COLS_FIELD_NUMBER: _ClassVar[int]
+    TTY_ROWS_FIELD_NUMBER: _ClassVar[int]
     sandbox_id: str
     command: _containers.RepeatedScalarFieldContainer[str]
     env: _containers.ScalarMap[str, str]
@@ -302,7 +358,9 @@ class CreateExecutionRequest(_message.Message):
     kind: ExecutionKind
     tty: bool
     attach_stdin: bool
-    def __init__(self, sandbox_id: _Optional[str] = ..., command: _Optional[_Iterable[str]] = ..., env: _Optional[_Mapping[str, str]] = ..., cwd: _Optional[str] = ..., timeout_seconds: _Optional[int] = ..., kind: _Optional[_Union[ExecutionKind, str]] = ..., tty: _Optional[bool] = ..., attach_stdin: _Optional[bool] = ...) -> None: ...
+    tty_cols: int
+    tty_rows: int
+    def __init__(self, sandbox_id: _Optional[str] = ..., command: _Optional[_Iterable[str]] = ..., env: _Optional[_Mapping[str, str]] = ..., cwd: _Optional[str] = ..., timeout_seconds: _Optional[int] = ..., kind: _Optional[_Union[ExecutionKind, str]] = ..., tty: _Optional[bool] = ..., attach_stdin: _Optional[bool] = ..., tty_cols: _Optional[int] = ..., tty_rows: _Optional[int] = ...) -> None: ...
 
 class CreateExecutionResponse(_message.Message):
     __slots__ = ("execution",)

@@ -1,0 +1,121 @@
+import datetime
+
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from cleanroom.v1 import cleanroom_pb2 as _cleanroom_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Snapshot(_message.Message):
+    __slots__ = ("snapshot_id", "source_sandbox_id", "parent_snapshot_id", "policy_hash", "image_ref", "image_digest", "limits", "size_bytes", "file_count", "content_digest", "created_at")
+    SNAPSHOT_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_SANDBOX_ID_FIELD_NUMBER: _ClassVar[int]
+    PARENT_SNAPSHOT_ID_FIELD_NUMBER: _ClassVar[int]
+    POLICY_HASH_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_REF_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    FILE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    snapshot_id: str
+    source_sandbox_id: str
+    parent_snapshot_id: str
+    policy_hash: str
+    image_ref: str
+    image_digest: str
+    limits: _cleanroom_pb2.ResourceLimits
+    size_bytes: int
+    file_count: int
+    content_digest: str
+    created_at: _timestamp_pb2.Timestamp
+    def __init__(self, snapshot_id: _Optional[str] = ..., source_sandbox_id: _Optional[str] = ..., parent_snapshot_id: _Optional[str] = ..., policy_hash: _Optional[str] = ..., image_ref: _Optional[str] = ..., image_digest: _Optional[str] = ..., limits: _Optional[_Union[_cleanroom_pb2.ResourceLimits, _Mapping]] = ..., size_bytes: _Optional[int] = ..., file_count: _Optional[int] = ..., content_digest: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class PauseSandboxRequest(_message.Message):
+    __slots__ = ("sandbox_id",)
+    SANDBOX_ID_FIELD_NUMBER: _ClassVar[int]
+    sandbox_id: str
+    def __init__(self, sandbox_id: _Optional[str] = ...) -> None: ...
+
+class PauseSandboxResponse(_message.Message):
+    __slots__ = ("sandbox",)
+    SANDBOX_FIELD_NUMBER: _ClassVar[int]
+    sandbox: _cleanroom_pb2.Sandbox
+    def __init__(self, sandbox: _Optional[_Union[_cleanroom_pb2.Sandbox, _Mapping]] = ...) -> None: ...
+
+class ResumeSandboxRequest(_message.Message):
+    __slots__ = ("sandbox_id",)
+    SANDBOX_ID_FIELD_NUMBER: _ClassVar[int]
+    sandbox_id: str
+    def __init__(self, sandbox_id: _Optional[str] = ...) -> None: ...
+
+class ResumeSandboxResponse(_message.Message):
+    __slots__ = ("sandbox",)
+    SANDBOX_FIELD_NUMBER: _ClassVar[int]
+    sandbox: _cleanroom_pb2.Sandbox
+    def __init__(self, sandbox: _Optional[_Union[_cleanroom_pb2.Sandbox, _Mapping]] = ...) -> None: ...
+
+class CreateSnapshotRequest(_message.Message):
+    __slots__ = ("sandbox_id",)
+    SANDBOX_ID_FIELD_NUMBER: _ClassVar[int]
+    sandbox_id: str
+    def __init__(self, sandbox_id: _Optional[str] = ...) -> None: ...
+
+class CreateSnapshotResponse(_message.Message):
+    __slots__ = ("snapshot",)
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    snapshot: Snapshot
+    def __init__(self, snapshot: _Optional[_Union[Snapshot, _Mapping]] = ...) -> None: ...
+
+class GetSnapshotRequest(_message.Message):
+    __slots__ = ("snapshot_id",)
+    SNAPSHOT_ID_FIELD_NUMBER: _ClassVar[int]
+    snapshot_id: str
+    def __init__(self, snapshot_id: _Optional[str] = ...) -> None: ...
+
+class GetSnapshotResponse(_message.Message):
+    __slots__ = ("snapshot",)
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    snapshot: Snapshot
+    def __init__(self, snapshot: _Optional[_Union[Snapshot, _Mapping]] = ...) -> None: ...
+
+class ListSnapshotsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListSnapshotsResponse(_message.Message):
+    __slots__ = ("snapshots",)
+    SNAPSHOTS_FIELD_NUMBER: _ClassVar[int]
+    snapshots: _containers.RepeatedCompositeFieldContainer[Snapshot]
+    def __init__(self, snapshots: _Optional[_Iterable[_Union[Snapshot, _Mapping]]] = ...) -> None: ...
+
+class RemoveSnapshotRequest(_message.Message):
+    __slots__ = ("snapshot_id",)
+    SNAPSHOT_ID_FIELD_NUMBER: _ClassVar[int]
+    snapshot_id: str
+    def __init__(self, snapshot_id: _Optional[str] = ...) -> None: ...
+
+class RemoveSnapshotResponse(_message.Message):
+    __slots__ = ("snapshot",)
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    snapshot: Snapshot
+    def __init__(self, snapshot: _Optional[_Union[Snapshot, _Mapping]] = ...) -> None: ...
+
+class CheckpointSandboxRequest(_message.Message):
+    __slots__ = ("sandbox_id",)
+    SANDBOX_ID_FIELD_NUMBER: _ClassVar[int]
+    sandbox_id: str
+    def __init__(self, sandbox_id: _Optional[str] = ...) -> None: ...
+
+class CheckpointSandboxResponse(_message.Message):
+    __slots__ = ("checkpoint_id", "size_bytes")
+    CHECKPOINT_ID_FIELD_NUMBER: _ClassVar[int]
+    SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    checkpoint_id: str
+    size_bytes: int
+    def __init__(self, checkpoint_id: _Optional[str] = ..., size_bytes: _Optional[int] = ...) -> None: ...
