@@ -17,7 +17,6 @@ Measures, in the same run and on the same machine:
     secret into the header, redacts the response, and speaks verified TLS upstream) next to
     the same HTTPS request made on the host: latency and 64 MiB download throughput.
 Progress goes to stderr. BENCH_BINARY=path skips the release build and uses that binary;
-BENCH_ONLY=api measures only the exec-in-existing-sandbox rows (unix vs TCP);
 BENCH_ONLY=approvals only the egress approval / learn mode rows (bench/approvals.py).
 BENCH_ONLY=registries only first vs cached `npm ci` through the registry mediation
 (bench/registries.py).
@@ -28,13 +27,17 @@ BENCH_ONLY=console only the console's keystroke echo rows (bench/console.py).
 BENCH_ONLY=files only the files API rows (bench/files.py).
 BENCH_ONLY=sdk only the SDK round trips (bench/sdk.py).
 """
-import approvals as approvals_bench
 import hashlib, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
-from console import console_bench
 
+# One module per area (bench/<area>.py), each with a same-run reference of its own.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import api  # noqa: E402  (bench/api.py: the in-process API round-trip rows)
-from files import files_bench  # bench/files.py: upload/download rows (BENCH_ONLY=files)
+import api  # noqa: E402  the in-process API round-trip rows (BENCH_ONLY=api)
+import approvals as approvals_bench  # noqa: E402  ask / learn rows (BENCH_ONLY=approvals)
+import registries  # noqa: E402  first vs cached npm ci (BENCH_ONLY=registries)
+import snapshots  # noqa: E402  snapshot / restore / fork / pause (BENCH_ONLY=snapshots)
+from console import console_bench  # noqa: E402  keystroke echo (BENCH_ONLY=console)
+from files import files_bench  # noqa: E402  upload/download rows (BENCH_ONLY=files)
+from pools import pools_bench  # noqa: E402  warm pools, attestation, scale (BENCH_ONLY=pools)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS = int(os.environ.get("BENCH_RUNS", "200"))
@@ -244,9 +247,9 @@ def main():
         binary = os.path.join(ROOT, "target/release/cleanroom")
     only_api = os.environ.get("BENCH_ONLY") == "api"
     if os.environ.get("BENCH_ONLY") == "registries":  # bench/registries.py: first vs cached npm ci
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))); import registries; print(json.dumps({"registries": registries.run(binary)}, indent=2)); return
+        print(json.dumps({"registries": registries.run(binary)}, indent=2))
+        return
     if os.environ.get("BENCH_ONLY") == "pools":  # warm pools, attestation, scale (bench/pools.py)
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))); from pools import pools_bench
         print(json.dumps({"machine": {"cpus": os.cpu_count(), "kernel": os.uname().release},
                           "pools": pools_bench(binary, BWRAP)}, indent=2)); return
     tmp = tempfile.mkdtemp(prefix="cleanroom-bench-")
@@ -294,7 +297,7 @@ def main():
             print(json.dumps(result, indent=2))
             return
         if os.environ.get("BENCH_ONLY") == "snapshots":  # bench/snapshots.py
-            result["snapshots"] = __import__("snapshots").run(binary, env, os.path.join(tmp, "state"), min(RUNS, 20))
+            result["snapshots"] = snapshots.run(binary, env, os.path.join(tmp, "state"), min(RUNS, 20))
             print(json.dumps(result, indent=2))
             return
 
@@ -340,10 +343,11 @@ def main():
         result["egress_http"] = egress_bench(binary, env, tmp, web_port)
         result["egress_https_secret_injection"] = secret_bench(binary, env, tmp, tls_port, ca)
         result["egress_approvals"] = approvals_bench.run(binary, env, tmp, web_port)
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))); import registries; result["registries"] = registries.run(binary)
-        result["snapshots"] = __import__("snapshots").run(binary, env, os.path.join(tmp, "state"), min(RUNS, 20))
+        result["registries"] = registries.run(binary)
+        result["snapshots"] = snapshots.run(binary, env, os.path.join(tmp, "state"), min(RUNS, 20))
         result["console"] = console_bench(binary, env)
         result["files"] = files_bench(binary, env, tmp)
+        result["pools"] = pools_bench(binary, BWRAP)
         print(json.dumps(result, indent=2))
     finally:
         tcp.send_signal(signal.SIGTERM)

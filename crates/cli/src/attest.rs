@@ -14,8 +14,8 @@ pub enum AttestationCommand {
     /// Print (or write) the server's attestation public key (SubjectPublicKeyInfo PEM)
     Pubkey {
         /// Write the key to this file instead of stdout
-        #[arg(short, long, value_name = "FILE")]
-        output: Option<PathBuf>,
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
     },
     /// Verify an attestation file offline: signature, format, validity window
     Verify(VerifyArgs),
@@ -121,21 +121,21 @@ fn write_out(output: Option<&PathBuf>, text: &str) -> Result<(), ApiError> {
 /// `attestation pubkey` (the verify arm never reaches here: it is offline).
 pub async fn run(ep: &Target, cmd: AttestationCommand) -> Result<i32, ApiError> {
     match cmd {
-        AttestationCommand::Pubkey { output } => {
+        AttestationCommand::Pubkey { out } => {
             let client = Client::connect_target(ep).await?;
             let r = client
                 .attestation
                 .get_attestation_public_key(GetAttestationPublicKeyRequest::default())
                 .await?
                 .into_owned();
-            write_out(output.as_ref(), &r.public_key_pem)?;
+            write_out(out.as_ref(), &r.public_key_pem)?;
             Ok(0)
         }
         AttestationCommand::Verify(args) => Ok(verify(args)),
     }
 }
 
-/// `sandbox attest ID [-o FILE]`: the envelope signed at create/claim.
+/// `sandbox attest ID [--out FILE]`: the envelope signed at create/claim.
 pub async fn sandbox_attest(
     ep: &Target,
     sandbox_id: String,

@@ -376,8 +376,8 @@ pub enum SandboxCommand {
     Attest {
         sandbox_id: String,
         /// Write to this file instead of stdout
-        #[arg(short, long, value_name = "FILE")]
-        output: Option<PathBuf>,
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
     },
 }
 

@@ -239,8 +239,8 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
             return Ok(if failed { EXIT_CLEANROOM_ERROR } else { 0 });
         }
         SandboxCommand::Timeout(_) => unreachable!("dispatched in run()"),
-        SandboxCommand::Attest { sandbox_id, output } => {
-            return crate::attest::sandbox_attest(ep, sandbox_id, output).await;
+        SandboxCommand::Attest { sandbox_id, out } => {
+            return crate::attest::sandbox_attest(ep, sandbox_id, out).await;
         }
     }
     Ok(0)

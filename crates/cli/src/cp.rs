@@ -5,7 +5,7 @@
 //! decides names, walks local trees and renders.
 
 use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use cleanroom_client::api::*;
 use cleanroom_client::endpoint::Target;
 use cleanroom_client::files::{self, Hooks, Resume, UploadOptions};
@@ -17,12 +17,6 @@ use std::time::Instant;
 
 /// Progress is drawn for transfers at least this large (on a terminal).
 const PROGRESS_MIN: u64 = 8 << 20;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Output {
-    Text,
-    Json,
-}
 
 /// Copy files and directories between the host and a sandbox.
 ///
@@ -65,12 +59,9 @@ pub struct CpArgs {
     /// Never draw a progress bar
     #[arg(long)]
     pub no_progress: bool,
-    /// Print a JSON summary on stdout (same as -o json)
+    /// Print a JSON summary on stdout (also the global `-o json`)
     #[arg(long)]
     pub json: bool,
-    /// Summary format
-    #[arg(short = 'o', long, value_enum, default_value = "text")]
-    pub output: Output,
 }
 
 fn parse_mode(s: &str) -> Result<u32, String> {
@@ -147,7 +138,7 @@ struct Summary {
 }
 
 pub async fn run(ep: &Target, args: CpArgs) -> i32 {
-    let json = args.json || args.output == Output::Json;
+    let json = args.json;
     let started = Instant::now();
     let result = async {
         let client = Client::connect_target(ep).await?;

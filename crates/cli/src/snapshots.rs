@@ -14,9 +14,9 @@ pub struct PauseArgs {
     /// Sandboxes to pause (or resume)
     #[arg(required = true)]
     pub sandbox_ids: Vec<String>,
-    /// Print the sandboxes as JSON
-    #[arg(short = 'o', long = "output", value_name = "FORMAT", value_parser = ["text", "json"], default_value = "text")]
-    pub output: String,
+    /// Print the sandboxes as JSON (also the global `-o json`)
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Filesystem snapshots of sandboxes.
@@ -72,7 +72,7 @@ fn print_sandbox(s: &Sandbox, json: bool) {
 
 /// `cleanroom sandbox pause` (`resume = false`) or `resume`.
 pub async fn pause(client: &Client, args: PauseArgs, resume: bool) -> i32 {
-    let json = args.output == "json";
+    let json = args.json;
     let mut failed = false;
     for id in args.sandbox_ids {
         let result = if resume {

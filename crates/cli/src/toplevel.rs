@@ -45,6 +45,9 @@ pub fn apply_output(cli: &mut Cli) {
         | Command::Image(ImageCommand::Ls { json, .. }) => *json = true,
         Command::Inspect(a) => a.json = true,
         Command::Status(a) => a.json = true,
+        Command::Cp(a) => a.json = true,
+        Command::Sandbox(SandboxCommand::Pause(a))
+        | Command::Sandbox(SandboxCommand::Resume(a)) => a.json = true,
         _ => {}
     }
 }

@@ -67,9 +67,9 @@ fn statement_verifies_offline_and_tampering_or_wrong_key_fails() {
 
     let att = dir.path().join("att.json");
     let key = dir.path().join("key.pem");
-    let o = s.run(&["sandbox", "attest", &id, "-o", att.to_str().unwrap()]);
+    let o = s.run(&["sandbox", "attest", &id, "--out", att.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = s.run(&["attestation", "pubkey", "-o", key.to_str().unwrap()]);
+    let o = s.run(&["attestation", "pubkey", "--out", key.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(std::fs::read_to_string(&key)
         .unwrap()
@@ -166,7 +166,12 @@ fn statement_verifies_offline_and_tampering_or_wrong_key_fails() {
     // A different server's key does not verify this server's statement.
     let other = Server::start();
     let other_key = dir.path().join("other.pem");
-    let o = other.run(&["attestation", "pubkey", "-o", other_key.to_str().unwrap()]);
+    let o = other.run(&[
+        "attestation",
+        "pubkey",
+        "--out",
+        other_key.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = verify(&s, &att, &other_key);
     assert_eq!(o.status.code(), Some(125));
@@ -179,7 +184,7 @@ fn statement_verifies_offline_and_tampering_or_wrong_key_fails() {
     // Restart: same key.
     s.spawn();
     let again = dir.path().join("again.pem");
-    let o = s.run(&["attestation", "pubkey", "-o", again.to_str().unwrap()]);
+    let o = s.run(&["attestation", "pubkey", "--out", again.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&again).unwrap(), pem_before);
 }

@@ -95,6 +95,28 @@ export class DeadlineExceededError extends CleanroomError {}
 export class CanceledError extends CleanroomError {}
 /** The `unavailable` error. */
 export class UnavailableError extends CleanroomError {}
+/** The `sandbox_paused` error. */
+export class SandboxPausedError extends CleanroomError {}
+/** The `snapshot_not_found` error. */
+export class SnapshotNotFoundError extends CleanroomError {}
+/** The `snapshot_in_use` error. */
+export class SnapshotInUseError extends CleanroomError {}
+/** The `pool_not_found` error. */
+export class PoolNotFoundError extends CleanroomError {}
+/** The `no_ready_sandboxes` error. */
+export class NoReadySandboxesError extends CleanroomError {}
+/** The `attestation_not_found` error. */
+export class AttestationNotFoundError extends CleanroomError {}
+/** The `approval_not_found` error. */
+export class ApprovalNotFoundError extends CleanroomError {}
+/** The `execution_not_interactive` error. */
+export class ExecutionNotInteractiveError extends CleanroomError {}
+/** The `attestation_invalid` error. */
+export class AttestationInvalidError extends CleanroomError {}
+/** The `attestation_signature_invalid` error. */
+export class AttestationSignatureInvalidError extends CleanroomError {}
+/** The `attestation_expired` error. */
+export class AttestationExpiredError extends CleanroomError {}
 /** The `server_unreachable` error. */
 export class ServerUnreachableError extends CleanroomError {}
 /** The `stream_ended` error. */
@@ -137,6 +159,17 @@ const BY_CODE: Record<string, new (code: string, message: string, connectCode?: 
   deadline_exceeded: DeadlineExceededError,
   canceled: CanceledError,
   unavailable: UnavailableError,
+  sandbox_paused: SandboxPausedError,
+  snapshot_not_found: SnapshotNotFoundError,
+  snapshot_in_use: SnapshotInUseError,
+  pool_not_found: PoolNotFoundError,
+  no_ready_sandboxes: NoReadySandboxesError,
+  attestation_not_found: AttestationNotFoundError,
+  approval_not_found: ApprovalNotFoundError,
+  execution_not_interactive: ExecutionNotInteractiveError,
+  attestation_invalid: AttestationInvalidError,
+  attestation_signature_invalid: AttestationSignatureInvalidError,
+  attestation_expired: AttestationExpiredError,
   server_unreachable: ServerUnreachableError,
   stream_ended: StreamEndedError,
 };

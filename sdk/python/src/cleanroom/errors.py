@@ -84,6 +84,18 @@ UploadOffsetMismatchError = _register("upload_offset_mismatch", "UploadOffsetMis
 DeadlineExceededError = _register("deadline_exceeded", "DeadlineExceededError")
 CanceledError = _register("canceled", "CanceledError")
 UnavailableError = _register("unavailable", "UnavailableError")
+# Pause/snapshots, pools/attestation, egress approvals, console.
+SandboxPausedError = _register("sandbox_paused", "SandboxPausedError")
+SnapshotNotFoundError = _register("snapshot_not_found", "SnapshotNotFoundError")
+SnapshotInUseError = _register("snapshot_in_use", "SnapshotInUseError")
+PoolNotFoundError = _register("pool_not_found", "PoolNotFoundError")
+NoReadySandboxesError = _register("no_ready_sandboxes", "NoReadySandboxesError")
+AttestationNotFoundError = _register("attestation_not_found", "AttestationNotFoundError")
+ApprovalNotFoundError = _register("approval_not_found", "ApprovalNotFoundError")
+ExecutionNotInteractiveError = _register("execution_not_interactive", "ExecutionNotInteractiveError")
+AttestationInvalidError = _register("attestation_invalid", "AttestationInvalidError")
+AttestationSignatureInvalidError = _register("attestation_signature_invalid", "AttestationSignatureInvalidError")
+AttestationExpiredError = _register("attestation_expired", "AttestationExpiredError")
 # Client side only (never in an ErrorDetail), produced by this SDK.
 ServerUnreachableError = _register("server_unreachable", "ServerUnreachableError")
 StreamEndedError = _register("stream_ended", "StreamEndedError")
