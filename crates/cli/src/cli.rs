@@ -73,7 +73,7 @@ pub enum Command {
     Snapshot(crate::snapshots::SnapshotCommand),
     /// Copy files and directories between the host and a sandbox (docker cp habits).
     Cp(crate::cp::CpArgs),
-    /// Warm pools: READY sandboxes for a template, claimed in well under a millisecond.
+    /// Warm pools: READY sandboxes kept for a template and handed out at claim instead of created.
     #[command(subcommand)]
     Pool(crate::pools::PoolCommand),
     /// The server's attestation key, and offline verification of sandbox attestations.
