@@ -4,42 +4,8 @@
 
 mod common;
 use common::*;
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::process::Command;
 use std::time::Duration;
-
-/// A plain HTTP/1.1 server on loopback answering `hello:<path>`.
-fn upstream() -> u16 {
-    let l = TcpListener::bind(("127.0.0.1", 0)).unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for s in l.incoming().flatten() {
-            std::thread::spawn(move || {
-                let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
-                let mut r = BufReader::new(s.try_clone().unwrap());
-                let mut line = String::new();
-                if r.read_line(&mut line).unwrap_or(0) == 0 {
-                    return;
-                }
-                loop {
-                    let mut h = String::new();
-                    if r.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                        break;
-                    }
-                }
-                let body = format!("hello:{}", line.split(' ').nth(1).unwrap_or(""));
-                let mut s = s;
-                let _ = write!(
-                    s,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            });
-        }
-    });
-    port
-}
 
 /// A tmux server of our own (its socket in a temp dir, removed with it), killed on drop.
 struct Tmux {
@@ -121,7 +87,7 @@ fn run_in_tmux(s: &Server, policy: &str, script: &str) -> Tmux {
 
 #[test]
 fn the_terminal_prompt_answers_and_stdin_still_reaches_the_workload() {
-    let port = upstream();
+    let port = hello_upstream();
     let s = Server::start_with(&["--egress-resolve", "api.test=127.0.0.1"]);
     let d = tempfile::tempdir().unwrap();
     let policy = write(
@@ -155,7 +121,7 @@ fn the_terminal_prompt_answers_and_stdin_still_reaches_the_workload() {
 
 #[test]
 fn the_terminal_prompt_denies_by_default() {
-    let port = upstream();
+    let port = hello_upstream();
     let s = Server::start_with(&["--egress-resolve", "api.test=127.0.0.1"]);
     let d = tempfile::tempdir().unwrap();
     let policy = write(

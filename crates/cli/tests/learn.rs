@@ -5,41 +5,6 @@
 
 mod common;
 use common::*;
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
-use std::time::Duration;
-
-/// A plain HTTP/1.1 server on loopback answering `hello:<path>`.
-fn upstream() -> u16 {
-    let l = TcpListener::bind(("127.0.0.1", 0)).unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for s in l.incoming().flatten() {
-            std::thread::spawn(move || {
-                let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
-                let mut r = BufReader::new(s.try_clone().unwrap());
-                let mut line = String::new();
-                if r.read_line(&mut line).unwrap_or(0) == 0 {
-                    return;
-                }
-                loop {
-                    let mut h = String::new();
-                    if r.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                        break;
-                    }
-                }
-                let body = format!("hello:{}", line.split(' ').nth(1).unwrap_or(""));
-                let mut s = s;
-                let _ = write!(
-                    s,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            });
-        }
-    });
-    port
-}
 
 fn events(s: &Server, sbx: &str) -> Vec<serde_json::Value> {
     let o = s.run(&["sandbox", "events", sbx]);
@@ -52,7 +17,7 @@ fn events(s: &Server, sbx: &str) -> Vec<serde_json::Value> {
 
 #[test]
 fn learn_mode_suggests_a_policy_that_works_and_nothing_more() {
-    let (p1, p2) = (upstream(), upstream());
+    let (p1, p2) = (hello_upstream(), hello_upstream());
     let s = Server::start_with(&[
         "--egress-resolve",
         "one.test=127.0.0.1",

@@ -885,3 +885,37 @@ pub fn test_pki(names: &[&str]) -> (String, rustls::ServerConfig) {
         .unwrap();
     (ca.pem(), config)
 }
+
+/// A plain HTTP/1.1 server on loopback answering `hello:<path>` (one thread per connection,
+/// `Connection: close`), for egress tests that only need an upstream to reach.
+pub fn hello_upstream() -> u16 {
+    use std::io::{BufRead, BufReader, Write};
+    let l = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+                let mut r = BufReader::new(s.try_clone().unwrap());
+                let mut line = String::new();
+                if r.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                loop {
+                    let mut h = String::new();
+                    if r.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                        break;
+                    }
+                }
+                let body = format!("hello:{}", line.split(' ').nth(1).unwrap_or(""));
+                let mut s = s;
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            });
+        }
+    });
+    port
+}
