@@ -145,6 +145,30 @@ pub fn check_served(fd: &impl AsFd) -> Result<u64, FileRefusal> {
     Ok(st.st_size.max(0) as u64)
 }
 
+/// The one descriptor a sandbox-side file helper answered with, checked before the server
+/// touches it: exactly one fd, a regular file on a data filesystem ([`check_served`]), opened
+/// with `access` (`O_RDONLY` for reads, `O_RDWR` for writes) and nothing else.
+pub fn take_served(
+    mut fds: Vec<OwnedFd>,
+    access: libc::c_int,
+) -> Result<OwnedFd, crate::BackendError> {
+    let fd = match (fds.pop(), fds.is_empty()) {
+        (Some(fd), true) => fd,
+        _ => {
+            return Err(crate::BackendError::FileNotReadable(
+                "the sandbox answered without exactly one file".into(),
+            ))
+        }
+    };
+    check_served(&fd)?;
+    if super::sys::access_mode(fd.as_fd()) != Ok(access) {
+        return Err(crate::BackendError::FileNotReadable(
+            "the sandbox answered with an unexpected file".into(),
+        ));
+    }
+    Ok(fd)
+}
+
 /// Lexical check: paths under /proc, /sys and /dev are refused before any lookup.
 fn check_path(path: &str) -> Result<(), FileRefusal> {
     if !path.starts_with('/') || path.contains('\0') {

@@ -80,22 +80,8 @@ impl LinuxBackend {
             }
         };
         if wants_fd {
-            let fd = match (fds.pop(), fds.is_empty()) {
-                (Some(fd), true) => fd,
-                _ => {
-                    return Err(BackendError::FileNotReadable(
-                        "the sandbox answered without exactly one file".into(),
-                    ))
-                }
-            };
             // The fd comes from inside the sandbox: check it before writing to it.
-            fileio::check_served(&fd)?;
-            if sys::access_mode(fd.as_fd()) != Ok(libc::O_RDWR) {
-                return Err(BackendError::FileNotReadable(
-                    "the sandbox answered with an unexpected file".into(),
-                ));
-            }
-            fds = vec![fd];
+            fds = vec![fileio::take_served(std::mem::take(&mut fds), libc::O_RDWR)?];
         } else {
             fds.clear();
         }

@@ -553,7 +553,7 @@ impl Backend for LinuxBackend {
             forget();
             return Err(e);
         }
-        let (result, mut fds) = match tokio::time::timeout(OPEN_TIMEOUT, rx).await {
+        let (result, fds) = match tokio::time::timeout(OPEN_TIMEOUT, rx).await {
             Ok(Ok(opened)) => opened,
             Ok(Err(_)) => return Err(BackendError::Unavailable("sandbox is gone".into())),
             Err(_) => {
@@ -565,22 +565,11 @@ impl Backend for LinuxBackend {
         };
         // (The size pid 1 saw is informational; the server stats the fd itself.)
         result?;
-        let fd = match (fds.pop(), fds.is_empty()) {
-            (Some(fd), true) => fd,
-            _ => {
-                return Err(BackendError::FileNotReadable(
-                    "the sandbox answered without exactly one file".into(),
-                ))
-            }
-        };
         // The fd comes from inside the sandbox: check it again before reading from it.
-        fileio::check_served(&fd)?;
-        if sys::access_mode(fd.as_fd()) != Ok(libc::O_RDONLY) {
-            return Err(BackendError::FileNotReadable(
-                "the sandbox answered with an unexpected file".into(),
-            ));
-        }
-        Ok(std::fs::File::from(fd))
+        Ok(std::fs::File::from(fileio::take_served(
+            fds,
+            libc::O_RDONLY,
+        )?))
     }
 
     async fn usage(&self, sandbox_id: &str) -> Result<crate::Usage, BackendError> {
