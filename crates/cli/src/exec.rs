@@ -129,6 +129,7 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
         }
     }
     // 3. The workload.
+    let mut exec_id = None;
     if code == 0 {
         let stdin = std::mem::replace(&mut answerer.guest_stdin, Box::new(tokio::io::empty()));
         match exec_in(
@@ -142,7 +143,10 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
         )
         .await
         {
-            Ok(c) => code = c,
+            Ok((c, id)) => {
+                code = c;
+                exec_id = Some(id);
+            }
             Err((exec_id, canceled)) => {
                 // Detached: the execution and its sandbox stay as they are (never torn
                 // down behind the user's back); say how to come back.
@@ -165,18 +169,30 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
             code = c;
         }
     }
-    if created && !args.keep {
-        let req = TerminateSandboxRequest {
-            sandbox_id: sandbox_id.clone(),
-            ..Default::default()
-        };
-        if let Err(e) = client.sandboxes.terminate_sandbox(req).await {
-            render::error(
-                &e.into(),
-                Some(format!("cleanroom sandbox inspect {sandbox_id}")),
-            );
+    // 4. Keep the run's record locally and tear the sandbox down, at the same time: the
+    // teardown finishes in the server (STOPPING now, STOPPED once every process, mount and
+    // cgroup is gone), so the exit code is not delayed by it.
+    let retain = async {
+        if let Some(id) = exec_id.as_deref().filter(|i| !i.is_empty()) {
+            crate::retained::record(&client, id).await;
         }
-    }
+    };
+    let teardown = async {
+        if created && !args.keep {
+            let req = TerminateSandboxRequest {
+                sandbox_id: sandbox_id.clone(),
+                background: true,
+                ..Default::default()
+            };
+            if let Err(e) = client.sandboxes.terminate_sandbox(req).await {
+                render::error(
+                    &e.into(),
+                    Some(format!("cleanroom sandbox inspect {sandbox_id}")),
+                );
+            }
+        }
+    };
+    tokio::join!(retain, teardown);
     code
 }
 
@@ -188,7 +204,7 @@ async fn exec_in(
     env: Vec<(String, String)>,
     stdin: Box<dyn tokio::io::AsyncRead + Unpin + Send>,
     sigint: &mut tokio::signal::unix::Signal,
-) -> Result<i32, (String, bool)> {
+) -> Result<(i32, String), (String, bool)> {
     let req = CreateExecutionRequest {
         sandbox_id: sandbox_id.to_string(),
         command: args.command.clone(),
@@ -203,7 +219,7 @@ async fn exec_in(
         Ok(e) => e,
         Err(e) => {
             render::error(&e, Some(format!("cleanroom sandbox inspect {sandbox_id}")));
-            return Ok(EXIT_CLEANROOM_ERROR);
+            return Ok((EXIT_CLEANROOM_ERROR, String::new()));
         }
     };
     let exec_id = execution.execution_id.clone();
@@ -228,9 +244,8 @@ async fn exec_in(
         Followed::Detached { canceled } => return Err((exec_id, canceled)),
         Followed::Caught => 0,
     };
-    crate::retained::record(client, &exec_id).await;
     if args.print_trace_id && code == 0 {
         eprintln!("trace_id: {}", execution.trace_id);
     }
-    Ok(code)
+    Ok((code, exec_id))
 }

@@ -55,10 +55,12 @@ pub async fn record(client: &Client, execution_id: &str) {
         execution_id: execution_id.to_string(),
         ..Default::default()
     };
-    // The exit record reaches the stream a moment before the server's row says so:
-    // ask again (bounded) until the row has its final status.
+    // The exit record reaches the stream a moment before the server's row says so (the
+    // row is written right after it): ask again, soon at first, until the row has its
+    // final status (bounded: about 2 s in all).
     let mut resp = InspectExecutionResponse::default();
-    for _ in 0..40 {
+    let mut pause = std::time::Duration::from_millis(1);
+    for _ in 0..48 {
         resp = match client.executions.inspect_execution(req.clone()).await {
             Ok(r) => r.into_owned(),
             Err(_) => return,
@@ -71,7 +73,8 @@ pub async fn record(client: &Client, execution_id: &str) {
         if !running {
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(std::time::Duration::from_millis(50));
     }
     resp.stdout = tail(&resp.stdout).to_string();
     resp.stderr = tail(&resp.stderr).to_string();

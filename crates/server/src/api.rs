@@ -289,11 +289,11 @@ impl SandboxService for Api {
         self.engine
             .owned_sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
-        let row = self
-            .engine
-            .terminate_sandbox(&req.sandbox_id)
-            .await
-            .map_err(to_connect)?;
+        let row = match req.background {
+            true => self.engine.terminate_sandbox_in_background(&req.sandbox_id),
+            false => self.engine.terminate_sandbox(&req.sandbox_id).await,
+        }
+        .map_err(to_connect)?;
         Response::ok(TerminateSandboxResponse {
             sandbox: self.sandbox_out(&row).into(),
             ..Default::default()

@@ -258,6 +258,8 @@ pub fn cgroups_named(needle: &str) -> Vec<PathBuf> {
 }
 
 /// Assert a sandbox left nothing on the host: no process, mount, cgroup or directory.
+/// `cleanroom exec` returns while its sandbox's teardown finishes in the server
+/// (`TerminateSandbox{background}`), so each check allows that teardown some time.
 pub fn assert_no_leftovers(server_state: &Path, sandbox_id: &str) {
     assert!(
         eventually(Duration::from_secs(10), || processes_mentioning(sandbox_id)
@@ -266,12 +268,17 @@ pub fn assert_no_leftovers(server_state: &Path, sandbox_id: &str) {
         processes_mentioning(sandbox_id)
     );
     assert!(
-        mounts_mentioning(sandbox_id).is_empty(),
+        eventually(Duration::from_secs(10), || mounts_mentioning(sandbox_id)
+            .is_empty()),
         "mounts left: {:?}",
         mounts_mentioning(sandbox_id)
     );
     let dir = server_state.join("sandboxes").join(sandbox_id);
-    assert!(!dir.exists(), "sandbox dir left behind: {}", dir.display());
+    assert!(
+        eventually(Duration::from_secs(10), || !dir.exists()),
+        "sandbox dir left behind: {}",
+        dir.display()
+    );
     // A root server keeps mountpoints under /run/cleanroom/<instance>/<sandbox>.
     for inst in std::fs::read_dir("/run/cleanroom")
         .into_iter()
@@ -280,7 +287,7 @@ pub fn assert_no_leftovers(server_state: &Path, sandbox_id: &str) {
     {
         let d = inst.path().join(sandbox_id);
         assert!(
-            !d.exists(),
+            eventually(Duration::from_secs(10), || !d.exists()),
             "sandbox runtime dir left behind: {}",
             d.display()
         );

@@ -50,6 +50,9 @@ pub struct FakeBackend {
     sandboxes: Mutex<HashMap<String, UnixDatagram>>,
     procs: Mutex<HashMap<ProcessId, Proc>>,
     pub calls: Mutex<Calls>,
+    /// When closed (`send(false)`), `terminate` waits until it is opened again: a slow
+    /// teardown, for tests of what happens meanwhile.
+    pub terminate_gate: Mutex<Option<tokio::sync::watch::Receiver<bool>>>,
 }
 
 fn pipe_pair() -> (pipe::Receiver, std::fs::File) {
@@ -198,6 +201,10 @@ impl Backend for FakeBackend {
 
     async fn terminate(&self, sandbox_id: &str) -> Result<(), BackendError> {
         lock(&self.calls).terminated.push(sandbox_id.to_string());
+        let gate = lock(&self.terminate_gate).clone();
+        if let Some(mut gate) = gate {
+            let _ = gate.wait_for(|open| *open).await;
+        }
         lock(&self.sandboxes).remove(sandbox_id);
         let ids: Vec<ProcessId> = lock(&self.procs)
             .iter()

@@ -24,6 +24,7 @@ pub mod pause;
 pub mod pools;
 pub mod sandboxes;
 pub mod snapshots;
+pub mod teardown;
 #[cfg(test)]
 mod tests;
 pub mod usage;
@@ -166,6 +167,8 @@ pub struct Engine {
     pub(crate) pools: pools::Pools,
     /// The attestation signer ([`attestation`]), installed at startup.
     attestor: std::sync::OnceLock<Arc<crate::attest::Attestor>>,
+    /// Teardowns in flight ([`teardown`]).
+    stopping: teardown::Stopping,
 }
 
 impl Engine {
@@ -199,6 +202,7 @@ impl Engine {
             console: Default::default(),
             pools: Default::default(),
             attestor: Default::default(),
+            stopping: Default::default(),
         });
         let weak = Arc::downgrade(&engine);
         tokio::spawn(async move {

@@ -4,14 +4,13 @@
 use super::Engine;
 use crate::error::{Class, EngineError};
 use crate::ids;
-use crate::status::{execution as es, sandbox as ss};
+use crate::status::sandbox as ss;
 use crate::store::{now_micros, CapHit, SandboxCaps, SandboxRow};
 use cleanroom_backend::{ImageRoot, Limits, NetworkSpec, SandboxSpec, TunConfig};
 use cleanroom_image::{ImageRecord, ImageStore, PinnedRef};
 use cleanroom_policy::CompiledPolicy;
 use cleanroom_vocab::ErrorCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 impl Engine {
     /// Compile the policy once, check capabilities, provision. Returns the READY sandbox,
@@ -287,44 +286,6 @@ impl Engine {
             .into_iter()
             .filter(|s| include_stopped || !ss::is_terminal(s.status))
             .collect())
-    }
-
-    /// Kill everything in the sandbox and remove it. Idempotent.
-    pub async fn terminate_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
-        let row = self.get_sandbox(id)?;
-        if ss::is_terminal(row.status) {
-            return Ok(row);
-        }
-        self.store.set_sandbox_status(id, ss::STOPPING, "")?;
-        self.events.sandbox_status(id, ss::STOPPING, "");
-        let running = self.live_in(id);
-        for (_, l) in &running {
-            l.cancel(
-                es::CANCELED,
-                "sandbox terminated while the execution was running",
-                Duration::ZERO,
-            );
-        }
-        let result = self.backend.terminate(id).await;
-        self.egress.detach(id);
-        for (_, l) in running {
-            let mut done = l.done.clone();
-            let _ = tokio::time::timeout(Duration::from_secs(10), done.wait_for(|d| *d)).await;
-        }
-        self.retention.remove_sandbox(id);
-        match result {
-            Ok(()) => {
-                self.store.set_sandbox_status(id, ss::STOPPED, "")?;
-                self.events.sandbox_status(id, ss::STOPPED, "");
-            }
-            Err(e) => {
-                let msg = format!("terminate failed: {e}");
-                self.store.set_sandbox_status(id, ss::FAILED, &msg)?;
-                self.events.sandbox_status(id, ss::FAILED, &msg);
-                return Err(e.into());
-            }
-        }
-        self.get_sandbox(id)
     }
 
     /// Read a file out of a READY sandbox (at most `max_bytes`, default 4 MiB, cap 16 MiB).

@@ -514,3 +514,77 @@ async fn a_backend_without_the_capabilities_refuses_pause_snapshot_and_checkpoin
         C::SnapshotNotFound
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_teardown_returns_stopping_and_later_callers_join_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, fake) = engine_on(dir.path());
+    let sbx = ready(&engine).await;
+    let e = engine
+        .create_execution(exec(&sbx, &["sleep"]))
+        .await
+        .unwrap();
+    let (gate, gate_rx) = tokio::sync::watch::channel(false);
+    *fake.terminate_gate.lock().unwrap() = Some(gate_rx);
+
+    // Returns at once, STOPPING, with the backend's teardown still blocked.
+    let row = engine.terminate_sandbox_in_background(&sbx.id).unwrap();
+    assert_eq!(row.status, ss::STOPPING);
+    // A second background call and a waiting call join the teardown in flight.
+    let again = engine.terminate_sandbox_in_background(&sbx.id).unwrap();
+    assert_eq!(again.status, ss::STOPPING);
+    let waiter = {
+        let engine = engine.clone();
+        let id = sbx.id.clone();
+        tokio::spawn(async move { engine.terminate_sandbox(&id).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !waiter.is_finished(),
+        "a waiting terminate returned before the teardown ended"
+    );
+    assert_eq!(engine.get_sandbox(&sbx.id).unwrap().status, ss::STOPPING);
+
+    let _ = gate.send(true);
+    let row = waiter.await.unwrap().unwrap();
+    assert_eq!(row.status, ss::STOPPED);
+    // One teardown: the backend was asked once; the execution was canceled; one
+    // STOPPING and one STOPPED event.
+    assert_eq!(fake.calls().terminated, vec![sbx.id.clone()]);
+    assert_eq!(finished(&engine, &e.id).await.status, es::CANCELED);
+    let st = |s| ("sandbox.status".to_string(), s);
+    let evs = events(&engine, &sbx.id).await;
+    assert_eq!(
+        evs.iter().filter(|e| **e == st(ss::STOPPING)).count(),
+        1,
+        "{evs:?}"
+    );
+    assert_eq!(
+        evs.iter().filter(|e| **e == st(ss::STOPPED)).count(),
+        1,
+        "{evs:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_teardown_whose_caller_went_away_can_be_run_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, fake) = engine_on(dir.path());
+    let sbx = ready(&engine).await;
+    let (gate, gate_rx) = tokio::sync::watch::channel(false);
+    *fake.terminate_gate.lock().unwrap() = Some(gate_rx);
+    // The caller (say, a client that disconnected) gives up half way.
+    let gave_up = tokio::time::timeout(
+        Duration::from_millis(100),
+        engine.terminate_sandbox(&sbx.id),
+    )
+    .await;
+    assert!(gave_up.is_err());
+    let _ = gate.send(true);
+    // Not stuck behind the abandoned one: the next call tears the sandbox down.
+    let row = tokio::time::timeout(Duration::from_secs(10), engine.terminate_sandbox(&sbx.id))
+        .await
+        .expect("a later terminate must not wait for an abandoned one")
+        .unwrap();
+    assert_eq!(row.status, ss::STOPPED);
+}
