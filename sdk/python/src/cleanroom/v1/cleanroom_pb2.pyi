@@ -288,10 +288,12 @@ class DownloadSandboxFileResponse(_message.Message):
     def __init__(self, path: _Optional[str] = ..., content: _Optional[bytes] = ..., size: _Optional[int] = ..., truncated: _Optional[bool] = ...) -> None: ...
 
 class TerminateSandboxRequest(_message.Message):
-    __slots__ = ("sandbox_id",)
+    __slots__ = ("sandbox_id", "background")
     SANDBOX_ID_FIELD_NUMBER: _ClassVar[int]
+    BACKGROUND_FIELD_NUMBER: _ClassVar[int]
     sandbox_id: str
-    def __init__(self, sandbox_id: _Optional[str] = ...) -> None: ...
+    background: bool
+    def __init__(self, sandbox_id: _Optional[str] = ..., background: _Optional[bool] = ...) -> None: ...
 
 class TerminateSandboxResponse(_message.Message):
     __slots__ = ("sandbox",)
