@@ -20,12 +20,53 @@ use std::path::{Path, PathBuf};
 /// Guest paths whose filesystems are reported (when writable).
 const WRITABLE_CANDIDATES: [&str; 4] = ["/", "/tmp", "/root", "/workspace"];
 
-fn read_u64(dir: &Path, file: &str) -> Option<u64> {
-    fs::read_to_string(dir.join(file)).ok()?.trim().parse().ok()
+/// The counter files read, in the order tried.
+const FILES: [&str; 7] = [
+    "cpu.stat",
+    "cpuacct.usage",
+    "memory.current",
+    "memory.usage_in_bytes",
+    "memory.peak",
+    "memory.max_usage_in_bytes",
+    "pids.current",
+];
+
+/// Which of [`FILES`] exist in the sandbox cgroups under one parent directory (one per
+/// controller hierarchy of a server instance; every sandbox there has the same files).
+/// Learned from the first sandbox that has any, so a usage read opens only files that
+/// exist instead of trying every name in every hierarchy (`GetSandbox` reads usage, and
+/// failed opens in cgroupfs are path walks too). A handful of entries per server.
+static LAYOUT: std::sync::Mutex<Option<std::collections::HashMap<PathBuf, u8>>> =
+    std::sync::Mutex::new(None);
+
+fn layout_of(dir: &Path) -> Option<u8> {
+    let parent = dir.parent()?;
+    let guard = LAYOUT.lock().ok()?;
+    guard.as_ref()?.get(parent).copied()
 }
 
-fn stat_key(dir: &Path, file: &str, key: &str) -> Option<u64> {
-    let text = fs::read_to_string(dir.join(file)).ok()?;
+fn remember_layout(dir: &Path, mask: u8) {
+    let (Some(parent), true) = (dir.parent(), mask != 0) else {
+        return;
+    };
+    if let Ok(mut guard) = LAYOUT.lock() {
+        let map = guard.get_or_insert_with(Default::default);
+        // Bounded: one entry per hierarchy root a server ever used.
+        if map.len() < 64 {
+            map.insert(parent.to_path_buf(), mask);
+        }
+    }
+}
+
+fn read_text(dir: &Path, file: &str) -> Option<String> {
+    fs::read_to_string(dir.join(file)).ok()
+}
+
+fn parse_u64(text: &str) -> Option<u64> {
+    text.trim().parse().ok()
+}
+
+fn stat_key(text: &str, key: &str) -> Option<u64> {
     text.lines().find_map(|l| {
         let mut p = l.split_whitespace();
         (p.next() == Some(key))
@@ -40,23 +81,35 @@ pub fn read(dirs: &[PathBuf], init_pid: i32, init_start: u64) -> Usage {
     let mut u = Usage::default();
     let mut cpu = None;
     for d in dirs {
-        if let Some(v) = stat_key(d, "cpu.stat", "usage_usec") {
+        let known = layout_of(d);
+        let mut found = 0u8;
+        let mut texts: [Option<String>; 7] = Default::default();
+        for (i, text) in texts.iter_mut().enumerate() {
+            if known.is_some_and(|m| m & (1 << i) == 0) {
+                continue;
+            }
+            *text = read_text(d, FILES[i]);
+            if text.is_some() {
+                found |= 1 << i;
+            }
+        }
+        if known.is_none() {
+            remember_layout(d, found);
+        }
+        let [cpu_stat, cpuacct, mem_cur, mem_v1, peak, peak_v1, pids] = texts;
+        if let Some(v) = cpu_stat.as_deref().and_then(|t| stat_key(t, "usage_usec")) {
             cpu = Some(v);
         }
-        if let Some(ns) = read_u64(d, "cpuacct.usage") {
+        if let Some(ns) = cpuacct.as_deref().and_then(parse_u64) {
             cpu = Some(ns / 1000);
         }
-        if let Some(v) =
-            read_u64(d, "memory.current").or_else(|| read_u64(d, "memory.usage_in_bytes"))
-        {
+        if let Some(v) = mem_cur.or(mem_v1).as_deref().and_then(parse_u64) {
             u.memory_bytes = v;
         }
-        if let Some(v) =
-            read_u64(d, "memory.peak").or_else(|| read_u64(d, "memory.max_usage_in_bytes"))
-        {
+        if let Some(v) = peak.or(peak_v1).as_deref().and_then(parse_u64) {
             u.memory_peak_bytes = v;
         }
-        if let Some(v) = read_u64(d, "pids.current") {
+        if let Some(v) = pids.as_deref().and_then(parse_u64) {
             u.pids = v;
         }
     }
@@ -152,31 +205,57 @@ mod tests {
         assert_eq!(stat_cpu_ticks("1 (x) S 1"), None);
     }
 
+    /// One sandbox cgroup directory per hierarchy, each under its own parent (as the
+    /// server lays them out: `<hierarchy>/…/<instance>/<sandbox>`).
+    fn sandbox_dir(root: &Path, hierarchy: &str) -> PathBuf {
+        let d = root.join(hierarchy).join("sbx");
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
     #[test]
     fn cgroup_files_v1_and_v2() {
-        let v2 = tempfile::tempdir().unwrap();
-        fs::write(
-            v2.path().join("cpu.stat"),
-            "usage_usec 1500\nuser_usec 1000\n",
-        )
-        .unwrap();
-        fs::write(v2.path().join("memory.current"), "4096\n").unwrap();
-        fs::write(v2.path().join("memory.peak"), "8192\n").unwrap();
-        fs::write(v2.path().join("pids.current"), "3\n").unwrap();
-        let u = read(&[v2.path().to_path_buf()], -1, 0);
+        let root = tempfile::tempdir().unwrap();
+        let v2 = sandbox_dir(root.path(), "unified");
+        fs::write(v2.join("cpu.stat"), "usage_usec 1500\nuser_usec 1000\n").unwrap();
+        fs::write(v2.join("memory.current"), "4096\n").unwrap();
+        fs::write(v2.join("memory.peak"), "8192\n").unwrap();
+        fs::write(v2.join("pids.current"), "3\n").unwrap();
+        let u = read(std::slice::from_ref(&v2), -1, 0);
         assert_eq!(
             (u.cpu_usec, u.memory_bytes, u.memory_peak_bytes, u.pids),
             (1500, 4096, 8192, 3)
         );
-        let (m, c) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-        fs::write(m.path().join("memory.usage_in_bytes"), "100\n").unwrap();
-        fs::write(m.path().join("memory.max_usage_in_bytes"), "200\n").unwrap();
-        fs::write(c.path().join("cpuacct.usage"), "5000000\n").unwrap();
-        let u = read(&[m.path().to_path_buf(), c.path().to_path_buf()], -1, 0);
+        let (m, c) = (
+            sandbox_dir(root.path(), "memory"),
+            sandbox_dir(root.path(), "cpuacct"),
+        );
+        fs::write(m.join("memory.usage_in_bytes"), "100\n").unwrap();
+        fs::write(m.join("memory.max_usage_in_bytes"), "200\n").unwrap();
+        fs::write(c.join("cpuacct.usage"), "5000000\n").unwrap();
+        let u = read(&[m.clone(), c.clone()], -1, 0);
         assert_eq!(
             (u.cpu_usec, u.memory_bytes, u.memory_peak_bytes),
             (5000, 100, 200)
         );
         assert!(u.filesystems.is_empty());
+        // Later reads (the layout is known now) see new values, and a sibling sandbox
+        // under the same parent is read the same way.
+        fs::write(m.join("memory.usage_in_bytes"), "300\n").unwrap();
+        assert_eq!(read(&[m, c], -1, 0).memory_bytes, 300);
+        let m2 = root.path().join("memory").join("sbx2");
+        fs::create_dir_all(&m2).unwrap();
+        fs::write(m2.join("memory.usage_in_bytes"), "7\n").unwrap();
+        assert_eq!(read(&[m2], -1, 0).memory_bytes, 7);
+    }
+
+    #[test]
+    fn a_probe_that_finds_nothing_is_not_remembered() {
+        let root = tempfile::tempdir().unwrap();
+        let gone = root.path().join("pids").join("sbx");
+        assert_eq!(read(std::slice::from_ref(&gone), -1, 0).pids, 0);
+        fs::create_dir_all(&gone).unwrap();
+        fs::write(gone.join("pids.current"), "5\n").unwrap();
+        assert_eq!(read(&[gone], -1, 0).pids, 5);
     }
 }
