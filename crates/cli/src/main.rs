@@ -35,10 +35,15 @@ fn main() {
         cleanroom_backend::linux::init::main();
     }
     let cli = cli::Cli::parse();
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // `exec` is a client of one connection doing one thing at a time: a single-threaded
+    // runtime starts no worker threads (thread creation is a measurable part of its
+    // start-up). The server, and the commands that move bulk data or drive a terminal,
+    // keep the multi-threaded one.
+    let mut builder = match &cli.command {
+        cli::Command::Exec(_) => tokio::runtime::Builder::new_current_thread(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    };
+    let rt = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => std::process::exit(render::fail(
             render::Code::Internal,
