@@ -210,7 +210,10 @@ impl Mode {
                 if let Some(c) = cpu {
                     let dir = c.join(sandbox_id);
                     mkdir(&dir)?;
-                    write(dir.join("cpu.cfs_period_us"), "100000".into())?;
+                    // A new cgroup's period is the kernel's fixed default (100 ms), the one
+                    // the quota is computed for: writing it again is not free, as every
+                    // bandwidth write walks all cpu cgroups of the host (tg_set_bandwidth
+                    // -> __cfs_schedulable), so it grew with the number of live sandboxes.
                     write(dir.join("cpu.cfs_quota_us"), quota(100_000).to_string())?;
                     dirs.push(dir);
                 }

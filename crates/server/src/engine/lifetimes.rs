@@ -168,10 +168,15 @@ impl Engine {
     /// How long the sandbox has been idle at `now` (micros): `None` while an execution
     /// runs in it.
     pub fn idle_for(&self, row: &SandboxRow, now: i64) -> Option<Duration> {
-        if !self.live_in(&row.id).is_empty() {
+        self.idle_since(&row.id, row.created_at, now)
+    }
+
+    /// [`Engine::idle_for`] from the sandbox's id and creation time alone.
+    fn idle_since(&self, id: &str, created_at: i64, now: i64) -> Option<Duration> {
+        if !self.live_in(id).is_empty() {
             return None;
         }
-        let last = self.activity.last(&row.id).unwrap_or(row.created_at);
+        let last = self.activity.last(id).unwrap_or(created_at);
         Some(Duration::from_micros(now.saturating_sub(last).max(0) as u64))
     }
 
@@ -189,38 +194,37 @@ impl Engine {
         });
     }
 
-    /// Why `row` must stop now, if it must.
-    fn expiry(
-        &self,
-        row: &SandboxRow,
-        now: i64,
-    ) -> Result<Option<(&'static str, String)>, EngineError> {
-        let l = self.store.lifetime(&row.id)?;
+    /// Why a sandbox with lifetime `l` must stop now, if it must.
+    fn expiry(&self, c: &crate::store::LifetimeCheck, now: i64) -> Option<(&'static str, String)> {
+        let l = &c.lifetime;
         if l.expires_at > 0 && now >= l.expires_at {
-            return Ok(Some((
+            return Some((
                 TTL_EXPIRED,
                 format!("the sandbox's TTL ({}s) expired", l.ttl_seconds),
-            )));
+            ));
         }
         if l.idle_timeout_seconds > 0 {
-            if let Some(idle) = self.idle_for(row, now) {
+            if let Some(idle) = self.idle_since(&c.sandbox_id, c.created_at, now) {
                 if idle >= Duration::from_secs(l.idle_timeout_seconds) {
-                    return Ok(Some((
+                    return Some((
                         IDLE_TIMEOUT,
                         format!(
                             "the sandbox was idle for its idle timeout ({}s)",
                             l.idle_timeout_seconds
                         ),
-                    )));
+                    ));
                 }
             }
         }
-        Ok(None)
+        None
     }
 
     /// One reaper pass: terminate every READY sandbox whose TTL or idle timeout ran out.
+    /// One indexed query returns only READY sandboxes that have a TTL or an idle timeout:
+    /// idle sandboxes without one cost the pass nothing (it used to read every sandbox row
+    /// and query each one's lifetime, every second, under the store lock).
     async fn expire_due(&self) {
-        let rows = match self.store.list_sandboxes() {
+        let checks = match self.store.lifetimes_to_check(ss::READY) {
             Ok(r) => r,
             Err(e) => {
                 tracing::warn!(error = %e, "lifetime check: cannot list sandboxes");
@@ -228,14 +232,13 @@ impl Engine {
             }
         };
         let now = now_micros();
-        let mut due = Vec::new();
-        for row in rows.into_iter().filter(|r| r.status == ss::READY) {
-            match self.expiry(&row, now) {
-                Ok(Some((reason, message))) => due.push((row.id, reason, message)),
-                Ok(None) => {}
-                Err(e) => tracing::warn!(sandbox_id = %row.id, error = %e, "lifetime check failed"),
-            }
-        }
+        let due: Vec<_> = checks
+            .iter()
+            .filter_map(|c| {
+                self.expiry(c, now)
+                    .map(|(reason, message)| (c.sandbox_id.clone(), reason, message))
+            })
+            .collect();
         let stops = due.into_iter().map(|(id, reason, message)| async move {
             tracing::info!(sandbox_id = %id, reason, "sandbox expired");
             if let Err(e) = self.store.set_stop_reason(&id, reason) {

@@ -12,7 +12,18 @@ CREATE TABLE IF NOT EXISTS sandbox_lifetimes (
   expires_at INTEGER NOT NULL DEFAULT 0,
   stop_reason TEXT NOT NULL DEFAULT ''
 );
+CREATE INDEX IF NOT EXISTS sandbox_lifetimes_active ON sandbox_lifetimes(sandbox_id)
+  WHERE expires_at > 0 OR idle_timeout_seconds > 0;
 ";
+
+/// A READY sandbox the lifetime reaper must look at (it has a TTL or an idle timeout).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LifetimeCheck {
+    pub sandbox_id: String,
+    /// Creation time (micros): the last activity of a sandbox never used.
+    pub created_at: i64,
+    pub lifetime: LifetimeRow,
+}
 
 /// A sandbox's lifetime settings (all zero/empty: none).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -60,6 +71,33 @@ impl Store {
             )
             .optional()
             .map(Option::unwrap_or_default)
+        })
+    }
+
+    /// Sandboxes in `status` that have a TTL or an idle timeout, with their lifetimes: one
+    /// query over indexes (the partial index of lifetimes that can expire, sandboxes by
+    /// status): sandboxes without a lifetime (the common case) are never read.
+    pub fn lifetimes_to_check(&self, status: i32) -> Result<Vec<LifetimeCheck>> {
+        self.with(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT l.sandbox_id, s.created_at, l.ttl_seconds, l.idle_timeout_seconds, l.expires_at, l.stop_reason
+                 FROM sandbox_lifetimes l
+                 JOIN sandboxes s ON s.id = l.sandbox_id
+                 WHERE (l.expires_at > 0 OR l.idle_timeout_seconds > 0) AND s.status = ?1",
+            )?;
+            let rows = st.query_map([status], |r| {
+                Ok(LifetimeCheck {
+                    sandbox_id: r.get(0)?,
+                    created_at: r.get(1)?,
+                    lifetime: LifetimeRow {
+                        ttl_seconds: r.get::<_, i64>(2)?.max(0) as u64,
+                        idle_timeout_seconds: r.get::<_, i64>(3)?.max(0) as u64,
+                        expires_at: r.get(4)?,
+                        stop_reason: r.get(5)?,
+                    },
+                })
+            })?;
+            rows.collect()
         })
     }
 

@@ -105,6 +105,7 @@ CREATE TABLE IF NOT EXISTS executions (
   kind INTEGER NOT NULL DEFAULT 1,
   trace_id TEXT NOT NULL DEFAULT ''
 );
+CREATE INDEX IF NOT EXISTS sandboxes_by_status ON sandboxes(status);
 CREATE INDEX IF NOT EXISTS executions_by_sandbox ON executions(sandbox_id, created_at);
 CREATE TABLE IF NOT EXISTS events (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -236,6 +237,23 @@ fn event_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<EventRow> {
     })
 }
 
+/// Run a statement through the connection's prepared-statement cache: the hot path
+/// (create, status changes, events) runs the same few statements over and over, and
+/// parsing them again each time cost more than running them.
+fn exec(c: &Connection, sql: &str, p: impl rusqlite::Params) -> rusqlite::Result<usize> {
+    c.prepare_cached(sql)?.execute(p)
+}
+
+/// [`exec`] for a one-row query.
+fn query_row<T>(
+    c: &Connection,
+    sql: &str,
+    p: impl rusqlite::Params,
+    f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    c.prepare_cached(sql)?.query_row(p, f)
+}
+
 impl Store {
     /// Open (creating if needed) the database at `path`.
     pub fn open(path: &Path) -> Result<Store> {
@@ -243,6 +261,7 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.set_prepared_statement_cache_capacity(64);
         conn.execute_batch(SCHEMA)?;
         conn.execute_batch(lifetimes::SCHEMA)?;
         snapshots::init(&conn)?;
@@ -258,6 +277,10 @@ impl Store {
                 ))?;
             }
         }
+        // After the owner column exists (added above on older databases).
+        conn.execute_batch(
+            "CREATE INDEX IF NOT EXISTS sandboxes_by_owner_status ON sandboxes(owner, status);",
+        )?;
         conn.execute_batch(pools::POOL_SCHEMA)?;
         Ok(Store {
             conn: Mutex::new(conn),
@@ -275,10 +298,14 @@ impl Store {
     /// transaction, so concurrent creates cannot both slip under a cap).
     pub fn insert_sandbox(&self, s: &SandboxRow, caps: SandboxCaps) -> Result<Option<CapHit>> {
         use crate::status::sandbox as ss;
-        let live = format!("status NOT IN ({}, {})", ss::STOPPED, ss::FAILED);
+        // STOPPED and FAILED are adjacent: "live" is two index ranges (sandboxes_by_status,
+        // sandboxes_by_owner_status), so a count reads live rows only, not every sandbox
+        // the server ever ran.
+        debug_assert_eq!(ss::FAILED, ss::STOPPED + 1);
+        let live = format!("(status < {} OR status > {})", ss::STOPPED, ss::FAILED);
         self.with(|c| {
             let count = |sql: &str, p: &[&dyn rusqlite::ToSql]| -> rusqlite::Result<u32> {
-                c.query_row(sql, p, |r| r.get(0))
+                query_row(c, sql, p, |r| r.get(0))
             };
             if caps.per_owner > 0
                 && count(
@@ -294,7 +321,7 @@ impl Store {
             {
                 return Ok(Some(CapHit::Total(caps.total)));
             }
-            c.execute(
+            exec(c,
                 &format!("INSERT INTO sandboxes ({SANDBOX_COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"),
                 params![
                     s.id,
@@ -319,7 +346,8 @@ impl Store {
 
     pub fn get_sandbox(&self, id: &str) -> Result<Option<SandboxRow>> {
         self.with(|c| {
-            c.query_row(
+            query_row(
+                c,
                 &format!("SELECT {SANDBOX_COLS} FROM sandboxes WHERE id = ?1"),
                 [id],
                 sandbox_from,
@@ -340,7 +368,8 @@ impl Store {
 
     pub fn set_sandbox_status(&self, id: &str, status: i32, message: &str) -> Result<()> {
         self.with(|c| {
-            c.execute(
+            exec(
+                c,
                 "UPDATE sandboxes SET status = ?2, message = ?3, updated_at = ?4 WHERE id = ?1",
                 params![id, status, message, now_micros()],
             )
@@ -350,7 +379,8 @@ impl Store {
 
     pub fn set_sandbox_provisioned(&self, id: &str, provisioned: &str) -> Result<()> {
         self.with(|c| {
-            c.execute(
+            exec(
+                c,
                 "UPDATE sandboxes SET provisioned = ?2, updated_at = ?3 WHERE id = ?1",
                 params![id, provisioned, now_micros()],
             )
@@ -360,7 +390,7 @@ impl Store {
 
     pub fn set_sandbox_executions(&self, id: &str, last: &str, active: &str) -> Result<()> {
         self.with(|c| {
-            c.execute(
+            exec(c,
                 "UPDATE sandboxes SET last_execution_id = ?2, active_execution_id = ?3, updated_at = ?4 WHERE id = ?1",
                 params![id, last, active, now_micros()],
             )
@@ -371,7 +401,7 @@ impl Store {
     /// Clear `active_execution_id` only if it still names `exec_id`.
     pub fn clear_active_execution(&self, id: &str, exec_id: &str) -> Result<()> {
         self.with(|c| {
-            c.execute(
+            exec(c,
                 "UPDATE sandboxes SET active_execution_id = '', updated_at = ?3 WHERE id = ?1 AND active_execution_id = ?2",
                 params![id, exec_id, now_micros()],
             )
@@ -382,7 +412,7 @@ impl Store {
     pub fn insert_execution(&self, e: &ExecutionRow) -> Result<()> {
         let cmd = serde_json::to_string(&e.command).unwrap_or_else(|_| "[]".into());
         self.with(|c| {
-            c.execute(
+            exec(c,
                 &format!("INSERT INTO executions ({EXEC_COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"),
                 params![
                     e.id,
@@ -407,7 +437,8 @@ impl Store {
 
     pub fn get_execution(&self, id: &str) -> Result<Option<ExecutionRow>> {
         self.with(|c| {
-            c.query_row(
+            query_row(
+                c,
                 &format!("SELECT {EXEC_COLS} FROM executions WHERE id = ?1"),
                 [id],
                 exec_from,
@@ -429,7 +460,8 @@ impl Store {
 
     pub fn mark_execution_running(&self, id: &str, started_at: i64) -> Result<()> {
         self.with(|c| {
-            c.execute(
+            exec(
+                c,
                 "UPDATE executions SET status = 2, started_at = ?2 WHERE id = ?1",
                 params![id, started_at],
             )
@@ -445,7 +477,7 @@ impl Store {
         message: &str,
     ) -> Result<()> {
         self.with(|c| {
-            c.execute(
+            exec(c,
                 "UPDATE executions SET status = ?2, exit_code = ?3, message = ?4, finished_at = ?5 WHERE id = ?1",
                 params![id, status, exit_code, message, now_micros()],
             )
@@ -456,7 +488,7 @@ impl Store {
     /// Append an event and return its sequence number.
     pub fn append_event(&self, e: &EventRow) -> Result<i64> {
         self.with(|c| {
-            c.execute(
+            exec(c,
                 "INSERT INTO events (sandbox_id, execution_id, kind, at, sandbox_status, execution_status, message, attributes) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
                 params![
                     e.sandbox_id,
@@ -494,7 +526,7 @@ mod approvals;
 mod images;
 mod lifetimes;
 mod output;
-pub use lifetimes::LifetimeRow;
+pub use lifetimes::{LifetimeCheck, LifetimeRow};
 mod snapshots;
 pub use output::OutputState;
 pub use snapshots::SnapshotRow;
