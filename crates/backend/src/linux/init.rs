@@ -30,8 +30,15 @@ use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::time::Instant;
 
-/// Entry point; never returns.
+/// Entry point of `cleanroom-init __sandbox-init`: the server's sandbox launcher
+/// ([`super::zygote`]), which forks every shim ([`shim_main`]). Never returns.
 pub fn main() -> ! {
+    super::zygote::serve()
+}
+
+/// A shim, forked by the zygote with its control socket on fd 3 and nothing else of the
+/// zygote's (see [`super::zygote`]); never returns.
+pub fn shim_main() -> ! {
     let code = match run_shim() {
         Ok(code) => code,
         Err(e) => {
@@ -57,7 +64,8 @@ fn run_shim() -> Result<i32, String> {
     };
     // Nothing but stdio and the control socket may reach the sandbox. Both steps fail the
     // launch if the kernel refuses (an fd the server leaked must never reach a sandbox).
-    sys::kill_with_parent().map_err(|e| format!("set parent-death signal: {e}"))?;
+    let parent = nix::unistd::getppid();
+    rearm_parent_death(parent)?;
     close_inherited_fds(sys::close_range)?;
 
     // Join the sandbox's cgroups first: pid 1 and everything it forks are limited from birth.
@@ -96,6 +104,9 @@ fn run_shim() -> Result<i32, String> {
         if cfg.restore.is_some() {
             snapshot = trees.next();
         }
+        // Becoming the namespace's root changed our euid, which clears the parent-death
+        // signal: arm it again, so the zygote's death still ends this sandbox.
+        rearm_parent_death(parent)?;
     } else if cfg.user_namespace {
         let (uid, gid) = (nix::unistd::geteuid(), nix::unistd::getegid());
         unshare(CloneFlags::CLONE_NEWUSER).map_err(|e| format!("unshare(user): {e}"))?;
@@ -148,6 +159,15 @@ fn run_shim() -> Result<i32, String> {
             }
         }
     }
+}
+
+/// Die with `parent` (the zygote); fail if it is already gone (we were reparented).
+fn rearm_parent_death(parent: Pid) -> Result<(), String> {
+    sys::kill_with_parent().map_err(|e| format!("set parent-death signal: {e}"))?;
+    if nix::unistd::getppid() != parent {
+        return Err("the sandbox launcher exited during setup".into());
+    }
+    Ok(())
 }
 
 /// Root server: a user namespace whose ids 0..count are the sandbox's private host range.

@@ -177,3 +177,22 @@ fn recv_with<T: serde::de::DeserializeOwned>(
     let msg = serde_json::from_slice(&buf[..n]).map_err(std::io::Error::other)?;
     Ok(Some((msg, fds)))
 }
+
+/// Server → zygote (see [`super::zygote`]).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum ZygoteRequest {
+    /// Fork a shim; exactly one fd accompanies it: the shim's end of its sandbox's
+    /// control socket. `seq` pairs the answer with the request.
+    Fork { seq: u64 },
+}
+
+/// Zygote → server.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum ZygoteReply {
+    /// The shim runs; its pidfd accompanies this answer.
+    Forked { seq: u64, pid: i32 },
+    /// No shim was started.
+    ForkFailed { seq: u64, error: String },
+}
