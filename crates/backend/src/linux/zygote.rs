@@ -223,6 +223,9 @@ pub fn reset_signals() -> std::io::Result<()> {
 /// The server's handle on its zygote: started on first use, restarted after its death.
 pub(super) struct Zygote {
     exe: PathBuf,
+    /// RLIMIT_NOFILE (soft, hard) for the zygote and so for every sandbox: the server's
+    /// own limit before [`raise_server_fd_limit`], never the raised one.
+    sandbox_nofile: (libc::rlim_t, libc::rlim_t),
     state: tokio::sync::Mutex<State>,
 }
 
@@ -249,6 +252,7 @@ impl Zygote {
     pub(super) fn new(exe: PathBuf) -> Self {
         Zygote {
             exe,
+            sandbox_nofile: raise_server_fd_limit(),
             state: tokio::sync::Mutex::default(),
         }
     }
@@ -260,7 +264,7 @@ impl Zygote {
         let mut last = String::new();
         for _ in 0..2 {
             if st.conn.is_none() {
-                st.conn = Some(start(&self.exe).await?);
+                st.conn = Some(start(&self.exe, self.sandbox_nofile).await?);
             }
             st.seq += 1;
             let seq = st.seq;
@@ -342,10 +346,40 @@ async fn exchange(conn: &Conn, seq: u64, control: &OwnedFd) -> Result<PidFd, Exc
     }
 }
 
+/// Descriptors a root server may hold: each live sandbox costs it six (control socket and
+/// its reader's dup, pidfds of shim and pid 1, the id-slot lock, the tun device), so 5,000
+/// idle sandboxes need ~30,000 — more than a common hard limit of 20,000 or 65,536.
+const SERVER_NOFILE: libc::rlim_t = 1 << 20;
+
+/// A root server raises its own RLIMIT_NOFILE (soft and hard, up to `fs.nr_open`) so that
+/// thousands of sandboxes fit; returns the limit it had before, which the zygote (and so
+/// every sandbox) keeps. Unprivileged servers keep theirs.
+fn raise_server_fd_limit() -> (libc::rlim_t, libc::rlim_t) {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let before = getrlimit(Resource::RLIMIT_NOFILE).unwrap_or((1024, 4096));
+    if !nix::unistd::geteuid().is_root() {
+        return before;
+    }
+    let nr_open = std::fs::read_to_string("/proc/sys/fs/nr_open")
+        .ok()
+        .and_then(|s| s.trim().parse::<libc::rlim_t>().ok())
+        .unwrap_or(before.1);
+    let target = SERVER_NOFILE.min(nr_open).max(before.1);
+    if target > before.0 {
+        if let Err(e) = setrlimit(Resource::RLIMIT_NOFILE, target, target) {
+            tracing::warn!(error = %e, "could not raise the descriptor limit for sandboxes");
+        }
+    }
+    before
+}
+
 /// Start a zygote. It is spawned from a dedicated thread that then waits for it: the
 /// parent-death signal follows the *thread* that forked, so that thread must live exactly
 /// as long as the zygote (a runtime worker or blocking-pool thread might exit first).
-async fn start(exe: &std::path::Path) -> Result<Conn, BackendError> {
+async fn start(
+    exe: &std::path::Path,
+    nofile: (libc::rlim_t, libc::rlim_t),
+) -> Result<Conn, BackendError> {
     use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
     let (server_end, zygote_end) = socketpair(
         AddressFamily::Unix,
@@ -363,7 +397,7 @@ async fn start(exe: &std::path::Path) -> Result<Conn, BackendError> {
     std::thread::Builder::new()
         .name("cleanroom-zygote".into())
         .spawn(move || {
-            let spawned = spawn_process(&exe, zygote_end);
+            let spawned = spawn_process(&exe, zygote_end, nofile);
             let mut child = match spawned {
                 Ok((child, pidfd)) => {
                     let _ = tx.send(Ok(pidfd));
@@ -398,6 +432,7 @@ async fn start(exe: &std::path::Path) -> Result<Conn, BackendError> {
 fn spawn_process(
     exe: &std::path::Path,
     zygote_end: OwnedFd,
+    (soft, hard): (libc::rlim_t, libc::rlim_t),
 ) -> Result<(std::process::Child, PidFd), BackendError> {
     use std::os::unix::process::CommandExt;
     let child_raw = zygote_end.as_raw_fd();
@@ -422,6 +457,15 @@ fn spawn_process(
                     return Err(std::io::Error::last_os_error());
                 }
             } else if libc::dup2(child_raw, CONTROL_FD) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The sandboxes' descriptor limit, not the server's raised one (lowering is
+            // always allowed).
+            let lim = libc::rlimit {
+                rlim_cur: soft,
+                rlim_max: hard,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) < 0 {
                 return Err(std::io::Error::last_os_error());
             }
             sys::kill_with_parent()?;
