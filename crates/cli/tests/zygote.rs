@@ -164,3 +164,60 @@ fn killing_the_server_leaves_no_zygote_shim_sandbox_or_mount() {
         mounts_mentioning(&id)
     );
 }
+
+/// Start address of the zygote's executable mapping (its ASLR base).
+fn exe_base(pid: i32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .unwrap_or_default()
+        .lines()
+        .next()
+        .and_then(|l| l.split('-').next())
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn zygotes_rotate_and_a_retired_one_lives_exactly_as_long_as_its_sandboxes() {
+    // Must match ROTATE_EVERY in crates/backend/src/linux/zygote.rs.
+    const ROTATE_EVERY: usize = 128;
+    let s = Server::start_with(&["--max-sandboxes", "0", "--max-sandboxes-per-principal", "0"]);
+    let first: Vec<String> = (0..ROTATE_EVERY).map(|_| s.create()).collect();
+    let old = zygotes_of(&s);
+    assert_eq!(old.len(), 1, "{old:?}");
+    let next = s.create();
+    let both = zygotes_of(&s);
+    assert_eq!(
+        both.len(),
+        2,
+        "a fresh zygote after {ROTATE_EVERY} forks: {both:?}"
+    );
+    let new = *both.iter().find(|z| **z != old[0]).unwrap();
+    // A fresh exec: its own address-space layout.
+    assert_ne!(
+        exe_base(new),
+        exe_base(old[0]),
+        "same layout for two zygotes"
+    );
+    shim_and_pid1(&next, new);
+    shim_and_pid1(&first[0], old[0]);
+    // The retired zygote stays while one of its sandboxes lives...
+    let mut args = vec!["sandbox", "rm"];
+    args.extend(first[1..].iter().map(String::as_str));
+    let o = s.run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(
+        zygotes_of(&s).contains(&old[0]),
+        "retired zygote left early"
+    );
+    assert!(s.sh_in(&first[0], "true").status.success());
+    // ...and goes with the last one, while the new one keeps serving.
+    let o = s.run(&["sandbox", "rm", &first[0]]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        eventually(Duration::from_secs(10), || zygotes_of(&s) == vec![new]),
+        "zygotes: {:?}",
+        zygotes_of(&s)
+    );
+    assert!(s.sh_in(&next, "true").status.success());
+}

@@ -71,45 +71,65 @@ fn run() -> Result<(), String> {
         .map_err(|e| format!("signalfd: {e}"))?;
     // SAFETY: fd 3 was placed by the server before exec and stays open for our lifetime.
     let control = unsafe { std::os::fd::BorrowedFd::borrow_raw(CONTROL_FD) };
+    // Shims forked and not yet reaped; once the server closes the socket (it retired us,
+    // see [`ROTATE_EVERY`]) we stay only as long as they do: our exit would kill them.
+    let (mut live, mut retired) = (0usize, false);
     loop {
-        let mut fds = [
-            nix::poll::PollFd::new(control, nix::poll::PollFlags::POLLIN),
-            nix::poll::PollFd::new(sfd.as_fd(), nix::poll::PollFlags::POLLIN),
-        ];
+        if retired && live == 0 {
+            return Ok(());
+        }
+        let mut fds = vec![nix::poll::PollFd::new(
+            sfd.as_fd(),
+            nix::poll::PollFlags::POLLIN,
+        )];
+        if !retired {
+            fds.push(nix::poll::PollFd::new(
+                control,
+                nix::poll::PollFlags::POLLIN,
+            ));
+        }
         match nix::poll::poll(&mut fds, nix::poll::PollTimeout::NONE) {
             Ok(_) => {}
             Err(nix::errno::Errno::EINTR) => continue,
             Err(e) => return Err(format!("poll: {e}")),
         }
-        let ready = |i: usize| fds[i].revents().is_some_and(|r| !r.is_empty());
-        let (control_ready, child_ready) = (ready(0), ready(1));
+        let ready = |i: usize| {
+            fds.get(i)
+                .and_then(|f| f.revents())
+                .is_some_and(|r| !r.is_empty())
+        };
+        let (child_ready, control_ready) = (ready(0), ready(1));
         if child_ready {
             while let Ok(Some(_)) = sfd.read_signal() {}
-            reap();
+            live = live.saturating_sub(reap());
         }
         if control_ready {
             match protocol::recv::<ZygoteRequest>(CONTROL_FD) {
                 Ok(Some((ZygoteRequest::Fork { seq }, fds))) => {
                     let (reply, pidfd) = fork_shim(seq, fds, me);
+                    live += usize::from(pidfd.is_some());
                     let attached: Vec<RawFd> = pidfd.iter().map(|p| p.as_raw_fd()).collect();
                     protocol::send(CONTROL_FD, &reply, &attached)
                         .map_err(|e| format!("zygote socket: {e}"))?;
                 }
-                // The server is gone: so are we (its sandboxes die with us).
-                Ok(None) => return Ok(()),
+                // Retired (or the server is gone, and its death signal is on its way).
+                Ok(None) => retired = true,
                 Err(e) => return Err(format!("zygote socket: {e}")),
             }
         }
     }
 }
 
-/// Reap every exited shim (the server watches them through pidfds, not through us).
-fn reap() {
+/// Reap every exited shim (the server watches them through pidfds, not through us);
+/// how many were reaped.
+fn reap() -> usize {
+    let mut n = 0;
     loop {
         match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
-            Ok(WaitStatus::StillAlive) | Err(nix::errno::Errno::ECHILD) => return,
+            Ok(WaitStatus::StillAlive) | Err(nix::errno::Errno::ECHILD) => return n,
+            Ok(WaitStatus::Exited(..) | WaitStatus::Signaled(..)) => n += 1,
             Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
-            Err(_) => return,
+            Err(_) => return n,
         }
     }
 }
@@ -222,10 +242,8 @@ pub fn reset_signals() -> std::io::Result<()> {
 
 /// The server's handle on its zygote: started on first use, restarted after its death.
 pub(super) struct Zygote {
-    exe: PathBuf,
-    /// RLIMIT_NOFILE (soft, hard) for the zygote and so for every sandbox: the server's
-    /// own limit before [`raise_server_fd_limit`], never the raised one.
-    sandbox_nofile: (libc::rlim_t, libc::rlim_t),
+    /// The launcher thread's inbox (see [`launcher`]).
+    launcher: std::sync::Mutex<std::sync::mpsc::Sender<SpawnRequest>>,
     state: tokio::sync::Mutex<State>,
 }
 
@@ -233,7 +251,15 @@ pub(super) struct Zygote {
 struct State {
     conn: Option<Conn>,
     seq: u64,
+    /// Shims the current zygote forked.
+    forks: u32,
 }
+
+/// Forks per zygote before the server retires it and starts a fresh one: every zygote is
+/// a new exec, so a new address-space layout (ASLR) — sandboxes share a layout only in
+/// groups of this size. A retired zygote forks no more and exits once its last shim has
+/// (its own exit would kill them); it costs one exec per this many sandboxes.
+const ROTATE_EVERY: u32 = 128;
 
 struct Conn {
     sock: AsyncFd<OwnedFd>,
@@ -250,9 +276,11 @@ enum ExchangeError {
 
 impl Zygote {
     pub(super) fn new(exe: PathBuf) -> Self {
+        // RLIMIT_NOFILE for the zygote and so for every sandbox: the server's own limit
+        // before it raised it, never the raised one.
+        let sandbox_nofile = raise_server_fd_limit();
         Zygote {
-            exe,
-            sandbox_nofile: raise_server_fd_limit(),
+            launcher: std::sync::Mutex::new(launcher(exe, sandbox_nofile)),
             state: tokio::sync::Mutex::default(),
         }
     }
@@ -264,7 +292,7 @@ impl Zygote {
         let mut last = String::new();
         for _ in 0..2 {
             if st.conn.is_none() {
-                st.conn = Some(start(&self.exe, self.sandbox_nofile).await?);
+                st.conn = Some(start(&self.launcher).await?);
             }
             st.seq += 1;
             let seq = st.seq;
@@ -272,13 +300,23 @@ impl Zygote {
                 continue;
             };
             match exchange(conn, seq, control).await {
-                Ok(shim) => return Ok(shim),
+                Ok(shim) => {
+                    st.forks += 1;
+                    if st.forks >= ROTATE_EVERY {
+                        // Closing our end retires it (see `run`); the launcher thread that
+                        // spawned it lives on, so its parent-death signal stays armed.
+                        st.conn = None;
+                        st.forks = 0;
+                    }
+                    return Ok(shim);
+                }
                 Err(ExchangeError::Failed(e)) => return Err(e),
                 Err(ExchangeError::Dead(why)) => {
                     tracing::warn!(error = %why, "sandbox zygote gone; restarting it");
                     if let Some(c) = st.conn.take() {
                         c.process.kill();
                     }
+                    st.forks = 0;
                     last = why;
                 }
             }
@@ -373,12 +411,52 @@ fn raise_server_fd_limit() -> (libc::rlim_t, libc::rlim_t) {
     before
 }
 
-/// Start a zygote. It is spawned from a dedicated thread that then waits for it: the
-/// parent-death signal follows the *thread* that forked, so that thread must live exactly
-/// as long as the zygote (a runtime worker or blocking-pool thread might exit first).
-async fn start(
-    exe: &std::path::Path,
+/// One request to the launcher thread: the zygote's socket end and where to answer.
+type SpawnRequest = (
+    OwnedFd,
+    tokio::sync::oneshot::Sender<Result<PidFd, BackendError>>,
+);
+
+/// The one thread that execs zygotes and reaps them. The parent-death signal follows the
+/// *thread* that forked, so zygotes are spawned from a thread that lives as long as the
+/// backend (a runtime worker or a blocking-pool thread might exit first), never one per
+/// zygote.
+fn launcher(
+    exe: PathBuf,
     nofile: (libc::rlim_t, libc::rlim_t),
+) -> std::sync::mpsc::Sender<SpawnRequest> {
+    let (tx, rx) = std::sync::mpsc::channel::<SpawnRequest>();
+    let spawned = std::thread::Builder::new()
+        .name("cleanroom-zygote".into())
+        .spawn(move || {
+            let mut children: Vec<std::process::Child> = Vec::new();
+            loop {
+                match rx.recv_timeout(Duration::from_secs(1)) {
+                    Ok((zygote_end, answer)) => {
+                        let r = spawn_process(&exe, zygote_end, nofile).map(|(child, pidfd)| {
+                            children.push(child);
+                            pidfd
+                        });
+                        let _ = answer.send(r);
+                    }
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                    // The backend is gone; its zygotes die with this thread.
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+                }
+                // Reap exited (retired or killed) zygotes.
+                children.retain_mut(|c| matches!(c.try_wait(), Ok(None)));
+            }
+        });
+    if let Err(e) = spawned {
+        // Every start then fails closed (the receiver is gone).
+        tracing::error!(error = %e, "cannot start the sandbox launcher thread");
+    }
+    tx
+}
+
+/// Start a zygote (on the launcher thread) and connect to it.
+async fn start(
+    launcher: &std::sync::Mutex<std::sync::mpsc::Sender<SpawnRequest>>,
 ) -> Result<Conn, BackendError> {
     use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
     let (server_end, zygote_end) = socketpair(
@@ -393,25 +471,12 @@ async fn start(
     nix::fcntl::fcntl(&zygote_end, nix::fcntl::FcntlArg::F_SETFL(flags))
         .map_err(|e| BackendError::io("zygote socket", e.into()))?;
     let (tx, rx) = tokio::sync::oneshot::channel();
-    let exe = exe.to_path_buf();
-    std::thread::Builder::new()
-        .name("cleanroom-zygote".into())
-        .spawn(move || {
-            let spawned = spawn_process(&exe, zygote_end, nofile);
-            let mut child = match spawned {
-                Ok((child, pidfd)) => {
-                    let _ = tx.send(Ok(pidfd));
-                    child
-                }
-                Err(e) => {
-                    let _ = tx.send(Err(e));
-                    return;
-                }
-            };
-            // Keeps this thread (the zygote's parent-death anchor) alive, and reaps it.
-            let _ = child.wait();
-        })
-        .map_err(|e| BackendError::io("start zygote thread", e))?;
+    let gone = || BackendError::Unavailable("the sandbox launcher thread is gone".into());
+    launcher
+        .lock()
+        .map_err(|_| gone())?
+        .send((zygote_end, tx))
+        .map_err(|_| gone())?;
     let process = match tokio::time::timeout(SPAWN_TIMEOUT, rx).await {
         Ok(Ok(Ok(p))) => p,
         Ok(Ok(Err(e))) => return Err(e),
