@@ -1,12 +1,13 @@
-//! `cleanroom __sandbox-init`: the process the server starts for every sandbox.
+//! `cleanroom __sandbox-init`: the sandbox launcher and the code of every sandbox's shim
+//! and pid 1.
 //!
-//! It runs single-threaded (dispatched before any async runtime exists), so forking is
-//! safe. Shape:
+//! The server executes the binary once as the zygote ([`super::zygote`]), single-threaded
+//! (dispatched before any async runtime exists), so forking is safe. Shape:
 //!
 //! ```text
-//! server ──spawn──> shim (host pid ns)        unshare(mnt,pid,net,uts,ipc,cgroup[,user])
-//!                    └─fork─> pid 1 (sandbox)  rootfs + pivot_root, lo up, hostname
-//!                               └─fork/exec──> user processes (own session / pgrp)
+//! server ──exec once──> zygote ──fork──> shim (host pid ns)   unshare(mnt,pid,net,uts,ipc,cgroup[,user])
+//!                                         └─fork─> pid 1 (sandbox)  rootfs + pivot_root, lo up, hostname
+//!                                                    └─fork/exec──> user processes (own session / pgrp)
 //! ```
 //!
 //! The shim only reports pid 1's host pid and waits for it. Pid 1 reaps every zombie,
