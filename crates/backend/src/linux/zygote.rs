@@ -570,7 +570,7 @@ mod tests {
                     libc::signal(libc::SIGTERM, libc::SIG_IGN);
                     libc::signal(libc::SIGHUP, libc::SIG_IGN);
                     // glibc's own signal 32, ignored as an inherited disposition could be.
-                    let ign = [libc::SIG_IGN as usize, 0, 0, 0];
+                    let ign = [libc::SIG_IGN, 0, 0, 0];
                     libc::syscall(libc::SYS_rt_sigaction, 32, ign.as_ptr(), 0usize, 8usize);
                     let mut set: libc::sigset_t = std::mem::zeroed();
                     libc::sigemptyset(&mut set);
