@@ -1,12 +1,13 @@
-//! `cleanroom __sandbox-init`: the process the server starts for every sandbox.
+//! `cleanroom __sandbox-init`: the sandbox launcher and the code of every sandbox's shim
+//! and pid 1.
 //!
-//! It runs single-threaded (dispatched before any async runtime exists), so forking is
-//! safe. Shape:
+//! The server executes the binary once as the zygote ([`super::zygote`]), single-threaded
+//! (dispatched before any async runtime exists), so forking is safe. Shape:
 //!
 //! ```text
-//! server ──spawn──> shim (host pid ns)        unshare(mnt,pid,net,uts,ipc,cgroup[,user])
-//!                    └─fork─> pid 1 (sandbox)  rootfs + pivot_root, lo up, hostname
-//!                               └─fork/exec──> user processes (own session / pgrp)
+//! server ──exec once──> zygote ──fork──> shim (host pid ns)   unshare(mnt,pid,net,uts,ipc,cgroup[,user])
+//!                                         └─fork─> pid 1 (sandbox)  rootfs + pivot_root, lo up, hostname
+//!                                                    └─fork/exec──> user processes (own session / pgrp)
 //! ```
 //!
 //! The shim only reports pid 1's host pid and waits for it. Pid 1 reaps every zombie,
@@ -30,8 +31,15 @@ use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::time::Instant;
 
-/// Entry point; never returns.
+/// Entry point of `cleanroom-init __sandbox-init`: the server's sandbox launcher
+/// ([`super::zygote`]), which forks every shim ([`shim_main`]). Never returns.
 pub fn main() -> ! {
+    super::zygote::serve()
+}
+
+/// A shim, forked by the zygote with its control socket on fd 3 and nothing else of the
+/// zygote's (see [`super::zygote`]); never returns.
+pub fn shim_main() -> ! {
     let code = match run_shim() {
         Ok(code) => code,
         Err(e) => {
@@ -57,7 +65,8 @@ fn run_shim() -> Result<i32, String> {
     };
     // Nothing but stdio and the control socket may reach the sandbox. Both steps fail the
     // launch if the kernel refuses (an fd the server leaked must never reach a sandbox).
-    sys::kill_with_parent().map_err(|e| format!("set parent-death signal: {e}"))?;
+    let parent = nix::unistd::getppid();
+    rearm_parent_death(parent)?;
     close_inherited_fds(sys::close_range)?;
 
     // Join the sandbox's cgroups first: pid 1 and everything it forks are limited from birth.
@@ -96,6 +105,9 @@ fn run_shim() -> Result<i32, String> {
         if cfg.restore.is_some() {
             snapshot = trees.next();
         }
+        // Becoming the namespace's root changed our euid, which clears the parent-death
+        // signal: arm it again, so the zygote's death still ends this sandbox.
+        rearm_parent_death(parent)?;
     } else if cfg.user_namespace {
         let (uid, gid) = (nix::unistd::geteuid(), nix::unistd::getegid());
         unshare(CloneFlags::CLONE_NEWUSER).map_err(|e| format!("unshare(user): {e}"))?;
@@ -148,6 +160,15 @@ fn run_shim() -> Result<i32, String> {
             }
         }
     }
+}
+
+/// Die with `parent` (the zygote); fail if it is already gone (we were reparented).
+fn rearm_parent_death(parent: Pid) -> Result<(), String> {
+    sys::kill_with_parent().map_err(|e| format!("set parent-death signal: {e}"))?;
+    if nix::unistd::getppid() != parent {
+        return Err("the sandbox launcher exited during setup".into());
+    }
+    Ok(())
 }
 
 /// Root server: a user namespace whose ids 0..count are the sandbox's private host range.

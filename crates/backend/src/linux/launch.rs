@@ -23,43 +23,15 @@ impl LinuxBackend {
             SockFlag::SOCK_CLOEXEC,
         )
         .map_err(|e| BackendError::io("socketpair", e.into()))?;
-        let child_raw = child_sock.as_raw_fd();
-        let mut cmd = tokio::process::Command::new(&self.init_exe);
-        // Dropping the handle on a failed launch kills the shim (and pid 1 with it).
-        cmd.kill_on_drop(true);
-        // The config (host paths among it) travels over the control socket, not argv, and
-        // argv[0] is a fixed name instead of the binary's host path: the sandbox's
-        // /proc/1/cmdline says `cleanroom-init __sandbox-init`, nothing about the host.
-        cmd.arg0("cleanroom-init")
-            .arg("__sandbox-init")
-            .env_clear()
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null());
-        // SAFETY: only async-signal-safe calls (dup2, fcntl, prctl) between fork and exec,
-        // no allocation; a failed step fails the spawn (the shim never runs half set up).
-        unsafe {
-            cmd.pre_exec(move || {
-                if child_raw == CONTROL_FD {
-                    let flags = libc::fcntl(CONTROL_FD, libc::F_GETFD);
-                    if flags < 0
-                        || libc::fcntl(CONTROL_FD, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0
-                    {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                } else if libc::dup2(child_raw, CONTROL_FD) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                super::sys::kill_with_parent()?;
-                Ok(())
-            });
-        }
-        let shim = cmd.spawn().map_err(|e| {
-            BackendError::Unavailable(format!("cannot start {}: {e}", self.init_exe.display()))
-        })?;
+        // The zygote forks the shim (no exec: every sandbox shares its relocated pages)
+        // and answers with the shim's pidfd. Dropping `shim` on a failed launch kills it
+        // (and pid 1 with it).
+        let shim = Shim(self.zygote.fork_shim(&child_sock).await?);
         drop(child_sock);
-        if let (Some(lease), Some(pid)) = (id_lease.as_mut(), shim.id()) {
-            if let Some(start) = procinfo::start_time(pid as i32) {
-                lease.record_holder(pid as i32, start);
+        if let Some(lease) = id_lease.as_mut() {
+            // The lease's holder is the shim: its exit ends the sandbox.
+            if let Some(start) = procinfo::start_time(shim.0.pid()) {
+                lease.record_holder(shim.0.pid(), start);
             }
         }
         protocol::send(
@@ -94,7 +66,19 @@ impl LinuxBackend {
             let (mut init_pid, mut ready) = (None, None);
             while let Some((reply, fds)) = life_rx.recv().await {
                 match reply {
-                    Reply::Started { init_pid: p } => init_pid = Some(p),
+                    Reply::Started { init_pid: p } => {
+                        // Pid 1 is the shim's child and only the shim reaps it: while the
+                        // shim lives, `p` cannot have been reused.
+                        let init = pidfd::PidFd::open(p).map_err(|e| {
+                            BackendError::LaunchFailed(format!("pidfd of sandbox init: {e}"))
+                        })?;
+                        if shim.0.has_exited() {
+                            return Err(BackendError::LaunchFailed(
+                                "sandbox shim exited during setup".into(),
+                            ));
+                        }
+                        init_pid = Some(init);
+                    }
                     Reply::NeedIdMap { shim_pid } => {
                         let range = cfg.id_range.ok_or_else(|| {
                             BackendError::LaunchFailed("unexpected id map request".into())
@@ -130,8 +114,8 @@ impl LinuxBackend {
                     }
                     _ => {}
                 }
-                if let (Some(pid), Some(_)) = (init_pid, ready.as_ref()) {
-                    if let Some(r) = ready.take() {
+                if init_pid.is_some() && ready.is_some() {
+                    if let (Some(pid), Some(r)) = (init_pid.take(), ready.take()) {
                         return Ok((pid, r));
                     }
                 }
@@ -140,7 +124,7 @@ impl LinuxBackend {
                 "sandbox init exited during setup".into(),
             ))
         };
-        let (init_pid, (hardening, mut ready_fds)) =
+        let (init, (hardening, mut ready_fds)) =
             match tokio::time::timeout(PROVISION_TIMEOUT, wait).await {
                 Ok(Ok(ready)) => ready,
                 Ok(Err(e)) => return Err(e),
@@ -150,6 +134,7 @@ impl LinuxBackend {
                     ))
                 }
             };
+        let init_pid = init.pid();
         let init_start = procinfo::start_time(init_pid)
             .ok_or_else(|| BackendError::LaunchFailed("sandbox init vanished".into()))?;
 
@@ -221,6 +206,7 @@ impl LinuxBackend {
             send_lock: Mutex::new(()),
             init_pid,
             init_start,
+            init,
             state_dir: dir.to_path_buf(),
             next_id: AtomicU64::new(1),
             exits,

@@ -23,6 +23,7 @@ pub mod init;
 mod launch;
 mod layers;
 mod netif;
+pub mod pidfd;
 pub mod procinfo;
 pub mod protocol;
 mod reader;
@@ -32,6 +33,7 @@ mod sweep;
 pub mod sys;
 mod tree;
 mod usage;
+mod zygote;
 
 use crate::files::{FileAnswer, FileOp};
 use crate::{
@@ -39,7 +41,7 @@ use crate::{
     ReconcileRecord, ReconcileReport, SandboxSpec,
 };
 use async_trait::async_trait;
-use config::{InitConfig, CONTROL_FD};
+use config::InitConfig;
 use protocol::{Reply, Request};
 use std::collections::{BTreeMap, HashMap};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
@@ -65,7 +67,8 @@ pub struct LinuxBackend {
     /// `/run/cleanroom/<instance>`: the sandbox's mapped root must traverse it, while the
     /// state dir (database, logs) stays private to the server.
     runtime_root: PathBuf,
-    init_exe: PathBuf,
+    /// Forks every sandbox's shim (started on first use; see [`zygote`]).
+    zygote: zygote::Zygote,
     cgroups: cgroup::Mode,
     /// Marks this server instance alive so other servers never sweep it (root server).
     instance_lock: Mutex<Option<sweep::InstanceLock>>,
@@ -77,12 +80,16 @@ struct LinuxSandbox {
     send_lock: Mutex<()>,
     init_pid: i32,
     init_start: u64,
+    /// Pid 1 itself: kills reach exactly it, never a process that reused its pid.
+    init: pidfd::PidFd,
     state_dir: PathBuf,
     next_id: AtomicU64,
     exits: Arc<Mutex<HashMap<ProcessId, oneshot::Sender<ExitStatus>>>>,
     /// File RPCs waiting for pid 1's helper to open their file.
     opens: Waiters<Opened>,
-    shim: tokio::sync::Mutex<Option<tokio::process::Child>>,
+    /// The shim (pid 1's parent), killed when dropped; its exit means every process of
+    /// the sandbox is gone.
+    shim: tokio::sync::Mutex<Option<Shim>>,
     cgroups: Vec<PathBuf>,
     /// The host-wide lease of this sandbox's id block, held until it is torn down.
     id_lease: Mutex<Option<idslots::IdLease>>,
@@ -97,7 +104,7 @@ struct LinuxSandbox {
 
 impl LinuxBackend {
     /// `state_root` holds one directory per sandbox; `init_exe` is the `cleanroom` binary
-    /// (re-executed as `__sandbox-init`).
+    /// (executed once as `__sandbox-init`: the zygote that forks every sandbox's shim).
     pub fn new(state_root: PathBuf, init_exe: PathBuf) -> Result<Self, BackendError> {
         let instance = cgroup::instance_key(&state_root);
         let root = nix::unistd::geteuid().is_root();
@@ -128,7 +135,7 @@ impl LinuxBackend {
         tracing::info!(cgroups = %cgroups.describe(), runtime = %runtime_root.display(), "linux backend ready");
         Ok(LinuxBackend {
             runtime_root,
-            init_exe,
+            zygote: zygote::Zygote::new(init_exe),
             cgroups,
             instance_lock: Mutex::new(instance_lock),
             sandboxes: Mutex::new(HashMap::new()),
@@ -181,6 +188,16 @@ impl LinuxBackend {
             )));
         }
         Ok(self.runtime_root.join(id))
+    }
+}
+
+/// A sandbox's shim by pidfd; dropping the handle kills it (and pid 1 with it, by its
+/// parent-death signal), as a failed launch or a dropped sandbox must.
+struct Shim(pidfd::PidFd);
+
+impl Drop for Shim {
+    fn drop(&mut self) {
+        self.0.kill();
     }
 }
 
@@ -489,27 +506,24 @@ impl Backend for LinuxBackend {
             .map_err(|_| BackendError::Unavailable("lock poisoned".into()))?
             .remove(sandbox_id);
         if let Some(sbx) = sbx {
+            // Pid 1 dies (by pidfd: exactly this sandbox's), and the kernel kills the rest
+            // of its pid namespace. A paused sandbox: the kill takes effect once thawed.
+            sbx.init.kill();
+            freeze::thaw_quietly(&sbx.cgroups);
             match sbx.shim.lock().await.take() {
                 // The shim reaps pid 1, and pid 1 is reaped only after every process of its
                 // pid namespace is gone: the shim's exit is the precise "all dead" signal.
-                Some(mut shim) => {
-                    if procinfo::is_same_process(sbx.init_pid, sbx.init_start) {
-                        // Our own sandbox's pid 1, identity just checked.
-                        let _ = sys::kill(sbx.init_pid, nix::sys::signal::Signal::SIGKILL);
-                    }
-                    // A paused sandbox: the kill takes effect once thawed.
-                    freeze::thaw_quietly(&sbx.cgroups);
-                    if tokio::time::timeout(Duration::from_secs(10), shim.wait())
-                        .await
-                        .is_err()
-                    {
-                        let _ = shim.start_kill();
-                        kill_init(sbx.init_pid, sbx.init_start).await;
+                Some(shim) => {
+                    let wait = tokio::time::timeout(Duration::from_secs(10), shim.0.exited());
+                    if !matches!(wait.await, Ok(Ok(()))) {
+                        shim.0.kill();
+                        let pid1 = tokio::time::timeout(Duration::from_secs(5), sbx.init.exited());
+                        let _ = pid1.await;
                     }
                 }
                 None => {
-                    freeze::thaw_quietly(&sbx.cgroups);
-                    kill_init(sbx.init_pid, sbx.init_start).await;
+                    let pid1 = tokio::time::timeout(Duration::from_secs(10), sbx.init.exited());
+                    let _ = pid1.await;
                 }
             }
             remove_dir(&sbx.state_dir);

@@ -147,7 +147,24 @@ fn recv_with<T: serde::de::DeserializeOwned>(
     fd: RawFd,
     flags: MsgFlags,
 ) -> std::io::Result<Option<(T, Vec<OwnedFd>)>> {
-    let mut buf = vec![0u8; MAX_MESSAGE];
+    // The datagram's length first (MSG_PEEK|MSG_TRUNC reports it in full), so the buffer is
+    // exactly its size: a zeroed MAX_MESSAGE buffer per message cost every shim and pid 1
+    // ~256 KiB of dirty heap pages (glibc serves it from the heap once its mmap threshold
+    // has grown) and every receive a 256 KiB memset.
+    let len = loop {
+        match nix::sys::socket::recv(
+            fd,
+            &mut [],
+            MsgFlags::MSG_PEEK | MsgFlags::MSG_TRUNC | flags,
+        ) {
+            Ok(n) => break n,
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    };
+    // At least one byte, so a closed peer still reads as 0 bytes below; an oversized message
+    // is consumed (its fds closed) and refused.
+    let mut buf = vec![0u8; len.clamp(1, MAX_MESSAGE)];
     let mut cmsg = nix::cmsg_space!([RawFd; 4]);
     let (n, fds) = loop {
         let mut iov = [IoSliceMut::new(&mut buf)];
@@ -174,6 +191,89 @@ fn recv_with<T: serde::de::DeserializeOwned>(
     if n == 0 {
         return Ok(None);
     }
+    if len > MAX_MESSAGE {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "control message too large",
+        ));
+    }
     let msg = serde_json::from_slice(&buf[..n]).map_err(std::io::Error::other)?;
     Ok(Some((msg, fds)))
+}
+
+/// Server → zygote (see [`super::zygote`]).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum ZygoteRequest {
+    /// Fork a shim; exactly one fd accompanies it: the shim's end of its sandbox's
+    /// control socket. `seq` pairs the answer with the request.
+    Fork { seq: u64 },
+}
+
+/// Zygote → server.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum ZygoteReply {
+    /// The shim runs; its pidfd accompanies this answer.
+    Forked { seq: u64, pid: i32 },
+    /// No shim was started.
+    ForkFailed { seq: u64, error: String },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
+    use std::os::fd::AsRawFd;
+
+    fn pair() -> (OwnedFd, OwnedFd) {
+        socketpair(
+            AddressFamily::Unix,
+            SockType::SeqPacket,
+            None,
+            SockFlag::SOCK_CLOEXEC,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn messages_of_any_size_arrive_whole_with_their_fds_and_eof_is_none() {
+        let (a, b) = pair();
+        let (r, _w) = nix::unistd::pipe().unwrap();
+        // A large message (an environment) and a tiny one, each sized exactly on receipt.
+        let env = vec![("K".to_string(), "v".repeat(100_000))];
+        let big = Request::Spawn {
+            id: 7,
+            argv: vec!["true".into()],
+            env,
+            cwd: "/".into(),
+            tty: false,
+        };
+        send(a.as_raw_fd(), &big, &[r.as_raw_fd(); 3]).unwrap();
+        send(a.as_raw_fd(), &ZygoteRequest::Fork { seq: 1 }, &[]).unwrap();
+        let (got, fds) = recv::<Request>(b.as_raw_fd()).unwrap().unwrap();
+        match got {
+            Request::Spawn { id, env, .. } => {
+                assert_eq!(id, 7);
+                assert_eq!(env[0].1.len(), 100_000);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(fds.len(), 3);
+        let (got, fds) = recv::<ZygoteRequest>(b.as_raw_fd()).unwrap().unwrap();
+        assert!(matches!(got, ZygoteRequest::Fork { seq: 1 }));
+        assert!(fds.is_empty());
+        // Nothing queued: a non-blocking receive says so instead of waiting.
+        let e = try_recv::<ZygoteRequest>(b.as_raw_fd()).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
+        drop(a);
+        assert!(recv::<ZygoteRequest>(b.as_raw_fd()).unwrap().is_none());
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_message() {
+        let (a, b) = pair();
+        nix::sys::socket::send(a.as_raw_fd(), b"{not json", MsgFlags::empty()).unwrap();
+        assert!(recv::<ZygoteRequest>(b.as_raw_fd()).is_err());
+    }
 }
