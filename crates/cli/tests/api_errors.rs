@@ -288,7 +288,11 @@ fn grpc_web_errors_carry_the_detail() {
     let t = grpc_web(&s, "cleanroom.v1.SandboxService/Nope", b"");
     assert_eq!(status(&t), "12", "{t:?}");
     assert_eq!(grpc_detail(&t).0, "unimplemented");
-    let t = grpc_web(&s, "cleanroom.v1.SandboxService/GetSandbox", b"\xff\xff\xff");
+    let t = grpc_web(
+        &s,
+        "cleanroom.v1.SandboxService/GetSandbox",
+        b"\xff\xff\xff",
+    );
     assert_eq!(grpc_detail(&t).0, "invalid_argument", "{t:?}");
     // A server stream's error (StreamSandboxEvents of a sandbox that is not there).
     let t = grpc_web(&s, "cleanroom.v1.SandboxService/StreamSandboxEvents", &msg);
