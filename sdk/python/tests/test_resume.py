@@ -152,3 +152,50 @@ async def test_async_transfers_resume(tcp_host, token):
                 await via.aclose()
         finally:
             p.close()
+
+
+class LoseAnswer:
+    """Wraps the FileService stub: the call that commits goes to the real server (which
+    commits), then its answer is lost — raised as the unreachable server an SDK sees when
+    a connection dies after the request was processed. (A proxy cannot aim a reset at that
+    exact moment; everything else here is real.) ``meanwhile`` runs between the two, as a
+    sandbox process could."""
+
+    def __init__(self, svc, meanwhile=None):
+        self._svc = svc
+        self.meanwhile = meanwhile
+        self.lost = 0
+
+    def __getattr__(self, name):
+        return getattr(self._svc, name)
+
+    def write_sandbox_file(self, req, *a, **kw):
+        resp = self._svc.write_sandbox_file(req, *a, **kw)
+        if req.finish and not self.lost:
+            self.lost += 1
+            if self.meanwhile:
+                self.meanwhile()
+            raise errors.ServerUnreachableError("server_unreachable", "answer lost (test)")
+        return resp
+
+
+@pytest.mark.parametrize("size", [100, 5 * MiB + 1])
+def test_commit_whose_answer_was_lost(sbx, size):
+    """One-call (no upload id yet) and multi-chunk uploads whose committing answer is lost:
+    accepted when the file holds exactly the bytes sent — also with overwrite=False, where
+    the retry finds the file its own lost call made — and refused when something else
+    replaced the file meanwhile."""
+    data = os.urandom(size)
+    sbx.files._svc = LoseAnswer(sbx.files._svc)
+    info = sbx.files.write("/workspace/c1", data, overwrite=False)
+    assert sbx.files._svc.lost == 1 and info.size == size
+    assert sbx.files.read("/workspace/c1") == data
+
+    def tamper():
+        sbx.run("sh", "-c", "echo tampered > /workspace/c2")
+
+    sbx.files._svc = LoseAnswer(sbx.files._svc._svc, meanwhile=tamper)
+    with pytest.raises(errors.CleanroomError) as e:
+        sbx.files.write("/workspace/c2", data, overwrite=False)
+    assert e.value.code in ("file_exists", "upload_not_found"), e.value
+    assert sbx.files.read("/workspace/c2") == b"tampered\n"

@@ -17,6 +17,7 @@ import { createHash } from "node:crypto";
 import type { CleanroomClient } from "./client.js";
 import {
   errorFor,
+  FileExistsError,
   ServerUnreachableError,
   UploadNotFoundError,
   UploadOffsetMismatchError,
@@ -129,6 +130,13 @@ export class Files {
     let offset = 0;
     let chunk = FIRST_CHUNK;
     let failures = 0;
+    // A one-call upload whose answer was lost may already be at the target.
+    let maybeCommitted = false;
+    /** The file at `path` is a regular file holding exactly `bytes`. */
+    const holdsOurBytes = async (): Promise<FileInfo | undefined> => {
+      const info = await this.stat(path);
+      return info.type === "file" && sha256(await this.read(path)) === sha256(bytes) ? info : undefined;
+    };
     for (;;) {
       const piece = bytes.subarray(offset, offset + chunk);
       const finish = offset + piece.length >= bytes.length;
@@ -168,6 +176,12 @@ export class Files {
           offset = at;
           continue;
         }
+        if (e instanceof FileExistsError && maybeCommitted && format !== SandboxUploadFormat.TAR) {
+          // Our own lost first attempt put it there? Only if it holds our bytes.
+          const info = await holdsOurBytes();
+          if (info) return info;
+          throw e;
+        }
         if (!(e instanceof ServerUnreachableError)) throw e;
         // Interrupted in transit: ask where the upload stands and continue from there.
         let last: CleanroomError = e;
@@ -176,6 +190,7 @@ export class Files {
           await backoff(failures);
           if (!uploadId) {
             offset = 0; // no call answered yet: start over (a stray upload expires)
+            maybeCommitted = finish;
             break;
           }
           try {
@@ -192,7 +207,8 @@ export class Files {
             if (e2 instanceof UploadNotFoundError && finish && format !== SandboxUploadFormat.TAR) {
               // The commit ran (the upload is gone): accept the file only if it holds
               // exactly the bytes sent.
-              if (sha256(await this.read(path)) === sha256(bytes)) return this.stat(path);
+              const info = await holdsOurBytes();
+              if (info) return info;
               throw errorFor(
                 "upload_not_found",
                 `upload of ${path}: the connection broke during the commit and the file at the target does not hold this upload's bytes`,

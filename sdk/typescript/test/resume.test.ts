@@ -82,3 +82,45 @@ test("a server gone for good ends the upload with a typed error", async () => {
     await sbx.terminate();
   }
 });
+
+test("a commit whose answer was lost is accepted only if the file holds our bytes", async () => {
+  const { CleanroomError } = await import("../src/index.js");
+  const sbx = await Sandbox.create({ host: tcpHost(), token: token() });
+  const svc = sbx.client.files;
+  const real = svc.writeSandboxFile.bind(svc);
+  // The committing call reaches the real server (which commits); then its answer is
+  // "lost" — raised as the unreachable server an SDK sees when a connection dies after
+  // the request was processed (a proxy cannot aim a reset at that moment).
+  let lose = false;
+  let meanwhile: (() => Promise<unknown>) | undefined;
+  (svc as unknown as { writeSandboxFile: typeof real }).writeSandboxFile = async (req, opts) => {
+    const r = await real(req, opts);
+    if (req.finish && lose) {
+      lose = false;
+      if (meanwhile) await meanwhile();
+      throw new ServerUnreachableError("server_unreachable", "answer lost (test)");
+    }
+    return r;
+  };
+  try {
+    for (const size of [100, 5 * MiB + 1]) {
+      const data = new Uint8Array(randomBytes(size));
+      lose = true;
+      meanwhile = undefined;
+      const info = await sbx.files.write(`/workspace/c1-${size}`, data, { overwrite: false });
+      assert.equal(info.size, size);
+      assert.equal(lose, false, "the answer was not lost");
+      assert.equal(sha(await sbx.files.read(`/workspace/c1-${size}`)), sha(data));
+      // Something else replaced the file meanwhile: refused.
+      lose = true;
+      meanwhile = () => sbx.run(["sh", "-c", `echo tampered > /workspace/c2-${size}`]);
+      await assert.rejects(
+        sbx.files.write(`/workspace/c2-${size}`, data, { overwrite: false }),
+        (e: unknown) => e instanceof CleanroomError && ["file_exists", "upload_not_found"].includes(e.code),
+      );
+      assert.equal(await sbx.files.readText(`/workspace/c2-${size}`), "tampered\n");
+    }
+  } finally {
+    await sbx.terminate();
+  }
+});

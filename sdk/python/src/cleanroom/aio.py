@@ -137,6 +137,11 @@ class AsyncFiles:
                 up.mismatch(e)
             except errors.ServerUnreachableError as e:
                 await self._resume(up, e)
+            except errors.SandboxFileExistsError as e:
+                if not up.maybe_committed:
+                    raise
+                data = await self.read(up.path)
+                up.verify_commit(await self.stat(up.path), hashlib.sha256(data).hexdigest(), e)
         return up.done
 
     async def _resume(self, up: Uploader, e: errors.CleanroomError) -> None:

@@ -135,6 +135,8 @@ class Uploader:
         self.done: Optional[FileInfo] = None
         #: Interruptions since the last progress.
         self.failures = 0
+        #: A one-call upload whose answer was lost may already be at the target.
+        self.maybe_committed = False
 
     def next_request(self) -> "fpb.WriteSandboxFileRequest":
         if self._pending is None:
@@ -224,17 +226,27 @@ class Uploader:
 
     def restart(self) -> None:
         """No call was answered (no upload id): send the chunk in flight again as a new
-        upload (the pending bytes are kept, so any source works)."""
+        upload (the pending bytes are kept, so any source works). If that chunk was the
+        whole file (a one-call upload), the lost call may have committed it: remember, so
+        that a ``file_exists`` (``overwrite=False``) is checked against our bytes."""
         self.offset = 0
         self.sha = hashlib.sha256()
+        self.maybe_committed = self.finishing
 
-    def verify_commit(self, info: FileInfo, content_sha: Optional[str]) -> None:
-        """The commit call broke off and the upload is gone: accept the file at the target
-        only if it holds exactly our bytes (``content_sha`` read back from the sandbox)."""
+    def verify_commit(
+        self,
+        info: FileInfo,
+        content_sha: Optional[str],
+        otherwise: Optional[errors.CleanroomError] = None,
+    ) -> None:
+        """The call that committed broke off (the upload is gone, or a retry of a one-call
+        upload found the file there): accept the file at the target only if it is a regular
+        file holding exactly our bytes (``content_sha`` read back from the sandbox), else
+        raise ``otherwise`` (default ``upload_not_found``)."""
         want = self.sha.copy()
         want.update(self._pending or b"")
-        if content_sha != want.hexdigest():
-            raise errors.error(
+        if info.type != "file" or content_sha != want.hexdigest():
+            raise otherwise or errors.error(
                 "upload_not_found",
                 f"upload of {self.path}: the connection broke during the commit and the "
                 "file at the target does not hold this upload's bytes",
@@ -350,6 +362,11 @@ class Files:
                 up.mismatch(e)
             except errors.ServerUnreachableError as e:
                 self._resume(up, e)
+            except errors.SandboxFileExistsError as e:
+                if not up.maybe_committed:
+                    raise
+                # Our own lost first attempt put it there? Only if it holds our bytes.
+                up.verify_commit(self.stat(up.path), sha256_of(self.iter_read(up.path)), e)
         return up.done
 
     def _resume(self, up: Uploader, e: errors.CleanroomError) -> None:
