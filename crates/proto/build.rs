@@ -33,8 +33,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::write(&fds_path, fds.encode_to_vec())?;
     // proto3 JSON: parsers reject unknown fields by default. Without this a misspelled
     // field (`sandboxid`) is silently dropped and the request runs with the field unset.
-    // Caveat: buffa writes its own deserializer for a message with a oneof and that one
-    // still skips unknown keys (today only `ExecutionStreamEvent`, a response).
+    // buffa writes its own deserializer for a message with a oneof, and that one skips
+    // unknown keys: [`refuse_unknown_keys`] patches it below.
     let mut buffa = connectrpc_build::CodeGenConfig::default();
     buffa.generate_json = true;
     buffa.message_attributes.push((
@@ -47,5 +47,42 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .descriptor_set(&fds_path)
         .include_file("_connectrpc.rs")
         .compile()?;
+    refuse_unknown_keys(&out)?;
+    Ok(())
+}
+
+/// What buffa's hand-written `visit_map` (messages with a oneof) does with a key it does
+/// not know: skip its value.
+const SKIP_UNKNOWN: &str = "map.next_value::<::serde::de::IgnoredAny>()?;";
+/// What it does instead: refuse, naming the key, like `deny_unknown_fields` everywhere
+/// else (the server maps a decode error to `invalid_argument`).
+const REFUSE_UNKNOWN: &str = "return ::core::result::Result::Err(\
+    <A::Error as ::serde::de::Error>::custom(::buffa::alloc::format!(\"unknown field `{}`\", key)));";
+
+/// proto3 JSON: unknown fields are refused by default. buffa 0.9 derives serde for most
+/// messages (so `deny_unknown_fields` works) but generates a custom deserializer for
+/// messages with a oneof whose fallback arm skips unknown keys. Patch that arm in the
+/// generated code, and fail the build if any skip is left (a new buffa that spells it
+/// differently must be looked at, not silently accepted).
+fn refuse_unknown_keys(out: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
+    for entry in std::fs::read_dir(out)? {
+        let path = entry?.path();
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path)?;
+        if !text.contains("IgnoredAny") {
+            continue;
+        }
+        let patched = text.replace(SKIP_UNKNOWN, REFUSE_UNKNOWN);
+        if patched.contains("IgnoredAny") {
+            return Err(format!(
+                "{}: generated JSON code skips unknown keys in a form build.rs does not patch",
+                path.display()
+            )
+            .into());
+        }
+        std::fs::write(&path, patched)?;
+    }
     Ok(())
 }

@@ -198,3 +198,103 @@ async fn unknown_methods_are_answered_at_once() {
     assert_eq!(v["error"]["code"], "unimplemented", "{v}");
     assert_eq!(detail(&v["error"])["code"], "unimplemented", "{v}");
 }
+
+/// POST one gRPC-Web message (`application/grpc-web+proto`, HTTP/1.1 through `curl`) and
+/// return the trailers of the response body's trailer frame (flag 0x80).
+fn grpc_web(s: &Server, procedure: &str, message: &[u8]) -> Vec<(String, String)> {
+    let dir = tempfile::tempdir().unwrap();
+    let (req, resp) = (dir.path().join("req"), dir.path().join("resp"));
+    let mut body = vec![0u8];
+    body.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    body.extend_from_slice(message);
+    std::fs::write(&req, body).unwrap();
+    let mut c = Command::new("curl");
+    c.args(["-s", "--http1.1", "-o"])
+        .arg(&resp)
+        .arg("--unix-socket")
+        .arg(s.socket())
+        .args([
+            "-H",
+            "content-type: application/grpc-web+proto",
+            "-H",
+            "x-grpc-web: 1",
+            "--data-binary",
+        ])
+        .arg(format!("@{}", req.display()))
+        .arg(format!("http://localhost/{procedure}"));
+    let o = output_with_timeout(c, Duration::from_secs(60));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let b = std::fs::read(&resp).unwrap();
+    let mut at = 0;
+    while at + 5 <= b.len() {
+        let len = u32::from_be_bytes([b[at + 1], b[at + 2], b[at + 3], b[at + 4]]) as usize;
+        let frame = &b[at + 5..at + 5 + len];
+        if b[at] & 0x80 != 0 {
+            return String::from_utf8_lossy(frame)
+                .lines()
+                .filter_map(|l| l.split_once(':'))
+                .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+                .collect();
+        }
+        at += 5 + len;
+    }
+    panic!("no trailer frame in {b:?}");
+}
+
+/// The `ErrorDetail` (code, details) inside gRPC `grpc-status-details-bin`.
+fn grpc_detail(trailers: &[(String, String)]) -> (String, Vec<(String, String)>) {
+    use base64::Engine as _;
+    use cleanroom_client::api::{ErrorDetail, GrpcStatus};
+    let bin = trailers
+        .iter()
+        .find(|(k, _)| k == "grpc-status-details-bin")
+        .unwrap_or_else(|| panic!("no grpc-status-details-bin in {trailers:?}"));
+    let raw = base64::engine::general_purpose::STANDARD_NO_PAD
+        .decode(bin.1.trim_end_matches('='))
+        .unwrap();
+    let st = <GrpcStatus as buffa::Message>::decode_from_slice(&raw).unwrap();
+    let d = st
+        .details
+        .iter()
+        .find(|d| d.type_url == "type.googleapis.com/cleanroom.v1.ErrorDetail")
+        .unwrap_or_else(|| panic!("no ErrorDetail in {st:?}"));
+    let d = <ErrorDetail as buffa::Message>::decode_from_slice(&d.value).unwrap();
+    let mut details: Vec<_> = d.details.into_iter().collect();
+    details.sort();
+    (d.code, details)
+}
+
+#[test]
+fn grpc_web_errors_carry_the_detail() {
+    let s = Server::start();
+    let status = |t: &[(String, String)]| {
+        t.iter()
+            .find(|(k, _)| k == "grpc-status")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    // A handler's error: sandbox_not_found with its details (GetSandboxRequest field 1).
+    let mut msg = vec![0x0a, 11];
+    msg.extend_from_slice(b"sbx_missing");
+    let t = grpc_web(&s, "cleanroom.v1.SandboxService/GetSandbox", &msg);
+    assert_eq!(status(&t), "5", "{t:?}");
+    let (code, details) = grpc_detail(&t);
+    assert_eq!(code, "sandbox_not_found");
+    assert!(
+        details.contains(&("sandbox_id".into(), "sbx_missing".into())),
+        "{details:?}"
+    );
+    // The framework's errors: an unknown method, an undecodable message.
+    let t = grpc_web(&s, "cleanroom.v1.SandboxService/Nope", b"");
+    assert_eq!(status(&t), "12", "{t:?}");
+    assert_eq!(grpc_detail(&t).0, "unimplemented");
+    let t = grpc_web(
+        &s,
+        "cleanroom.v1.SandboxService/GetSandbox",
+        b"\xff\xff\xff",
+    );
+    assert_eq!(grpc_detail(&t).0, "invalid_argument", "{t:?}");
+    // A server stream's error (StreamSandboxEvents of a sandbox that is not there).
+    let t = grpc_web(&s, "cleanroom.v1.SandboxService/StreamSandboxEvents", &msg);
+    assert_eq!(grpc_detail(&t).0, "sandbox_not_found", "{t:?}");
+}

@@ -1,7 +1,8 @@
 //! The Python and TypeScript SDKs (sdk/python, sdk/typescript) against REAL servers: one on
 //! a unix socket and one on TCP with a tokens file, started here with the common helpers;
 //! the SDKs' own suites (pytest, node --test) run with CLEANROOM_HOST pointing at them and
-//! this test fails when they fail. The tools come from scripts/deps.sh (.tools/venv,
+//! this test fails when they fail (lifetimes, usage through a loopback upstream, TLS with a
+//! CA and with a certificate pin, transfers resumed after a dropped connection). The tools come from scripts/deps.sh (.tools/venv,
 //! sdk/typescript/node_modules). Also: the committed generated code is fresh.
 
 mod common;
@@ -13,6 +14,9 @@ use std::time::Duration;
 const TOKEN: &str = "sdk-test-token-4b9e2c7a1f3d5e8b0a6c4f2e9d1b3a5c";
 /// A second principal on the same TCP server: must not see the first one's sandboxes.
 const OTHER: &str = "sdk-other-token-8d1f3b5a7c9e2d4f6a8b0c1e3f5a7d9b";
+/// A name the unix server resolves to loopback for sandboxes (`--egress-resolve`): the
+/// usage tests download from an upstream the suite starts there.
+const EGRESS_NAME: &str = "usage.sdk.test";
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -37,12 +41,25 @@ struct Servers {
     tcp: TcpServer,
     tls: TcpServer,
     ca: PathBuf,
+    /// Hex sha256 of the TLS server's certificate (DER), for the pinning tests.
+    cert_sha256: String,
     home: tempfile::TempDir,
+}
+
+/// Hex sha256 of the DER of the first certificate in a PEM file.
+fn cert_sha256(pem: &std::path::Path) -> String {
+    use rustls::pki_types::pem::PemObject;
+    use sha2::Digest;
+    let der = rustls::pki_types::CertificateDer::from_pem_file(pem).expect("certificate PEM");
+    sha2::Sha256::digest(der.as_ref())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 impl Servers {
     fn start() -> Servers {
-        let unix = Server::start();
+        let unix = Server::start_with(&["--egress-resolve", &format!("{EGRESS_NAME}=127.0.0.1")]);
         let tmp = tempfile::tempdir().unwrap();
         let tokens = write_tokens(
             tmp.path(),
@@ -67,6 +84,7 @@ impl Servers {
             tcp,
             tls,
             ca,
+            cert_sha256: cert_sha256(&cert),
             home: tmp,
         }
     }
@@ -79,8 +97,11 @@ impl Servers {
             .env("CLEANROOM_TEST_OTHER_TOKEN", OTHER)
             .env("CLEANROOM_TEST_TLS_HOST", self.tls.host())
             .env("CLEANROOM_TEST_CA_CERT", &self.ca)
+            .env("CLEANROOM_TEST_TLS_CERT_SHA256", &self.cert_sha256)
+            .env("CLEANROOM_TEST_EGRESS_NAME", EGRESS_NAME)
             .env_remove("CLEANROOM_TOKEN")
             .env_remove("CLEANROOM_CA_CERT")
+            .env_remove("CLEANROOM_SERVER_CERT_SHA256")
             .env("XDG_CONFIG_HOME", self.home.path().join("config"))
             .env("CLEANROOM_REPO", workspace());
         c

@@ -4,7 +4,8 @@
 //! ([`cleanroom_vocab::ErrorCode`]), in every protocol:
 //! - Connect JSON: in `details[]`, with the detail also in readable JSON form in the
 //!   Connect protocol's `debug` field (a generic client need not decode base64 protobuf);
-//! - gRPC: in `grpc-status-details-bin` (a `google.rpc.Status`).
+//! - gRPC: in `grpc-status-details-bin` (a `google.rpc.Status`);
+//! - gRPC-Web: the same `grpc-status-details-bin`, in the trailer frame of the body.
 //!
 //! Three layers get there:
 //! 1. handlers build errors with [`engine_error`] (code + detail + debug);
@@ -192,8 +193,14 @@ where
         .unwrap_or("")
         .to_ascii_lowercase();
     if ct.starts_with("application/grpc-web") {
-        // gRPC-Web trailers travel inside the body; not used by our clients: as is.
-        return resp.map(|b| b.boxed_unsync());
+        // gRPC-Web trailers travel inside the body, as a frame flagged 0x80.
+        return resp.map(|b| {
+            b.map_frame(|f| match f.into_data() {
+                Ok(d) => Frame::data(fix_grpc_web_frame(d)),
+                Err(f) => f,
+            })
+            .boxed_unsync()
+        });
     }
     if ct.starts_with("application/grpc") {
         let (mut parts, body) = resp.into_parts();
@@ -344,8 +351,28 @@ fn add_grpc_details(h: &mut HeaderMap) {
     else {
         return;
     };
-    if status == 0 || h.contains_key(GRPC_DETAILS) {
+    if status == 0 {
         return;
+    }
+    // Details the framework already sent (possibly none): kept, ours added when missing.
+    let mut existing = Vec::new();
+    if let Some(v) = h.get(GRPC_DETAILS) {
+        use base64::Engine as _;
+        let raw = v.to_str().unwrap_or("").trim_end_matches('=');
+        // Unreadable: replaced below with one a client can read.
+        if let Some(st) = base64::engine::general_purpose::STANDARD_NO_PAD
+            .decode(raw)
+            .ok()
+            .and_then(|b| <GrpcStatus as buffa::Message>::decode_from_slice(&b).ok())
+        {
+            existing = st.details;
+        }
+        if existing
+            .iter()
+            .any(|d| d.type_url == format!("{GRPC_TYPE_PREFIX}{ERROR_DETAIL_TYPE}"))
+        {
+            return;
+        }
     }
     let message = h
         .get("grpc-message")
@@ -367,11 +394,13 @@ fn add_grpc_details(h: &mut HeaderMap) {
     let st = GrpcStatus {
         code: status as i32,
         message,
-        details: vec![GrpcStatusDetail {
+        details: std::iter::once(GrpcStatusDetail {
             type_url: format!("{GRPC_TYPE_PREFIX}{ERROR_DETAIL_TYPE}"),
             value: buffa::Message::encode_to_vec(&inner),
             ..Default::default()
-        }],
+        })
+        .chain(existing)
+        .collect(),
         ..Default::default()
     };
     use base64::Engine as _;
@@ -380,6 +409,72 @@ fn add_grpc_details(h: &mut HeaderMap) {
     if let Ok(v) = HeaderValue::from_str(&b64) {
         h.insert(GRPC_DETAILS, v);
     }
+}
+
+/// A gRPC-Web body chunk whose envelopes it holds exactly, one of them the trailer frame
+/// (flag 0x80) of an error without our detail: that frame gets the detail
+/// ([`add_grpc_details`]). Anything else — messages, partial envelopes, success trailers —
+/// passes as is.
+fn fix_grpc_web_frame(d: Bytes) -> Bytes {
+    const TRAILER: u8 = 0x80;
+    let mut at = 0;
+    let mut trailer = None;
+    while at < d.len() {
+        if d.len() - at < 5 {
+            return d;
+        }
+        let len = u32::from_be_bytes([d[at + 1], d[at + 2], d[at + 3], d[at + 4]]) as usize;
+        let end = match (at + 5).checked_add(len) {
+            Some(e) if e <= d.len() => e,
+            _ => return d,
+        };
+        if d[at] & TRAILER != 0 {
+            trailer = Some((at, end));
+        }
+        at = end;
+    }
+    let Some((start, end)) = trailer else {
+        return d;
+    };
+    let mut h = HeaderMap::new();
+    for line in d[start + 5..end].split(|b| *b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            continue;
+        }
+        let Some(colon) = line.iter().position(|b| *b == b':') else {
+            return d;
+        };
+        let (Ok(name), Ok(value)) = (
+            http::HeaderName::from_bytes(line[..colon].trim_ascii()),
+            HeaderValue::from_bytes(line[colon + 1..].trim_ascii()),
+        ) else {
+            return d;
+        };
+        h.append(name, value);
+    }
+    let before = h.get(GRPC_DETAILS).cloned();
+    add_grpc_details(&mut h);
+    if h.get(GRPC_DETAILS) == before.as_ref() {
+        return d;
+    }
+    let mut payload = Vec::new();
+    for (k, v) in &h {
+        payload.extend_from_slice(k.as_str().as_bytes());
+        payload.extend_from_slice(b": ");
+        payload.extend_from_slice(v.as_bytes());
+        payload.extend_from_slice(b"\r\n");
+    }
+    let Ok(n) = u32::try_from(payload.len()) else {
+        return d;
+    };
+    let mut out = BytesMut::with_capacity(d.len() + payload.len());
+    out.extend_from_slice(&d[..start]);
+    out.extend_from_slice(&[d[start]]);
+    out.extend_from_slice(&n.to_be_bytes());
+    out.extend_from_slice(&payload);
+    out.extend_from_slice(&d[end..]);
+    out.freeze()
 }
 
 #[cfg(test)]
@@ -467,5 +562,70 @@ mod tests {
         ok.insert("grpc-status", HeaderValue::from_static("0"));
         add_grpc_details(&mut ok);
         assert!(!ok.contains_key(GRPC_DETAILS));
+    }
+
+    fn web_trailer(text: &str) -> Bytes {
+        let mut f = vec![0x80];
+        f.extend_from_slice(&(text.len() as u32).to_be_bytes());
+        f.extend_from_slice(text.as_bytes());
+        Bytes::from(f)
+    }
+
+    fn web_detail_code(frame: &[u8]) -> String {
+        let text = std::str::from_utf8(&frame[5..]).unwrap();
+        let b64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("grpc-status-details-bin: "))
+            .unwrap_or_else(|| panic!("no details in {text}"));
+        use base64::Engine as _;
+        let raw = base64::engine::general_purpose::STANDARD_NO_PAD
+            .decode(b64.trim())
+            .unwrap();
+        let st = <GrpcStatus as buffa::Message>::decode_from_slice(&raw).unwrap();
+        let d = st
+            .details
+            .iter()
+            .find(|d| d.type_url.ends_with(ERROR_DETAIL_TYPE))
+            .unwrap();
+        <ErrorDetail as buffa::Message>::decode_from_slice(&d.value)
+            .unwrap()
+            .code
+    }
+
+    #[test]
+    fn grpc_web_error_trailer_gets_the_detail() {
+        // The framework's own error: status, message, a details-bin without our detail.
+        let empty = {
+            use base64::Engine as _;
+            let st = GrpcStatus {
+                code: 12,
+                ..Default::default()
+            };
+            base64::engine::general_purpose::STANDARD_NO_PAD
+                .encode(buffa::Message::encode_to_vec(&st))
+        };
+        let f = web_trailer(&format!(
+            "grpc-status: 12\r\ngrpc-message: no%20such%20method\r\ngrpc-status-details-bin: {empty}\r\n"
+        ));
+        let fixed = fix_grpc_web_frame(f);
+        assert_eq!(web_detail_code(&fixed), "unimplemented");
+        // A message envelope then the trailer in one chunk: the message is kept.
+        let mut both = vec![0u8, 0, 0, 0, 2, 8, 1];
+        both.extend_from_slice(&web_trailer("grpc-status: 3\r\n"));
+        let fixed = fix_grpc_web_frame(Bytes::from(both));
+        assert_eq!(&fixed[..7], &[0u8, 0, 0, 0, 2, 8, 1]);
+        assert_eq!(web_detail_code(&fixed[7..]), "invalid_argument");
+        // Idempotent; success, partial and hostile frames pass as is.
+        let once = fix_grpc_web_frame(web_trailer("grpc-status: 5\r\n"));
+        assert_eq!(fix_grpc_web_frame(once.clone()), once);
+        for f in [
+            web_trailer("grpc-status: 0\r\n"),
+            Bytes::from_static(b"\x80\x00\x00\x01\x00abc"),
+            Bytes::from_static(b"\x80\x00"),
+            web_trailer("no colon here\r\n"),
+            Bytes::from_static(b"\x00\x00\x00\x00\x01\x08"),
+        ] {
+            assert_eq!(fix_grpc_web_frame(f.clone()), f);
+        }
     }
 }

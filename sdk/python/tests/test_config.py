@@ -107,3 +107,57 @@ def test_https_with_ca_cert(token, monkeypatch, tmp_path):
         Sandbox.create(host=tls_host, token="wrong")
     with Sandbox.create(host=tls_host, token=token) as sbx:
         assert sbx.run("true").exit_code == 0
+
+
+def test_https_with_certificate_pin(token, monkeypatch, tmp_path):
+    """`server_cert_sha256` accepts exactly the server's certificate, without a CA, from the
+    argument, CLEANROOM_SERVER_CERT_SHA256 or the config file, as the CLI; any other pin
+    (the CA's, one digit off) refuses the connection before a request is sent."""
+    import hashlib
+    import ssl
+
+    tls_host = os.environ.get("CLEANROOM_TEST_TLS_HOST") or pytest.fail("no TLS host")
+    pin = os.environ.get("CLEANROOM_TEST_TLS_CERT_SHA256") or pytest.fail("no cert pin")
+    ca = os.environ.get("CLEANROOM_TEST_CA_CERT") or pytest.fail("no CA")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.delenv("CLEANROOM_CA_CERT", raising=False)
+    monkeypatch.delenv("CLEANROOM_SERVER_CERT_SHA256", raising=False)
+    for good in [pin, pin.upper(), f"sha256:{pin}"]:
+        with Sandbox.create(host=tls_host, token=token, server_cert_sha256=good) as sbx:
+            assert sbx.run("echo", "pinned").stdout == "pinned\n"
+    ca_der = ssl.PEM_cert_to_DER_cert(open(ca).read())
+    wrong_digit = pin[:-1] + ("0" if pin[-1] != "0" else "1")
+    for bad in [hashlib.sha256(ca_der).hexdigest(), wrong_digit]:
+        with pytest.raises(errors.ServerUnreachableError) as e:
+            Sandbox.create(host=tls_host, token=token, server_cert_sha256=bad)
+        assert "server_cert_sha256" in str(e.value), e.value
+        # A pin wins over a CA that would accept the server (exactly that certificate).
+        with pytest.raises(errors.ServerUnreachableError):
+            Sandbox.create(host=tls_host, token=token, ca_cert=ca, server_cert_sha256=bad)
+    for malformed in ["abc", pin[:-2], "g" * 64, f"md5:{pin}"]:
+        with pytest.raises(errors.InvalidArgumentError):
+            Sandbox.create(host=tls_host, token=token, server_cert_sha256=malformed)
+    # From the environment, then from the config file (with the CA there too).
+    monkeypatch.setenv("CLEANROOM_SERVER_CERT_SHA256", pin)
+    with Sandbox.create(host=tls_host, token=token) as sbx:
+        assert sbx.run("true").exit_code == 0
+    monkeypatch.delenv("CLEANROOM_SERVER_CERT_SHA256")
+    (tmp_path / "cleanroom").mkdir()
+    cfg = tmp_path / "cleanroom/config.json"
+    cfg.write_text(json.dumps({"control_host": tls_host, "token": token, "server_cert_sha256": pin}))
+    with Sandbox.create() as sbx:
+        assert sbx.run("true").exit_code == 0
+    cfg.write_text(json.dumps({"control_host": tls_host, "token": token, "ca_cert": ca}))
+    with Sandbox.create() as sbx:
+        assert sbx.run("true").exit_code == 0
+
+
+async def test_async_https_with_certificate_pin(token):
+    from cleanroom import AsyncSandbox
+
+    tls_host = os.environ.get("CLEANROOM_TEST_TLS_HOST") or pytest.fail("no TLS host")
+    pin = os.environ.get("CLEANROOM_TEST_TLS_CERT_SHA256") or pytest.fail("no cert pin")
+    async with AsyncSandbox.create(host=tls_host, token=token, server_cert_sha256=pin) as sbx:
+        assert (await sbx.run("echo", "async pinned")).stdout == "async pinned\n"
+    with pytest.raises(errors.ServerUnreachableError):
+        await AsyncSandbox.create(host=tls_host, token=token, server_cert_sha256="0" * 64)

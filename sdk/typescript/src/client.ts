@@ -6,16 +6,87 @@
  * `http.request({ socketPath })`, idle keep-alive sockets never hold the process open, and
  * the server streams execution output over HTTP/1.1 as well as over HTTP/2.
  */
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import https from "node:https";
+import type { Duplex } from "node:stream";
+import tls from "node:tls";
 import { ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { displayEndpoint, resolveTarget, type ConnectOptions, type Target } from "./config.js";
 import { errorFor, fromConnect, type CleanroomError } from "./errors.js";
 import { ExecutionService, ImageService, SandboxService } from "./gen/cleanroom/v1/cleanroom_pb.js";
 import { FileService } from "./gen/cleanroom/v1/files_pb.js";
+import { SandboxLifetimeService } from "./gen/cleanroom/v1/lifetime_pb.js";
 
-/** Socket errors that mean the server is not there (connect-node reports them as `internal`). */
-const CONNECT_FAILURES = new Set(["ENOENT", "ECONNREFUSED", "ECONNRESET", "EACCES", "EHOSTUNREACH", "ETIMEDOUT", "ENOTSOCK"]);
+/** Code of the error a pinned connection fails with when the certificate differs. */
+export const CERT_PIN_MISMATCH = "ERR_CLEANROOM_CERT_PIN_MISMATCH";
+
+/**
+ * Socket and TLS errors that mean the server is not there, or not the one we trust
+ * (connect-node reports them as `internal`).
+ */
+const CONNECT_FAILURES = new Set([
+  "ENOENT",
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "EACCES",
+  "EHOSTUNREACH",
+  "ETIMEDOUT",
+  "ENOTSOCK",
+  "UND_ERR_SOCKET",
+  "ERR_STREAM_PREMATURE_CLOSE",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "CERT_HAS_EXPIRED",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+  CERT_PIN_MISMATCH,
+]);
+
+/**
+ * An HTTPS agent that accepts exactly the server certificate whose DER hashes to `pin`
+ * (name and chain are not consulted, as the CLI's `--server-cert-sha256`; the handshake
+ * still proves the server holds the certificate's key). The socket is handed to the
+ * request only after the check, so no request byte — the bearer token included — reaches
+ * a server with another certificate.
+ */
+function pinnedAgent(pin: string): https.Agent {
+  const agent = new https.Agent({ keepAlive: true });
+  const create = (
+    options: tls.ConnectionOptions,
+    done: (err: Error | null, socket?: Duplex) => void,
+  ): undefined => {
+    let settled = false;
+    const finish = (err: Error | null, socket?: Duplex) => {
+      if (!settled) {
+        settled = true;
+        done(err, socket);
+      }
+    };
+    const sock = tls.connect({ ...options, rejectUnauthorized: false, checkServerIdentity: () => undefined });
+    sock.once("error", (e) => finish(e));
+    sock.once("secureConnect", () => {
+      const der = sock.getPeerCertificate(true)?.raw;
+      const got = der ? createHash("sha256").update(der).digest("hex") : "";
+      if (got !== pin) {
+        const e = Object.assign(
+          new Error("the server's certificate does not match serverCertSha256"),
+          { code: CERT_PIN_MISMATCH },
+        );
+        sock.destroy();
+        finish(e);
+        return;
+      }
+      finish(null, sock);
+    });
+    return undefined;
+  };
+  (agent as unknown as { createConnection: typeof create }).createConnection = create;
+  return agent;
+}
 
 function isConnectFailure(e: unknown): boolean {
   for (let c: unknown = e, depth = 0; c instanceof Error && depth < 5; c = c.cause, depth++) {
@@ -32,6 +103,7 @@ export class CleanroomClient {
   readonly executions: Client<typeof ExecutionService>;
   readonly images: Client<typeof ImageService>;
   readonly files: Client<typeof FileService>;
+  readonly lifetimes: Client<typeof SandboxLifetimeService>;
 
   constructor(opts: ConnectOptions = {}) {
     this.target = resolveTarget(opts);
@@ -49,9 +121,11 @@ export class CleanroomClient {
     const nodeOptions =
       ep.kind === "unix"
         ? { socketPath: ep.address }
-        : ep.kind === "https" && this.target.caCert
-          ? { ca: readFileSync(this.target.caCert) }
-          : {};
+        : ep.kind === "https" && this.target.serverCertSha256
+          ? { agent: pinnedAgent(this.target.serverCertSha256) }
+          : ep.kind === "https" && this.target.caCert
+            ? { ca: readFileSync(this.target.caCert) }
+            : {};
     const transport = createConnectTransport({
       baseUrl: ep.kind === "unix" ? "http://localhost" : `${ep.kind}://${ep.address}`,
       httpVersion: "1.1",
@@ -63,6 +137,7 @@ export class CleanroomClient {
     this.executions = createClient(ExecutionService, transport);
     this.images = createClient(ImageService, transport);
     this.files = createClient(FileService, transport);
+    this.lifetimes = createClient(SandboxLifetimeService, transport);
   }
 
   /** Await a unary call, mapping failures to typed errors. */

@@ -8,6 +8,8 @@
  * (`$XDG_RUNTIME_DIR/cleanroom/cleanroom.sock`, else `/tmp/cleanroom-$UID/cleanroom.sock`).
  * Token: option > `CLEANROOM_TOKEN` > config `token` (sent on TCP endpoints only).
  * CA: option > `CLEANROOM_CA_CERT` > config `ca_cert`.
+ * Certificate pin (accept exactly the server certificate whose DER has this hex sha256,
+ * instead of a CA): option > `CLEANROOM_SERVER_CERT_SHA256` > config `server_cert_sha256`.
  * Config file: `$XDG_CONFIG_HOME/cleanroom/config.json` (else `~/.config/cleanroom/config.json`).
  */
 import { existsSync, readFileSync } from "node:fs";
@@ -93,6 +95,8 @@ export interface ConnectOptions {
   token?: string;
   /** PEM file of the CA that verifies an `https://` server. */
   caCert?: string;
+  /** Hex sha256 of the `https://` server's certificate (DER), optionally `sha256:`-prefixed. */
+  serverCertSha256?: string;
 }
 
 /** A server plus the credentials to present to it. */
@@ -100,16 +104,31 @@ export interface Target {
   endpoint: Endpoint;
   token?: string;
   caCert?: string;
+  /** Lowercase hex sha256 of the one server certificate to accept (parsed, 64 digits). */
+  serverCertSha256?: string;
 }
 
-/** {@link resolveEndpoint} plus the token and CA: option > environment > config file. */
+/** `sha256:`-prefixed or bare, any case, 64 hex digits (as the CLI's `--server-cert-sha256`). */
+export function parsePin(pin: string): string {
+  let h = pin.trim();
+  if (h.toLowerCase().startsWith("sha256:")) h = h.slice("sha256:".length);
+  if (!/^[0-9a-fA-F]{64}$/.test(h)) {
+    throw errorFor("invalid_argument", "serverCertSha256 must be 64 hex digits");
+  }
+  return h.toLowerCase();
+}
+
+/** {@link resolveEndpoint} plus the token, CA and pin: option > environment > config file. */
 export function resolveTarget(opts: ConnectOptions = {}): Target {
   const pick = (v: string | undefined, env: string, field: string) =>
     v || process.env[env] || configField(field);
   const token = pick(opts.token, "CLEANROOM_TOKEN", "token")?.trim();
-  return {
+  const pin = pick(opts.serverCertSha256, "CLEANROOM_SERVER_CERT_SHA256", "server_cert_sha256");
+  const t: Target = {
     endpoint: resolveEndpoint(opts.host),
     token,
     caCert: pick(opts.caCert, "CLEANROOM_CA_CERT", "ca_cert"),
   };
+  if (pin) t.serverCertSha256 = parsePin(pin);
+  return t;
 }

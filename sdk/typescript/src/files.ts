@@ -2,13 +2,27 @@
  * `sbx.files`: move files in and out of a sandbox through the FileService.
  *
  * Every operation runs on the server with the sandbox's own identity. Uploads are chunked
- * unary calls with offsets: a chunk the server did not take (`upload_offset_mismatch`) is
- * resent from the offset the server reports; the file appears atomically at finish.
+ * unary calls with offsets; the file appears atomically at finish.
+ *
+ * Transfers survive interruptions: an upload whose call failed in transit (connection
+ * dropped, server unreachable for a moment) asks the server where it stands
+ * (`GetSandboxUpload`) and continues from that offset; a chunk the server did not take
+ * (`upload_offset_mismatch`) likewise; a download that broke off re-opens the stream at
+ * the offset reached. Both give up after {@link RETRIES} interruptions in a row without
+ * progress (`ServerUnreachableError`). A server restart reclaims its sandboxes and their
+ * uploads: that surfaces as the server's own typed error.
  */
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { createHash } from "node:crypto";
 import type { CleanroomClient } from "./client.js";
-import { errorFor, UploadOffsetMismatchError } from "./errors.js";
+import {
+  errorFor,
+  FileExistsError,
+  ServerUnreachableError,
+  UploadNotFoundError,
+  UploadOffsetMismatchError,
+  type CleanroomError,
+} from "./errors.js";
 import {
   SandboxFileType,
   SandboxUploadFormat,
@@ -17,6 +31,17 @@ import {
 
 /** Chunk size used before the server has said its maximum. */
 const FIRST_CHUNK = 1 << 20;
+/** Interruptions in a row (no byte of progress between them) before a transfer gives up. */
+export const RETRIES = 5;
+
+/** Milliseconds before retry `attempt` (1-based): 200, 400 … capped at 3000. */
+function backoff(attempt: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, Math.min(200 * 2 ** (attempt - 1), 3000)));
+}
+
+function sha256(b: Uint8Array): string {
+  return createHash("sha256").update(b).digest("hex");
+}
 
 /** One filesystem entry as the sandbox sees it. */
 export interface FileInfo {
@@ -104,6 +129,14 @@ export class Files {
     let uploadId = "";
     let offset = 0;
     let chunk = FIRST_CHUNK;
+    let failures = 0;
+    // A one-call upload whose answer was lost may already be at the target.
+    let maybeCommitted = false;
+    /** The file at `path` is a regular file holding exactly `bytes`. */
+    const holdsOurBytes = async (): Promise<FileInfo | undefined> => {
+      const info = await this.stat(path);
+      return info.type === "file" && sha256(await this.read(path)) === sha256(bytes) ? info : undefined;
+    };
     for (;;) {
       const piece = bytes.subarray(offset, offset + chunk);
       const finish = offset + piece.length >= bytes.length;
@@ -127,35 +160,116 @@ export class Files {
                   noOverwrite: o.overwrite === false,
                   expectedSize: BigInt(bytes.length),
                 },
-            sha256: finish ? createHash("sha256").update(bytes).digest("hex") : "",
+            sha256: finish ? sha256(bytes) : "",
           }),
         );
+        failures = 0;
         uploadId = r.uploadId || uploadId;
         offset = Number(r.offset);
         if (r.maxChunkBytes > 0n) chunk = Number(r.maxChunkBytes);
         if (r.finished) return fileInfo(r.file);
       } catch (e) {
-        // A chunk lost in transit: the server says where it stands; resend from there.
-        const at = e instanceof UploadOffsetMismatchError ? Number(e.details.offset) : NaN;
-        if (!Number.isInteger(at) || at > offset) throw e;
-        offset = at;
+        if (e instanceof UploadOffsetMismatchError) {
+          // A chunk lost in transit: the server says where it stands; resend from there.
+          const at = Number(e.details.offset);
+          if (!Number.isInteger(at) || at < 0 || at > bytes.length) throw e;
+          offset = at;
+          continue;
+        }
+        if (e instanceof FileExistsError && maybeCommitted && format !== SandboxUploadFormat.TAR) {
+          // Our own lost first attempt put it there? Only if it holds our bytes.
+          const info = await holdsOurBytes();
+          if (info) return info;
+          throw e;
+        }
+        if (!(e instanceof ServerUnreachableError)) throw e;
+        // Interrupted in transit: ask where the upload stands and continue from there.
+        let last: CleanroomError = e;
+        for (;;) {
+          if (++failures > RETRIES) throw last;
+          await backoff(failures);
+          if (!uploadId) {
+            offset = 0; // no call answered yet: start over (a stray upload expires)
+            maybeCommitted = finish;
+            break;
+          }
+          try {
+            const st = await this.client.call(svc.getSandboxUpload({ sandboxId: this.sandboxId, uploadId }));
+            const at = Number(st.upload?.offset ?? -1);
+            if (!Number.isInteger(at) || at < 0 || at > bytes.length) throw last;
+            offset = at;
+            break;
+          } catch (e2) {
+            if (e2 instanceof ServerUnreachableError) {
+              last = e2;
+              continue;
+            }
+            if (e2 instanceof UploadNotFoundError && finish && format !== SandboxUploadFormat.TAR) {
+              // The commit ran (the upload is gone): accept the file only if it holds
+              // exactly the bytes sent.
+              const info = await holdsOurBytes();
+              if (info) return info;
+              throw errorFor(
+                "upload_not_found",
+                `upload of ${path}: the connection broke during the commit and the file at the target does not hold this upload's bytes`,
+                "",
+                { upload_id: uploadId },
+              );
+            }
+            throw e2;
+          }
+        }
       }
     }
   }
 
-  /** A file's bytes from `offset` (at most `length`; 0 = to the end). */
+  /**
+   * A file's bytes from `offset` (at most `length`; 0 = to the end). A stream that breaks
+   * off or ends short is re-opened at the offset reached (the same file: size and mtime
+   * unchanged, else `stream_ended`).
+   */
   async read(path: string, offset = 0, length = 0): Promise<Uint8Array> {
     const parts: Uint8Array[] = [];
-    const stream = this.client.files.readSandboxFile({
-      sandboxId: this.sandboxId,
-      path,
-      offset: BigInt(offset),
-      length: BigInt(length),
-    });
-    for await (const m of this.client.stream(stream)) {
-      if (m.data.length) parts.push(m.data);
+    let pos = offset;
+    let end: number | undefined = length ? offset + length : undefined;
+    let ident: string | undefined;
+    let failures = 0;
+    for (;;) {
+      const stream = this.client.files.readSandboxFile({
+        sandboxId: this.sandboxId,
+        path,
+        offset: BigInt(pos),
+        length: end !== undefined ? BigInt(end - pos) : 0n,
+      });
+      let interrupted: CleanroomError | undefined;
+      try {
+        for await (const m of this.client.stream(stream)) {
+          if (m.file) {
+            const id = `${m.file.size}/${m.file.modifiedAt?.seconds ?? ""}/${m.file.modifiedAt?.nanos ?? ""}`;
+            if (ident === undefined) {
+              ident = id;
+              const size = Number(m.file.size);
+              end = end === undefined ? size : Math.min(end, size);
+            } else if (id !== ident) {
+              throw errorFor("stream_ended", `${path} changed while it was being downloaded; start over`);
+            }
+          }
+          if (m.data.length) {
+            parts.push(m.data);
+            pos += m.data.length;
+            failures = 0;
+          }
+        }
+      } catch (e) {
+        if (!(e instanceof ServerUnreachableError)) throw e;
+        interrupted = e;
+      }
+      if (!interrupted && (end === undefined || pos >= end)) break;
+      interrupted ??= errorFor("stream_ended", `the download of ${path} ended at byte ${pos} of ${end}`);
+      if (++failures > RETRIES) throw interrupted;
+      await backoff(failures);
     }
-    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    const out = new Uint8Array(pos - offset);
     let at = 0;
     for (const p of parts) {
       out.set(p, at);

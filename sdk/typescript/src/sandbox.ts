@@ -19,6 +19,7 @@ import { CleanroomClient } from "./client.js";
 import type { ConnectOptions } from "./config.js";
 import { errorFor, SandboxNotFoundError } from "./errors.js";
 import { Files } from "./files.js";
+import { lifetimeOf, seconds, timeoutFields, usageOf, type Lifetime, type TimeoutOptions, type Usage } from "./lifetime.js";
 import {
   ExecutionKind,
   ExecutionStatus,
@@ -220,6 +221,10 @@ export interface CreateOptions extends ConnectOptions {
   labels?: Record<string, string>;
   limits?: Partial<Omit<ResourceLimits, "$typeName">>;
   idempotencyKey?: string;
+  /** Seconds after creation the sandbox ends (default: the policy's, else the server's). */
+  ttl?: number;
+  /** Seconds without activity after which the sandbox ends. */
+  idleTimeout?: number;
   /** Reuse an existing client (else one is built from the connect options). */
   client?: CleanroomClient;
 }
@@ -238,6 +243,8 @@ export class Sandbox {
 
   /** Create a sandbox. */
   static async create(opts: CreateOptions = {}): Promise<Sandbox> {
+    const ttlSeconds = seconds(opts.ttl, "ttl");
+    const idleTimeoutSeconds = seconds(opts.idleTimeout, "idleTimeout");
     const c = opts.client ?? new CleanroomClient(opts);
     const r = await c.call(
       c.sandboxes.createSandbox({
@@ -246,6 +253,8 @@ export class Sandbox {
         idempotencyKey: opts.idempotencyKey ?? "",
         labels: opts.labels ?? {},
         limits: opts.limits ? create(ResourceLimitsSchema, opts.limits) : undefined,
+        ttlSeconds,
+        idleTimeoutSeconds,
       }),
     );
     return new Sandbox(c, r.sandbox?.sandboxId ?? "");
@@ -266,6 +275,28 @@ export class Sandbox {
     const r = await this.client.call(this.client.sandboxes.getSandbox({ sandboxId: this.id }));
     if (!r.sandbox) throw errorFor("internal", "GetSandbox returned no sandbox");
     return r.sandbox;
+  }
+
+  /** The sandbox's TTL, idle timeout and (once stopped) why it stopped. */
+  async lifetime(): Promise<Lifetime> {
+    return lifetimeOf(await this.info());
+  }
+
+  /** Live usage (CPU, memory now/peak, pids, disk per writable fs, network bytes); undefined when not live. */
+  async usage(): Promise<Usage | undefined> {
+    return usageOf(await this.info());
+  }
+
+  /**
+   * Extend (or shorten) the sandbox's life: it now expires `ttl` seconds from now;
+   * `idleTimeout` replaces the idle timeout; `clear*` removes one. READY sandboxes only
+   * (`SandboxNotReadyError` otherwise).
+   */
+  async setTimeout(o: TimeoutOptions): Promise<Lifetime> {
+    const fields = timeoutFields(o);
+    const r = await this.client.call(this.client.lifetimes.setSandboxTimeout({ sandboxId: this.id, ...fields }));
+    if (!r.sandbox) throw errorFor("internal", "SetSandboxTimeout returned no sandbox");
+    return lifetimeOf(r.sandbox);
   }
 
   /** Start a command in the background. */

@@ -107,3 +107,55 @@ test("https with a private CA, from options and environment", async () => {
     });
   });
 });
+
+test("https with a certificate pin, from options, environment and config file", async () => {
+  const { createHash, X509Certificate } = await import("node:crypto");
+  const { readFileSync } = await import("node:fs");
+  const { InvalidArgumentError, ServerUnreachableError } = await import("../src/index.js");
+  const tls = need("CLEANROOM_TEST_TLS_HOST");
+  const pin = need("CLEANROOM_TEST_TLS_CERT_SHA256");
+  const ca = need("CLEANROOM_TEST_CA_CERT");
+  const cfg = mkdtempSync(join(tmpdir(), "cr-cfg-"));
+  await withEnv(
+    { XDG_CONFIG_HOME: cfg, CLEANROOM_CA_CERT: undefined, CLEANROOM_HOST: undefined, CLEANROOM_SERVER_CERT_SHA256: undefined },
+    async () => {
+      for (const good of [pin, pin.toUpperCase(), `sha256:${pin}`]) {
+        const sbx = await Sandbox.create({ host: tls, token: token(), serverCertSha256: good });
+        assert.equal((await sbx.run(["echo", "pinned"])).stdout, "pinned\n");
+        await sbx.terminate();
+      }
+      // The CA's own digest, one digit off: refused before any request (with or without a CA
+      // that would accept the server: the pin is exact).
+      const caPin = createHash("sha256").update(new X509Certificate(readFileSync(ca)).raw).digest("hex");
+      const offByOne = pin.slice(0, -1) + (pin.endsWith("0") ? "1" : "0");
+      for (const bad of [caPin, offByOne]) {
+        await assert.rejects(
+          Sandbox.create({ host: tls, token: token(), serverCertSha256: bad }),
+          (e: unknown) => e instanceof ServerUnreachableError && String(e).includes("serverCertSha256"),
+        );
+        await assert.rejects(
+          Sandbox.create({ host: tls, token: token(), caCert: ca, serverCertSha256: bad }),
+          (e: unknown) => e instanceof ServerUnreachableError,
+        );
+      }
+      for (const malformed of ["abc", pin.slice(0, -2), "g".repeat(64), `md5:${pin}`]) {
+        await assert.rejects(
+          Sandbox.create({ host: tls, token: token(), serverCertSha256: malformed }),
+          (e: unknown) => e instanceof InvalidArgumentError,
+        );
+      }
+      await withEnv({ CLEANROOM_SERVER_CERT_SHA256: pin }, async () => {
+        const s = await Sandbox.create({ host: tls, token: token() });
+        assert.equal((await s.run(["true"])).exitCode, 0);
+        await s.terminate();
+      });
+      mkdirSync(join(cfg, "cleanroom"));
+      for (const extra of [{ server_cert_sha256: pin }, { ca_cert: ca }]) {
+        writeFileSync(join(cfg, "cleanroom/config.json"), JSON.stringify({ control_host: tls, token: token(), ...extra }));
+        const s = await Sandbox.create();
+        assert.equal((await s.run(["true"])).exitCode, 0);
+        await s.terminate();
+      }
+    },
+  );
+});

@@ -11,6 +11,7 @@ from .client import AsyncClient, Client
 from .config import Endpoint, Target, resolve, resolve_target
 from .errors import CleanroomError
 from .files import FileInfo
+from .lifetime import FilesystemUsage, Lifetime, Usage
 from .sandbox import CommandHandle, Sandbox
 
 __all__ = [
@@ -23,8 +24,11 @@ __all__ = [
     "CommandResult",
     "Endpoint",
     "FileInfo",
+    "FilesystemUsage",
+    "Lifetime",
     "Sandbox",
     "Target",
+    "Usage",
     "resolve",
     "resolve_target",
 ]

@@ -11,6 +11,8 @@ with ``async with`` (terminated on exit).
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 from typing import Any, Awaitable, Callable, Generator, List, Mapping, Optional, Union
 
 from . import errors
@@ -24,7 +26,17 @@ from ._core import (
     stdin_chunks,
 )
 from .client import AsyncClient
-from .files import Data, FileInfo, Uploader, _list_request, _options, _reader, _size_of
+from .files import (
+    Data,
+    Download,
+    FileInfo,
+    Uploader,
+    _list_request,
+    _options,
+    _reader,
+    _size_of,
+)
+from .lifetime import Lifetime, Seconds, Usage, seconds, timeout_request
 from .v1 import cleanroom_pb2 as pb
 from .v1 import files_pb2 as fpb
 
@@ -117,21 +129,60 @@ class AsyncFiles:
             _reader(data),
             _options(mode, uid, gid, create_parents, overwrite, _size_of(data)),
         )
+        c = self._sbx.client
         while up.done is None:
             try:
-                up.took(await self._sbx.client.call(self._svc.write_sandbox_file, up.next_request()))
+                up.took(await c.call(self._svc.write_sandbox_file, up.next_request()))
             except errors.UploadOffsetMismatchError as e:
                 up.mismatch(e)
+            except errors.ServerUnreachableError as e:
+                await self._resume(up, e)
+            except errors.SandboxFileExistsError as e:
+                if not up.maybe_committed:
+                    raise
+                data = await self.read(up.path)
+                up.verify_commit(await self.stat(up.path), hashlib.sha256(data).hexdigest(), e)
         return up.done
 
+    async def _resume(self, up: Uploader, e: errors.CleanroomError) -> None:
+        """See :meth:`cleanroom.files.Files._resume`."""
+        finishing = up.finishing
+        while True:
+            await asyncio.sleep(up.interrupted(e))
+            req = up.status_request()
+            if req is None:
+                up.restart()
+                return
+            try:
+                r = await self._sbx.client.call(self._svc.get_sandbox_upload, req)
+            except errors.ServerUnreachableError as again:
+                e = again
+                continue
+            except errors.UploadNotFoundError:
+                if not finishing or up.options.format == fpb.SANDBOX_UPLOAD_FORMAT_TAR:
+                    raise
+                info = await self.stat(up.path)
+                up.verify_commit(info, hashlib.sha256(await self.read(up.path)).hexdigest())
+                return
+            up.resync(r.upload.offset)
+            return
+
     async def read(self, path: str, offset: int = 0, length: int = 0) -> bytes:
-        req = fpb.ReadSandboxFileRequest(
-            sandbox_id=self._sbx.id, path=path, offset=offset, length=length
-        )
+        """A file's bytes; a stream that breaks off is re-opened at the offset reached."""
+        dl = Download(self._sbx.id, path, offset, length)
         parts = []
-        async for m in self._sbx.client.stream(self._svc.read_sandbox_file, req):
-            parts.append(m.data)
-        return b"".join(parts)
+        while True:
+            try:
+                async for m in self._sbx.client.stream(self._svc.read_sandbox_file, dl.request()):
+                    data = dl.feed(m)
+                    if data:
+                        parts.append(data)
+            except errors.ServerUnreachableError as e:
+                await asyncio.sleep(dl.interrupted(e))
+                continue
+            if dl.complete or dl.end is None:
+                return b"".join(parts)
+            await asyncio.sleep(dl.interrupted(dl.short()))
 
     async def read_text(self, path: str, encoding: str = "utf-8") -> str:
         return (await self.read(path)).decode(encoding)
@@ -214,10 +265,13 @@ class AsyncSandbox:
         labels: Optional[Mapping[str, str]] = None,
         limits=None,
         idempotency_key: str = "",
+        ttl: Optional[Seconds] = None,
+        idle_timeout: Optional[Seconds] = None,
         client: Optional[AsyncClient] = None,
         host: Optional[str] = None,
         token: Optional[str] = None,
         ca_cert: Optional[str] = None,
+        server_cert_sha256: Optional[str] = None,
     ) -> _Opening:
         req = pb.CreateSandboxRequest(
             policy_yaml=policy or "",
@@ -225,11 +279,15 @@ class AsyncSandbox:
             idempotency_key=idempotency_key,
             labels=dict(labels or {}),
             limits=limits_message(limits),
+            ttl_seconds=seconds(ttl, "ttl"),
+            idle_timeout_seconds=seconds(idle_timeout, "idle_timeout"),
         )
 
         async def make() -> AsyncSandbox:
             owns = client is None
-            c = client or AsyncClient(host, token=token, ca_cert=ca_cert)
+            c = client or AsyncClient(
+                host, token=token, ca_cert=ca_cert, server_cert_sha256=server_cert_sha256
+            )
             try:
                 r = await c.call(c.sandboxes.create_sandbox, req)
             except BaseException:
@@ -249,10 +307,13 @@ class AsyncSandbox:
         host: Optional[str] = None,
         token: Optional[str] = None,
         ca_cert: Optional[str] = None,
+        server_cert_sha256: Optional[str] = None,
     ) -> _Opening:
         async def make() -> AsyncSandbox:
             owns = client is None
-            c = client or AsyncClient(host, token=token, ca_cert=ca_cert)
+            c = client or AsyncClient(
+                host, token=token, ca_cert=ca_cert, server_cert_sha256=server_cert_sha256
+            )
             try:
                 r = await c.call(c.sandboxes.get_sandbox, pb.GetSandboxRequest(sandbox_id=sandbox_id))
             except BaseException:
@@ -268,6 +329,30 @@ class AsyncSandbox:
             self.client.sandboxes.get_sandbox, pb.GetSandboxRequest(sandbox_id=self.id)
         )
         return r.sandbox
+
+    async def lifetime(self) -> Lifetime:
+        """See :meth:`cleanroom.Sandbox.lifetime`."""
+        return Lifetime.from_proto(await self.info())
+
+    async def usage(self) -> Optional[Usage]:
+        """See :meth:`cleanroom.Sandbox.usage`."""
+        return Usage.from_proto(await self.info())
+
+    async def set_timeout(
+        self,
+        ttl: Optional[Seconds] = None,
+        idle_timeout: Optional[Seconds] = None,
+        *,
+        clear_ttl: bool = False,
+        clear_idle_timeout: bool = False,
+    ) -> Lifetime:
+        """See :meth:`cleanroom.Sandbox.set_timeout`."""
+        c = self.client
+        r = await c.call(
+            c.lifetimes.set_sandbox_timeout,
+            timeout_request(self.id, ttl, idle_timeout, clear_ttl, clear_idle_timeout),
+        )
+        return Lifetime.from_proto(r.sandbox)
 
     async def start(
         self,

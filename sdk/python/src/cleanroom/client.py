@@ -18,7 +18,7 @@ from pyqwest import SyncClient
 from . import errors, transport
 from .config import Target, resolve_target
 from .v1 import cleanroom_connect as rpc
-from .v1 import files_connect
+from .v1 import files_connect, lifetime_connect
 
 _OPTS = dict(send_compression=None, accept_compression=[])
 
@@ -33,10 +33,12 @@ def _unreachable(target: Target, e: Exception) -> errors.CleanroomError:
 
 
 class Client:
-    """Blocking clients for SandboxService, ExecutionService and ImageService.
+    """Blocking clients for SandboxService, ExecutionService, ImageService, FileService and
+    SandboxLifetimeService.
 
-    Arguments override the CLI's sources (``CLEANROOM_HOST``/``_TOKEN``/``_CA_CERT``, the
-    config file, the default sockets); see :mod:`cleanroom.config`."""
+    Arguments override the CLI's sources (``CLEANROOM_HOST``/``_TOKEN``/``_CA_CERT``/
+    ``_SERVER_CERT_SHA256``, the config file, the default sockets); see
+    :mod:`cleanroom.config`."""
 
     def __init__(
         self,
@@ -44,8 +46,9 @@ class Client:
         *,
         token: Optional[str] = None,
         ca_cert: Optional[str] = None,
+        server_cert_sha256: Optional[str] = None,
     ) -> None:
-        self.target = resolve_target(host, token, ca_cert)
+        self.target = resolve_target(host, token, ca_cert, server_cert_sha256)
         self._http = transport.sync_client(self.target)
         pq = SyncClient(transport.HttpxSyncTransport(self._http))
         base = transport.base_url(self.target)
@@ -53,6 +56,9 @@ class Client:
         self.executions = rpc.ExecutionServiceClientSync(base, http_client=pq, **_OPTS)
         self.images = rpc.ImageServiceClientSync(base, http_client=pq, **_OPTS)
         self.files = files_connect.FileServiceClientSync(base, http_client=pq, **_OPTS)
+        self.lifetimes = lifetime_connect.SandboxLifetimeServiceClientSync(
+            base, http_client=pq, **_OPTS
+        )
 
     def call(self, method, request):
         """Call a unary stub method, mapping failures to typed errors."""
@@ -91,8 +97,9 @@ class AsyncClient:
         *,
         token: Optional[str] = None,
         ca_cert: Optional[str] = None,
+        server_cert_sha256: Optional[str] = None,
     ) -> None:
-        self.target = resolve_target(host, token, ca_cert)
+        self.target = resolve_target(host, token, ca_cert, server_cert_sha256)
         self._http = transport.async_client(self.target)
         pq = PqClient(transport.HttpxAsyncTransport(self._http))
         base = transport.base_url(self.target)
@@ -100,6 +107,9 @@ class AsyncClient:
         self.executions = rpc.ExecutionServiceClient(base, http_client=pq, **_OPTS)
         self.images = rpc.ImageServiceClient(base, http_client=pq, **_OPTS)
         self.files = files_connect.FileServiceClient(base, http_client=pq, **_OPTS)
+        self.lifetimes = lifetime_connect.SandboxLifetimeServiceClient(
+            base, http_client=pq, **_OPTS
+        )
 
     async def call(self, method, request):
         try:

@@ -7,6 +7,9 @@ Endpoint: argument > ``CLEANROOM_HOST`` > config ``control_host`` > the system s
 (``$XDG_RUNTIME_DIR/cleanroom/cleanroom.sock``, else ``/tmp/cleanroom-$UID/cleanroom.sock``).
 Token: argument > ``CLEANROOM_TOKEN`` > config ``token`` (sent only on TCP endpoints).
 CA: argument > ``CLEANROOM_CA_CERT`` > config ``ca_cert``.
+Certificate pin (instead of a CA: the server's certificate must be exactly this one, by the
+hex sha256 of its DER): argument > ``CLEANROOM_SERVER_CERT_SHA256`` > config
+``server_cert_sha256``.
 The config file is ``$XDG_CONFIG_HOME/cleanroom/config.json`` (else ``~/.config/…``).
 """
 
@@ -105,12 +108,33 @@ class Target:
     endpoint: Endpoint
     token: Optional[str] = None
     ca_cert: Optional[str] = None
+    #: 32 bytes: the sha256 of the server certificate (DER) to accept, and only it.
+    server_cert_sha256: Optional[bytes] = None
+
+
+def parse_pin(pin: str) -> bytes:
+    """``sha256:``-prefixed or bare, any case, 64 hex digits (as the CLI's
+    ``--server-cert-sha256``) → the 32 digest bytes."""
+    h = pin.strip()
+    if h.lower().startswith("sha256:"):
+        h = h[len("sha256:") :]
+    try:
+        if len(h) != 64:
+            raise ValueError
+        return bytes.fromhex(h)
+    except ValueError:
+        raise errors.error(
+            "invalid_argument", "server_cert_sha256 must be 64 hex digits"
+        ) from None
 
 
 def resolve_target(
-    host: Optional[str] = None, token: Optional[str] = None, ca_cert: Optional[str] = None
+    host: Optional[str] = None,
+    token: Optional[str] = None,
+    ca_cert: Optional[str] = None,
+    server_cert_sha256: Optional[str] = None,
 ) -> Target:
-    """:func:`resolve` plus the token and CA: argument > environment > config file."""
+    """:func:`resolve` plus the token, CA and pin: argument > environment > config file."""
 
     def pick(arg: Optional[str], env: str, field: str) -> Optional[str]:
         if arg:
@@ -121,8 +145,10 @@ def resolve_target(
         return _config_field(field)
 
     t = pick(token, "CLEANROOM_TOKEN", "token")
+    pin = pick(server_cert_sha256, "CLEANROOM_SERVER_CERT_SHA256", "server_cert_sha256")
     return Target(
         endpoint=resolve(host),
         token=t.strip() if t is not None else None,
         ca_cert=pick(ca_cert, "CLEANROOM_CA_CERT", "ca_cert"),
+        server_cert_sha256=parse_pin(pin) if pin else None,
     )

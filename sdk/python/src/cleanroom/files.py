@@ -1,9 +1,16 @@
 """``sbx.files``: move files in and out of a sandbox through the FileService.
 
 Every operation runs on the server with the sandbox's own identity (what the sandbox's own
-processes could read or write, nothing more). Uploads are chunked unary calls with offsets:
-a chunk the server did not take (``upload_offset_mismatch``) is resent from the offset the
-server reports, so a write survives a dropped connection; the file appears atomically.
+processes could read or write, nothing more). Uploads are chunked unary calls with offsets;
+the file appears atomically when the last one commits.
+
+Transfers survive interruptions. An upload whose call failed in transit (connection
+dropped, server unreachable for a moment) asks the server where the upload stands
+(``GetSandboxUpload``) and continues from that offset; a chunk the server did not take
+(``upload_offset_mismatch``) likewise. A download that broke off re-opens the stream at the
+offset it reached. Both give up after :data:`RETRIES` interruptions in a row without
+progress (``ServerUnreachableError``). A server restart reclaims its sandboxes (and their
+uploads): that surfaces as the server's own typed error, not as a retry loop.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import io
 import os
 import tarfile
 import tempfile
+import time
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator, List, Optional, Union
 
@@ -23,6 +31,13 @@ from .v1 import files_pb2 as fpb
 Data = Union[str, bytes, bytearray, memoryview, BinaryIO]
 #: Chunk size used before the server has said its maximum.
 FIRST_CHUNK = 1 << 20
+#: Interruptions in a row (no byte of progress between them) before a transfer gives up.
+RETRIES = 5
+
+
+def backoff(attempt: int) -> float:
+    """Seconds to wait before retry ``attempt`` (1-based): 0.2, 0.4 … capped at 3."""
+    return min(0.2 * (2 ** (attempt - 1)), 3.0)
 _TYPES = {
     fpb.SANDBOX_FILE_TYPE_REGULAR: "file",
     fpb.SANDBOX_FILE_TYPE_DIRECTORY: "dir",
@@ -99,7 +114,8 @@ def _size_of(data: Data) -> Optional[int]:
 
 class Uploader:
     """The chunked-upload state machine, shared by the sync and async layers: it says what
-    request to send next and digests each response."""
+    request to send next, digests each response, and after an interruption re-aligns with
+    the offset the server reports (:meth:`resync`)."""
 
     def __init__(self, sandbox_id: str, path: str, src: BinaryIO, options) -> None:
         self.sandbox_id = sandbox_id
@@ -111,29 +127,42 @@ class Uploader:
         self.chunk = FIRST_CHUNK
         self.sha = hashlib.sha256()
         self._pending: Optional[bytes] = None
-        self._base = src.tell() if hasattr(src, "tell") and src.seekable() else None
+        self._pending_finish = False
+        try:
+            self._base: Optional[int] = src.tell() if src.seekable() else None
+        except (AttributeError, OSError):
+            self._base = None
         self.done: Optional[FileInfo] = None
+        #: Interruptions since the last progress.
+        self.failures = 0
+        #: A one-call upload whose answer was lost may already be at the target.
+        self.maybe_committed = False
 
     def next_request(self) -> "fpb.WriteSandboxFileRequest":
         if self._pending is None:
             self._pending = self.src.read(self.chunk) or b""
-        data = self._pending
-        peek_eof = len(data) < self.chunk
+            self._pending_finish = len(self._pending) < self.chunk
         req = fpb.WriteSandboxFileRequest(
             sandbox_id=self.sandbox_id,
             path=self.path,
             upload_id=self.upload_id,
             offset=self.offset,
-            data=data,
-            finish=peek_eof,
+            data=self._pending,
+            finish=self._pending_finish,
         )
         if not self.upload_id:
             req.options.CopyFrom(self.options)
         return req
 
+    @property
+    def finishing(self) -> bool:
+        """The request in flight commits the upload."""
+        return self._pending is not None and self._pending_finish
+
     def took(self, resp: "fpb.WriteSandboxFileResponse") -> None:
         data = self._pending or b""
         self._pending = None
+        self.failures = 0
         self.sha.update(data)
         self.upload_id = resp.upload_id or self.upload_id
         self.offset = resp.offset
@@ -146,20 +175,148 @@ class Uploader:
                 )
             self.done = FileInfo.from_proto(resp.file)
 
-    def mismatch(self, e: errors.CleanroomError) -> None:
-        """The server stands at another offset (a chunk lost in transit): resume there if
-        the source can seek, else re-raise."""
-        try:
-            at = int(e.details.get("offset", ""))
-        except ValueError:
-            raise e from None
-        if self._base is None or at > self.offset:
+    def interrupted(self, e: errors.CleanroomError) -> float:
+        """A call failed in transit: how long to wait before asking the server where the
+        upload stands (re-raises ``e`` once :data:`RETRIES` interruptions in a row)."""
+        self.failures += 1
+        if self.failures > RETRIES:
             raise e
+        return backoff(self.failures)
+
+    def status_request(self) -> Optional["fpb.GetSandboxUploadRequest"]:
+        """What to ask the server after an interruption; ``None`` when no call has been
+        answered yet (no upload id): then the upload starts over with the same bytes."""
+        if not self.upload_id:
+            return None
+        return fpb.GetSandboxUploadRequest(sandbox_id=self.sandbox_id, upload_id=self.upload_id)
+
+    def resync(self, at: int) -> None:
+        """Continue from ``at``, the offset the server stands at. Bytes of the chunk in
+        flight the server already holds are not resent; an offset behind ours (a server that
+        lost bytes) needs a seekable source."""
+        pending = self._pending or b""
+        if self.offset <= at <= self.offset + len(pending):
+            took = at - self.offset
+            self.sha.update(pending[:took])
+            self._pending = pending[took:] if self._pending is not None else None
+            self.offset = at
+            if took:
+                self.failures = 0
+            return
+        if at > self.offset or self._base is None:
+            raise errors.error(
+                "upload_offset_mismatch",
+                f"upload of {self.path}: the server stands at offset {at}, this client at "
+                f"{self.offset}; cannot resume from a source that cannot seek",
+                details={"offset": str(at)},
+            )
         # Resend from where the server stands; the digest covers exactly those bytes.
         self.src.seek(self._base)
         self.sha = hashlib.sha256(self.src.read(at))
         self.offset = at
         self._pending = None
+
+    def mismatch(self, e: errors.CleanroomError) -> None:
+        """The server stands at another offset (``upload_offset_mismatch``): resume there."""
+        try:
+            at = int(e.details.get("offset", ""))
+        except ValueError:
+            raise e from None
+        self.resync(at)
+
+    def restart(self) -> None:
+        """No call was answered (no upload id): send the chunk in flight again as a new
+        upload (the pending bytes are kept, so any source works). If that chunk was the
+        whole file (a one-call upload), the lost call may have committed it: remember, so
+        that a ``file_exists`` (``overwrite=False``) is checked against our bytes."""
+        self.offset = 0
+        self.sha = hashlib.sha256()
+        self.maybe_committed = self.finishing
+
+    def verify_commit(
+        self,
+        info: FileInfo,
+        content_sha: Optional[str],
+        otherwise: Optional[errors.CleanroomError] = None,
+    ) -> None:
+        """The call that committed broke off (the upload is gone, or a retry of a one-call
+        upload found the file there): accept the file at the target only if it is a regular
+        file holding exactly our bytes (``content_sha`` read back from the sandbox), else
+        raise ``otherwise`` (default ``upload_not_found``)."""
+        want = self.sha.copy()
+        want.update(self._pending or b"")
+        if info.type != "file" or content_sha != want.hexdigest():
+            raise otherwise or errors.error(
+                "upload_not_found",
+                f"upload of {self.path}: the connection broke during the commit and the "
+                "file at the target does not hold this upload's bytes",
+                details={"upload_id": self.upload_id},
+            )
+        self._pending = None
+        self.done = info
+
+
+def sha256_of(chunks: Iterator[bytes]) -> str:
+    h = hashlib.sha256()
+    for c in chunks:
+        h.update(c)
+    return h.hexdigest()
+
+
+class Download:
+    """The resumable-download state machine, shared by the sync and async layers: where
+    the next ``ReadSandboxFile`` starts, whether the stream that ended delivered everything,
+    and that a resumed stream reads the same file (size and mtime unchanged)."""
+
+    def __init__(self, sandbox_id: str, path: str, offset: int, length: int) -> None:
+        self.sandbox_id = sandbox_id
+        self.path = path
+        self.pos = offset
+        self.end: Optional[int] = offset + length if length else None
+        self._ident = None
+        self.failures = 0
+
+    def request(self) -> "fpb.ReadSandboxFileRequest":
+        return fpb.ReadSandboxFileRequest(
+            sandbox_id=self.sandbox_id,
+            path=self.path,
+            offset=self.pos,
+            length=(self.end - self.pos) if self.end is not None else 0,
+        )
+
+    def feed(self, m: "fpb.ReadSandboxFileResponse") -> bytes:
+        """A message of the stream: its data (the position advances past it)."""
+        if m.HasField("file"):
+            ident = (m.file.size, m.file.modified_at.seconds, m.file.modified_at.nanos)
+            if self._ident is None:
+                self._ident = ident
+                self.end = m.file.size if self.end is None else min(self.end, m.file.size)
+            elif ident != self._ident:
+                raise errors.error(
+                    "stream_ended",
+                    f"{self.path} changed while it was being downloaded; start over",
+                )
+        if m.data:
+            self.pos += len(m.data)
+            self.failures = 0
+        return m.data
+
+    @property
+    def complete(self) -> bool:
+        return self.end is not None and self.pos >= self.end
+
+    def interrupted(self, e: errors.CleanroomError) -> float:
+        """The stream broke off (or ended short): seconds to wait before resuming."""
+        self.failures += 1
+        if self.failures > RETRIES:
+            raise e
+        return backoff(self.failures)
+
+    def short(self) -> errors.CleanroomError:
+        return errors.error(
+            "stream_ended",
+            f"the download of {self.path} ended at byte {self.pos} of {self.end}",
+        )
 
 
 def _list_request(sandbox_id: str, path: str, after: str) -> "fpb.ListSandboxFilesRequest":
@@ -195,12 +352,47 @@ class Files:
             _reader(data),
             _options(mode, uid, gid, create_parents, overwrite, _size_of(data)),
         )
+        return self._upload(up)
+
+    def _upload(self, up: Uploader) -> FileInfo:
         while up.done is None:
             try:
                 up.took(self._call(self._svc.write_sandbox_file, up.next_request()))
             except errors.UploadOffsetMismatchError as e:
                 up.mismatch(e)
+            except errors.ServerUnreachableError as e:
+                self._resume(up, e)
+            except errors.SandboxFileExistsError as e:
+                if not up.maybe_committed:
+                    raise
+                # Our own lost first attempt put it there? Only if it holds our bytes.
+                up.verify_commit(self.stat(up.path), sha256_of(self.iter_read(up.path)), e)
         return up.done
+
+    def _resume(self, up: Uploader, e: errors.CleanroomError) -> None:
+        """After an interrupted call: ask the server where the upload stands, continue."""
+        finishing = up.finishing
+        while True:
+            time.sleep(up.interrupted(e))
+            req = up.status_request()
+            if req is None:
+                up.restart()
+                return
+            try:
+                r = self._call(self._svc.get_sandbox_upload, req)
+            except errors.ServerUnreachableError as again:
+                e = again
+                continue
+            except errors.UploadNotFoundError:
+                if not finishing or up.options.format == fpb.SANDBOX_UPLOAD_FORMAT_TAR:
+                    raise
+                # The commit ran (the upload is gone): accept the file only if it holds
+                # exactly the bytes sent.
+                info = self.stat(up.path)
+                up.verify_commit(info, sha256_of(self.iter_read(up.path)))
+                return
+            up.resync(r.upload.offset)
+            return
 
     def upload_dir(self, local_dir: str, remote_dir: str) -> FileInfo:
         """Copy the contents of ``local_dir`` into ``remote_dir`` (created with its parents)
@@ -218,12 +410,7 @@ class Files:
                 buf,
                 _options(None, None, None, False, True, size, fpb.SANDBOX_UPLOAD_FORMAT_TAR),
             )
-            while up.done is None:
-                try:
-                    up.took(self._call(self._svc.write_sandbox_file, up.next_request()))
-                except errors.UploadOffsetMismatchError as e:
-                    up.mismatch(e)
-            return up.done
+            return self._upload(up)
 
     def iter_archive(self, path: str) -> Iterator[bytes]:
         """A file or directory tree as a tar stream (entries named ``<basename>/…``)."""
@@ -246,13 +433,24 @@ class Files:
                 return tar.getnames()
 
     def iter_read(self, path: str, offset: int = 0, length: int = 0) -> Iterator[bytes]:
-        """Stream a file's bytes from ``offset`` (at most ``length``; 0 = to the end)."""
-        req = fpb.ReadSandboxFileRequest(
-            sandbox_id=self._sbx.id, path=path, offset=offset, length=length
-        )
-        for m in self._sbx.client.stream(self._svc.read_sandbox_file, req):
-            if m.data:
-                yield m.data
+        """Stream a file's bytes from ``offset`` (at most ``length``; 0 = to the end). A
+        stream that breaks off or ends short is re-opened at the offset reached."""
+        dl = Download(self._sbx.id, path, offset, length)
+        while True:
+            events = self._sbx.client.stream(self._svc.read_sandbox_file, dl.request())
+            try:
+                for m in events:
+                    data = dl.feed(m)
+                    if data:
+                        yield data
+            except errors.ServerUnreachableError as e:
+                time.sleep(dl.interrupted(e))
+                continue
+            finally:
+                events.close()
+            if dl.complete or dl.end is None:
+                return
+            time.sleep(dl.interrupted(dl.short()))
 
     def read(self, path: str, offset: int = 0, length: int = 0) -> bytes:
         """A file's bytes (or the slice ``offset``..``offset+length``)."""

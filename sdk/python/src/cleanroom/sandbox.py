@@ -26,6 +26,7 @@ from ._core import (
     stdin_chunks,
 )
 from .client import Client
+from .lifetime import Lifetime, Seconds, Usage, seconds, timeout_request
 from .v1 import cleanroom_pb2 as pb
 
 Stdin = Union[str, bytes, None]
@@ -126,30 +127,38 @@ class Sandbox:
         labels: Optional[Mapping[str, str]] = None,
         limits=None,
         idempotency_key: str = "",
+        ttl: Optional[Seconds] = None,
+        idle_timeout: Optional[Seconds] = None,
         client: Optional[Client] = None,
         host: Optional[str] = None,
         token: Optional[str] = None,
         ca_cert: Optional[str] = None,
+        server_cert_sha256: Optional[str] = None,
     ) -> "Sandbox":
         """Create a sandbox. ``policy`` is cleanroom.yaml text or a path to the file
-        (empty: the built-in deny-by-default policy); ``image`` a digest-pinned OCI reference (empty: host-view
-        root); ``limits`` a ``ResourceLimits`` or a dict of its fields. Without ``client``,
-        one is built from ``host``/``token``/``ca_cert`` or the CLI's sources."""
+        (empty: the built-in deny-by-default policy); ``image`` a digest-pinned OCI
+        reference (empty: host-view root); ``limits`` a ``ResourceLimits`` or a dict of its
+        fields; ``ttl``/``idle_timeout`` (seconds or timedelta) end the sandbox that long
+        after creation / without activity (default: the policy's, else the server's).
+        Without ``client``, one is built from ``host``/``token``/``ca_cert``/
+        ``server_cert_sha256`` or the CLI's sources."""
         if isinstance(policy, os.PathLike):
             policy = Path(policy).read_text()
+        req = pb.CreateSandboxRequest(
+            policy_yaml=policy or "",
+            image_ref=image or "",
+            idempotency_key=idempotency_key,
+            labels=dict(labels or {}),
+            limits=limits_message(limits),
+            ttl_seconds=seconds(ttl, "ttl"),
+            idle_timeout_seconds=seconds(idle_timeout, "idle_timeout"),
+        )
         owns = client is None
-        c = client or Client(host, token=token, ca_cert=ca_cert)
+        c = client or Client(
+            host, token=token, ca_cert=ca_cert, server_cert_sha256=server_cert_sha256
+        )
         try:
-            r = c.call(
-                c.sandboxes.create_sandbox,
-                pb.CreateSandboxRequest(
-                    policy_yaml=policy or "",
-                    image_ref=image or "",
-                    idempotency_key=idempotency_key,
-                    labels=dict(labels or {}),
-                    limits=limits_message(limits),
-                ),
-            )
+            r = c.call(c.sandboxes.create_sandbox, req)
         except BaseException:
             if owns:
                 c.close()
@@ -165,11 +174,14 @@ class Sandbox:
         host: Optional[str] = None,
         token: Optional[str] = None,
         ca_cert: Optional[str] = None,
+        server_cert_sha256: Optional[str] = None,
     ) -> "Sandbox":
         """An existing sandbox by id (raises ``SandboxNotFoundError`` when it is not there
         or belongs to someone else)."""
         owns = client is None
-        c = client or Client(host, token=token, ca_cert=ca_cert)
+        c = client or Client(
+            host, token=token, ca_cert=ca_cert, server_cert_sha256=server_cert_sha256
+        )
         try:
             r = c.call(c.sandboxes.get_sandbox, pb.GetSandboxRequest(sandbox_id=sandbox_id))
         except BaseException:
@@ -185,6 +197,34 @@ class Sandbox:
         )
         self._info = r.sandbox
         return r.sandbox
+
+    def lifetime(self) -> Lifetime:
+        """The sandbox's TTL, idle timeout and (once stopped) why it stopped."""
+        return Lifetime.from_proto(self.info())
+
+    def usage(self) -> Optional[Usage]:
+        """Live resource usage (CPU, memory now/peak, pids, disk per writable filesystem,
+        network bytes); ``None`` when the sandbox is not live."""
+        return Usage.from_proto(self.info())
+
+    def set_timeout(
+        self,
+        ttl: Optional[Seconds] = None,
+        idle_timeout: Optional[Seconds] = None,
+        *,
+        clear_ttl: bool = False,
+        clear_idle_timeout: bool = False,
+    ) -> Lifetime:
+        """Extend (or shorten) the sandbox's life for a long job: it now expires ``ttl``
+        from now; ``idle_timeout`` replaces the idle timeout; ``clear_*`` removes one.
+        Only a READY sandbox (``SandboxNotReadyError`` otherwise)."""
+        c = self.client
+        r = c.call(
+            c.lifetimes.set_sandbox_timeout,
+            timeout_request(self.id, ttl, idle_timeout, clear_ttl, clear_idle_timeout),
+        )
+        self._info = r.sandbox
+        return Lifetime.from_proto(r.sandbox)
 
     def start(
         self,
