@@ -281,10 +281,8 @@ impl Store {
                 c.query_row(sql, p, |r| r.get(0))
             };
             if caps.per_owner > 0
-                && count(
-                    &format!("SELECT COUNT(*) FROM sandboxes WHERE owner = ?1 AND {live}"),
-                    &[&s.owner],
-                )? >= caps.per_owner
+                // Charged to the owner's account: their sandboxes and their pools'.
+                && count(&pools::account_live_sql("?1"), &[&s.owner])? >= caps.per_owner
             {
                 return Ok(Some(CapHit::PerOwner(caps.per_owner)));
             }
@@ -499,7 +497,7 @@ mod snapshots;
 pub use output::OutputState;
 pub use snapshots::SnapshotRow;
 mod pools;
-pub use pools::{ClaimRow, PoolRow};
+pub use pools::{ClaimCommit, ClaimOutcome, ClaimRow, PoolRow};
 
 #[cfg(test)]
 mod tests;
