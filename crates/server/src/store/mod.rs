@@ -151,6 +151,8 @@ pub enum CapHit {
 /// The state store. Calls are short and synchronous; a mutex serializes writers.
 pub struct Store {
     conn: Mutex<Connection>,
+    /// WAL checkpoints run off the request path ([`checkpoint`]).
+    _checkpoint: Option<checkpoint::Checkpointer>,
 }
 
 /// Current time in microseconds since the epoch.
@@ -259,8 +261,10 @@ impl Store {
             }
         }
         conn.execute_batch(pools::POOL_SCHEMA)?;
+        let checkpoint = checkpoint::start(&conn, path);
         Ok(Store {
             conn: Mutex::new(conn),
+            _checkpoint: checkpoint,
         })
     }
 
@@ -489,6 +493,7 @@ impl Store {
 }
 
 mod approvals;
+mod checkpoint;
 mod images;
 mod lifetimes;
 mod output;
