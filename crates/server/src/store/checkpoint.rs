@@ -45,11 +45,10 @@ fn run(conn: Connection, stop: Arc<AtomicBool>) {
     while !stop.load(Ordering::SeqCst) {
         std::thread::sleep(PERIOD);
         // (busy, WAL frames, frames checkpointed); PASSIVE copies what it can right now.
-        let wal: rusqlite::Result<(i64, i64, i64)> = conn.query_row(
-            "PRAGMA wal_checkpoint(PASSIVE)",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        );
+        let wal: rusqlite::Result<(i64, i64, i64)> =
+            conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            });
         if let Err(e) = wal {
             tracing::warn!(error = %e, "WAL checkpoint failed");
         }
