@@ -5,7 +5,13 @@ Same run, same machine, its own server (clean state, no sandbox caps):
   * `bwrap --unshare-all ... true` (the reference);
   * `cleanroom exec -n -- true` without a pool, and with a pool whose template matches
     exactly (so CreateSandbox claims a READY sandbox); ratios to bwrap's p50;
-  * claim latency: `pool claim` end to end, and the server-side avg/p99 from `pool stats`;
+  * claim latency: `pool claim` end to end, and the server-side avg/p99 from `pool stats`
+    (`pool_claim_server_us`: the `pool claim` series alone; `pool_claim_server_all_us`:
+    every claim of the pool, transparent ones included);
+  * `sandbox create` served by a matching pool end to end from the CLI, beside
+    `cleanroom --version` of the same run (process start);
+  * a claim burst against an autoscaling pool (`claim_burst`): hits/misses, whether the
+    pool's counters are exact, the most warming at once, the time to reach the target;
   * create->READY with no idle sandboxes and with BENCH_POOL_IDLE (default 1000) idle
     ones, their ratio, the server's OS thread count, and host memory per idle sandbox
     (MemAvailable before/after: processes + server + kernel, as a whole);
@@ -73,6 +79,55 @@ def _wait_ready(binary, env, cwd, pool, n, limit=300):
     raise SystemExit(f"bench(pools): pool {pool} never reached {n} ready")
 
 
+def _burst(binary, env, cwd, n=24, threads=8):
+    """Autoscaling under a claim burst: a pool of min 2 / max 32, headroom 2 over 30 s;
+    `n` claims from `threads` concurrent clients. Reports hits/misses against the pool's
+    own counters (claims_total and claims/min must equal the hits exactly), the most
+    sandboxes seen warming at once, the target the autoscaler reached and how long the
+    pool took to hold it."""
+    import concurrent.futures as cf
+    print(f"bench: claim burst x{n} over {threads} clients", file=sys.stderr)
+    _, pool = _run([binary, "pool", "create", "--min-ready", "2", "--max-ready", "32", "--autoscale",
+                    "--headroom", "2", "--interval", "30"], env, cwd)
+    pool = pool.strip()
+    _wait_ready(binary, env, cwd, pool, 2)
+
+    def one(_):
+        r = subprocess.run([binary, "pool", "claim", pool], env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                           capture_output=True)
+        return r.stdout.decode().strip() if r.returncode == 0 else None
+
+    t = time.perf_counter()
+    with cf.ThreadPoolExecutor(threads) as ex:
+        got = list(ex.map(one, range(n)))
+    burst_s = time.perf_counter() - t
+    hits = [g for g in got if g]
+    max_warming, target, refill_s = 0, 0, None
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        st = _stats(binary, env, cwd, pool)
+        max_warming = max(max_warming, int(st.get("warming", 0)))
+        target = int(st.get("targetReady", 0))
+        if int(st.get("ready", 0)) >= target and int(st.get("warming", 0)) == 0:
+            refill_s = round(time.perf_counter() - t, 2)
+            break
+        time.sleep(0.1)
+    st = _stats(binary, env, cwd, pool)
+    for i in range(0, len(hits), 64):
+        _run([binary, "sandbox", "rm", *hits[i:i + 64]], env, cwd, check=False)
+    _run([binary, "pool", "rm", pool], env, cwd)
+    return {"claims": n, "clients": threads, "hits": len(hits), "misses": n - len(hits),
+            "burst_seconds": round(burst_s, 2),
+            "stats_claims_total": int(st.get("claimsTotal", 0)),
+            "stats_misses_total": int(st.get("missesTotal", 0)),
+            "stats_claims_per_minute": float(st.get("claimsPerMinute", 0)),
+            "counts_exact": int(st.get("claimsTotal", 0)) == len(hits)
+                            and int(float(st.get("claimsPerMinute", 0))) == len(hits),
+            "target_ready": target, "max_warming_seen": max_warming,
+            "seconds_to_target": refill_s,
+            "server_p99_us": int(st.get("p99ClaimLatencyUs", 0))}
+
+
 def pools_bench(binary, bwrap_cmd):
     tmp = tempfile.mkdtemp(prefix="cleanroom-bench-pools-")
     sock = os.path.join(tmp, "s.sock")
@@ -100,13 +155,38 @@ def pools_bench(binary, bwrap_cmd):
         out["exec_true_with_pool"] = _series("cleanroom exec -- true (matching pool)",
                                              [binary, "exec", "-n", "--", "true"], env, cwd, RUNS)
         _wait_ready(binary, env, cwd, pool, size)
-        claims = [_run([binary, "pool", "claim", pool], env, cwd)[0] for _ in range(min(RUNS, 100))]
+        claims, server_us = [], []
+        for _ in range(min(RUNS, 100)):
+            d, o = _run([binary, "pool", "claim", pool, "--json"], env, cwd)
+            claims.append(d)
+            server_us.append(int(json.loads(o)["claim_latency_us"]))
         st = _stats(binary, env, cwd, pool)
         out["pool_claim_cli"] = _row(claims)
-        out["pool_claim_server_us"] = {"avg": int(st.get("avgClaimLatencyUs", 0)),
-                                       "p99": int(st.get("p99ClaimLatencyUs", 0)),
+        # This series' own server-side latencies (each answer carries its claim_latency_us).
+        out["pool_claim_server_us"] = {"avg": int(sum(server_us) / len(server_us)),
+                                       "p50": int(_pct(server_us, 50)),
+                                       "p99": int(_pct(server_us, 99)),
                                        "claims": int(st.get("claimsTotal", 0)),
                                        "misses": int(st.get("missesTotal", 0))}
+        # CreateSandbox served by the matching pool (`sandbox create`), end to end from the
+        # CLI, beside `cleanroom --version` (process start alone) of the same run.
+        _wait_ready(binary, env, cwd, pool, size)
+        print("bench: sandbox create (matching pool) / --version", file=sys.stderr)
+        made, ver, created = [], [], []
+        for _ in range(min(RUNS, 100)):
+            ver.append(_run([binary, "--version"], env, cwd)[0])
+            d, sid = _run([binary, "sandbox", "create"], env, cwd)
+            made.append(d)
+            created.append(sid.strip())
+        for i in range(0, len(created), 64):
+            _run([binary, "sandbox", "rm", *created[i:i + 64]], env, cwd, check=False)
+        out["create_with_pool_cli"] = _row(made)
+        out["cli_version_same_run"] = _row(ver)
+        st = _stats(binary, env, cwd, pool)
+        out["pool_claim_server_all_us"] = {"avg": int(st.get("avgClaimLatencyUs", 0)),
+                                           "p99": int(st.get("p99ClaimLatencyUs", 0)),
+                                           "claims": int(st.get("claimsTotal", 0)),
+                                           "misses": int(st.get("missesTotal", 0))}
         # Where the time of `exec -- true` goes, each step timed alone through the CLI:
         # process start, create->READY (fresh), claim (pool), exec in a READY sandbox,
         # terminate.
@@ -124,6 +204,7 @@ def pools_bench(binary, bwrap_cmd):
             _run([binary, "sandbox", "rm", cid.strip()], env, cwd)
         out["exec_breakdown_p50_ms"] = {k: round(_pct(v, 50), 3) for k, v in bd.items()}
         _run([binary, "pool", "rm", pool], env, cwd)
+        out["claim_burst"] = _burst(binary, env, cwd)
         b = out["bwrap_true"]["p50_ms"]
         out["exec_true_with_pool_vs_bwrap_p50_ratio"] = round(out["exec_true_with_pool"]["p50_ms"] / b, 2)
         out["exec_true_no_pool_vs_bwrap_p50_ratio"] = round(out["exec_true_no_pool"]["p50_ms"] / b, 2)

@@ -44,6 +44,55 @@ fn claim(s: &Server, pool: &str) -> String {
     stdout(&o).trim().to_string()
 }
 
+/// Every sandbox of this server as (sandbox id, host pid of its pid 1), from the host's
+/// process table (warm sandboxes are nobody's until claimed, so the API does not list
+/// them): the server's descendants whose NSpid ends in 1, named by their cgroup.
+fn sandbox_inits(s: &Server) -> Vec<(String, i32)> {
+    let server = s.child.as_ref().expect("server running").id() as i32;
+    let ppid = |pid: i32| -> Option<i32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat[stat.rfind(')')? + 1..]
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
+    };
+    let descends = |mut pid: i32| {
+        for _ in 0..64 {
+            match ppid(pid) {
+                Some(p) if p == server => return true,
+                Some(p) if p > 1 => pid = p,
+                _ => return false,
+            }
+        }
+        false
+    };
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let ns_init = status
+            .lines()
+            .any(|l| l.starts_with("NSpid:") && l.ends_with("\t1") && l.contains('\t'));
+        if !ns_init || !descends(pid) {
+            continue;
+        }
+        let cg = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+        if let Some(i) = cg.find("sbx_") {
+            let id: String = cg[i..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !out.iter().any(|(o, _)| *o == id) {
+                out.push((id, pid));
+            }
+        }
+    }
+    out
+}
+
 fn status_of(s: &Server, id: &str) -> String {
     let o = s.run(&["sandbox", "inspect", id, "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
@@ -218,6 +267,28 @@ fn pools_are_owned_and_used_transparently_by_exec() {
     let s = Server::start();
     let pool = pool_create(&s, &["--min-ready", "2"]);
     wait_ready(&s, &pool, 2);
+    // Nobody sees or touches a pool's unclaimed sandboxes, admins included (root is an
+    // admin here): they stay pristine until one claim hands them over.
+    let o = s.run(&["sandbox", "ls", "--all", "--json"]);
+    let listed: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(listed.as_array().map(Vec::len), Some(0), "{listed}");
+    let warm = sandbox_inits(&s);
+    assert_eq!(warm.len(), 2, "{warm:?}");
+    for (id, _) in &warm {
+        for args in [
+            vec!["sandbox", "inspect", id],
+            vec!["exec", "-n", "--in", id, "--", "true"],
+            vec!["sandbox", "rm", id],
+        ] {
+            let o = s.run(&args);
+            assert!(
+                stderr(&o).contains("[sandbox_not_found]"),
+                "{args:?}: {}",
+                stderr(&o)
+            );
+        }
+    }
+    assert_eq!(num(&stats(&s, &pool), "ready"), 2);
     open_socket_to_all(&s);
     for args in [
         vec!["pool", "stats", &pool],
@@ -271,16 +342,8 @@ fn pools_are_rebuilt_after_restart() {
     let mut s = Server::start();
     let pool = pool_create(&s, &["--min-ready", "2", "--name", "persist"]);
     wait_ready(&s, &pool, 2);
-    let before: Vec<String> = {
-        let o = s.run(&["sandbox", "ls", "--json"]);
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x["sandboxId"].as_str().unwrap_or_default().to_string())
-            .collect()
-    };
-    assert_eq!(before.len(), 2);
+    let before: Vec<String> = sandbox_inits(&s).into_iter().map(|(id, _)| id).collect();
+    assert_eq!(before.len(), 2, "{before:?}");
     s.kill9();
     s.spawn();
     wait_ready(&s, &pool, 2);
@@ -296,6 +359,135 @@ fn pools_are_rebuilt_after_restart() {
     for old in &before {
         assert_no_leftovers(&s.state_dir(), old);
     }
+}
+
+/// A warm sandbox whose pid 1 died while it waited is never handed out: the claim skips
+/// it (the pool replaces it and terminates the remains), and the next claim gets a live,
+/// fresh one.
+#[test]
+fn dead_warm_sandboxes_are_skipped_and_replaced() {
+    let s = Server::start();
+    let pool = pool_create(&s, &["--min-ready", "2", "--max-ready", "2"]);
+    wait_ready(&s, &pool, 2);
+    let warm = sandbox_inits(&s);
+    assert_eq!(warm.len(), 2, "{warm:?}");
+    for (_, pid) in &warm {
+        // SAFETY: kill(2) on a pid we just found; no memory is involved.
+        assert_eq!(unsafe { libc::kill(*pid, libc::SIGKILL) }, 0);
+    }
+    // Wait until both are really dead (gone or zombie) before claiming.
+    let dead = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|t| {
+                t[t.rfind(')').unwrap_or(0) + 1..]
+                    .trim_start()
+                    .starts_with('Z')
+            })
+            .unwrap_or(true)
+    };
+    assert!(eventually(Duration::from_secs(10), || warm
+        .iter()
+        .all(|(_, p)| dead(*p))));
+    let killed: Vec<&str> = warm.iter().map(|(id, _)| id.as_str()).collect();
+    // Claims now get either a replacement or `no_ready_sandboxes`: never a dead one.
+    let mut got = None;
+    assert!(
+        eventually(Duration::from_secs(60), || {
+            let o = s.run(&["pool", "claim", &pool]);
+            if o.status.success() {
+                got = Some(stdout(&o).trim().to_string());
+                true
+            } else {
+                assert!(
+                    stderr(&o).contains("[no_ready_sandboxes]"),
+                    "{}",
+                    stderr(&o)
+                );
+                false
+            }
+        }),
+        "no replacement was ever claimable: {}",
+        stats(&s, &pool)
+    );
+    let id = got.unwrap();
+    assert!(
+        !killed.contains(&id.as_str()),
+        "a dead sandbox was handed out: {id}"
+    );
+    let o = s.sh_in(&id, "echo alive");
+    assert_eq!(stdout(&o), "alive\n", "{}", stderr(&o));
+    let st = stats(&s, &pool);
+    assert_eq!(num(&st, "replacedDeadTotal"), 2, "{st}");
+    for k in &killed {
+        assert_no_leftovers(&s.state_dir(), k);
+    }
+    // The pool is whole again.
+    wait_ready(&s, &pool, 2);
+}
+
+/// Caps hold across pools under concurrency: creates of the owner and of another
+/// principal, claims from two pools and both pools' warming all race; the owner never
+/// holds more than `--max-sandboxes-per-principal` (own + pools' READY + warming) and
+/// the server never more than `--max-sandboxes`.
+#[test]
+fn caps_are_atomic_across_pools_under_concurrency() {
+    let s = Server::start_with(&["--max-sandboxes-per-principal", "6", "--max-sandboxes", "9"]);
+    open_socket_to_all(&s);
+    let p1 = pool_create(&s, &["--min-ready", "4", "--max-ready", "4"]);
+    let p2 = pool_create(
+        &s,
+        &["--min-ready", "4", "--max-ready", "4", "--memory-mb", "300"],
+    );
+    std::thread::scope(|sc| {
+        for i in 0..6 {
+            let (s, p1, p2) = (&s, &p1, &p2);
+            sc.spawn(move || {
+                for _ in 0..3 {
+                    let _ = s.run(&["sandbox", "create", "--no-pool"]);
+                    let _ = s.run(&["pool", "claim", if i % 2 == 0 { p1 } else { p2 }]);
+                }
+            });
+        }
+        for _ in 0..3 {
+            let s = &s;
+            sc.spawn(move || {
+                for _ in 0..3 {
+                    let _ = as_uid(s, 65534, &["sandbox", "create"]);
+                }
+            });
+        }
+    });
+    // Let the pools finish whatever they were warming.
+    let settled = || {
+        let (a, b) = (stats(&s, &p1), stats(&s, &p2));
+        num(&a, "warming") + num(&b, "warming") == 0
+    };
+    assert!(eventually(Duration::from_secs(60), settled));
+    std::thread::sleep(Duration::from_secs(2));
+    let live = |out: std::process::Output| {
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        v.as_array().map(|a| a.len() as u64).unwrap_or(0)
+    };
+    // Root is an admin: its list holds every principal's (claimed or created) sandboxes.
+    let all = live(s.run(&["sandbox", "ls", "--json"]));
+    let other = live(as_uid(&s, 65534, &["sandbox", "ls", "--json"]));
+    let own = all - other;
+    let (a, b) = (stats(&s, &p1), stats(&s, &p2));
+    let pooled = num(&a, "ready") + num(&b, "ready") + num(&a, "warming") + num(&b, "warming");
+    assert!(
+        own + pooled <= 6,
+        "owner holds {own} + {pooled} pooled > 6: {a} {b}"
+    );
+    assert!(
+        own + pooled + other <= 9,
+        "server holds {} > 9",
+        own + pooled + other
+    );
+    // The caps were really contended (the test is not vacuous).
+    assert!(
+        own + pooled == 6 || own + pooled + other == 9,
+        "{own} {pooled} {other}"
+    );
 }
 
 /// A pool cannot be used to get around the per-principal cap: its READY sandboxes count

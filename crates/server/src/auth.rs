@@ -43,9 +43,11 @@ impl Principal {
     pub fn is_admin(&self) -> bool {
         self.role == Role::Admin
     }
-    /// May this principal see an object owned by `owner`?
+    /// May this principal see an object owned by `owner`? Nobody — admins included — sees
+    /// a pool's unclaimed sandboxes (owner `pool:<id>`): they must stay pristine until one
+    /// claim hands them over (see docs/pools.md).
     pub fn can_see(&self, owner: &str) -> bool {
-        self.is_admin() || self.name == owner
+        !crate::engine::pools::is_internal_owner(owner) && (self.is_admin() || self.name == owner)
     }
 }
 

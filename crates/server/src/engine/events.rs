@@ -43,6 +43,12 @@ impl EventLog {
         }
     }
 
+    /// Wake the tails for an event the caller wrote itself inside a larger store
+    /// transaction (a claim), once that transaction committed with sequence `seq`.
+    pub fn committed(&self, seq: i64) {
+        self.notify.send_replace(seq);
+    }
+
     /// `sandbox.status`.
     pub fn sandbox_status(&self, id: &str, status: i32, message: &str) {
         self.record(EventRow {

@@ -152,6 +152,8 @@ pub enum CapHit {
 /// The state store. Calls are short and synchronous; a mutex serializes writers.
 pub struct Store {
     conn: Mutex<Connection>,
+    /// WAL checkpoints run off the request path ([`checkpoint`]).
+    _checkpoint: Option<checkpoint::Checkpointer>,
 }
 
 /// Current time in microseconds since the epoch.
@@ -282,8 +284,10 @@ impl Store {
             "CREATE INDEX IF NOT EXISTS sandboxes_by_owner_status ON sandboxes(owner, status);",
         )?;
         conn.execute_batch(pools::POOL_SCHEMA)?;
+        let checkpoint = checkpoint::start(&conn, path);
         Ok(Store {
             conn: Mutex::new(conn),
+            _checkpoint: checkpoint,
         })
     }
 
@@ -308,10 +312,8 @@ impl Store {
                 query_row(c, sql, p, |r| r.get(0))
             };
             if caps.per_owner > 0
-                && count(
-                    &format!("SELECT COUNT(*) FROM sandboxes WHERE owner = ?1 AND {live}"),
-                    &[&s.owner],
-                )? >= caps.per_owner
+                // Charged to the owner's account: their sandboxes and their pools'.
+                && count(&pools::account_live_sql("?1"), &[&s.owner])? >= caps.per_owner
             {
                 return Ok(Some(CapHit::PerOwner(caps.per_owner)));
             }
@@ -523,6 +525,7 @@ impl Store {
 }
 
 mod approvals;
+mod checkpoint;
 mod images;
 mod lifetimes;
 mod output;
@@ -531,7 +534,7 @@ mod snapshots;
 pub use output::OutputState;
 pub use snapshots::SnapshotRow;
 mod pools;
-pub use pools::{ClaimRow, PoolRow};
+pub use pools::{ClaimCommit, ClaimOutcome, ClaimRow, PoolRow};
 
 #[cfg(test)]
 mod tests;

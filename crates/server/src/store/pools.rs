@@ -45,6 +45,51 @@ pub struct ClaimRow {
     pub envelope: String,
 }
 
+/// Everything one claim writes (see [`Store::commit_claim`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ClaimCommit<'a> {
+    pub sandbox_id: &'a str,
+    /// The pool's internal owner (`pool:<id>`).
+    pub from: &'a str,
+    /// The claimer.
+    pub to: &'a str,
+    pub per_owner: u32,
+    pub at: i64,
+    pub claim: &'a ClaimRow,
+    pub event: &'a EventRow,
+    pub image_digest: &'a str,
+}
+
+/// What [`Store::commit_claim`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClaimOutcome {
+    /// Handed over; the `pool.claim` event has this sequence number.
+    Committed { event_seq: i64 },
+    /// Still the pool's and READY, but the claimer is at their cap.
+    CapReached,
+    /// No longer the pool's READY sandbox (terminated, failed, or taken).
+    Gone,
+}
+
+/// The live sandboxes charged to a principal's per-principal cap: their own and those of
+/// every pool of theirs (READY or warming, owned by `pool:<id>`). `who` is an SQL
+/// expression naming the principal; a pool's internal owner is charged to the pool's
+/// owner (`COALESCE` below), so a warm create and a claim count exactly what a create of
+/// the owner's counts. Evaluated inside the statement or transaction that inserts or
+/// hands over the sandbox, under the store's lock: concurrent creates, warms and claims
+/// across any number of pools cannot slip past the cap together.
+pub(super) fn account_live_sql(who: &str) -> String {
+    use crate::status::sandbox as ss;
+    format!(
+        "SELECT COUNT(*) FROM sandboxes WHERE status NOT IN ({stopped}, {failed})
+           AND (owner = (SELECT COALESCE((SELECT owner FROM pools WHERE 'pool:' || id = {who}), {who}))
+                OR owner IN (SELECT 'pool:' || id FROM pools
+                             WHERE owner = (SELECT COALESCE((SELECT owner FROM pools WHERE 'pool:' || id = {who}), {who}))))",
+        stopped = ss::STOPPED,
+        failed = ss::FAILED,
+    )
+}
+
 impl Store {
     pub fn insert_pool(&self, p: &PoolRow) -> Result<()> {
         self.with(|c| {
@@ -76,42 +121,78 @@ impl Store {
         })
     }
 
-    /// Hand a READY sandbox from `from` (a pool's owner) to `to`, unless `to` would exceed
-    /// `per_owner` live sandboxes (0: no cap). One locked statement: two claims cannot both
-    /// take the sandbox, nor both slip under the cap. `Ok(false)`: not handed over.
-    pub fn transfer_sandbox(&self, id: &str, from: &str, to: &str, per_owner: u32) -> Result<bool> {
+    /// Hand a READY sandbox of a pool to its claimer, in ONE transaction (one WAL commit,
+    /// no fsync: see the module doc of [`super`]): the conditional owner change, the claim
+    /// record (agent, chain, signed attestation), the `pool.claim` event and the claimer's
+    /// hold on the sandbox's image. The owner changes only if the row is still `from`'s and
+    /// READY and `to`'s account stays within `per_owner` (0: no cap; see
+    /// [`account_live_sql`]); otherwise nothing is written.
+    pub fn commit_claim(&self, c: &ClaimCommit<'_>) -> Result<ClaimOutcome> {
         use crate::status::sandbox as ss;
-        self.with(|c| {
-            let n = c.execute(
-                &format!(
+        self.with(|conn| {
+            let tx = conn.unchecked_transaction()?;
+            let moved = tx
+                .prepare_cached(&format!(
                     "UPDATE sandboxes SET owner = ?3, updated_at = ?4
                      WHERE id = ?1 AND owner = ?2 AND status = {ready}
-                       AND (?5 = 0 OR (SELECT COUNT(*) FROM sandboxes
-                            WHERE owner = ?3 AND status NOT IN ({stopped}, {failed})) < ?5)",
+                       AND (?5 = 0
+                            OR ?3 = (SELECT owner FROM pools WHERE 'pool:' || id = ?2)
+                            OR ({count}) < ?5)",
                     ready = ss::READY,
-                    stopped = ss::STOPPED,
-                    failed = ss::FAILED
-                ),
-                params![id, from, to, now_micros(), per_owner],
-            )?;
-            Ok(n == 1)
+                    count = account_live_sql("?3"),
+                ))?
+                .execute(params![c.sandbox_id, c.from, c.to, c.at, c.per_owner])?;
+            if moved != 1 {
+                let still: bool = tx
+                    .prepare_cached(&format!(
+                        "SELECT 1 FROM sandboxes WHERE id = ?1 AND owner = ?2 AND status = {}",
+                        ss::READY
+                    ))?
+                    .exists(params![c.sandbox_id, c.from])?;
+                return Ok(if still {
+                    ClaimOutcome::CapReached
+                } else {
+                    ClaimOutcome::Gone
+                });
+            }
+            let k = c.claim;
+            tx.prepare_cached(
+                "INSERT INTO sandbox_claims (sandbox_id, pool_id, agent, chain, envelope)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT(sandbox_id) DO UPDATE SET pool_id = ?2, agent = ?3, chain = ?4, envelope = ?5",
+            )?
+            .execute(params![k.sandbox_id, k.pool_id, k.agent, k.chain, k.envelope])?;
+            let e = c.event;
+            tx.prepare_cached(
+                "INSERT INTO events (sandbox_id, execution_id, kind, at, sandbox_status, execution_status, message, attributes) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
+            )?
+            .execute(params![
+                e.sandbox_id,
+                e.execution_id,
+                e.kind,
+                c.at,
+                e.sandbox_status,
+                e.execution_status,
+                e.message,
+                if e.attributes.is_empty() { "{}" } else { e.attributes.as_str() }
+            ])?;
+            let seq = tx.last_insert_rowid();
+            if !c.image_digest.is_empty() {
+                tx.prepare_cached(
+                    "INSERT OR IGNORE INTO image_owners (digest, owner) VALUES (?1, ?2)",
+                )?
+                .execute(params![c.image_digest, c.to])?;
+            }
+            tx.commit()?;
+            Ok(ClaimOutcome::Committed { event_seq: seq })
         })
     }
 
-    /// Live sandboxes owned by any of `owners`.
-    pub fn count_live_owned(&self, owners: &[String]) -> Result<u32> {
-        use crate::status::sandbox as ss;
+    /// Live sandboxes charged to `who`'s per-principal cap (see [`account_live_sql`]).
+    pub fn account_live(&self, who: &str) -> Result<u32> {
         self.with(|c| {
-            let mut st = c.prepare(&format!(
-                "SELECT COUNT(*) FROM sandboxes WHERE owner = ?1 AND status NOT IN ({}, {})",
-                ss::STOPPED,
-                ss::FAILED
-            ))?;
-            let mut total = 0u32;
-            for o in owners {
-                total += st.query_row([o], |r| r.get::<_, u32>(0))?;
-            }
-            Ok(total)
+            c.prepare_cached(&account_live_sql("?1"))?
+                .query_row([who], |r| r.get(0))
         })
     }
 

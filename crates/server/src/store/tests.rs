@@ -163,3 +163,86 @@ fn the_reaper_reads_only_ready_sandboxes_that_can_expire() {
         ]
     );
 }
+
+/// A principal's cap counts their own sandboxes and every pool of theirs, whoever inserts
+/// (the owner's create or a pool's warm create); a claim by the pool's owner moves a
+/// sandbox within the account, a claim by someone else is checked against theirs, and a
+/// refused or lost claim writes nothing.
+#[test]
+fn pool_sandboxes_are_charged_to_the_pool_owner_and_claims_commit_once() {
+    use crate::status::sandbox as ss;
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("state.db")).unwrap();
+    for (id, owner) in [("p1", "a"), ("p2", "a"), ("q1", "b")] {
+        s.insert_pool(&PoolRow {
+            id: id.into(),
+            owner: owner.into(),
+            created_at: 1,
+            spec: "{}".into(),
+        })
+        .unwrap();
+    }
+    let caps = SandboxCaps {
+        per_owner: 3,
+        total: 0,
+    };
+    let ins = |id: &str, owner: &str| s.insert_sandbox(&row(id, owner, ss::READY), caps).unwrap();
+    assert_eq!(ins("w1", "pool:p1"), None);
+    assert_eq!(ins("w2", "pool:p2"), None);
+    assert_eq!(ins("a1", "a"), None);
+    // a holds 3 across two pools and their own: neither a nor a's pools get more.
+    assert_eq!(ins("a2", "a"), Some(CapHit::PerOwner(3)));
+    assert_eq!(ins("w3", "pool:p1"), Some(CapHit::PerOwner(3)));
+    // b's pool is b's account.
+    assert_eq!(ins("v1", "pool:q1"), None);
+    assert_eq!(s.account_live("a").unwrap(), 3);
+    assert_eq!(s.account_live("pool:p2").unwrap(), 3);
+    assert_eq!(s.account_live("b").unwrap(), 1);
+
+    let claim = |sid: &str, from: &str, to: &str, per_owner: u32| {
+        let k = ClaimRow {
+            sandbox_id: sid.into(),
+            pool_id: from.trim_start_matches("pool:").into(),
+            ..Default::default()
+        };
+        let e = EventRow {
+            sandbox_id: sid.into(),
+            kind: "pool.claim".into(),
+            ..Default::default()
+        };
+        s.commit_claim(&ClaimCommit {
+            sandbox_id: sid,
+            from,
+            to,
+            per_owner,
+            at: 2,
+            claim: &k,
+            event: &e,
+            image_digest: "sha256:00",
+        })
+        .unwrap()
+    };
+    // The owner at their cap may still claim from their own pool (nothing is added).
+    assert!(matches!(
+        claim("w1", "pool:p1", "a", 3),
+        ClaimOutcome::Committed { .. }
+    ));
+    assert_eq!(s.get_sandbox("w1").unwrap().unwrap().owner, "a");
+    assert_eq!(s.get_claim("w1").unwrap().unwrap().pool_id, "p1");
+    assert_eq!(s.account_live("a").unwrap(), 3);
+    // Taken already: a second claim of the same sandbox loses and writes nothing.
+    let events = |sid: &str| s.events_after(sid, 0, 100).unwrap().len();
+    assert_eq!(events("w1"), 1);
+    assert_eq!(claim("w1", "pool:p1", "c", 0), ClaimOutcome::Gone);
+    assert_eq!(events("w1"), 1);
+    // Someone else (an admin) at cap 1 with one sandbox already: refused, unchanged.
+    assert_eq!(ins("c1", "c"), None);
+    assert_eq!(claim("w2", "pool:p2", "c", 1), ClaimOutcome::CapReached);
+    assert_eq!(s.get_sandbox("w2").unwrap().unwrap().owner, "pool:p2");
+    assert!(s.get_claim("w2").unwrap().is_none());
+    assert_eq!(events("w2"), 0);
+    // Not READY: gone.
+    s.set_sandbox_status("w2", ss::FAILED, "").unwrap();
+    assert_eq!(claim("w2", "pool:p2", "a", 0), ClaimOutcome::Gone);
+    assert_eq!(s.image_owners("sha256:00").unwrap(), vec!["a".to_string()]);
+}

@@ -1,27 +1,50 @@
 //! Claiming and releasing pool sandboxes, and `CreateSandbox`'s transparent claim from a
 //! pool whose template matches the request exactly.
 //!
-//! The claim path does no provisioning and no blocking work: pop an id, one conditional
-//! UPDATE that hands the sandbox to the claimer (and checks their cap in the same
-//! statement), sign the attestation, record the claim and its event.
+//! The claim path does no provisioning, reads nothing back from the store and performs
+//! exactly one store transaction: pop a READY sandbox (its row is kept in memory since it
+//! became READY), check its pid 1 is still alive (a dead one is skipped, terminated and
+//! replaced by the warming task), sign the attestation for the claimer, then commit in
+//! one transaction the owner change (conditional: still the pool's and READY, the
+//! claimer's cap checked in the same statement), the claim record, the `pool.claim` event
+//! and the claimer's hold on the image. Refilling is the warming task's, woken and never
+//! waited for.
+//!
+//! **Durability.** The transaction is in SQLite's WAL before the answer is sent
+//! (`synchronous=NORMAL`: no fsync, survives a crash or kill of the server). Nothing can
+//! hand a sandbox out twice even across a crash: the READY queues live only in memory
+//! and are popped under their lock (one claimer per entry), the owner change is
+//! conditional on the row still being the pool's, and after any restart recovery fails
+//! every sandbox of the previous process and pools are refilled with new ones — a stored
+//! row is never put back in a queue. A power loss that drops the last commits takes the
+//! sandboxes' processes with it.
+//!
+//! **What the latency in `pool stats` measures.** For `ClaimSandbox`: from the handler's
+//! entry (after the transport has decoded the request) to the response message being
+//! built — authentication, pool lookup, the liveness check, signing, the commit, the
+//! sandbox message. For a transparent claim by `CreateSandbox`: from the start of
+//! `create_or_claim` (template key included) to the commit.
 
-use super::{PoolHandle, TemplateKey};
+use super::{PoolHandle, TemplateKey, Warm};
 use crate::attest::AgentBinding;
 use crate::auth::Principal;
 use crate::engine::Engine;
 use crate::error::{Class, EngineError, ErrorCode};
 use crate::limits::RequestedLimits;
-use crate::store::{ClaimRow, EventRow, SandboxCaps, SandboxRow};
+use crate::store::{
+    now_micros, ClaimCommit, ClaimOutcome, ClaimRow, EventRow, SandboxCaps, SandboxRow,
+};
 use crate::sync::lock;
 use std::sync::Arc;
 use std::time::Instant;
 
 /// A claimed sandbox and what the claim produced.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Claimed {
     pub sandbox: SandboxRow,
     pub envelope_json: String,
-    pub latency_us: u64,
+    /// The pool it came from (to record the claim's latency once the answer is built).
+    pub(crate) pool: Arc<PoolHandle>,
 }
 
 /// What `CreateSandbox` asks for.
@@ -49,7 +72,8 @@ fn no_ready(pool_id: &str) -> EngineError {
 }
 
 impl Engine {
-    /// Claim a READY sandbox of pool `pool_id` for `who`.
+    /// Claim a READY sandbox of pool `pool_id` for `who`. The caller records the latency
+    /// with [`Engine::claim_answered`] once its answer is built.
     pub fn claim_sandbox(
         &self,
         who: &Principal,
@@ -57,9 +81,15 @@ impl Engine {
         binding: &AgentBinding,
         caps: SandboxCaps,
     ) -> Result<Claimed, EngineError> {
-        let t0 = Instant::now();
         let pool = self.visible_pool(who, pool_id)?;
-        self.claim_from(&pool, who, binding, caps, t0)
+        self.claim_from(&pool, who, binding, caps)
+    }
+
+    /// Record a `ClaimSandbox` answered `started` ago; the latency in µs.
+    pub fn claim_answered(&self, c: &Claimed, started: Instant) -> u64 {
+        let us = started.elapsed().as_micros() as u64;
+        Self::record_claim(&c.pool, us);
+        us
     }
 
     fn claim_from(
@@ -68,39 +98,66 @@ impl Engine {
         who: &Principal,
         binding: &AgentBinding,
         caps: SandboxCaps,
-        t0: Instant,
     ) -> Result<Claimed, EngineError> {
         let from = pool.internal_owner();
-        let row = loop {
+        loop {
             let next = lock(&pool.state).ready.pop_front();
-            let Some((id, at)) = next else {
+            let Some(warm) = next else {
                 lock(&pool.state).misses_total += 1;
                 pool.wake.notify_one();
                 return Err(no_ready(&pool.id));
             };
-            if self
-                .store
-                .transfer_sandbox(&id, &from, &who.name, caps.per_owner)?
-            {
-                break self.get_sandbox(&id)?;
+            if !warm.init.alive() {
+                // Never hand out a dead sandbox: the warming task terminates and replaces it.
+                tracing::warn!(pool_id = %pool.id, sandbox_id = %warm.row.id, "warm sandbox's pid 1 is gone; replacing it");
+                let mut st = lock(&pool.state);
+                st.dead_total += 1;
+                st.dead.push(warm.row.id);
+                drop(st);
+                pool.wake.notify_one();
+                continue;
             }
-            // Not handed over: either the caller is at their cap (the sandbox is still the
-            // pool's and READY: put it back) or the sandbox is gone (try the next one).
-            let still_ours = self
-                .store
-                .get_sandbox(&id)?
-                .is_some_and(|s| s.owner == from && s.status == crate::status::sandbox::READY);
-            if still_ours {
-                lock(&pool.state).ready.push_front((id, at));
-                return Err(EngineError::resource_exhausted(format!(
-                    "{} already has {} live sandboxes (serve --max-sandboxes-per-principal)",
-                    who.name, caps.per_owner
-                ))
-                .with("limit", caps.per_owner.to_string()));
+            match self.commit_claim(pool, &from, who, binding, caps, &warm)? {
+                Some(c) => {
+                    pool.wake.notify_one();
+                    return Ok(c);
+                }
+                None => {
+                    // Not handed over: either the caller is at their cap (still the pool's
+                    // and READY: put it back) or the sandbox is gone (try the next one).
+                    continue;
+                }
             }
+        }
+    }
+
+    /// Sign and commit one claim of `warm` (see the module doc). `Ok(None)`: the sandbox
+    /// is no longer the pool's READY one; cap refusals are errors (the sandbox goes back).
+    fn commit_claim(
+        &self,
+        pool: &Arc<PoolHandle>,
+        from: &str,
+        who: &Principal,
+        binding: &AgentBinding,
+        caps: SandboxCaps,
+        warm: &Warm,
+    ) -> Result<Option<Claimed>, EngineError> {
+        let at = now_micros();
+        let mut row = warm.row.clone();
+        row.owner = who.name.clone();
+        row.updated_at = at;
+        let envelope = self
+            .attestor()
+            .map(|a| a.attest(&row, binding, &pool.id).to_json())
+            .unwrap_or_default();
+        let claim = ClaimRow {
+            sandbox_id: row.id.clone(),
+            pool_id: pool.id.clone(),
+            agent: binding.agent_display(),
+            chain: serde_json::to_string(&binding.chain_display()).unwrap_or_default(),
+            envelope,
         };
-        let envelope_json = self.bind_sandbox(&row, binding, &pool.id)?;
-        self.events.record(EventRow {
+        let event = EventRow {
             sandbox_id: row.id.clone(),
             kind: "pool.claim".into(),
             sandbox_status: row.status,
@@ -108,19 +165,42 @@ impl Engine {
             attributes: serde_json::json!({
                 "pool_id": pool.id,
                 "owner": who.name,
-                "agent_public_key": binding.agent_display(),
+                "agent_public_key": claim.agent,
             })
             .to_string(),
             ..Default::default()
-        });
-        let latency_us = t0.elapsed().as_micros() as u64;
-        Self::record_latency(pool, latency_us);
-        pool.wake.notify_one();
-        Ok(Claimed {
-            sandbox: row,
-            envelope_json,
-            latency_us,
-        })
+        };
+        let outcome = self.store.commit_claim(&ClaimCommit {
+            sandbox_id: &row.id,
+            from,
+            to: &who.name,
+            per_owner: caps.per_owner,
+            at,
+            claim: &claim,
+            event: &event,
+            image_digest: &row.image_digest,
+        })?;
+        match outcome {
+            ClaimOutcome::Committed { event_seq } => {
+                self.events.committed(event_seq);
+                Ok(Some(Claimed {
+                    sandbox: row,
+                    envelope_json: claim.envelope,
+                    pool: pool.clone(),
+                }))
+            }
+            ClaimOutcome::Gone => Ok(None),
+            ClaimOutcome::CapReached => {
+                let mut st = lock(&pool.state);
+                st.ready.push_front(warm.clone());
+                drop(st);
+                Err(EngineError::resource_exhausted(format!(
+                    "{} already has {} live sandboxes (serve --max-sandboxes-per-principal)",
+                    who.name, caps.per_owner
+                ))
+                .with("limit", caps.per_owner.to_string()))
+            }
+        }
     }
 
     /// `CreateSandbox`: a READY sandbox from a pool of the caller's whose template equals
@@ -142,8 +222,11 @@ impl Engine {
         let t0 = Instant::now();
         if use_pools && lockfiles.is_empty() {
             if let Some(pool) = self.matching_pool(who, policy_yaml, image_ref, requested) {
-                match self.claim_from(&pool, who, binding, caps, t0) {
-                    Ok(c) => return Ok(c.sandbox),
+                match self.claim_from(&pool, who, binding, caps) {
+                    Ok(c) => {
+                        Self::record_claim(&pool, t0.elapsed().as_micros() as u64);
+                        return Ok(c.sandbox);
+                    }
                     // Empty pool: fall through to a fresh sandbox (counted as a miss).
                     Err(e) if e.code == ErrorCode::NoReadySandboxes => {}
                     Err(e) => return Err(e),

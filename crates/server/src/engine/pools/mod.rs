@@ -14,6 +14,7 @@
 //! fresh sandbox), so no claimer ever sees another claimer's processes, files, IPC,
 //! sockets, gateway state or CA.
 
+pub mod alive;
 pub mod claim;
 pub mod warm;
 
@@ -21,12 +22,12 @@ use super::Engine;
 use crate::auth::Principal;
 use crate::error::{Class, EngineError, ErrorCode};
 use crate::limits::RequestedLimits;
-use crate::store::{now_micros, PoolRow, SandboxCaps};
+use crate::store::{now_micros, PoolRow, SandboxCaps, SandboxRow};
 use crate::sync::lock;
 use cleanroom_backend::Limits;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -34,6 +35,8 @@ use std::time::Instant;
 pub const MAX_READY_BOUND: u32 = 5000;
 /// Claim latencies kept for avg/p99.
 const LATENCY_WINDOW: usize = 4096;
+/// Claim times kept at most per pool.
+const MAX_RECENT: usize = 1_000_000;
 
 /// Autoscaling settings (seed 002 `AutoScalingConfig`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -84,17 +87,45 @@ pub struct TemplateKey {
     pub runtime: String,
 }
 
-/// Counters and the ready queue of one pool.
+/// A READY sandbox waiting in a pool: its row as it became READY (what a claim hands
+/// over, so the claim reads nothing back) and its pid 1 (checked before it is handed out).
+#[derive(Clone)]
+pub(crate) struct Warm {
+    pub row: SandboxRow,
+    pub at: Instant,
+    pub init: alive::InitProc,
+}
+
+/// Counters and the ready queue of one pool (all under one lock, so `ready + warming` is
+/// one consistent number for the warming task and for `pool stats`).
 #[derive(Default)]
 pub(crate) struct PoolState {
-    /// READY sandbox ids (oldest first) and when each became ready.
-    pub ready: VecDeque<(String, Instant)>,
+    /// READY sandboxes, oldest first.
+    pub ready: VecDeque<Warm>,
+    /// Sandboxes being warmed right now (from the start of their create until they are in
+    /// `ready` or have failed).
+    pub warming: u32,
     /// Recent claim latencies (µs).
     pub latencies: VecDeque<u64>,
-    /// Claim times within the last minute (claims/min) and for autoscaling.
+    /// Times of the claims within the longest window anyone asks about (claims/min and the
+    /// autoscaler's interval), oldest first.
     pub recent: VecDeque<Instant>,
     pub claims_total: u64,
     pub misses_total: u64,
+    /// Warm sandboxes found dead (pid 1 gone) before they were handed out.
+    pub dead_total: u64,
+    /// Dead warm sandboxes the warming task still has to terminate.
+    pub dead: Vec<String>,
+}
+
+impl PoolState {
+    /// Claims within the last `window`.
+    pub fn claims_within(&self, window: std::time::Duration) -> usize {
+        match Instant::now().checked_sub(window) {
+            Some(cutoff) => self.recent.len() - self.recent.partition_point(|t| *t < cutoff),
+            None => self.recent.len(),
+        }
+    }
 }
 
 /// One live pool.
@@ -105,7 +136,6 @@ pub(crate) struct PoolHandle {
     pub spec: PoolSpec,
     pub key: TemplateKey,
     pub state: Mutex<PoolState>,
-    pub warming: AtomicU32,
     pub stopped: AtomicBool,
     pub wake: tokio::sync::Notify,
 }
@@ -121,6 +151,11 @@ impl PoolHandle {
 /// `uid:<n>`, so no caller is ever this owner.
 pub fn internal_owner(pool_id: &str) -> String {
     format!("pool:{pool_id}")
+}
+
+/// Is `owner` a pool's internal owner (an unclaimed warm sandbox)?
+pub fn is_internal_owner(owner: &str) -> bool {
+    owner.starts_with("pool:")
 }
 
 /// Every pool of the server.
@@ -153,6 +188,7 @@ pub struct PoolStats {
     pub claims_total: u64,
     pub misses_total: u64,
     pub target_ready: u32,
+    pub replaced_dead_total: u64,
 }
 
 fn pool_not_found(id: &str) -> EngineError {
@@ -301,11 +337,7 @@ impl Engine {
             .store
             .count_claimed(&p.id, &p.internal_owner())
             .unwrap_or(0);
-        let mut st = lock(&p.state);
-        let cutoff = Instant::now() - std::time::Duration::from_secs(60);
-        while st.recent.front().is_some_and(|t| *t < cutoff) {
-            st.recent.pop_front();
-        }
+        let st = lock(&p.state);
         let mut sorted: Vec<u64> = st.latencies.iter().copied().collect();
         sorted.sort_unstable();
         let avg = if sorted.is_empty() {
@@ -321,13 +353,14 @@ impl Engine {
         PoolStats {
             ready: st.ready.len() as u32,
             claimed,
-            warming: p.warming.load(Ordering::Relaxed),
-            claims_per_minute: st.recent.len() as f64,
+            warming: st.warming,
+            claims_per_minute: st.claims_within(std::time::Duration::from_secs(60)) as f64,
             avg_claim_latency_us: avg,
             p99_claim_latency_us: p99,
             claims_total: st.claims_total,
             misses_total: st.misses_total,
             target_ready: target,
+            replaced_dead_total: st.dead_total,
         }
     }
 
@@ -339,7 +372,12 @@ impl Engine {
         p.stopped.store(true, Ordering::SeqCst);
         p.wake.notify_one();
         self.store.delete_pool(id)?;
-        let ready: Vec<String> = lock(&p.state).ready.drain(..).map(|(s, _)| s).collect();
+        let ready: Vec<String> = {
+            let mut st = lock(&p.state);
+            let mut ids: Vec<String> = st.ready.drain(..).map(|w| w.row.id).collect();
+            ids.append(&mut st.dead);
+            ids
+        };
         for sid in ready {
             if let Err(e) = self.terminate_sandbox(&sid).await {
                 tracing::warn!(sandbox_id = %sid, error = %e, "pool destroy: terminate failed");
@@ -356,11 +394,25 @@ impl Engine {
         }
     }
 
-    fn record_latency(p: &PoolHandle, micros: u64) {
+    /// Count one claim of `p` that took `micros` server-side (see `claim`'s module doc
+    /// for what is measured).
+    pub(crate) fn record_claim(p: &PoolHandle, micros: u64) {
         let mut st = lock(&p.state);
         st.claims_total += 1;
-        st.recent.push_back(Instant::now());
-        if st.recent.len() > 100_000 {
+        let now = Instant::now();
+        st.recent.push_back(now);
+        // Keep exactly the claims of the longest window asked about: a minute for
+        // claims/min, the autoscaler's interval for its target.
+        let keep =
+            std::time::Duration::from_secs(60.max(p.spec.autoscaling.interval_seconds as u64));
+        if let Some(cutoff) = now.checked_sub(keep) {
+            while st.recent.front().is_some_and(|t| *t < cutoff) {
+                st.recent.pop_front();
+            }
+        }
+        // Bounded whatever the claim rate (16k claims/s over a minute): beyond that the
+        // oldest are dropped and claims/min reads low rather than the server growing.
+        while st.recent.len() > MAX_RECENT {
             st.recent.pop_front();
         }
         st.latencies.push_back(micros);

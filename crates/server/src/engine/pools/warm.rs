@@ -1,19 +1,30 @@
 //! Keeping pools warm: one task per pool tops `ready` up to its target (min_ready, or the
 //! autoscaler's claims-per-interval × headroom, capped by max_ready), replaces sandboxes
-//! older than max_age, and stops when the pool is destroyed or the server shuts down.
-//! After a restart, [`Engine::start_pools`] rebuilds every stored pool (the previous
-//! process's warm sandboxes were reclaimed by recovery like every other sandbox).
+//! older than max_age and terminates warm sandboxes found dead at claim, and stops when
+//! the pool is destroyed or the server shuts down. After a restart,
+//! [`Engine::start_pools`] rebuilds every stored pool (the previous process's warm
+//! sandboxes were reclaimed by recovery like every other sandbox).
+//!
+//! Refill is continuous, not in batches: up to [`MAX_WARMING`] creates are in flight, and
+//! each one that finishes (or each claim, which wakes the task) starts the next while the
+//! pool is short — a claim burst never waits behind a slow batch. `warming` counts exactly
+//! the creates in flight (under the same lock as `ready`). The owner's per-principal cap
+//! is enforced by the store when each warm sandbox is inserted (charged to the pool's
+//! owner, atomically with every other create and claim); the task only avoids starting
+//! creates it already knows the cap would refuse.
 
-use super::{internal_owner, PoolHandle, PoolSpec, PoolState, TemplateKey};
+use super::{alive::InitProc, internal_owner, PoolHandle, PoolSpec, PoolState, TemplateKey, Warm};
 use crate::engine::Engine;
+use crate::error::ErrorCode;
 use crate::store::{PoolRow, SandboxCaps};
 use crate::sync::lock;
+use futures::stream::{FuturesUnordered, StreamExt};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Sandboxes warmed at once per pool.
-const WARM_BATCH: usize = 4;
+/// Creates in flight per pool at most.
+pub const MAX_WARMING: u32 = 4;
 /// Pause after a failed warm (a broken template must not spin).
 const FAILURE_BACKOFF: Duration = Duration::from_secs(2);
 /// Longest sleep between maintenance passes.
@@ -25,15 +36,17 @@ pub(crate) fn target_ready(spec: &PoolSpec, st: &PoolState) -> u32 {
     if !a.enabled {
         return spec.min_ready;
     }
-    let window = Duration::from_secs(a.interval_seconds.max(1) as u64);
-    let cutoff = Instant::now().checked_sub(window);
-    let recent = st
-        .recent
-        .iter()
-        .filter(|t| cutoff.is_none_or(|c| **t >= c))
-        .count() as f64;
+    let recent = st.claims_within(Duration::from_secs(a.interval_seconds.max(1) as u64)) as f64;
     let want = (recent * a.headroom_factor).ceil() as u32;
     want.clamp(spec.min_ready, spec.max_ready)
+}
+
+/// How one warm create ended.
+enum Warmed {
+    Ready,
+    /// Refused by a sandbox cap: not a failure of the template, wait for room.
+    NoRoom,
+    Failed,
 }
 
 impl Engine {
@@ -78,87 +91,36 @@ impl Engine {
             spec,
             key,
             state: Default::default(),
-            warming: Default::default(),
             stopped: Default::default(),
             wake: Default::default(),
         });
         lock(&self.pools.map).insert(row.id, handle.clone());
-        let weak = Arc::downgrade(self);
-        let pool = handle.clone();
-        tokio::spawn(async move {
-            while !pool.stopped.load(Ordering::SeqCst) {
-                let Some(engine) = weak.upgrade() else { break };
-                let pause = engine.maintain(&pool).await;
-                drop(engine);
-                tokio::select! {
-                    _ = pool.wake.notified() => {}
-                    _ = tokio::time::sleep(pause) => {}
-                }
-            }
-        });
+        tokio::spawn(keep_warm(Arc::downgrade(self), handle.clone()));
         handle
     }
 
-    /// One maintenance pass; returns how long to wait before the next one.
-    async fn maintain(&self, pool: &Arc<PoolHandle>) -> Duration {
-        self.expire_old(pool).await;
-        let (have, target) = {
-            let st = lock(&pool.state);
-            (
-                st.ready.len() as u32 + pool.warming.load(Ordering::SeqCst),
-                super::warm::target_ready(&pool.spec, &st),
-            )
-        };
-        if have >= target {
-            return TICK;
-        }
-        let room = self.pool_owner_room(pool);
-        if room == 0 {
-            return TICK;
-        }
-        let n = ((target - have) as usize)
-            .min(WARM_BATCH)
-            .min(room as usize);
-        let results = futures::future::join_all((0..n).map(|_| self.warm_one(pool))).await;
-        if results.iter().any(|ok| !ok) {
-            return FAILURE_BACKOFF;
-        }
-        // More to do: go again at once.
-        Duration::ZERO
-    }
-
-    /// How many more sandboxes the pool's owner may have under their per-principal cap,
-    /// counting their own sandboxes, every pool of theirs and what is warming.
+    /// How many more sandboxes the pool's owner may have under their per-principal cap:
+    /// the cap minus what the store charges them (their own sandboxes, every pool's) and
+    /// the creates in flight in all their pools (which may not be stored yet).
     fn pool_owner_room(&self, pool: &PoolHandle) -> u32 {
         let caps = *lock(&self.pools.caps);
         if caps.per_owner == 0 {
             return u32::MAX;
         }
-        let mut owners = vec![pool.owner.clone()];
-        owners.extend(
-            lock(&self.pools.map)
-                .values()
-                .filter(|p| p.owner == pool.owner)
-                .map(|p| p.internal_owner()),
-        );
-        let warming: u32 = lock(&self.pools.map)
+        let inflight: u32 = lock(&self.pools.map)
             .values()
             .filter(|p| p.owner == pool.owner)
-            .map(|p| p.warming.load(Ordering::SeqCst))
+            .map(|p| lock(&p.state).warming)
             .sum();
         self.store
-            .count_live_owned(&owners)
-            .map(|n| caps.per_owner.saturating_sub(n + warming))
+            .account_live(&pool.owner)
+            .map(|n| caps.per_owner.saturating_sub(n + inflight))
             .unwrap_or(0)
     }
 
-    /// Warm one sandbox; false when it failed.
-    async fn warm_one(&self, pool: &Arc<PoolHandle>) -> bool {
-        pool.warming.fetch_add(1, Ordering::SeqCst);
-        let caps = SandboxCaps {
-            per_owner: 0,
-            total: lock(&self.pools.caps).total,
-        };
+    /// Warm one sandbox into `pool`'s ready queue.
+    async fn warm_one(self: Arc<Self>, pool: Arc<PoolHandle>) -> Warmed {
+        let caps = *lock(&self.pools.caps);
         let created = self
             .create_sandbox(
                 &internal_owner(&pool.id),
@@ -168,41 +130,112 @@ impl Engine {
                 pool.spec.requested(),
             )
             .await;
-        pool.warming.fetch_sub(1, Ordering::SeqCst);
-        match created {
-            Ok(row) if pool.stopped.load(Ordering::SeqCst) => {
-                let _ = self.terminate_sandbox(&row.id).await;
-                true
-            }
-            Ok(row) => {
-                lock(&pool.state).ready.push_back((row.id, Instant::now()));
-                true
-            }
+        let row = match created {
+            Ok(row) => row,
             Err(e) => {
+                lock(&pool.state).warming -= 1;
+                if e.code == ErrorCode::ResourceExhausted {
+                    return Warmed::NoRoom;
+                }
                 tracing::warn!(pool_id = %pool.id, error = %e, "warming a pool sandbox failed");
-                false
+                return Warmed::Failed;
             }
-        }
+        };
+        let init = InitProc::of(&row);
+        let offer = match init {
+            Some(init) if !pool.stopped.load(Ordering::SeqCst) => init,
+            _ => {
+                lock(&pool.state).warming -= 1;
+                let _ = self.terminate_sandbox(&row.id).await;
+                if init.is_none() {
+                    tracing::warn!(pool_id = %pool.id, sandbox_id = %row.id, "warm sandbox has no readable provision record; not offered");
+                    return Warmed::Failed;
+                }
+                return Warmed::Ready;
+            }
+        };
+        let mut st = lock(&pool.state);
+        st.warming -= 1;
+        st.ready.push_back(Warm {
+            row,
+            at: Instant::now(),
+            init: offer,
+        });
+        Warmed::Ready
     }
 
-    /// Replace READY sandboxes older than max_age.
-    async fn expire_old(&self, pool: &PoolHandle) {
-        if pool.spec.max_age_seconds == 0 {
-            return;
-        }
+    /// Terminate READY sandboxes older than max_age and those found dead at claim.
+    async fn expire_and_reap(&self, pool: &PoolHandle) {
         let max_age = Duration::from_secs(pool.spec.max_age_seconds as u64);
-        let old: Vec<String> = {
+        let gone: Vec<String> = {
             let mut st = lock(&pool.state);
-            let mut out = Vec::new();
-            while st.ready.front().is_some_and(|(_, t)| t.elapsed() > max_age) {
-                if let Some((id, _)) = st.ready.pop_front() {
-                    out.push(id);
+            let mut out = std::mem::take(&mut st.dead);
+            while pool.spec.max_age_seconds > 0
+                && st.ready.front().is_some_and(|w| w.at.elapsed() > max_age)
+            {
+                if let Some(w) = st.ready.pop_front() {
+                    out.push(w.row.id);
                 }
             }
             out
         };
-        for id in old {
+        for id in gone {
             let _ = self.terminate_sandbox(&id).await;
+        }
+    }
+}
+
+/// The warming task of one pool (see the module doc). Holds the engine only while it
+/// works, so a dropped engine ends it.
+async fn keep_warm(engine: std::sync::Weak<Engine>, pool: Arc<PoolHandle>) {
+    let mut inflight = FuturesUnordered::new();
+    let mut backoff_until: Option<tokio::time::Instant> = None;
+    loop {
+        let stopped = pool.stopped.load(Ordering::SeqCst);
+        if stopped && inflight.is_empty() {
+            break;
+        }
+        let Some(e) = engine.upgrade() else { break };
+        if !stopped {
+            e.expire_and_reap(&pool).await;
+            let in_backoff = backoff_until.is_some_and(|t| tokio::time::Instant::now() < t);
+            if !in_backoff {
+                backoff_until = None;
+                let (have, target, warming) = {
+                    let st = lock(&pool.state);
+                    (
+                        st.ready.len() as u32 + st.warming,
+                        target_ready(&pool.spec, &st),
+                        st.warming,
+                    )
+                };
+                let want = target
+                    .saturating_sub(have)
+                    .min(MAX_WARMING.saturating_sub(warming));
+                let n = if want == 0 {
+                    0
+                } else {
+                    want.min(e.pool_owner_room(&pool))
+                };
+                for _ in 0..n {
+                    lock(&pool.state).warming += 1;
+                    inflight.push(e.clone().warm_one(pool.clone()));
+                }
+            }
+        }
+        drop(e);
+        let pause = match backoff_until {
+            Some(t) => t.saturating_duration_since(tokio::time::Instant::now()),
+            None => TICK,
+        };
+        tokio::select! {
+            Some(done) = inflight.next(), if !inflight.is_empty() => {
+                if matches!(done, Warmed::Failed) {
+                    backoff_until = Some(tokio::time::Instant::now() + FAILURE_BACKOFF);
+                }
+            }
+            _ = pool.wake.notified() => {}
+            _ = tokio::time::sleep(pause) => {}
         }
     }
 }

@@ -26,7 +26,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from cleanroom.v1 import cleanroom_pb2 as cleanroom_dot_v1_dot_cleanroom__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x63leanroom/v1/pools.proto\x12\x0c\x63leanroom.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1c\x63leanroom/v1/cleanroom.proto\"u\n\x0cPoolTemplate\x12\x13\n\x0bpolicy_yaml\x18\x01 \x01(\t\x12\x11\n\timage_ref\x18\x02 \x01(\t\x12,\n\x06limits\x18\x03 \x01(\x0b\x32\x1c.cleanroom.v1.ResourceLimits\x12\x0f\n\x07runtime\x18\x04 \x01(\t\"Q\n\x0b\x41utoscaling\x12\x0f\n\x07\x65nabled\x18\x01 \x01(\x08\x12\x17\n\x0fheadroom_factor\x18\x02 \x01(\x01\x12\x18\n\x10interval_seconds\x18\x03 \x01(\r\"\xbe\x02\n\x04Pool\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05owner\x18\x03 \x01(\t\x12,\n\x08template\x18\x04 \x01(\x0b\x32\x1a.cleanroom.v1.PoolTemplate\x12\x11\n\tmin_ready\x18\x05 \x01(\r\x12\x11\n\tmax_ready\x18\x06 \x01(\r\x12\x17\n\x0fmax_age_seconds\x18\x07 \x01(\r\x12\x10\n\x08reusable\x18\x08 \x01(\x08\x12.\n\x0b\x61utoscaling\x18\t \x01(\x0b\x32\x19.cleanroom.v1.Autoscaling\x12\x13\n\x0bpolicy_hash\x18\n \x01(\t\x12\x14\n\x0cimage_digest\x18\x0b \x01(\t\x12.\n\ncreated_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xd5\x01\n\tPoolStats\x12\r\n\x05ready\x18\x01 \x01(\r\x12\x0f\n\x07\x63laimed\x18\x02 \x01(\r\x12\x0f\n\x07warming\x18\x03 \x01(\r\x12\x19\n\x11\x63laims_per_minute\x18\x04 \x01(\x01\x12\x1c\n\x14\x61vg_claim_latency_us\x18\x05 \x01(\x04\x12\x1c\n\x14p99_claim_latency_us\x18\x06 \x01(\x04\x12\x14\n\x0c\x63laims_total\x18\x07 \x01(\x04\x12\x14\n\x0cmisses_total\x18\x08 \x01(\x04\x12\x14\n\x0ctarget_ready\x18\t \x01(\r\"\xd0\x01\n\x11\x43reatePoolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12,\n\x08template\x18\x02 \x01(\x0b\x32\x1a.cleanroom.v1.PoolTemplate\x12\x11\n\tmin_ready\x18\x03 \x01(\r\x12\x11\n\tmax_ready\x18\x04 \x01(\r\x12\x17\n\x0fmax_age_seconds\x18\x05 \x01(\r\x12\x10\n\x08reusable\x18\x06 \x01(\x08\x12.\n\x0b\x61utoscaling\x18\x07 \x01(\x0b\x32\x19.cleanroom.v1.Autoscaling\"6\n\x12\x43reatePoolResponse\x12 \n\x04pool\x18\x01 \x01(\x0b\x32\x12.cleanroom.v1.Pool\"\x12\n\x10ListPoolsRequest\"^\n\x11ListPoolsResponse\x12!\n\x05pools\x18\x01 \x03(\x0b\x32\x12.cleanroom.v1.Pool\x12&\n\x05stats\x18\x02 \x03(\x0b\x32\x17.cleanroom.v1.PoolStats\"&\n\x13GetPoolStatsRequest\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\"`\n\x14GetPoolStatsResponse\x12 \n\x04pool\x18\x01 \x01(\x0b\x32\x12.cleanroom.v1.Pool\x12&\n\x05stats\x18\x02 \x01(\x0b\x32\x17.cleanroom.v1.PoolStats\"Z\n\x13\x43laimSandboxRequest\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12\x18\n\x10\x61gent_public_key\x18\x02 \x01(\t\x12\x18\n\x10\x64\x65legation_chain\x18\x03 \x03(\t\"{\n\x14\x43laimSandboxResponse\x12&\n\x07sandbox\x18\x01 \x01(\x0b\x32\x15.cleanroom.v1.Sandbox\x12\x18\n\x10\x63laim_latency_us\x18\x02 \x01(\x04\x12!\n\x19\x61ttestation_envelope_json\x18\x03 \x01(\t\"=\n\x15ReleaseSandboxRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\x12\x10\n\x08reusable\x18\x02 \x01(\x08\"@\n\x16ReleaseSandboxResponse\x12&\n\x07sandbox\x18\x01 \x01(\x0b\x32\x15.cleanroom.v1.Sandbox\"%\n\x12\x44\x65stroyPoolRequest\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\"\x15\n\x13\x44\x65stroyPoolResponse2\x8f\x04\n\x0fWarmPoolService\x12O\n\nCreatePool\x12\x1f.cleanroom.v1.CreatePoolRequest\x1a .cleanroom.v1.CreatePoolResponse\x12L\n\tListPools\x12\x1e.cleanroom.v1.ListPoolsRequest\x1a\x1f.cleanroom.v1.ListPoolsResponse\x12U\n\x0cGetPoolStats\x12!.cleanroom.v1.GetPoolStatsRequest\x1a\".cleanroom.v1.GetPoolStatsResponse\x12U\n\x0c\x43laimSandbox\x12!.cleanroom.v1.ClaimSandboxRequest\x1a\".cleanroom.v1.ClaimSandboxResponse\x12[\n\x0eReleaseSandbox\x12#.cleanroom.v1.ReleaseSandboxRequest\x1a$.cleanroom.v1.ReleaseSandboxResponse\x12R\n\x0b\x44\x65stroyPool\x12 .cleanroom.v1.DestroyPoolRequest\x1a!.cleanroom.v1.DestroyPoolResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x63leanroom/v1/pools.proto\x12\x0c\x63leanroom.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1c\x63leanroom/v1/cleanroom.proto\"u\n\x0cPoolTemplate\x12\x13\n\x0bpolicy_yaml\x18\x01 \x01(\t\x12\x11\n\timage_ref\x18\x02 \x01(\t\x12,\n\x06limits\x18\x03 \x01(\x0b\x32\x1c.cleanroom.v1.ResourceLimits\x12\x0f\n\x07runtime\x18\x04 \x01(\t\"Q\n\x0b\x41utoscaling\x12\x0f\n\x07\x65nabled\x18\x01 \x01(\x08\x12\x17\n\x0fheadroom_factor\x18\x02 \x01(\x01\x12\x18\n\x10interval_seconds\x18\x03 \x01(\r\"\xbe\x02\n\x04Pool\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05owner\x18\x03 \x01(\t\x12,\n\x08template\x18\x04 \x01(\x0b\x32\x1a.cleanroom.v1.PoolTemplate\x12\x11\n\tmin_ready\x18\x05 \x01(\r\x12\x11\n\tmax_ready\x18\x06 \x01(\r\x12\x17\n\x0fmax_age_seconds\x18\x07 \x01(\r\x12\x10\n\x08reusable\x18\x08 \x01(\x08\x12.\n\x0b\x61utoscaling\x18\t \x01(\x0b\x32\x19.cleanroom.v1.Autoscaling\x12\x13\n\x0bpolicy_hash\x18\n \x01(\t\x12\x14\n\x0cimage_digest\x18\x0b \x01(\t\x12.\n\ncreated_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xf2\x01\n\tPoolStats\x12\r\n\x05ready\x18\x01 \x01(\r\x12\x0f\n\x07\x63laimed\x18\x02 \x01(\r\x12\x0f\n\x07warming\x18\x03 \x01(\r\x12\x19\n\x11\x63laims_per_minute\x18\x04 \x01(\x01\x12\x1c\n\x14\x61vg_claim_latency_us\x18\x05 \x01(\x04\x12\x1c\n\x14p99_claim_latency_us\x18\x06 \x01(\x04\x12\x14\n\x0c\x63laims_total\x18\x07 \x01(\x04\x12\x14\n\x0cmisses_total\x18\x08 \x01(\x04\x12\x14\n\x0ctarget_ready\x18\t \x01(\r\x12\x1b\n\x13replaced_dead_total\x18\n \x01(\x04\"\xd0\x01\n\x11\x43reatePoolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12,\n\x08template\x18\x02 \x01(\x0b\x32\x1a.cleanroom.v1.PoolTemplate\x12\x11\n\tmin_ready\x18\x03 \x01(\r\x12\x11\n\tmax_ready\x18\x04 \x01(\r\x12\x17\n\x0fmax_age_seconds\x18\x05 \x01(\r\x12\x10\n\x08reusable\x18\x06 \x01(\x08\x12.\n\x0b\x61utoscaling\x18\x07 \x01(\x0b\x32\x19.cleanroom.v1.Autoscaling\"6\n\x12\x43reatePoolResponse\x12 \n\x04pool\x18\x01 \x01(\x0b\x32\x12.cleanroom.v1.Pool\"\x12\n\x10ListPoolsRequest\"^\n\x11ListPoolsResponse\x12!\n\x05pools\x18\x01 \x03(\x0b\x32\x12.cleanroom.v1.Pool\x12&\n\x05stats\x18\x02 \x03(\x0b\x32\x17.cleanroom.v1.PoolStats\"&\n\x13GetPoolStatsRequest\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\"`\n\x14GetPoolStatsResponse\x12 \n\x04pool\x18\x01 \x01(\x0b\x32\x12.cleanroom.v1.Pool\x12&\n\x05stats\x18\x02 \x01(\x0b\x32\x17.cleanroom.v1.PoolStats\"Z\n\x13\x43laimSandboxRequest\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12\x18\n\x10\x61gent_public_key\x18\x02 \x01(\t\x12\x18\n\x10\x64\x65legation_chain\x18\x03 \x03(\t\"{\n\x14\x43laimSandboxResponse\x12&\n\x07sandbox\x18\x01 \x01(\x0b\x32\x15.cleanroom.v1.Sandbox\x12\x18\n\x10\x63laim_latency_us\x18\x02 \x01(\x04\x12!\n\x19\x61ttestation_envelope_json\x18\x03 \x01(\t\"=\n\x15ReleaseSandboxRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\x12\x10\n\x08reusable\x18\x02 \x01(\x08\"@\n\x16ReleaseSandboxResponse\x12&\n\x07sandbox\x18\x01 \x01(\x0b\x32\x15.cleanroom.v1.Sandbox\"%\n\x12\x44\x65stroyPoolRequest\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\"\x15\n\x13\x44\x65stroyPoolResponse2\x8f\x04\n\x0fWarmPoolService\x12O\n\nCreatePool\x12\x1f.cleanroom.v1.CreatePoolRequest\x1a .cleanroom.v1.CreatePoolResponse\x12L\n\tListPools\x12\x1e.cleanroom.v1.ListPoolsRequest\x1a\x1f.cleanroom.v1.ListPoolsResponse\x12U\n\x0cGetPoolStats\x12!.cleanroom.v1.GetPoolStatsRequest\x1a\".cleanroom.v1.GetPoolStatsResponse\x12U\n\x0c\x43laimSandbox\x12!.cleanroom.v1.ClaimSandboxRequest\x1a\".cleanroom.v1.ClaimSandboxResponse\x12[\n\x0eReleaseSandbox\x12#.cleanroom.v1.ReleaseSandboxRequest\x1a$.cleanroom.v1.ReleaseSandboxResponse\x12R\n\x0b\x44\x65stroyPool\x12 .cleanroom.v1.DestroyPoolRequest\x1a!.cleanroom.v1.DestroyPoolResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -40,31 +40,31 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_POOL']._serialized_start=308
   _globals['_POOL']._serialized_end=626
   _globals['_POOLSTATS']._serialized_start=629
-  _globals['_POOLSTATS']._serialized_end=842
-  _globals['_CREATEPOOLREQUEST']._serialized_start=845
-  _globals['_CREATEPOOLREQUEST']._serialized_end=1053
-  _globals['_CREATEPOOLRESPONSE']._serialized_start=1055
-  _globals['_CREATEPOOLRESPONSE']._serialized_end=1109
-  _globals['_LISTPOOLSREQUEST']._serialized_start=1111
-  _globals['_LISTPOOLSREQUEST']._serialized_end=1129
-  _globals['_LISTPOOLSRESPONSE']._serialized_start=1131
-  _globals['_LISTPOOLSRESPONSE']._serialized_end=1225
-  _globals['_GETPOOLSTATSREQUEST']._serialized_start=1227
-  _globals['_GETPOOLSTATSREQUEST']._serialized_end=1265
-  _globals['_GETPOOLSTATSRESPONSE']._serialized_start=1267
-  _globals['_GETPOOLSTATSRESPONSE']._serialized_end=1363
-  _globals['_CLAIMSANDBOXREQUEST']._serialized_start=1365
-  _globals['_CLAIMSANDBOXREQUEST']._serialized_end=1455
-  _globals['_CLAIMSANDBOXRESPONSE']._serialized_start=1457
-  _globals['_CLAIMSANDBOXRESPONSE']._serialized_end=1580
-  _globals['_RELEASESANDBOXREQUEST']._serialized_start=1582
-  _globals['_RELEASESANDBOXREQUEST']._serialized_end=1643
-  _globals['_RELEASESANDBOXRESPONSE']._serialized_start=1645
-  _globals['_RELEASESANDBOXRESPONSE']._serialized_end=1709
-  _globals['_DESTROYPOOLREQUEST']._serialized_start=1711
-  _globals['_DESTROYPOOLREQUEST']._serialized_end=1748
-  _globals['_DESTROYPOOLRESPONSE']._serialized_start=1750
-  _globals['_DESTROYPOOLRESPONSE']._serialized_end=1771
-  _globals['_WARMPOOLSERVICE']._serialized_start=1774
-  _globals['_WARMPOOLSERVICE']._serialized_end=2301
+  _globals['_POOLSTATS']._serialized_end=871
+  _globals['_CREATEPOOLREQUEST']._serialized_start=874
+  _globals['_CREATEPOOLREQUEST']._serialized_end=1082
+  _globals['_CREATEPOOLRESPONSE']._serialized_start=1084
+  _globals['_CREATEPOOLRESPONSE']._serialized_end=1138
+  _globals['_LISTPOOLSREQUEST']._serialized_start=1140
+  _globals['_LISTPOOLSREQUEST']._serialized_end=1158
+  _globals['_LISTPOOLSRESPONSE']._serialized_start=1160
+  _globals['_LISTPOOLSRESPONSE']._serialized_end=1254
+  _globals['_GETPOOLSTATSREQUEST']._serialized_start=1256
+  _globals['_GETPOOLSTATSREQUEST']._serialized_end=1294
+  _globals['_GETPOOLSTATSRESPONSE']._serialized_start=1296
+  _globals['_GETPOOLSTATSRESPONSE']._serialized_end=1392
+  _globals['_CLAIMSANDBOXREQUEST']._serialized_start=1394
+  _globals['_CLAIMSANDBOXREQUEST']._serialized_end=1484
+  _globals['_CLAIMSANDBOXRESPONSE']._serialized_start=1486
+  _globals['_CLAIMSANDBOXRESPONSE']._serialized_end=1609
+  _globals['_RELEASESANDBOXREQUEST']._serialized_start=1611
+  _globals['_RELEASESANDBOXREQUEST']._serialized_end=1672
+  _globals['_RELEASESANDBOXRESPONSE']._serialized_start=1674
+  _globals['_RELEASESANDBOXRESPONSE']._serialized_end=1738
+  _globals['_DESTROYPOOLREQUEST']._serialized_start=1740
+  _globals['_DESTROYPOOLREQUEST']._serialized_end=1777
+  _globals['_DESTROYPOOLRESPONSE']._serialized_start=1779
+  _globals['_DESTROYPOOLRESPONSE']._serialized_end=1800
+  _globals['_WARMPOOLSERVICE']._serialized_start=1803
+  _globals['_WARMPOOLSERVICE']._serialized_end=2330
 # @@protoc_insertion_point(module_scope)

@@ -61,7 +61,7 @@ class Pool(_message.Message):
     def __init__(self, pool_id: _Optional[str] = ..., name: _Optional[str] = ..., owner: _Optional[str] = ..., template: _Optional[_Union[PoolTemplate, _Mapping]] = ..., min_ready: _Optional[int] = ..., max_ready: _Optional[int] = ..., max_age_seconds: _Optional[int] = ..., reusable: _Optional[bool] = ..., autoscaling: _Optional[_Union[Autoscaling, _Mapping]] = ..., policy_hash: _Optional[str] = ..., image_digest: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class PoolStats(_message.Message):
-    __slots__ = ("ready", "claimed", "warming", "claims_per_minute", "avg_claim_latency_us", "p99_claim_latency_us", "claims_total", "misses_total", "target_ready")
+    __slots__ = ("ready", "claimed", "warming", "claims_per_minute", "avg_claim_latency_us", "p99_claim_latency_us", "claims_total", "misses_total", "target_ready", "replaced_dead_total")
     READY_FIELD_NUMBER: _ClassVar[int]
     CLAIMED_FIELD_NUMBER: _ClassVar[int]
     WARMING_FIELD_NUMBER: _ClassVar[int]
@@ -71,6 +71,7 @@ class PoolStats(_message.Message):
     CLAIMS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     MISSES_TOTAL_FIELD_NUMBER: _ClassVar[int]
     TARGET_READY_FIELD_NUMBER: _ClassVar[int]
+    REPLACED_DEAD_TOTAL_FIELD_NUMBER: _ClassVar[int]
     ready: int
     claimed: int
     warming: int
@@ -80,7 +81,8 @@ class PoolStats(_message.Message):
     claims_total: int
     misses_total: int
     target_ready: int
-    def __init__(self, ready: _Optional[int] = ..., claimed: _Optional[int] = ..., warming: _Optional[int] = ..., claims_per_minute: _Optional[float] = ..., avg_claim_latency_us: _Optional[int] = ..., p99_claim_latency_us: _Optional[int] = ..., claims_total: _Optional[int] = ..., misses_total: _Optional[int] = ..., target_ready: _Optional[int] = ...) -> None: ...
+    replaced_dead_total: int
+    def __init__(self, ready: _Optional[int] = ..., claimed: _Optional[int] = ..., warming: _Optional[int] = ..., claims_per_minute: _Optional[float] = ..., avg_claim_latency_us: _Optional[int] = ..., p99_claim_latency_us: _Optional[int] = ..., claims_total: _Optional[int] = ..., misses_total: _Optional[int] = ..., target_ready: _Optional[int] = ..., replaced_dead_total: _Optional[int] = ...) -> None: ...
 
 class CreatePoolRequest(_message.Message):
     __slots__ = ("name", "template", "min_ready", "max_ready", "max_age_seconds", "reusable", "autoscaling")
