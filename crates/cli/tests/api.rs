@@ -570,18 +570,30 @@ fn serves_over_tcp_with_http1_json_and_h2c() {
         .args(["exec", "-n", "--", "echo", "over-tcp"]);
     let o = output_with_timeout(c, Duration::from_secs(60));
     assert_eq!(stdout(&o), "over-tcp\n", "{}", stderr(&o));
-    // Any HTTP/1.1 client with JSON.
-    let mut st = std::net::TcpStream::connect(&addr).unwrap();
-    st.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let body = b"{\"includeStopped\": true}";
-    let head = format!(
-        "POST /cleanroom.v1.SandboxService/ListSandboxes HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    st.write_all(head.as_bytes()).unwrap();
-    st.write_all(body).unwrap();
-    let mut resp = String::new();
-    let _ = st.read_to_string(&mut resp);
+    // Any HTTP/1.1 client with JSON. `exec` returned while its sandbox's teardown
+    // finishes in the server (STOPPING, then STOPPED): ask until it is STOPPED.
+    let list = || {
+        let mut st = std::net::TcpStream::connect(&addr).unwrap();
+        st.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let body = b"{\"includeStopped\": true}";
+        let head = format!(
+            "POST /cleanroom.v1.SandboxService/ListSandboxes HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        st.write_all(head.as_bytes()).unwrap();
+        st.write_all(body).unwrap();
+        let mut resp = String::new();
+        let _ = st.read_to_string(&mut resp);
+        resp
+    };
+    let mut resp = list();
+    for _ in 0..100 {
+        if resp.contains("SANDBOX_STATUS_STOPPED") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        resp = list();
+    }
     assert!(resp.starts_with("HTTP/1.1 200"), "{resp}");
     assert!(
         resp.contains("\"sandboxes\"") && resp.contains("SANDBOX_STATUS_STOPPED"),
