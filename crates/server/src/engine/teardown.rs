@@ -11,6 +11,7 @@
 use super::{Engine, EngineError, LiveExec};
 use crate::status::sandbox as ss;
 use crate::store::SandboxRow;
+use crate::sync::lock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -37,19 +38,14 @@ pub(crate) struct Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        if let Ok(mut m) = self.map.lock() {
-            m.remove(&self.id);
-        }
+        lock(&self.map).remove(&self.id);
         let _ = self.done.send(true);
     }
 }
 
 impl Stopping {
     fn claim(&self, id: &str) -> Claim {
-        let mut m = match self.0.lock() {
-            Ok(m) => m,
-            Err(p) => p.into_inner(),
-        };
+        let mut m = lock(&self.0);
         if let Some(rx) = m.get(id) {
             return Claim::InFlight(rx.clone());
         }
