@@ -171,7 +171,12 @@ sandbox:
         "{}",
         stderr(&o)
     );
-    // Every sandbox these made was torn down.
-    let ls = stdout(&s.run(&["sandbox", "ls"]));
-    assert!(ls.lines().count() <= 1, "{ls}");
+    // Every sandbox these made is torn down: `exec` returns once its sandbox is STOPPING
+    // and the server finishes the teardown, so the listing is asked until it is empty.
+    let mut ls = String::new();
+    let gone = eventually(std::time::Duration::from_secs(10), || {
+        ls = stdout(&s.run(&["sandbox", "ls"]));
+        ls.lines().count() <= 1
+    });
+    assert!(gone, "{ls}");
 }
