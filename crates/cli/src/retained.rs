@@ -1,6 +1,6 @@
 //! Client-side retained artifacts of `exec`/`console` runs and `cleanroom status`, their
 //! browser (seed 000): after a run the CLI keeps what the server said about it —
-//! `InspectExecution` as JSON plus the output tails — under
+//! `InspectExecution` as JSON (with the output tails) plus the non-empty tails as text — under
 //! `$XDG_STATE_HOME/cleanroom/executions/<execution_id>/` (else `~/.local/state/…`),
 //! private to the user (0700/0600), the newest [`KEEP`] runs only.
 
@@ -86,8 +86,14 @@ pub async fn record(client: &Client, execution_id: &str) {
             .create(&dir)?;
         let json = serde_json::to_vec_pretty(&resp).map_err(std::io::Error::other)?;
         write_private(&dir.join("execution.json"), &json)?;
-        write_private(&dir.join("stdout.txt"), resp.stdout.as_bytes())?;
-        write_private(&dir.join("stderr.txt"), resp.stderr.as_bytes())?;
+        // The tails are in execution.json too; the text files are a convenience for
+        // `less`/`grep`, written only when there is something in them (fewer files to
+        // create now and to remove when the run is pruned).
+        for (name, tail) in [("stdout.txt", &resp.stdout), ("stderr.txt", &resp.stderr)] {
+            if !tail.is_empty() {
+                write_private(&dir.join(name), tail.as_bytes())?;
+            }
+        }
         Ok(())
     })();
     if let Err(e) = r {

@@ -8,6 +8,7 @@
 //! by [`Backend::reconcile`].
 
 mod archive;
+pub mod attachcost;
 pub mod capture;
 pub mod cgroup;
 pub mod config;
@@ -132,7 +133,11 @@ impl LinuxBackend {
                 tracing::info!(instances = ?swept.instances, killed = swept.killed, "swept dead servers");
             }
         }
-        tracing::info!(cgroups = %cgroups.describe(), runtime = %runtime_root.display(), "linux backend ready");
+        let attach_favored = attachcost::host_favored();
+        tracing::info!(cgroups = %cgroups.describe(), runtime = %runtime_root.display(), cgroup_attach_favored = attach_favored, "linux backend ready");
+        if root && !attach_favored {
+            tracing::info!("each sandbox start waits for an RCU grace period (several ms) when it joins its cgroups; hosts that start sandboxes continuously can mount cgroup2 with favordynmods (host-wide; see docs/performance.md)");
+        }
         Ok(LinuxBackend {
             runtime_root,
             zygote: zygote::Zygote::new(init_exe),
