@@ -145,7 +145,7 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
         {
             Ok((c, id)) => {
                 code = c;
-                exec_id = Some(id);
+                exec_id = id;
             }
             Err((exec_id, canceled)) => {
                 // Detached: the execution and its sandbox stay as they are (never torn
@@ -173,7 +173,7 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
     // teardown finishes in the server (STOPPING now, STOPPED once every process, mount and
     // cgroup is gone), so the exit code is not delayed by it.
     let retain = async {
-        if let Some(id) = exec_id.as_deref().filter(|i| !i.is_empty()) {
+        if let Some(id) = exec_id.as_deref() {
             crate::retained::record(&client, id).await;
         }
     };
@@ -196,6 +196,9 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
     code
 }
 
+/// Run the workload and follow it to its end. `Ok` carries the exit code to return and the
+/// execution to keep a record of (none when it could not even be created); `Err` means the
+/// user detached (the execution id, and whether a cancel was sent).
 async fn exec_in(
     client: &Client,
     sandbox_id: &str,
@@ -204,7 +207,7 @@ async fn exec_in(
     env: Vec<(String, String)>,
     stdin: Box<dyn tokio::io::AsyncRead + Unpin + Send>,
     sigint: &mut tokio::signal::unix::Signal,
-) -> Result<(i32, String), (String, bool)> {
+) -> Result<(i32, Option<String>), (String, bool)> {
     let req = CreateExecutionRequest {
         sandbox_id: sandbox_id.to_string(),
         command: args.command.clone(),
@@ -219,7 +222,7 @@ async fn exec_in(
         Ok(e) => e,
         Err(e) => {
             render::error(&e, Some(format!("cleanroom sandbox inspect {sandbox_id}")));
-            return Ok((EXIT_CLEANROOM_ERROR, String::new()));
+            return Ok((EXIT_CLEANROOM_ERROR, None));
         }
     };
     let exec_id = execution.execution_id.clone();
@@ -247,5 +250,5 @@ async fn exec_in(
     if args.print_trace_id && code == 0 {
         eprintln!("trace_id: {}", execution.trace_id);
     }
-    Ok((code, exec_id))
+    Ok((code, Some(exec_id)))
 }

@@ -535,7 +535,7 @@ fn serves_over_tcp_with_http1_json_and_h2c() {
     let dir = tempfile::tempdir().unwrap();
     let log_path = dir.path().join("server.log");
     let log = std::fs::File::create(&log_path).unwrap();
-    let mut server = std::process::Command::new(BIN)
+    let server = std::process::Command::new(BIN)
         .args([
             "serve",
             "--listen",
@@ -549,6 +549,8 @@ fn serves_over_tcp_with_http1_json_and_h2c() {
         .stderr(log)
         .spawn()
         .unwrap();
+    // Stopped when the test ends, passing or not.
+    let server = ChildGuard(server);
     // The server prints the address it actually bound.
     let mut addr = String::new();
     assert!(eventually(Duration::from_secs(20), || {
@@ -599,9 +601,7 @@ fn serves_over_tcp_with_http1_json_and_h2c() {
         resp.contains("\"sandboxes\"") && resp.contains("SANDBOX_STATUS_STOPPED"),
         "{resp}"
     );
-    // SAFETY: kill(2) takes integers only; the pid is our own unreaped child.
-    unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
-    let _ = server.wait();
+    drop(server);
 }
 
 async fn download(

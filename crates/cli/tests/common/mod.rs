@@ -761,18 +761,33 @@ impl TcpServer {
 impl Drop for TcpServer {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
-            // SAFETY: kill(2) takes integers only; the pid is our own unreaped child.
-            unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
-            let deadline = Instant::now() + Duration::from_secs(20);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = c.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            let _ = c.kill();
-            let _ = c.wait();
+            stop_child(&mut c);
         }
+    }
+}
+
+/// SIGTERM, up to 20 s for a clean exit, then SIGKILL; always reaped.
+pub fn stop_child(c: &mut Child) {
+    // SAFETY: kill(2) takes integers only; the pid is our own unreaped child.
+    unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = c.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = c.kill();
+    let _ = c.wait();
+}
+
+/// A child process (a server a test started by hand) stopped by [`stop_child`] when the
+/// guard drops, so a failing assertion never leaves it running.
+pub struct ChildGuard(pub Child);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        stop_child(&mut self.0);
     }
 }
 
