@@ -8,7 +8,6 @@
 //! by [`Backend::reconcile`].
 
 mod archive;
-pub mod attachcost;
 pub mod capture;
 pub mod cgroup;
 pub mod config;
@@ -133,11 +132,7 @@ impl LinuxBackend {
                 tracing::info!(instances = ?swept.instances, killed = swept.killed, "swept dead servers");
             }
         }
-        let attach_favored = attachcost::host_favored();
-        tracing::info!(cgroups = %cgroups.describe(), runtime = %runtime_root.display(), cgroup_attach_favored = attach_favored, "linux backend ready");
-        if root && !attach_favored {
-            tracing::info!("each sandbox start waits for an RCU grace period (several ms) when it joins its cgroups; hosts that start sandboxes continuously can mount cgroup2 with favordynmods (host-wide; see docs/performance.md)");
-        }
+        tracing::info!(cgroups = %cgroups.describe(), runtime = %runtime_root.display(), "linux backend ready");
         Ok(LinuxBackend {
             runtime_root,
             zygote: zygote::Zygote::new(init_exe),
