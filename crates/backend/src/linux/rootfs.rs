@@ -317,26 +317,22 @@ fn populate(
     )?;
     build_dev(&tree)?;
 
-    // Writable filesystems: private tmpfs mounts with a size cap (and charged to the
-    // sandbox's memory cgroup), gone with the mount namespace.
+    // Writable filesystems: directories of ONE private tmpfs with the sandbox's disk cap
+    // (charged to its memory cgroup), bound in, gone with the mount namespace. One
+    // superblock instead of one per directory: see docs/memory.md (every superblock is a
+    // memcg-aware shrinker, and every memory cgroup on the host pays for every shrinker).
+    let mut fresh = Vec::new();
     for (inside, mode) in [
-        ("tmp", "1777"),
-        ("root", "700"),
-        (WORKSPACE_PATH.trim_start_matches('/'), "755"),
+        ("tmp", 0o1777),
+        ("root", 0o700),
+        (WORKSPACE_PATH.trim_start_matches('/'), 0o755),
     ] {
         // Restored from a snapshot: its files below, a fresh private upper above.
-        if super::restore::overlay_part(cfg, &tree, inside, mode, layers)? {
-            continue;
+        if !super::restore::overlay_part(cfg, &tree, inside, &format!("{mode:o}"), layers)? {
+            fresh.push((inside, mode));
         }
-        let opts = format!("mode={mode},size={}", cfg.disk_bytes.max(1 << 20));
-        tree.mount_fs(
-            inside,
-            0o755,
-            "tmpfs",
-            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-            Some(opts.as_str()),
-        )?;
     }
+    super::scratch::bind_dirs(cfg, &tree, &fresh)?;
     tree.dir("home", 0o755)?;
 
     // What landlock leaves writable besides the fixed set: an image's own top-level
