@@ -37,7 +37,10 @@ fn writable_dirs_share_one_private_filesystem_and_one_disk_cap() {
         .map(|v| v.trim().parse().unwrap())
         .collect();
     assert_eq!(used.len(), 3, "{out}");
-    assert!(used.iter().all(|u| *u == used[0] && *u >= 12 << 10), "{out}");
+    assert!(
+        used.iter().all(|u| *u == used[0] && *u >= 12 << 10),
+        "{out}"
+    );
 
     // The other sandbox: its own, empty filesystem (no file, no usage of the first).
     let o = s.sh_in(
@@ -68,6 +71,17 @@ fn writable_dirs_share_one_private_filesystem_and_one_disk_cap() {
         "{}",
         stderr(&o)
     );
+    // The setup's own files (host view: a directory of the read-only skeleton, no tmpfs of
+    // their own any more) cannot be changed or added to.
+    let o = s.sh_in(
+        &a,
+        "ls /run/cleanroom; for f in /run/cleanroom/x /run/cleanroom/resolv.conf; do \
+         (echo evil > $f) 2>/dev/null && echo WROTE $f; done; \
+         awk '$5==\"/run/cleanroom\"' /proc/self/mountinfo | wc -l",
+    );
+    let out = stdout(&o);
+    assert!(!out.contains("WROTE"), "{out}");
+    assert!(out.trim_end().ends_with('0'), "no mount of its own: {out}");
     s.run(&["sandbox", "rm", &a, &b]);
 }
 

@@ -282,13 +282,21 @@ fn populate(
     layers: Option<&Path>,
 ) -> Result<Vec<String>, SetupError> {
     let tree = Tree::open(root, image)?;
-    let own = tree.mount_fs(
-        OWN_DIR,
-        0o755,
-        "tmpfs",
-        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
-        Some("mode=755,size=16m"),
-    )?;
+    // An image root is the image's copy-on-write tree: the setup's files get a small tmpfs
+    // of their own, read-only once written. The host view's skeleton is the setup's own
+    // tmpfs already (read-only after pivot_root, before any sandbox process exists): a
+    // directory of it saves a superblock per sandbox (docs/memory.md).
+    let own = if image {
+        tree.mount_fs(
+            OWN_DIR,
+            0o755,
+            "tmpfs",
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+            Some("mode=755,size=16m"),
+        )?
+    } else {
+        tree.dir(OWN_DIR, 0o755)?
+    };
     if let Some(tun) = &cfg.tun {
         point_dns_at_gateway(&tree, &own, tun.gateway)?;
     }
@@ -296,18 +304,20 @@ fn populate(
         install_ca(&tree, &own, pem)?;
     }
     // What the setup wrote there is fixed for the sandbox's life.
-    mount(
-        None::<&str>,
-        &fd_path(own.fd()),
-        None::<&str>,
-        MsFlags::MS_REMOUNT
-            | MsFlags::MS_RDONLY
-            | MsFlags::MS_NOSUID
-            | MsFlags::MS_NODEV
-            | MsFlags::MS_NOEXEC,
-        None::<&str>,
-    )
-    .map_err(|e| format!("remount /{OWN_DIR} read-only: {e}"))?;
+    if image {
+        mount(
+            None::<&str>,
+            &fd_path(own.fd()),
+            None::<&str>,
+            MsFlags::MS_REMOUNT
+                | MsFlags::MS_RDONLY
+                | MsFlags::MS_NOSUID
+                | MsFlags::MS_NODEV
+                | MsFlags::MS_NOEXEC,
+            None::<&str>,
+        )
+        .map_err(|e| format!("remount /{OWN_DIR} read-only: {e}"))?;
+    }
     tree.mount_fs(
         "proc",
         0o555,
