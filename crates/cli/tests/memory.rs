@@ -82,6 +82,17 @@ fn writable_dirs_share_one_private_filesystem_and_one_disk_cap() {
     let out = stdout(&o);
     assert!(!out.contains("WROTE"), "{out}");
     assert!(out.trim_end().ends_with('0'), "no mount of its own: {out}");
+    // /dev and /dev/shm: two mounts of one small tmpfs, /dev/shm still nodev+noexec, the
+    // devices still usable, nothing of the filesystem's root mounted.
+    let o = s.sh_in(
+        &a,
+        "dev=$(awk '$5==\"/dev\"{print $3}' /proc/self/mountinfo); \
+         awk -v d=\"$dev\" '$3==d{print $4, $5}' /proc/self/mountinfo | grep -v -e /proc/ -e machine-id; \
+         grep ' /dev/shm ' /proc/self/mountinfo | grep -c 'nodev,noexec'; \
+         echo ok > /dev/shm/x && cat /dev/shm/x; head -c 4 /dev/zero | wc -c",
+    );
+    let out = stdout(&o);
+    assert_eq!(out, "/dev /dev\n/dev_shm /dev/shm\n1\nok\n4\n", "{}", stderr(&o));
     s.run(&["sandbox", "rm", &a, &b]);
 }
 

@@ -325,7 +325,7 @@ fn populate(
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
         None,
     )?;
-    build_dev(&tree)?;
+    build_dev(cfg, &tree)?;
 
     // Writable filesystems: directories of ONE private tmpfs with the sandbox's disk cap
     // (charged to its memory cgroup), bound in, gone with the mount namespace. One
@@ -493,15 +493,20 @@ fn install_ca(tree: &Tree, own: &Tree, pem: &str) -> Result<(), SetupError> {
 }
 
 /// A minimal `/dev`: a tmpfs of the setup's own with the host's harmless devices bound in,
-/// the usual links, a private devpts and a shm tmpfs.
-fn build_dev(tree: &Tree) -> Result<(), String> {
-    let dev = tree.mount_fs(
-        "dev",
-        0o755,
-        "tmpfs",
-        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
-        Some("mode=755,size=64k"),
+/// the usual links, a private devpts and a shm directory. `/dev` and `/dev/shm` are two
+/// directories of ONE tmpfs (64 MiB + 64 KiB for both, what the two had before), bound in
+/// with their old flags: one superblock less per sandbox (docs/memory.md).
+fn build_dev(cfg: &InitConfig, tree: &Tree) -> Result<(), String> {
+    super::scratch::bind_dirs_with(
+        cfg,
+        tree,
+        (64 << 20) + (64 << 10),
+        &[
+            ("dev", 0o755, MsFlags::MS_NOEXEC),
+            ("dev/shm", 0o1777, MsFlags::MS_NODEV | MsFlags::MS_NOEXEC),
+        ],
     )?;
+    let dev = tree.dir("dev", 0o755)?;
     for name in DEVICES {
         dev.create_file(name, b"", 0o644)?;
         bind_onto(
@@ -525,13 +530,6 @@ fn build_dev(tree: &Tree) -> Result<(), String> {
         "devpts",
         MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
         Some("newinstance,ptmxmode=0666,mode=620"),
-    )?;
-    dev.mount_fs(
-        "shm",
-        0o1777,
-        "tmpfs",
-        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
-        Some("mode=1777,size=64m"),
     )?;
     Ok(())
 }

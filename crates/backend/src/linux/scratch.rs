@@ -24,13 +24,29 @@ use std::path::Path;
 
 /// Mount one tmpfs (size `cfg.disk_bytes`) on the setup's empty directory (next to the
 /// root mountpoint, outside the sandbox root), make a directory per `(inside, mode)` on
-/// it, bind each onto `inside` of `tree`, and detach the tmpfs' own root again.
+/// it, bind each onto `inside` of `tree` (nosuid, nodev), and detach the tmpfs' own root
+/// again.
 pub fn bind_dirs(cfg: &InitConfig, tree: &Tree, dirs: &[(&str, u32)]) -> Result<(), String> {
+    let dirs: Vec<(&str, u32, MsFlags)> = dirs
+        .iter()
+        .map(|(d, m)| (*d, *m, MsFlags::MS_NODEV))
+        .collect();
+    bind_dirs_with(cfg, tree, cfg.disk_bytes.max(1 << 20), &dirs)
+}
+
+/// [`bind_dirs`] with a size and per-directory mount flags (besides nosuid, which every
+/// bind gets). Directories are bound in order: a later one may lie inside an earlier one.
+pub fn bind_dirs_with(
+    cfg: &InitConfig,
+    tree: &Tree,
+    size: u64,
+    dirs: &[(&str, u32, MsFlags)],
+) -> Result<(), String> {
     if dirs.is_empty() {
         return Ok(());
     }
     let at = cfg.root_dir.with_file_name("empty");
-    let opts = format!("mode=755,size={}", cfg.disk_bytes.max(1 << 20));
+    let opts = format!("mode=755,size={size}");
     mount(
         Some("tmpfs"),
         &at,
@@ -46,8 +62,8 @@ pub fn bind_dirs(cfg: &InitConfig, tree: &Tree, dirs: &[(&str, u32)]) -> Result<
     bound.and(detached)
 }
 
-fn bind_all(at: &Path, tree: &Tree, dirs: &[(&str, u32)]) -> Result<(), String> {
-    for (inside, mode) in dirs {
+fn bind_all(at: &Path, tree: &Tree, dirs: &[(&str, u32, MsFlags)]) -> Result<(), String> {
+    for (inside, mode, flags) in dirs {
         // Names are fixed, one component each (no path of the sandbox's is involved).
         let name = inside.replace('/', "_");
         let src = at.join(&name);
@@ -60,7 +76,7 @@ fn bind_all(at: &Path, tree: &Tree, dirs: &[(&str, u32)]) -> Result<(), String> 
                 tree.dir(inside, 0o755)
                     .and_then(|t| t.fd().try_clone().map_err(|e| e.to_string()))
             },
-            MsFlags::MS_NODEV,
+            *flags,
         )?;
         // The bind's root is the directory made above: check it landed there.
         let landed = tree.dir(inside, 0o755)?;
