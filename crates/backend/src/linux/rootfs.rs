@@ -2,8 +2,9 @@
 //!
 //! The host-view root: a fresh tmpfs holding read-only binds of the host's system
 //! directories (`/usr`, `/bin`, `/lib*`, `/sbin`, `/etc` with credential files masked), a
-//! new `/proc` for the sandbox's pid namespace, a minimal `/dev`, and writable,
-//! size-capped tmpfs `/tmp`, `/root` and `/workspace`. Nothing here is
+//! new `/proc` for the sandbox's pid namespace, a minimal `/dev`, and writable `/tmp`,
+//! `/root` and `/workspace`: three directories of one private tmpfs with the sandbox's
+//! disk cap (scratch.rs). Nothing here is
 //! visible in the host's mount namespace, so nothing can leak there.
 //!
 //! The image root: an overlay whose lower layer is the shared, read-only unpacked image

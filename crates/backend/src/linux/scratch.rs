@@ -1,12 +1,13 @@
-//! The sandbox's writable directories (`/tmp`, `/root`, `/workspace`) as directories of
-//! one private tmpfs, each bound in on its own.
+//! Several mountpoints of a sandbox as directories of one private tmpfs, each bound in on
+//! its own: the writable `/tmp`, `/root`, `/workspace` ([`bind_dirs`]), and `/dev` with
+//! `/dev/shm` ([`bind_dirs_with`], from rootfs.rs).
 //!
 //! Why one filesystem: every mounted filesystem (superblock) registers a memcg-aware
 //! shrinker, and the kernel gives *every* memory cgroup of the host a slot for every
 //! shrinker id ever in use at once (`shrinker_nr_max` only grows; 1 KiB per 64 ids per
 //! memory cgroup, unaccounted `kmalloc-1k`). With one memory cgroup and a dozen
 //! superblocks per sandbox that cost is quadratic in the number of sandboxes (docs/memory.md).
-//! Three tmpfs mounts become one here.
+//! Three tmpfs mounts become one here (and two for `/dev`).
 //!
 //! What changes for the sandbox: the three directories share the sandbox's disk cap
 //! (`disk_bytes` for all of them together, where each had its own before: the host
