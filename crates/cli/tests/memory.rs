@@ -92,7 +92,12 @@ fn writable_dirs_share_one_private_filesystem_and_one_disk_cap() {
          echo ok > /dev/shm/x && cat /dev/shm/x; head -c 4 /dev/zero | wc -c",
     );
     let out = stdout(&o);
-    assert_eq!(out, "/dev /dev\n/dev_shm /dev/shm\n1\nok\n4\n", "{}", stderr(&o));
+    assert_eq!(
+        out,
+        "/dev /dev\n/dev_shm /dev/shm\n1\nok\n4\n",
+        "{}",
+        stderr(&o)
+    );
     s.run(&["sandbox", "rm", &a, &b]);
 }
 
