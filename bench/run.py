@@ -26,6 +26,7 @@ BENCH_ONLY=snapshots the API rows plus snapshot/restore/fork/pause rows (bench/s
 BENCH_ONLY=console only the console's keystroke echo rows (bench/console.py).
 BENCH_ONLY=files only the files API rows (bench/files.py).
 BENCH_ONLY=sdk only the SDK round trips (bench/sdk.py).
+BENCH_ONLY=memory only host memory per idle sandbox, whole and broken down (bench/memory.py).
 """
 import hashlib, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
@@ -249,6 +250,8 @@ def main():
     if os.environ.get("BENCH_ONLY") == "registries":  # bench/registries.py: first vs cached npm ci
         print(json.dumps({"registries": registries.run(binary)}, indent=2))
         return
+    if os.environ.get("BENCH_ONLY") == "memory":  # host memory per idle sandbox (bench/memory.py)
+        return print(json.dumps({"memory": __import__("memory").memory_bench(binary)}, indent=2))
     if os.environ.get("BENCH_ONLY") == "pools":  # warm pools, attestation, scale (bench/pools.py)
         print(json.dumps({"machine": {"cpus": os.cpu_count(), "kernel": os.uname().release},
                           "pools": pools_bench(binary, BWRAP)}, indent=2)); return

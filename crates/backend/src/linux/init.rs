@@ -34,6 +34,8 @@ use std::time::Instant;
 /// Entry point of `cleanroom-init __sandbox-init`: the server's sandbox launcher
 /// ([`super::zygote`]), which forks every shim ([`shim_main`]). Never returns.
 pub fn main() -> ! {
+    // Which of its mappings an idle shim or pid 1 may give back (see trim.rs), once.
+    super::trim::prepare();
     super::zygote::serve()
 }
 
@@ -149,6 +151,8 @@ fn run_shim() -> Result<i32, String> {
             // The shim keeps nothing open that the sandbox needs; drop the control socket
             // so the server sees EOF as soon as pid 1 is gone.
             let _ = nix::unistd::close(CONTROL_FD);
+            // Idle from here on: give back the page tables of setup's code (trim.rs).
+            super::trim::idle();
             loop {
                 match waitpid(child, None) {
                     Ok(WaitStatus::Exited(_, c)) => return Ok(c),
@@ -265,6 +269,8 @@ fn run_pid1(
     // The server holds them now; pid 1 keeps no copy its children could inherit.
     drop(tun);
     drop(upper);
+    // Idle until the first request: give back the page tables of setup's code (trim.rs).
+    super::trim::idle();
     Ok(serve(&sfd, &mask)?)
 }
 

@@ -29,9 +29,11 @@ pub mod protocol;
 mod reader;
 mod restore;
 mod rootfs;
+mod scratch;
 mod sweep;
 pub mod sys;
 mod tree;
+mod trim;
 mod usage;
 mod zygote;
 

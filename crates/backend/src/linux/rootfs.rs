@@ -2,8 +2,9 @@
 //!
 //! The host-view root: a fresh tmpfs holding read-only binds of the host's system
 //! directories (`/usr`, `/bin`, `/lib*`, `/sbin`, `/etc` with credential files masked), a
-//! new `/proc` for the sandbox's pid namespace, a minimal `/dev`, and writable,
-//! size-capped tmpfs `/tmp`, `/root` and `/workspace`. Nothing here is
+//! new `/proc` for the sandbox's pid namespace, a minimal `/dev`, and writable `/tmp`,
+//! `/root` and `/workspace`: three directories of one private tmpfs with the sandbox's
+//! disk cap (scratch.rs). Nothing here is
 //! visible in the host's mount namespace, so nothing can leak there.
 //!
 //! The image root: an overlay whose lower layer is the shared, read-only unpacked image
@@ -282,13 +283,21 @@ fn populate(
     layers: Option<&Path>,
 ) -> Result<Vec<String>, SetupError> {
     let tree = Tree::open(root, image)?;
-    let own = tree.mount_fs(
-        OWN_DIR,
-        0o755,
-        "tmpfs",
-        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
-        Some("mode=755,size=16m"),
-    )?;
+    // An image root is the image's copy-on-write tree: the setup's files get a small tmpfs
+    // of their own, read-only once written. The host view's skeleton is the setup's own
+    // tmpfs already (read-only after pivot_root, before any sandbox process exists): a
+    // directory of it saves a superblock per sandbox (docs/memory.md).
+    let own = if image {
+        tree.mount_fs(
+            OWN_DIR,
+            0o755,
+            "tmpfs",
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+            Some("mode=755,size=16m"),
+        )?
+    } else {
+        tree.dir(OWN_DIR, 0o755)?
+    };
     if let Some(tun) = &cfg.tun {
         point_dns_at_gateway(&tree, &own, tun.gateway)?;
     }
@@ -296,18 +305,20 @@ fn populate(
         install_ca(&tree, &own, pem)?;
     }
     // What the setup wrote there is fixed for the sandbox's life.
-    mount(
-        None::<&str>,
-        &fd_path(own.fd()),
-        None::<&str>,
-        MsFlags::MS_REMOUNT
-            | MsFlags::MS_RDONLY
-            | MsFlags::MS_NOSUID
-            | MsFlags::MS_NODEV
-            | MsFlags::MS_NOEXEC,
-        None::<&str>,
-    )
-    .map_err(|e| format!("remount /{OWN_DIR} read-only: {e}"))?;
+    if image {
+        mount(
+            None::<&str>,
+            &fd_path(own.fd()),
+            None::<&str>,
+            MsFlags::MS_REMOUNT
+                | MsFlags::MS_RDONLY
+                | MsFlags::MS_NOSUID
+                | MsFlags::MS_NODEV
+                | MsFlags::MS_NOEXEC,
+            None::<&str>,
+        )
+        .map_err(|e| format!("remount /{OWN_DIR} read-only: {e}"))?;
+    }
     tree.mount_fs(
         "proc",
         0o555,
@@ -315,28 +326,24 @@ fn populate(
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
         None,
     )?;
-    build_dev(&tree)?;
+    build_dev(cfg, &tree)?;
 
-    // Writable filesystems: private tmpfs mounts with a size cap (and charged to the
-    // sandbox's memory cgroup), gone with the mount namespace.
+    // Writable filesystems: directories of ONE private tmpfs with the sandbox's disk cap
+    // (charged to its memory cgroup), bound in, gone with the mount namespace. One
+    // superblock instead of one per directory: see docs/memory.md (every superblock is a
+    // memcg-aware shrinker, and every memory cgroup on the host pays for every shrinker).
+    let mut fresh = Vec::new();
     for (inside, mode) in [
-        ("tmp", "1777"),
-        ("root", "700"),
-        (WORKSPACE_PATH.trim_start_matches('/'), "755"),
+        ("tmp", 0o1777),
+        ("root", 0o700),
+        (WORKSPACE_PATH.trim_start_matches('/'), 0o755),
     ] {
         // Restored from a snapshot: its files below, a fresh private upper above.
-        if super::restore::overlay_part(cfg, &tree, inside, mode, layers)? {
-            continue;
+        if !super::restore::overlay_part(cfg, &tree, inside, &format!("{mode:o}"), layers)? {
+            fresh.push((inside, mode));
         }
-        let opts = format!("mode={mode},size={}", cfg.disk_bytes.max(1 << 20));
-        tree.mount_fs(
-            inside,
-            0o755,
-            "tmpfs",
-            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-            Some(opts.as_str()),
-        )?;
     }
+    super::scratch::bind_dirs(cfg, &tree, &fresh)?;
     tree.dir("home", 0o755)?;
 
     // What landlock leaves writable besides the fixed set: an image's own top-level
@@ -487,15 +494,20 @@ fn install_ca(tree: &Tree, own: &Tree, pem: &str) -> Result<(), SetupError> {
 }
 
 /// A minimal `/dev`: a tmpfs of the setup's own with the host's harmless devices bound in,
-/// the usual links, a private devpts and a shm tmpfs.
-fn build_dev(tree: &Tree) -> Result<(), String> {
-    let dev = tree.mount_fs(
-        "dev",
-        0o755,
-        "tmpfs",
-        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
-        Some("mode=755,size=64k"),
+/// the usual links, a private devpts and a shm directory. `/dev` and `/dev/shm` are two
+/// directories of ONE tmpfs (64 MiB + 64 KiB for both, what the two had before), bound in
+/// with their old flags: one superblock less per sandbox (docs/memory.md).
+fn build_dev(cfg: &InitConfig, tree: &Tree) -> Result<(), String> {
+    super::scratch::bind_dirs_with(
+        cfg,
+        tree,
+        (64 << 20) + (64 << 10),
+        &[
+            ("dev", 0o755, MsFlags::MS_NOEXEC),
+            ("dev/shm", 0o1777, MsFlags::MS_NODEV | MsFlags::MS_NOEXEC),
+        ],
     )?;
+    let dev = tree.dir("dev", 0o755)?;
     for name in DEVICES {
         dev.create_file(name, b"", 0o644)?;
         bind_onto(
@@ -519,13 +531,6 @@ fn build_dev(tree: &Tree) -> Result<(), String> {
         "devpts",
         MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
         Some("newinstance,ptmxmode=0666,mode=620"),
-    )?;
-    dev.mount_fs(
-        "shm",
-        0o1777,
-        "tmpfs",
-        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
-        Some("mode=1777,size=64m"),
     )?;
     Ok(())
 }

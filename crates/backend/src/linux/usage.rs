@@ -10,7 +10,9 @@
 //!   sandbox's processes of `utime + stime + cutime + cstime` from `/proc/<pid>/stat` —
 //!   every process reaped inside the sandbox is folded into its reaper's `cutime`;
 //! * filesystems: `fstatvfs` of `/`, `/tmp`, `/root`, `/workspace` opened from pid 1's
-//!   root, writable ones only, one entry per filesystem.
+//!   root, writable ones only, one entry per path: `/tmp`, `/root` and `/workspace` are
+//!   directories of one filesystem (docs/memory.md), so their entries show the same
+//!   numbers (one disk cap for the three; not to be added up).
 
 use crate::types::{FsUsage, Usage};
 use std::fs;
@@ -153,7 +155,8 @@ fn stat_cpu_ticks(stat: &str) -> Option<u64> {
     Some(get(14)? + get(15)? + get(16)? + get(17)?)
 }
 
-/// Writable filesystems seen from pid 1's root (one entry each).
+/// Writable filesystems seen from pid 1's root (one entry per path; paths on one
+/// filesystem repeat its numbers).
 fn filesystems(init_pid: i32) -> Vec<FsUsage> {
     use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
     use nix::sys::statvfs::{fstatvfs, FsFlags};
@@ -167,7 +170,6 @@ fn filesystems(init_pid: i32) -> Vec<FsUsage> {
                 | ResolveFlag::RESOLVE_NO_SYMLINKS
                 | ResolveFlag::RESOLVE_NO_MAGICLINKS,
         );
-    let mut seen = Vec::new();
     let mut out = Vec::new();
     for path in WRITABLE_CANDIDATES {
         let rel = path.trim_start_matches('/');
@@ -176,10 +178,9 @@ fn filesystems(init_pid: i32) -> Vec<FsUsage> {
             continue;
         };
         let Ok(st) = fstatvfs(&fd) else { continue };
-        if st.flags().contains(FsFlags::ST_RDONLY) || seen.contains(&st.filesystem_id()) {
+        if st.flags().contains(FsFlags::ST_RDONLY) {
             continue;
         }
-        seen.push(st.filesystem_id());
         let frag = st.fragment_size().max(1);
         let size = st.blocks().saturating_mul(frag);
         let free = st.blocks_free().saturating_mul(frag);
