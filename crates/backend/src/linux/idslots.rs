@@ -10,7 +10,8 @@
 //! servers never agree on one. Because a sandbox may outlive its server's lock by a few
 //! milliseconds (the shim and pid 1 die by `PDEATHSIG`, asynchronously), each lease also
 //! records its shim's pid and start time; a slot whose recorded shim is still alive is
-//! skipped even when its lock is free.
+//! skipped even when its lock is free. Once that record is written the lock has done its
+//! job and is released (the server keeps no descriptor per sandbox for it).
 
 use super::config::IdRange;
 use super::procinfo;
@@ -23,10 +24,13 @@ pub const ID_BASE: u32 = 1_000_000_000;
 pub const ID_COUNT: u32 = 65_536;
 pub const ID_SLOTS: u32 = 16_384;
 
-/// One leased id block; the lease (the `flock`) ends when this is dropped.
+/// One leased id block. Until its holder is recorded the lease is the `flock`; after
+/// that the record alone keeps other processes off the block (the lock file is closed:
+/// one descriptor fewer per idle sandbox), and this process's own set of held slots keeps
+/// it off until the lease is dropped.
 #[derive(Debug)]
 pub struct IdLease {
-    file: File,
+    file: Option<File>,
     range: IdRange,
     /// Where this process records the slot as held (removed on drop).
     dir: PathBuf,
@@ -65,12 +69,21 @@ impl IdLease {
         self.range
     }
 
-    /// Remember the shim that runs in this block, so that a successor that gets the lock
-    /// while the shim is still dying does not reuse the block.
+    /// Remember the shim that runs in this block: while that process lives, no other
+    /// process takes the block, lock or no lock ([`try_slot`]). Once the record is
+    /// written (and flushed to the file) the lock is released; if it cannot be written
+    /// the lock stays held for the lease's life, as before (fail closed).
     pub fn record_holder(&mut self, pid: i32, start: u64) {
-        let _ = self.file.set_len(0);
-        let _ = self.file.rewind();
-        let _ = writeln!(self.file, "{pid} {start}");
+        let Some(file) = self.file.as_mut() else {
+            return;
+        };
+        let written = file
+            .set_len(0)
+            .and_then(|()| file.rewind())
+            .and_then(|_| writeln!(file, "{pid} {start}"));
+        if written.is_ok() {
+            self.file = None;
+        }
     }
 }
 
@@ -122,7 +135,7 @@ fn try_slot(dir: &Path, slot: u32) -> Option<IdLease> {
         }
     }
     Some(IdLease {
-        file,
+        file: Some(file),
         range: IdRange {
             host_base: ID_BASE + slot * ID_COUNT,
             count: ID_COUNT,
@@ -162,6 +175,24 @@ mod tests {
             first,
             "block of a live holder was handed out again"
         );
+    }
+
+    #[test]
+    fn a_recorded_lease_holds_no_descriptor_and_still_keeps_its_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = lease(dir.path()).unwrap();
+        let me = std::process::id() as i32;
+        a.record_holder(me, procinfo::start_time(me).unwrap());
+        assert!(
+            a.file.is_none(),
+            "the lock file stays open after the record"
+        );
+        // Another process sees the lock free but the holder alive: not its block.
+        let path = dir.path().join("0");
+        let other = super::super::sys::open_locked(&path).unwrap();
+        assert!(other.is_some(), "the lock was not released");
+        drop(other);
+        assert!(try_slot(dir.path(), 0).is_none());
     }
 
     #[test]

@@ -140,6 +140,8 @@ fn run_shim() -> Result<i32, String> {
         ForkResult::Parent { child } => {
             // pid 1 has its own copy of the tun fd to hand to the server.
             drop(net);
+            // From here SIGTERM is the server's "end this sandbox" (shimwait.rs).
+            let term = super::shimwait::take_term()?;
             protocol::send(
                 CONTROL_FD,
                 &Reply::Started {
@@ -153,15 +155,7 @@ fn run_shim() -> Result<i32, String> {
             let _ = nix::unistd::close(CONTROL_FD);
             // Idle from here on: give back the page tables of setup's code (trim.rs).
             super::trim::idle();
-            loop {
-                match waitpid(child, None) {
-                    Ok(WaitStatus::Exited(_, c)) => return Ok(c),
-                    Ok(WaitStatus::Signaled(_, s, _)) => return Ok(128 + s as i32),
-                    Ok(_) => continue,
-                    Err(nix::errno::Errno::EINTR) => continue,
-                    Err(e) => return Err(format!("waitpid: {e}")),
-                }
-            }
+            super::shimwait::wait_pid1(child, &term)
         }
     }
 }

@@ -45,9 +45,9 @@ impl LinuxBackend {
         let (life_tx, mut life_rx) =
             tokio::sync::mpsc::unbounded_channel::<(Reply, Vec<OwnedFd>)>();
         let exits: Arc<Mutex<HashMap<ProcessId, oneshot::Sender<ExitStatus>>>> = Arc::default();
-        let reader_fd = host_sock
-            .try_clone()
-            .map_err(|e| BackendError::io("dup control socket", e))?;
+        // The reader shares the socket (no dup: one fd per sandbox, not two).
+        let host_sock = Arc::new(host_sock);
+        let reader_fd = host_sock.clone();
         let reader_exits = exits.clone();
         let opens: Waiters<Opened> = Arc::default();
         let reader_opens = opens.clone();
@@ -67,17 +67,14 @@ impl LinuxBackend {
             while let Some((reply, fds)) = life_rx.recv().await {
                 match reply {
                     Reply::Started { init_pid: p } => {
-                        // Pid 1 is the shim's child and only the shim reaps it: while the
-                        // shim lives, `p` cannot have been reused.
-                        let init = pidfd::PidFd::open(p).map_err(|e| {
-                            BackendError::LaunchFailed(format!("pidfd of sandbox init: {e}"))
-                        })?;
+                        // No handle on pid 1 is kept: the shim ends it on request
+                        // (shimwait.rs). The pid is for display and the start-time record.
                         if shim.0.has_exited() {
                             return Err(BackendError::LaunchFailed(
                                 "sandbox shim exited during setup".into(),
                             ));
                         }
-                        init_pid = Some(init);
+                        init_pid = Some(p);
                     }
                     Reply::NeedIdMap { shim_pid } => {
                         let range = cfg.id_range.ok_or_else(|| {
@@ -134,7 +131,7 @@ impl LinuxBackend {
                     ))
                 }
             };
-        let init_pid = init.pid();
+        let init_pid = init;
         let init_start = procinfo::start_time(init_pid)
             .ok_or_else(|| BackendError::LaunchFailed("sandbox init vanished".into()))?;
 
@@ -206,7 +203,6 @@ impl LinuxBackend {
             send_lock: Mutex::new(()),
             init_pid,
             init_start,
-            init,
             state_dir: dir.to_path_buf(),
             next_id: AtomicU64::new(1),
             exits,

@@ -30,6 +30,7 @@ mod reader;
 mod restore;
 mod rootfs;
 mod scratch;
+mod shimwait;
 mod sweep;
 pub mod sys;
 mod tree;
@@ -78,12 +79,12 @@ pub struct LinuxBackend {
 }
 
 struct LinuxSandbox {
-    control: OwnedFd,
+    /// pid 1's control socket, one fd shared with the reader task (sends here, reads
+    /// there): every fd per idle sandbox counts against the server's descriptor limit.
+    control: Arc<OwnedFd>,
     send_lock: Mutex<()>,
     init_pid: i32,
     init_start: u64,
-    /// Pid 1 itself: kills reach exactly it, never a process that reused its pid.
-    init: pidfd::PidFd,
     state_dir: PathBuf,
     next_id: AtomicU64,
     exits: Arc<Mutex<HashMap<ProcessId, oneshot::Sender<ExitStatus>>>>,
@@ -508,24 +509,31 @@ impl Backend for LinuxBackend {
             .map_err(|_| BackendError::Unavailable("lock poisoned".into()))?
             .remove(sandbox_id);
         if let Some(sbx) = sbx {
-            // Pid 1 dies (by pidfd: exactly this sandbox's), and the kernel kills the rest
-            // of its pid namespace. A paused sandbox: the kill takes effect once thawed.
-            sbx.init.kill();
+            // The shim kills pid 1 on SIGTERM (through a pidfd of its own unreaped child:
+            // exactly this sandbox's, shimwait.rs), and the kernel kills the rest of the pid
+            // namespace. A paused sandbox: the kill takes effect once thawed.
+            let shim = sbx.shim.lock().await.take();
+            if let Some(shim) = &shim {
+                let _ = shim.0.signal(libc::SIGTERM);
+            }
             freeze::thaw_quietly(&sbx.cgroups);
-            match sbx.shim.lock().await.take() {
+            match shim {
                 // The shim reaps pid 1, and pid 1 is reaped only after every process of its
                 // pid namespace is gone: the shim's exit is the precise "all dead" signal.
                 Some(shim) => {
                     let wait = tokio::time::timeout(Duration::from_secs(10), shim.0.exited());
                     if !matches!(wait.await, Ok(Ok(()))) {
+                        // A shim that does not answer: SIGKILL it (pid 1 follows by its
+                        // parent-death signal) and make sure of pid 1 by pid and start
+                        // time, waiting until it is gone (bounded).
                         shim.0.kill();
-                        let pid1 = tokio::time::timeout(Duration::from_secs(5), sbx.init.exited());
-                        let _ = pid1.await;
+                        kill_init(sbx.init_pid, sbx.init_start).await;
                     }
                 }
                 None => {
-                    let pid1 = tokio::time::timeout(Duration::from_secs(10), sbx.init.exited());
-                    let _ = pid1.await;
+                    // Unreachable in practice (one teardown per sandbox takes the shim):
+                    // the start-time-checked kill used for sandboxes of earlier runs.
+                    kill_init(sbx.init_pid, sbx.init_start).await;
                 }
             }
             remove_dir(&sbx.state_dir);

@@ -9,13 +9,14 @@ use tokio::io::unix::AsyncFd;
 /// runtime's epoll; each read is `MSG_DONTWAIT` (see [`protocol::try_recv`]).
 pub(super) async fn read_replies(
     sandbox_id: String,
-    fd: OwnedFd,
+    fd: Arc<OwnedFd>,
     life: tokio::sync::mpsc::UnboundedSender<(Reply, Vec<OwnedFd>)>,
     (exits, opens): (Waiters<ExitStatus>, Waiters<Opened>),
     cgroups: Vec<PathBuf>,
 ) {
-    // SAFETY: the AsyncFd takes ownership of `fd` (an OwnedFd): it stays open and names
-    // the same socket until the AsyncFd is dropped, and as_raw_fd always returns it.
+    // SAFETY: the AsyncFd owns one reference to the socket (the sandbox holds the other,
+    // for sends); the fd stays open and names the same socket at least until the AsyncFd
+    // is dropped, and as_raw_fd of the Arc always returns it.
     let registered = unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) };
     let afd = match registered {
         Ok(a) => a,
