@@ -27,6 +27,8 @@ BENCH_ONLY=console only the console's keystroke echo rows (bench/console.py).
 BENCH_ONLY=files only the files API rows (bench/files.py).
 BENCH_ONLY=sdk only the SDK round trips (bench/sdk.py).
 BENCH_ONLY=memory only host memory per idle sandbox, whole and broken down (bench/memory.py).
+BENCH_ONLY=scale only BENCH_SCALE_N (default 5000) idle sandboxes on one server: latency, threads,
+descriptors and memory with them, teardown and leftovers (bench/scale.py).
 """
 import hashlib, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
@@ -250,6 +252,8 @@ def main():
     if os.environ.get("BENCH_ONLY") == "registries":  # bench/registries.py: first vs cached npm ci
         print(json.dumps({"registries": registries.run(binary)}, indent=2))
         return
+    if os.environ.get("BENCH_ONLY") == "scale":  # many idle sandboxes on one server (bench/scale.py)
+        return print(json.dumps({"scale": __import__("scale").scale_bench(binary)}, indent=2))
     if os.environ.get("BENCH_ONLY") == "memory":  # host memory per idle sandbox (bench/memory.py)
         return print(json.dumps({"memory": __import__("memory").memory_bench(binary)}, indent=2))
     if os.environ.get("BENCH_ONLY") == "pools":  # warm pools, attestation, scale (bench/pools.py)
