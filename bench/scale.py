@@ -12,29 +12,16 @@ Its own server (clean state, no sandbox caps). Reports, in one run:
   * the teardown time, and what is left after it (sandbox processes, mounts of the server's
     state, cgroup directories): nothing.
 """
-import json, os, shutil, socket, subprocess, sys, tempfile, time
+import os, shutil, socket, subprocess, sys, tempfile, time
+
+from pools import _row, _run as _pools_run
 
 N = int(os.environ.get("BENCH_SCALE_N", "5000"))
 
 
-def _pct(xs, p):
-    xs = sorted(xs)
-    k = (len(xs) - 1) * p / 100.0
-    f, c = int(k), min(int(k) + 1, len(xs) - 1)
-    return xs[f] + (xs[c] - xs[f]) * (k - f)
-
-
-def _row(xs):
-    return {"runs": len(xs), "p50_ms": round(_pct(xs, 50), 3), "p99_ms": round(_pct(xs, 99), 3)}
-
-
 def _run(cmd, env, check=True):
-    t = time.perf_counter()
-    r = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, capture_output=True)
-    dt = (time.perf_counter() - t) * 1000
-    if check and r.returncode != 0:
-        raise SystemExit(f"bench(scale): {cmd[1:4]} failed ({r.returncode}): {r.stderr.decode()[-400:]}")
-    return dt, r.stdout.decode()
+    dt, out = _pools_run(cmd, env, None, check)
+    return dt, out
 
 
 def _status(pid, key):

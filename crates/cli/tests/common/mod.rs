@@ -93,17 +93,7 @@ impl Server {
     /// SIGTERM and wait (graceful stop).
     pub fn stop(&mut self) {
         if let Some(mut c) = self.child.take() {
-            // SAFETY: kill(2) takes integers only; the pid is our own unreaped child.
-            unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
-            let deadline = Instant::now() + Duration::from_secs(20);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = c.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            let _ = c.kill();
-            let _ = c.wait();
+            stop_child(&mut c);
         }
     }
 
