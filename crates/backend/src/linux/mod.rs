@@ -282,6 +282,19 @@ async fn kill_init(pid: i32, start: u64) -> bool {
     true
 }
 
+/// Remove a sandbox's state directory and cgroups on the blocking pool: a large directory
+/// tree, or cgroups that stay busy for a moment (their removal retries with sleeps), must
+/// never hold a runtime worker that other sandboxes' traffic needs.
+async fn remove_state(dir: PathBuf, cgroups: Vec<PathBuf>) {
+    let work = move || {
+        remove_dir(&dir);
+        cgroup::remove_eventually(cgroup::remove(&cgroups));
+    };
+    if let Err(e) = tokio::task::spawn_blocking(work).await {
+        tracing::warn!(error = %e, "sandbox state removal did not finish");
+    }
+}
+
 fn remove_dir(dir: &Path) -> Option<PathBuf> {
     match std::fs::remove_dir_all(dir) {
         Ok(()) => Some(dir.to_path_buf()),
@@ -536,16 +549,14 @@ impl Backend for LinuxBackend {
                     kill_init(sbx.init_pid, sbx.init_start).await;
                 }
             }
-            remove_dir(&sbx.state_dir);
-            cgroup::remove_eventually(cgroup::remove(&sbx.cgroups));
+            remove_state(sbx.state_dir.clone(), sbx.cgroups.clone()).await;
             // Only now, with every process of the sandbox gone, may its ids be reused.
             if let Ok(mut lease) = sbx.id_lease.lock() {
                 lease.take();
             }
         } else {
             // Unknown to this process (e.g. created before a restart): just sweep its state.
-            remove_dir(&self.dir_for(sandbox_id)?);
-            cgroup::remove_eventually(cgroup::remove(&self.cgroups.dirs_for(sandbox_id)));
+            remove_state(self.dir_for(sandbox_id)?, self.cgroups.dirs_for(sandbox_id)).await;
         }
         Ok(())
     }
