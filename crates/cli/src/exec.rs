@@ -4,12 +4,12 @@
 //! the sandbox are left running and the re-attach command is printed.
 
 use crate::cli::ExecArgs;
-use crate::follow::{follow, CtrlC, FollowOpts, Followed, EXIT_DETACHED};
+use crate::follow::{follow_output, CtrlC, FollowOpts, Followed, EXIT_DETACHED};
 use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
 use crate::request::{invalid, limits_msg, read_policy};
 use cleanroom_client::api::*;
 use cleanroom_client::endpoint::Target;
-use cleanroom_client::session;
+use cleanroom_client::session::{self, ExecutionOutput};
 use cleanroom_client::{ApiError, Client};
 use std::path::PathBuf;
 
@@ -49,65 +49,56 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
             return EXIT_CLEANROOM_ERROR;
         }
     };
-    // 1. The sandbox.
-    let mut bootstrap = None;
-    // Whether the sandbox's policy may ask (unknown for `--in`: the answerer looks it up).
-    let mut asks = None;
-    let (sandbox_id, created) = match &args.in_sandbox {
-        Some(id) => (id.clone(), false),
-        None => {
-            // A snapshot brings its own policy: the repository's is not read.
-            let policy = match args.from.is_some() {
-                true => Ok(String::new()),
-                false => read_policy(args.policy.as_ref(), true),
-            };
-            let policy = match policy {
-                Ok(p) => p,
-                Err(e) => {
-                    render::error(&e, None);
-                    return EXIT_CLEANROOM_ERROR;
-                }
-            };
-            let limits = match limits_msg(&args.limits) {
-                Ok(l) => l,
-                Err(e) => {
-                    render::error(&e, None);
-                    return EXIT_CLEANROOM_ERROR;
-                }
-            };
-            let lockfiles = match crate::lockfiles::read(&policy, args.policy.as_deref()) {
-                Ok(l) => l,
-                Err(e) => {
-                    render::error(&e, None);
-                    return EXIT_CLEANROOM_ERROR;
-                }
-            };
-            let req = CreateSandboxRequest {
-                lockfiles: lockfiles.into_iter().collect(),
-                policy_yaml: policy,
-                image_ref: args.image.clone().unwrap_or_default(),
-                limits: limits.into(),
-                learn: args.ask.learn.is_some(),
-                from_snapshot: args.from.clone().unwrap_or_default(),
-                ..Default::default()
-            };
-            match client.sandboxes.create_sandbox(req).await {
-                Ok(r) => {
-                    let r = r.into_owned();
-                    // What the policy asks to do before the workload, as the server
-                    // compiled it.
-                    bootstrap = r.bootstrap.as_option().cloned();
-                    asks = r.sandbox.as_option().map(|s| s.egress_asks);
-                    let id = r.sandbox.as_option().map(|s| s.sandbox_id.clone());
-                    (id.unwrap_or_default(), true)
-                }
-                Err(e) => {
-                    render::error(&e.into(), None);
-                    return EXIT_CLEANROOM_ERROR;
-                }
+    // 1. The sandbox and, unless its policy asks for a bootstrap first, the workload: one
+    // RunExecution call (it also tears the sandbox down after the exit unless we keep it).
+    let create = match &args.in_sandbox {
+        Some(_) => None,
+        None => match create_request(&args) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                render::error(&e, None);
+                return EXIT_CLEANROOM_ERROR;
             }
+        },
+    };
+    let keep_sandbox = args.keep || args.ask.learn.is_some();
+    let run_req = RunExecutionRequest {
+        terminate_on_exit: create.is_some() && !keep_sandbox,
+        create: create.into(),
+        execution: execution_request(
+            &args,
+            args.in_sandbox.as_deref().unwrap_or_default(),
+            None,
+            env.clone(),
+        )
+        .into(),
+        ..Default::default()
+    };
+    // The local record's pruning runs while the server works.
+    let (started, ()) = tokio::join!(ExecutionOutput::run(&client, run_req), async {
+        crate::retained::make_room()
+    });
+    let started = match started {
+        Ok(s) => s,
+        Err(e) => {
+            let hint = args
+                .in_sandbox
+                .as_ref()
+                .or(e
+                    .details
+                    .iter()
+                    .find(|(k, _)| k == "sandbox_id")
+                    .map(|(_, v)| v))
+                .map(|id| format!("cleanroom sandbox inspect {id}"));
+            render::error(&e, hint);
+            return EXIT_CLEANROOM_ERROR;
         }
     };
+    let sandbox_id = started.sandbox.sandbox_id.clone();
+    let created = started.created;
+    let bootstrap = started.bootstrap;
+    let asks = Some(started.sandbox.egress_asks);
+    let mut running = started.execution;
     if args.print_sandbox_id || (args.keep && created) {
         eprintln!("{sandbox_id}");
     }
@@ -128,24 +119,21 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
             Err(c) => code = c,
         }
     }
-    // 3. The workload.
-    let mut exec_id = None;
+    // 3. The workload (already running unless a bootstrap came first).
+    let mut ran = Ran::default();
     if code == 0 {
         let stdin = std::mem::replace(&mut answerer.guest_stdin, Box::new(tokio::io::empty()));
-        match exec_in(
-            &client,
-            &sandbox_id,
-            &args,
+        let work = Workload {
+            sandbox_id: &sandbox_id,
             default_cwd,
             env,
             stdin,
-            &mut sigint,
-        )
-        .await
-        {
-            Ok((c, id)) => {
-                code = c;
-                exec_id = id;
+            running: running.take(),
+        };
+        match exec_in(&client, &args, work, &mut sigint).await {
+            Ok(r) => {
+                code = r.code;
+                ran = r;
             }
             Err((exec_id, canceled)) => {
                 // Detached: the execution and its sandbox stay as they are (never torn
@@ -171,14 +159,19 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
     }
     // 4. Keep the run's record locally and tear the sandbox down, at the same time: the
     // teardown finishes in the server (STOPPING now, STOPPED once every process, mount and
-    // cgroup is gone), so the exit code is not delayed by it.
+    // cgroup is gone), so the exit code is not delayed by it. RunExecution already did both
+    // halves' server side when its stream lasted to the end: its final record came with it
+    // and it started the teardown itself.
+    let server_tore_down = ran.finished.is_some() && created && !keep_sandbox;
     let retain = async {
-        if let Some(id) = exec_id.as_deref() {
-            crate::retained::record(&client, id).await;
+        match (ran.finished.take(), ran.exec_id.as_deref()) {
+            (Some(f), _) => crate::retained::record_finished(f, &ran.tails),
+            (None, Some(id)) => crate::retained::record(&client, id).await,
+            (None, None) => {}
         }
     };
     let teardown = async {
-        if created && !args.keep {
+        if created && !args.keep && !server_tore_down {
             let req = TerminateSandboxRequest {
                 sandbox_id: sandbox_id.clone(),
                 background: true,
@@ -196,19 +189,34 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
     code
 }
 
-/// Run the workload and follow it to its end. `Ok` carries the exit code to return and the
-/// execution to keep a record of (none when it could not even be created); `Err` means the
-/// user detached (the execution id, and whether a cancel was sent).
-async fn exec_in(
-    client: &Client,
-    sandbox_id: &str,
+/// The sandbox's side of the CLI's `exec`: what CreateSandbox (or RunExecution) is asked for.
+fn create_request(args: &ExecArgs) -> Result<CreateSandboxRequest, ApiError> {
+    // A snapshot brings its own policy: the repository's is not read.
+    let policy = match args.from.is_some() {
+        true => String::new(),
+        false => read_policy(args.policy.as_ref(), true)?,
+    };
+    let limits = limits_msg(&args.limits)?;
+    let lockfiles = crate::lockfiles::read(&policy, args.policy.as_deref())?;
+    Ok(CreateSandboxRequest {
+        lockfiles: lockfiles.into_iter().collect(),
+        policy_yaml: policy,
+        image_ref: args.image.clone().unwrap_or_default(),
+        limits: limits.into(),
+        learn: args.ask.learn.is_some(),
+        from_snapshot: args.from.clone().unwrap_or_default(),
+        ..Default::default()
+    })
+}
+
+/// The workload as CreateExecution (or RunExecution) is asked for it.
+fn execution_request(
     args: &ExecArgs,
+    sandbox_id: &str,
     default_cwd: Option<String>,
     env: Vec<(String, String)>,
-    stdin: Box<dyn tokio::io::AsyncRead + Unpin + Send>,
-    sigint: &mut tokio::signal::unix::Signal,
-) -> Result<(i32, Option<String>), (String, bool)> {
-    let req = CreateExecutionRequest {
+) -> CreateExecutionRequest {
+    CreateExecutionRequest {
         sandbox_id: sandbox_id.to_string(),
         command: args.command.clone(),
         env: env.into_iter().collect(),
@@ -217,12 +225,58 @@ async fn exec_in(
         kind: ExecutionKind::EXECUTION_KIND_BATCH.into(),
         attach_stdin: !args.no_stdin,
         ..Default::default()
-    };
-    let execution = match session::create_execution(client, req).await {
-        Ok(e) => e,
-        Err(e) => {
-            render::error(&e, Some(format!("cleanroom sandbox inspect {sandbox_id}")));
-            return Ok((EXIT_CLEANROOM_ERROR, None));
+    }
+}
+
+/// What [`exec_in`] runs: in which sandbox, how, and — when RunExecution started it
+/// already — the running execution and its output.
+struct Workload<'c> {
+    sandbox_id: &'c str,
+    default_cwd: Option<String>,
+    env: Vec<(String, String)>,
+    stdin: Box<dyn tokio::io::AsyncRead + Unpin + Send>,
+    running: Option<(Execution, ExecutionOutput<'c>)>,
+}
+
+/// How the workload ended.
+#[derive(Default)]
+struct Ran {
+    /// The exit code to return.
+    code: i32,
+    /// The execution to keep a record of (none when it could not even be created).
+    exec_id: Option<String>,
+    /// RunExecution's final record, when its stream lasted to the end.
+    finished: Option<InspectExecutionResponse>,
+    /// The output's tails, for that record.
+    tails: crate::retained::Tails,
+}
+
+/// Run the workload (unless it runs already) and follow it to its end. `Err` means the
+/// user detached (the execution id, and whether a cancel was sent).
+async fn exec_in<'c>(
+    client: &'c Client,
+    args: &ExecArgs,
+    work: Workload<'c>,
+    sigint: &mut tokio::signal::unix::Signal,
+) -> Result<Ran, (String, bool)> {
+    let sandbox_id = work.sandbox_id;
+    let (execution, mut output) = match work.running {
+        Some(running) => running,
+        None => {
+            let req = execution_request(args, sandbox_id, work.default_cwd, work.env);
+            match session::create_execution(client, req).await {
+                Ok(e) => {
+                    let output = ExecutionOutput::new(client, sandbox_id, &e.execution_id);
+                    (e, output)
+                }
+                Err(e) => {
+                    render::error(&e, Some(format!("cleanroom sandbox inspect {sandbox_id}")));
+                    return Ok(Ran {
+                        code: EXIT_CLEANROOM_ERROR,
+                        ..Default::default()
+                    });
+                }
+            }
         }
     };
     let exec_id = execution.execution_id.clone();
@@ -232,7 +286,7 @@ async fn exec_in(
             client.executions.clone(),
             sandbox_id.to_string(),
             exec_id.clone(),
-            stdin,
+            work.stdin,
         ));
     }
     let opts = FollowOpts {
@@ -242,7 +296,8 @@ async fn exec_in(
         json: false,
         ctrl_c: CtrlC::CancelThenDetach,
     };
-    let code = match follow(client, sandbox_id, &exec_id, sigint, opts).await {
+    let mut tails = crate::retained::Tails::default();
+    let code = match follow_output(&mut output, &exec_id, sigint, opts, Some(&mut tails)).await {
         Followed::Exit(code) => code,
         Followed::Detached { canceled } => return Err((exec_id, canceled)),
         Followed::Caught => 0,
@@ -250,5 +305,10 @@ async fn exec_in(
     if args.print_trace_id && code == 0 {
         eprintln!("trace_id: {}", execution.trace_id);
     }
-    Ok((code, Some(exec_id)))
+    Ok(Ran {
+        code,
+        finished: output.finished().await,
+        exec_id: Some(exec_id),
+        tails,
+    })
 }

@@ -95,6 +95,18 @@ pub async fn follow(
     if !opts.follow {
         output = output.without_follow();
     }
+    follow_output(&mut output, exec_id, sigint, opts, None).await
+}
+
+/// [`follow`] with an output already open (e.g. RunExecution's), keeping the output's
+/// tails in `tails` when given (the local record of the run).
+pub async fn follow_output(
+    output: &mut ExecutionOutput<'_>,
+    exec_id: &str,
+    sigint: &mut tokio::signal::unix::Signal,
+    opts: FollowOpts,
+    mut tails: Option<&mut crate::retained::Tails>,
+) -> Followed {
     let mut interrupts = 0;
     let mut cancel_due: Option<tokio::time::Instant> = None;
     let mut canceled = false;
@@ -124,6 +136,11 @@ pub async fn follow(
             }
         };
         let seq = output.last_sequence();
+        if let (Some(t), Ok(Some(OutputEvent::Stdout(d) | OutputEvent::Stderr(d)))) =
+            (tails.as_deref_mut(), &next)
+        {
+            t.push(matches!(next, Ok(Some(OutputEvent::Stdout(_)))), d);
+        }
         let written = match next {
             Ok(Some(ev)) if opts.json => {
                 if let OutputEvent::Exit(x) = &ev {

@@ -48,6 +48,63 @@ fn write_private(path: &std::path::Path, data: &[u8]) -> std::io::Result<()> {
         .write_all(data)
 }
 
+/// The last [`TAIL`] bytes of a run's stdout and stderr as the client received them: the
+/// record's tails when the server's final record came without them (RunExecution).
+#[derive(Debug, Default)]
+pub struct Tails {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+impl Tails {
+    /// Append output; only the last `TAIL` bytes (plus up to 3 for a split character)
+    /// are kept.
+    pub fn push(&mut self, stdout: bool, data: &[u8]) {
+        let buf = if stdout {
+            &mut self.stdout
+        } else {
+            &mut self.stderr
+        };
+        let keep = TAIL + 3;
+        if data.len() >= keep {
+            buf.clear();
+            buf.extend_from_slice(&data[data.len() - keep..]);
+            return;
+        }
+        buf.extend_from_slice(data);
+        if buf.len() > 2 * keep {
+            buf.drain(..buf.len() - keep);
+        }
+    }
+
+    fn text(buf: &[u8]) -> String {
+        let s = String::from_utf8_lossy(&buf[buf.len().saturating_sub(TAIL + 3)..]);
+        tail(&s).to_string()
+    }
+}
+
+/// Keep `finished` (RunExecution's final record, which carries no tails) with the tails
+/// the client saw. Best effort, like [`record`].
+pub fn record_finished(mut finished: InspectExecutionResponse, tails: &Tails) {
+    finished.stdout = Tails::text(&tails.stdout);
+    finished.stderr = Tails::text(&tails.stderr);
+    let id = finished
+        .execution
+        .as_option()
+        .map(|e| e.execution_id.clone())
+        .unwrap_or_default();
+    if id.starts_with("exe_") && !id.contains(['/', '.']) {
+        keep(&id, finished, false);
+    }
+}
+
+/// Remove the oldest runs so that one more fits within [`KEEP`]. `exec` calls this while
+/// its RunExecution call is in flight (the client waits for the server anyway), so that
+/// writing the record after the exit is one directory and one file.
+pub fn make_room() {
+    prune(KEEP - 1);
+}
+
 /// Keep what the server says about `execution_id`. Best effort: a failure here never
 /// changes the command's result (it is reported on stderr).
 pub async fn record(client: &Client, execution_id: &str) {
@@ -78,6 +135,11 @@ pub async fn record(client: &Client, execution_id: &str) {
     }
     resp.stdout = tail(&resp.stdout).to_string();
     resp.stderr = tail(&resp.stderr).to_string();
+    keep(execution_id, resp, true);
+}
+
+/// Write one run's record and (`prune`) remove the oldest beyond [`KEEP`].
+fn keep(execution_id: &str, resp: InspectExecutionResponse, prune_after: bool) {
     let dir = root().join(execution_id);
     let r = (|| -> std::io::Result<()> {
         std::fs::DirBuilder::new()
@@ -103,7 +165,9 @@ pub async fn record(client: &Client, execution_id: &str) {
         );
         return;
     }
-    prune();
+    if prune_after {
+        prune(KEEP);
+    }
 }
 
 /// Retained execution ids, oldest first (ids are UUIDv7: they sort by time).
@@ -120,10 +184,10 @@ fn ids() -> Vec<String> {
     ids
 }
 
-fn prune() {
+fn prune(keep: usize) {
     let ids = ids();
-    if ids.len() > KEEP {
-        for id in &ids[..ids.len() - KEEP] {
+    if ids.len() > keep {
+        for id in &ids[..ids.len() - keep] {
             let _ = std::fs::remove_dir_all(root().join(id));
         }
     }

@@ -383,6 +383,9 @@ fn a_follower_attached_through_the_api_also_gets_live_only_output() {
                 }
                 Some(Payload::Warning(w)) => warnings.push(w.code.clone()),
                 Some(Payload::Exit(_)) => break,
+                Some(Payload::Started(_) | Payload::Finished(_)) => {
+                    panic!("StreamExecution sends no RunExecution bookends")
+                }
                 None => {}
             }
         }

@@ -48,6 +48,16 @@ impl ApiError {
     pub fn is(&self, code: ErrorCode) -> bool {
         self.code == code
     }
+
+    /// An error this client found itself (e.g. a stream that ended too early).
+    pub fn local(code: ErrorCode, message: impl Into<String>) -> Self {
+        ApiError {
+            code: code.to_string(),
+            message: message.into(),
+            connect_code: connectrpc::ErrorCode::Unknown.as_str().into(),
+            details: Vec::new(),
+        }
+    }
 }
 
 impl From<ConnectError> for ApiError {

@@ -106,6 +106,8 @@ impl OutputEvent {
                 message: w.message.clone(),
             }),
             Payload::Exit(x) => Some(OutputEvent::Exit((*x).clone())),
+            // RunExecution's own bookends (see [`ExecutionOutput::run`]).
+            Payload::Started(_) | Payload::Finished(_) => None,
         }
     }
 }
@@ -156,6 +158,22 @@ pub struct ExecutionOutput<'c> {
     stream: Option<EventStream>,
     /// `false`: only what the server retains now, then the stream ends (no live tail).
     follow: bool,
+    /// `stream` is the RunExecution stream that started the execution (its `finished`
+    /// record comes after the exit); `false` once it was replaced by a StreamExecution.
+    run: bool,
+    /// RunExecution's `finished` record, when it arrived.
+    finished: Option<InspectExecutionResponse>,
+}
+
+/// What a RunExecution made: the sandbox (`created`: by this call) and either the
+/// started execution, followed by an [`ExecutionOutput`], or the bootstrap to perform
+/// first (then nothing was started).
+pub struct RunStarted<'c> {
+    pub sandbox: Sandbox,
+    pub created: bool,
+    pub bootstrap: Option<Bootstrap>,
+    /// The started execution and its output (`None` with a bootstrap).
+    pub execution: Option<(Execution, ExecutionOutput<'c>)>,
 }
 
 impl<'c> ExecutionOutput<'c> {
@@ -169,7 +187,63 @@ impl<'c> ExecutionOutput<'c> {
             retry: Retry::default(),
             stream: None,
             follow: true,
+            run: false,
+            finished: None,
         }
+    }
+
+    /// Make (or take) a sandbox, start a command and follow its output in one call
+    /// (`RunExecution`). The returned output resumes with StreamExecution if the stream
+    /// breaks, like any [`ExecutionOutput`]; after its exit event, [`Self::finished`]
+    /// gives the server's final record when the RunExecution stream lasted that long.
+    pub async fn run(
+        client: &'c Client,
+        req: RunExecutionRequest,
+    ) -> Result<RunStarted<'c>, ApiError> {
+        let mut stream = client.executions.run_execution(req).await?;
+        let first: ExecutionStreamEvent = match stream.message().await? {
+            Some(m) => m.to_owned_message(),
+            None => {
+                return Err(ApiError::local(
+                    cleanroom_vocab::ErrorCode::StreamEnded,
+                    "RunExecution ended before saying what it started",
+                ))
+            }
+        };
+        let Some(Payload::Started(started)) = first.payload else {
+            return Err(ApiError::local(
+                cleanroom_vocab::ErrorCode::StreamEnded,
+                "RunExecution did not start with what it made",
+            ));
+        };
+        let started = *started;
+        let sandbox = started.sandbox.as_option().cloned().unwrap_or_default();
+        let execution = started.execution.as_option().cloned().map(|e| {
+            let mut output = ExecutionOutput::new(client, &sandbox.sandbox_id, &e.execution_id);
+            output.stream = Some(stream);
+            output.run = true;
+            (e, output)
+        });
+        Ok(RunStarted {
+            created: started.created,
+            bootstrap: started.bootstrap.as_option().cloned(),
+            sandbox,
+            execution,
+        })
+    }
+
+    /// RunExecution's final record of the execution (after the exit event): `None` when
+    /// this output did not come from RunExecution, or its stream broke (ask
+    /// InspectExecution then).
+    pub async fn finished(&mut self) -> Option<InspectExecutionResponse> {
+        while self.finished.is_none() && self.run {
+            let m = self.stream.as_mut()?.message().await.ok()??;
+            let ev: ExecutionStreamEvent = m.to_owned_message();
+            if let Some(Payload::Finished(f)) = ev.payload {
+                self.finished = Some(*f);
+            }
+        }
+        self.finished.take()
     }
 
     /// Start after event `sequence` instead of from the first event (re-attach at an
@@ -225,6 +299,13 @@ impl<'c> ExecutionOutput<'c> {
             match stream.message().await {
                 Ok(Some(m)) => {
                     let ev: ExecutionStreamEvent = m.to_owned_message();
+                    if let Some(Payload::Finished(f)) = ev.payload {
+                        self.finished = Some(*f);
+                        continue;
+                    }
+                    if let Some(Payload::Started(_)) = ev.payload {
+                        continue; // RunExecution's first event, read by `run`
+                    }
                     self.last_sequence = ev.sequence;
                     self.retry.reset();
                     if let Some(event) = OutputEvent::from_message(ev) {
@@ -234,6 +315,7 @@ impl<'c> ExecutionOutput<'c> {
                 Ok(None) => return Ok(None),
                 Err(e) => {
                     self.stream = None;
+                    self.run = false;
                     match self.retry.next_delay() {
                         // Reconnect, resuming after last_sequence.
                         Some(d) => tokio::time::sleep(d).await,

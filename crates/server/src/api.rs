@@ -75,7 +75,7 @@ pub(crate) fn sandbox_msg(r: &SandboxRow) -> Sandbox {
     }
 }
 
-fn execution_msg(r: &ExecutionRow) -> Execution {
+pub(crate) fn execution_msg(r: &ExecutionRow) -> Execution {
     Execution {
         execution_id: r.id.clone(),
         sandbox_id: r.sandbox_id.clone(),
@@ -149,68 +149,7 @@ impl SandboxService for Api {
     ) -> ServiceResult<CreateSandboxResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        crate::engine::lifetimes::check_seconds("ttl_seconds", req.ttl_seconds)
-            .and_then(|()| {
-                crate::engine::lifetimes::check_seconds(
-                    "idle_timeout_seconds",
-                    req.idle_timeout_seconds,
-                )
-            })
-            .map_err(to_connect)?;
-        let l = req.limits.as_option().cloned().unwrap_or_default();
-        let limits = crate::limits::RequestedLimits {
-            memory_bytes: l.memory_bytes,
-            pids: l.pids,
-            cpu_millis: l.cpu_millis,
-            disk_bytes: l.disk_bytes,
-            output_bytes: l.output_bytes,
-        };
-        let binding =
-            crate::attest::AgentBinding::parse(&req.agent_public_key, &req.delegation_chain)
-                .map_err(to_connect)?;
-        let row = if req.from_snapshot.is_empty() {
-            let policy_yaml = if req.learn {
-                cleanroom_policy::ask::learning_yaml(&req.policy_yaml)
-                    .map_err(|e| to_connect(e.into()))?
-            } else {
-                req.policy_yaml.clone()
-            };
-            let lockfiles = req
-                .lockfiles
-                .iter()
-                .map(|(k, v)| (k.clone(), v.to_vec()))
-                .collect();
-            self.engine
-                .create_or_claim(
-                    &who,
-                    self.caps,
-                    crate::engine::pools::claim::CreateRequest {
-                        policy_yaml: &policy_yaml,
-                        image_ref: &req.image_ref,
-                        requested: limits,
-                        binding: &binding,
-                        use_pools: !req.no_pool,
-                        lockfiles: &lockfiles,
-                    },
-                )
-                .await
-        } else {
-            match crate::api_snapshots::create_from(&self.engine, &who, self.caps, &req, limits)
-                .await
-            {
-                Ok(row) => self.engine.bind_sandbox(&row, &binding, "").map(|_| row),
-                Err(e) => Err(e),
-            }
-        }
-        .map_err(to_connect)?;
-        self.engine
-            .claim_image(&who, &row.image_digest)
-            .map_err(to_connect)?;
-        self.engine
-            .init_lifetime(&row, req.ttl_seconds, req.idle_timeout_seconds)
-            .map_err(to_connect)?;
-        let bootstrap =
-            crate::bootstrap::plan_stored(&row.id, &row.compiled_policy).map_err(to_connect)?;
+        let (row, bootstrap) = crate::api_run::create(self, &who, &req).await?;
         Response::ok(CreateSandboxResponse {
             sandbox: self.sandbox_out(&row).into(),
             bootstrap: bootstrap.into(),
@@ -330,20 +269,9 @@ impl ExecutionService for Api {
         self.engine
             .owned_sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
-        let exec = ExecRequest {
-            sandbox_id: req.sandbox_id,
-            command: req.command,
-            env: req.env.into_iter().collect(),
-            cwd: req.cwd,
-            timeout_seconds: req.timeout_seconds,
-            attach_stdin: req.attach_stdin,
-            tty: req.tty || req.kind == ExecutionKind::EXECUTION_KIND_INTERACTIVE,
-            owner: who.name.clone(),
-            tty_size: crate::console::tty_size(req.tty_cols, req.tty_rows),
-        };
         let row = self
             .engine
-            .create_execution(exec)
+            .create_execution(exec_request(req, &who))
             .await
             .map_err(to_connect)?;
         Response::ok(CreateExecutionResponse {
@@ -414,40 +342,7 @@ impl ExecutionService for Api {
             .engine
             .inspect_execution(&req.sandbox_id, &exec_id)
             .map_err(to_connect)?;
-        let observability: Struct = [
-            (
-                "stdout_bytes".to_string(),
-                Value::from(i.stdout_bytes as f64),
-            ),
-            (
-                "stderr_bytes".to_string(),
-                Value::from(i.stderr_bytes as f64),
-            ),
-            (
-                "output_log".to_string(),
-                Value::from(i.log_path.display().to_string()),
-            ),
-        ]
-        .into_iter()
-        .collect();
-        Response::ok(InspectExecutionResponse {
-            message: i.execution.message.clone(),
-            stdout: String::from_utf8_lossy(&i.stdout_tail).into_owned(),
-            stderr: String::from_utf8_lossy(&i.stderr_tail).into_owned(),
-            trace_id: i.execution.trace_id.clone(),
-            policy_hash: i.policy_hash,
-            image_ref: i.image_ref,
-            image_digest: i.image_digest,
-            stdout_bytes: i.stdout_bytes,
-            stderr_bytes: i.stderr_bytes,
-            retained_bytes_dropped: i.output.dropped_bytes,
-            output_truncated: i.output.dropped_bytes > 0,
-            output_expired: i.output.expired_at > 0,
-            launched_vm: false,
-            observability: observability.into(),
-            execution: execution_msg(&i.execution).into(),
-            ..Default::default()
-        })
+        Response::ok(inspect_msg(i))
     }
 
     async fn cancel_execution(
@@ -507,6 +402,15 @@ impl ExecutionService for Api {
             .await
             .map_err(to_connect)?;
         Response::ok(CloseExecutionStdinResponse::default())
+    }
+
+    async fn run_execution(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, RunExecutionRequest>,
+    ) -> ServiceResult<ServiceStream<ExecutionStreamEvent>> {
+        let who = who(&ctx)?;
+        crate::api_run::run_execution(self, who, request.to_owned_message()).await
     }
 
     async fn stream_execution(
@@ -605,7 +509,63 @@ impl ImageService for Api {
     }
 }
 
-fn stream_event(exec_id: &str, item: StreamItem) -> ExecutionStreamEvent {
+/// What CreateExecution and RunExecution ask for, as the engine takes it.
+pub(crate) fn exec_request(
+    req: CreateExecutionRequest,
+    who: &crate::auth::Principal,
+) -> ExecRequest {
+    ExecRequest {
+        sandbox_id: req.sandbox_id,
+        command: req.command,
+        env: req.env.into_iter().collect(),
+        cwd: req.cwd,
+        timeout_seconds: req.timeout_seconds,
+        attach_stdin: req.attach_stdin,
+        tty: req.tty || req.kind == ExecutionKind::EXECUTION_KIND_INTERACTIVE,
+        owner: who.name.clone(),
+        tty_size: crate::console::tty_size(req.tty_cols, req.tty_rows),
+    }
+}
+
+/// InspectExecution's answer (RunExecution's `finished` too, with empty tails).
+pub(crate) fn inspect_msg(i: crate::engine::Inspection) -> InspectExecutionResponse {
+    let observability: Struct = [
+        (
+            "stdout_bytes".to_string(),
+            Value::from(i.stdout_bytes as f64),
+        ),
+        (
+            "stderr_bytes".to_string(),
+            Value::from(i.stderr_bytes as f64),
+        ),
+        (
+            "output_log".to_string(),
+            Value::from(i.log_path.display().to_string()),
+        ),
+    ]
+    .into_iter()
+    .collect();
+    InspectExecutionResponse {
+        message: i.execution.message.clone(),
+        stdout: String::from_utf8_lossy(&i.stdout_tail).into_owned(),
+        stderr: String::from_utf8_lossy(&i.stderr_tail).into_owned(),
+        trace_id: i.execution.trace_id.clone(),
+        policy_hash: i.policy_hash,
+        image_ref: i.image_ref,
+        image_digest: i.image_digest,
+        stdout_bytes: i.stdout_bytes,
+        stderr_bytes: i.stderr_bytes,
+        retained_bytes_dropped: i.output.dropped_bytes,
+        output_truncated: i.output.dropped_bytes > 0,
+        output_expired: i.output.expired_at > 0,
+        launched_vm: false,
+        observability: observability.into(),
+        execution: execution_msg(&i.execution).into(),
+        ..Default::default()
+    }
+}
+
+pub(crate) fn stream_event(exec_id: &str, item: StreamItem) -> ExecutionStreamEvent {
     use cleanroom_proto::cleanroom::v1::__buffa::oneof::execution_stream_event::Payload;
     let (sequence, payload) = match item {
         StreamItem::Output {

@@ -10,6 +10,7 @@ pub mod api_approvals;
 pub mod api_errors;
 pub mod api_lifetime;
 pub mod api_pools;
+pub mod api_run;
 pub mod api_snapshots;
 pub mod approvals;
 pub mod assemble;

@@ -126,6 +126,8 @@ pub struct Run {
     pub warnings: mpsc::UnboundedReceiver<WarningRecord>,
     /// The sandbox's output retention quota.
     pub budget: Arc<SandboxBudget>,
+    /// Told once the result is in the store.
+    pub recorded: watch::Sender<bool>,
 }
 
 impl Run {
@@ -310,18 +312,20 @@ impl Run {
                 tracing::error!(execution_id = %self.exec_id, error = %e, "could not record dropped output");
             }
         }
-        if let Err(e) = handle
-            .store
-            .finish_execution(&self.exec_id, status, exit_code, &message)
-        {
-            tracing::error!(execution_id = %self.exec_id, error = %e, "could not record execution result");
+        let event =
+            EventLog::execution_status_row(&self.sandbox_id, &self.exec_id, status, &message);
+        match handle.store.execution_ended(
+            &self.exec_id,
+            &self.sandbox_id,
+            (status, exit_code, &message),
+            &event,
+        ) {
+            Ok(seq) => handle.events.committed(seq),
+            Err(e) => {
+                tracing::error!(execution_id = %self.exec_id, error = %e, "could not record execution result")
+            }
         }
-        let _ = handle
-            .store
-            .clear_active_execution(&self.sandbox_id, &self.exec_id);
-        handle
-            .events
-            .execution_status(&self.sandbox_id, &self.exec_id, status, &message);
+        self.recorded.send_replace(true);
         // The log's flush to disk, off the runtime's threads, after the result is recorded
         // (the store itself commits without fsync: synchronous=NORMAL). The supervisor
         // ends, and `done` fires, only once the log is durable.

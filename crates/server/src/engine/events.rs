@@ -62,14 +62,28 @@ impl EventLog {
 
     /// `execution.status`.
     pub fn execution_status(&self, sandbox_id: &str, exec_id: &str, status: i32, message: &str) {
-        self.record(EventRow {
+        self.record(Self::execution_status_row(
+            sandbox_id, exec_id, status, message,
+        ));
+    }
+
+    /// An `execution.status` event stamped now, for a caller that writes it inside its own
+    /// store transaction (then [`Self::committed`]).
+    pub fn execution_status_row(
+        sandbox_id: &str,
+        exec_id: &str,
+        status: i32,
+        message: &str,
+    ) -> EventRow {
+        EventRow {
             sandbox_id: sandbox_id.into(),
             execution_id: exec_id.into(),
             kind: "execution.status".into(),
             execution_status: status,
             message: message.into(),
+            at: now_micros(),
             ..Default::default()
-        });
+        }
     }
 
     /// A sandbox's events after `after_seq`; with `follow`, until the sandbox ends. The

@@ -1,6 +1,7 @@
 //! Executions: start one (the supervisor drives it from there), find and inspect it,
 //! cancel it, feed its stdin, and stream its output from the durable log.
 
+use super::events::EventLog;
 use super::{Engine, ExecRequest, Inspection, LiveExec, StreamItem, DEFAULT_GRACE};
 use crate::error::{Class, EngineError};
 use crate::execlog::{self, ExitRecord, LogReader, LogWriter};
@@ -67,9 +68,9 @@ impl Engine {
         let log_path = execlog::path_for(&self.logs_dir, &id);
         let writer = LogWriter::create(&log_path)
             .map_err(|e| EngineError::internal(format!("create output log: {e}")))?;
-        self.store.insert_execution(&row)?;
-        self.events
-            .execution_status(&sandbox.id, &id, es::QUEUED, "");
+        let queued = EventLog::execution_status_row(&sandbox.id, &id, es::QUEUED, "");
+        let seq = self.store.queue_execution(&row, &queued)?;
+        self.events.committed(seq);
 
         let spec = ProcessSpec {
             argv: req.command.clone(),
@@ -99,10 +100,11 @@ impl Engine {
         };
         row.started_at = now_micros();
         row.status = es::RUNNING;
-        self.store.mark_execution_running(&id, row.started_at)?;
-        self.store.set_sandbox_executions(&sandbox.id, &id, &id)?;
-        self.events
-            .execution_status(&sandbox.id, &id, es::RUNNING, "");
+        let running = EventLog::execution_status_row(&sandbox.id, &id, es::RUNNING, "");
+        let seq = self
+            .store
+            .execution_running(&id, &sandbox.id, row.started_at, &running)?;
+        self.events.committed(seq);
 
         let mut handle = handle;
         let pty = match handle.pty.take().map(crate::pty::PtyMaster::new) {
@@ -119,6 +121,7 @@ impl Engine {
         };
         let (cancel_tx, cancel_rx) = watch::channel(None);
         let (done_tx, done_rx) = watch::channel(false);
+        let (recorded_tx, recorded_rx) = watch::channel(false);
         let (warn_tx, warn_rx) = mpsc::unbounded_channel();
         let live = Arc::new(LiveExec {
             sandbox_id: sandbox.id.clone(),
@@ -127,6 +130,7 @@ impl Engine {
             cancel: cancel_tx,
             commit: writer.subscribe(),
             done: done_rx,
+            recorded: recorded_rx,
             warnings: warn_tx,
             live_only: writer.live_sender(),
             dropped: writer.dropped_counter(),
@@ -154,6 +158,7 @@ impl Engine {
             timeout,
             warnings: warn_rx,
             budget: self.retention.budget(&sandbox.id),
+            recorded: recorded_tx,
         };
         tokio::spawn(async move {
             let io = supervisor::Io {
@@ -214,6 +219,33 @@ impl Engine {
         sandbox_id: &str,
         exec_id: &str,
     ) -> Result<Inspection, EngineError> {
+        self.inspect_with_tails(sandbox_id, exec_id, INSPECT_TAIL)
+    }
+
+    /// Wait until the execution's result is in the store (its row has the final status,
+    /// exit code and times: the exit event reaches streams a moment before; the output
+    /// log's flush to disk may still be running), then inspect it
+    /// without output tails (RunExecution's `finished`: its caller saw the output).
+    pub async fn settled_execution(
+        &self,
+        sandbox_id: &str,
+        exec_id: &str,
+    ) -> Result<Inspection, EngineError> {
+        if let Some(l) = self.live(exec_id) {
+            let mut recorded = l.recorded.clone();
+            drop(l);
+            // Err: the supervisor is gone without saying so; the row is as final as it gets.
+            let _ = recorded.wait_for(|r| *r).await;
+        }
+        self.inspect_with_tails(sandbox_id, exec_id, 0)
+    }
+
+    fn inspect_with_tails(
+        &self,
+        sandbox_id: &str,
+        exec_id: &str,
+        tail: u64,
+    ) -> Result<Inspection, EngineError> {
         let execution = self.find_execution(sandbox_id, exec_id)?;
         let sandbox = self.store.get_sandbox(&execution.sandbox_id)?;
         let (image_ref, image_digest) = sandbox
@@ -228,7 +260,7 @@ impl Engine {
         let (stdout_tail, stderr_tail, stdout_bytes, stderr_bytes) = if output.expired_at > 0 {
             Default::default()
         } else {
-            crate::outstream::read_tails(&log_path, INSPECT_TAIL).unwrap_or_default()
+            crate::outstream::read_tails(&log_path, tail).unwrap_or_default()
         };
         Ok(Inspection {
             execution,

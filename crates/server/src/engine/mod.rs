@@ -109,6 +109,9 @@ struct LiveExec {
     cancel: watch::Sender<Option<Arc<Cancel>>>,
     commit: watch::Receiver<execlog::Committed>,
     done: watch::Receiver<bool>,
+    /// Set once the execution's result is in the store (before the log's fsync; `done`
+    /// waits for that too).
+    recorded: watch::Receiver<bool>,
     /// Warnings (egress denies) to write into the execution's output log.
     warnings: mpsc::UnboundedSender<WarningRecord>,
     /// Output that is streamed to attached clients but not retained (over quota).

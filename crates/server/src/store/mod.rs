@@ -391,50 +391,11 @@ impl Store {
     }
 
     pub fn set_sandbox_executions(&self, id: &str, last: &str, active: &str) -> Result<()> {
-        self.with(|c| {
-            exec(c,
-                "UPDATE sandboxes SET last_execution_id = ?2, active_execution_id = ?3, updated_at = ?4 WHERE id = ?1",
-                params![id, last, active, now_micros()],
-            )
-            .map(drop)
-        })
-    }
-
-    /// Clear `active_execution_id` only if it still names `exec_id`.
-    pub fn clear_active_execution(&self, id: &str, exec_id: &str) -> Result<()> {
-        self.with(|c| {
-            exec(c,
-                "UPDATE sandboxes SET active_execution_id = '', updated_at = ?3 WHERE id = ?1 AND active_execution_id = ?2",
-                params![id, exec_id, now_micros()],
-            )
-            .map(drop)
-        })
+        self.with(|c| set_sandbox_executions_on(c, id, last, active))
     }
 
     pub fn insert_execution(&self, e: &ExecutionRow) -> Result<()> {
-        let cmd = serde_json::to_string(&e.command).unwrap_or_else(|_| "[]".into());
-        self.with(|c| {
-            exec(c,
-                &format!("INSERT INTO executions ({EXEC_COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"),
-                params![
-                    e.id,
-                    e.sandbox_id,
-                    e.status,
-                    cmd,
-                    e.exit_code,
-                    e.created_at,
-                    e.started_at,
-                    e.finished_at,
-                    e.message,
-                    e.cwd,
-                    e.tty as i64,
-                    e.kind,
-                    e.trace_id,
-                    e.owner
-                ],
-            )
-            .map(drop)
-        })
+        self.with(|c| insert_execution_on(c, e))
     }
 
     pub fn get_execution(&self, id: &str) -> Result<Option<ExecutionRow>> {
@@ -460,17 +421,6 @@ impl Store {
         })
     }
 
-    pub fn mark_execution_running(&self, id: &str, started_at: i64) -> Result<()> {
-        self.with(|c| {
-            exec(
-                c,
-                "UPDATE executions SET status = 2, started_at = ?2 WHERE id = ?1",
-                params![id, started_at],
-            )
-            .map(drop)
-        })
-    }
-
     pub fn finish_execution(
         &self,
         id: &str,
@@ -478,33 +428,12 @@ impl Store {
         exit_code: i32,
         message: &str,
     ) -> Result<()> {
-        self.with(|c| {
-            exec(c,
-                "UPDATE executions SET status = ?2, exit_code = ?3, message = ?4, finished_at = ?5 WHERE id = ?1",
-                params![id, status, exit_code, message, now_micros()],
-            )
-            .map(drop)
-        })
+        self.with(|c| finish_execution_on(c, id, status, exit_code, message))
     }
 
     /// Append an event and return its sequence number.
     pub fn append_event(&self, e: &EventRow) -> Result<i64> {
-        self.with(|c| {
-            exec(c,
-                "INSERT INTO events (sandbox_id, execution_id, kind, at, sandbox_status, execution_status, message, attributes) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
-                params![
-                    e.sandbox_id,
-                    e.execution_id,
-                    e.kind,
-                    e.at,
-                    e.sandbox_status,
-                    e.execution_status,
-                    e.message,
-                    if e.attributes.is_empty() { "{}" } else { e.attributes.as_str() }
-                ],
-            )?;
-            Ok(c.last_insert_rowid())
-        })
+        self.with(|c| append_event_on(c, e))
     }
 
     /// Events of one sandbox after `after_seq`, oldest first.
@@ -524,6 +453,92 @@ impl Store {
     }
 }
 
+fn insert_execution_on(c: &Connection, e: &ExecutionRow) -> rusqlite::Result<()> {
+    let cmd = serde_json::to_string(&e.command).unwrap_or_else(|_| "[]".into());
+    exec(c,
+                &format!("INSERT INTO executions ({EXEC_COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"),
+                params![
+                    e.id,
+                    e.sandbox_id,
+                    e.status,
+                    cmd,
+                    e.exit_code,
+                    e.created_at,
+                    e.started_at,
+                    e.finished_at,
+                    e.message,
+                    e.cwd,
+                    e.tty as i64,
+                    e.kind,
+                    e.trace_id,
+                    e.owner
+                ],
+            )
+            .map(drop)
+}
+
+fn set_sandbox_executions_on(
+    c: &Connection,
+    id: &str,
+    last: &str,
+    active: &str,
+) -> rusqlite::Result<()> {
+    exec(c,
+        "UPDATE sandboxes SET last_execution_id = ?2, active_execution_id = ?3, updated_at = ?4 WHERE id = ?1",
+        params![id, last, active, now_micros()],
+    )
+    .map(drop)
+}
+
+/// Clear `active_execution_id` only if it still names `exec_id`.
+fn clear_active_execution_on(c: &Connection, id: &str, exec_id: &str) -> rusqlite::Result<()> {
+    exec(c,
+        "UPDATE sandboxes SET active_execution_id = '', updated_at = ?3 WHERE id = ?1 AND active_execution_id = ?2",
+        params![id, exec_id, now_micros()],
+    )
+    .map(drop)
+}
+
+fn mark_execution_running_on(c: &Connection, id: &str, started_at: i64) -> rusqlite::Result<()> {
+    exec(
+        c,
+        "UPDATE executions SET status = 2, started_at = ?2 WHERE id = ?1",
+        params![id, started_at],
+    )
+    .map(drop)
+}
+
+fn finish_execution_on(
+    c: &Connection,
+    id: &str,
+    status: i32,
+    exit_code: i32,
+    message: &str,
+) -> rusqlite::Result<()> {
+    exec(c,
+        "UPDATE executions SET status = ?2, exit_code = ?3, message = ?4, finished_at = ?5 WHERE id = ?1",
+        params![id, status, exit_code, message, now_micros()],
+    )
+    .map(drop)
+}
+
+fn append_event_on(c: &Connection, e: &EventRow) -> rusqlite::Result<i64> {
+    exec(c,
+        "INSERT INTO events (sandbox_id, execution_id, kind, at, sandbox_status, execution_status, message, attributes) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
+        params![
+            e.sandbox_id,
+            e.execution_id,
+            e.kind,
+            e.at,
+            e.sandbox_status,
+            e.execution_status,
+            e.message,
+            if e.attributes.is_empty() { "{}" } else { e.attributes.as_str() }
+        ],
+    )?;
+    Ok(c.last_insert_rowid())
+}
+
 mod approvals;
 mod checkpoint;
 mod images;
@@ -534,6 +549,7 @@ mod snapshots;
 pub use output::OutputState;
 pub use snapshots::SnapshotRow;
 mod pools;
+mod runs;
 pub use pools::{ClaimCommit, ClaimOutcome, ClaimRow, PoolRow};
 
 #[cfg(test)]

@@ -246,3 +246,99 @@ fn pool_sandboxes_are_charged_to_the_pool_owner_and_claims_commit_once() {
     assert_eq!(claim("w2", "pool:p2", "a", 0), ClaimOutcome::Gone);
     assert_eq!(s.image_owners("sha256:00").unwrap(), vec!["a".to_string()]);
 }
+
+#[test]
+fn an_execution_moves_in_three_commits_each_with_its_event() {
+    use crate::status::{execution as es, sandbox as ss};
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("state.db")).unwrap();
+    s.insert_sandbox(&row("sbx_a", "u", ss::READY), SandboxCaps::default())
+        .unwrap();
+    let exe = |id: &str| ExecutionRow {
+        id: id.into(),
+        sandbox_id: "sbx_a".into(),
+        status: es::QUEUED,
+        command: vec!["true".into()],
+        exit_code: 0,
+        created_at: 1,
+        started_at: 0,
+        finished_at: 0,
+        message: String::new(),
+        cwd: "/".into(),
+        tty: false,
+        kind: 1,
+        trace_id: String::new(),
+        owner: "u".into(),
+    };
+    let ev = |id: &str, st: i32| EventRow {
+        sandbox_id: "sbx_a".into(),
+        execution_id: id.into(),
+        kind: "execution.status".into(),
+        execution_status: st,
+        ..Default::default()
+    };
+    let q = s
+        .queue_execution(&exe("exe_1"), &ev("exe_1", es::QUEUED))
+        .unwrap();
+    let r = s
+        .execution_running("exe_1", "sbx_a", 5, &ev("exe_1", es::RUNNING))
+        .unwrap();
+    assert!(r > q);
+    let sbx = s.get_sandbox("sbx_a").unwrap().unwrap();
+    assert_eq!(
+        (
+            sbx.last_execution_id.as_str(),
+            sbx.active_execution_id.as_str()
+        ),
+        ("exe_1", "exe_1")
+    );
+    assert_eq!(
+        s.get_execution("exe_1").unwrap().unwrap().status,
+        es::RUNNING
+    );
+    // A second execution became the active one: the first one's end leaves it.
+    s.queue_execution(&exe("exe_2"), &ev("exe_2", es::QUEUED))
+        .unwrap();
+    s.execution_running("exe_2", "sbx_a", 6, &ev("exe_2", es::RUNNING))
+        .unwrap();
+    let e = s
+        .execution_ended(
+            "exe_1",
+            "sbx_a",
+            (es::FAILED, 3, "exited with code 3"),
+            &ev("exe_1", es::FAILED),
+        )
+        .unwrap();
+    let done = s.get_execution("exe_1").unwrap().unwrap();
+    assert_eq!((done.status, done.exit_code), (es::FAILED, 3));
+    assert!(done.finished_at > 0);
+    assert_eq!(
+        s.get_sandbox("sbx_a").unwrap().unwrap().active_execution_id,
+        "exe_2"
+    );
+    s.execution_ended(
+        "exe_2",
+        "sbx_a",
+        (es::SUCCEEDED, 0, ""),
+        &ev("exe_2", es::SUCCEEDED),
+    )
+    .unwrap();
+    assert_eq!(
+        s.get_sandbox("sbx_a").unwrap().unwrap().active_execution_id,
+        ""
+    );
+    let kinds: Vec<(String, i32)> = s
+        .events_after("sbx_a", 0, 100)
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.execution_id, e.execution_status))
+        .collect();
+    assert_eq!(kinds.len(), 6, "one event per step: {kinds:?}");
+    assert!(kinds.contains(&("exe_1".into(), es::FAILED)));
+    assert!(e > r);
+    // A step that cannot commit writes nothing: a duplicate id leaves no second event.
+    assert!(s
+        .queue_execution(&exe("exe_1"), &ev("exe_1", es::QUEUED))
+        .is_err());
+    assert_eq!(s.events_after("sbx_a", 0, 100).unwrap().len(), 6);
+}

@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .cleanroom_pb2 import AttachExecutionRequest, AttachExecutionResponse, CancelExecutionRequest, CancelExecutionResponse, CloseExecutionStdinRequest, CloseExecutionStdinResponse, CreateExecutionRequest, CreateExecutionResponse, CreateSandboxRequest, CreateSandboxResponse, DownloadSandboxFileRequest, DownloadSandboxFileResponse, ExecutionStreamEvent, GetExecutionRequest, GetExecutionResponse, GetSandboxRequest, GetSandboxResponse, InspectExecutionRequest, InspectExecutionResponse, ListImagesRequest, ListImagesResponse, ListSandboxesRequest, ListSandboxesResponse, PullImageRequest, PullImageResponse, RemoveImageRequest, RemoveImageResponse, SandboxEvent, StreamExecutionRequest, StreamSandboxEventsRequest, TerminateSandboxRequest, TerminateSandboxResponse, WriteExecutionStdinRequest, WriteExecutionStdinResponse
+from .cleanroom_pb2 import AttachExecutionRequest, AttachExecutionResponse, CancelExecutionRequest, CancelExecutionResponse, CloseExecutionStdinRequest, CloseExecutionStdinResponse, CreateExecutionRequest, CreateExecutionResponse, CreateSandboxRequest, CreateSandboxResponse, DownloadSandboxFileRequest, DownloadSandboxFileResponse, ExecutionStreamEvent, GetExecutionRequest, GetExecutionResponse, GetSandboxRequest, GetSandboxResponse, InspectExecutionRequest, InspectExecutionResponse, ListImagesRequest, ListImagesResponse, ListSandboxesRequest, ListSandboxesResponse, PullImageRequest, PullImageResponse, RemoveImageRequest, RemoveImageResponse, RunExecutionRequest, SandboxEvent, StreamExecutionRequest, StreamSandboxEventsRequest, TerminateSandboxRequest, TerminateSandboxResponse, WriteExecutionStdinRequest, WriteExecutionStdinResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
@@ -590,6 +590,16 @@ class ExecutionService(Protocol):
     def stream_execution(self, request: StreamExecutionRequest, ctx: RequestContext[StreamExecutionRequest, ExecutionStreamEvent], /) -> AsyncIterator[ExecutionStreamEvent]:
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    def run_execution(self, request: RunExecutionRequest, ctx: RequestContext[RunExecutionRequest, ExecutionStreamEvent], /) -> AsyncIterator[ExecutionStreamEvent]:
+        """
+        Create (or claim) a sandbox, or take an existing one, start a command in it and stream
+        its output, in one call: what `cleanroom exec` does, without a round trip per step.
+        The first event is `started`; then the execution's events exactly as StreamExecution
+        sends them (resume with StreamExecution after the last sequence if the stream breaks);
+        after the exit, `finished`. Errors are those of CreateSandbox and CreateExecution.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
 
 class ExecutionServiceASGIApplication(ConnectASGIApplication[ExecutionService]):
     def __init__(
@@ -691,6 +701,17 @@ class ExecutionServiceASGIApplication(ConnectASGIApplication[ExecutionService]):
                         stream_type=StreamType.SERVER_STREAM,
                     ),
                     function=svc.stream_execution,
+                ),
+                "/cleanroom.v1.ExecutionService/RunExecution": Endpoint.server_stream(
+                    method=MethodInfo(
+                        name="RunExecution",
+                        service_name="cleanroom.v1.ExecutionService",
+                        input=RunExecutionRequest,
+                        output=ExecutionStreamEvent,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.SERVER_STREAM,
+                    ),
+                    function=svc.run_execution,
                 ),
             },
             interceptors=interceptors,
@@ -893,6 +914,33 @@ class ExecutionServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    def run_execution(
+        self,
+        request: RunExecutionRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> AsyncIterator[ExecutionStreamEvent]:
+        """
+        Create (or claim) a sandbox, or take an existing one, start a command in it and stream
+        its output, in one call: what `cleanroom exec` does, without a round trip per step.
+        The first event is `started`; then the execution's events exactly as StreamExecution
+        sends them (resume with StreamExecution after the last sequence if the stream breaks);
+        after the exit, `finished`. Errors are those of CreateSandbox and CreateExecution.
+        """
+        return self.execute_server_stream(
+            request=request,
+            method=MethodInfo(
+                name="RunExecution",
+                service_name="cleanroom.v1.ExecutionService",
+                input=RunExecutionRequest,
+                output=ExecutionStreamEvent,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.SERVER_STREAM,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class ExecutionServiceSync(Protocol):
     """
@@ -920,6 +968,16 @@ class ExecutionServiceSync(Protocol):
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     def stream_execution(self, request: StreamExecutionRequest, ctx: RequestContext[StreamExecutionRequest, ExecutionStreamEvent], /) -> Iterator[ExecutionStreamEvent]:
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def run_execution(self, request: RunExecutionRequest, ctx: RequestContext[RunExecutionRequest, ExecutionStreamEvent], /) -> Iterator[ExecutionStreamEvent]:
+        """
+        Create (or claim) a sandbox, or take an existing one, start a command in it and stream
+        its output, in one call: what `cleanroom exec` does, without a round trip per step.
+        The first event is `started`; then the execution's events exactly as StreamExecution
+        sends them (resume with StreamExecution after the last sequence if the stream breaks);
+        after the exit, `finished`. Errors are those of CreateSandbox and CreateExecution.
+        """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
 
@@ -1021,6 +1079,17 @@ class ExecutionServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.SERVER_STREAM,
                     ),
                     function=service.stream_execution,
+                ),
+                "/cleanroom.v1.ExecutionService/RunExecution": EndpointSync.server_stream(
+                    method=MethodInfo(
+                        name="RunExecution",
+                        service_name="cleanroom.v1.ExecutionService",
+                        input=RunExecutionRequest,
+                        output=ExecutionStreamEvent,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.SERVER_STREAM,
+                    ),
+                    function=service.run_execution,
                 ),
             },
             interceptors=interceptors,
@@ -1216,6 +1285,33 @@ class ExecutionServiceClientSync(ConnectClientSync):
                 name="StreamExecution",
                 service_name="cleanroom.v1.ExecutionService",
                 input=StreamExecutionRequest,
+                output=ExecutionStreamEvent,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.SERVER_STREAM,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def run_execution(
+        self,
+        request: RunExecutionRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> Iterator[ExecutionStreamEvent]:
+        """
+        Create (or claim) a sandbox, or take an existing one, start a command in it and stream
+        its output, in one call: what `cleanroom exec` does, without a round trip per step.
+        The first event is `started`; then the execution's events exactly as StreamExecution
+        sends them (resume with StreamExecution after the last sequence if the stream breaks);
+        after the exit, `finished`. Errors are those of CreateSandbox and CreateExecution.
+        """
+        return self.execute_server_stream(
+            request=request,
+            method=MethodInfo(
+                name="RunExecution",
+                service_name="cleanroom.v1.ExecutionService",
+                input=RunExecutionRequest,
                 output=ExecutionStreamEvent,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.SERVER_STREAM,

@@ -553,18 +553,44 @@ class Warning(_message.Message):
     def __init__(self, code: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
 
 class ExecutionStreamEvent(_message.Message):
-    __slots__ = ("execution_id", "sequence", "output", "exit", "warning")
+    __slots__ = ("execution_id", "sequence", "output", "exit", "warning", "started", "finished")
     EXECUTION_ID_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
     EXIT_FIELD_NUMBER: _ClassVar[int]
     WARNING_FIELD_NUMBER: _ClassVar[int]
+    STARTED_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_FIELD_NUMBER: _ClassVar[int]
     execution_id: str
     sequence: int
     output: OutputChunk
     exit: ExecutionExit
     warning: Warning
-    def __init__(self, execution_id: _Optional[str] = ..., sequence: _Optional[int] = ..., output: _Optional[_Union[OutputChunk, _Mapping]] = ..., exit: _Optional[_Union[ExecutionExit, _Mapping]] = ..., warning: _Optional[_Union[Warning, _Mapping]] = ...) -> None: ...
+    started: RunStarted
+    finished: InspectExecutionResponse
+    def __init__(self, execution_id: _Optional[str] = ..., sequence: _Optional[int] = ..., output: _Optional[_Union[OutputChunk, _Mapping]] = ..., exit: _Optional[_Union[ExecutionExit, _Mapping]] = ..., warning: _Optional[_Union[Warning, _Mapping]] = ..., started: _Optional[_Union[RunStarted, _Mapping]] = ..., finished: _Optional[_Union[InspectExecutionResponse, _Mapping]] = ...) -> None: ...
+
+class RunExecutionRequest(_message.Message):
+    __slots__ = ("execution", "create", "terminate_on_exit")
+    EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    CREATE_FIELD_NUMBER: _ClassVar[int]
+    TERMINATE_ON_EXIT_FIELD_NUMBER: _ClassVar[int]
+    execution: CreateExecutionRequest
+    create: CreateSandboxRequest
+    terminate_on_exit: bool
+    def __init__(self, execution: _Optional[_Union[CreateExecutionRequest, _Mapping]] = ..., create: _Optional[_Union[CreateSandboxRequest, _Mapping]] = ..., terminate_on_exit: _Optional[bool] = ...) -> None: ...
+
+class RunStarted(_message.Message):
+    __slots__ = ("sandbox", "created", "bootstrap", "execution")
+    SANDBOX_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    BOOTSTRAP_FIELD_NUMBER: _ClassVar[int]
+    EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    sandbox: Sandbox
+    created: bool
+    bootstrap: Bootstrap
+    execution: Execution
+    def __init__(self, sandbox: _Optional[_Union[Sandbox, _Mapping]] = ..., created: _Optional[bool] = ..., bootstrap: _Optional[_Union[Bootstrap, _Mapping]] = ..., execution: _Optional[_Union[Execution, _Mapping]] = ...) -> None: ...
 
 class Image(_message.Message):
     __slots__ = ("digest", "reference", "manifest_digest", "config_digest", "layers", "size", "pulled_at")

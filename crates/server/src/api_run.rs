@@ -1,0 +1,251 @@
+//! Making a sandbox (CreateSandbox's work, shared) and `RunExecution`: make or take a
+//! sandbox, start a command in it and stream its output in one call.
+//!
+//! Why one call: `cleanroom exec -- true` used five round trips (create, create execution,
+//! stream, inspect for the local record, terminate), each a hand-off between the client and
+//! the server that an idle machine pays wake-up latency for. Here the server chains the
+//! steps itself, waits for the execution's final row before its last message (the client
+//! no longer polls InspectExecution for it) and starts the teardown the caller asked for.
+
+use crate::api::{exec_request, inspect_msg, stream_event, to_connect, Api};
+use crate::auth::Principal;
+use crate::engine::StreamItem;
+use crate::error::EngineError;
+use crate::store::SandboxRow;
+use cleanroom_proto::cleanroom::v1::__buffa::oneof::execution_stream_event::Payload;
+use cleanroom_proto::cleanroom::v1::*;
+use connectrpc::{ConnectError, Response, ServiceResult, ServiceStream};
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use tokio::sync::mpsc;
+
+/// Events buffered between the forwarding task and the caller's stream.
+const BUFFER: usize = 16;
+
+/// CreateSandbox's work: validate, create or claim (or restore from a snapshot), charge the
+/// image, start the lifetime clocks. Returns the sandbox and the bootstrap its policy asks
+/// the client to perform before a workload.
+pub(crate) async fn create(
+    api: &Api,
+    who: &Principal,
+    req: &CreateSandboxRequest,
+) -> Result<(SandboxRow, Option<Bootstrap>), ConnectError> {
+    crate::engine::lifetimes::check_seconds("ttl_seconds", req.ttl_seconds)
+        .and_then(|()| {
+            crate::engine::lifetimes::check_seconds(
+                "idle_timeout_seconds",
+                req.idle_timeout_seconds,
+            )
+        })
+        .map_err(to_connect)?;
+    let l = req.limits.as_option().cloned().unwrap_or_default();
+    let limits = crate::limits::RequestedLimits {
+        memory_bytes: l.memory_bytes,
+        pids: l.pids,
+        cpu_millis: l.cpu_millis,
+        disk_bytes: l.disk_bytes,
+        output_bytes: l.output_bytes,
+    };
+    let binding = crate::attest::AgentBinding::parse(&req.agent_public_key, &req.delegation_chain)
+        .map_err(to_connect)?;
+    let row = if req.from_snapshot.is_empty() {
+        let policy_yaml = if req.learn {
+            cleanroom_policy::ask::learning_yaml(&req.policy_yaml)
+                .map_err(|e| to_connect(e.into()))?
+        } else {
+            req.policy_yaml.clone()
+        };
+        let lockfiles = req
+            .lockfiles
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_vec()))
+            .collect();
+        api.engine
+            .create_or_claim(
+                who,
+                api.caps,
+                crate::engine::pools::claim::CreateRequest {
+                    policy_yaml: &policy_yaml,
+                    image_ref: &req.image_ref,
+                    requested: limits,
+                    binding: &binding,
+                    use_pools: !req.no_pool,
+                    lockfiles: &lockfiles,
+                },
+            )
+            .await
+    } else {
+        match crate::api_snapshots::create_from(&api.engine, who, api.caps, req, limits).await {
+            Ok(row) => api.engine.bind_sandbox(&row, &binding, "").map(|_| row),
+            Err(e) => Err(e),
+        }
+    }
+    .map_err(to_connect)?;
+    api.engine
+        .claim_image(who, &row.image_digest)
+        .map_err(to_connect)?;
+    api.engine
+        .init_lifetime(&row, req.ttl_seconds, req.idle_timeout_seconds)
+        .map_err(to_connect)?;
+    let bootstrap =
+        crate::bootstrap::plan_stored(&row.id, &row.compiled_policy).map_err(to_connect)?;
+    Ok((row, bootstrap))
+}
+
+/// A sandbox this call made, torn down (in the background) when the call fails or ends.
+struct Made {
+    sandbox_id: String,
+    terminate_on_exit: bool,
+}
+
+impl Made {
+    fn tear_down(&self, api: &Api) {
+        if self.terminate_on_exit {
+            let _ = api.engine.terminate_sandbox_in_background(&self.sandbox_id);
+        }
+    }
+}
+
+fn event(execution_id: &str, payload: Payload) -> ExecutionStreamEvent {
+    ExecutionStreamEvent {
+        execution_id: execution_id.to_string(),
+        sequence: 0,
+        payload: Some(payload),
+        ..Default::default()
+    }
+}
+
+/// `RunExecution` (see the proto).
+pub(crate) async fn run_execution(
+    api: &Api,
+    who: Principal,
+    req: RunExecutionRequest,
+) -> ServiceResult<ServiceStream<ExecutionStreamEvent>> {
+    let mut exec = req.execution.as_option().cloned().unwrap_or_default();
+    let (row, bootstrap, made) = if exec.sandbox_id.is_empty() {
+        let create_req = req.create.as_option().cloned().unwrap_or_default();
+        let (row, bootstrap) = create(api, &who, &create_req).await?;
+        exec.sandbox_id = row.id.clone();
+        let made = Made {
+            sandbox_id: row.id.clone(),
+            terminate_on_exit: req.terminate_on_exit,
+        };
+        (row, bootstrap, Some(made))
+    } else {
+        if req.create.is_set() || req.terminate_on_exit {
+            return Err(to_connect(EngineError::invalid(
+                "RunExecution: `create` and `terminate_on_exit` are for a sandbox the call makes; \
+                 leave execution.sandbox_id empty to make one",
+            )));
+        }
+        let row = api
+            .engine
+            .owned_sandbox(&who, &exec.sandbox_id)
+            .map_err(to_connect)?;
+        (row, None, None)
+    };
+    let started = |execution: Option<&crate::store::ExecutionRow>| RunStarted {
+        sandbox: api.sandbox_out(&row).into(),
+        created: made.is_some(),
+        bootstrap: bootstrap.clone().into(),
+        execution: execution.map(crate::api::execution_msg).into(),
+        ..Default::default()
+    };
+    if bootstrap.is_some() {
+        // The client performs the bootstrap first (it holds the repository), then
+        // CreateExecution: nothing is started, nothing is torn down here.
+        let first = event("", Payload::from(started(None)));
+        return Response::ok(Box::pin(futures::stream::iter([Ok(first)])));
+    }
+    let fail = |e: EngineError| match &made {
+        Some(m) => {
+            m.tear_down(api);
+            to_connect(e.with("sandbox_id", &m.sandbox_id))
+        }
+        None => to_connect(e),
+    };
+    let execution = api
+        .engine
+        .create_execution(exec_request(exec, &who))
+        .await
+        .map_err(fail)?;
+    let items = api
+        .engine
+        .stream_execution(&row.id, &execution.id, 0, 0, 0, true)
+        .map_err(fail)?;
+    let first = event(&execution.id, Payload::from(started(Some(&execution))));
+    let (tx, rx) = mpsc::channel(BUFFER);
+    tokio::spawn(forward(
+        api.clone(),
+        row.id.clone(),
+        execution.id.clone(),
+        first,
+        items,
+        made,
+        tx,
+    ));
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    });
+    Response::ok(Box::pin(stream))
+}
+
+type Tx = mpsc::Sender<Result<ExecutionStreamEvent, ConnectError>>;
+
+/// Hand the run's events to the caller's stream; after the exit, the settled record, then
+/// the teardown asked for. A caller that goes away (detach, crash) stops the forwarding and
+/// leaves the execution and its sandbox as they are, exactly as when it followed with
+/// StreamExecution — except before it could learn the sandbox's id (the `started` event):
+/// nobody could reach that sandbox, so a `terminate_on_exit` one is torn down.
+async fn forward(
+    api: Api,
+    sandbox_id: String,
+    exec_id: String,
+    first: ExecutionStreamEvent,
+    mut items: BoxStream<'static, Result<StreamItem, EngineError>>,
+    made: Option<Made>,
+    tx: Tx,
+) {
+    if tx.send(Ok(first)).await.is_err() {
+        if let Some(m) = &made {
+            m.tear_down(&api);
+        }
+        return;
+    }
+    loop {
+        let item = tokio::select! {
+            item = items.next() => item,
+            () = tx.closed() => return,
+        };
+        let (item, exited) = match item {
+            Some(Ok(item)) => {
+                let exited = matches!(item, StreamItem::Exit { .. });
+                (Ok(stream_event(&exec_id, item)), exited)
+            }
+            Some(Err(e)) => (Err(to_connect(e)), false),
+            None => return,
+        };
+        let failed = item.is_err();
+        if tx.send(item).await.is_err() || failed {
+            return;
+        }
+        if exited {
+            break;
+        }
+    }
+    let finished = match api.engine.settled_execution(&sandbox_id, &exec_id).await {
+        Ok(i) => {
+            let mut m = inspect_msg(i);
+            // The caller has the output: the tails are not sent twice.
+            m.stdout.clear();
+            m.stderr.clear();
+            Ok(event(&exec_id, Payload::from(m)))
+        }
+        Err(e) => Err(to_connect(e)),
+    };
+    if tx.send(finished).await.is_ok() {
+        if let Some(m) = &made {
+            m.tear_down(&api);
+        }
+    }
+}
