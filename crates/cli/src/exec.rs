@@ -74,11 +74,7 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
         .into(),
         ..Default::default()
     };
-    // The local record's pruning runs while the server works.
-    let (started, ()) = tokio::join!(ExecutionOutput::run(&client, run_req), async {
-        crate::retained::make_room()
-    });
-    let started = match started {
+    let started = match ExecutionOutput::run(&client, run_req).await {
         Ok(s) => s,
         Err(e) => {
             let hint = args
@@ -94,6 +90,9 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
             return EXIT_CLEANROOM_ERROR;
         }
     };
+    // The local record's pruning, while the command starts (not before the request: it
+    // would delay it).
+    crate::retained::make_room();
     let sandbox_id = started.sandbox.sandbox_id.clone();
     let created = started.created;
     let bootstrap = started.bootstrap;

@@ -27,7 +27,6 @@ use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{fork, ForkResult, Pid};
 use std::collections::HashMap;
-use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::time::Instant;
 
@@ -575,7 +574,7 @@ fn handle(
             cwd,
             tty,
         } => {
-            let pid = spawn(&argv, &env, &cwd, &fds, tty, mask);
+            let pid = super::spawn::spawn(&argv, &env, &cwd, &fds, tty, mask);
             match pid {
                 Ok(pid) => {
                     drop(fds);
@@ -629,112 +628,6 @@ fn handle(
     }
 }
 
-/// Fork and exec one user process with the given stdio fds.
-fn spawn(
-    argv: &[String],
-    env: &[(String, String)],
-    cwd: &str,
-    fds: &[OwnedFd],
-    tty: bool,
-    mask: &SigSet,
-) -> Result<Pid, String> {
-    if fds.len() != 3 {
-        return Err(format!("spawn needs 3 stdio fds, got {}", fds.len()));
-    }
-    // Prepare everything that allocates before fork.
-    let c_argv: Vec<CString> = argv
-        .iter()
-        .map(|a| CString::new(a.as_bytes()))
-        .collect::<Result<_, _>>()
-        .map_err(|_| "argument contains a NUL byte".to_string())?;
-    let c_env: Vec<CString> = env
-        .iter()
-        .map(|(k, v)| CString::new(format!("{k}={v}")))
-        .collect::<Result<_, _>>()
-        .map_err(|_| "environment contains a NUL byte".to_string())?;
-    let c_cwd = CString::new(cwd).map_err(|_| "cwd contains a NUL byte".to_string())?;
-    let path = env
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.clone())
-        .unwrap_or_default();
-    let candidates: Vec<CString> = resolve_candidates(&argv[0], &path);
-    let raw: Vec<i32> = fds.iter().map(|f| f.as_raw_fd()).collect();
-
-    // SAFETY: pid 1 is single-threaded; the child only calls async-signal-safe functions
-    // (dup2, ioctl, chdir, setsid, sigprocmask, execve, write, _exit) on pre-built
-    // buffers.
-    match unsafe { fork() }.map_err(|e| format!("fork: {e}"))? {
-        ForkResult::Parent { child } => Ok(child),
-        ForkResult::Child => {
-            // SAFETY: the child of single-threaded pid 1; it only makes async-signal-safe
-            // calls on buffers built before the fork and ends in execve or _exit.
-            unsafe {
-                libc::setsid();
-                for (target, fd) in raw.iter().enumerate() {
-                    libc::dup2(*fd, target as i32);
-                }
-                // The new session's controlling terminal: job control and Ctrl-C work.
-                if tty && libc::ioctl(0, libc::TIOCSCTTY, 0) != 0 {
-                    fail("cleanroom: cannot set the controlling terminal\n", 126);
-                }
-                let _ = mask.thread_unblock();
-                libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-                if libc::chdir(c_cwd.as_ptr()) != 0 {
-                    let err = std::io::Error::last_os_error();
-                    fail(
-                        &format!("cleanroom: cannot enter working directory {cwd}: {err}\n"),
-                        126,
-                    );
-                }
-                let mut envp: Vec<*const libc::c_char> = c_env.iter().map(|c| c.as_ptr()).collect();
-                envp.push(std::ptr::null());
-                let mut argvp: Vec<*const libc::c_char> =
-                    c_argv.iter().map(|c| c.as_ptr()).collect();
-                argvp.push(std::ptr::null());
-                let mut last = libc::ENOENT;
-                for cand in &candidates {
-                    libc::execve(cand.as_ptr(), argvp.as_ptr(), envp.as_ptr());
-                    let e = *libc::__errno_location();
-                    // Keep the most telling error (EACCES beats ENOENT, like execvp).
-                    if e != libc::ENOENT || last == libc::ENOENT {
-                        last = if e == libc::ENOENT && last != libc::ENOENT {
-                            last
-                        } else {
-                            e
-                        };
-                    }
-                }
-                let err = std::io::Error::from_raw_os_error(last);
-                let code = if last == libc::ENOENT { 127 } else { 126 };
-                fail(
-                    &format!("cleanroom: cannot run {:?}: {err}\n", argv[0]),
-                    code,
-                )
-            }
-        }
-    }
-}
-
-/// execvp-style lookup done before fork: a name with a slash is used as is, otherwise
-/// every PATH entry is tried in order.
-fn resolve_candidates(name: &str, path: &str) -> Vec<CString> {
-    if name.contains('/') {
-        return CString::new(name).into_iter().collect();
-    }
-    path.split(':')
-        .map(|dir| if dir.is_empty() { "." } else { dir })
-        .filter_map(|dir| CString::new(format!("{dir}/{name}")).ok())
-        .collect()
-}
-
-/// Write a message to the child's stderr and exit without running destructors.
-unsafe fn fail(msg: &str, code: i32) -> ! {
-    libc::write(2, msg.as_ptr().cast(), msg.len());
-    libc::_exit(code)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -764,13 +657,5 @@ mod tests {
         seal_control_socket(a.as_fd(), sys::set_cloexec).unwrap();
         let flags = nix::fcntl::fcntl(a.as_fd(), nix::fcntl::FcntlArg::F_GETFD).unwrap();
         assert_ne!(flags & libc::FD_CLOEXEC, 0);
-    }
-
-    #[test]
-    fn candidates_follow_path_order() {
-        let c = resolve_candidates("sh", "/a::/b");
-        let c: Vec<_> = c.iter().map(|s| s.to_str().unwrap()).collect();
-        assert_eq!(c, ["/a/sh", "./sh", "/b/sh"]);
-        assert_eq!(resolve_candidates("/bin/sh", "/a").len(), 1);
     }
 }

@@ -31,6 +31,7 @@ mod restore;
 mod rootfs;
 mod scratch;
 mod shimwait;
+mod spawn;
 mod sweep;
 pub mod sys;
 mod tree;
