@@ -284,6 +284,7 @@ impl Store {
             "CREATE INDEX IF NOT EXISTS sandboxes_by_owner_status ON sandboxes(owner, status);",
         )?;
         conn.execute_batch(pools::POOL_SCHEMA)?;
+        conn.execute_batch(checkpoint::SCHEMA)?;
         let checkpoint = checkpoint::start(&conn, path);
         Ok(Store {
             conn: Mutex::new(conn),
