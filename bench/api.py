@@ -41,4 +41,7 @@ def api_rows(unix_host, tcp_host, tcp_token, runs):
         "unix_p50_ratio_vs_unary": round(row(unix)["p50_ms"] / unix["unary_list_sandboxes"]["p50_ms"], 2),
         "unix_p50_ratio_vs_host_spawn": round(row(unix)["p50_ms"] / unix["host_spawn_true"]["p50_ms"], 2),
         "tcp_minus_unix_p50_ms": round(row(tcp)["p50_ms"] - row(unix)["p50_ms"], 3),
+        # One RunExecution call in the same READY sandbox (what `cleanroom exec` uses).
+        "unix_run_execution_to_exit_p50_ms": unix["run_execution_to_exit"]["p50_ms"],
+        "unix_run_execution_to_final_record_p50_ms": unix["run_execution_to_final_record"]["p50_ms"],
     }

@@ -1,5 +1,6 @@
 //! API round-trip measurement (bench/api.py): over one connection, N times
-//! `CreateExecution(true)` + `StreamExecution` to the exit event in a READY sandbox, and, as
+//! `CreateExecution(true)` + `StreamExecution` to the exit event in a READY sandbox, N times
+//! the same as one `RunExecution` call (to the exit event, and to its final record), and, as
 //! the same-run reference, N unary `GetSandbox` calls (the framework/transport floor) and N
 //! local `fork+exec` of `true` (the process-spawn floor). Prints one JSON object.
 //!
@@ -76,14 +77,46 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         Ok::<(), Box<dyn std::error::Error>>(())
     };
+    // The same as one RunExecution call: to the exit event, and to the final record.
+    let run_once = || async {
+        let t = Instant::now();
+        let req = RunExecutionRequest {
+            execution: CreateExecutionRequest {
+                sandbox_id: sbx.clone(),
+                command: vec!["true".into()],
+                ..Default::default()
+            }
+            .into(),
+            ..Default::default()
+        };
+        let started = ExecutionOutput::run(&client, req).await?;
+        let (_, mut out) = started.execution.ok_or("not started")?;
+        loop {
+            match out.next().await? {
+                Some(OutputEvent::Exit(x)) if x.exit_code == 0 => break,
+                Some(OutputEvent::Exit(x)) => return Err(format!("exit {}", x.exit_code).into()),
+                Some(_) => {}
+                None => return Err("stream ended".into()),
+            }
+        }
+        let exited = t.elapsed().as_secs_f64() * 1000.0;
+        out.finished().await.ok_or("no final record")?;
+        Ok::<_, Box<dyn std::error::Error>>((exited, t.elapsed().as_secs_f64() * 1000.0))
+    };
     for _ in 0..10 {
         exec_once().await?;
+        run_once().await?;
     }
+    // Interleaved, so that both series see the same machine.
     let mut exec = Vec::with_capacity(n);
+    let (mut run, mut run_final) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for _ in 0..n {
         let t = Instant::now();
         exec_once().await?;
         exec.push(t.elapsed().as_secs_f64() * 1000.0);
+        let (exited, fin) = run_once().await?;
+        run.push(exited);
+        run_final.push(fin);
     }
     // Of which: CreateExecution answered (the rest is the stream to the exit).
     let create: Vec<f64> = created_ms.borrow().iter().skip(10).copied().collect();
@@ -117,6 +150,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         serde_json::json!({
             "exec_true_round_trip": row(exec),
             "of_which_create_execution": row(create),
+            "run_execution_to_exit": row(run),
+            "run_execution_to_final_record": row(run_final),
             "unary_list_sandboxes": row(unary),
             "host_spawn_true": row(spawn),
         })

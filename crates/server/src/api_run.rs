@@ -17,10 +17,6 @@ use cleanroom_proto::cleanroom::v1::*;
 use connectrpc::{ConnectError, Response, ServiceResult, ServiceStream};
 use futures::stream::BoxStream;
 use futures::StreamExt;
-use tokio::sync::mpsc;
-
-/// Events buffered between the forwarding task and the caller's stream.
-const BUFFER: usize = 16;
 
 /// CreateSandbox's work: validate, create or claim (or restore from a snapshot), charge the
 /// image, start the lifetime clocks. Returns the sandbox and the bootstrap its policy asks
@@ -174,78 +170,111 @@ pub(crate) async fn run_execution(
         .stream_execution(&row.id, &execution.id, 0, 0, 0, true)
         .map_err(fail)?;
     let first = event(&execution.id, Payload::from(started(Some(&execution))));
-    let (tx, rx) = mpsc::channel(BUFFER);
-    tokio::spawn(forward(
-        api.clone(),
-        row.id.clone(),
-        execution.id.clone(),
-        first,
+    let run = Run {
+        unseen: Unseen(
+            made.as_ref()
+                .filter(|m| m.terminate_on_exit)
+                .map(|m| (api.clone(), m.sandbox_id.clone())),
+        ),
+        api: api.clone(),
+        sandbox_id: row.id.clone(),
+        exec_id: execution.id.clone(),
+        first: Some(first),
         items,
-        made,
-        tx,
-    ));
-    let stream = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|item| (item, rx))
-    });
-    Response::ok(Box::pin(stream))
+        terminate_on_exit: made.is_some_and(|m| m.terminate_on_exit),
+        phase: Phase::Started,
+    };
+    Response::ok(Box::pin(futures::stream::unfold(run, Run::next)))
 }
 
-type Tx = mpsc::Sender<Result<ExecutionStreamEvent, ConnectError>>;
+/// Where a run's stream is.
+enum Phase {
+    Started,
+    Events,
+    Finished,
+    Done,
+}
 
-/// Hand the run's events to the caller's stream; after the exit, the settled record, then
-/// the teardown asked for. A caller that goes away (detach, crash) stops the forwarding and
-/// leaves the execution and its sandbox as they are, exactly as when it followed with
-/// StreamExecution — except before it could learn the sandbox's id (the `started` event):
-/// nobody could reach that sandbox, so a `terminate_on_exit` one is torn down.
-async fn forward(
+/// A sandbox made for the call whose id the caller has not been handed yet: dropped
+/// armed (the caller went away before `started`), it is torn down — nobody could reach it.
+struct Unseen(Option<(Api, String)>);
+
+impl Drop for Unseen {
+    fn drop(&mut self) {
+        if let Some((api, sandbox_id)) = self.0.take() {
+            let _ = api.engine.terminate_sandbox_in_background(&sandbox_id);
+        }
+    }
+}
+
+/// The run's response stream. It is polled by the connection itself (no task of its own:
+/// an event of the execution reaches the caller with no extra hand-off between threads),
+/// and dropped when the caller goes away (a detach, a crash): then the execution and its
+/// sandbox are left as they are, exactly as when it followed with StreamExecution —
+/// except before `started` was handed over ([`Unseen`]).
+struct Run {
     api: Api,
     sandbox_id: String,
     exec_id: String,
-    first: ExecutionStreamEvent,
-    mut items: BoxStream<'static, Result<StreamItem, EngineError>>,
-    made: Option<Made>,
-    tx: Tx,
-) {
-    if tx.send(Ok(first)).await.is_err() {
-        if let Some(m) = &made {
-            m.tear_down(&api);
-        }
-        return;
-    }
-    loop {
-        let item = tokio::select! {
-            item = items.next() => item,
-            () = tx.closed() => return,
-        };
-        let (item, exited) = match item {
-            Some(Ok(item)) => {
-                let exited = matches!(item, StreamItem::Exit { .. });
-                (Ok(stream_event(&exec_id, item)), exited)
+    first: Option<ExecutionStreamEvent>,
+    items: BoxStream<'static, Result<StreamItem, EngineError>>,
+    unseen: Unseen,
+    terminate_on_exit: bool,
+    phase: Phase,
+}
+
+type Item = Result<ExecutionStreamEvent, ConnectError>;
+
+impl Run {
+    async fn next(mut self) -> Option<(Item, Run)> {
+        match self.phase {
+            Phase::Started => {
+                self.phase = Phase::Events;
+                let first = self.first.take()?;
+                // Handed to the caller's stream: from here on the caller knows the sandbox.
+                self.unseen.0 = None;
+                Some((Ok(first), self))
             }
-            Some(Err(e)) => (Err(to_connect(e)), false),
-            None => return,
-        };
-        let failed = item.is_err();
-        if tx.send(item).await.is_err() || failed {
-            return;
-        }
-        if exited {
-            break;
-        }
-    }
-    let finished = match api.engine.settled_execution(&sandbox_id, &exec_id).await {
-        Ok(i) => {
-            let mut m = inspect_msg(i);
-            // The caller has the output: the tails are not sent twice.
-            m.stdout.clear();
-            m.stderr.clear();
-            Ok(event(&exec_id, Payload::from(m)))
-        }
-        Err(e) => Err(to_connect(e)),
-    };
-    if tx.send(finished).await.is_ok() {
-        if let Some(m) = &made {
-            m.tear_down(&api);
+            Phase::Events => match self.items.next().await {
+                Some(Ok(item)) => {
+                    if matches!(item, StreamItem::Exit { .. }) {
+                        self.phase = Phase::Finished;
+                    }
+                    Some((Ok(stream_event(&self.exec_id, item)), self))
+                }
+                Some(Err(e)) => {
+                    self.phase = Phase::Done;
+                    Some((Err(to_connect(e)), self))
+                }
+                None => None,
+            },
+            Phase::Finished => {
+                self.phase = Phase::Done;
+                // Polled for more after the exit: the caller is still attached.
+                let finished = match self
+                    .api
+                    .engine
+                    .settled_execution(&self.sandbox_id, &self.exec_id)
+                    .await
+                {
+                    Ok(i) => {
+                        let mut m = inspect_msg(i);
+                        // The caller has the output: the tails are not sent twice.
+                        m.stdout.clear();
+                        m.stderr.clear();
+                        Ok(event(&self.exec_id, Payload::from(m)))
+                    }
+                    Err(e) => Err(to_connect(e)),
+                };
+                if self.terminate_on_exit {
+                    let _ = self
+                        .api
+                        .engine
+                        .terminate_sandbox_in_background(&self.sandbox_id);
+                }
+                Some((finished, self))
+            }
+            Phase::Done => None,
         }
     }
 }
