@@ -8,6 +8,7 @@ pub mod activity;
 pub mod api;
 pub mod api_approvals;
 pub mod api_errors;
+pub mod api_exec;
 pub mod api_lifetime;
 pub mod api_pools;
 pub mod api_run;
