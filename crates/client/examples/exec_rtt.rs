@@ -29,6 +29,18 @@ fn row(mut xs: Vec<f64>) -> serde_json::Value {
     })
 }
 
+/// Follow `out` to its exit event; `true` must exit 0.
+async fn to_exit(out: &mut ExecutionOutput<'_>) -> Result<(), Box<dyn std::error::Error>> {
+    loop {
+        match out.next().await? {
+            Some(OutputEvent::Exit(x)) if x.exit_code == 0 => return Ok(()),
+            Some(OutputEvent::Exit(x)) => return Err(format!("exit {}", x.exit_code).into()),
+            Some(_) => {}
+            None => return Err("stream ended".into()),
+        }
+    }
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -67,14 +79,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .borrow_mut()
             .push(t.elapsed().as_secs_f64() * 1000.0);
         let mut out = ExecutionOutput::new(&client, &sbx, &id);
-        loop {
-            match out.next().await? {
-                Some(OutputEvent::Exit(x)) if x.exit_code == 0 => break,
-                Some(OutputEvent::Exit(x)) => return Err(format!("exit {}", x.exit_code).into()),
-                Some(_) => {}
-                None => return Err("stream ended".into()),
-            }
-        }
+        to_exit(&mut out).await?;
         Ok::<(), Box<dyn std::error::Error>>(())
     };
     // The same as one RunExecution call: to the exit event, and to the final record.
@@ -91,14 +96,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let started = ExecutionOutput::run(&client, req).await?;
         let (_, mut out) = started.execution.ok_or("not started")?;
-        loop {
-            match out.next().await? {
-                Some(OutputEvent::Exit(x)) if x.exit_code == 0 => break,
-                Some(OutputEvent::Exit(x)) => return Err(format!("exit {}", x.exit_code).into()),
-                Some(_) => {}
-                None => return Err("stream ended".into()),
-            }
-        }
+        to_exit(&mut out).await?;
         let exited = t.elapsed().as_secs_f64() * 1000.0;
         out.finished().await.ok_or("no final record")?;
         Ok::<_, Box<dyn std::error::Error>>((exited, t.elapsed().as_secs_f64() * 1000.0))
