@@ -89,20 +89,6 @@ pub(crate) async fn create(
     Ok((row, bootstrap))
 }
 
-/// A sandbox this call made, torn down (in the background) when the call fails or ends.
-struct Made {
-    sandbox_id: String,
-    terminate_on_exit: bool,
-}
-
-impl Made {
-    fn tear_down(&self, api: &Api) {
-        if self.terminate_on_exit {
-            let _ = api.engine.terminate_sandbox_in_background(&self.sandbox_id);
-        }
-    }
-}
-
 fn event(execution_id: &str, payload: Payload) -> ExecutionStreamEvent {
     ExecutionStreamEvent {
         execution_id: execution_id.to_string(),
@@ -119,15 +105,16 @@ pub(crate) async fn run_execution(
     req: RunExecutionRequest,
 ) -> ServiceResult<ServiceStream<ExecutionStreamEvent>> {
     let mut exec = req.execution.as_option().cloned().unwrap_or_default();
-    let (row, bootstrap, made) = if exec.sandbox_id.is_empty() {
+    let made = exec.sandbox_id.is_empty();
+    let (row, bootstrap, mut unseen) = if made {
         let create_req = req.create.as_option().cloned().unwrap_or_default();
         let (row, bootstrap) = create(api, &who, &create_req).await?;
         exec.sandbox_id = row.id.clone();
-        let made = Made {
-            sandbox_id: row.id.clone(),
-            terminate_on_exit: req.terminate_on_exit,
-        };
-        (row, bootstrap, Some(made))
+        // From here until `started` is handed over, any way out (an error below, the
+        // caller going away while this handler waits) tears a terminate_on_exit sandbox
+        // down: nobody else knows it.
+        let unseen = Unseen(req.terminate_on_exit.then(|| (api.clone(), row.id.clone())));
+        (row, bootstrap, unseen)
     } else {
         if req.create.is_set() || req.terminate_on_exit {
             return Err(to_connect(EngineError::invalid(
@@ -139,11 +126,11 @@ pub(crate) async fn run_execution(
             .engine
             .owned_sandbox(&who, &exec.sandbox_id)
             .map_err(to_connect)?;
-        (row, None, None)
+        (row, None, Unseen(None))
     };
     let started = |execution: Option<&crate::store::ExecutionRow>| RunStarted {
         sandbox: api.sandbox_out(&row).into(),
-        created: made.is_some(),
+        created: made,
         bootstrap: bootstrap.clone().into(),
         execution: execution.map(crate::api::execution_msg).into(),
         ..Default::default()
@@ -151,15 +138,14 @@ pub(crate) async fn run_execution(
     if bootstrap.is_some() {
         // The client performs the bootstrap first (it holds the repository), then
         // CreateExecution: nothing is started, nothing is torn down here.
+        unseen.0 = None;
         let first = event("", Payload::from(started(None)));
         return Response::ok(Box::pin(futures::stream::iter([Ok(first)])));
     }
-    let fail = |e: EngineError| match &made {
-        Some(m) => {
-            m.tear_down(api);
-            to_connect(e.with("sandbox_id", &m.sandbox_id))
-        }
-        None => to_connect(e),
+    // A refused command names the sandbox made for it (torn down with `terminate_on_exit`).
+    let fail = |e: EngineError| match made {
+        true => to_connect(e.with("sandbox_id", &row.id)),
+        false => to_connect(e),
     };
     let execution = api
         .engine
@@ -172,17 +158,13 @@ pub(crate) async fn run_execution(
         .map_err(fail)?;
     let first = event(&execution.id, Payload::from(started(Some(&execution))));
     let run = Run {
-        unseen: Unseen(
-            made.as_ref()
-                .filter(|m| m.terminate_on_exit)
-                .map(|m| (api.clone(), m.sandbox_id.clone())),
-        ),
+        terminate_on_exit: unseen.0.is_some(),
+        unseen,
         api: api.clone(),
         sandbox_id: row.id.clone(),
         exec_id: execution.id.clone(),
         first: Some(first),
         items,
-        terminate_on_exit: made.is_some_and(|m| m.terminate_on_exit),
         phase: Phase::Started,
     };
     Response::ok(Box::pin(futures::stream::unfold(run, Run::next)))
@@ -196,8 +178,9 @@ enum Phase {
     Done,
 }
 
-/// A sandbox made for the call whose id the caller has not been handed yet: dropped
-/// armed (the caller went away before `started`), it is torn down — nobody could reach it.
+/// A `terminate_on_exit` sandbox made for the call whose id the caller has not been handed
+/// yet: dropped armed (a refusal, or the caller went away before `started`), it is torn
+/// down — nobody could reach it.
 struct Unseen(Option<(Api, String)>);
 
 impl Drop for Unseen {
