@@ -23,9 +23,12 @@ pub mod init;
 mod launch;
 mod layers;
 mod netif;
+mod pid1files;
 pub mod pidfd;
+mod process;
 pub mod procinfo;
 pub mod protocol;
+mod provision;
 mod reader;
 mod restore;
 mod rootfs;
@@ -48,12 +51,11 @@ use async_trait::async_trait;
 use config::InitConfig;
 use protocol::{Reply, Request};
 use std::collections::{BTreeMap, HashMap};
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::net::unix::pipe;
 use tokio::sync::oneshot;
 
 /// How long a sandbox may take to become ready before provisioning fails.
@@ -62,8 +64,6 @@ const PROVISION_TIMEOUT: Duration = Duration::from_secs(30);
 pub const RUNTIME_BASE: &str = "/run/cleanroom";
 /// How long the server waits for a sandbox to open a file for a file RPC.
 const OPEN_TIMEOUT: Duration = Duration::from_secs(15);
-/// Pipe buffer for stdout/stderr: larger pipes mean fewer wake-ups on bulk output.
-const PIPE_SIZE: i32 = 1 << 20;
 
 /// Linux namespaces backend.
 pub struct LinuxBackend {
@@ -221,41 +221,6 @@ type Opened = (Result<FileAnswer, fileio::FileRefusal>, Vec<OwnedFd>);
 /// Callers waiting for pid 1's answer to request `id`.
 type Waiters<T> = Arc<Mutex<HashMap<u64, oneshot::Sender<T>>>>;
 
-fn pipe_pair() -> Result<(OwnedFd, OwnedFd), BackendError> {
-    nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| BackendError::io("pipe", e.into()))
-}
-
-/// A new pseudo-terminal pair (master, slave) of the given size, close-on-exec. The
-/// master is non-blocking (the server reads it on its runtime).
-fn open_pty(size: crate::TtySize) -> Result<(OwnedFd, OwnedFd), BackendError> {
-    let ws = nix::pty::Winsize {
-        ws_row: size.rows.max(1),
-        ws_col: size.cols.max(1),
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    let pair =
-        nix::pty::openpty(Some(&ws), None).map_err(|e| BackendError::io("openpty", e.into()))?;
-    for fd in [&pair.master, &pair.slave] {
-        nix::fcntl::fcntl(
-            fd,
-            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
-        )
-        .map_err(|e| BackendError::io("openpty", e.into()))?;
-    }
-    nix::fcntl::fcntl(
-        &pair.master,
-        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
-    )
-    .map_err(|e| BackendError::io("openpty", e.into()))?;
-    Ok((pair.master, pair.slave))
-}
-
-fn grow_pipe(fd: &OwnedFd) {
-    // Failure (a lower pipe-max-size) only means the default size stays: a speed knob.
-    let _ = sys::set_pipe_size(fd.as_fd(), PIPE_SIZE);
-}
-
 /// Kill a sandbox's pid 1 (if it is still the same process) and wait for it to vanish.
 async fn kill_init(pid: i32, start: u64) -> bool {
     if !procinfo::is_same_process(pid, start) {
@@ -344,81 +309,7 @@ impl Backend for LinuxBackend {
     }
 
     async fn provision(&self, spec: &SandboxSpec) -> Result<ProvisionedSandbox, BackendError> {
-        let dir = self.dir_for(&spec.sandbox_id)?;
-        std::fs::create_dir_all(dir.join("root"))
-            .and_then(|()| std::fs::create_dir_all(dir.join("empty")))
-            .map_err(|e| BackendError::io(format!("create {}", dir.display()), e))?;
-        // Mountpoints of a restored snapshot's layers and of its parts' private uppers.
-        let restore_dirs: Vec<PathBuf> = match spec.restore {
-            Some(_) => std::iter::once(dir.join("snap"))
-                .chain(
-                    restore::PARTS
-                        .iter()
-                        .map(|p| dir.join(format!("upper-{p}"))),
-                )
-                .collect(),
-            None => Vec::new(),
-        };
-        for d in &restore_dirs {
-            std::fs::create_dir_all(d)
-                .map_err(|e| BackendError::io(format!("create {}", d.display()), e))?;
-        }
-        let cgroups = match self.cgroups.create(&spec.sandbox_id, &spec.limits) {
-            Ok(c) => c,
-            Err(e) => {
-                cgroup::remove(&self.cgroups.dirs_for(&spec.sandbox_id));
-                remove_dir(&dir);
-                return Err(BackendError::LaunchFailed(format!("cgroup setup: {e}")));
-            }
-        };
-        let id_lease = if nix::unistd::geteuid().is_root() {
-            match self.allocate_ids() {
-                Some(l) => Some(l),
-                None => {
-                    cgroup::remove(&cgroups);
-                    remove_dir(&dir);
-                    return Err(BackendError::Unavailable("no free host id range".into()));
-                }
-            }
-        } else {
-            None
-        };
-        let id_range = id_lease.as_ref().map(idslots::IdLease::range);
-        if let Some(r) = id_range {
-            self.prepare_for_mapped_root(&dir, r);
-            for d in &restore_dirs {
-                let id = Some(nix::unistd::Uid::from_raw(r.host_base));
-                let _ = nix::unistd::chown(d, id, Some(nix::unistd::Gid::from_raw(r.host_base)));
-            }
-        }
-        let cfg = InitConfig {
-            sandbox_id: spec.sandbox_id.clone(),
-            hostname: spec.hostname.clone(),
-            root_dir: dir.join("root"),
-            disk_bytes: spec.limits.disk_bytes,
-            cgroups,
-            user_namespace: true,
-            id_range,
-            tun: match spec.network {
-                crate::NetworkSpec::Tun(t) => Some(t),
-                crate::NetworkSpec::LoopbackOnly => None,
-            },
-            image_rootfs: spec.image.as_ref().map(|i| i.rootfs.clone()),
-            trusted_ca_pem: spec.trusted_ca_pem.clone(),
-            restore: spec.restore.clone(),
-        };
-        // On failure the lease drops here, after the shim is gone (start kills it).
-        match self
-            .start(&spec.sandbox_id, &dir, &cfg, &spec.limits, id_lease)
-            .await
-        {
-            Ok(p) => Ok(p),
-            Err(e) => {
-                remove_dir(&dir);
-                cgroup::remove_eventually(cgroup::remove(&cfg.cgroups));
-                Err(e)
-            }
-        }
+        self.provision_sandbox(spec).await
     }
 
     async fn spawn(
@@ -426,78 +317,7 @@ impl Backend for LinuxBackend {
         sandbox_id: &str,
         spec: ProcessSpec,
     ) -> Result<ProcessHandle, BackendError> {
-        let sbx = self.get(sandbox_id)?;
-        if spec.argv.is_empty() {
-            return Err(BackendError::LaunchFailed("empty command".into()));
-        }
-        let id = sbx.next_id.fetch_add(1, Ordering::Relaxed);
-        let (out_r, out_w) = pipe_pair()?;
-        let (err_r, err_w) = pipe_pair()?;
-        grow_pipe(&out_w);
-        grow_pipe(&err_w);
-        // An interactive process gets one terminal as stdin, stdout and stderr; its pipes
-        // are closed at once (EOF). The master end stays with the server.
-        let pty = match spec.tty {
-            Some(size) => Some(open_pty(size)?),
-            None => None,
-        };
-        let (stdin_child, stdin_host): (OwnedFd, Option<OwnedFd>) = if spec.stdin {
-            let (r, w) = pipe_pair()?;
-            (r, Some(w))
-        } else {
-            let null = std::fs::File::open("/dev/null")
-                .map_err(|e| BackendError::io("open /dev/null", e))?;
-            (null.into(), None)
-        };
-        let (tx, rx) = oneshot::channel();
-        sbx.exits
-            .lock()
-            .map_err(|_| BackendError::Unavailable("lock poisoned".into()))?
-            .insert(id, tx);
-        let req = Request::Spawn {
-            id,
-            argv: spec.argv,
-            env: spec.env,
-            cwd: spec.cwd,
-            tty: pty.is_some(),
-        };
-        let fds = match &pty {
-            Some((_, slave)) => [slave.as_raw_fd(); 3],
-            None => [
-                stdin_child.as_raw_fd(),
-                out_w.as_raw_fd(),
-                err_w.as_raw_fd(),
-            ],
-        };
-        let sent = sbx.send(&req, &fds);
-        drop((stdin_child, out_w, err_w));
-        // The server keeps no slave fd: when the sandbox's last one closes, the master
-        // reads EOF (EIO), like a pipe.
-        let (master, stdin_host) = match pty {
-            Some((master, slave)) => {
-                drop(slave);
-                (Some(master), None)
-            }
-            None => (None, stdin_host),
-        };
-        if let Err(e) = sent {
-            if let Ok(mut m) = sbx.exits.lock() {
-                m.remove(&id);
-            }
-            return Err(e);
-        }
-        let wrap = |e: std::io::Error| BackendError::io("wrap pipe", e);
-        Ok(ProcessHandle {
-            id,
-            stdin: stdin_host
-                .map(pipe::Sender::from_owned_fd)
-                .transpose()
-                .map_err(wrap)?,
-            stdout: pipe::Receiver::from_owned_fd(out_r).map_err(wrap)?,
-            stderr: pipe::Receiver::from_owned_fd(err_r).map_err(wrap)?,
-            pty: master,
-            exit: rx,
-        })
+        self.start_process(sandbox_id, spec)
     }
 
     async fn signal(
