@@ -162,21 +162,11 @@ impl Store {
                  ON CONFLICT(sandbox_id) DO UPDATE SET pool_id = ?2, agent = ?3, chain = ?4, envelope = ?5",
             )?
             .execute(params![k.sandbox_id, k.pool_id, k.agent, k.chain, k.envelope])?;
-            let e = c.event;
-            tx.prepare_cached(
-                "INSERT INTO events (sandbox_id, execution_id, kind, at, sandbox_status, execution_status, message, attributes) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
-            )?
-            .execute(params![
-                e.sandbox_id,
-                e.execution_id,
-                e.kind,
-                c.at,
-                e.sandbox_status,
-                e.execution_status,
-                e.message,
-                if e.attributes.is_empty() { "{}" } else { e.attributes.as_str() }
-            ])?;
-            let seq = tx.last_insert_rowid();
+            let event = EventRow {
+                at: c.at,
+                ..c.event.clone()
+            };
+            let seq = append_event_on(&tx, &event)?;
             if !c.image_digest.is_empty() {
                 tx.prepare_cached(
                     "INSERT OR IGNORE INTO image_owners (digest, owner) VALUES (?1, ?2)",
