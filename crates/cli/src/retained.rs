@@ -93,7 +93,7 @@ pub fn record_finished(mut finished: InspectExecutionResponse, tails: &Tails) {
         .as_option()
         .map(|e| e.execution_id.clone())
         .unwrap_or_default();
-    if id.starts_with("exe_") && !id.contains(['/', '.']) {
+    if is_execution_id(&id) {
         keep(&id, finished, false);
     }
 }
@@ -170,13 +170,18 @@ fn keep(execution_id: &str, resp: InspectExecutionResponse, prune_after: bool) {
     }
 }
 
+/// A name that can only be one retained run's directory under [`root`] (never a path).
+fn is_execution_id(name: &str) -> bool {
+    name.starts_with("exe_") && !name.contains(['/', '.'])
+}
+
 /// Retained execution ids, oldest first (ids are UUIDv7: they sort by time).
 fn ids() -> Vec<String> {
     let mut ids: Vec<String> = std::fs::read_dir(root())
         .map(|d| {
             d.filter_map(|e| e.ok())
                 .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| n.starts_with("exe_") && !n.contains(['/', '.']))
+                .filter(|n| is_execution_id(n))
                 .collect()
         })
         .unwrap_or_default();
@@ -211,7 +216,7 @@ pub struct StatusArgs {
 pub fn status(args: StatusArgs) -> i32 {
     let id = match (&args.execution_id, args.last) {
         (Some(id), _) => {
-            if !id.starts_with("exe_") || id.contains(['/', '.']) {
+            if !is_execution_id(id) {
                 return render::fail(
                     Code::InvalidArgument,
                     format!("not an execution id: {id:?}"),
