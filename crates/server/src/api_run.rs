@@ -241,13 +241,9 @@ impl Run {
                     .settled_execution(&self.sandbox_id, &self.exec_id)
                     .await
                 {
-                    Ok(i) => {
-                        let mut m = inspect_msg(i);
-                        // The caller has the output: the tails are not sent twice.
-                        m.stdout.clear();
-                        m.stderr.clear();
-                        Ok(event(&self.exec_id, Payload::from(m)))
-                    }
+                    // Without tails (`settled_execution` reads none): the caller has the
+                    // output already.
+                    Ok(i) => Ok(event(&self.exec_id, Payload::from(inspect_msg(i)))),
                     Err(e) => Err(to_connect(e)),
                 };
                 if self.terminate_on_exit {
