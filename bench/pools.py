@@ -4,7 +4,8 @@
 Same run, same machine, its own server (clean state, no sandbox caps):
   * `bwrap --unshare-all ... true` (the reference);
   * `cleanroom exec -n -- true` without a pool, and with a pool whose template matches
-    exactly (so CreateSandbox claims a READY sandbox); ratios to bwrap's p50;
+    exactly (so CreateSandbox claims a READY sandbox); ratios to bwrap's p50; both also
+    paced (runs 0.3 s apart / once the pool is quiet) beside bwrap paced the same way;
   * claim latency: `pool claim` end to end, and the server-side avg/p99 from `pool stats`
     (`pool_claim_server_us`: the `pool claim` series alone; `pool_claim_server_all_us`:
     every claim of the pool, transparent ones included);
@@ -159,6 +160,21 @@ def pools_bench(binary, bwrap_cmd):
         out["bwrap_true"] = _series("bwrap --unshare-all true", bwrap_cmd, env, cwd, RUNS)
         out["exec_true_no_pool"] = _series("cleanroom exec -- true (no pool)",
                                            [binary, "exec", "-n", "--", "true"], env, cwd, RUNS)
+        # No pool, paced (0.3 s apart; bwrap interleaved and paced the same way): a
+        # developer's `cleanroom exec` loop. Each create starts with the cgroup machinery
+        # idle, which is where an RCU grace period used to be paid per create
+        # (docs/performance.md, "favordynmods").
+        print("bench: cleanroom exec -- true (no pool, paced)", file=sys.stderr)
+        np_paced, np_bwrap = [], []
+        for _ in range(min(RUNS, 40)):
+            time.sleep(0.3)
+            np_paced.append(_run([binary, "exec", "-n", "--", "true"], env, cwd)[0])
+            time.sleep(0.3)
+            np_bwrap.append(_run(bwrap_cmd, env, cwd)[0])
+        out["exec_true_no_pool_paced"] = _row(np_paced)
+        out["bwrap_true_paced_no_pool_series"] = _row(np_bwrap)
+        out["exec_true_no_pool_paced_vs_bwrap_paced_p50_ratio"] = round(
+            out["exec_true_no_pool_paced"]["p50_ms"] / out["bwrap_true_paced_no_pool_series"]["p50_ms"], 2)
         # A pool that holds every run's sandbox ready (refills run in the background).
         size = RUNS + 10
         _, pool = _run([binary, "pool", "create", "--min-ready", str(size), "--max-ready", str(size)], env, cwd)

@@ -132,6 +132,11 @@ pub struct ServeArgs {
     /// Most live sandboxes on this server (0: unlimited)
     #[arg(long, value_name = "N", default_value_t = 512)]
     pub max_sandboxes: u32,
+    /// Leave the host's cgroup2 mount options alone. By default a root server turns on
+    /// cgroup2 `favordynmods` once (only that flag; Linux >= 6.0), so a sandbox joining its
+    /// cgroups does not wait for an RCU grace period (~7-10 ms per create measured)
+    #[arg(long)]
+    pub keep_cgroup_options: bool,
     /// Close API connections with no request in flight for this long
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     pub api_idle_timeout: u64,

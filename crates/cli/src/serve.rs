@@ -42,6 +42,7 @@ fn settings(args: ServeArgs, listen: Listen) -> ServeSettings {
         sandbox_ttl_secs: args.sandbox_ttl,
         sandbox_idle_timeout_secs: args.sandbox_idle_timeout,
         console: args.console.config(),
+        keep_cgroup_options: args.keep_cgroup_options,
     }
 }
 

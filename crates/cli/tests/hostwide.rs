@@ -97,3 +97,73 @@ fn a_live_servers_directories_are_never_swept() {
     let o = a.sh_in(&id, "echo still-here");
     assert_eq!(stdout(&o), "still-here\n", "{}", stderr(&o));
 }
+
+/// The cgroup2 superblock options other than favordynmods (and the VFS's rw/ro).
+fn other_cgroup2_options() -> Vec<String> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").expect("mountinfo");
+    let line = text
+        .lines()
+        .find(|l| {
+            l.split_once(" - ")
+                .is_some_and(|(_, r)| r.starts_with("cgroup2 "))
+        })
+        .expect("a cgroup2 mount");
+    let opts = line.split_once(" - ").map(|(_, r)| r).unwrap_or_default();
+    let mut v: Vec<String> = opts
+        .split(' ')
+        .nth(2)
+        .unwrap_or_default()
+        .split(',')
+        .filter(|o| !matches!(*o, "rw" | "ro" | "favordynmods" | ""))
+        .map(String::from)
+        .collect();
+    v.sort();
+    v
+}
+
+/// A root server turns cgroup2 `favordynmods` on (sandboxes then join their cgroups
+/// without waiting for an RCU grace period: docs/performance.md) and changes no other
+/// option of the mount; `--keep-cgroup-options` leaves the host alone. The flag is cleared
+/// first so the test fails without the tuning (another test's server may turn it back on
+/// meanwhile: that is the same code).
+#[test]
+fn a_root_server_turns_on_cgroup2_favordynmods_and_keeps_the_other_options() {
+    use cleanroom_backend::linux::hosttune;
+    if hosttune::favors_dynamic_cgroups().is_none() {
+        eprintln!("no cgroup2 mount on this host: nothing to tune");
+        return;
+    }
+    let before = other_cgroup2_options();
+    hosttune::set_favor_dynmods(false).expect("clear favordynmods");
+    assert_eq!(hosttune::favors_dynamic_cgroups(), Some(false));
+    assert_eq!(
+        other_cgroup2_options(),
+        before,
+        "clearing changed other options"
+    );
+
+    let mut kept = Server::start_with(&["--keep-cgroup-options"]);
+    kept.create();
+    kept.stop();
+    assert!(
+        !kept.log().contains("remounted with favordynmods"),
+        "--keep-cgroup-options tuned the host: {}",
+        kept.log()
+    );
+
+    let s = Server::start();
+    assert_eq!(
+        hosttune::favors_dynamic_cgroups(),
+        Some(true),
+        "server log: {}",
+        s.log()
+    );
+    assert_eq!(
+        other_cgroup2_options(),
+        before,
+        "the tuning changed other options"
+    );
+    let id = s.create();
+    let o = s.sh_in(&id, "true");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

@@ -53,6 +53,9 @@ pub struct ServeSettings {
     pub sandbox_idle_timeout_secs: u64,
     /// The console endpoint (`--console-listen`, `--console-token-ttl-secs`).
     pub console: crate::console::ConsoleConfig,
+    /// `--keep-cgroup-options`: leave the host's cgroup2 mount options alone
+    /// ([`cleanroom_backend::linux::hosttune`]).
+    pub keep_cgroup_options: bool,
 }
 
 /// Settings that cannot become a configuration, each with a stable code.
@@ -147,6 +150,7 @@ impl ServeSettings {
             listen: self.listen,
             state_dir: self.state_dir.unwrap_or_else(default_state_dir),
             init_exe,
+            keep_cgroup_options: self.keep_cgroup_options,
             egress_resolve: self.egress_resolve,
             egress_trust_internal: self.egress_trust_internal,
             registry,
@@ -242,6 +246,7 @@ mod tests {
             sandbox_ttl_secs: 0,
             sandbox_idle_timeout_secs: 0,
             console: Default::default(),
+            keep_cgroup_options: false,
         }
     }
 

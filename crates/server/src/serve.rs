@@ -45,6 +45,9 @@ pub struct ServeConfig {
     pub state_dir: PathBuf,
     /// The `cleanroom` binary, re-executed as each sandbox's pid 1.
     pub init_exe: PathBuf,
+    /// Leave the host's cgroup2 mount options alone (no `favordynmods`, see
+    /// [`cleanroom_backend::linux::hosttune`]).
+    pub keep_cgroup_options: bool,
     /// `HOST=IP[,IP…]` overrides for the egress gateway's upstream resolution.
     pub egress_resolve: Vec<String>,
     /// Name patterns whose special-purpose DNS answers the egress gateway may use.
@@ -100,6 +103,28 @@ pub enum ServeError {
     Backend(#[from] cleanroom_backend::BackendError),
     #[error(transparent)]
     Image(#[from] cleanroom_image::ImageError),
+}
+
+/// Host tuning a root server applies once (docs/performance.md): cgroup migrations
+/// without an RCU grace period. Logged either way; never fatal.
+fn tune_host(keep_cgroup_options: bool) {
+    use cleanroom_backend::linux::hosttune::{favor_dynamic_cgroups, Tuning};
+    if keep_cgroup_options || !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    match favor_dynamic_cgroups() {
+        Tuning::Enabled { mount } => tracing::info!(
+            mount = %mount,
+            "cgroup2 remounted with favordynmods: sandboxes join their cgroups without waiting for an RCU grace period (--keep-cgroup-options to leave it alone)"
+        ),
+        Tuning::AlreadyOn { mount } => {
+            tracing::debug!(mount = %mount, "cgroup2 favordynmods already on")
+        }
+        Tuning::Unchanged { reason } => tracing::info!(
+            reason = %reason,
+            "cgroup2 favordynmods not set: each sandbox create may wait for an RCU grace period when joining its cgroups"
+        ),
+    }
 }
 
 /// Hold an exclusive flock on the state dir for the server's life: two servers sharing
@@ -203,6 +228,7 @@ pub async fn run(
     if !secrets.ids().is_empty() {
         tracing::info!(ids = ?secrets.ids(), "secrets loaded");
     }
+    tune_host(cfg.keep_cgroup_options);
     let backend = Arc::new(LinuxBackend::new(
         cfg.state_dir.join("sandboxes"),
         cfg.init_exe.clone(),

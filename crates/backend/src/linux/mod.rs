@@ -16,6 +16,7 @@ pub mod fileops;
 mod files;
 pub mod freeze;
 pub mod harden;
+pub mod hosttune;
 mod identity;
 mod idmap;
 mod idslots;
