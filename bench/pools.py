@@ -11,6 +11,8 @@ Same run, same machine, its own server (clean state, no sandbox caps):
     every claim of the pool, transparent ones included);
   * `sandbox create` served by a matching pool end to end from the CLI, beside
     `cleanroom --version` of the same run (process start);
+  * what a sandbox's cgroup join costs when creates come apart (`cgroup_join`: first
+    `cgroup.procs` write vs the others, and whether cgroup2 favordynmods is on);
   * a claim burst against an autoscaling pool (`claim_burst`): hits/misses, whether the
     pool's counters are exact, the most warming at once, the time to reach the target;
   * create->READY with no idle sandboxes and with BENCH_POOL_IDLE (default 1000) idle
@@ -90,6 +92,54 @@ def _wait_quiet(binary, env, cwd, pool, limit=60):
             time.sleep(0.05)
             return
         time.sleep(0.05)
+
+
+def _cgroup_join(rounds=12, pause=0.2):
+    """What joining a sandbox's cgroups costs when creates come `pause` s apart: a child
+    writes itself into a fresh cgroup of every v1 hierarchy the backend uses (the shim's
+    `cgroup.procs` writes), first write and the rest timed apart. The first waits for an
+    RCU grace period unless cgroup2 favordynmods is on (docs/performance.md)."""
+    root = "/sys/fs/cgroup"
+    names = [c for c in ("memory", "pids", "cpu", "freezer", "cpuacct")
+             if os.path.exists(os.path.join(root, c, "cgroup.procs"))]
+    if os.geteuid() != 0 or not names:
+        return {"skipped": "needs root and cgroup v1 hierarchies"}
+    dirs = [os.path.join(root, c, f"cleanroom-bench-join-{os.getpid()}") for c in names]
+    first, rest = [], []
+    try:
+        for d in dirs:
+            os.makedirs(d, exist_ok=True)
+        for _ in range(rounds):
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                ts = []
+                for d in dirs:
+                    t = time.perf_counter()
+                    with open(os.path.join(d, "cgroup.procs"), "w") as f:
+                        f.write("0")
+                    ts.append((time.perf_counter() - t) * 1e6)
+                os.write(w, json.dumps(ts).encode())
+                os._exit(0)
+            os.close(w)
+            ts = json.loads(os.read(r, 4096) or b"[]")
+            os.close(r)
+            os.waitpid(pid, 0)
+            if ts:
+                first.append(ts[0])
+                rest.extend(ts[1:])
+            time.sleep(pause)
+    finally:
+        for d in dirs:
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+    fav = any(" - cgroup2 " in l and "favordynmods" in l.split(" - ", 1)[1]
+              for l in open("/proc/self/mountinfo"))
+    return {"hierarchies": names, "rounds": rounds, "pause_s": pause, "favordynmods": fav,
+            "first_write_p50_us": round(_pct(first, 50)), "first_write_max_us": round(max(first)),
+            "other_writes_p50_us": round(_pct(rest, 50)) if rest else None}
 
 
 def _burst(binary, env, cwd, n=24, threads=8):
@@ -250,6 +300,8 @@ def pools_bench(binary, bwrap_cmd):
         out["exec_breakdown_p50_ms"] = {k: round(_pct(v, 50), 3) for k, v in bd.items()}
         _run([binary, "pool", "rm", pool], env, cwd)
         out["claim_burst"] = _burst(binary, env, cwd)
+        print("bench: cgroup join, creates 0.2 s apart", file=sys.stderr)
+        out["cgroup_join"] = _cgroup_join()
         b = out["bwrap_true"]["p50_ms"]
         out["exec_true_with_pool_vs_bwrap_p50_ratio"] = round(out["exec_true_with_pool"]["p50_ms"] / b, 2)
         out["exec_true_with_pool_paced_vs_bwrap_paced_p50_ratio"] = round(
