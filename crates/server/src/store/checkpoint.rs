@@ -15,8 +15,12 @@
 //! complete checkpoint this thread commits a one-row write of its own ([`RESTART_SQL`]):
 //! that commit restarts the WAL and pays the fsync here, and the server's next commits
 //! append to the fresh WAL. It holds SQLite's write lock for that fsync, so it is done in a
-//! quiet period: a request that meets it waits in SQLite's busy handler (sleeps of 1, 2,
-//! 5 … ms), which is why checkpoints wait for one. Test: `store::tests::the_server_connection_never_restarts_the_wal`.
+//! quiet period, and a request that still meets it waits in the server connection's busy
+//! handler ([`wait_briefly`]): SQLite's default one sleeps 1, 2, 5, 10 … ms, so a lock held
+//! for 1.5 ms cost a waiter 3 ms (the tail of every short request, claims among them); this
+//! one retries after 20 µs, doubling to 160 µs, then every 250 µs, within the same 5 s
+//! bound. Test:
+//! `store::tests::the_server_connection_never_restarts_the_wal`.
 
 use rusqlite::Connection;
 use std::path::Path;
@@ -52,6 +56,40 @@ pub(super) fn start(conn: &Connection, path: &Path) -> Option<Checkpointer> {
         .ok()?;
     conn.pragma_update(None, "wal_autocheckpoint", 0).ok()?;
     Some(Checkpointer { stop })
+}
+
+/// Longest a store call waits for SQLite's write lock before it fails (`database is
+/// locked`, an `internal` error): the same bound the default handler had.
+pub(super) const LOCK_WAIT: Duration = Duration::from_secs(5);
+
+/// The pause before retry number `count` (0-based) of a locked database: 20, 40, 80,
+/// 160 µs, then 250 µs each; `None` once the pauses so far add up to [`LOCK_WAIT`].
+pub(super) fn lock_retry_pause(count: i32) -> Option<Duration> {
+    const FIRST_US: u64 = 20;
+    const DOUBLINGS: u64 = 4;
+    const STEADY_US: u64 = 250;
+    let count = u64::try_from(count).unwrap_or(0);
+    let doubled = count.min(DOUBLINGS);
+    let waited_us = FIRST_US * ((1 << doubled) - 1) + count.saturating_sub(DOUBLINGS) * STEADY_US;
+    if waited_us >= LOCK_WAIT.as_micros() as u64 {
+        return None;
+    }
+    Some(Duration::from_micros(if count < DOUBLINGS {
+        FIRST_US << count
+    } else {
+        STEADY_US
+    }))
+}
+
+/// SQLite busy handler of the server's connection (see the module doc).
+pub(super) fn wait_briefly(count: i32) -> bool {
+    match lock_retry_pause(count) {
+        Some(pause) => {
+            std::thread::sleep(pause);
+            true
+        }
+        None => false,
+    }
 }
 
 /// The checkpoint thread's own table: one row it updates to restart the WAL.
@@ -200,5 +238,57 @@ mod tests {
             .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
             .unwrap();
         assert_eq!(n, 10 + i64::from(BUSY_PERIODS));
+    }
+
+    #[test]
+    fn lock_waits_start_short_and_stay_within_the_bound() {
+        let us = |c: i32| lock_retry_pause(c).map(|d| d.as_micros() as u64);
+        assert_eq!(us(0), Some(20));
+        assert_eq!(us(1), Some(40));
+        assert_eq!(us(3), Some(160));
+        assert_eq!(us(4), Some(250));
+        assert_eq!(us(500), Some(250));
+        // Every pause granted adds up to the bound, never past it by more than one pause,
+        // and then the handler gives up (the call fails instead of waiting forever).
+        let mut total = 0u64;
+        let mut count = 0;
+        while let Some(p) = us(count) {
+            total += p;
+            count += 1;
+            assert!(count < 100_000, "never gives up");
+        }
+        let bound = LOCK_WAIT.as_micros() as u64;
+        assert!(total >= bound - 250 && total <= bound + 250, "{total}");
+        assert_eq!(us(-1), Some(20), "a negative count is treated as the first");
+    }
+
+    #[test]
+    fn the_store_waits_for_a_write_lock_another_connection_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("state.db");
+        let store = crate::store::Store::open(&db).unwrap();
+        let other = Connection::open(&db).unwrap();
+        other.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let (held_tx, held_rx) = std::sync::mpsc::channel::<()>();
+        let holder = std::thread::spawn(move || {
+            held_rx.recv().unwrap();
+            std::thread::sleep(Duration::from_millis(30));
+            other.execute_batch("COMMIT").unwrap();
+        });
+        held_tx.send(()).unwrap();
+        // Without a busy handler this fails at once with "database is locked".
+        let row = crate::store::EventRow {
+            seq: 0,
+            sandbox_id: "sbx_x".into(),
+            execution_id: String::new(),
+            kind: "test".into(),
+            at: 0,
+            sandbox_status: 0,
+            execution_status: 0,
+            message: String::new(),
+            attributes: "{}".into(),
+        };
+        store.append_event(&row).expect("waited for the lock");
+        holder.join().unwrap();
     }
 }

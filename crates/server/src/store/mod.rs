@@ -259,10 +259,11 @@ fn query_row<T>(
 impl Store {
     /// Open (creating if needed) the database at `path`.
     pub fn open(path: &Path) -> Result<Store> {
-        let conn = Connection::open(path)?;
+        let mut conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        // Short retries instead of SQLite's 1, 2, 5 … ms sleeps (checkpoint.rs).
+        conn.busy_handler(Some(checkpoint::wait_briefly))?;
         conn.set_prepared_statement_cache_capacity(64);
         conn.execute_batch(SCHEMA)?;
         conn.execute_batch(lifetimes::SCHEMA)?;
