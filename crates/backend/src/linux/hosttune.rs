@@ -19,7 +19,6 @@
 //! host as it was and is only logged: this is speed, not isolation.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 /// The cgroup2 option this module turns on.
 pub const FAVOR_DYNMODS: &str = "favordynmods";
@@ -155,57 +154,15 @@ pub fn favor_dynamic_cgroups() -> Tuning {
 
 /// `fspick` the mount's superblock, set each flag, reconfigure.
 fn reconfigure(mount_point: &str, flags: &[String]) -> io::Result<()> {
-    const FSPICK_CLOEXEC: libc::c_uint = 1;
-    const FSCONFIG_SET_FLAG: libc::c_uint = 0;
-    const FSCONFIG_CMD_RECONFIGURE: libc::c_uint = 7;
-    let check = |rc: libc::c_long| {
-        if rc < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(rc)
-        }
-    };
-    let path = std::ffi::CString::new(mount_point)
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in mount point"))?;
-    // SAFETY: fspick takes a dirfd, a NUL-terminated path and flags; it returns a new fd
-    // or -1.
-    let fd = check(unsafe {
-        libc::syscall(
-            libc::SYS_fspick,
-            libc::AT_FDCWD,
-            path.as_ptr(),
-            FSPICK_CLOEXEC,
-        )
-    })?;
-    // SAFETY: `fd` was just returned by fspick and is owned by nobody else.
-    let fs = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    use super::sys;
+    use std::os::fd::AsFd;
+    let fs = sys::fspick(std::path::Path::new(mount_point))?;
     for flag in flags {
         let key = std::ffi::CString::new(flag.as_str())
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in option"))?;
-        // SAFETY: FSCONFIG_SET_FLAG takes a NUL-terminated key, a null value and aux 0.
-        check(unsafe {
-            libc::syscall(
-                libc::SYS_fsconfig,
-                fs.as_raw_fd(),
-                FSCONFIG_SET_FLAG,
-                key.as_ptr(),
-                std::ptr::null::<libc::c_void>(),
-                0,
-            )
-        })?;
+        sys::fsconfig(fs.as_fd(), sys::FSCONFIG_SET_FLAG, Some(&key))?;
     }
-    // SAFETY: FSCONFIG_CMD_RECONFIGURE takes no key, value or aux argument.
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_fsconfig,
-            fs.as_raw_fd(),
-            FSCONFIG_CMD_RECONFIGURE,
-            std::ptr::null::<libc::c_char>(),
-            std::ptr::null::<libc::c_void>(),
-            0,
-        )
-    })?;
-    Ok(())
+    sys::fsconfig(fs.as_fd(), sys::FSCONFIG_CMD_RECONFIGURE, None)
 }
 
 #[cfg(test)]

@@ -63,44 +63,12 @@ fn disable_ipv6() {
 
 /// A new, detached procfs mount (fsopen + fsmount; nosuid, nodev, noexec).
 fn fresh_procfs() -> io::Result<OwnedFd> {
-    use std::os::fd::{AsRawFd, FromRawFd};
-    const FSOPEN_CLOEXEC: libc::c_uint = 1;
-    const FSCONFIG_CMD_CREATE: libc::c_uint = 6;
-    const FSMOUNT_CLOEXEC: libc::c_uint = 1;
+    use super::sys;
+    use std::os::fd::AsFd;
     const MOUNT_ATTR_NOSUID_NODEV_NOEXEC: libc::c_uint = 0x2 | 0x4 | 0x8;
-    let check = |rc: libc::c_long| {
-        if rc < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(rc)
-        }
-    };
-    // SAFETY: fsopen takes a NUL-terminated fs name and flags; it returns a new fd or -1.
-    let fs = check(unsafe { libc::syscall(libc::SYS_fsopen, c"proc".as_ptr(), FSOPEN_CLOEXEC) })?;
-    // SAFETY: `fs` was just returned by fsopen and is owned by nobody else.
-    let fs = unsafe { OwnedFd::from_raw_fd(fs as i32) };
-    // SAFETY: FSCONFIG_CMD_CREATE takes no key, value or aux argument (null, null, 0).
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_fsconfig,
-            fs.as_raw_fd(),
-            FSCONFIG_CMD_CREATE,
-            std::ptr::null::<libc::c_char>(),
-            std::ptr::null::<libc::c_void>(),
-            0,
-        )
-    })?;
-    // SAFETY: fsmount on a configured fs context fd; returns a new mount fd or -1.
-    let mnt = check(unsafe {
-        libc::syscall(
-            libc::SYS_fsmount,
-            fs.as_raw_fd(),
-            FSMOUNT_CLOEXEC,
-            MOUNT_ATTR_NOSUID_NODEV_NOEXEC,
-        )
-    })?;
-    // SAFETY: `mnt` was just returned by fsmount and is owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(mnt as i32) })
+    let fs = sys::fsopen(c"proc")?;
+    sys::fsconfig(fs.as_fd(), sys::FSCONFIG_CMD_CREATE, None)?;
+    sys::fsmount(fs.as_fd(), MOUNT_ATTR_NOSUID_NODEV_NOEXEC)
 }
 
 /// Write `value` to the existing file `path` below `dir` (no symlinks followed: procfs

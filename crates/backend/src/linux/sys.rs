@@ -141,6 +141,74 @@ struct MountAttr {
     userns_fd: u64,
 }
 
+/// `fsconfig(2)` commands and the flag setter this crate uses.
+pub const FSCONFIG_SET_FLAG: libc::c_uint = 0;
+pub const FSCONFIG_CMD_CREATE: libc::c_uint = 6;
+pub const FSCONFIG_CMD_RECONFIGURE: libc::c_uint = 7;
+
+/// Wrap an fd a raw syscall just returned (`check`ed) as owned.
+fn owned(fd: libc::c_long, what: &str) -> io::Result<OwnedFd> {
+    let fd =
+        RawFd::try_from(fd).map_err(|_| io::Error::other(format!("{what}: fd out of range")))?;
+    // SAFETY: fd was just returned by the kernel to this process and is owned by nobody
+    // else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// A new filesystem context for `fs_name` (fsopen(2), close-on-exec).
+pub fn fsopen(fs_name: &std::ffi::CStr) -> io::Result<OwnedFd> {
+    const FSOPEN_CLOEXEC: libc::c_uint = 1;
+    // SAFETY: fsopen takes a NUL-terminated fs name and flags; it returns a new fd or -1.
+    let fd = check(unsafe { libc::syscall(libc::SYS_fsopen, fs_name.as_ptr(), FSOPEN_CLOEXEC) })?;
+    owned(fd, "fsopen")
+}
+
+/// The filesystem context of the superblock mounted at `path` (fspick(2), close-on-exec),
+/// for a reconfigure.
+pub fn fspick(path: &Path) -> io::Result<OwnedFd> {
+    const FSPICK_CLOEXEC: libc::c_uint = 1;
+    let p = c_path(path)?;
+    // SAFETY: fspick takes a dirfd, a NUL-terminated path that outlives the call and
+    // flags; it returns a new fd or -1.
+    let fd = check(unsafe {
+        libc::syscall(libc::SYS_fspick, libc::AT_FDCWD, p.as_ptr(), FSPICK_CLOEXEC)
+    })?;
+    owned(fd, "fspick")
+}
+
+/// `fsconfig(2)` with a key and no value: [`FSCONFIG_SET_FLAG`] (`key` set), or a command
+/// ([`FSCONFIG_CMD_CREATE`], [`FSCONFIG_CMD_RECONFIGURE`]: `key` `None`).
+pub fn fsconfig(
+    fs: BorrowedFd<'_>,
+    cmd: libc::c_uint,
+    key: Option<&std::ffi::CStr>,
+) -> io::Result<()> {
+    // SAFETY: fsconfig(2) on a valid borrowed context fd; the key is null or a
+    // NUL-terminated string that outlives the call; value null and aux 0, as a flag or a
+    // command takes them.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_fsconfig,
+            fs.as_raw_fd(),
+            cmd,
+            key.map_or(std::ptr::null(), |k| k.as_ptr()),
+            std::ptr::null::<libc::c_void>(),
+            0,
+        )
+    })
+    .map(drop)
+}
+
+/// A detached mount of a created filesystem context (fsmount(2), close-on-exec) with the
+/// `MOUNT_ATTR_*` bits `attrs`.
+pub fn fsmount(fs: BorrowedFd<'_>, attrs: libc::c_uint) -> io::Result<OwnedFd> {
+    const FSMOUNT_CLOEXEC: libc::c_uint = 1;
+    // SAFETY: fsmount on a valid borrowed, configured context fd; returns a new fd or -1.
+    let fd =
+        check(unsafe { libc::syscall(libc::SYS_fsmount, fs.as_raw_fd(), FSMOUNT_CLOEXEC, attrs) })?;
+    owned(fd, "fsmount")
+}
+
 /// A detached clone of the mount tree at `src` (open_tree(2) with OPEN_TREE_CLONE), not
 /// attached anywhere until [`move_mount`] puts it somewhere.
 pub fn open_tree_clone(src: &Path) -> io::Result<OwnedFd> {
