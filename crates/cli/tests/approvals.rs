@@ -114,6 +114,26 @@ fn curl_in(s: &Server, sbx: &str, url: &str, on_ask: &str) -> Child {
         .unwrap()
 }
 
+/// Read the child's stderr as it comes (a thread appends it to the returned buffer).
+fn follow_stderr(mut child: Child) -> (Child, std::sync::Arc<std::sync::Mutex<String>>) {
+    let buf = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    if let Some(mut err) = child.stderr.take() {
+        let b = buf.clone();
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n) = std::io::Read::read(&mut err, &mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                b.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&chunk[..n]));
+            }
+        });
+    }
+    (child, buf)
+}
+
 /// Wait (bounded) for the child and return (exit code, stdout, stderr).
 fn finish(child: Child) -> (Option<i32>, String, String) {
     let (tx, rx) = std::sync::mpsc::channel();
@@ -182,17 +202,21 @@ fn ask_then_approve_lets_the_connection_through() {
     assert_eq!(up.connections(), 0);
     let id = id_of(&open[0]);
     assert!(id.starts_with("apr_"), "{open:?}");
+    // The waiting exec says how to answer while the request is open: wait for that before
+    // answering (answered first, the hint would rightly never be printed).
+    let (child, err_so_far) = follow_stderr(child);
+    let hint = format!("cleanroom sandbox approve {sbx} {id}");
+    let hinted = eventually(Duration::from_secs(30), || {
+        err_so_far.lock().unwrap().contains(&hint)
+    });
+    assert!(hinted, "no hint: {}", err_so_far.lock().unwrap());
     let o = s.run(&["sandbox", "approve", &sbx, &id]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains(&format!("allowed api.test:{}", up.port)));
-    let (code, out, err) = finish(child);
+    let (code, out, _) = finish(child); // bounded; its stderr is read by follow_stderr
+    let err = err_so_far.lock().unwrap().clone();
     assert_eq!(code, Some(0), "{out}{err}");
     assert_eq!(out, "hello:/x");
-    // The waiting exec said how to answer.
-    assert!(
-        err.contains(&format!("cleanroom sandbox approve {sbx} {id}")),
-        "{err}"
-    );
     let ev = events(&s, &sbx);
     let pending = of_type(&ev, "egress.pending");
     assert_eq!(pending.len(), 1, "{ev:?}");
