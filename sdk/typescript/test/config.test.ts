@@ -1,10 +1,21 @@
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, writeFileSync, existsSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import { CleanroomError, parseEndpoint, resolveEndpoint, resolveTarget, Sandbox, UnauthenticatedError } from "../src/index.js";
 import { need, tcpHost, token } from "./helpers.js";
+
+/** Config directories made by these tests, removed when they end (nothing left in /tmp). */
+const made: string[] = [];
+function configDir(): string {
+  const d = mkdtempSync(join(tmpdir(), "cr-cfg-"));
+  made.push(d);
+  return d;
+}
+after(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
 
 /** Run `fn` with these environment variables (undefined = unset), then restore. */
 async function withEnv(vars: Record<string, string | undefined>, fn: () => Promise<void> | void) {
@@ -35,7 +46,7 @@ test("endpoint forms as the CLI parses them", () => {
 });
 
 test("resolution order: option > environment > config file > default socket", async () => {
-  const cfg = mkdtempSync(join(tmpdir(), "cr-cfg-"));
+  const cfg = configDir();
   mkdirSync(join(cfg, "cleanroom"));
   writeFileSync(
     join(cfg, "cleanroom/config.json"),
@@ -65,7 +76,7 @@ test("resolution order: option > environment > config file > default socket", as
 });
 
 test("token authentication over TCP, from options, environment and config file", async () => {
-  const cfg = mkdtempSync(join(tmpdir(), "cr-cfg-"));
+  const cfg = configDir();
   await withEnv({ XDG_CONFIG_HOME: cfg, CLEANROOM_HOST: undefined, CLEANROOM_TOKEN: undefined }, async () => {
     for (const bad of [undefined, "not-the-token"]) {
       await assert.rejects(
@@ -92,7 +103,7 @@ test("token authentication over TCP, from options, environment and config file",
 test("https with a private CA, from options and environment", async () => {
   const tls = need("CLEANROOM_TEST_TLS_HOST");
   const ca = need("CLEANROOM_TEST_CA_CERT");
-  const cfg = mkdtempSync(join(tmpdir(), "cr-cfg-"));
+  const cfg = configDir();
   await withEnv({ XDG_CONFIG_HOME: cfg, CLEANROOM_CA_CERT: undefined, CLEANROOM_HOST: undefined }, async () => {
     // Without the private CA the certificate is not trusted: no sandbox.
     await assert.rejects(Sandbox.create({ host: tls, token: token() }), (e: unknown) => e instanceof CleanroomError);
@@ -115,7 +126,7 @@ test("https with a certificate pin, from options, environment and config file", 
   const tls = need("CLEANROOM_TEST_TLS_HOST");
   const pin = need("CLEANROOM_TEST_TLS_CERT_SHA256");
   const ca = need("CLEANROOM_TEST_CA_CERT");
-  const cfg = mkdtempSync(join(tmpdir(), "cr-cfg-"));
+  const cfg = configDir();
   await withEnv(
     { XDG_CONFIG_HOME: cfg, CLEANROOM_CA_CERT: undefined, CLEANROOM_HOST: undefined, CLEANROOM_SERVER_CERT_SHA256: undefined },
     async () => {

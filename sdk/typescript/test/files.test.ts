@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -52,10 +52,15 @@ test("files: mkdir, remove and typed errors", async () => {
 
 test("files: directories as tar streams", async () => {
   const src = mkdtempSync(join(tmpdir(), "cr-tar-"));
-  mkdirSync(join(src, "sub"));
-  writeFileSync(join(src, "a.txt"), "A");
-  writeFileSync(join(src, "sub/b.txt"), "B");
-  const tar = execFileSync("tar", ["-C", src, "-cf", "-", "a.txt", "sub"]);
+  let tar: Buffer;
+  try {
+    mkdirSync(join(src, "sub"));
+    writeFileSync(join(src, "a.txt"), "A");
+    writeFileSync(join(src, "sub/b.txt"), "B");
+    tar = execFileSync("tar", ["-C", src, "-cf", "-", "a.txt", "sub"]);
+  } finally {
+    rmSync(src, { recursive: true, force: true });
+  }
   await sbx.files.writeArchive("/workspace/tree/in", tar);
   assert.equal(await sbx.files.readText("/workspace/tree/in/sub/b.txt"), "B");
   const back = await sbx.files.readArchive("/workspace/tree/in");
