@@ -72,10 +72,10 @@ fn unescape(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        let oct = b
-            .get(i + 1..i + 4)
-            .and_then(|o| std::str::from_utf8(o).ok());
         if b[i] == b'\\' {
+            let oct = b
+                .get(i + 1..i + 4)
+                .and_then(|o| std::str::from_utf8(o).ok());
             if let Some(v) = oct.and_then(|o| u8::from_str_radix(o, 8).ok()) {
                 out.push(v);
                 i += 4;
@@ -122,9 +122,14 @@ pub fn favors_dynamic_cgroups() -> Option<bool> {
 /// on the per-thread-group rwsem until reboot either way.
 pub fn set_favor_dynmods(favor: bool) -> Result<String, String> {
     let m = current()?;
-    reconfigure(&m.mount_point, &reconfigure_flags(&m.super_options, favor))
-        .map_err(|e| format!("reconfigure {}: {e}", m.mount_point))?;
+    apply(&m, favor)?;
     Ok(m.mount_point)
+}
+
+/// Reconfigure the superblock `m` was read from with favordynmods as asked.
+fn apply(m: &Cgroup2Mount, favor: bool) -> Result<(), String> {
+    reconfigure(&m.mount_point, &reconfigure_flags(&m.super_options, favor))
+        .map_err(|e| format!("reconfigure {}: {e}", m.mount_point))
 }
 
 /// Turn `favordynmods` on for the host's cgroup2 superblock (see the module doc).
@@ -138,7 +143,7 @@ pub fn favor_dynamic_cgroups() -> Tuning {
             mount: m.mount_point,
         };
     }
-    if let Err(reason) = set_favor_dynmods(true) {
+    if let Err(reason) = apply(&m, true) {
         return Tuning::Unchanged { reason };
     }
     // The kernel applies root flags only from the initial cgroup namespace: check.

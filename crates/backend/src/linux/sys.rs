@@ -222,10 +222,7 @@ pub fn open_tree_clone(src: &Path) -> io::Result<OwnedFd> {
             OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint,
         )
     };
-    let fd = check(fd)?;
-    let fd = RawFd::try_from(fd).map_err(|_| io::Error::other("open_tree: fd out of range"))?;
-    // SAFETY: fd was just returned by open_tree and is owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    owned(check(fd)?, "open_tree")
 }
 
 /// Set `attr_set` on a detached tree (mount_setattr(2) on the tree's root, not
