@@ -170,3 +170,78 @@ fn idle_shim_and_pid1_give_back_their_setup_mappings() {
     assert_eq!(stdout(&o), "alive\n", "{}", stderr(&o));
     s.run(&["sandbox", "rm", &id]);
 }
+
+/// The system directories a host-view sandbox shows (`/usr`, `/etc`, `/opt` where they are
+/// directories here): device number, mount line.
+fn system_views(s: &Server, id: &str) -> String {
+    let o = s.sh_in(
+        id,
+        "for d in /usr /etc /opt; do [ -d $d ] && stat -c \"$d %d\" $d; done; \
+         grep -E ' /(usr|etc|opt) ' /proc/self/mountinfo | cut -d' ' -f5-; \
+         touch /usr/cleanroom-x 2>&1 | grep -o 'Read-only file system'",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+}
+
+/// Host-view sandboxes share their zygote's read-only system views (one superblock per
+/// directory, not per sandbox: docs/memory.md): the same device in two sandboxes, still a
+/// read-only, nosuid, nodev overlay whose options name no host path but its own.
+#[test]
+fn host_view_sandboxes_share_one_read_only_system_view_per_directory() {
+    let s = Server::start();
+    let (a, b) = (s.create(), s.create());
+    let (va, vb) = (system_views(&s, &a), system_views(&s, &b));
+    let devs = |v: &str| -> Vec<String> {
+        v.lines()
+            .filter(|l| l.starts_with('/') && l.split(' ').count() == 2)
+            .map(String::from)
+            .collect()
+    };
+    assert!(devs(&va).iter().any(|l| l.starts_with("/usr ")), "{va}");
+    // Per-sandbox overlays would each have a device of their own.
+    assert_eq!(devs(&va), devs(&vb), "a: {va}\nb: {vb}");
+    for line in va.lines().filter(|l| l.contains(" - ")) {
+        assert!(line.contains("ro,nosuid,nodev"), "{line}");
+        assert!(
+            line.contains(" - overlay cleanroom ro,lowerdir=/"),
+            "{line}"
+        );
+        assert!(!line.contains("/run/") && !line.contains("/var/"), "{line}");
+    }
+    assert!(va.contains("Read-only file system"), "{va}");
+}
+
+/// A view is rebuilt once it is older than its bound (5 s): a file the host adds after a
+/// sandbox looked for it in vain is visible to a sandbox created after that bound, even
+/// though the first sandbox's cached miss stays where it was.
+#[test]
+fn a_host_file_added_later_is_seen_by_sandboxes_created_after_the_view_bound() {
+    let s = Server::start();
+    let dir = std::path::PathBuf::from(format!("/etc/cleanroom-views-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    struct Gone(std::path::PathBuf);
+    impl Drop for Gone {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let _gone = Gone(dir.clone());
+    let probe = format!("cat {}/added 2>&1; stat -c 'etc %d' /etc", dir.display());
+    let a = s.create();
+    let o = s.sh_in(&a, &probe);
+    assert!(stdout(&o).contains("No such file"), "{}", stdout(&o));
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("added"), "added-later\n").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5_500));
+    let b = s.create();
+    let seen = stdout(&s.sh_in(&b, &probe));
+    assert!(seen.contains("added-later"), "{seen}");
+    let dev = |out: &str| {
+        out.lines()
+            .find(|l| l.starts_with("etc "))
+            .map(String::from)
+    };
+    let before = stdout(&s.sh_in(&a, &probe));
+    assert_ne!(dev(&before), dev(&seen), "a: {before}\nb: {seen}");
+}

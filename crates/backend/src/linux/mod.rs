@@ -38,6 +38,7 @@ mod shimwait;
 mod spawn;
 mod sweep;
 pub mod sys;
+mod sysviews;
 mod tree;
 mod trim;
 mod usage;
