@@ -44,11 +44,10 @@ impl Store {
         let ttl = i64::try_from(l.ttl_seconds).unwrap_or(i64::MAX);
         let idle = i64::try_from(l.idle_timeout_seconds).unwrap_or(i64::MAX);
         self.with(|c| {
-            c.execute(
-                "INSERT INTO sandbox_lifetimes (sandbox_id, ttl_seconds, idle_timeout_seconds, expires_at)
+            c.prepare_cached("INSERT INTO sandbox_lifetimes (sandbox_id, ttl_seconds, idle_timeout_seconds, expires_at)
                  VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT(sandbox_id) DO UPDATE SET ttl_seconds = ?2, idle_timeout_seconds = ?3, expires_at = ?4",
-                params![sandbox_id, ttl, idle, l.expires_at],
+                 ON CONFLICT(sandbox_id) DO UPDATE SET ttl_seconds = ?2, idle_timeout_seconds = ?3, expires_at = ?4")?
+                .execute(params![sandbox_id, ttl, idle, l.expires_at],
             )
             .map(drop)
         })
@@ -57,9 +56,8 @@ impl Store {
     /// A sandbox's lifetime (defaults when it has none).
     pub fn lifetime(&self, sandbox_id: &str) -> Result<LifetimeRow> {
         self.with(|c| {
-            c.query_row(
-                "SELECT ttl_seconds, idle_timeout_seconds, expires_at, stop_reason FROM sandbox_lifetimes WHERE sandbox_id = ?1",
-                [sandbox_id],
+            c.prepare_cached("SELECT ttl_seconds, idle_timeout_seconds, expires_at, stop_reason FROM sandbox_lifetimes WHERE sandbox_id = ?1")?
+                .query_row([sandbox_id],
                 |r| {
                     Ok(LifetimeRow {
                         ttl_seconds: r.get::<_, i64>(0)?.max(0) as u64,
@@ -104,11 +102,11 @@ impl Store {
     /// Record why expiry stopped the sandbox (the first reason wins).
     pub fn set_stop_reason(&self, sandbox_id: &str, reason: &str) -> Result<()> {
         self.with(|c| {
-            c.execute(
+            c.prepare_cached(
                 "INSERT INTO sandbox_lifetimes (sandbox_id, stop_reason) VALUES (?1, ?2)
                  ON CONFLICT(sandbox_id) DO UPDATE SET stop_reason = ?2 WHERE stop_reason = ''",
-                params![sandbox_id, reason],
-            )
+            )?
+            .execute(params![sandbox_id, reason])
             .map(drop)
         })
     }

@@ -14,38 +14,37 @@ pub struct OutputState {
 impl Store {
     pub fn set_output_dropped(&self, execution_id: &str, bytes: u64) -> Result<()> {
         self.with(|c| {
-            c.execute(
+            c.prepare_cached(
                 "INSERT INTO execution_output (execution_id, dropped_bytes) VALUES (?1, ?2)
                  ON CONFLICT(execution_id) DO UPDATE SET dropped_bytes = ?2",
-                params![execution_id, bytes as i64],
-            )
+            )?
+            .execute(params![execution_id, bytes as i64])
             .map(drop)
         })
     }
 
     pub fn mark_output_expired(&self, execution_id: &str) -> Result<()> {
         self.with(|c| {
-            c.execute(
+            c.prepare_cached(
                 "INSERT INTO execution_output (execution_id, expired_at) VALUES (?1, ?2)
                  ON CONFLICT(execution_id) DO UPDATE SET expired_at = ?2",
-                params![execution_id, now_micros()],
-            )
+            )?
+            .execute(params![execution_id, now_micros()])
             .map(drop)
         })
     }
 
     pub fn output_state(&self, execution_id: &str) -> Result<OutputState> {
         self.with(|c| {
-            c.query_row(
+            c.prepare_cached(
                 "SELECT dropped_bytes, expired_at FROM execution_output WHERE execution_id = ?1",
-                [execution_id],
-                |r| {
-                    Ok(OutputState {
-                        dropped_bytes: r.get::<_, i64>(0)?.max(0) as u64,
-                        expired_at: r.get(1)?,
-                    })
-                },
-            )
+            )?
+            .query_row([execution_id], |r| {
+                Ok(OutputState {
+                    dropped_bytes: r.get::<_, i64>(0)?.max(0) as u64,
+                    expired_at: r.get(1)?,
+                })
+            })
             .optional()
             .map(Option::unwrap_or_default)
         })
@@ -72,10 +71,8 @@ impl Store {
     #[cfg(test)]
     pub fn backdate_finish_for_test(&self, id: &str, finished_at: i64) {
         self.with(|c| {
-            c.execute(
-                "UPDATE executions SET finished_at = ?2 WHERE id = ?1",
-                params![id, finished_at],
-            )
+            c.prepare_cached("UPDATE executions SET finished_at = ?2 WHERE id = ?1")?
+                .execute(params![id, finished_at])
         })
         .unwrap();
     }

@@ -93,16 +93,20 @@ pub(super) fn account_live_sql(who: &str) -> String {
 impl Store {
     pub fn insert_pool(&self, p: &PoolRow) -> Result<()> {
         self.with(|c| {
-            c.execute(
+            c.prepare_cached(
                 "INSERT INTO pools (id, owner, created_at, spec) VALUES (?1, ?2, ?3, ?4)",
-                params![p.id, p.owner, p.created_at, p.spec],
-            )
+            )?
+            .execute(params![p.id, p.owner, p.created_at, p.spec])
             .map(drop)
         })
     }
 
     pub fn delete_pool(&self, id: &str) -> Result<()> {
-        self.with(|c| c.execute("DELETE FROM pools WHERE id = ?1", [id]).map(drop))
+        self.with(|c| {
+            c.prepare_cached("DELETE FROM pools WHERE id = ?1")?
+                .execute([id])
+                .map(drop)
+        })
     }
 
     pub fn list_pools(&self) -> Result<Vec<PoolRow>> {
@@ -190,26 +194,22 @@ impl Store {
     pub fn count_claimed(&self, pool_id: &str, pool_owner: &str) -> Result<u32> {
         use crate::status::sandbox as ss;
         self.with(|c| {
-            c.query_row(
-                &format!(
-                    "SELECT COUNT(*) FROM sandbox_claims k JOIN sandboxes s ON s.id = k.sandbox_id
+            c.prepare_cached(&format!(
+                "SELECT COUNT(*) FROM sandbox_claims k JOIN sandboxes s ON s.id = k.sandbox_id
                      WHERE k.pool_id = ?1 AND s.owner != ?2 AND s.status NOT IN ({}, {})",
-                    ss::STOPPED,
-                    ss::FAILED
-                ),
-                params![pool_id, pool_owner],
-                |r| r.get(0),
-            )
+                ss::STOPPED,
+                ss::FAILED
+            ))?
+            .query_row(params![pool_id, pool_owner], |r| r.get(0))
         })
     }
 
     pub fn put_claim(&self, k: &ClaimRow) -> Result<()> {
         self.with(|c| {
-            c.execute(
-                "INSERT INTO sandbox_claims (sandbox_id, pool_id, agent, chain, envelope)
+            c.prepare_cached("INSERT INTO sandbox_claims (sandbox_id, pool_id, agent, chain, envelope)
                  VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT(sandbox_id) DO UPDATE SET pool_id = ?2, agent = ?3, chain = ?4, envelope = ?5",
-                params![k.sandbox_id, k.pool_id, k.agent, k.chain, k.envelope],
+                 ON CONFLICT(sandbox_id) DO UPDATE SET pool_id = ?2, agent = ?3, chain = ?4, envelope = ?5")?
+                .execute(params![k.sandbox_id, k.pool_id, k.agent, k.chain, k.envelope],
             )
             .map(drop)
         })
@@ -217,9 +217,8 @@ impl Store {
 
     pub fn get_claim(&self, sandbox_id: &str) -> Result<Option<ClaimRow>> {
         self.with(|c| {
-            c.query_row(
-                "SELECT sandbox_id, pool_id, agent, chain, envelope FROM sandbox_claims WHERE sandbox_id = ?1",
-                [sandbox_id],
+            c.prepare_cached("SELECT sandbox_id, pool_id, agent, chain, envelope FROM sandbox_claims WHERE sandbox_id = ?1")?
+                .query_row([sandbox_id],
                 |r| {
                     Ok(ClaimRow {
                         sandbox_id: r.get(0)?,
