@@ -185,21 +185,36 @@ def _memcg_probe(cg, n=10):
 
 
 def _sandbox_mounts(server_pid):
-    """Mounts and superblocks of its own one sandbox has (a pid 1's mountinfo: distinct
-    st_dev values not also seen in the host's)."""
+    """Mounts and superblocks of the sandboxes (their pid 1s' mountinfo: st_dev values not
+    also seen in the host's). `superblocks_of_its_own`: those of one sandbox no other
+    sandbox shows; `shared_superblocks`: those it shares with others (the zygote's system
+    views); `superblocks_per_sandbox`: distinct superblocks of all sandboxes / sandboxes."""
     host = {l.split()[2] for l in open("/proc/self/mountinfo")}
+    own_ns = os.readlink("/proc/self/ns/mnt")
+    spaces = {}
     for k in _descendants(server_pid):
         try:
-            if open(f"/proc/{k}/cmdline").read().startswith("cleanroom-init") and os.readlink(
-                    f"/proc/{k}/ns/mnt") != os.readlink("/proc/self/ns/mnt"):
-                lines = open(f"/proc/{k}/mountinfo").read().splitlines()
-                devs = {l.split()[2] for l in lines}
-                return {"mounts": len(lines), "superblocks_of_its_own": len(devs - host),
-                        "filesystems": sorted(l.split(" - ")[1].split()[0] for l in lines
-                                              if l.split()[2] not in host)}
+            ns = os.readlink(f"/proc/{k}/ns/mnt")
+            if ns == own_ns or ns in spaces or not open(f"/proc/{k}/cmdline").read().startswith(
+                    "cleanroom-init"):
+                continue
+            spaces[ns] = open(f"/proc/{k}/mountinfo").read().splitlines()
         except OSError:
             continue
-    return None
+    if not spaces:
+        return None
+    seen = {}
+    for lines in spaces.values():
+        for d in {l.split()[2] for l in lines} - host:
+            seen[d] = seen.get(d, 0) + 1
+    lines = next(iter(spaces.values()))
+    devs = {l.split()[2] for l in lines} - host
+    return {"mounts": len(lines),
+            "superblocks_of_its_own": sum(1 for d in devs if seen[d] == 1),
+            "shared_superblocks": sum(1 for d in devs if seen[d] > 1),
+            "superblocks_per_sandbox": round(len(seen) / len(spaces), 2),
+            "filesystems": sorted(l.split(" - ")[1].split()[0] for l in lines
+                                  if l.split()[2] in devs and seen[l.split()[2]] == 1)}
 
 
 def _snapshot(cg, instance_dirs):
