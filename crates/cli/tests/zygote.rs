@@ -227,3 +227,60 @@ fn zygotes_rotate_and_a_retired_one_lives_exactly_as_long_as_its_sandboxes() {
     );
     assert!(s.sh_in(&next, "true").status.success());
 }
+
+/// An fd the server inherited without close-on-exec (from whoever started it) stays the
+/// server's: the zygote (and so no sandbox) holds a copy. The zygote holds its socket, its
+/// signalfd and the shared system views (mount fds), nothing else.
+#[test]
+fn fds_the_server_inherited_never_reach_the_zygote() {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    const INHERITED: i32 = 77;
+    let mut s = Server::start();
+    s.stop();
+    let (_r, w) = nix::unistd::pipe().unwrap();
+    let raw = w.as_raw_fd();
+    s.spawn_with(|cmd| {
+        // SAFETY: dup2 only (async-signal-safe); the copy has no close-on-exec flag.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::dup2(raw, INHERITED) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    });
+    let server = s.child.as_ref().unwrap().id();
+    assert!(
+        std::fs::read_link(format!("/proc/{server}/fd/{INHERITED}")).is_ok(),
+        "the test's fd did not reach the server"
+    );
+    s.create();
+    let zygote = *zygotes_of(&s).first().expect("a zygote");
+    let fds: Vec<String> = std::fs::read_dir(format!("/proc/{zygote}/fd"))
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let target = std::fs::read_link(e.path()).unwrap_or_default();
+            format!(
+                "{} -> {}",
+                e.file_name().to_string_lossy(),
+                target.display()
+            )
+        })
+        .collect();
+    assert!(
+        !fds.iter().any(|f| f.starts_with(&format!("{INHERITED} "))),
+        "{fds:?}"
+    );
+    for f in &fds {
+        let target = f.split(" -> ").nth(1).unwrap_or_default();
+        let ok = target == "/dev/null"
+            || target.ends_with("server.log")
+            || target.starts_with("socket:")
+            || target == "anon_inode:[signalfd]"
+            || target == "/";
+        assert!(ok, "unexpected fd in the zygote: {f} (all: {fds:?})");
+    }
+}

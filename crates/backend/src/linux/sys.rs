@@ -42,6 +42,16 @@ pub fn close_range(first: u32, last: u32) -> io::Result<()> {
     check(rc).map(drop)
 }
 
+/// Mark every fd from `first` up close-on-exec (close_range(2) with
+/// CLOSE_RANGE_CLOEXEC, Linux >= 5.11) without closing any: between fork and exec, where
+/// the runtime's own exec-error pipe must stay open until the exec.
+pub fn cloexec_from(first: u32) -> io::Result<()> {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range only changes flags in this process's fd table; async-signal-safe.
+    let rc = unsafe { libc::syscall(libc::SYS_close_range, first, u32::MAX, CLOSE_RANGE_CLOEXEC) };
+    check(rc).map(drop)
+}
+
 /// Mark `fd` close-on-exec, so it never reaches a process pid 1 spawns.
 pub fn set_cloexec(fd: BorrowedFd<'_>) -> nix::Result<()> {
     fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).map(drop)

@@ -522,8 +522,8 @@ fn spawn_process(
         .env_clear()
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null());
-    // SAFETY: only async-signal-safe calls (dup2, fcntl, prctl, getppid) between fork and
-    // exec, no allocation; a failed step fails the spawn.
+    // SAFETY: only async-signal-safe calls (dup2, fcntl, close_range, prctl, getppid)
+    // between fork and exec, no allocation; a failed step fails the spawn.
     unsafe {
         cmd.pre_exec(move || {
             if child_raw == CONTROL_FD {
@@ -536,6 +536,9 @@ fn spawn_process(
             } else if libc::dup2(child_raw, CONTROL_FD) < 0 {
                 return Err(std::io::Error::last_os_error());
             }
+            // Nothing else of the server's reaches the zygote: fds the server inherited
+            // without close-on-exec (from whoever started it) close at the exec.
+            sys::cloexec_from(CONTROL_FD as u32 + 1)?;
             // The sandboxes' descriptor limit, not the server's raised one (lowering is
             // always allowed).
             let lim = libc::rlimit {

@@ -53,20 +53,25 @@ impl Server {
 
     /// (Re)start the server process on the same socket and state dir.
     pub fn spawn(&mut self) {
+        self.spawn_with(|_| {})
+    }
+
+    /// [`Server::spawn`] with a last say over the command (e.g. an fd to inherit).
+    pub fn spawn_with(&mut self, adjust: impl FnOnce(&mut Command)) {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(self.dir.join("server.log"))
             .expect("server log");
-        let child = Command::new(BIN)
-            .args(["serve", "--listen", &self.host(), "--state-dir"])
+        let mut cmd = Command::new(BIN);
+        cmd.args(["serve", "--listen", &self.host(), "--state-dir"])
             .arg(self.state_dir())
             .args(&self.args)
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log"))
-            .stderr(log)
-            .spawn()
-            .expect("spawn server");
+            .stderr(log);
+        adjust(&mut cmd);
+        let child = cmd.spawn().expect("spawn server");
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
