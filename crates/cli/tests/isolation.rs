@@ -239,3 +239,75 @@ fn sandbox_sees_none_of_the_hosts_identifiers() {
     let o2 = s.sh("cat /proc/sys/kernel/random/boot_id");
     assert_ne!(stdout(&o2).trim(), boot, "boot_id shared between sandboxes");
 }
+
+/// Two sandboxes never share the inodes of the system files they see: a lock one holds on
+/// `/etc/hostname` does not block the other, and (where python3 is there to ask) an
+/// inotify watch in one sees nothing of the other's reads. Shared inodes (a superblock
+/// two sandboxes share, e.g. one overlay or a plain bind of the host's directory) would
+/// let a sandbox watch which files another opens and block its locks.
+#[test]
+fn sandboxes_share_no_inodes_of_system_files() {
+    let s = Server::start();
+    let (a, b) = (s.create(), s.create());
+    let holder = std::thread::spawn({
+        let cli = s.cli();
+        let a = a.clone();
+        move || {
+            let mut c = cli;
+            c.args(["exec", "-n", "--in", &a, "--", "sh", "-c"]);
+            c.arg("flock -x /etc/hostname -c 'echo locked > /tmp/held; sleep 4'");
+            c.output().unwrap()
+        }
+    });
+    assert!(
+        eventually(std::time::Duration::from_secs(10), || {
+            stdout(&s.sh_in(&a, "cat /tmp/held 2>/dev/null")).contains("locked")
+        }),
+        "sandbox a never took its lock"
+    );
+    let o = s.sh_in(&b, "flock -n -x /etc/hostname -c true; echo rc=$?");
+    assert!(
+        stdout(&o).contains("rc=0"),
+        "a's lock blocks b: {}",
+        stdout(&o)
+    );
+    holder.join().unwrap();
+
+    let watch = "command -v python3 >/dev/null || { echo no-python; exit 0; }; \
+        python3 - <<'PY'\n\
+import ctypes, os, select\n\
+libc = ctypes.CDLL(None, use_errno=True)\n\
+fd = libc.inotify_init1(os.O_NONBLOCK)\n\
+assert libc.inotify_add_watch(fd, b'/etc/hostname', 0x1 | 0x20) >= 0\n\
+open('/tmp/watching', 'w').close()\n\
+r, _, _ = select.select([fd], [], [], 3)\n\
+print('events' if r else 'quiet')\n\
+PY";
+    let watcher = std::thread::spawn({
+        let cli = s.cli();
+        let a = a.clone();
+        let watch = watch.to_string();
+        move || {
+            let mut c = cli;
+            c.args(["exec", "-n", "--in", &a, "--", "sh", "-c", &watch]);
+            c.output().unwrap()
+        }
+    });
+    let ready = eventually(std::time::Duration::from_secs(10), || {
+        stdout(&s.sh_in(
+            &a,
+            "ls /tmp/watching 2>/dev/null; command -v python3 || echo none",
+        ))
+        .lines()
+        .any(|l| l == "/tmp/watching" || l == "none")
+    });
+    assert!(ready, "the watcher never started");
+    for _ in 0..3 {
+        s.sh_in(&b, "cat /etc/hostname >/dev/null");
+    }
+    let out = stdout(&watcher.join().unwrap());
+    assert!(
+        out.contains("quiet") || out.contains("no-python"),
+        "a sees b's reads: {out}"
+    );
+}

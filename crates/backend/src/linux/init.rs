@@ -21,7 +21,6 @@ use super::pid1files::{file_op, open_file, Helpers};
 use super::protocol::{self, Reply, Request, SetupFailure};
 use super::rootfs::{self, SetupError};
 use super::sys;
-use super::sysviews::View;
 use nix::sched::{unshare, CloneFlags};
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
@@ -38,11 +37,10 @@ pub fn main() -> ! {
     super::zygote::serve()
 }
 
-/// A shim, forked by the zygote with its control socket on fd 3, the shared system views
-/// right after it (sysviews.rs) and nothing else of the zygote's (see
-/// [`super::zygote`]); never returns.
-pub fn shim_main(views: Vec<View>) -> ! {
-    let code = match run_shim(views) {
+/// A shim, forked by the zygote with its control socket on fd 3 and nothing else of the
+/// zygote's (see [`super::zygote`]); never returns.
+pub fn shim_main() -> ! {
+    let code = match run_shim() {
         Ok(code) => code,
         Err(e) => {
             let _ = protocol::send(
@@ -59,7 +57,7 @@ pub fn shim_main(views: Vec<View>) -> ! {
     std::process::exit(code)
 }
 
-fn run_shim(views: Vec<View>) -> Result<i32, String> {
+fn run_shim() -> Result<i32, String> {
     let cfg: InitConfig = match protocol::recv::<Request>(CONTROL_FD) {
         Ok(Some((Request::Configure(cfg), _))) => *cfg,
         Ok(other) => return Err(format!("expected a sandbox config, got {other:?}")),
@@ -69,7 +67,7 @@ fn run_shim(views: Vec<View>) -> Result<i32, String> {
     // launch if the kernel refuses (an fd the server leaked must never reach a sandbox).
     let parent = nix::unistd::getppid();
     rearm_parent_death(parent)?;
-    close_inherited_fds(CONTROL_FD as u32 + 1 + views.len() as u32, sys::close_range)?;
+    close_inherited_fds(sys::close_range)?;
 
     // Join the sandbox's cgroups first: pid 1 and everything it forks are limited from birth.
     for dir in &cfg.cgroups {
@@ -124,7 +122,7 @@ fn run_shim(views: Vec<View>) -> Result<i32, String> {
     // SAFETY: this process is single-threaded (no runtime was started), so fork is sound.
     match unsafe { fork() }.map_err(|e| format!("fork: {e}"))? {
         ForkResult::Child => {
-            let code = match run_pid1(&cfg, net, image_lower, snapshot, views) {
+            let code = match run_pid1(&cfg, net, image_lower, snapshot) {
                 Ok(()) => 0,
                 Err(e) => {
                     let reply = Reply::SetupFailed {
@@ -138,9 +136,8 @@ fn run_shim(views: Vec<View>) -> Result<i32, String> {
             std::process::exit(code)
         }
         ForkResult::Parent { child } => {
-            // pid 1 has its own copy of the tun fd to hand to the server, and of the views.
+            // pid 1 has its own copy of the tun fd to hand to the server.
             drop(net);
-            drop(views);
             // From here SIGTERM is the server's "end this sandbox" (shimwait.rs).
             let term = super::shimwait::take_term()?;
             protocol::send(
@@ -195,14 +192,13 @@ fn enter_mapped_user_namespace() -> Result<Vec<OwnedFd>, String> {
     Ok(lower)
 }
 
-/// Close every fd from `first` up (above the control socket and the shared views:
-/// whatever the server's process leaked). The call is a parameter so the fail-closed
-/// path is testable without breaking the kernel.
+/// Close every fd above the control socket (whatever the server's process leaked). The
+/// call is a parameter so the fail-closed path is testable without breaking the kernel.
 fn close_inherited_fds(
-    first: u32,
     close_range: impl FnOnce(u32, u32) -> std::io::Result<()>,
 ) -> Result<(), String> {
-    close_range(first, u32::MAX).map_err(|e| format!("close inherited fds (close_range): {e}"))
+    close_range(CONTROL_FD as u32 + 1, u32::MAX)
+        .map_err(|e| format!("close inherited fds (close_range): {e}"))
 }
 
 /// Make the control socket close-on-exec so it never reaches a user process; if that
@@ -227,7 +223,6 @@ fn run_pid1(
     net: NetSetup,
     image_lower: Option<OwnedFd>,
     snapshot: Option<OwnedFd>,
-    views: Vec<View>,
 ) -> Result<(), SetupError> {
     // Die with the shim (and so with the server): the pid namespace goes with us.
     sys::kill_with_parent().map_err(|e| format!("set parent-death signal: {e}"))?;
@@ -251,7 +246,7 @@ fn run_pid1(
             }
         }
     };
-    let (extra_writable, upper) = rootfs::build(cfg, image_lower, snapshot, views)?;
+    let (extra_writable, upper) = rootfs::build(cfg, image_lower, snapshot)?;
     nix::unistd::sethostname(&cfg.hostname).map_err(|e| format!("sethostname: {e}"))?;
 
     let info = super::harden::apply(&extra_writable)?;
@@ -460,7 +455,7 @@ mod tests {
 
     #[test]
     fn a_failed_close_range_fails_the_launch() {
-        let err = close_inherited_fds(CONTROL_FD as u32 + 1, |first, last| {
+        let err = close_inherited_fds(|first, last| {
             assert_eq!((first, last), (CONTROL_FD as u32 + 1, u32::MAX));
             Err(std::io::Error::from_raw_os_error(libc::ENOSYS))
         })
@@ -468,12 +463,10 @@ mod tests {
         assert!(err.contains("close_range"), "{err}");
         // A refusal of any kind (seccomp's EPERM too) is a failure, not "best effort".
         assert!(
-            close_inherited_fds(4, |_, _| Err(std::io::Error::from_raw_os_error(
-                libc::EPERM
-            )))
-            .is_err()
+            close_inherited_fds(|_, _| Err(std::io::Error::from_raw_os_error(libc::EPERM)))
+                .is_err()
         );
-        assert!(close_inherited_fds(4, |_, _| Ok(())).is_ok());
+        assert!(close_inherited_fds(|_, _| Ok(())).is_ok());
     }
 
     #[test]

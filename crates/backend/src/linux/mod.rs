@@ -38,7 +38,6 @@ mod shimwait;
 mod spawn;
 mod sweep;
 pub mod sys;
-mod sysviews;
 mod tree;
 mod trim;
 mod usage;

@@ -16,7 +16,6 @@
 
 use super::config::{InitConfig, WORKSPACE_PATH};
 use super::protocol::SetupFailure;
-use super::sysviews::View;
 use super::tree::{bind_onto, fd_path, is_regular, Entry, Tree};
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 use std::fs;
@@ -57,7 +56,7 @@ impl From<&str> for SetupError {
 }
 
 /// Host directories exposed read-only (symlinks such as merged-usr `/bin` are copied as links).
-pub(super) const SYSTEM_DIRS: &[&str] = &[
+const SYSTEM_DIRS: &[&str] = &[
     "usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "opt",
 ];
 /// Host files hidden even though their directory is visible.
@@ -215,7 +214,6 @@ pub fn build(
     cfg: &InitConfig,
     image_lower: Option<OwnedFd>,
     snapshot: Option<OwnedFd>,
-    views: Vec<View>,
 ) -> Result<Built, SetupError> {
     mount(
         None::<&str>,
@@ -227,7 +225,6 @@ pub fn build(
     .map_err(|e| err("make-rprivate", Path::new("/"), e))?;
     let layers = super::restore::attach(cfg, snapshot)?;
     if let Some(image) = &cfg.image_rootfs {
-        drop(views);
         let (root, upper) = image_root(cfg, image, image_lower, layers.as_deref())?;
         return Ok((populate(cfg, &root, true, layers.as_deref())?, Some(upper)));
     }
@@ -254,16 +251,9 @@ pub fn build(
             symlink(&target, &inside).map_err(|e| err("symlink", &inside, e))?;
         } else if meta.is_dir() {
             mkdir(&inside, 0o755)?;
-            // The zygote's shared view of it (sysviews.rs) if there is one and it attaches;
-            // otherwise this sandbox's own overlay of it.
-            let shared = views.iter().find(|v| v.dir == *dir);
-            if shared.is_none_or(|v| super::sysviews::attach(v, &inside).is_err()) {
-                system_view(&host, &inside, &empty)?;
-            }
+            system_view(&host, &inside, &empty)?;
         }
     }
-    // Attached clones are this sandbox's own; nothing later needs the zygote's views.
-    drop(views);
     for file in MASKED_FILES {
         let inside = root.join(file);
         if inside.exists() {

@@ -140,7 +140,6 @@ const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
 pub const MOUNT_ATTR_RDONLY: u64 = 0x1;
 pub const MOUNT_ATTR_NOSUID: u64 = 0x2;
 pub const MOUNT_ATTR_NODEV: u64 = 0x4;
-pub const MOUNT_ATTR_NOEXEC: u64 = 0x8;
 pub const MOUNT_ATTR_IDMAP: u64 = 0x0010_0000;
 
 /// Linux `struct mount_attr` (linux/mount.h), the argument of mount_setattr(2).
@@ -210,28 +209,6 @@ pub fn fsconfig(
     .map(drop)
 }
 
-/// `fsconfig(2)` with `FSCONFIG_SET_STRING`: the parameter `key` set to `value`.
-pub fn fsconfig_string(
-    fs: BorrowedFd<'_>,
-    key: &std::ffi::CStr,
-    value: &std::ffi::CStr,
-) -> io::Result<()> {
-    const FSCONFIG_SET_STRING: libc::c_uint = 1;
-    // SAFETY: fsconfig(2) on a valid borrowed context fd with two NUL-terminated strings
-    // that outlive the call and aux 0, as FSCONFIG_SET_STRING takes them.
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_fsconfig,
-            fs.as_raw_fd(),
-            FSCONFIG_SET_STRING,
-            key.as_ptr(),
-            value.as_ptr(),
-            0,
-        )
-    })
-    .map(drop)
-}
-
 /// A detached mount of a created filesystem context (fsmount(2), close-on-exec) with the
 /// `MOUNT_ATTR_*` bits `attrs`.
 pub fn fsmount(fs: BorrowedFd<'_>, attrs: libc::c_uint) -> io::Result<OwnedFd> {
@@ -253,21 +230,6 @@ pub fn open_tree_clone(src: &Path) -> io::Result<OwnedFd> {
             libc::AT_FDCWD,
             path.as_ptr(),
             OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint,
-        )
-    };
-    owned(check(fd)?, "open_tree")
-}
-
-/// A detached clone of the mount `tree` names (open_tree(2) with OPEN_TREE_CLONE and
-/// AT_EMPTY_PATH): how each sandbox attaches its own copy of a mount made once.
-pub fn open_tree_clone_fd(tree: BorrowedFd<'_>) -> io::Result<OwnedFd> {
-    // SAFETY: open_tree(2) on a valid borrowed fd with the empty NUL-terminated path.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_open_tree,
-            tree.as_raw_fd(),
-            c"".as_ptr(),
-            OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint | libc::AT_EMPTY_PATH as libc::c_uint,
         )
     };
     owned(check(fd)?, "open_tree")

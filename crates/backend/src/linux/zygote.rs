@@ -29,7 +29,6 @@ use super::config::CONTROL_FD;
 use super::pidfd::PidFd;
 use super::protocol::{self, ZygoteReply, ZygoteRequest};
 use super::sys;
-use super::sysviews;
 use crate::BackendError;
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
@@ -75,8 +74,6 @@ fn run() -> Result<(), String> {
     // Shims forked and not yet reaped; once the server closes the socket (it retired us,
     // see [`ROTATE_EVERY`]) we stay only as long as they do: our exit would kill them.
     let (mut live, mut retired) = (0usize, false);
-    // The read-only system views the shims of this zygote share (sysviews.rs).
-    let mut shared = sysviews::Shared::default();
     loop {
         if retired && live == 0 {
             return Ok(());
@@ -109,8 +106,7 @@ fn run() -> Result<(), String> {
         if control_ready {
             match protocol::recv::<ZygoteRequest>(CONTROL_FD) {
                 Ok(Some((ZygoteRequest::Fork { seq }, fds))) => {
-                    let views = shared.current(super::rootfs::SYSTEM_DIRS);
-                    let (reply, pidfd) = fork_shim(seq, fds, me, views);
+                    let (reply, pidfd) = fork_shim(seq, fds, me);
                     live += usize::from(pidfd.is_some());
                     let attached: Vec<RawFd> = pidfd.iter().map(|p| p.as_raw_fd()).collect();
                     protocol::send(CONTROL_FD, &reply, &attached)
@@ -138,14 +134,8 @@ fn reap() -> usize {
     }
 }
 
-/// Fork one shim for the control socket in `fds`, handing it `views`; the reply and the
-/// shim's pidfd.
-fn fork_shim(
-    seq: u64,
-    fds: Vec<OwnedFd>,
-    me: Pid,
-    views: &[sysviews::View],
-) -> (ZygoteReply, Option<OwnedFd>) {
+/// Fork one shim for the control socket in `fds`; the reply and the shim's pidfd.
+fn fork_shim(seq: u64, fds: Vec<OwnedFd>, me: Pid) -> (ZygoteReply, Option<OwnedFd>) {
     let failed = |error: String| (ZygoteReply::ForkFailed { seq, error }, None);
     let mut fds = fds.into_iter();
     let (Some(control), None) = (fds.next(), fds.next()) else {
@@ -155,7 +145,7 @@ fn fork_shim(
     // may run arbitrary code; it never returns into this loop (become_shim is `-> !`).
     match unsafe { fork() } {
         Err(e) => failed(format!("fork: {e}")),
-        Ok(ForkResult::Child) => become_shim(control, me, views),
+        Ok(ForkResult::Child) => become_shim(control, me),
         Ok(ForkResult::Parent { child }) => {
             drop(control);
             // The child is ours and unreaped (we reap only in the loop): no pid reuse.
@@ -177,8 +167,8 @@ fn fork_shim(
     }
 }
 
-/// In the forked child: shed everything of the zygote but `views`, then run the shim.
-fn become_shim(control: OwnedFd, zygote: Pid, views: &[sysviews::View]) -> ! {
+/// In the forked child: shed everything of the zygote, then run the shim.
+fn become_shim(control: OwnedFd, zygote: Pid) -> ! {
     // Die with the zygote; if it is already gone, don't start a sandbox nobody owns.
     if sys::kill_with_parent().is_err() || nix::unistd::getppid() != zygote {
         std::process::exit(125);
@@ -186,20 +176,18 @@ fn become_shim(control: OwnedFd, zygote: Pid, views: &[sysviews::View]) -> ! {
     if reset_signals().is_err() {
         std::process::exit(125);
     }
-    // The control socket replaces the zygote's socket at fd 3 (dup2 clears CLOEXEC), the
-    // shared views follow it (a shim without them mounts its own); everything above
-    // (the zygote's signalfd, the original fds) closes.
+    // The control socket replaces the zygote's socket at fd 3 (dup2 clears CLOEXEC);
+    // everything above it (the zygote's signalfd, the original fd) closes.
     // SAFETY: dup2 on two fds this process owns; fd 3 (the zygote socket) is not used by
     // this child again.
     if unsafe { libc::dup2(control.as_raw_fd(), CONTROL_FD) } < 0 {
         std::process::exit(125);
     }
     drop(control);
-    let views = sysviews::place(views, CONTROL_FD + 1).unwrap_or_default();
-    if sys::close_range((CONTROL_FD as usize + 1 + views.len()) as u32, u32::MAX).is_err() {
+    if sys::close_range(CONTROL_FD as u32 + 1, u32::MAX).is_err() {
         std::process::exit(125);
     }
-    super::init::shim_main(views)
+    super::init::shim_main()
 }
 
 /// Every signal back to its default disposition (SIGPIPE ignored, as the Rust runtime
