@@ -240,9 +240,10 @@ fn sandbox_sees_none_of_the_hosts_identifiers() {
     assert_ne!(stdout(&o2).trim(), boot, "boot_id shared between sandboxes");
 }
 
-/// Two sandboxes never share the inodes of the system files they see: a lock one holds on
-/// `/etc/hostname` does not block the other, and (where python3 is there to ask) an
-/// inotify watch in one sees nothing of the other's reads. Shared inodes (a superblock
+/// Two sandboxes never share the inodes of the system files and devices they see: a lock
+/// one holds on `/etc/hostname` or `/dev/null` does not block the other, and (where
+/// python3 is there to ask) an inotify watch in one sees nothing of the other's reads and
+/// writes. Shared inodes (a superblock
 /// two sandboxes share, e.g. one overlay or a plain bind of the host's directory) would
 /// let a sandbox watch which files another opens and block its locks.
 #[test]
@@ -272,42 +273,67 @@ fn sandboxes_share_no_inodes_of_system_files() {
         stdout(&o)
     );
     holder.join().unwrap();
-
-    let watch = "command -v python3 >/dev/null || { echo no-python; exit 0; }; \
-        python3 - <<'PY'\n\
-import ctypes, os, select\n\
-libc = ctypes.CDLL(None, use_errno=True)\n\
-fd = libc.inotify_init1(os.O_NONBLOCK)\n\
-assert libc.inotify_add_watch(fd, b'/etc/hostname', 0x1 | 0x20) >= 0\n\
-open('/tmp/watching', 'w').close()\n\
-r, _, _ = select.select([fd], [], [], 3)\n\
-print('events' if r else 'quiet')\n\
-PY";
-    let watcher = std::thread::spawn({
+    // Device nodes too (a bind of the host's /dev/null is one inode for every sandbox).
+    let holder = std::thread::spawn({
         let cli = s.cli();
         let a = a.clone();
-        let watch = watch.to_string();
         move || {
             let mut c = cli;
-            c.args(["exec", "-n", "--in", &a, "--", "sh", "-c", &watch]);
+            c.args(["exec", "-n", "--in", &a, "--", "sh", "-c"]);
+            c.arg("flock -x /dev/null -c 'echo locked > /tmp/held-dev; sleep 4'");
             c.output().unwrap()
         }
     });
-    let ready = eventually(std::time::Duration::from_secs(10), || {
-        stdout(&s.sh_in(
-            &a,
-            "ls /tmp/watching 2>/dev/null; command -v python3 || echo none",
-        ))
-        .lines()
-        .any(|l| l == "/tmp/watching" || l == "none")
-    });
-    assert!(ready, "the watcher never started");
-    for _ in 0..3 {
-        s.sh_in(&b, "cat /etc/hostname >/dev/null");
-    }
-    let out = stdout(&watcher.join().unwrap());
     assert!(
-        out.contains("quiet") || out.contains("no-python"),
-        "a sees b's reads: {out}"
+        eventually(std::time::Duration::from_secs(10), || {
+            stdout(&s.sh_in(&a, "cat /tmp/held-dev 2>/dev/null")).contains("locked")
+        }),
+        "sandbox a never took its lock on /dev/null"
     );
+    let o = s.sh_in(&b, "flock -n -x /dev/null -c true; echo rc=$?");
+    assert!(
+        stdout(&o).contains("rc=0"),
+        "a's lock on /dev/null blocks b: {}",
+        stdout(&o)
+    );
+    holder.join().unwrap();
+
+    // The watcher reports "watching" once its watches are set and its own sandbox's noise
+    // is drained, then whether anything arrived while b read and wrote.
+    let watch = "command -v python3 >/dev/null || { echo no-python; exit 0; }; \
+        python3 - <<'PY'\n\
+import ctypes, os, select, time\n\
+libc = ctypes.CDLL(None, use_errno=True)\n\
+fd = libc.inotify_init1(os.O_NONBLOCK)\n\
+assert libc.inotify_add_watch(fd, b'/etc/hostname', 0x1 | 0x20) >= 0\n\
+assert libc.inotify_add_watch(fd, b'/dev/null', 0x1 | 0x2 | 0x20) >= 0\n\
+end = time.time() + 1\n\
+while time.time() < end: select.select([fd], [], [], 0.1)[0] and os.read(fd, 65536)\n\
+print('watching', flush=True)\n\
+r, _, _ = select.select([fd], [], [], 4)\n\
+print('events' if r else 'quiet', flush=True)\n\
+PY";
+    let mut watcher = s
+        .cli()
+        .args(["exec", "-n", "--in", &a, "--", "sh", "-c", watch])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines =
+        std::io::BufRead::lines(std::io::BufReader::new(watcher.stdout.take().unwrap()));
+    let first = lines.next().and_then(Result::ok).unwrap_or_default();
+    if first != "no-python" {
+        if first != "watching" {
+            let mut err = String::new();
+            let _ = std::io::Read::read_to_string(&mut watcher.stderr.take().unwrap(), &mut err);
+            panic!("the watcher did not start: {first:?} {err}");
+        }
+        for _ in 0..3 {
+            s.sh_in(&b, "cat /etc/hostname >/dev/null; echo x > /dev/null");
+        }
+        let out = lines.next().and_then(Result::ok).unwrap_or_default();
+        assert_eq!(out, "quiet", "a sees b's reads or writes");
+    }
+    let _ = watcher.wait();
 }

@@ -95,6 +95,12 @@ fn run_shim() -> Result<i32, String> {
         flags |= CloneFlags::CLONE_NEWNET;
         NetSetup::InSandbox
     };
+    // Still host root in the host's user namespace: the sandbox's own device nodes
+    // (devnodes.rs); without them pid 1 binds the host's.
+    let devs = cfg
+        .id_range
+        .as_ref()
+        .and_then(|_| super::devnodes::make(super::rootfs::DEVICES).ok());
     let (mut image_lower, mut snapshot) = (None, None);
     if cfg.id_range.is_some() {
         // The server's idmapped mounts, in this order: the image's, the snapshot's.
@@ -122,7 +128,7 @@ fn run_shim() -> Result<i32, String> {
     // SAFETY: this process is single-threaded (no runtime was started), so fork is sound.
     match unsafe { fork() }.map_err(|e| format!("fork: {e}"))? {
         ForkResult::Child => {
-            let code = match run_pid1(&cfg, net, image_lower, snapshot) {
+            let code = match run_pid1(&cfg, net, image_lower, snapshot, devs) {
                 Ok(()) => 0,
                 Err(e) => {
                     let reply = Reply::SetupFailed {
@@ -136,8 +142,9 @@ fn run_shim() -> Result<i32, String> {
             std::process::exit(code)
         }
         ForkResult::Parent { child } => {
-            // pid 1 has its own copy of the tun fd to hand to the server.
+            // pid 1 has its own copies of the tun fd and the device nodes' filesystem.
             drop(net);
+            drop(devs);
             // From here SIGTERM is the server's "end this sandbox" (shimwait.rs).
             let term = super::shimwait::take_term()?;
             protocol::send(
@@ -223,6 +230,7 @@ fn run_pid1(
     net: NetSetup,
     image_lower: Option<OwnedFd>,
     snapshot: Option<OwnedFd>,
+    devs: Option<OwnedFd>,
 ) -> Result<(), SetupError> {
     // Die with the shim (and so with the server): the pid namespace goes with us.
     sys::kill_with_parent().map_err(|e| format!("set parent-death signal: {e}"))?;
@@ -246,7 +254,7 @@ fn run_pid1(
             }
         }
     };
-    let (extra_writable, upper) = rootfs::build(cfg, image_lower, snapshot)?;
+    let (extra_writable, upper) = rootfs::build(cfg, image_lower, snapshot, devs)?;
     nix::unistd::sethostname(&cfg.hostname).map_err(|e| format!("sethostname: {e}"))?;
 
     let info = super::harden::apply(&extra_writable)?;

@@ -11,6 +11,7 @@ mod archive;
 pub mod capture;
 pub mod cgroup;
 pub mod config;
+mod devnodes;
 pub mod fileio;
 pub mod fileops;
 mod files;

@@ -67,8 +67,8 @@ const MASKED_FILES: &[&str] = &[
     "etc/gshadow-",
     "etc/sudoers",
 ];
-/// Device nodes bind-mounted from the host.
-const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
+/// Device nodes every sandbox gets (its own copies where it can, see devnodes.rs).
+pub(super) const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
 
 fn err(what: &str, target: &Path, e: impl std::fmt::Display) -> String {
     format!("{what} {}: {e}", target.display())
@@ -214,6 +214,7 @@ pub fn build(
     cfg: &InitConfig,
     image_lower: Option<OwnedFd>,
     snapshot: Option<OwnedFd>,
+    devs: Option<OwnedFd>,
 ) -> Result<Built, SetupError> {
     mount(
         None::<&str>,
@@ -226,7 +227,10 @@ pub fn build(
     let layers = super::restore::attach(cfg, snapshot)?;
     if let Some(image) = &cfg.image_rootfs {
         let (root, upper) = image_root(cfg, image, image_lower, layers.as_deref())?;
-        return Ok((populate(cfg, &root, true, layers.as_deref())?, Some(upper)));
+        return Ok((
+            populate(cfg, &root, true, layers.as_deref(), devs.as_ref())?,
+            Some(upper),
+        ));
     }
     let root = cfg.root_dir.as_path();
     mount(
@@ -265,7 +269,10 @@ pub fn build(
         }
     }
 
-    Ok((populate(cfg, root, false, layers.as_deref())?, None))
+    Ok((
+        populate(cfg, root, false, layers.as_deref(), devs.as_ref())?,
+        None,
+    ))
 }
 
 /// Where the setup keeps the files it generates (resolver config, sandbox CA, bundle): a
@@ -281,6 +288,7 @@ fn populate(
     root: &Path,
     image: bool,
     layers: Option<&Path>,
+    devs: Option<&OwnedFd>,
 ) -> Result<Vec<String>, SetupError> {
     let tree = Tree::open(root, image)?;
     // An image root is the image's copy-on-write tree: the setup's files get a small tmpfs
@@ -326,7 +334,7 @@ fn populate(
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
         None,
     )?;
-    build_dev(cfg, &tree)?;
+    build_dev(cfg, &tree, devs)?;
 
     // Writable filesystems: directories of ONE private tmpfs with the sandbox's disk cap
     // (charged to its memory cgroup), bound in, gone with the mount namespace. One
@@ -497,7 +505,7 @@ fn install_ca(tree: &Tree, own: &Tree, pem: &str) -> Result<(), SetupError> {
 /// the usual links, a private devpts and a shm directory. `/dev` and `/dev/shm` are two
 /// directories of ONE tmpfs (64 MiB + 64 KiB for both, what the two had before), bound in
 /// with their old flags: one superblock less per sandbox (docs/memory.md).
-fn build_dev(cfg: &InitConfig, tree: &Tree) -> Result<(), String> {
+fn build_dev(cfg: &InitConfig, tree: &Tree, devs: Option<&OwnedFd>) -> Result<(), String> {
     super::scratch::bind_dirs_with(
         cfg,
         tree,
@@ -510,11 +518,20 @@ fn build_dev(cfg: &InitConfig, tree: &Tree) -> Result<(), String> {
     let dev = tree.dir("dev", 0o755)?;
     for name in DEVICES {
         dev.create_file(name, b"", 0o644)?;
-        bind_onto(
-            &Path::new("/dev").join(name),
-            || dev.leaf(name),
-            MsFlags::MS_NOEXEC,
-        )?;
+        // This sandbox's own node (devnodes.rs) where the shim made one; the host's
+        // otherwise (an unprivileged server, or the shim could not).
+        let own = devs
+            .map(|d| fd_path(d).join(name))
+            .filter(|p| super::devnodes::is_char_device(p));
+        let bound =
+            own.is_some_and(|p| bind_onto(&p, || dev.leaf(name), MsFlags::MS_NOEXEC).is_ok());
+        if !bound {
+            bind_onto(
+                &Path::new("/dev").join(name),
+                || dev.leaf(name),
+                MsFlags::MS_NOEXEC,
+            )?;
+        }
     }
     for (link, target) in [
         ("fd", "/proc/self/fd"),

@@ -140,6 +140,7 @@ const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
 pub const MOUNT_ATTR_RDONLY: u64 = 0x1;
 pub const MOUNT_ATTR_NOSUID: u64 = 0x2;
 pub const MOUNT_ATTR_NODEV: u64 = 0x4;
+pub const MOUNT_ATTR_NOEXEC: u64 = 0x8;
 pub const MOUNT_ATTR_IDMAP: u64 = 0x0010_0000;
 
 /// Linux `struct mount_attr` (linux/mount.h), the argument of mount_setattr(2).
@@ -203,6 +204,28 @@ pub fn fsconfig(
             cmd,
             key.map_or(std::ptr::null(), |k| k.as_ptr()),
             std::ptr::null::<libc::c_void>(),
+            0,
+        )
+    })
+    .map(drop)
+}
+
+/// `fsconfig(2)` with `FSCONFIG_SET_STRING`: the parameter `key` set to `value`.
+pub fn fsconfig_string(
+    fs: BorrowedFd<'_>,
+    key: &std::ffi::CStr,
+    value: &std::ffi::CStr,
+) -> io::Result<()> {
+    const FSCONFIG_SET_STRING: libc::c_uint = 1;
+    // SAFETY: fsconfig(2) on a valid borrowed context fd with two NUL-terminated strings
+    // that outlive the call and aux 0, as FSCONFIG_SET_STRING takes them.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_fsconfig,
+            fs.as_raw_fd(),
+            FSCONFIG_SET_STRING,
+            key.as_ptr(),
+            value.as_ptr(),
             0,
         )
     })
