@@ -240,63 +240,44 @@ fn sandbox_sees_none_of_the_hosts_identifiers() {
     assert_ne!(stdout(&o2).trim(), boot, "boot_id shared between sandboxes");
 }
 
+/// Whether sandbox `b` can take `path`'s lock (`flock -n`) while sandbox `a` holds it.
+fn lock_is_free_in_b_while_a_holds(s: &Server, a: &str, b: &str, path: &str) -> bool {
+    let marker = format!("/tmp/held-{}", path.replace('/', "-"));
+    let holder = std::thread::spawn({
+        let mut c = s.cli();
+        c.args(["exec", "-n", "--in", a, "--", "sh", "-c"]);
+        c.arg(format!(
+            "flock -x {path} -c 'echo locked > {marker}; sleep 4'"
+        ));
+        move || c.output().unwrap()
+    });
+    assert!(
+        eventually(std::time::Duration::from_secs(10), || {
+            stdout(&s.sh_in(a, &format!("cat {marker} 2>/dev/null"))).contains("locked")
+        }),
+        "sandbox a never took its lock on {path}"
+    );
+    let o = s.sh_in(b, &format!("flock -n -x {path} -c true; echo rc=$?"));
+    holder.join().unwrap();
+    stdout(&o).contains("rc=0")
+}
+
 /// Two sandboxes never share the inodes of the system files and devices they see: a lock
 /// one holds on `/etc/hostname` or `/dev/null` does not block the other, and (where
 /// python3 is there to ask) an inotify watch in one sees nothing of the other's reads and
-/// writes. Shared inodes (a superblock
-/// two sandboxes share, e.g. one overlay or a plain bind of the host's directory) would
-/// let a sandbox watch which files another opens and block its locks.
+/// writes. Shared inodes (a superblock two sandboxes share, e.g. one overlay, or a bind of
+/// the host's file or device node) would let a sandbox watch which files another opens
+/// and block its locks.
 #[test]
 fn sandboxes_share_no_inodes_of_system_files() {
     let s = Server::start();
     let (a, b) = (s.create(), s.create());
-    let holder = std::thread::spawn({
-        let cli = s.cli();
-        let a = a.clone();
-        move || {
-            let mut c = cli;
-            c.args(["exec", "-n", "--in", &a, "--", "sh", "-c"]);
-            c.arg("flock -x /etc/hostname -c 'echo locked > /tmp/held; sleep 4'");
-            c.output().unwrap()
-        }
-    });
-    assert!(
-        eventually(std::time::Duration::from_secs(10), || {
-            stdout(&s.sh_in(&a, "cat /tmp/held 2>/dev/null")).contains("locked")
-        }),
-        "sandbox a never took its lock"
-    );
-    let o = s.sh_in(&b, "flock -n -x /etc/hostname -c true; echo rc=$?");
-    assert!(
-        stdout(&o).contains("rc=0"),
-        "a's lock blocks b: {}",
-        stdout(&o)
-    );
-    holder.join().unwrap();
-    // Device nodes too (a bind of the host's /dev/null is one inode for every sandbox).
-    let holder = std::thread::spawn({
-        let cli = s.cli();
-        let a = a.clone();
-        move || {
-            let mut c = cli;
-            c.args(["exec", "-n", "--in", &a, "--", "sh", "-c"]);
-            c.arg("flock -x /dev/null -c 'echo locked > /tmp/held-dev; sleep 4'");
-            c.output().unwrap()
-        }
-    });
-    assert!(
-        eventually(std::time::Duration::from_secs(10), || {
-            stdout(&s.sh_in(&a, "cat /tmp/held-dev 2>/dev/null")).contains("locked")
-        }),
-        "sandbox a never took its lock on /dev/null"
-    );
-    let o = s.sh_in(&b, "flock -n -x /dev/null -c true; echo rc=$?");
-    assert!(
-        stdout(&o).contains("rc=0"),
-        "a's lock on /dev/null blocks b: {}",
-        stdout(&o)
-    );
-    holder.join().unwrap();
+    for path in ["/etc/hostname", "/dev/null"] {
+        assert!(
+            lock_is_free_in_b_while_a_holds(&s, &a, &b, path),
+            "a's lock on {path} blocks b"
+        );
+    }
 
     // The watcher reports "watching" once its watches are set and its own sandbox's noise
     // is drained, then whether anything arrived while b read and wrote.
