@@ -83,7 +83,9 @@ fn writable_dirs_share_one_private_filesystem_and_one_disk_cap() {
     assert!(!out.contains("WROTE"), "{out}");
     assert!(out.trim_end().ends_with('0'), "no mount of its own: {out}");
     // /dev and /dev/shm: two mounts of one small tmpfs, /dev/shm still nodev+noexec, the
-    // devices still usable, nothing of the filesystem's root mounted.
+    // devices still usable, nothing of the filesystem's root mounted. A root server's
+    // sandbox gets its own device nodes on the same filesystem (devnodes.rs), each bound
+    // from its `nodes` directory (never bound whole).
     let o = s.sh_in(
         &a,
         "dev=$(awk '$5==\"/dev\"{print $3}' /proc/self/mountinfo); \
@@ -94,7 +96,9 @@ fn writable_dirs_share_one_private_filesystem_and_one_disk_cap() {
     let out = stdout(&o);
     assert_eq!(
         out,
-        "/dev /dev\n/dev_shm /dev/shm\n1\nok\n4\n",
+        "/dev /dev\n/dev_shm /dev/shm\n/nodes/null /dev/null\n/nodes/zero /dev/zero\n\
+         /nodes/full /dev/full\n/nodes/random /dev/random\n/nodes/urandom /dev/urandom\n\
+         /nodes/tty /dev/tty\n1\nok\n4\n",
         "{}",
         stderr(&o)
     );

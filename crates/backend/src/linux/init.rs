@@ -95,12 +95,17 @@ fn run_shim() -> Result<i32, String> {
         flags |= CloneFlags::CLONE_NEWNET;
         NetSetup::InSandbox
     };
-    // Still host root in the host's user namespace: the sandbox's own device nodes
-    // (devnodes.rs); without them pid 1 binds the host's.
-    let devs = cfg
-        .id_range
-        .as_ref()
-        .and_then(|_| super::devnodes::make(super::rootfs::DEVICES).ok());
+    // Still host root in the host's user namespace: the sandbox's /dev filesystem with
+    // its own device nodes (devnodes.rs); without it pid 1 mounts its own /dev and binds
+    // the host's nodes.
+    let devs = cfg.id_range.as_ref().and_then(|r| {
+        super::devnodes::make(
+            super::rootfs::DEVICES,
+            super::scratch::DEV_BYTES,
+            r.host_base,
+        )
+        .ok()
+    });
     let (mut image_lower, mut snapshot) = (None, None);
     if cfg.id_range.is_some() {
         // The server's idmapped mounts, in this order: the image's, the snapshot's.
@@ -142,7 +147,7 @@ fn run_shim() -> Result<i32, String> {
             std::process::exit(code)
         }
         ForkResult::Parent { child } => {
-            // pid 1 has its own copies of the tun fd and the device nodes' filesystem.
+            // pid 1 has its own copies of the tun fd and the /dev filesystem.
             drop(net);
             drop(devs);
             // From here SIGTERM is the server's "end this sandbox" (shimwait.rs).

@@ -509,11 +509,12 @@ fn build_dev(cfg: &InitConfig, tree: &Tree, devs: Option<&OwnedFd>) -> Result<()
     super::scratch::bind_dirs_with(
         cfg,
         tree,
-        (64 << 20) + (64 << 10),
+        super::scratch::DEV_BYTES,
         &[
             ("dev", 0o755, MsFlags::MS_NOEXEC),
             ("dev/shm", 0o1777, MsFlags::MS_NODEV | MsFlags::MS_NOEXEC),
         ],
+        devs,
     )?;
     let dev = tree.dir("dev", 0o755)?;
     for name in DEVICES {
@@ -521,7 +522,7 @@ fn build_dev(cfg: &InitConfig, tree: &Tree, devs: Option<&OwnedFd>) -> Result<()
         // This sandbox's own node (devnodes.rs) where the shim made one; the host's
         // otherwise (an unprivileged server, or the shim could not).
         let own = devs
-            .map(|d| fd_path(d).join(name))
+            .map(|d| fd_path(d).join(super::devnodes::NODES).join(name))
             .filter(|p| super::devnodes::is_char_device(p));
         let bound =
             own.is_some_and(|p| bind_onto(&p, || dev.leaf(name), MsFlags::MS_NOEXEC).is_ok());

@@ -32,19 +32,28 @@ pub fn bind_dirs(cfg: &InitConfig, tree: &Tree, dirs: &[(&str, u32)]) -> Result<
         .iter()
         .map(|(d, m)| (*d, *m, MsFlags::MS_NODEV))
         .collect();
-    bind_dirs_with(cfg, tree, cfg.disk_bytes.max(1 << 20), &dirs)
+    bind_dirs_with(cfg, tree, cfg.disk_bytes.max(1 << 20), &dirs, None)
 }
+
+/// Size of the filesystem holding `/dev` and `/dev/shm` (what the two had apart).
+pub const DEV_BYTES: u64 = (64 << 20) + (64 << 10);
 
 /// [`bind_dirs`] with a size and per-directory mount flags (besides nosuid, which every
 /// bind gets). Directories are bound in order: a later one may lie inside an earlier one.
+/// With `made`, the directories are made on that detached filesystem instead of a new
+/// tmpfs (the `/dev` the shim made with the sandbox's own device nodes, devnodes.rs).
 pub fn bind_dirs_with(
     cfg: &InitConfig,
     tree: &Tree,
     size: u64,
     dirs: &[(&str, u32, MsFlags)],
+    made: Option<&std::os::fd::OwnedFd>,
 ) -> Result<(), String> {
     if dirs.is_empty() {
         return Ok(());
+    }
+    if let Some(fs) = made {
+        return bind_all(&fd_path(fs), tree, dirs);
     }
     let at = cfg.root_dir.with_file_name("empty");
     let opts = format!("mode=755,size={size}");
