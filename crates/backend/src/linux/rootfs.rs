@@ -506,16 +506,22 @@ fn install_ca(tree: &Tree, own: &Tree, pem: &str) -> Result<(), SetupError> {
 /// directories of ONE tmpfs (64 MiB + 64 KiB for both, what the two had before), bound in
 /// with their old flags: one superblock less per sandbox (docs/memory.md).
 fn build_dev(cfg: &InitConfig, tree: &Tree, devs: Option<&OwnedFd>) -> Result<(), String> {
-    super::scratch::bind_dirs_with(
-        cfg,
-        tree,
-        super::scratch::DEV_BYTES,
-        &[
-            ("dev", 0o755, MsFlags::MS_NOEXEC),
-            ("dev/shm", 0o1777, MsFlags::MS_NODEV | MsFlags::MS_NOEXEC),
-        ],
-        devs,
-    )?;
+    let dirs = [
+        ("dev", 0o755, MsFlags::MS_NOEXEC),
+        ("dev/shm", 0o1777, MsFlags::MS_NODEV | MsFlags::MS_NOEXEC),
+    ];
+    let size = super::scratch::DEV_BYTES;
+    // The shim's /dev filesystem (devnodes.rs); a kernel that cannot bind from a detached
+    // mount (before ~6.15) gets a /dev of pid 1's own and the host's nodes, as before.
+    let devs = match devs {
+        Some(fs) if super::scratch::bind_dirs_with(cfg, tree, size, &dirs, Some(fs)).is_ok() => {
+            Some(fs)
+        }
+        _ => {
+            super::scratch::bind_dirs_with(cfg, tree, size, &dirs, None)?;
+            None
+        }
+    };
     let dev = tree.dir("dev", 0o755)?;
     for name in DEVICES {
         dev.create_file(name, b"", 0o644)?;
