@@ -240,24 +240,29 @@ fn sandbox_sees_none_of_the_hosts_identifiers() {
     assert_ne!(stdout(&o2).trim(), boot, "boot_id shared between sandboxes");
 }
 
-/// Whether sandbox `b` can take `path`'s lock (`flock -n`) while sandbox `a` holds it.
+/// Whether sandbox `b` can take `path`'s lock (`flock -n`) while sandbox `a` holds it
+/// (a holds it until told to let go, and is checked to still hold it after b's try).
 fn lock_is_free_in_b_while_a_holds(s: &Server, a: &str, b: &str, path: &str) -> bool {
-    let marker = format!("/tmp/held-{}", path.replace('/', "-"));
+    let tag = path.replace('/', "-");
+    let (held, release) = (format!("/tmp/held{tag}"), format!("/tmp/release{tag}"));
     let holder = std::thread::spawn({
         let mut c = s.cli();
         c.args(["exec", "-n", "--in", a, "--", "sh", "-c"]);
         c.arg(format!(
-            "flock -x {path} -c 'echo locked > {marker}; sleep 4'"
+            "flock -x {path} -c 'echo locked > {held}; i=0; \
+             while [ ! -e {release} ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; \
+             rm {held}'"
         ));
         move || c.output().unwrap()
     });
+    let holding = || stdout(&s.sh_in(a, &format!("cat {held} 2>&1"))).contains("locked");
     assert!(
-        eventually(std::time::Duration::from_secs(10), || {
-            stdout(&s.sh_in(a, &format!("cat {marker} 2>/dev/null"))).contains("locked")
-        }),
+        eventually(std::time::Duration::from_secs(10), holding),
         "sandbox a never took its lock on {path}"
     );
     let o = s.sh_in(b, &format!("flock -n -x {path} -c true; echo rc=$?"));
+    assert!(holding(), "a let go of {path} before b tried");
+    s.sh_in(a, &format!("touch {release}"));
     holder.join().unwrap();
     stdout(&o).contains("rc=0")
 }
@@ -291,7 +296,7 @@ assert libc.inotify_add_watch(fd, b'/dev/null', 0x1 | 0x2 | 0x20) >= 0\n\
 end = time.time() + 1\n\
 while time.time() < end: select.select([fd], [], [], 0.1)[0] and os.read(fd, 65536)\n\
 print('watching', flush=True)\n\
-r, _, _ = select.select([fd], [], [], 4)\n\
+r, _, _ = select.select([fd], [], [], 6)\n\
 print('events' if r else 'quiet', flush=True)\n\
 PY";
     let mut watcher = s
@@ -301,9 +306,19 @@ PY";
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines =
-        std::io::BufRead::lines(std::io::BufReader::new(watcher.stdout.take().unwrap()));
-    let first = lines.next().and_then(Result::ok).unwrap_or_default();
+    // Its lines through a channel, so a stuck exec fails the test instead of hanging it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let out = watcher.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(out)).map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let next = || {
+        rx.recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_default()
+    };
+    let first = next();
     if first != "no-python" {
         if first != "watching" {
             let mut err = String::new();
@@ -313,8 +328,47 @@ PY";
         for _ in 0..3 {
             s.sh_in(&b, "cat /etc/hostname >/dev/null; echo x > /dev/null");
         }
-        let out = lines.next().and_then(Result::ok).unwrap_or_default();
+        let out = next();
         assert_eq!(out, "quiet", "a sees b's reads or writes");
     }
     let _ = watcher.wait();
+}
+
+/// A device node that reaches a sandbox's `/dev` some other way than the binds the setup
+/// made (here: host root puts one there, the most a future bug could do) does not open:
+/// `/dev` is `nodev`, only the setup's own node binds are device mounts.
+#[test]
+fn a_device_node_placed_in_dev_does_not_open() {
+    let s = Server::start();
+    let id = s.create();
+    let host_root = std::fs::metadata("/").unwrap();
+    let pid1 = processes_mentioning(&id)
+        .into_iter()
+        .find(|p| {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(format!("/proc/{p}/root")).is_ok_and(|m| {
+                (m.dev(), m.ino()) != (host_root.dev(), host_root.ino())
+                    && std::path::Path::new(&format!("/proc/{p}/root/dev/shm")).is_dir()
+            })
+        })
+        .expect("the sandbox's pid 1");
+    let node = format!("/proc/{pid1}/root/dev/cleanroom-planted");
+    nix::sys::stat::mknod(
+        node.as_str(),
+        nix::sys::stat::SFlag::S_IFCHR,
+        nix::sys::stat::Mode::from_bits_truncate(0o666),
+        nix::sys::stat::makedev(1, 3),
+    )
+    .expect("mknod in the sandbox's /dev");
+    // Writable by anyone (mknod applied the umask), so only `nodev` can refuse it.
+    std::fs::set_permissions(&node, std::os::unix::fs::PermissionsExt::from_mode(0o666)).unwrap();
+    let o = s.sh_in(
+        &id,
+        "ls -l /dev/cleanroom-planted | cut -c1; echo x > /dev/cleanroom-planted && echo OPENED; \
+         echo x > /dev/null && echo null-ok",
+    );
+    let out = stdout(&o);
+    assert!(out.starts_with('c'), "{out} {}", stderr(&o));
+    assert!(!out.contains("OPENED"), "a planted node opened: {out}");
+    assert!(out.contains("null-ok"), "{out} {}", stderr(&o));
 }

@@ -99,11 +99,14 @@ fn run_shim() -> Result<i32, String> {
     // its own device nodes (devnodes.rs); without it pid 1 mounts its own /dev and binds
     // the host's nodes.
     let devs = cfg.id_range.as_ref().and_then(|r| {
-        super::devnodes::make(
+        let made = super::devnodes::make(
             super::rootfs::DEVICES,
             super::scratch::DEV_BYTES,
             r.host_base,
-        )
+        );
+        made.map_err(|e| {
+            eprintln!("cleanroom sandbox: own /dev unavailable ({e}), using the host's")
+        })
         .ok()
     });
     let (mut image_lower, mut snapshot) = (None, None);

@@ -506,39 +506,48 @@ fn install_ca(tree: &Tree, own: &Tree, pem: &str) -> Result<(), SetupError> {
 /// directories of ONE tmpfs (64 MiB + 64 KiB for both, what the two had before), bound in
 /// with their old flags: one superblock less per sandbox (docs/memory.md).
 fn build_dev(cfg: &InitConfig, tree: &Tree, devs: Option<&OwnedFd>) -> Result<(), String> {
+    // `nodev` on /dev itself too: every device node is a bind of its own (with its own
+    // flags), so nothing else on the filesystem opens as a device — the shim's filesystem
+    // belongs to the host's user namespace, where the kernel's own refusal does not apply.
     let dirs = [
-        ("dev", 0o755, MsFlags::MS_NOEXEC),
+        ("dev", 0o755, MsFlags::MS_NODEV | MsFlags::MS_NOEXEC),
         ("dev/shm", 0o1777, MsFlags::MS_NODEV | MsFlags::MS_NOEXEC),
     ];
+    let (first, rest) = dirs.split_at(1);
     let size = super::scratch::DEV_BYTES;
-    // The shim's /dev filesystem (devnodes.rs); a kernel that cannot bind from a detached
-    // mount (before ~6.15) gets a /dev of pid 1's own and the host's nodes, as before.
+    let own_dev =
+        || -> Result<(), String> { super::scratch::bind_dirs_with(cfg, tree, size, &dirs, None) };
+    // The shim's /dev filesystem (devnodes.rs). Only the very first bind may fail and fall
+    // back (a kernel that cannot bind from a detached mount, before ~6.15): then pid 1
+    // mounts its own /dev and binds the host's nodes, as before. Any later failure fails
+    // the launch.
     let devs = match devs {
-        Some(fs) if super::scratch::bind_dirs_with(cfg, tree, size, &dirs, Some(fs)).is_ok() => {
-            Some(fs)
-        }
-        _ => {
-            super::scratch::bind_dirs_with(cfg, tree, size, &dirs, None)?;
+        Some(fs) => match super::scratch::bind_dirs_with(cfg, tree, size, first, Some(fs)) {
+            Ok(()) => {
+                super::scratch::bind_dirs_with(cfg, tree, size, rest, Some(fs))?;
+                Some(fs)
+            }
+            Err(e) => {
+                eprintln!("cleanroom sandbox: own /dev unavailable, using the host's nodes: {e}");
+                own_dev()?;
+                None
+            }
+        },
+        None => {
+            own_dev()?;
             None
         }
     };
     let dev = tree.dir("dev", 0o755)?;
     for name in DEVICES {
         dev.create_file(name, b"", 0o644)?;
-        // This sandbox's own node (devnodes.rs) where the shim made one; the host's
-        // otherwise (an unprivileged server, or the shim could not).
-        let own = devs
-            .map(|d| fd_path(d).join(super::devnodes::NODES).join(name))
-            .filter(|p| super::devnodes::is_char_device(p));
-        let bound =
-            own.is_some_and(|p| bind_onto(&p, || dev.leaf(name), MsFlags::MS_NOEXEC).is_ok());
-        if !bound {
-            bind_onto(
-                &Path::new("/dev").join(name),
-                || dev.leaf(name),
-                MsFlags::MS_NOEXEC,
-            )?;
-        }
+        // This sandbox's own node (devnodes.rs) where the shim made one; the host's only
+        // where it could not (the host lacks it, or an unprivileged server).
+        let src = match devs.map(|d| fd_path(d).join(super::devnodes::NODES).join(name)) {
+            Some(own) if super::devnodes::is_char_device(&own) => own,
+            _ => Path::new("/dev").join(name),
+        };
+        bind_onto(&src, || dev.leaf(name), MsFlags::MS_NOEXEC)?;
     }
     for (link, target) in [
         ("fd", "/proc/self/fd"),
