@@ -252,9 +252,11 @@ impl Engine {
                 attributes: serde_json::json!({ "reason": reason }).to_string(),
                 ..Default::default()
             });
-            match self.terminate_sandbox(&id).await {
-                Ok(r) if r.status == ss::STOPPED => {
-                    // The final status says why, too (`sandbox inspect`'s message).
+            // The final status says why, too (`sandbox inspect`'s message), written with
+            // the status itself.
+            match self.terminate_sandbox_because(&id, &message).await {
+                Ok(r) if r.status == ss::STOPPED && r.message.is_empty() => {
+                    // Joined a teardown someone else had started: add the reason.
                     let _ = self.store.set_sandbox_status(&id, ss::STOPPED, &message);
                 }
                 Ok(_) => {}

@@ -63,6 +63,18 @@ impl Engine {
     /// Kill everything in the sandbox and remove it; returns once it is STOPPED (or
     /// FAILED). Idempotent; a teardown already in flight is joined, not repeated.
     pub async fn terminate_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
+        self.terminate_sandbox_because(id, "").await
+    }
+
+    /// [`Engine::terminate_sandbox`] whose final STOPPED status carries `message` (why it
+    /// stopped, e.g. its TTL ran out), written in the same step as the status: a reader
+    /// never sees STOPPED without it. A teardown already in flight is joined and keeps
+    /// its own message.
+    pub async fn terminate_sandbox_because(
+        &self,
+        id: &str,
+        message: &str,
+    ) -> Result<SandboxRow, EngineError> {
         let row = self.get_sandbox(id)?;
         if ss::is_terminal(row.status) {
             return Ok(row);
@@ -74,7 +86,7 @@ impl Engine {
             }
             Claim::Mine(guard) => {
                 let running = self.begin_teardown(id)?;
-                let out = self.finish_teardown(id, running).await;
+                let out = self.finish_teardown(id, running, message).await;
                 drop(guard);
                 out
             }
@@ -97,7 +109,7 @@ impl Engine {
             let engine = self.clone();
             let sid = id.to_string();
             tokio::spawn(async move {
-                if let Err(e) = engine.finish_teardown(&sid, running).await {
+                if let Err(e) = engine.finish_teardown(&sid, running, "").await {
                     tracing::warn!(sandbox_id = %sid, error = %e, "background teardown failed");
                 }
                 drop(guard);
@@ -126,6 +138,7 @@ impl Engine {
         &self,
         id: &str,
         running: Vec<(String, Arc<LiveExec>)>,
+        message: &str,
     ) -> Result<SandboxRow, EngineError> {
         let result = self.backend.terminate(id).await;
         self.egress.detach(id);
@@ -136,8 +149,8 @@ impl Engine {
         self.retention.remove_sandbox(id);
         match result {
             Ok(()) => {
-                self.store.set_sandbox_status(id, ss::STOPPED, "")?;
-                self.events.sandbox_status(id, ss::STOPPED, "");
+                self.store.set_sandbox_status(id, ss::STOPPED, message)?;
+                self.events.sandbox_status(id, ss::STOPPED, message);
             }
             Err(e) => {
                 let msg = format!("terminate failed: {e}");

@@ -78,6 +78,26 @@ async fn events(engine: &Engine, sandbox_id: &str) -> Vec<(String, i32)> {
         .await
 }
 
+/// A teardown with a reason writes it with the STOPPED status (status row and event): a
+/// reader polling for STOPPED (as `sandbox inspect` after a TTL expiry) never sees the
+/// status without its message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_teardown_with_a_reason_stops_with_that_message_in_one_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, _fake) = engine_on(dir.path());
+    let sbx = ready(&engine).await;
+    let row = engine
+        .terminate_sandbox_because(&sbx.id, "TTL of 2s expired")
+        .await
+        .unwrap();
+    assert_eq!(
+        (row.status, row.message.as_str()),
+        (ss::STOPPED, "TTL of 2s expired")
+    );
+    let stored = engine.get_sandbox(&sbx.id).unwrap();
+    assert_eq!(stored.message, "TTL of 2s expired");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sandbox_becomes_ready_and_terminates_idempotently() {
     let dir = tempfile::tempdir().unwrap();
