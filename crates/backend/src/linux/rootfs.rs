@@ -501,10 +501,11 @@ fn install_ca(tree: &Tree, own: &Tree, pem: &str) -> Result<(), SetupError> {
     Ok(())
 }
 
-/// A minimal `/dev`: a tmpfs of the setup's own with the host's harmless devices bound in,
-/// the usual links, a private devpts and a shm directory. `/dev` and `/dev/shm` are two
-/// directories of ONE tmpfs (64 MiB + 64 KiB for both, what the two had before), bound in
-/// with their old flags: one superblock less per sandbox (docs/memory.md).
+/// A minimal `/dev`: a tmpfs with the harmless devices bound in (the sandbox's own copies
+/// where the shim made them, `devs`, else the host's), the usual links, a private devpts
+/// and a shm directory. `/dev` and `/dev/shm` are two directories of ONE tmpfs (64 MiB +
+/// 64 KiB for both, what the two had before), both `nodev`: one superblock per sandbox
+/// for both (docs/memory.md).
 fn build_dev(cfg: &InitConfig, tree: &Tree, devs: Option<&OwnedFd>) -> Result<(), String> {
     // `nodev` on /dev itself too: every device node is a bind of its own (with its own
     // flags), so nothing else on the filesystem opens as a device — the shim's filesystem

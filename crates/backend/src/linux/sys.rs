@@ -140,7 +140,6 @@ const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
 pub const MOUNT_ATTR_RDONLY: u64 = 0x1;
 pub const MOUNT_ATTR_NOSUID: u64 = 0x2;
 pub const MOUNT_ATTR_NODEV: u64 = 0x4;
-pub const MOUNT_ATTR_NOEXEC: u64 = 0x8;
 pub const MOUNT_ATTR_IDMAP: u64 = 0x0010_0000;
 
 /// Linux `struct mount_attr` (linux/mount.h), the argument of mount_setattr(2).
