@@ -187,8 +187,8 @@ def _memcg_probe(cg, n=10):
 def _sandbox_mounts(server_pid):
     """Mounts and superblocks of the sandboxes (their pid 1s' mountinfo: st_dev values not
     also seen in the host's). `superblocks_of_its_own`: those of one sandbox no other
-    sandbox shows; `shared_superblocks`: those it shares with others (the zygote's system
-    views); `superblocks_per_sandbox`: distinct superblocks of all sandboxes / sandboxes."""
+    sandbox shows; `shared_superblocks`: those it shares with others (0 today: shared
+    superblocks share inodes, see docs/memory.md); `superblocks_per_sandbox`: distinct superblocks of all sandboxes / sandboxes."""
     host = {l.split()[2] for l in open("/proc/self/mountinfo")}
     own_ns = os.readlink("/proc/self/ns/mnt")
     spaces = {}
