@@ -41,6 +41,14 @@ async fn create(c: &cleanroom_client::Client) -> (String, Duration) {
     (id, t.elapsed())
 }
 
+/// The size of a process's descriptor table (`FDSize`).
+fn fd_table_of(pid: u32) -> usize {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| cleanroom_backend::linux::fdtable::fd_size(&s))
+        .unwrap_or(0)
+}
+
 /// Open descriptors of a process.
 fn fds_of(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd"))
@@ -78,6 +86,7 @@ async fn thousand_idle_sandboxes_keep_threads_bounded_and_the_server_responsive(
     }
     let threads_small = threads_of(pid);
     let (fds_small, count_small) = (fds_of(pid), ids.len());
+    let table_small = fd_table_of(pid);
 
     // Fill up to n, 8 at a time.
     while ids.len() < n {
@@ -102,6 +111,13 @@ async fn thousand_idle_sandboxes_keep_threads_bounded_and_the_server_responsive(
     assert!(
         per <= FDS_PER_SANDBOX as f64 + 0.05,
         "the server holds {per:.2} descriptors per idle sandbox (bound {FDS_PER_SANDBOX})"
+    );
+    // The descriptor table was sized at start: growing it under load makes every thread
+    // that opens a descriptor wait for an RCU grace period (backend `fdtable`).
+    let table_big = fd_table_of(pid);
+    assert!(
+        table_small >= fds_big && table_big == table_small,
+        "the server's descriptor table grew while sandboxes were created: {table_small} -> {table_big} slots ({fds_big} open)"
     );
 
     let mut after = Vec::new();

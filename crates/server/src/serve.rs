@@ -127,6 +127,19 @@ fn tune_host(keep_cgroup_options: bool) {
     }
 }
 
+/// Grow the server's descriptor table for its sandbox cap now (after the backend raised
+/// the descriptor limit), so no create or claim waits for an RCU grace period while the
+/// kernel grows it under load ([`cleanroom_backend::linux::fdtable`]). Never fatal.
+fn reserve_descriptors(max_sandboxes: u32) {
+    use cleanroom_backend::linux::fdtable;
+    match fdtable::reserve(fdtable::slots_for(max_sandboxes)) {
+        Ok(slots) => tracing::debug!(slots, "descriptor table reserved"),
+        Err(e) => {
+            tracing::warn!(error = %e, "descriptor table not reserved: it grows while sandboxes are created")
+        }
+    }
+}
+
 /// Hold an exclusive flock on the state dir for the server's life: two servers sharing
 /// one store and one sandbox root would reconcile each other's sandboxes away.
 fn lock_state_dir(dir: &Path) -> Result<std::fs::File, ServeError> {
@@ -233,6 +246,7 @@ pub async fn run(
         cfg.state_dir.join("sandboxes"),
         cfg.init_exe.clone(),
     )?);
+    reserve_descriptors(cfg.auth.caps.total);
     let images =
         cleanroom_image::ImageStore::open(&cfg.state_dir.join("images"), cfg.registry.clone())?
             .with_limits(cfg.image_limits);

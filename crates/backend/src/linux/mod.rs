@@ -12,6 +12,7 @@ pub mod capture;
 pub mod cgroup;
 pub mod config;
 mod devnodes;
+pub mod fdtable;
 pub mod fileio;
 pub mod fileops;
 mod files;

@@ -384,9 +384,9 @@ async fn exchange(conn: &Conn, seq: u64, control: &OwnedFd) -> Result<PidFd, Exc
     }
 }
 
-/// Descriptors a root server may hold: each live sandbox costs it six (control socket and
-/// its reader's dup, pidfds of shim and pid 1, the id-slot lock, the tun device), so 5,000
-/// idle sandboxes need ~30,000 — more than a common hard limit of 20,000 or 65,536.
+/// Descriptors a root server may hold: each live sandbox costs it a few
+/// ([`super::fdtable::FDS_PER_SANDBOX`]) and each of its gateways' connections one more,
+/// so thousands of busy sandboxes exceed a common hard limit of 20,000 or 65,536.
 const SERVER_NOFILE: libc::rlim_t = 1 << 20;
 
 /// A root server raises its own RLIMIT_NOFILE (soft and hard, up to `fs.nr_open`) so that
