@@ -6,6 +6,8 @@ Same run, same machine, its own server (clean state, no sandbox caps):
   * `cleanroom exec -n -- true` without a pool, and with a pool whose template matches
     exactly (so CreateSandbox claims a READY sandbox); ratios to bwrap's p50; both also
     paced (runs 0.3 s apart / once the pool is quiet) beside bwrap paced the same way;
+    every tight loop also reports `host_cpu_ms_per_run` (the whole host's busy CPU time
+    per run, from /proc/stat: what bounds a tight loop on a small host);
   * claim latency: `pool claim` end to end, and the server-side avg/p99 from `pool stats`
     (`pool_claim_server_us`: the `pool claim` series alone; `pool_claim_server_all_us`:
     every claim of the pool, transparent ones included);
@@ -47,11 +49,25 @@ def _run(cmd, env, cwd, check=True):
     return dt, r.stdout.decode()
 
 
+def _host_busy_ms():
+    """CPU time the whole host spent not idle (all CPUs, `/proc/stat`), in ms."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal ...: everything but idle and iowait.
+    return (sum(v[:8]) - v[3] - v[4]) * 1000.0 / os.sysconf("SC_CLK_TCK")
+
+
 def _series(name, cmd, env, cwd, runs):
+    """A tight loop of `cmd`: latency row plus the host CPU each run cost as a whole
+    (every process and kernel thread, the bench's own fork+exec included). On a small
+    host a tight loop is bound by that, not by any one process's latency."""
     print(f"bench: {name} x{runs}", file=sys.stderr)
     for _ in range(5):
         _run(cmd, env, cwd)
-    return _row([_run(cmd, env, cwd)[0] for _ in range(runs)])
+    busy = _host_busy_ms()
+    row = _row([_run(cmd, env, cwd)[0] for _ in range(runs)])
+    row["host_cpu_ms_per_run"] = round((_host_busy_ms() - busy) / runs, 2)
+    return row
 
 
 def _mem_available_kib():
