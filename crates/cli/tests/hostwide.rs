@@ -47,6 +47,40 @@ fn runtime_dirs_of(sandbox_id: &str) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
+/// Whether anything is mounted at `path` in this (the host's) mount namespace.
+fn mounted_at(path: &std::path::Path) -> bool {
+    let want = path.to_string_lossy();
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.split(' ').nth(4) == Some(want.as_ref()))
+}
+
+/// The per-sandbox mountpoints live on a tmpfs (the server's own where `/run` is on disk:
+/// no inode churn on the host's disk per create), and a clean stop leaves no mount.
+#[test]
+fn a_root_servers_mountpoints_are_on_a_tmpfs_and_a_stop_leaves_no_mount() {
+    let mut s = Server::start();
+    let id = s.create();
+    let dirs = runtime_dirs_of(&id);
+    assert_eq!(dirs.len(), 1, "one runtime dir for the live sandbox");
+    let instance_dir = dirs[0].parent().unwrap().to_path_buf();
+    assert!(
+        cleanroom_backend::linux::runtime_fs::is_tmpfs(&instance_dir).unwrap(),
+        "{} is not on a tmpfs",
+        instance_dir.display()
+    );
+    let o = s.sh_in(&id, "echo alive");
+    assert_eq!(stdout(&o), "alive\n", "{}", stderr(&o));
+    s.stop();
+    assert!(
+        !mounted_at(&instance_dir),
+        "a mount was left at {}",
+        instance_dir.display()
+    );
+    assert!(!instance_dir.exists(), "{} left", instance_dir.display());
+}
+
 #[test]
 fn the_next_server_sweeps_what_a_killed_server_left_even_with_another_state_dir() {
     let mut a = Server::start();
@@ -69,6 +103,11 @@ fn the_next_server_sweeps_what_a_killed_server_left_even_with_another_state_dir(
         "runtime dir of the dead server left behind: {}\n{}",
         instance_dir.display(),
         b.log()
+    );
+    assert!(
+        !mounted_at(&instance_dir),
+        "the dead server's runtime tmpfs is still mounted at {}",
+        instance_dir.display()
     );
     assert!(
         eventually(Duration::from_secs(30), || cgroups_named(&id).is_empty()),

@@ -35,6 +35,7 @@ mod provision;
 mod reader;
 mod restore;
 mod rootfs;
+pub mod runtime_fs;
 mod scratch;
 mod shimwait;
 mod spawn;
@@ -132,6 +133,18 @@ impl LinuxBackend {
         };
         std::fs::create_dir_all(&runtime_root)
             .map_err(|e| BackendError::io(format!("create {}", runtime_root.display()), e))?;
+        if root {
+            // Speed, not isolation: on failure the mountpoints stay on whatever /run is.
+            match runtime_fs::ensure_tmpfs(&runtime_root) {
+                Ok(runtime_fs::RuntimeFs::Mounted) => {
+                    tracing::info!(dir = %runtime_root.display(), "runtime dir on a tmpfs of its own (/run is not a tmpfs here)")
+                }
+                Ok(runtime_fs::RuntimeFs::AlreadyTmpfs) => {}
+                Err(e) => {
+                    tracing::warn!(dir = %runtime_root.display(), error = %e, "runtime dir stays on a disk filesystem")
+                }
+            }
+        }
         let cgroups = cgroup::Mode::detect(&instance);
         if root {
             let swept = sweep::sweep_dead(Path::new(RUNTIME_BASE), &instance, &cgroups);
@@ -440,8 +453,15 @@ impl Backend for LinuxBackend {
     }
 
     async fn close(&self) {
-        // Only empty directories go: a sandbox that could not be terminated keeps its state.
-        let emptied = std::fs::remove_dir(&self.runtime_root).is_ok();
+        // Only empty directories go: a sandbox that could not be terminated keeps its state
+        // (and the runtime tmpfs with it, for the next server's sweep).
+        let empty = std::fs::read_dir(&self.runtime_root).is_ok_and(|mut d| d.next().is_none());
+        if empty {
+            if let Err(e) = runtime_fs::detach(&self.runtime_root) {
+                tracing::warn!(dir = %self.runtime_root.display(), error = %e, "could not detach the runtime tmpfs");
+            }
+        }
+        let emptied = empty && std::fs::remove_dir(&self.runtime_root).is_ok();
         for dir in self.cgroups.instance_dirs() {
             let _ = std::fs::remove_dir(dir);
         }

@@ -102,11 +102,17 @@ pub fn sweep_dead(base: &Path, own: &str, mode: &cgroup::Mode) -> Swept {
             cgroup::remove_eventually(left);
         }
         let runtime = base.join(instance);
+        // Its runtime tmpfs, if it had one ([`super::runtime_fs`]), goes with what is on it.
+        if let Err(e) = super::runtime_fs::detach(&runtime) {
+            tracing::warn!(dir = %runtime.display(), error = %e, "could not detach a dead server's runtime tmpfs");
+        }
         // Mountpoints only (sandbox mounts live in their own namespaces); a symlink here
         // is not ours to follow: remove_dir_all does not follow links.
         if let Err(e) = std::fs::remove_dir_all(&runtime) {
             if e.kind() != std::io::ErrorKind::NotFound {
+                // The lock file stays: the next server's sweep tries again.
                 tracing::warn!(dir = %runtime.display(), error = %e, "could not sweep a dead server's runtime dir");
+                continue;
             }
         }
         let _ = std::fs::remove_file(entry.path());
