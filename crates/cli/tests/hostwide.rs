@@ -70,6 +70,19 @@ fn a_root_servers_mountpoints_are_on_a_tmpfs_and_a_stop_leaves_no_mount() {
         "{} is not on a tmpfs",
         instance_dir.display()
     );
+    // Where the server mounted it (`/run` on disk), only with its own options.
+    let want = instance_dir.to_string_lossy().to_string();
+    if let Some(line) = std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.split(' ').nth(4) == Some(want.as_str()))
+    {
+        let opts = line.split(' ').nth(5).unwrap_or("");
+        for o in ["nosuid", "nodev", "noexec"] {
+            assert!(opts.split(',').any(|x| x == o), "{o} missing: {line}");
+        }
+        assert!(line.contains("mode=711"), "{line}");
+    }
     let o = s.sh_in(&id, "echo alive");
     assert_eq!(stdout(&o), "alive\n", "{}", stderr(&o));
     s.stop();
@@ -79,6 +92,42 @@ fn a_root_servers_mountpoints_are_on_a_tmpfs_and_a_stop_leaves_no_mount() {
         instance_dir.display()
     );
     assert!(!instance_dir.exists(), "{} left", instance_dir.display());
+}
+
+/// A start that fails after the backend was made (here: the socket is another live
+/// server's) leaves no runtime dir and no mount behind.
+#[test]
+fn a_failed_start_leaves_no_runtime_dir_or_mount() {
+    let a = Server::start();
+    let other = tempfile::tempdir().unwrap();
+    let state = other.path().join("state");
+    let instance = cleanroom_backend::linux::cgroup::instance_key(&state.join("sandboxes"));
+    let instance_dir = std::path::Path::new("/run/cleanroom").join(&instance);
+    let out = std::process::Command::new(BIN)
+        .args(["serve", "--listen", &a.host(), "--state-dir"])
+        .arg(&state)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run a second server");
+    assert!(
+        !out.status.success(),
+        "a second server on a live socket started"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("already listening"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !mounted_at(&instance_dir),
+        "a failed start left a mount at {}",
+        instance_dir.display()
+    );
+    assert!(
+        !instance_dir.exists(),
+        "a failed start left {}",
+        instance_dir.display()
+    );
 }
 
 #[test]

@@ -127,6 +127,19 @@ fn tune_host(keep_cgroup_options: bool) {
     }
 }
 
+/// Held while the server starts: if the start fails after the backend was made (the
+/// store, the images, recovery, the listener …), the backend's runtime directory and the
+/// tmpfs a root server mounted there are removed as a stop would (only when empty).
+struct StartGuard(Option<Arc<LinuxBackend>>);
+
+impl Drop for StartGuard {
+    fn drop(&mut self) {
+        if let Some(backend) = self.0.take() {
+            backend.release_runtime_dir();
+        }
+    }
+}
+
 /// Grow the server's descriptor table for its sandbox cap now (after the backend raised
 /// the descriptor limit), so no create or claim waits for an RCU grace period while the
 /// kernel grows it under load ([`cleanroom_backend::linux::fdtable`]). Never fatal.
@@ -246,6 +259,8 @@ pub async fn run(
         cfg.state_dir.join("sandboxes"),
         cfg.init_exe.clone(),
     )?);
+    // Until the server serves, a failed start undoes the backend's host state itself.
+    let mut start_guard = StartGuard(Some(backend.clone()));
     reserve_descriptors(cfg.auth.caps.total);
     let images =
         cleanroom_image::ImageStore::open(&cfg.state_dir.join("images"), cfg.registry.clone())?
@@ -291,6 +306,8 @@ pub async fn run(
         crate::console::quic::start(engine.clone(), &cfg.console, api_ip, stop_rx.clone())
             .map_err(|e| ServeError::Listen("console endpoint".into(), std::io::Error::other(e)))?;
     let (transport, socket_path) = transport;
+    // From here on the stop below terminates the sandboxes and closes the backend.
+    start_guard.0 = None;
     let served = crate::listener::serve(transport, service, cfg.auth.conn, stop_rx).await;
     console.shutdown().await;
     if let Some(path) = socket_path {

@@ -162,6 +162,18 @@ impl LinuxBackend {
         })
     }
 
+    /// Remove the runtime root if it is empty (a root server's tmpfs detached first): a
+    /// sandbox that could not be terminated keeps its state, and the runtime tmpfs with
+    /// it, for the next server's sweep. Also what a server whose start failed after the
+    /// backend was made must call: nothing else undoes the mount. Whether it is gone.
+    pub fn release_runtime_dir(&self) -> bool {
+        if self.runtime_root.starts_with(RUNTIME_BASE) {
+            runtime_fs::release(&self.runtime_root)
+        } else {
+            std::fs::remove_dir(&self.runtime_root).is_ok()
+        }
+    }
+
     fn get(&self, id: &str) -> Result<Arc<LinuxSandbox>, BackendError> {
         self.sandboxes
             .lock()
@@ -453,15 +465,7 @@ impl Backend for LinuxBackend {
     }
 
     async fn close(&self) {
-        // Only empty directories go: a sandbox that could not be terminated keeps its state
-        // (and the runtime tmpfs with it, for the next server's sweep).
-        let empty = std::fs::read_dir(&self.runtime_root).is_ok_and(|mut d| d.next().is_none());
-        if empty {
-            if let Err(e) = runtime_fs::detach(&self.runtime_root) {
-                tracing::warn!(dir = %self.runtime_root.display(), error = %e, "could not detach the runtime tmpfs");
-            }
-        }
-        let emptied = empty && std::fs::remove_dir(&self.runtime_root).is_ok();
+        let emptied = self.release_runtime_dir();
         for dir in self.cgroups.instance_dirs() {
             let _ = std::fs::remove_dir(dir);
         }

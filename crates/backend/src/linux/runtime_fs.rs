@@ -37,10 +37,18 @@ pub enum RuntimeFs {
 }
 
 /// Put `dir` (an existing directory the server made) on a tmpfs unless it already is on
-/// one.
+/// one. A directory that is not empty (an older server's mountpoints on disk) is left as
+/// it is: a mount would hide them from reconciliation; they are removed with their
+/// sandboxes and the next start mounts.
 pub fn ensure_tmpfs(dir: &Path) -> io::Result<RuntimeFs> {
     if is_tmpfs(dir)? {
         return Ok(RuntimeFs::AlreadyTmpfs);
+    }
+    if std::fs::read_dir(dir)?.next().is_some() {
+        return Err(io::Error::other(format!(
+            "{} is not empty: left on disk until its old entries are gone",
+            dir.display()
+        )));
     }
     let opts = format!("mode=0711,size=1m,nr_inodes={MAX_INODES}");
     mount(
@@ -71,14 +79,28 @@ pub fn is_mount_root(dir: &Path) -> bool {
     }
 }
 
-/// Detach the mount on `dir` if there is one of its own (a runtime tmpfs). Symlinks are
-/// not followed. `Ok(false)` when nothing was mounted there.
+/// Detach the tmpfs mounted on `dir` (a runtime tmpfs), if there is one; nothing else
+/// mounted there is touched. Symlinks are not followed. `Ok(false)` when there was none.
 pub fn detach(dir: &Path) -> io::Result<bool> {
-    if !is_mount_root(dir) {
+    if !is_mount_root(dir) || !is_tmpfs(dir).unwrap_or(false) {
         return Ok(false);
     }
     umount2(dir, MntFlags::MNT_DETACH | MntFlags::UMOUNT_NOFOLLOW).map_err(io::Error::from)?;
     Ok(true)
+}
+
+/// Remove a runtime root that is empty, detaching its tmpfs first. Whether it is gone; a
+/// root with entries left (a sandbox that could not be terminated) keeps its tmpfs for
+/// the next server's sweep.
+pub fn release(dir: &Path) -> bool {
+    if !std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_none()) {
+        return false;
+    }
+    if let Err(e) = detach(dir) {
+        tracing::warn!(dir = %dir.display(), error = %e, "could not detach the runtime tmpfs");
+        return false;
+    }
+    std::fs::remove_dir(dir).is_ok()
 }
 
 #[cfg(test)]
@@ -89,12 +111,36 @@ mod tests {
         nix::unistd::geteuid().is_root()
     }
 
+    /// Run `f` on a thread of its own mount namespace (`/` private): whatever it mounts
+    /// goes away with the thread, even when an assertion fails half-way.
+    fn in_private_mount_namespace(f: impl FnOnce() + Send + 'static) {
+        std::thread::spawn(move || {
+            use nix::sched::{unshare, CloneFlags};
+            unshare(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_FS).expect("unshare");
+            mount(
+                None::<&str>,
+                "/",
+                None::<&str>,
+                MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+                None::<&str>,
+            )
+            .expect("make / private");
+            f();
+        })
+        .join()
+        .expect("test thread");
+    }
+
     #[test]
     fn a_runtime_dir_is_put_on_a_tmpfs_once_and_detached() {
         if !root() {
             eprintln!("needs root to mount");
             return;
         }
+        in_private_mount_namespace(tmpfs_once_and_detached);
+    }
+
+    fn tmpfs_once_and_detached() {
         let base = tempfile::tempdir().unwrap();
         let dir = base.path().join("srv-0a");
         std::fs::create_dir(&dir).unwrap();
@@ -120,6 +166,37 @@ mod tests {
             assert!(!dir.join("sbx_1").exists());
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_directory_with_entries_is_not_mounted_over_and_release_keeps_it() {
+        if !root() {
+            eprintln!("needs root to mount");
+            return;
+        }
+        in_private_mount_namespace(|| {
+            let base = tempfile::tempdir().unwrap();
+            let dir = base.path().join("srv-0b");
+            std::fs::create_dir_all(dir.join("sbx_old/root")).unwrap();
+            if !is_tmpfs(base.path()).unwrap() {
+                assert!(ensure_tmpfs(&dir).is_err());
+                assert!(!is_mount_root(&dir), "mounted over entries");
+            }
+            // Not empty: release leaves it (and any tmpfs) for later.
+            assert!(!release(&dir));
+            assert!(dir.join("sbx_old").exists());
+            std::fs::remove_dir_all(dir.join("sbx_old")).unwrap();
+            assert_eq!(
+                ensure_tmpfs(&dir).unwrap(),
+                if is_tmpfs(base.path()).unwrap() {
+                    RuntimeFs::AlreadyTmpfs
+                } else {
+                    RuntimeFs::Mounted
+                }
+            );
+            assert!(release(&dir), "an empty runtime root was not released");
+            assert!(!dir.exists());
+        });
     }
 
     #[test]
