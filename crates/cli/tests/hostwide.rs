@@ -168,6 +168,49 @@ fn the_next_server_sweeps_what_a_killed_server_left_even_with_another_state_dir(
     assert_eq!(stdout(&o), "alive\n", "{}", stderr(&o));
 }
 
+/// A sandbox cgroup still there when a server stops (its last processes exiting, the
+/// background retry of its removal gone with the server) is a leftover: the instance
+/// keeps its lock file and the next server, whatever its state dir, sweeps it.
+#[test]
+fn a_cgroup_left_at_a_clean_stop_is_swept_by_the_next_server() {
+    let mut a = Server::start();
+    let id = a.create();
+    let instance_cgroups: Vec<std::path::PathBuf> = cgroups_named(&id)
+        .iter()
+        .filter_map(|p| p.parent().map(|p| p.to_path_buf()))
+        .collect();
+    assert!(!instance_cgroups.is_empty(), "the sandbox has cgroups");
+    // Stands for a sandbox cgroup whose removal was still being retried at the stop.
+    let stray: Vec<std::path::PathBuf> = instance_cgroups
+        .iter()
+        .map(|d| d.join("sbx_left_at_stop"))
+        .collect();
+    for d in &stray {
+        std::fs::create_dir(d).expect("make a stray sandbox cgroup");
+    }
+    let lock = std::path::Path::new("/run/cleanroom").join(format!(
+        "{}.lock",
+        cleanroom_backend::linux::cgroup::instance_key(&a.state_dir().join("sandboxes"))
+    ));
+    a.stop();
+    // (Any server starting meanwhile, of this test suite too, may already have swept it.)
+    assert!(
+        lock.exists() || stray.iter().all(|d| !d.exists()),
+        "a stop with cgroups left released the instance, so nothing would sweep them"
+    );
+    let _b = Server::start();
+    let swept = || {
+        stray.iter().all(|d| !d.exists())
+            && instance_cgroups.iter().all(|d| !d.exists())
+            && !lock.exists()
+    };
+    assert!(
+        eventually(Duration::from_secs(30), swept),
+        "cgroups left at a stop were never swept: {stray:?} (lock file {})",
+        lock.display()
+    );
+}
+
 #[test]
 fn a_live_servers_directories_are_never_swept() {
     let a = Server::start();

@@ -466,14 +466,26 @@ impl Backend for LinuxBackend {
 
     async fn close(&self) {
         let emptied = self.release_runtime_dir();
+        // A sandbox cgroup still busy at the stop (its last processes exiting; the
+        // background retry of its removal ends with this process) keeps its instance
+        // cgroup: that is a leftover too.
+        let mut cgroups_gone = true;
         for dir in self.cgroups.instance_dirs() {
-            let _ = std::fs::remove_dir(dir);
+            if std::fs::remove_dir(&dir).is_err() && dir.exists() {
+                cgroups_gone = false;
+            }
         }
         // With leftovers, the lock file stays (unlocked once we exit) so that the next
         // server recognises this instance as dead and sweeps it.
         if let Some(lock) = self.instance_lock.lock().ok().and_then(|mut l| l.take()) {
-            if emptied {
+            if emptied && cgroups_gone {
                 lock.release();
+            } else {
+                tracing::warn!(
+                    runtime_dir_removed = emptied,
+                    cgroups_removed = cgroups_gone,
+                    "leftovers at stop: the next server sweeps them"
+                );
             }
         }
     }
