@@ -47,13 +47,24 @@ fn runtime_dirs_of(sandbox_id: &str) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
+/// The live sandbox's instance runtime dir (`/run/cleanroom/<instance>`): exactly one.
+fn instance_dir_of(sandbox_id: &str) -> std::path::PathBuf {
+    let dirs = runtime_dirs_of(sandbox_id);
+    assert_eq!(dirs.len(), 1, "one runtime dir for the live sandbox");
+    dirs[0].parent().unwrap().to_path_buf()
+}
+
+/// The host mount table's line of the mount at exactly `path` (mountinfo field 5), if any.
+fn mount_at(path: &std::path::Path) -> Option<String> {
+    let want = path.to_string_lossy();
+    mounts_mentioning(&want)
+        .into_iter()
+        .find(|l| l.split(' ').nth(4) == Some(want.as_ref()))
+}
+
 /// Whether anything is mounted at `path` in this (the host's) mount namespace.
 fn mounted_at(path: &std::path::Path) -> bool {
-    let want = path.to_string_lossy();
-    std::fs::read_to_string("/proc/self/mountinfo")
-        .unwrap_or_default()
-        .lines()
-        .any(|l| l.split(' ').nth(4) == Some(want.as_ref()))
+    mount_at(path).is_some()
 }
 
 /// The per-sandbox mountpoints live on a tmpfs (the server's own where `/run` is on disk:
@@ -62,21 +73,14 @@ fn mounted_at(path: &std::path::Path) -> bool {
 fn a_root_servers_mountpoints_are_on_a_tmpfs_and_a_stop_leaves_no_mount() {
     let mut s = Server::start();
     let id = s.create();
-    let dirs = runtime_dirs_of(&id);
-    assert_eq!(dirs.len(), 1, "one runtime dir for the live sandbox");
-    let instance_dir = dirs[0].parent().unwrap().to_path_buf();
+    let instance_dir = instance_dir_of(&id);
     assert!(
         cleanroom_backend::linux::runtime_fs::is_tmpfs(&instance_dir).unwrap(),
         "{} is not on a tmpfs",
         instance_dir.display()
     );
     // Where the server mounted it (`/run` on disk), only with its own options.
-    let want = instance_dir.to_string_lossy().to_string();
-    if let Some(line) = std::fs::read_to_string("/proc/self/mountinfo")
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.split(' ').nth(4) == Some(want.as_str()))
-    {
+    if let Some(line) = mount_at(&instance_dir) {
         let opts = line.split(' ').nth(5).unwrap_or("");
         for o in ["nosuid", "nodev", "noexec"] {
             assert!(opts.split(',').any(|x| x == o), "{o} missing: {line}");
@@ -134,9 +138,7 @@ fn a_failed_start_leaves_no_runtime_dir_or_mount() {
 fn the_next_server_sweeps_what_a_killed_server_left_even_with_another_state_dir() {
     let mut a = Server::start();
     let id = a.create();
-    let dirs = runtime_dirs_of(&id);
-    assert_eq!(dirs.len(), 1, "one runtime dir for the live sandbox");
-    let instance_dir = dirs[0].parent().unwrap().to_path_buf();
+    let instance_dir = instance_dir_of(&id);
     assert!(!cgroups_named(&id).is_empty(), "the sandbox has cgroups");
     a.kill9();
     // The sandbox dies with its server (parent-death signals)...
