@@ -104,6 +104,9 @@ pub(crate) async fn run_execution(
     who: Principal,
     req: RunExecutionRequest,
 ) -> ServiceResult<ServiceStream<ExecutionStreamEvent>> {
+    // Foreground from here until the stream is dropped: pool refills (among them the one
+    // this call's claim starts) wait a moment for it (crate::engine::foreground).
+    let busy = api.engine.foreground.enter();
     let mut exec = req.execution.as_option().cloned().unwrap_or_default();
     let made = exec.sandbox_id.is_empty();
     let (row, bootstrap, mut unseen) = if made {
@@ -166,6 +169,7 @@ pub(crate) async fn run_execution(
         first: Some(first),
         items,
         phase: Phase::Started,
+        _busy: busy,
     };
     Response::ok(Box::pin(futures::stream::unfold(run, Run::next)))
 }
@@ -205,6 +209,8 @@ struct Run {
     unseen: Unseen,
     terminate_on_exit: bool,
     phase: Phase,
+    /// This call as foreground work, until the stream is dropped.
+    _busy: crate::engine::foreground::Busy,
 }
 
 type Item = Result<ExecutionStreamEvent, ConnectError>;

@@ -149,6 +149,7 @@ impl Engine {
             events: self.events.clone(),
         };
         let live_map = self.live.clone();
+        let foreground = self.foreground.clone();
         let activity = self.activity.clone();
         activity.touch(&sandbox.id);
         let mut run = Run {
@@ -171,11 +172,18 @@ impl Engine {
             };
             run.drive(&supervisor, io, writer, cancel_rx).await;
             lock(&live_map).remove(&run.exec_id);
+            foreground.ended();
             // Idle time counts from the end of the last execution.
             activity.touch(&run.sandbox_id);
             let _ = done_tx.send(true);
         });
         Ok(row)
+    }
+
+    /// Whether pool refills should wait a moment ([`super::foreground`]): a
+    /// `RunExecution` call is in flight or an execution is running.
+    pub(crate) fn foreground_busy(&self) -> bool {
+        self.foreground.calls() > 0 || !lock(&self.live).is_empty()
     }
 
     fn find_execution(&self, sandbox_id: &str, exec_id: &str) -> Result<ExecutionRow, EngineError> {

@@ -19,6 +19,7 @@ pub mod executions;
 #[cfg(test)]
 mod fake;
 pub mod files;
+pub mod foreground;
 pub mod lifetimes;
 pub mod pause;
 pub mod pools;
@@ -172,6 +173,8 @@ pub struct Engine {
     attestor: std::sync::OnceLock<Arc<crate::attest::Attestor>>,
     /// Teardowns in flight ([`teardown`]).
     stopping: teardown::Stopping,
+    /// Foreground work pool refills yield to ([`foreground`]).
+    pub(crate) foreground: Arc<foreground::Foreground>,
 }
 
 impl Engine {
@@ -206,6 +209,7 @@ impl Engine {
             pools: Default::default(),
             attestor: Default::default(),
             stopping: Default::default(),
+            foreground: Default::default(),
         });
         let weak = Arc::downgrade(&engine);
         tokio::spawn(async move {

@@ -17,6 +17,8 @@
 pub mod alive;
 pub mod claim;
 pub mod warm;
+#[cfg(test)]
+mod yield_tests;
 
 use super::Engine;
 use crate::auth::Principal;

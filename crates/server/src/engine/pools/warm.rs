@@ -11,7 +11,8 @@
 //! the creates in flight (under the same lock as `ready`). The owner's per-principal cap
 //! is enforced by the store when each warm sandbox is inserted (charged to the pool's
 //! owner, atomically with every other create and claim); the task only avoids starting
-//! creates it already knows the cap would refuse.
+//! creates it already knows the cap would refuse. A refill waits a moment while foreground
+//! work runs and the pool still has a READY sandbox ([`crate::engine::foreground`]).
 
 use super::{alive::InitProc, internal_owner, PoolHandle, PoolSpec, PoolState, TemplateKey, Warm};
 use crate::engine::Engine;
@@ -190,23 +191,30 @@ impl Engine {
 async fn keep_warm(engine: std::sync::Weak<Engine>, pool: Arc<PoolHandle>) {
     let mut inflight = FuturesUnordered::new();
     let mut backoff_until: Option<tokio::time::Instant> = None;
+    // While a refill yields to foreground work (crate::engine::foreground): until when
+    // at the latest.
+    let mut yield_until: Option<tokio::time::Instant> = None;
     loop {
         let stopped = pool.stopped.load(Ordering::SeqCst);
         if stopped && inflight.is_empty() {
             break;
         }
         let Some(e) = engine.upgrade() else { break };
+        let foreground = e.foreground.clone();
+        // Registered before the busy check below: an end in between still wakes us.
+        let foreground_ended = foreground.next_end();
         if !stopped {
             e.expire_and_reap(&pool).await;
             let in_backoff = backoff_until.is_some_and(|t| tokio::time::Instant::now() < t);
             if !in_backoff {
                 backoff_until = None;
-                let (have, target, warming) = {
+                let (have, target, warming, ready) = {
                     let st = lock(&pool.state);
                     (
                         st.ready.len() as u32 + st.warming,
                         target_ready(&pool.spec, &st),
                         st.warming,
+                        st.ready.len(),
                     )
                 };
                 let want = target
@@ -217,16 +225,30 @@ async fn keep_warm(engine: std::sync::Weak<Engine>, pool: Arc<PoolHandle>) {
                 } else {
                     want.min(e.pool_owner_room(&pool))
                 };
-                for _ in 0..n {
+                let now = tokio::time::Instant::now();
+                // Yield only while the pool still has a READY sandbox to offer.
+                let yielding = n > 0
+                    && ready > 0
+                    && e.foreground_busy()
+                    && now < *yield_until.get_or_insert(now + foreground.max_yield());
+                if !yielding {
+                    yield_until = None;
+                }
+                for _ in 0..if yielding { 0 } else { n } {
                     lock(&pool.state).warming += 1;
                     inflight.push(e.clone().warm_one(pool.clone()));
                 }
             }
         }
         drop(e);
+        let now = tokio::time::Instant::now();
         let pause = match backoff_until {
-            Some(t) => t.saturating_duration_since(tokio::time::Instant::now()),
+            Some(t) => t.saturating_duration_since(now),
             None => TICK,
+        };
+        let pause = match yield_until {
+            Some(t) => pause.min(t.saturating_duration_since(now)),
+            None => pause,
         };
         tokio::select! {
             Some(done) = inflight.next(), if !inflight.is_empty() => {
@@ -235,6 +257,7 @@ async fn keep_warm(engine: std::sync::Weak<Engine>, pool: Arc<PoolHandle>) {
                 }
             }
             _ = pool.wake.notified() => {}
+            _ = foreground_ended, if yield_until.is_some() => {}
             _ = tokio::time::sleep(pause) => {}
         }
     }

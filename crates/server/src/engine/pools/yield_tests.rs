@@ -1,0 +1,122 @@
+//! A pool's refill yields to foreground work ([`crate::engine::foreground`]) — only while
+//! the pool still has a READY sandbox, and not past the bound. On the in-memory backend
+//! ([`crate::engine::fake`]), where a create takes microseconds: a refill that did not
+//! wait would be done long before the checks below.
+
+use super::PoolSpec;
+use crate::auth::{Principal, Role};
+use crate::engine::fake::FakeBackend;
+use crate::engine::Engine;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn engine(dir: &std::path::Path) -> Arc<Engine> {
+    Engine::new(
+        dir,
+        Arc::new(FakeBackend::default()),
+        None,
+        Default::default(),
+        Default::default(),
+    )
+    .unwrap()
+}
+
+fn user() -> Principal {
+    Principal {
+        name: "u".into(),
+        role: Role::User,
+    }
+}
+
+/// (ready, warming) of the pool.
+fn counts(e: &Engine, id: &str) -> (u32, u32) {
+    let (_, st) = e.pool_stats(&user(), id).unwrap();
+    (st.ready, st.warming)
+}
+
+/// Wait (bounded) until the pool holds `n` READY sandboxes.
+async fn until_ready(e: &Engine, id: &str, n: u32) {
+    for _ in 0..1000 {
+        if counts(e, id).0 == n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("pool {id} never had {n} READY sandboxes: {:?}", counts(e, id));
+}
+
+fn claim(e: &Engine, id: &str) {
+    e.claim_sandbox(&user(), id, &Default::default(), Default::default())
+        .unwrap();
+}
+
+fn pool(e: &Arc<Engine>, ready: u32) -> String {
+    let spec = PoolSpec {
+        min_ready: ready,
+        max_ready: ready,
+        ..Default::default()
+    };
+    e.create_pool(&user(), spec).unwrap().id
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refill_waits_for_foreground_work_while_the_pool_has_a_ready_sandbox() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path());
+    e.foreground.set_max_yield(Duration::from_secs(600));
+    let id = pool(&e, 2);
+    until_ready(&e, &id, 2).await;
+
+    // A claim during a RunExecution: one READY left, so the refill waits for the call.
+    let busy = e.foreground.enter();
+    claim(&e, &id);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(counts(&e, &id), (1, 0), "refilled while foreground work ran");
+    drop(busy);
+    until_ready(&e, &id, 2).await;
+
+    // A claim that empties the pool is refilled at once, foreground or not.
+    let busy = e.foreground.enter();
+    claim(&e, &id);
+    claim(&e, &id);
+    until_ready(&e, &id, 2).await;
+    drop(busy);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_execution_is_foreground_work_and_the_wait_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path());
+    e.foreground.set_max_yield(Duration::from_secs(600));
+    let id = pool(&e, 2);
+    until_ready(&e, &id, 2).await;
+    // An execution runs (in a sandbox of its own): the refill of a claim waits...
+    let other = e
+        .create_sandbox("t", Default::default(), "", "", Default::default())
+        .await
+        .unwrap();
+    let run = e
+        .create_execution(crate::engine::ExecRequest {
+            sandbox_id: other.id.clone(),
+            command: vec!["sleep".into()],
+            owner: "t".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(e.foreground_busy());
+    claim(&e, &id);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(counts(&e, &id), (1, 0), "refilled while an execution ran");
+    // ...until it ends.
+    e.cancel_execution(&other.id, &run.id, Some(Duration::ZERO))
+        .unwrap();
+    until_ready(&e, &id, 2).await;
+    assert!(!e.foreground_busy());
+
+    // Foreground work that never ends delays a refill by the bound only.
+    e.foreground.set_max_yield(Duration::from_millis(50));
+    let _busy = e.foreground.enter();
+    claim(&e, &id);
+    until_ready(&e, &id, 2).await;
+}
