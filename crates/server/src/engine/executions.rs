@@ -181,9 +181,12 @@ impl Engine {
     }
 
     /// Whether pool refills should wait a moment ([`super::foreground`]): a
-    /// `RunExecution` call is in flight or an execution is running.
+    /// `RunExecution` call is in flight or an execution is running, or one of them ended
+    /// less than [`super::foreground::SETTLE`] ago.
     pub(crate) fn foreground_busy(&self) -> bool {
-        self.foreground.calls() > 0 || !lock(&self.live).is_empty()
+        self.foreground.calls() > 0
+            || !lock(&self.live).is_empty()
+            || self.foreground.settling().is_some()
     }
 
     fn find_execution(&self, sandbox_id: &str, exec_id: &str) -> Result<ExecutionRow, EngineError> {

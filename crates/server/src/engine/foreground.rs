@@ -9,6 +9,9 @@
 //! start together and meet the next claims; here a refill waits only while there is
 //! foreground work — a `RunExecution` call in flight or an execution running — and:
 //!
+//! * until [`SETTLE`] after the last foreground work ended: the caller of a `RunExecution`
+//!   still has work of its own after the last message (the CLI writes its local record and
+//!   exits), on the same cores when it is local;
 //! * never when its pool has no READY sandbox left (the next claim would miss);
 //! * at most [`Foreground::max_yield`] (50 ms by default), so a server that is never
 //!   quiet (long-running executions) still refills, a moment later.
@@ -22,12 +25,18 @@ use tokio::sync::Notify;
 /// Default longest wait of a refill for the foreground to end.
 pub const MAX_YIELD: Duration = Duration::from_millis(50);
 
+/// How long after the last foreground work ended the foreground counts as busy still.
+pub const SETTLE: Duration = Duration::from_millis(3);
+
 /// Foreground calls in flight, and a notification whenever foreground work ends.
 #[derive(Debug)]
 pub struct Foreground {
     calls: AtomicUsize,
     ended: Notify,
     max_yield_us: AtomicU64,
+    /// When foreground work last ended, in µs since `base` (0: never).
+    last_end_us: AtomicU64,
+    base: std::time::Instant,
 }
 
 impl Default for Foreground {
@@ -36,6 +45,8 @@ impl Default for Foreground {
             calls: AtomicUsize::new(0),
             ended: Notify::new(),
             max_yield_us: AtomicU64::new(MAX_YIELD.as_micros() as u64),
+            last_end_us: AtomicU64::new(0),
+            base: std::time::Instant::now(),
         }
     }
 }
@@ -63,9 +74,24 @@ impl Foreground {
         self.calls.load(Ordering::SeqCst)
     }
 
-    /// Some foreground work ended (a call, or an execution): waiting refills look again.
+    /// Some foreground work ended (a call, or an execution): waiting refills look again
+    /// once it has settled ([`SETTLE`]).
     pub fn ended(&self) {
+        let now = (self.base.elapsed().as_micros() as u64).max(1);
+        self.last_end_us.store(now, Ordering::SeqCst);
         self.ended.notify_waiters();
+    }
+
+    /// How long until [`SETTLE`] has passed since foreground work last ended; `None` once
+    /// it has (or nothing ever ended).
+    pub fn settling(&self) -> Option<Duration> {
+        let last = self.last_end_us.load(Ordering::SeqCst);
+        if last == 0 {
+            return None;
+        }
+        let since =
+            Duration::from_micros((self.base.elapsed().as_micros() as u64).saturating_sub(last));
+        SETTLE.checked_sub(since).filter(|d| !d.is_zero())
     }
 
     /// A wake-up for the next [`Foreground::ended`], registered now: create it *before*
@@ -103,5 +129,6 @@ mod tests {
             .await
             .expect("woken");
         assert_eq!(fg.calls(), 0);
+        assert!(fg.settling().is_some_and(|d| d <= SETTLE));
     }
 }

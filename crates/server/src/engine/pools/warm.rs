@@ -246,8 +246,12 @@ async fn keep_warm(engine: std::sync::Weak<Engine>, pool: Arc<PoolHandle>) {
             Some(t) => t.saturating_duration_since(now),
             None => TICK,
         };
+        // Yielding: look again at the bound, at each end of foreground work, and once
+        // the last end has settled (nothing notifies that).
         let pause = match yield_until {
-            Some(t) => pause.min(t.saturating_duration_since(now)),
+            Some(t) => pause
+                .min(t.saturating_duration_since(now))
+                .min(foreground.settling().unwrap_or(pause)),
             None => pause,
         };
         tokio::select! {

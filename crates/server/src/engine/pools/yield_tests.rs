@@ -42,7 +42,10 @@ async fn until_ready(e: &Engine, id: &str, n: u32) {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    panic!("pool {id} never had {n} READY sandboxes: {:?}", counts(e, id));
+    panic!(
+        "pool {id} never had {n} READY sandboxes: {:?}",
+        counts(e, id)
+    );
 }
 
 fn claim(e: &Engine, id: &str) {
@@ -71,7 +74,11 @@ async fn a_refill_waits_for_foreground_work_while_the_pool_has_a_ready_sandbox()
     let busy = e.foreground.enter();
     claim(&e, &id);
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(counts(&e, &id), (1, 0), "refilled while foreground work ran");
+    assert_eq!(
+        counts(&e, &id),
+        (1, 0),
+        "refilled while foreground work ran"
+    );
     drop(busy);
     until_ready(&e, &id, 2).await;
 
