@@ -57,9 +57,9 @@ fn cannot_mount_unshare_setns_or_pivot_root() {
 }
 
 #[test]
-fn cannot_use_ptrace_bpf_perf_keyrings_modules_or_io_uring() {
+fn cannot_use_ptrace_bpf_perf_keyrings_modules_or_io_uring_natively_or_through_x32() {
     let s = Server::start();
-    assert_blocked(&attack(&s, include_str!("attacks/syscalls.py"), &[]), 13);
+    assert_blocked(&attack(&s, include_str!("attacks/syscalls.py"), &[]), 19);
 }
 
 #[test]

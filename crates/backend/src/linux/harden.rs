@@ -11,7 +11,11 @@
 //! 5. seccomp — Docker's default-profile denials (mount API, namespaces, ptrace, kexec, bpf,
 //!    perf, keyrings, modules, io_uring, userfaultfd, time, reboot, personality tricks,
 //!    TIOCSTI, ...). Denied calls fail with EPERM; `clone3` fails with ENOSYS so libc falls
-//!    back to `clone`, whose namespace flags are then checked.
+//!    back to `clone`, whose namespace flags are then checked. Every x32 syscall (the
+//!    x86_64 arch with bit 30 set in the number) fails with EPERM: the deny-list names
+//!    x86_64 numbers, and on a kernel with the x32 ABI enabled `mount` as
+//!    `0x40000000 | 165` would otherwise pass it. Any other arch (i386 through `int 0x80`)
+//!    kills the process.
 //!
 //! Every step must succeed, or the sandbox fails to launch (fail closed). What was applied
 //! is reported to the server for `sandbox inspect`.
@@ -120,8 +124,36 @@ fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<BpfProg
     BpfProgram::try_from(filter).map_err(|e| format!("seccomp compile: {e}"))
 }
 
-/// Build the two seccomp programs (EPERM denials, ENOSYS for clone3).
-fn seccomp_programs() -> Result<[BpfProgram; 2], String> {
+/// The x32 ABI's syscall numbers carry this bit (`__X32_SYSCALL_BIT`).
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+
+/// Deny every x32 syscall with EPERM; anything else is left to the other programs (the
+/// deny-list's own arch check kills a foreign arch). seccompiler matches syscall numbers
+/// one by one and has no range test, so this one is written out: load the arch, then the
+/// number, one comparison each.
+fn x32_program() -> BpfProgram {
+    use seccompiler::sock_filter;
+    const LD_W_ABS: u16 = 0x20; // BPF_LD (0) | BPF_W (0) | BPF_ABS (0x20)
+    const JEQ_K: u16 = 0x05 | 0x10; // BPF_JMP | BPF_JEQ | BPF_K
+    const JGE_K: u16 = 0x05 | 0x30; // BPF_JMP | BPF_JGE | BPF_K
+    const RET_K: u16 = 0x06; // BPF_RET | BPF_K
+                             // struct seccomp_data: int nr at offset 0, __u32 arch at offset 4.
+    let op = |code, jt, jf, k| sock_filter { code, jt, jf, k };
+    vec![
+        op(LD_W_ABS, 0, 0, 4),
+        op(JEQ_K, 0, 3, AUDIT_ARCH_X86_64),
+        op(LD_W_ABS, 0, 0, 0),
+        op(JGE_K, 0, 1, X32_SYSCALL_BIT),
+        op(RET_K, 0, 0, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
+        op(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW),
+    ]
+}
+
+/// `AUDIT_ARCH_X86_64` (EM_X86_64 | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE).
+const AUDIT_ARCH_X86_64: u32 = 62 | 0x8000_0000 | 0x4000_0000;
+
+/// Build the three seccomp programs (EPERM denials, ENOSYS for clone3, EPERM for x32).
+fn seccomp_programs() -> Result<[BpfProgram; 3], String> {
     let mut deny: BTreeMap<i64, Vec<SeccompRule>> =
         DENIED.iter().map(|(_, nr)| (*nr, Vec::new())).collect();
     // clone(flags, ...) creating any namespace.
@@ -146,7 +178,11 @@ fn seccomp_programs() -> Result<[BpfProgram; 2], String> {
     );
     let mut nosys = BTreeMap::new();
     nosys.insert(libc::SYS_clone3, Vec::new());
-    Ok([compile(deny, libc::EPERM)?, compile(nosys, libc::ENOSYS)?])
+    Ok([
+        compile(deny, libc::EPERM)?,
+        compile(nosys, libc::ENOSYS)?,
+        x32_program(),
+    ])
 }
 
 fn landlock(extra_writable: &[String]) -> Result<&'static str, String> {
@@ -208,7 +244,7 @@ pub fn apply(extra_writable: &[String]) -> Result<HashMap<String, String>, Strin
     info.insert(
         "seccomp".into(),
         format!(
-            "deny-list ({} syscalls + clone namespaces, personality, TIOCSTI)",
+            "deny-list ({} syscalls + clone namespaces, personality, TIOCSTI; x32 denied)",
             DENIED.len() + 1
         ),
     );
