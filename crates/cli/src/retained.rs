@@ -201,15 +201,16 @@ fn ids_in(root: &Path) -> Vec<String> {
 
 /// With more than `limit` runs under `root`, remove the oldest down to
 /// `KEEP - PRUNE_BATCH`. Usually one `stat`: where a directory's link count is 2 plus its
-/// subdirectories (ext4, xfs, tmpfs…) and says there are at most `limit` entries, nothing
-/// is listed. A link count below 2 (btrfs, or ext4 past 65,000 subdirectories) says
-/// nothing, and the directory is listed.
+/// subdirectories (ext4, xfs, tmpfs…) and says there are 1 to `limit` of them, nothing is
+/// listed. A link count of 2 or less says nothing for sure (btrfs reports 1, ext4 past
+/// 65,000 subdirectories too, and SMB or many FUSE filesystems 2 for every directory), so
+/// the directory is listed — cheap when it is really empty.
 fn prune_beyond(root: &Path, limit: usize) {
     use std::os::unix::fs::MetadataExt;
     let Ok(meta) = std::fs::metadata(root) else {
         return; // nothing retained yet
     };
-    let subdirs = meta.nlink().checked_sub(2);
+    let subdirs = meta.nlink().checked_sub(2).filter(|n| *n > 0);
     if subdirs.is_some_and(|n| n <= limit as u64) {
         return;
     }

@@ -191,9 +191,7 @@ impl Engine {
 async fn keep_warm(engine: std::sync::Weak<Engine>, pool: Arc<PoolHandle>) {
     let mut inflight = FuturesUnordered::new();
     let mut backoff_until: Option<tokio::time::Instant> = None;
-    // While a refill yields to foreground work (crate::engine::foreground): until when
-    // at the latest.
-    let mut yield_until: Option<tokio::time::Instant> = None;
+    let mut yielding = Yield::default();
     loop {
         let stopped = pool.stopped.load(Ordering::SeqCst);
         if stopped && inflight.is_empty() {
@@ -203,6 +201,7 @@ async fn keep_warm(engine: std::sync::Weak<Engine>, pool: Arc<PoolHandle>) {
         let foreground = e.foreground.clone();
         // Registered before the busy check below: an end in between still wakes us.
         let foreground_ended = foreground.next_end();
+        let mut yields = false;
         if !stopped {
             e.expire_and_reap(&pool).await;
             let in_backoff = backoff_until.is_some_and(|t| tokio::time::Instant::now() < t);
@@ -225,20 +224,21 @@ async fn keep_warm(engine: std::sync::Weak<Engine>, pool: Arc<PoolHandle>) {
                 } else {
                     want.min(e.pool_owner_room(&pool))
                 };
-                let now = tokio::time::Instant::now();
                 // Yield only while the pool still has a READY sandbox to offer.
-                let yielding = n > 0
+                yields = n > 0
                     && ready > 0
                     && e.foreground_busy()
-                    && now < *yield_until.get_or_insert(now + foreground.max_yield());
-                if !yielding {
-                    yield_until = None;
-                }
-                for _ in 0..if yielding { 0 } else { n } {
+                    && yielding.still(tokio::time::Instant::now(), foreground.max_yield());
+                for _ in 0..if yields { 0 } else { n } {
                     lock(&pool.state).warming += 1;
                     inflight.push(e.clone().warm_one(pool.clone()));
                 }
             }
+        }
+        if !yields {
+            // Not yielding on this pass (it started creates, or was skipped: backoff, a
+            // stopped pool): no deadline left to wake up for.
+            yielding.end();
         }
         drop(e);
         let now = tokio::time::Instant::now();
@@ -248,7 +248,7 @@ async fn keep_warm(engine: std::sync::Weak<Engine>, pool: Arc<PoolHandle>) {
         };
         // Yielding: look again at the bound, at each end of foreground work, and once
         // the last end has settled (nothing notifies that).
-        let pause = match yield_until {
+        let pause = match yielding.until {
             Some(t) => pause
                 .min(t.saturating_duration_since(now))
                 .min(foreground.settling().unwrap_or(pause)),
@@ -261,8 +261,57 @@ async fn keep_warm(engine: std::sync::Weak<Engine>, pool: Arc<PoolHandle>) {
                 }
             }
             _ = pool.wake.notified() => {}
-            _ = foreground_ended, if yield_until.is_some() => {}
+            _ = foreground_ended, if yielding.until.is_some() => {}
             _ = tokio::time::sleep(pause) => {}
         }
+    }
+}
+
+/// A refill yielding to foreground work ([`crate::engine::foreground`]): the deadline of
+/// the current wait. Set only while the warming task yields, so that a pass that does not
+/// yield never sleeps towards a deadline that has passed (which would wake it every tick).
+#[derive(Debug, Default)]
+struct Yield {
+    until: Option<tokio::time::Instant>,
+}
+
+impl Yield {
+    /// Yield on (the first call starts a wait of at most `max`)? False once it has run out.
+    fn still(&mut self, now: tokio::time::Instant, max: Duration) -> bool {
+        let until = *self.until.get_or_insert(now + max);
+        let on = now < until;
+        if !on {
+            self.until = None;
+        }
+        on
+    }
+
+    /// The wait is over (creates started, or the pass did not decide).
+    fn end(&mut self) {
+        self.until = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Yield;
+    use std::time::Duration;
+    use tokio::time::Instant;
+
+    #[test]
+    fn a_yield_is_bounded_and_leaves_no_deadline_behind() {
+        let max = Duration::from_millis(50);
+        let t0 = Instant::now();
+        let mut y = Yield::default();
+        assert!(y.still(t0, max));
+        assert!(y.still(t0 + Duration::from_millis(49), max), "same wait");
+        assert!(!y.still(t0 + max, max), "bounded");
+        assert!(y.until.is_none(), "an expired wait is cleared");
+        // A wait interrupted by a pass that did not yield (backoff, a stopped pool) is
+        // cleared too: a later pass must not sleep towards its past deadline.
+        assert!(y.still(t0 + max, max));
+        y.end();
+        assert!(y.until.is_none());
+        assert!(y.still(t0 + 10 * max, max), "a new wait starts afresh");
     }
 }
