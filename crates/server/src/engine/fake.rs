@@ -53,6 +53,10 @@ pub struct FakeBackend {
     /// When closed (`send(false)`), `terminate` waits until it is opened again: a slow
     /// teardown, for tests of what happens meanwhile.
     pub terminate_gate: Mutex<Option<tokio::sync::watch::Receiver<bool>>>,
+    /// The same for `provision` (a slow create), which fails once released while
+    /// `fail_provision` is set.
+    pub provision_gate: Mutex<Option<tokio::sync::watch::Receiver<bool>>>,
+    pub fail_provision: std::sync::atomic::AtomicBool,
 }
 
 fn pipe_pair() -> (pipe::Receiver, std::fs::File) {
@@ -104,6 +108,13 @@ impl Backend for FakeBackend {
     }
 
     async fn provision(&self, spec: &SandboxSpec) -> Result<ProvisionedSandbox, BackendError> {
+        let gate = lock(&self.provision_gate).clone();
+        if let Some(mut gate) = gate {
+            let _ = gate.wait_for(|open| *open).await;
+        }
+        if self.fail_provision.load(Ordering::SeqCst) {
+            return Err(BackendError::Unavailable("fake: provision fails".into()));
+        }
         // The gateway serves one end of a datagram pair as if it were the tun device; the
         // fake keeps the other end open, so the gateway just sees no packets.
         let (gateway_end, guest_end) =

@@ -118,6 +118,9 @@ pub(crate) struct PoolState {
     pub dead_total: u64,
     /// Dead warm sandboxes the warming task still has to terminate.
     pub dead: Vec<String>,
+    /// Passes of the warming task's loop (tests: it must not wake up in a loop).
+    #[cfg(test)]
+    pub passes: u64,
 }
 
 impl PoolState {

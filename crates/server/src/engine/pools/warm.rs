@@ -193,6 +193,10 @@ async fn keep_warm(engine: std::sync::Weak<Engine>, pool: Arc<PoolHandle>) {
     let mut backoff_until: Option<tokio::time::Instant> = None;
     let mut yielding = Yield::default();
     loop {
+        #[cfg(test)]
+        {
+            lock(&pool.state).passes += 1;
+        }
         let stopped = pool.stopped.load(Ordering::SeqCst);
         if stopped && inflight.is_empty() {
             break;

@@ -11,14 +11,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 fn engine(dir: &std::path::Path) -> Arc<Engine> {
-    Engine::new(
-        dir,
-        Arc::new(FakeBackend::default()),
-        None,
-        Default::default(),
-        Default::default(),
-    )
-    .unwrap()
+    engine_with(dir, Arc::new(FakeBackend::default()))
+}
+
+fn engine_with(dir: &std::path::Path, fake: Arc<FakeBackend>) -> Arc<Engine> {
+    Engine::new(dir, fake, None, Default::default(), Default::default()).unwrap()
 }
 
 fn user() -> Principal {
@@ -126,4 +123,48 @@ async fn a_running_execution_is_foreground_work_and_the_wait_is_bounded() {
     let _busy = e.foreground.enter();
     claim(&e, &id);
     until_ready(&e, &id, 2).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_create_while_yielding_does_not_wake_the_warming_task_in_a_loop() {
+    use std::sync::atomic::Ordering;
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Arc::new(FakeBackend::default());
+    let e = engine_with(dir.path(), fake.clone());
+    e.foreground.set_max_yield(Duration::from_millis(50));
+    let id = pool(&e, 3);
+    until_ready(&e, &id, 3).await;
+    // A slow create in flight (provisions wait at the gate)...
+    let (gate, gate_rx) = tokio::sync::watch::channel(false);
+    *fake.provision_gate.lock().unwrap() = Some(gate_rx);
+    claim(&e, &id);
+    for _ in 0..500 {
+        if counts(&e, &id).1 == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(counts(&e, &id), (2, 1), "one create in flight");
+    // ...then foreground work and another claim: the refill yields...
+    let _busy = e.foreground.enter();
+    claim(&e, &id);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    // ...and the create in flight fails: the task backs off (2 s) while its yield's
+    // deadline passes. It must sleep through the backoff, not wake every timer tick.
+    fake.fail_provision.store(true, Ordering::SeqCst);
+    gate.send(true).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let before = lock_passes(&e, &id);
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let passes = lock_passes(&e, &id) - before;
+    assert!(
+        passes < 50,
+        "{passes} passes of the warming task in 1 s of backoff"
+    );
+}
+
+fn lock_passes(e: &Engine, id: &str) -> u64 {
+    let pool = crate::sync::lock(&e.pools.map).get(id).cloned().unwrap();
+    let n = crate::sync::lock(&pool.state).passes;
+    n
 }
