@@ -20,15 +20,13 @@
 //! Every step must succeed, or the sandbox fails to launch (fail closed). What was applied
 //! is reported to the server for `sandbox inspect`.
 
+use super::seccomp_bpf::{program, Check, Verdict};
 use super::sys;
 use landlock::{
     path_beneath_rules, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr,
     RulesetCreatedAttr, RulesetStatus, ABI,
 };
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op,
-    SeccompCondition as Cond, SeccompFilter, SeccompRule, TargetArch,
-};
+use seccompiler::BpfProgram;
 use std::collections::{BTreeMap, HashMap};
 
 /// Paths (inside the sandbox) that stay writable.
@@ -105,84 +103,47 @@ const NAMESPACE_FLAGS: &[u64] = &[
 /// Personalities Docker allows: Linux, Linux32 and their UNAME26 variants, and the query.
 const PERSONALITIES: &[u64] = &[0x0, 0x8, 0x20000, 0x20008, 0xffff_ffff];
 
-fn cond(arg: u8, op: Op, value: u64) -> Result<Cond, String> {
-    Cond::new(arg, Len::Dword, op, value).map_err(|e| format!("seccomp condition: {e}"))
-}
-
-fn rule(conds: Vec<Cond>) -> Result<SeccompRule, String> {
-    SeccompRule::new(conds).map_err(|e| format!("seccomp rule: {e}"))
-}
-
-fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<BpfProgram, String> {
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(errno as u32),
-        TargetArch::x86_64,
-    )
-    .map_err(|e| format!("seccomp filter: {e}"))?;
-    BpfProgram::try_from(filter).map_err(|e| format!("seccomp compile: {e}"))
-}
-
-/// The x32 ABI's syscall numbers carry this bit (`__X32_SYSCALL_BIT`).
-const X32_SYSCALL_BIT: u32 = 0x4000_0000;
-
-/// Deny every x32 syscall with EPERM; anything else is left to the other programs (the
-/// deny-list's own arch check kills a foreign arch). seccompiler matches syscall numbers
-/// one by one and has no range test, so this one is written out: load the arch, then the
-/// number, one comparison each.
-fn x32_program() -> BpfProgram {
-    use seccompiler::sock_filter;
-    const LD_W_ABS: u16 = 0x20; // BPF_LD (0) | BPF_W (0) | BPF_ABS (0x20)
-    const JEQ_K: u16 = 0x05 | 0x10; // BPF_JMP | BPF_JEQ | BPF_K
-    const JGE_K: u16 = 0x05 | 0x30; // BPF_JMP | BPF_JGE | BPF_K
-    const RET_K: u16 = 0x06; // BPF_RET | BPF_K
-                             // struct seccomp_data: int nr at offset 0, __u32 arch at offset 4.
-    let op = |code, jt, jf, k| sock_filter { code, jt, jf, k };
-    vec![
-        op(LD_W_ABS, 0, 0, 4),
-        op(JEQ_K, 0, 3, AUDIT_ARCH_X86_64),
-        op(LD_W_ABS, 0, 0, 0),
-        op(JGE_K, 0, 1, X32_SYSCALL_BIT),
-        op(RET_K, 0, 0, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
-        op(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW),
-    ]
-}
-
-/// `AUDIT_ARCH_X86_64` (EM_X86_64 | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE).
-const AUDIT_ARCH_X86_64: u32 = 62 | 0x8000_0000 | 0x4000_0000;
-
-/// Build the three seccomp programs (EPERM denials, ENOSYS for clone3, EPERM for x32).
-fn seccomp_programs() -> Result<[BpfProgram; 3], String> {
-    let mut deny: BTreeMap<i64, Vec<SeccompRule>> =
-        DENIED.iter().map(|(_, nr)| (*nr, Vec::new())).collect();
+/// The whole policy as one program ([`super::seccomp_bpf`]): the deny-list and the
+/// argument checks with EPERM, `clone3` with ENOSYS, every x32 number with EPERM, a
+/// foreign arch killed.
+fn seccomp_program() -> Result<BpfProgram, String> {
+    let eperm = Verdict::Errno(libc::EPERM as u32);
+    let mut rules: BTreeMap<u32, Check> = DENIED
+        .iter()
+        .map(|(_, nr)| (*nr as u32, Check::Always(eperm)))
+        .collect();
     // clone(flags, ...) creating any namespace.
-    let clone_rules = NAMESPACE_FLAGS
-        .iter()
-        .map(|f| rule(vec![cond(0, Op::MaskedEq(*f), *f)?]))
-        .collect::<Result<Vec<_>, _>>()?;
-    deny.insert(libc::SYS_clone, clone_rules);
-    // personality(p) for anything but the allowed set.
-    let not_allowed = PERSONALITIES
-        .iter()
-        .map(|p| cond(0, Op::Ne, *p))
-        .collect::<Result<Vec<_>, _>>()?;
-    deny.insert(libc::SYS_personality, vec![rule(not_allowed)?]);
-    // ioctl(fd, TIOCSTI/TIOCLINUX): typing into another terminal.
-    deny.insert(
-        libc::SYS_ioctl,
-        vec![
-            rule(vec![cond(1, Op::Eq, libc::TIOCSTI)?])?,
-            rule(vec![cond(1, Op::Eq, libc::TIOCLINUX)?])?,
-        ],
+    rules.insert(
+        libc::SYS_clone as u32,
+        Check::AnyBitOf {
+            arg: 0,
+            mask: NAMESPACE_FLAGS.iter().fold(0, |m, f| m | *f as u32),
+            then: eperm,
+        },
     );
-    let mut nosys = BTreeMap::new();
-    nosys.insert(libc::SYS_clone3, Vec::new());
-    Ok([
-        compile(deny, libc::EPERM)?,
-        compile(nosys, libc::ENOSYS)?,
-        x32_program(),
-    ])
+    // personality(p) for anything but the allowed set.
+    rules.insert(
+        libc::SYS_personality as u32,
+        Check::NoneOf {
+            arg: 0,
+            values: PERSONALITIES.iter().map(|p| *p as u32).collect(),
+            then: eperm,
+        },
+    );
+    // ioctl(fd, TIOCSTI/TIOCLINUX): typing into another terminal.
+    rules.insert(
+        libc::SYS_ioctl as u32,
+        Check::OneOf {
+            arg: 1,
+            values: vec![libc::TIOCSTI as u32, libc::TIOCLINUX as u32],
+            then: eperm,
+        },
+    );
+    rules.insert(
+        libc::SYS_clone3 as u32,
+        Check::Always(Verdict::Errno(libc::ENOSYS as u32)),
+    );
+    program(&rules, eperm)
 }
 
 fn landlock(extra_writable: &[String]) -> Result<&'static str, String> {
@@ -227,7 +188,7 @@ fn drop_capabilities() -> Result<(), String> {
 /// `extra_writable`: more paths that stay writable (an image root's top-level directories,
 /// whose writes land in the sandbox's own copy-on-write layer).
 pub fn apply(extra_writable: &[String]) -> Result<HashMap<String, String>, String> {
-    let programs = seccomp_programs()?;
+    let seccomp = seccomp_program()?;
     let mut info = HashMap::new();
     nix::sys::prctl::set_dumpable(false).map_err(|e| format!("dumpable: {e}"))?;
     info.insert(
@@ -238,9 +199,7 @@ pub fn apply(extra_writable: &[String]) -> Result<HashMap<String, String>, Strin
     info.insert("no_new_privs".into(), "true".into());
     drop_capabilities()?;
     info.insert("capabilities".into(), "none".into());
-    for p in &programs {
-        seccompiler::apply_filter(p).map_err(|e| format!("seccomp: {e}"))?;
-    }
+    seccompiler::apply_filter(&seccomp).map_err(|e| format!("seccomp: {e}"))?;
     info.insert(
         "seccomp".into(),
         format!(
@@ -253,8 +212,147 @@ pub fn apply(extra_writable: &[String]) -> Result<HashMap<String, String>, Strin
 
 #[cfg(test)]
 mod tests {
+    use super::super::seccomp_bpf::{interp, AUDIT_ARCH_X86_64, X32_SYSCALL_BIT};
+    use super::*;
+    use seccompiler::{
+        SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition as Cond,
+        SeccompFilter, SeccompRule, TargetArch,
+    };
+
+    fn cond(arg: u8, op: Op, value: u64) -> Cond {
+        Cond::new(arg, Len::Dword, op, value).unwrap()
+    }
+
+    fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> BpfProgram {
+        let filter = SeccompFilter::new(
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::Errno(errno as u32),
+            TargetArch::x86_64,
+        )
+        .unwrap();
+        BpfProgram::try_from(filter).unwrap()
+    }
+
+    /// The same policy as seccompiler programs (how it was applied before the tree, as
+    /// three filters): the reference the tree must agree with.
+    fn reference() -> [BpfProgram; 2] {
+        let mut deny: BTreeMap<i64, Vec<SeccompRule>> =
+            DENIED.iter().map(|(_, nr)| (*nr, Vec::new())).collect();
+        let clone_rules = NAMESPACE_FLAGS
+            .iter()
+            .map(|f| SeccompRule::new(vec![cond(0, Op::MaskedEq(*f), *f)]).unwrap())
+            .collect();
+        deny.insert(libc::SYS_clone, clone_rules);
+        let not_allowed = PERSONALITIES.iter().map(|p| cond(0, Op::Ne, *p)).collect();
+        deny.insert(
+            libc::SYS_personality,
+            vec![SeccompRule::new(not_allowed).unwrap()],
+        );
+        deny.insert(
+            libc::SYS_ioctl,
+            vec![
+                SeccompRule::new(vec![cond(1, Op::Eq, libc::TIOCSTI)]).unwrap(),
+                SeccompRule::new(vec![cond(1, Op::Eq, libc::TIOCLINUX)]).unwrap(),
+            ],
+        );
+        let mut nosys = BTreeMap::new();
+        nosys.insert(libc::SYS_clone3, Vec::new());
+        [compile(deny, libc::EPERM), compile(nosys, libc::ENOSYS)]
+    }
+
+    /// The reference's verdict, with x32 numbers denied (EPERM) as the policy says.
+    fn expected(reference: &[BpfProgram; 2], data: &[u8], arch: u32, nr: u32) -> u32 {
+        let r = interp::run_all(&[&reference[0], &reference[1]], data);
+        if arch == AUDIT_ARCH_X86_64 && nr >= X32_SYSCALL_BIT && r == libc::SECCOMP_RET_ALLOW {
+            return libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+        }
+        r
+    }
+
     #[test]
-    fn filters_compile() {
-        super::seccomp_programs().expect("seccomp programs compile");
+    fn same_verdicts_as_seccompiler() {
+        let tree = seccomp_program().expect("the program builds");
+        let reference = reference();
+        // Every argument value the rules distinguish, with and without high bits.
+        let mut arg0: Vec<u64> = vec![0, 1, libc::SIGCHLD as u64, 0x0001_1f00, 0x0040_0000];
+        arg0.extend(
+            NAMESPACE_FLAGS
+                .iter()
+                .flat_map(|f| [*f, *f | 0x11, *f | 1 << 40]),
+        );
+        arg0.extend(
+            PERSONALITIES
+                .iter()
+                .flat_map(|p| [*p, *p + 1, *p | 1 << 33]),
+        );
+        let arg1: Vec<u64> = vec![
+            0,
+            0x5401,
+            libc::TIOCSTI,
+            libc::TIOCLINUX,
+            libc::TIOCSTI | 1 << 32,
+            libc::TIOCSTI + 1,
+        ];
+        let mut nrs: Vec<u32> = (0..1024).collect();
+        nrs.extend((0..600).map(|n| X32_SYSCALL_BIT | n));
+        nrs.extend([0x7fff_ffff, 0x8000_0000, 0xffff_ffff, 0x4000_0000 - 1]);
+        let archs = [AUDIT_ARCH_X86_64, 0x4000_0003, 0xc000_00b7, 0];
+        let argful = [libc::SYS_clone, libc::SYS_personality, libc::SYS_ioctl];
+        let mut checked = 0u64;
+        for arch in archs {
+            for &nr in &nrs {
+                let full = argful.iter().any(|a| *a as u32 == nr);
+                let combos: Vec<(u64, u64)> = if full {
+                    arg0.iter()
+                        .flat_map(|a| arg1.iter().map(move |b| (*a, *b)))
+                        .collect()
+                } else {
+                    vec![(0, 0), (u64::MAX, u64::MAX), (libc::TIOCSTI, libc::TIOCSTI)]
+                };
+                for (a0, a1) in combos {
+                    let data = interp::data(nr, arch, [a0, a1, 0, 0, 0, 0]);
+                    let want = expected(&reference, &data, arch, nr);
+                    let got = interp::run(&tree, &data);
+                    assert_eq!(
+                        got, want,
+                        "arch {arch:#x} nr {nr:#x} args {a0:#x} {a1:#x}: tree {got:#x}, reference {want:#x}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 6_000, "{checked}");
+        // And what the policy says, spelled out for a few calls.
+        let v = |nr: i64, a0: u64, a1: u64| {
+            interp::run(
+                &tree,
+                &interp::data(nr as u32, AUDIT_ARCH_X86_64, [a0, a1, 0, 0, 0, 0]),
+            )
+        };
+        let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+        assert_eq!(v(libc::SYS_mount, 0, 0), eperm);
+        assert_eq!(v(libc::SYS_read, 0, 0), libc::SECCOMP_RET_ALLOW);
+        assert_eq!(v(libc::SYS_clone, libc::CLONE_NEWUSER as u64, 0), eperm);
+        assert_eq!(
+            v(libc::SYS_clone, libc::SIGCHLD as u64, 0),
+            libc::SECCOMP_RET_ALLOW
+        );
+        assert_eq!(
+            v(libc::SYS_clone3, 0, 0),
+            libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32
+        );
+        assert_eq!(v(libc::SYS_ioctl, 0, libc::TIOCSTI), eperm);
+        assert_eq!(v(X32_SYSCALL_BIT as i64 | libc::SYS_getpid, 0, 0), eperm);
+        let i386 = interp::run(&tree, &interp::data(20, 0x4000_0003, [0; 6]));
+        assert_eq!(i386, libc::SECCOMP_RET_KILL_PROCESS);
+    }
+
+    #[test]
+    fn the_tree_is_short_for_every_number() {
+        // What the kernel emulates per syscall number when it builds its cache: a handful
+        // of instructions, not one comparison per listed syscall.
+        let tree = seccomp_program().unwrap();
+        assert!(tree.len() < 200, "{} instructions", tree.len());
     }
 }

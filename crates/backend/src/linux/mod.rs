@@ -37,6 +37,7 @@ mod restore;
 mod rootfs;
 pub mod runtime_fs;
 mod scratch;
+mod seccomp_bpf;
 mod shimwait;
 mod spawn;
 mod sweep;
