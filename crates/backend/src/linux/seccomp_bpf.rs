@@ -296,13 +296,18 @@ pub(crate) mod interp {
         }
     }
 
-    /// The kernel's verdict over several filters: the most restrictive action wins
-    /// (compared as signed, so KILL_PROCESS is the lowest).
+    /// The kernel's verdict over several filters, `progs` in the order they were attached:
+    /// evaluated newest first, a result replaced only by a strictly more restrictive action
+    /// (compared as signed, so KILL_PROCESS is the lowest) — `seccomp_run_filters`.
     pub fn run_all(progs: &[&[sock_filter]], data: &[u8]) -> u32 {
-        progs
-            .iter()
-            .map(|p| run(p, data))
-            .min_by_key(|r| (r & 0xffff_0000) as i32)
-            .unwrap()
+        let mut ret = libc::SECCOMP_RET_ALLOW;
+        let action = |r: u32| (r & 0xffff_0000) as i32;
+        for (i, p) in progs.iter().rev().enumerate() {
+            let r = run(p, data);
+            if i == 0 || action(r) < action(ret) {
+                ret = r;
+            }
+        }
+        ret
     }
 }
