@@ -123,6 +123,9 @@ pub fn program(rules: &BTreeMap<u32, Check>, x32: Verdict) -> Result<Vec<sock_fi
             | Check::OneOf { arg, then, .. }
             | Check::NoneOf { arg, then, .. } => (then.ret(), *arg),
         };
+        if arg > 5 {
+            return Err(format!("seccomp: syscall {nr} has no argument {arg}"));
+        }
         code.push(Insn::Mark(Label::Block(*nr)));
         code.push(Insn::Load(arg_low(arg)));
         let allow = Label::Verdict(Verdict::Allow.ret());
