@@ -57,6 +57,18 @@ pub enum Check {
     },
 }
 
+impl Check {
+    /// The verdict this check gives when it matches (the other outcome is allow).
+    fn verdict(&self) -> Verdict {
+        match self {
+            Check::Always(v)
+            | Check::AnyBitOf { then: v, .. }
+            | Check::OneOf { then: v, .. }
+            | Check::NoneOf { then: v, .. } => *v,
+        }
+    }
+}
+
 /// `AUDIT_ARCH_X86_64` (EM_X86_64 | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE).
 pub const AUDIT_ARCH_X86_64: u32 = 62 | 0x8000_0000 | 0x4000_0000;
 /// The x32 ABI's syscall numbers carry this bit (`__X32_SYSCALL_BIT`).
@@ -117,12 +129,13 @@ pub fn program(rules: &BTreeMap<u32, Check>, x32: Verdict) -> Result<Vec<sock_fi
     let mut subtrees = 0;
     tree(&keys, rules, &mut code, &mut subtrees);
     for (nr, check) in rules {
-        let (then, arg) = match check {
+        let arg = match check {
             Check::Always(_) => continue,
-            Check::AnyBitOf { arg, then, .. }
-            | Check::OneOf { arg, then, .. }
-            | Check::NoneOf { arg, then, .. } => (then.ret(), *arg),
+            Check::AnyBitOf { arg, .. } | Check::OneOf { arg, .. } | Check::NoneOf { arg, .. } => {
+                *arg
+            }
         };
+        let then = check.verdict().ret();
         if arg > 5 {
             return Err(format!("seccomp: syscall {nr} has no argument {arg}"));
         }
@@ -157,14 +170,7 @@ pub fn program(rules: &BTreeMap<u32, Check>, x32: Verdict) -> Result<Vec<sock_fi
         }
     }
     let mut verdicts: Vec<u32> = vec![Verdict::Allow.ret(), Verdict::KillProcess.ret(), x32.ret()];
-    for check in rules.values() {
-        verdicts.push(match check {
-            Check::Always(v)
-            | Check::AnyBitOf { then: v, .. }
-            | Check::OneOf { then: v, .. }
-            | Check::NoneOf { then: v, .. } => v.ret(),
-        });
-    }
+    verdicts.extend(rules.values().map(|c| c.verdict().ret()));
     verdicts.sort_unstable();
     verdicts.dedup();
     for v in verdicts {
