@@ -256,7 +256,7 @@ impl Run {
                     let _ = self
                         .api
                         .engine
-                        .terminate_sandbox_in_background(&self.sandbox_id);
+                        .terminate_sandbox_after_foreground(&self.sandbox_id);
                 }
                 Some((finished, self))
             }

@@ -189,6 +189,25 @@ impl Engine {
             || self.foreground.settling().is_some()
     }
 
+    /// Wait until [`Engine::foreground_busy`] is false, or at most `max`.
+    pub(crate) async fn foreground_quiet(&self, max: Duration) {
+        let deadline = tokio::time::Instant::now() + max;
+        loop {
+            // Registered before the check: an end in between still wakes us.
+            let ended = self.foreground.next_end();
+            let now = tokio::time::Instant::now();
+            if !self.foreground_busy() || now >= deadline {
+                return;
+            }
+            let left = deadline - now;
+            let pause = self.foreground.settling().map_or(left, |s| s.min(left));
+            tokio::select! {
+                _ = ended => {}
+                _ = tokio::time::sleep(pause) => {}
+            }
+        }
+    }
+
     fn find_execution(&self, sandbox_id: &str, exec_id: &str) -> Result<ExecutionRow, EngineError> {
         if !ids::looks_valid(exec_id, "exe_") {
             return Err(EngineError::execution_not_found(exec_id));

@@ -1,4 +1,6 @@
-//! Foreground work that a pool's refill yields to for a moment.
+//! Foreground work that a pool's refill, and the teardown of a `RunExecution`'s
+//! `terminate_on_exit` sandbox ([`super::Engine::terminate_sandbox_after_foreground`]),
+//! yield to for a moment.
 //!
 //! Why: a claim wakes its pool's refill at once, and the refill's create (the server's
 //! provisioning, a new shim and pid 1, the kernel's namespace and mount work) then runs on

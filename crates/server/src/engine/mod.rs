@@ -27,6 +27,8 @@ pub mod sandboxes;
 pub mod snapshots;
 pub mod teardown;
 #[cfg(test)]
+mod teardown_tests;
+#[cfg(test)]
 mod tests;
 pub mod usage;
 

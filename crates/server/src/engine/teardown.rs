@@ -6,7 +6,9 @@
 //! also run in the background ([`Engine::terminate_sandbox_in_background`]): the caller
 //! gets the STOPPING sandbox back at once, `cleanroom exec` returns its exit code without
 //! waiting for unmounts and cgroup removal, and shutdown still waits for it (it calls
-//! [`Engine::terminate_sandbox`], which joins the teardown in flight).
+//! [`Engine::terminate_sandbox`], which joins the teardown in flight). The teardown of a
+//! `RunExecution`'s `terminate_on_exit` sandbox also waits for the foreground to be quiet
+//! before its kill ([`Engine::terminate_sandbox_after_foreground`]).
 
 use super::{Engine, EngineError, LiveExec};
 use crate::status::sandbox as ss;
@@ -100,6 +102,29 @@ impl Engine {
         self: &Arc<Self>,
         id: &str,
     ) -> Result<SandboxRow, EngineError> {
+        self.teardown_in_background(id, false)
+    }
+
+    /// [`Engine::terminate_sandbox_in_background`] whose kill and removal wait until the
+    /// foreground is quiet ([`Engine::foreground_quiet`], at most
+    /// [`super::foreground::Foreground::max_yield`]); the sandbox is STOPPING at once.
+    ///
+    /// Why: `RunExecution` tears its `terminate_on_exit` sandbox down right after handing
+    /// over the final record, and the teardown (the shim's and pid 1's exits, the kernel
+    /// freeing namespaces and mounts, the server's unmounts and cgroup removal) then ran on
+    /// the same cores as the caller reading that record and exiting.
+    pub fn terminate_sandbox_after_foreground(
+        self: &Arc<Self>,
+        id: &str,
+    ) -> Result<SandboxRow, EngineError> {
+        self.teardown_in_background(id, true)
+    }
+
+    fn teardown_in_background(
+        self: &Arc<Self>,
+        id: &str,
+        after_foreground: bool,
+    ) -> Result<SandboxRow, EngineError> {
         let row = self.get_sandbox(id)?;
         if ss::is_terminal(row.status) {
             return Ok(row);
@@ -109,6 +134,9 @@ impl Engine {
             let engine = self.clone();
             let sid = id.to_string();
             tokio::spawn(async move {
+                if after_foreground {
+                    engine.foreground_quiet(engine.foreground.max_yield()).await;
+                }
                 if let Err(e) = engine.finish_teardown(&sid, running, "").await {
                     tracing::warn!(sandbox_id = %sid, error = %e, "background teardown failed");
                 }
