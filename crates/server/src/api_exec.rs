@@ -93,6 +93,7 @@ impl ExecutionService for Api {
         let i = self
             .engine
             .inspect_execution(&req.sandbox_id, &exec_id)
+            .await
             .map_err(to_connect)?;
         Response::ok(inspect_msg(i))
     }

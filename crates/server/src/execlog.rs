@@ -346,9 +346,23 @@ pub enum Entry {
     Warning(WarningRecord),
 }
 
+/// Bytes a [`LogReader`] reads at a time.
+const READ_BUF: usize = 16 << 10;
+
 /// Sequential reader that tracks sequence numbers and per-stream offsets.
+///
+/// Buffered: a record costs no system call of its own. Why: a sandbox decides how many
+/// records its output becomes (a process writing one byte at a time makes one record per
+/// write), and every reader — a stream, the tails and totals of an inspect, the final
+/// record of `RunExecution`, recovery — walks all of them. Unbuffered, that was a seek and
+/// a read per record header (and one more per payload): seconds of a runtime worker for a
+/// log of a few million tiny records. The log is append-only and its bytes never change
+/// once written, so buffered bytes past the committed length are never stale, only short.
 pub struct LogReader {
-    file: File,
+    file: io::BufReader<File>,
+    /// Whether `file` is positioned at `pos`. False after an incomplete record or an
+    /// error, which may leave it anywhere: the next call seeks.
+    at_pos: bool,
     pos: u64,
     pub seq: u64,
     stdout_off: u64,
@@ -358,7 +372,8 @@ pub struct LogReader {
 impl LogReader {
     pub fn open(path: &Path) -> io::Result<LogReader> {
         Ok(LogReader {
-            file: File::open(path)?,
+            file: io::BufReader::with_capacity(READ_BUF, File::open(path)?),
+            at_pos: true,
             pos: 0,
             seq: 0,
             stdout_off: 0,
@@ -376,7 +391,11 @@ impl LogReader {
         if self.pos + HEADER as u64 > limit {
             return Ok(None);
         }
-        self.file.seek(SeekFrom::Start(self.pos))?;
+        if !self.at_pos {
+            self.file.seek(SeekFrom::Start(self.pos))?;
+        }
+        // Until this record has been read entirely.
+        self.at_pos = false;
         let mut hdr = [0u8; HEADER];
         self.file.read_exact(&mut hdr)?;
         let kind = Kind::from_u8(hdr[0])
@@ -391,6 +410,8 @@ impl LogReader {
         if self.pos + HEADER as u64 + len > limit {
             return Ok(None);
         }
+        // The record is complete: it counts as read from here on, even if its payload turns
+        // out unreadable (as before buffering: `repair` keeps it, a reader moves past it).
         self.pos += HEADER as u64 + len;
         self.seq += 1;
         let entry = match kind {
@@ -403,17 +424,20 @@ impl LogReader {
                 let offset = *off;
                 *off += len;
                 let data = if skip_payload(kind, offset, len) {
+                    self.file.seek_relative(len as i64)?;
                     Vec::new()
                 } else {
                     let mut data = vec![0u8; len as usize];
                     self.file.read_exact(&mut data)?;
                     data
                 };
+                self.at_pos = true;
                 Entry::Output { kind, offset, data }
             }
             Kind::Exit | Kind::Warning => {
                 let mut data = vec![0u8; len as usize];
                 self.file.read_exact(&mut data)?;
+                self.at_pos = true;
                 if kind == Kind::Exit {
                     Entry::Exit(serde_json::from_slice(&data).map_err(io::Error::other)?)
                 } else {
@@ -468,100 +492,5 @@ pub fn path_for(dir: &Path, execution_id: &str) -> PathBuf {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn write_read_resume_and_repair() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("x.log");
-        let mut w = LogWriter::create(&p).unwrap();
-        w.output(Kind::Stdout, b"hello ").unwrap();
-        w.output(Kind::Stderr, b"oops").unwrap();
-        w.output(Kind::Stdout, b"world").unwrap();
-        w.close(&ExitRecord {
-            status: 3,
-            exit_code: 0,
-            ..Default::default()
-        })
-        .unwrap();
-        let len = std::fs::metadata(&p).unwrap().len();
-        let mut r = LogReader::open(&p).unwrap();
-        let mut out = Vec::new();
-        let mut seqs = Vec::new();
-        while let Some((seq, e)) = r.next(len, |_, _, _| false).unwrap() {
-            seqs.push(seq);
-            if let Entry::Output {
-                kind: Kind::Stdout,
-                offset,
-                data,
-            } = e
-            {
-                assert_eq!(offset as usize, out.len());
-                out.extend(data);
-            }
-        }
-        assert_eq!(out, b"hello world");
-        assert_eq!(seqs, vec![1, 2, 3, 4]);
-
-        // Torn tail: append half a record, repair cuts it.
-        let mut f = OpenOptions::new().append(true).open(&p).unwrap();
-        f.write_all(&[1, 100, 0, 0, 0, b'x']).unwrap();
-        let (has_exit, so, se) = repair(&p).unwrap();
-        assert!(has_exit);
-        assert_eq!((so, se), (11, 4));
-        assert_eq!(std::fs::metadata(&p).unwrap().len(), len);
-    }
-
-    #[test]
-    fn refused_output_is_live_only_after_one_marker_and_counted_at_close() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("t.log");
-        let mut w = LogWriter::create(&p).unwrap();
-        let mut live = w.live_sender().subscribe();
-        // 4 of 10 bytes fit: the prefix is retained, the marker written, the rest live.
-        let n = w
-            .output_charged(Kind::Stdout, b"0123456789", 4, "quota")
-            .unwrap();
-        assert_eq!(n, 4);
-        w.live_output(Kind::Stdout, b"456789");
-        assert!(w.truncated());
-        // Later output is never retained, whatever the caller says; warnings go live too.
-        assert_eq!(w.output_charged(Kind::Stderr, b"err", 3, "").unwrap(), 0);
-        w.live_output(Kind::Stderr, b"err");
-        w.warning(&WarningRecord {
-            code: "host_not_allowed".into(),
-            message: "x".into(),
-        })
-        .unwrap();
-        assert_eq!(w.dropped(), (6, 3));
-        w.close(&ExitRecord::default()).unwrap();
-
-        let mut got = Vec::new();
-        while let Ok(item) = live.try_recv() {
-            got.push(item);
-        }
-        assert!(
-            matches!(&got[0], LiveItem::Output { kind: Kind::Stdout, offset: 4, data } if &data[..] == b"456789")
-        );
-        assert!(
-            matches!(&got[1], LiveItem::Output { kind: Kind::Stderr, offset: 0, data } if &data[..] == b"err")
-        );
-        assert!(matches!(&got[2], LiveItem::Warning(w) if w.code == "host_not_allowed"));
-
-        let len = std::fs::metadata(&p).unwrap().len();
-        let mut r = LogReader::open(&p).unwrap();
-        let mut kinds = Vec::new();
-        while let Some((_, e)) = r.next(len, |_, _, _| false).unwrap() {
-            kinds.push(match e {
-                Entry::Output { data, .. } => String::from_utf8(data).unwrap(),
-                Entry::Warning(w) => w.code,
-                Entry::Exit(_) => "exit".into(),
-            });
-        }
-        assert_eq!(
-            kinds,
-            ["0123", "output_not_retained", "output_not_retained", "exit"]
-        );
-    }
-}
+#[path = "execlog_tests.rs"]
+mod tests;

@@ -63,15 +63,50 @@ pub fn cut(from: u64, offset: u64, data: &[u8]) -> Option<(u64, &[u8])> {
     Some((offset + cut as u64, &data[cut..]))
 }
 
+/// Tail reads running at once on the blocking pool ([`read_tails_off_runtime`]).
+const TAIL_READS: usize = 2;
+
+/// A log up to this size is read in place: one buffered read, a few thousand records at
+/// most, cheaper than the hand-off to another thread (the final record of every
+/// `cleanroom exec` reads one).
+const READ_IN_PLACE: u64 = 16 << 10;
+
+/// [`read_tails`] on tokio's blocking pool, at most [`TAIL_READS`] at a time (in place
+/// for a log of at most [`READ_IN_PLACE`] bytes).
+///
+/// Why: the work grows with the log, whose size and number of records the sandbox chose
+/// (up to its output quota: 1 GiB by default). On a runtime worker, an inspect of such a
+/// log stalled every call and stream sharing that worker (rule 4: nothing a sandbox does
+/// may block the server's runtime); unbounded on the blocking pool, concurrent inspects
+/// would each take a thread. Waiting callers queue fairly on the semaphore.
+pub async fn read_tails_off_runtime(
+    path: PathBuf,
+    tail: u64,
+) -> std::io::Result<(Vec<u8>, Vec<u8>, u64, u64)> {
+    if std::fs::metadata(&path)?.len() <= READ_IN_PLACE {
+        return read_tails(&path, tail);
+    }
+    static SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(TAIL_READS);
+    let _slot = SLOTS.acquire().await.map_err(std::io::Error::other)?;
+    tokio::task::spawn_blocking(move || read_tails(&path, tail))
+        .await
+        .map_err(std::io::Error::other)?
+}
+
 /// The last `tail` bytes of each stream plus the stream totals (stdout tail, stderr tail,
 /// stdout bytes, stderr bytes). Payloads that end before the tail are skipped without
 /// being read, so inspecting a huge log stays cheap.
 pub fn read_tails(path: &Path, tail: u64) -> std::io::Result<(Vec<u8>, Vec<u8>, u64, u64)> {
+    #[cfg(test)]
+    probe::wait_for_the_runtime();
     let len = std::fs::metadata(path)?.len();
     // Pass 1 reads headers only, to learn each stream's total.
     let mut totals = LogReader::open(path)?;
     while totals.next(len, |_, _, _| true)?.is_some() {}
     let (out_end, err_end) = totals.stream_ends();
+    if tail == 0 {
+        return Ok((Vec::new(), Vec::new(), out_end, err_end));
+    }
     let from = |k: Kind| (if k == Kind::Stdout { out_end } else { err_end }).saturating_sub(tail);
     // Pass 2 reads only the payloads that reach into the tails.
     let mut r = LogReader::open(path)?;
@@ -296,4 +331,74 @@ fn live_item(item: Result<LiveItem, u64>, seq: u64, from: &From) -> Option<Strea
             ),
         },
     })
+}
+
+/// Whether the runtime can run other tasks while [`read_tails`] runs (see the test).
+#[cfg(test)]
+mod probe {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    pub static ARMED: AtomicBool = AtomicBool::new(false);
+    pub static PINGED: AtomicBool = AtomicBool::new(false);
+    pub static STARVED: AtomicBool = AtomicBool::new(false);
+
+    /// Armed: wait (at most 5 s) for a task of the runtime to ping; record if none could.
+    pub fn wait_for_the_runtime() {
+        if !ARMED.load(Ordering::SeqCst) {
+            return;
+        }
+        PINGED.store(false, Ordering::SeqCst);
+        for _ in 0..5000 {
+            if PINGED.load(Ordering::SeqCst) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        STARVED.store(true, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::probe::{ARMED, PINGED, STARVED};
+    use crate::execlog::{ExitRecord, Kind, LogWriter};
+    use std::sync::atomic::Ordering;
+
+    #[test]
+    fn tails_are_read_while_the_runtime_runs_other_tasks() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.log");
+        let mut w = LogWriter::create(&p).unwrap();
+        // Past what is read in place.
+        let big = vec![b'x'; super::READ_IN_PLACE as usize];
+        w.output(Kind::Stdout, &big).unwrap();
+        w.output(Kind::Stdout, b"hello").unwrap();
+        w.close(&ExitRecord::default()).unwrap();
+        // One runtime thread: a read on it would keep the pinger from running.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        ARMED.store(true, Ordering::SeqCst);
+        let tails = rt.block_on(async {
+            let pinger = tokio::spawn(async {
+                loop {
+                    PINGED.store(true, Ordering::SeqCst);
+                    tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                }
+            });
+            let tails = super::read_tails_off_runtime(p.clone(), 3).await.unwrap();
+            pinger.abort();
+            tails
+        });
+        assert!(
+            !STARVED.load(Ordering::SeqCst),
+            "the runtime could not run another task while the tails were read"
+        );
+        assert_eq!(
+            tails,
+            (b"llo".to_vec(), Vec::new(), super::READ_IN_PLACE + 5, 0)
+        );
+    }
 }

@@ -56,7 +56,7 @@ pub async fn run(
             let _ = t.pty.resize(hello.cols, hello.rows);
         }
     }
-    let output = match engine.console_stream(&row.sandbox_id, &row.id) {
+    let output = match engine.console_stream(&row.sandbox_id, &row.id).await {
         Ok(s) => s,
         Err(e) => return refuse(send, e.code.as_str(), &e.message).await,
     };

@@ -70,13 +70,14 @@ impl Engine {
 
     /// The execution's output for an attach: the last [`REPLAY_TAIL`] bytes, then live
     /// output until the exit.
-    pub fn console_stream(
+    pub async fn console_stream(
         &self,
         sandbox_id: &str,
         exec_id: &str,
     ) -> Result<BoxStream<'static, Result<StreamItem, EngineError>>, EngineError> {
         let path = execlog::path_for(&self.logs_dir, exec_id);
-        let (_, _, out_total, _) = crate::outstream::read_tails(&path, 0)
+        let (_, _, out_total, _) = crate::outstream::read_tails_off_runtime(path, 0)
+            .await
             .map_err(|e| EngineError::internal(format!("read output log: {e}")))?;
         let from = out_total.saturating_sub(REPLAY_TAIL);
         // `stderr_offset` far ahead: a terminal writes everything as stdout.

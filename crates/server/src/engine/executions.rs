@@ -244,12 +244,13 @@ impl Engine {
         self.find_execution(sandbox_id, &sbx.last_execution_id)
     }
 
-    pub fn inspect_execution(
+    pub async fn inspect_execution(
         &self,
         sandbox_id: &str,
         exec_id: &str,
     ) -> Result<Inspection, EngineError> {
         self.inspect_with_tails(sandbox_id, exec_id, INSPECT_TAIL)
+            .await
     }
 
     /// Wait until the execution's result is in the store (its row has the final status,
@@ -267,10 +268,10 @@ impl Engine {
             // Err: the supervisor is gone without saying so; the row is as final as it gets.
             let _ = recorded.wait_for(|r| *r).await;
         }
-        self.inspect_with_tails(sandbox_id, exec_id, 0)
+        self.inspect_with_tails(sandbox_id, exec_id, 0).await
     }
 
-    fn inspect_with_tails(
+    async fn inspect_with_tails(
         &self,
         sandbox_id: &str,
         exec_id: &str,
@@ -290,7 +291,9 @@ impl Engine {
         let (stdout_tail, stderr_tail, stdout_bytes, stderr_bytes) = if output.expired_at > 0 {
             Default::default()
         } else {
-            crate::outstream::read_tails(&log_path, tail).unwrap_or_default()
+            crate::outstream::read_tails_off_runtime(log_path.clone(), tail)
+                .await
+                .unwrap_or_default()
         };
         Ok(Inspection {
             execution,

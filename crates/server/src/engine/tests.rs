@@ -201,7 +201,7 @@ async fn execution_fails_with_its_exit_code() {
     let done = finished(&engine, &row.id).await;
     assert_eq!((done.status, done.exit_code), (es::FAILED, 3));
     assert_eq!(done.message, "exited with code 3");
-    let i = engine.inspect_execution(&sbx.id, &row.id).unwrap();
+    let i = engine.inspect_execution(&sbx.id, &row.id).await.unwrap();
     assert_eq!(i.stderr_tail, b"oops");
     assert_eq!((i.stdout_bytes, i.stderr_bytes), (0, 4));
     // A launch the backend refuses fails the execution, and says so.
