@@ -65,6 +65,13 @@ fn pipe_pair() -> (pipe::Receiver, std::fs::File) {
     (r, std::fs::File::from(OwnedFd::from(w)))
 }
 
+/// An engine with default settings on `fake`, its state in `dir`: what the engine's unit
+/// tests start from.
+pub fn engine_on(dir: &std::path::Path, fake: Arc<FakeBackend>) -> Arc<super::Engine> {
+    super::Engine::new(dir, fake, None, Default::default(), Default::default())
+        .expect("engine on the fake backend")
+}
+
 impl FakeBackend {
     pub fn calls(&self) -> Calls {
         lock(&self.calls).clone()

@@ -11,8 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 fn engine(dir: &std::path::Path) -> Arc<Engine> {
-    let fake = Arc::new(FakeBackend::default());
-    Engine::new(dir, fake, None, Default::default(), Default::default()).unwrap()
+    super::fake::engine_on(dir, Arc::new(FakeBackend::default()))
 }
 
 async fn sandbox(e: &Engine) -> String {

@@ -16,15 +16,7 @@ use std::time::Duration;
 
 fn engine_on(dir: &Path) -> (Arc<Engine>, Arc<FakeBackend>) {
     let fake = Arc::new(FakeBackend::default());
-    let engine = Engine::new(
-        dir,
-        fake.clone(),
-        None,
-        Default::default(),
-        Default::default(),
-    )
-    .unwrap();
-    (engine, fake)
+    (super::fake::engine_on(dir, fake.clone()), fake)
 }
 
 async fn ready(engine: &Engine) -> SandboxRow {

@@ -15,7 +15,7 @@ fn engine(dir: &std::path::Path) -> Arc<Engine> {
 }
 
 fn engine_with(dir: &std::path::Path, fake: Arc<FakeBackend>) -> Arc<Engine> {
-    Engine::new(dir, fake, None, Default::default(), Default::default()).unwrap()
+    crate::engine::fake::engine_on(dir, fake)
 }
 
 fn user() -> Principal {
