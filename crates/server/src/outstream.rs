@@ -83,12 +83,13 @@ pub async fn read_tails_off_runtime(
     path: PathBuf,
     tail: u64,
 ) -> std::io::Result<(Vec<u8>, Vec<u8>, u64, u64)> {
-    if std::fs::metadata(&path)?.len() <= READ_IN_PLACE {
-        return read_tails(&path, tail);
+    let len = std::fs::metadata(&path)?.len();
+    if len <= READ_IN_PLACE {
+        return tails_below(&path, len, tail);
     }
     static SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(TAIL_READS);
     let _slot = SLOTS.acquire().await.map_err(std::io::Error::other)?;
-    tokio::task::spawn_blocking(move || read_tails(&path, tail))
+    tokio::task::spawn_blocking(move || tails_below(&path, len, tail))
         .await
         .map_err(std::io::Error::other)?
 }
@@ -97,9 +98,13 @@ pub async fn read_tails_off_runtime(
 /// stdout bytes, stderr bytes). Payloads that end before the tail are skipped without
 /// being read, so inspecting a huge log stays cheap.
 pub fn read_tails(path: &Path, tail: u64) -> std::io::Result<(Vec<u8>, Vec<u8>, u64, u64)> {
+    tails_below(path, std::fs::metadata(path)?.len(), tail)
+}
+
+/// [`read_tails`] of the log's first `len` bytes.
+fn tails_below(path: &Path, len: u64, tail: u64) -> std::io::Result<(Vec<u8>, Vec<u8>, u64, u64)> {
     #[cfg(test)]
     probe::wait_for_the_runtime();
-    let len = std::fs::metadata(path)?.len();
     // Pass 1 reads headers only, to learn each stream's total.
     let mut totals = LogReader::open(path)?;
     while totals.next(len, |_, _, _| true)?.is_some() {}
