@@ -25,7 +25,8 @@ pub(super) async fn read_replies(
             return finish(&exits, &opens);
         }
     };
-    let mut ooms = cgroup::oom_kills(&cgroups);
+    let counter = cgroup::oom_counter(&cgroups);
+    let mut ooms = cgroup::oom_kills(counter.as_deref());
     loop {
         let next = match afd.readable().await {
             Ok(mut guard) => match guard.try_io(|f| protocol::try_recv::<Reply>(f.as_raw_fd())) {
@@ -39,18 +40,22 @@ pub(super) async fn read_replies(
                 // A SIGKILL while the OOM counter moved: the memory limit killed it.
                 // The counter can lag the victim's exit slightly: re-read briefly, and only
                 // for SIGKILL exits (the only way the OOM killer ends a process).
-                let mut now = cgroup::oom_kills(&cgroups);
-                if signal == Some(libc::SIGKILL) && !cgroups.is_empty() {
-                    for _ in 0..20 {
-                        if now > ooms {
-                            break;
+                let killed = signal == Some(libc::SIGKILL);
+                let mut oom_killed = false;
+                if killed {
+                    let mut now = cgroup::oom_kills(counter.as_deref());
+                    if counter.is_some() {
+                        for _ in 0..20 {
+                            if now > ooms {
+                                break;
+                            }
+                            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                            now = cgroup::oom_kills(counter.as_deref());
                         }
-                        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-                        now = cgroup::oom_kills(&cgroups);
                     }
+                    oom_killed = now > ooms;
+                    ooms = now;
                 }
-                let oom_killed = signal == Some(libc::SIGKILL) && now > ooms;
-                ooms = now;
                 let tx = exits.lock().ok().and_then(|mut m| m.remove(&id));
                 if let Some(tx) = tx {
                     let _ = tx.send(ExitStatus {
@@ -58,6 +63,14 @@ pub(super) async fn read_replies(
                         signal,
                         oom_killed,
                     });
+                }
+                if !killed {
+                    // Any other exit still moves the baseline (an OOM kill of a process
+                    // that was not the command must not mark a later SIGKILL), but after
+                    // the result is on its way: this task yields first, so the waiter
+                    // woken above runs before the read.
+                    tokio::task::yield_now().await;
+                    ooms = cgroup::oom_kills(counter.as_deref());
                 }
             }
             Ok(Some((Reply::Opened { id, result }, fds))) => {
