@@ -84,6 +84,24 @@ fn user_processes_get_exactly_stdio_and_no_control_socket() {
     assert!(!out.contains(&*s.dir.to_string_lossy()), "{out}");
 }
 
+/// A command started without input (`-n`) reads the sandbox's own `/dev/null`, not a file
+/// the server opened on the host: through `/proc/self/fd/0` a sandbox reaches the inode of
+/// whatever it was given, and the host's `/dev/null` is everyone's (an inotify watch on it
+/// saw the server open it for every other sandbox's command).
+#[test]
+fn a_command_without_input_reads_its_own_sandboxs_null_device() {
+    let s = Server::start();
+    let o = s.sh("stat -L -c %d:%i:%t:%T /proc/self/fd/0 /dev/null");
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}{}", stderr(&o));
+    assert_eq!(
+        lines[0], lines[1],
+        "stdin is not the sandbox's /dev/null: {out}"
+    );
+    assert!(lines[0].ends_with(":1:3"), "not the null device: {out}");
+}
+
 #[test]
 fn host_processes_are_invisible_and_unreachable() {
     let s = Server::start();
@@ -269,8 +287,8 @@ fn lock_is_free_in_b_while_a_holds(s: &Server, a: &str, b: &str, path: &str) -> 
 
 /// Two sandboxes never share the inodes of the system files and devices they see: a lock
 /// one holds on `/etc/hostname` or `/dev/null` does not block the other, and (where
-/// python3 is there to ask) an inotify watch in one sees nothing of the other's reads and
-/// writes. Shared inodes (a superblock two sandboxes share, e.g. one overlay, or a bind of
+/// python3 is there to ask) an inotify watch in one — on those files and on the stdin its
+/// command was given — sees nothing of the other's commands, reads and writes. Shared inodes (a superblock two sandboxes share, e.g. one overlay, or a bind of
 /// the host's file or device node) would let a sandbox watch which files another opens
 /// and block its locks.
 #[test]
@@ -287,12 +305,13 @@ fn sandboxes_share_no_inodes_of_system_files() {
     // The watcher reports "watching" once its watches are set and its own sandbox's noise
     // is drained, then whether anything arrived while b read and wrote.
     let watch = "command -v python3 >/dev/null || { echo no-python; exit 0; }; \
-        python3 - <<'PY'\n\
+        exec 3<&0; python3 - <<'PY'\n\
 import ctypes, os, select, time\n\
 libc = ctypes.CDLL(None, use_errno=True)\n\
 fd = libc.inotify_init1(os.O_NONBLOCK)\n\
 assert libc.inotify_add_watch(fd, b'/etc/hostname', 0x1 | 0x20) >= 0\n\
 assert libc.inotify_add_watch(fd, b'/dev/null', 0x1 | 0x2 | 0x20) >= 0\n\
+assert libc.inotify_add_watch(fd, b'/proc/self/fd/3', 0x1 | 0x2 | 0x20) >= 0\n\
 end = time.time() + 1\n\
 while time.time() < end: select.select([fd], [], [], 0.1)[0] and os.read(fd, 65536)\n\
 print('watching', flush=True)\n\

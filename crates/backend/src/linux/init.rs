@@ -264,6 +264,9 @@ fn run_pid1(
     };
     let (extra_writable, upper) = rootfs::build(cfg, image_lower, snapshot, devs)?;
     nix::unistd::sethostname(&cfg.hostname).map_err(|e| format!("sethostname: {e}"))?;
+    // Stdin of every command started without input, opened once, before any sandbox
+    // process exists (so before anything could replace the node).
+    let null = open_own_null()?;
 
     let info = super::harden::apply(&extra_writable)?;
     // The tun device, then the image root's upper directory (for snapshots).
@@ -279,12 +282,27 @@ fn run_pid1(
     drop(upper);
     // Idle until the first request: give back the page tables of setup's code (trim.rs).
     super::trim::idle();
-    Ok(serve(&sfd, &mask)?)
+    Ok(serve(&sfd, &mask, &null)?)
+}
+
+/// The sandbox's own `/dev/null` (its device node, `devnodes.rs`), checked to be the null
+/// device: a command's stdin when it gets no input ([`Request::Spawn`]'s `stdin_null`).
+fn open_own_null() -> Result<OwnedFd, String> {
+    let file = std::fs::File::open("/dev/null").map_err(|e| format!("open /dev/null: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("stat /dev/null: {e}"))?;
+    let rdev = std::os::unix::fs::MetadataExt::rdev(&meta);
+    let is_char = std::os::unix::fs::FileTypeExt::is_char_device(&meta.file_type());
+    if !is_char || nix::sys::stat::major(rdev) != 1 || nix::sys::stat::minor(rdev) != 3 {
+        return Err("/dev/null is not the null device".into());
+    }
+    Ok(file.into())
 }
 
 /// Main loop of pid 1: spawn on request, reap everything, report exits, and start file
 /// helpers (never waiting for one: a helper past its deadline is killed).
-fn serve(sfd: &SignalFd, mask: &SigSet) -> Result<(), String> {
+fn serve(sfd: &SignalFd, mask: &SigSet, null: &OwnedFd) -> Result<(), String> {
     let mut running: HashMap<i32, u64> = HashMap::new();
     let mut helpers = Helpers::new();
     loop {
@@ -350,7 +368,7 @@ fn serve(sfd: &SignalFd, mask: &SigSet) -> Result<(), String> {
                     },
                     fds,
                 ))) => file_op(id, done_id, op, fds, &mut helpers)?,
-                Ok(Some((req, fds))) => handle(req, fds, mask, &mut running)?,
+                Ok(Some((req, fds))) => handle(req, fds, mask, null, &mut running)?,
                 // Server gone: returning ends pid 1 and with it the whole sandbox.
                 Ok(None) => return Ok(()),
                 Err(e) => return Err(format!("control socket: {e}")),
@@ -401,6 +419,7 @@ fn handle(
     req: Request,
     fds: Vec<OwnedFd>,
     mask: &SigSet,
+    null: &OwnedFd,
     running: &mut HashMap<i32, u64>,
 ) -> Result<(), String> {
     match req {
@@ -410,8 +429,15 @@ fn handle(
             env,
             cwd,
             tty,
+            stdin_null,
         } => {
-            let pid = super::spawn::spawn(&argv, &env, &cwd, &fds, tty, mask);
+            let stdio = match (stdin_null, fds.as_slice()) {
+                (true, [out, err]) => Ok([null.as_fd(), out.as_fd(), err.as_fd()]),
+                (false, [stdin, out, err]) => Ok([stdin.as_fd(), out.as_fd(), err.as_fd()]),
+                _ => Err(format!("spawn: unexpected {} stdio fds", fds.len())),
+            };
+            let pid =
+                stdio.and_then(|stdio| super::spawn::spawn(&argv, &env, &cwd, stdio, tty, mask));
             match pid {
                 Ok(pid) => {
                     drop(fds);
@@ -429,7 +455,7 @@ fn handle(
                 // Could not even fork (e.g. the pids limit): tell the user on the command's
                 // own stderr, and report an exit the server turns into FAILED.
                 Err(e) => {
-                    if let Some(stderr) = fds.get(2) {
+                    if let Some(stderr) = fds.last() {
                         let msg = format!(
                             "cleanroom: cannot start {:?}: {e}\n",
                             argv.first().map(String::as_str).unwrap_or("")

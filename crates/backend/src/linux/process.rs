@@ -35,13 +35,13 @@ impl LinuxBackend {
             Some(size) => Some(open_pty(size)?),
             None => None,
         };
-        let (stdin_child, stdin_host): (OwnedFd, Option<OwnedFd>) = if spec.stdin {
+        // Without input the command's stdin is pid 1's own `/dev/null` (`stdin_null`), never
+        // a file the server opens on the host: see `Request::Spawn`.
+        let (stdin_child, stdin_host): (Option<OwnedFd>, Option<OwnedFd>) = if spec.stdin {
             let (r, w) = pipe_pair()?;
-            (r, Some(w))
+            (Some(r), Some(w))
         } else {
-            let null = std::fs::File::open("/dev/null")
-                .map_err(|e| BackendError::io("open /dev/null", e))?;
-            (null.into(), None)
+            (None, None)
         };
         let (tx, rx) = oneshot::channel();
         sbx.exits
@@ -54,14 +54,12 @@ impl LinuxBackend {
             env: spec.env,
             cwd: spec.cwd,
             tty: pty.is_some(),
+            stdin_null: pty.is_none() && stdin_child.is_none(),
         };
-        let fds = match &pty {
-            Some((_, slave)) => [slave.as_raw_fd(); 3],
-            None => [
-                stdin_child.as_raw_fd(),
-                out_w.as_raw_fd(),
-                err_w.as_raw_fd(),
-            ],
+        let fds: Vec<i32> = match (&pty, &stdin_child) {
+            (Some((_, slave)), _) => vec![slave.as_raw_fd(); 3],
+            (None, Some(stdin)) => vec![stdin.as_raw_fd(), out_w.as_raw_fd(), err_w.as_raw_fd()],
+            (None, None) => vec![out_w.as_raw_fd(), err_w.as_raw_fd()],
         };
         let sent = sbx.send(&req, &fds);
         drop((stdin_child, out_w, err_w));

@@ -17,7 +17,8 @@ pub const MAX_MESSAGE: usize = 256 * 1024;
 pub enum Request {
     /// First message to a new shim: what to build.
     Configure(Box<super::config::InitConfig>),
-    /// Start a process; exactly three fds (stdin, stdout, stderr) accompany it.
+    /// Start a process; three fds (stdin, stdout, stderr) accompany it, or two (stdout,
+    /// stderr) with `stdin_null`.
     Spawn {
         id: u64,
         argv: Vec<String>,
@@ -27,6 +28,13 @@ pub enum Request {
         /// process's new session.
         #[serde(default)]
         tty: bool,
+        /// No input: stdin is the sandbox's own `/dev/null`, which pid 1 opened at setup.
+        /// Never a host file the server opened: an fd the sandbox holds reaches its inode
+        /// through `/proc/self/fd`, and the host's `/dev/null` is every process's (an
+        /// inotify watch on it sees each open of it on the host, other sandboxes' starts
+        /// among them; see `devnodes.rs`).
+        #[serde(default)]
+        stdin_null: bool,
     },
     /// Signal a process group.
     Signal { id: u64, signal: i32 },
@@ -248,6 +256,7 @@ mod tests {
             env,
             cwd: "/".into(),
             tty: false,
+            stdin_null: false,
         };
         send(a.as_raw_fd(), &big, &[r.as_raw_fd(); 3]).unwrap();
         send(a.as_raw_fd(), &ZygoteRequest::Fork { seq: 1 }, &[]).unwrap();

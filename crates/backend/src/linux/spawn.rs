@@ -17,7 +17,7 @@
 use nix::sys::signal::SigSet;
 use nix::unistd::Pid;
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd};
 
 /// The child's stack: it calls `dup2`, `ioctl`, `chdir`, `setsid`, `sigprocmask`,
 /// `sigaction`, `execve`, `strerror_r` and `write` only.
@@ -50,13 +50,10 @@ pub fn spawn(
     argv: &[String],
     env: &[(String, String)],
     cwd: &str,
-    fds: &[OwnedFd],
+    fds: [BorrowedFd<'_>; 3],
     tty: bool,
     signalfd_mask: &SigSet,
 ) -> Result<Pid, String> {
-    if fds.len() != 3 {
-        return Err(format!("spawn needs 3 stdio fds, got {}", fds.len()));
-    }
     let Some(name) = argv.first() else {
         return Err("empty command".into());
     };
@@ -221,6 +218,7 @@ mod tests {
     use super::*;
     use nix::sys::wait::{waitpid, WaitStatus};
     use std::io::Read;
+    use std::os::fd::{AsFd, OwnedFd};
 
     #[test]
     fn candidates_follow_path_order() {
@@ -257,11 +255,12 @@ mod tests {
             &argv,
             &env,
             cwd,
-            &[null, out_w, err_w],
+            [null.as_fd(), out_w.as_fd(), err_w.as_fd()],
             false,
             signalfd_mask,
         )
         .expect("spawn");
+        drop((null, out_w, err_w));
         let (mut out, mut err) = (String::new(), String::new());
         std::fs::File::from(out_r).read_to_string(&mut out).unwrap();
         std::fs::File::from(err_r).read_to_string(&mut err).unwrap();
