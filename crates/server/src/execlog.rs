@@ -180,6 +180,16 @@ impl LogWriter {
         (self.dropped[0], self.dropped[1])
     }
 
+    /// Bytes of stdout and stderr in the log: what a reader's
+    /// [`LogReader::stream_ends`] finds at the end (all retained bytes come before any
+    /// that are not).
+    pub fn retained(&self) -> (u64, u64) {
+        (
+            self.ends[0] - self.dropped[0],
+            self.ends[1] - self.dropped[1],
+        )
+    }
+
     fn append(&mut self, kind: Kind, payload: &[u8]) -> io::Result<()> {
         for part in payload.chunks(MAX_RECORD) {
             let mut header = [kind as u8, 0, 0, 0, 0];

@@ -10,7 +10,7 @@ use crate::engine::events::EventLog;
 use crate::execlog::{self, ExitRecord, Kind, LogWriter, WarningRecord};
 use crate::quota::{Retention, SandboxBudget};
 use crate::status::execution as es;
-use crate::store::Store;
+use crate::store::{now_micros, ExecutionRow, Store};
 use cleanroom_backend::{Backend, ExitStatus};
 use std::sync::Arc;
 use std::time::Duration;
@@ -115,9 +115,34 @@ async fn wait_for_live_readers(writer: &LogWriter, st: &mut LiveWait) {
     }
 }
 
+/// A finished execution as its supervisor committed it: what `RunExecution`'s final record
+/// is made of, without reading back the store or the log.
+#[derive(Debug)]
+pub struct Settled {
+    /// The row as stored (the started row with the result).
+    pub row: ExecutionRow,
+    /// Bytes of stdout and stderr in the log, and bytes not retained.
+    pub stdout_bytes: u64,
+    pub stderr_bytes: u64,
+    pub dropped_bytes: u64,
+}
+
+/// The supervisor's word on an execution's result.
+#[derive(Debug, Clone, Default)]
+pub enum Recorded {
+    #[default]
+    Pending,
+    /// In the store, as given.
+    Stored(Arc<Settled>),
+    /// The store refused it: readers read what the store has.
+    Unstored,
+}
+
 /// One running execution's supervisor: pumps output into the log, enforces timeout and
 /// cancel, records the final status.
 pub struct Run {
+    /// The execution's row as it was committed when it started.
+    pub row: ExecutionRow,
     pub exec_id: String,
     pub sandbox_id: String,
     pub process: u64,
@@ -127,7 +152,7 @@ pub struct Run {
     /// The sandbox's output retention quota.
     pub budget: Arc<SandboxBudget>,
     /// Told once the result is in the store.
-    pub recorded: watch::Sender<bool>,
+    pub recorded: watch::Sender<Recorded>,
 }
 
 impl Run {
@@ -292,6 +317,7 @@ impl Run {
             };
         }
         let writer_dropped = writer.dropped();
+        let (stdout_bytes, stderr_bytes) = writer.retained();
         let closed = writer.close_unsynced(&ExitRecord {
             status,
             exit_code,
@@ -314,18 +340,32 @@ impl Run {
         }
         let event =
             EventLog::execution_status_row(&self.sandbox_id, &self.exec_id, status, &message);
-        match handle.store.execution_ended(
+        let finished_at = now_micros();
+        let recorded = match handle.store.execution_ended(
             &self.exec_id,
             &self.sandbox_id,
             (status, exit_code, &message),
+            finished_at,
             &event,
         ) {
-            Ok(seq) => handle.events.committed(seq),
-            Err(e) => {
-                tracing::error!(execution_id = %self.exec_id, error = %e, "could not record execution result")
+            Ok(seq) => {
+                handle.events.committed(seq);
+                let mut row = self.row.clone();
+                (row.status, row.exit_code, row.finished_at) = (status, exit_code, finished_at);
+                row.message = message;
+                Recorded::Stored(Arc::new(Settled {
+                    row,
+                    stdout_bytes,
+                    stderr_bytes,
+                    dropped_bytes: out_dropped + err_dropped,
+                }))
             }
-        }
-        self.recorded.send_replace(true);
+            Err(e) => {
+                tracing::error!(execution_id = %self.exec_id, error = %e, "could not record execution result");
+                Recorded::Unstored
+            }
+        };
+        self.recorded.send_replace(recorded);
         // The log's flush to disk, off the runtime's threads, after the result is recorded
         // (the store itself commits without fsync: synchronous=NORMAL). The supervisor
         // ends, and `done` fires, only once the log is durable.

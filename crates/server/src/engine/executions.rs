@@ -49,14 +49,15 @@ impl Engine {
             },
             &req.env,
         )?;
-        let mut row = ExecutionRow {
+        let created_at = now_micros();
+        let row = ExecutionRow {
             id: id.clone(),
             sandbox_id: sandbox.id.clone(),
-            status: es::QUEUED,
+            status: es::RUNNING,
             command: req.command.clone(),
             exit_code: 0,
-            created_at: now_micros(),
-            started_at: 0,
+            created_at,
+            started_at: created_at,
             finished_at: 0,
             message: String::new(),
             cwd: cwd.clone(),
@@ -65,13 +66,6 @@ impl Engine {
             trace_id: ids::trace_id(),
             owner: req.owner.clone(),
         };
-        let log_path = execlog::path_for(&self.logs_dir, &id);
-        let writer = LogWriter::create(&log_path)
-            .map_err(|e| EngineError::internal(format!("create output log: {e}")))?;
-        let queued = EventLog::execution_status_row(&sandbox.id, &id, es::QUEUED, "");
-        let seq = self.store.queue_execution(&row, &queued)?;
-        self.events.committed(seq);
-
         let spec = ProcessSpec {
             argv: req.command.clone(),
             env,
@@ -82,46 +76,97 @@ impl Engine {
                 rows: req.tty_size.1,
             }),
         };
-        let handle = match self.backend.spawn(&sandbox.id, spec).await {
-            Ok(h) => h,
-            Err(e) => {
-                let msg = format!("could not start the command: {e}");
+        // The spawn goes first and the log and the row follow while pid 1 starts the
+        // command: neither is on the path to the command's start. A process never outlives
+        // a missing row: a row that cannot be written stops it, and a server that dies
+        // before writing it reclaims every sandbox on restart (`recover`).
+        let spawned = self.backend.spawn(&sandbox.id, spec).await;
+        let queued = EventLog::execution_status_row(&sandbox.id, &id, es::QUEUED, "");
+        let log_path = execlog::path_for(&self.logs_dir, &id);
+        let handle = match (spawned, LogWriter::create(&log_path)) {
+            (Ok(h), Ok(writer)) => {
+                let running = EventLog::execution_status_row(&sandbox.id, &id, es::RUNNING, "");
+                match self.store.start_execution(&row, &[&queued, &running]) {
+                    Ok(seq) => self.events.committed(seq),
+                    Err(e) => {
+                        self.stop_unsupervised(&sandbox.id, h.id).await;
+                        let _ = writer.close(&ExitRecord {
+                            status: es::FAILED,
+                            exit_code: -1,
+                            message: "the execution could not be recorded".into(),
+                            ..Default::default()
+                        });
+                        return Err(e.into());
+                    }
+                }
+                (h, writer)
+            }
+            (spawned, writer) => {
+                let msg = match (&spawned, &writer) {
+                    (Err(e), _) => format!("could not start the command: {e}"),
+                    (_, Err(e)) => format!("could not create the output log: {e}"),
+                    _ => unreachable!("both succeeded above"),
+                };
+                if let Ok(h) = &spawned {
+                    self.stop_unsupervised(&sandbox.id, h.id).await;
+                }
+                if let Ok(writer) = writer {
+                    let _ = writer.close(&ExitRecord {
+                        status: es::FAILED,
+                        exit_code: -1,
+                        message: msg.clone(),
+                        ..Default::default()
+                    });
+                }
+                // The row exists for the id the error names: QUEUED, then FAILED.
+                let started = self.store.start_execution(&row, &[&queued])?;
+                self.events.committed(started);
+                let failed = EventLog::execution_status_row(&sandbox.id, &id, es::FAILED, &msg);
+                let seq = self.store.execution_ended(
+                    &id,
+                    &sandbox.id,
+                    (es::FAILED, -1, &msg),
+                    now_micros(),
+                    &failed,
+                )?;
+                self.events.committed(seq);
+                let err = match spawned {
+                    Err(e) => EngineError::from(e),
+                    Ok(_) => EngineError::internal(msg),
+                };
+                return Err(err.with("execution_id", &id));
+            }
+        };
+        let (mut handle, writer) = handle;
+        let pty = match handle.pty.take().map(crate::pty::PtyMaster::new) {
+            Some(Ok(m)) => Some(Arc::new(m)),
+            Some(Err(e)) => {
+                // The process runs but nobody could ever read its terminal: stop it, and
+                // end its row (no supervisor will).
+                self.stop_unsupervised(&sandbox.id, handle.id).await;
+                let msg = format!("terminal: {e}");
                 let _ = writer.close(&ExitRecord {
                     status: es::FAILED,
                     exit_code: -1,
                     message: msg.clone(),
                     ..Default::default()
                 });
-                self.store.finish_execution(&id, es::FAILED, -1, &msg)?;
-                self.events
-                    .execution_status(&sandbox.id, &id, es::FAILED, &msg);
-                return Err(EngineError::from(e).with("execution_id", &id));
-            }
-        };
-        row.started_at = now_micros();
-        row.status = es::RUNNING;
-        let running = EventLog::execution_status_row(&sandbox.id, &id, es::RUNNING, "");
-        let seq = self
-            .store
-            .execution_running(&id, &sandbox.id, row.started_at, &running)?;
-        self.events.committed(seq);
-
-        let mut handle = handle;
-        let pty = match handle.pty.take().map(crate::pty::PtyMaster::new) {
-            Some(Ok(m)) => Some(Arc::new(m)),
-            Some(Err(e)) => {
-                // The process runs but nobody could ever read its terminal: stop it.
-                let _ = self
-                    .backend
-                    .signal(&sandbox.id, handle.id, libc::SIGKILL)
-                    .await;
-                return Err(EngineError::internal(format!("terminal: {e}")));
+                let failed = EventLog::execution_status_row(&sandbox.id, &id, es::FAILED, &msg);
+                let seq = self.store.execution_ended(
+                    &id,
+                    &sandbox.id,
+                    (es::FAILED, -1, &msg),
+                    now_micros(),
+                    &failed,
+                )?;
+                self.events.committed(seq);
+                return Err(EngineError::internal(msg).with("execution_id", &id));
             }
             None => None,
         };
         let (cancel_tx, cancel_rx) = watch::channel(None);
         let (done_tx, done_rx) = watch::channel(false);
-        let (recorded_tx, recorded_rx) = watch::channel(false);
+        let (recorded_tx, recorded_rx) = watch::channel(supervisor::Recorded::Pending);
         let (warn_tx, warn_rx) = mpsc::unbounded_channel();
         let live = Arc::new(LiveExec {
             sandbox_id: sandbox.id.clone(),
@@ -131,6 +176,11 @@ impl Engine {
             commit: writer.subscribe(),
             done: done_rx,
             recorded: recorded_rx,
+            sandbox_facts: Arc::new((
+                sandbox.policy_hash.clone(),
+                sandbox.image_ref.clone(),
+                sandbox.image_digest.clone(),
+            )),
             warnings: warn_tx,
             live_only: writer.live_sender(),
             dropped: writer.dropped_counter(),
@@ -153,6 +203,7 @@ impl Engine {
         let activity = self.activity.clone();
         activity.touch(&sandbox.id);
         let mut run = Run {
+            row: row.clone(),
             exec_id: id.clone(),
             sandbox_id: sandbox.id.clone(),
             process: handle.id,
@@ -178,6 +229,19 @@ impl Engine {
             let _ = done_tx.send(true);
         });
         Ok(row)
+    }
+
+    /// Stop a started process that no supervisor will follow (its row or log could not be
+    /// written, or its terminal is unusable): nothing may run in a sandbox that the server
+    /// does not account for.
+    async fn stop_unsupervised(&self, sandbox_id: &str, process: u64) {
+        if let Err(e) = self
+            .backend
+            .signal(sandbox_id, process, libc::SIGKILL)
+            .await
+        {
+            tracing::error!(sandbox_id, error = %e, "could not stop an unsupervised process");
+        }
     }
 
     /// Whether pool refills should wait a moment ([`super::foreground`]): a
@@ -264,9 +328,34 @@ impl Engine {
     ) -> Result<Inspection, EngineError> {
         if let Some(l) = self.live(exec_id) {
             let mut recorded = l.recorded.clone();
+            let facts = l.sandbox_facts.clone();
             drop(l);
             // Err: the supervisor is gone without saying so; the row is as final as it gets.
-            let _ = recorded.wait_for(|r| *r).await;
+            let stored = recorded
+                .wait_for(|r| !matches!(r, supervisor::Recorded::Pending))
+                .await
+                .map(|r| r.clone());
+            // The result as the supervisor stored it: no read of the store or the log.
+            if let Ok(supervisor::Recorded::Stored(s)) = stored {
+                if sandbox_id.is_empty() || s.row.sandbox_id == sandbox_id {
+                    let (policy_hash, image_ref, image_digest) = (*facts).clone();
+                    return Ok(Inspection {
+                        execution: s.row.clone(),
+                        stdout_tail: Vec::new(),
+                        stderr_tail: Vec::new(),
+                        stdout_bytes: s.stdout_bytes,
+                        stderr_bytes: s.stderr_bytes,
+                        policy_hash,
+                        log_path: execlog::path_for(&self.logs_dir, exec_id),
+                        image_ref,
+                        image_digest,
+                        output: crate::store::OutputState {
+                            dropped_bytes: s.dropped_bytes,
+                            expired_at: 0,
+                        },
+                    });
+                }
+            }
         }
         self.inspect_with_tails(sandbox_id, exec_id, 0).await
     }

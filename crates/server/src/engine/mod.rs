@@ -24,6 +24,8 @@ pub mod lifetimes;
 pub mod pause;
 pub mod pools;
 pub mod sandboxes;
+#[cfg(test)]
+mod settled_tests;
 pub mod snapshots;
 pub mod teardown;
 #[cfg(test)]
@@ -113,8 +115,11 @@ struct LiveExec {
     commit: watch::Receiver<execlog::Committed>,
     done: watch::Receiver<bool>,
     /// Set once the execution's result is in the store (before the log's fsync; `done`
-    /// waits for that too).
-    recorded: watch::Receiver<bool>,
+    /// waits for that too), with the result as stored.
+    recorded: watch::Receiver<crate::supervisor::Recorded>,
+    /// The sandbox's facts an inspection reports (they do not change while it runs):
+    /// policy hash, image reference and digest.
+    sandbox_facts: Arc<(String, String, String)>,
     /// Warnings (egress denies) to write into the execution's output log.
     warnings: mpsc::UnboundedSender<WarningRecord>,
     /// Output that is streamed to attached clients but not retained (over quota).

@@ -430,7 +430,7 @@ impl Store {
         exit_code: i32,
         message: &str,
     ) -> Result<()> {
-        self.with(|c| finish_execution_on(c, id, status, exit_code, message))
+        self.with(|c| finish_execution_on(c, id, (status, exit_code, message), now_micros()))
     }
 
     /// Append an event and return its sequence number.
@@ -501,25 +501,15 @@ fn clear_active_execution_on(c: &Connection, id: &str, exec_id: &str) -> rusqlit
     .map(drop)
 }
 
-fn mark_execution_running_on(c: &Connection, id: &str, started_at: i64) -> rusqlite::Result<()> {
-    exec(
-        c,
-        "UPDATE executions SET status = 2, started_at = ?2 WHERE id = ?1",
-        params![id, started_at],
-    )
-    .map(drop)
-}
-
 fn finish_execution_on(
     c: &Connection,
     id: &str,
-    status: i32,
-    exit_code: i32,
-    message: &str,
+    (status, exit_code, message): (i32, i32, &str),
+    finished_at: i64,
 ) -> rusqlite::Result<()> {
     exec(c,
         "UPDATE executions SET status = ?2, exit_code = ?3, message = ?4, finished_at = ?5 WHERE id = ?1",
-        params![id, status, exit_code, message, now_micros()],
+        params![id, status, exit_code, message, finished_at],
     )
     .map(drop)
 }

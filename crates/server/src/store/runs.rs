@@ -1,57 +1,48 @@
-//! An execution's three store steps, each ONE transaction (one WAL commit, no fsync; see
-//! the module doc of [`super`]) with the `execution.status` event it causes: queued,
-//! running, ended. They were five and three separate commits (row, sandbox columns, event),
-//! all on the exec round trip's critical path.
+//! An execution's two store steps, each ONE transaction (one WAL commit, no fsync; see the
+//! module doc of [`super`]) with the `execution.status` events it causes: started (QUEUED
+//! and RUNNING, before its process is spawned) and ended. They were eight commits, then
+//! three (queued, running, ended), all on the exec round trip's critical path.
 
 use super::{
     append_event_on, clear_active_execution_on, finish_execution_on, insert_execution_on,
-    mark_execution_running_on, set_sandbox_executions_on, EventRow, ExecutionRow, Result, Store,
+    set_sandbox_executions_on, EventRow, ExecutionRow, Result, Store,
 };
 
 impl Store {
-    /// A new execution's row (QUEUED) and its event, before its process exists. Returns
-    /// the event's sequence.
-    pub fn queue_execution(&self, e: &ExecutionRow, event: &EventRow) -> Result<i64> {
+    /// A new execution, already RUNNING (`e.status`, `e.started_at`), before its process
+    /// exists: the row, the sandbox's last and active execution, and `events` (its QUEUED
+    /// and RUNNING events, in that order). Written ahead of the spawn, so that a process
+    /// never runs without a row (a crash in between leaves a RUNNING row that recovery
+    /// fails); a spawn that fails is recorded by [`Store::execution_ended`]. Returns the
+    /// last event's sequence.
+    pub fn start_execution(&self, e: &ExecutionRow, events: &[&EventRow]) -> Result<i64> {
         self.with(|c| {
             let tx = c.unchecked_transaction()?;
             insert_execution_on(&tx, e)?;
-            let seq = append_event_on(&tx, event)?;
+            set_sandbox_executions_on(&tx, &e.sandbox_id, &e.id, &e.id)?;
+            let mut seq = 0;
+            for event in events {
+                seq = append_event_on(&tx, event)?;
+            }
             tx.commit()?;
             Ok(seq)
         })
     }
 
-    /// RUNNING: the row's status and start time, the sandbox's last and active execution,
-    /// and the event. Returns the event's sequence.
-    pub fn execution_running(
-        &self,
-        exec_id: &str,
-        sandbox_id: &str,
-        started_at: i64,
-        event: &EventRow,
-    ) -> Result<i64> {
-        self.with(|c| {
-            let tx = c.unchecked_transaction()?;
-            mark_execution_running_on(&tx, exec_id, started_at)?;
-            set_sandbox_executions_on(&tx, sandbox_id, exec_id, exec_id)?;
-            let seq = append_event_on(&tx, event)?;
-            tx.commit()?;
-            Ok(seq)
-        })
-    }
-
-    /// The end: the row's result, the sandbox's active execution cleared (if it is still
-    /// this one), and the event. Returns the event's sequence.
+    /// The end: the row's result and `finished_at` (the caller's, so that what it reports
+    /// is what is stored), the sandbox's active execution cleared (if it is still this
+    /// one), and the event. Returns the event's sequence.
     pub fn execution_ended(
         &self,
         exec_id: &str,
         sandbox_id: &str,
-        (status, exit_code, message): (i32, i32, &str),
+        result: (i32, i32, &str),
+        finished_at: i64,
         event: &EventRow,
     ) -> Result<i64> {
         self.with(|c| {
             let tx = c.unchecked_transaction()?;
-            finish_execution_on(&tx, exec_id, status, exit_code, message)?;
+            finish_execution_on(&tx, exec_id, result, finished_at)?;
             clear_active_execution_on(&tx, sandbox_id, exec_id)?;
             let seq = append_event_on(&tx, event)?;
             tx.commit()?;

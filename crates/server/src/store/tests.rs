@@ -248,7 +248,7 @@ fn pool_sandboxes_are_charged_to_the_pool_owner_and_claims_commit_once() {
 }
 
 #[test]
-fn an_execution_moves_in_three_commits_each_with_its_event() {
+fn an_execution_moves_in_two_commits_each_with_its_events() {
     use crate::status::{execution as es, sandbox as ss};
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(&dir.path().join("state.db")).unwrap();
@@ -257,11 +257,11 @@ fn an_execution_moves_in_three_commits_each_with_its_event() {
     let exe = |id: &str| ExecutionRow {
         id: id.into(),
         sandbox_id: "sbx_a".into(),
-        status: es::QUEUED,
+        status: es::RUNNING,
         command: vec!["true".into()],
         exit_code: 0,
         created_at: 1,
-        started_at: 0,
+        started_at: 1,
         finished_at: 0,
         message: String::new(),
         cwd: "/".into(),
@@ -277,13 +277,12 @@ fn an_execution_moves_in_three_commits_each_with_its_event() {
         execution_status: st,
         ..Default::default()
     };
-    let q = s
-        .queue_execution(&exe("exe_1"), &ev("exe_1", es::QUEUED))
-        .unwrap();
     let r = s
-        .execution_running("exe_1", "sbx_a", 5, &ev("exe_1", es::RUNNING))
+        .start_execution(
+            &exe("exe_1"),
+            &[&ev("exe_1", es::QUEUED), &ev("exe_1", es::RUNNING)],
+        )
         .unwrap();
-    assert!(r > q);
     let sbx = s.get_sandbox("sbx_a").unwrap().unwrap();
     assert_eq!(
         (
@@ -297,21 +296,23 @@ fn an_execution_moves_in_three_commits_each_with_its_event() {
         es::RUNNING
     );
     // A second execution became the active one: the first one's end leaves it.
-    s.queue_execution(&exe("exe_2"), &ev("exe_2", es::QUEUED))
-        .unwrap();
-    s.execution_running("exe_2", "sbx_a", 6, &ev("exe_2", es::RUNNING))
-        .unwrap();
+    s.start_execution(
+        &exe("exe_2"),
+        &[&ev("exe_2", es::QUEUED), &ev("exe_2", es::RUNNING)],
+    )
+    .unwrap();
     let e = s
         .execution_ended(
             "exe_1",
             "sbx_a",
             (es::FAILED, 3, "exited with code 3"),
+            7,
             &ev("exe_1", es::FAILED),
         )
         .unwrap();
     let done = s.get_execution("exe_1").unwrap().unwrap();
     assert_eq!((done.status, done.exit_code), (es::FAILED, 3));
-    assert!(done.finished_at > 0);
+    assert_eq!(done.finished_at, 7, "the caller's end time");
     assert_eq!(
         s.get_sandbox("sbx_a").unwrap().unwrap().active_execution_id,
         "exe_2"
@@ -320,6 +321,7 @@ fn an_execution_moves_in_three_commits_each_with_its_event() {
         "exe_2",
         "sbx_a",
         (es::SUCCEEDED, 0, ""),
+        8,
         &ev("exe_2", es::SUCCEEDED),
     )
     .unwrap();
@@ -333,12 +335,20 @@ fn an_execution_moves_in_three_commits_each_with_its_event() {
         .into_iter()
         .map(|e| (e.execution_id, e.execution_status))
         .collect();
-    assert_eq!(kinds.len(), 6, "one event per step: {kinds:?}");
+    assert_eq!(
+        kinds[..2],
+        [("exe_1".into(), es::QUEUED), ("exe_1".into(), es::RUNNING)],
+        "QUEUED, then RUNNING: {kinds:?}"
+    );
+    assert_eq!(kinds.len(), 6, "one event per state: {kinds:?}");
     assert!(kinds.contains(&("exe_1".into(), es::FAILED)));
     assert!(e > r);
-    // A step that cannot commit writes nothing: a duplicate id leaves no second event.
+    // A step that cannot commit writes nothing: a duplicate id leaves no events.
     assert!(s
-        .queue_execution(&exe("exe_1"), &ev("exe_1", es::QUEUED))
+        .start_execution(
+            &exe("exe_1"),
+            &[&ev("exe_1", es::QUEUED), &ev("exe_1", es::RUNNING)]
+        )
         .is_err());
     assert_eq!(s.events_after("sbx_a", 0, 100).unwrap().len(), 6);
 }
