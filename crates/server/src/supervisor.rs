@@ -24,6 +24,26 @@ pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
 /// After the main process exits, how long output from lingering children is still read.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
 const READ_CHUNK: usize = 256 * 1024;
+/// A read buffer's first size: most commands print little, and zeroing two buffers of
+/// [`READ_CHUNK`] for every execution showed in the server's profile.
+const FIRST_READ: usize = 16 * 1024;
+
+/// A stream's read buffer: [`FIRST_READ`] bytes, doubling up to [`READ_CHUNK`] each time
+/// a read fills it.
+struct ReadBuf(Vec<u8>);
+
+impl ReadBuf {
+    fn new() -> Self {
+        ReadBuf(vec![0; FIRST_READ])
+    }
+
+    /// After a read of `n` bytes into the buffer.
+    fn read(&mut self, n: usize) {
+        if n == self.0.len() && n < READ_CHUNK {
+            self.0.resize((n * 2).min(READ_CHUNK), 0);
+        }
+    }
+}
 /// How long live-only output waits for a slow attached client (see `wait_for_live_readers`).
 const LIVE_STALL: Duration = Duration::from_secs(2);
 
@@ -170,8 +190,7 @@ impl Run {
             mut stderr,
             exit: mut exit_rx,
         } = io;
-        let mut out_buf = vec![0u8; READ_CHUNK];
-        let mut err_buf = vec![0u8; READ_CHUNK];
+        let (mut out_buf, mut err_buf) = (ReadBuf::new(), ReadBuf::new());
         let (mut out_open, mut err_open) = (true, true);
         let mut exit: Option<Option<ExitStatus>> = None;
         let mut reason: Option<Arc<Cancel>> = None;
@@ -210,23 +229,25 @@ impl Run {
                 break;
             }
             tokio::select! {
-                r = stdout.read(&mut out_buf), if out_open => match r {
+                r = stdout.read(&mut out_buf.0), if out_open => match r {
                     Ok(n) if n > 0 => {
-                        let kept = record(&mut writer, Kind::Stdout, &out_buf[..n], &mut write_error);
+                        let kept = record(&mut writer, Kind::Stdout, &out_buf.0[..n], &mut write_error);
                         if kept < n {
                             wait_for_live_readers(&writer, &mut live_wait).await;
-                            writer.live_output(Kind::Stdout, &out_buf[kept..n]);
+                            writer.live_output(Kind::Stdout, &out_buf.0[kept..n]);
                         }
+                        out_buf.read(n);
                     }
                     _ => out_open = false,
                 },
-                r = stderr.read(&mut err_buf), if err_open => match r {
+                r = stderr.read(&mut err_buf.0), if err_open => match r {
                     Ok(n) if n > 0 => {
-                        let kept = record(&mut writer, Kind::Stderr, &err_buf[..n], &mut write_error);
+                        let kept = record(&mut writer, Kind::Stderr, &err_buf.0[..n], &mut write_error);
                         if kept < n {
                             wait_for_live_readers(&writer, &mut live_wait).await;
-                            writer.live_output(Kind::Stderr, &err_buf[kept..n]);
+                            writer.live_output(Kind::Stderr, &err_buf.0[kept..n]);
                         }
+                        err_buf.read(n);
                     }
                     _ => err_open = false,
                 },
@@ -393,5 +414,25 @@ impl Run {
             .signal(&self.sandbox_id, self.process, sig)
             .await;
         Instant::now() + grace
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_buffer_grows_only_while_reads_fill_it_and_stops_at_the_chunk() {
+        let mut b = ReadBuf::new();
+        assert_eq!(b.0.len(), FIRST_READ);
+        b.read(FIRST_READ - 1);
+        assert_eq!(b.0.len(), FIRST_READ, "a partial read does not grow it");
+        while b.0.len() < READ_CHUNK {
+            let before = b.0.len();
+            b.read(before);
+            assert_eq!(b.0.len(), (before * 2).min(READ_CHUNK));
+        }
+        b.read(READ_CHUNK);
+        assert_eq!(b.0.len(), READ_CHUNK);
     }
 }
