@@ -152,13 +152,10 @@ pub(crate) async fn run_execution(
     };
     let execution = api
         .engine
-        .create_execution(exec_request(exec, &who))
+        .create_execution_in(&row, exec_request(exec, &who))
         .await
         .map_err(fail)?;
-    let items = api
-        .engine
-        .stream_execution(&row.id, &execution.id, 0, 0, 0, true)
-        .map_err(fail)?;
+    let items = api.engine.stream_started(&execution).map_err(fail)?;
     let first = event(&execution.id, Payload::from(started(Some(&execution))));
     let run = Run {
         terminate_on_exit: unseen.0.is_some(),

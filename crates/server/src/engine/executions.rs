@@ -6,7 +6,7 @@ use super::{Engine, ExecRequest, Inspection, LiveExec, StreamItem, DEFAULT_GRACE
 use crate::error::{Class, EngineError};
 use crate::execlog::{self, ExitRecord, LogReader, LogWriter};
 use crate::status::{execution as es, sandbox as ss};
-use crate::store::{now_micros, ExecutionRow};
+use crate::store::{now_micros, ExecutionRow, SandboxRow};
 use crate::supervisor::{self, Run};
 use crate::sync::lock;
 use crate::{guest, ids};
@@ -29,6 +29,29 @@ impl Engine {
     ) -> Result<ExecutionRow, EngineError> {
         guest::validate(&req)?;
         let sandbox = self.get_sandbox(&req.sandbox_id)?;
+        self.start_in(&sandbox, req).await
+    }
+
+    /// [`Engine::create_execution`] in `sandbox`, a row the caller has just read or made
+    /// (`RunExecution`'s ownership check, its create or claim): the sandbox is not read
+    /// again on the way to the spawn.
+    pub async fn create_execution_in(
+        self: &Arc<Self>,
+        sandbox: &SandboxRow,
+        req: ExecRequest,
+    ) -> Result<ExecutionRow, EngineError> {
+        guest::validate(&req)?;
+        if req.sandbox_id != sandbox.id {
+            return Err(EngineError::invalid("the execution names another sandbox"));
+        }
+        self.start_in(sandbox, req).await
+    }
+
+    async fn start_in(
+        self: &Arc<Self>,
+        sandbox: &SandboxRow,
+        req: ExecRequest,
+    ) -> Result<ExecutionRow, EngineError> {
         if sandbox.status != ss::READY {
             return Err(super::pause::not_ready(&sandbox.id, sandbox.status));
         }
@@ -44,7 +67,7 @@ impl Engine {
             guest::Sources {
                 sandbox_id: &sandbox.id,
                 execution_id: &id,
-                policy_env: self.compiled_policy(&sandbox).env,
+                policy_env: self.compiled_policy(sandbox).env,
                 egress_env: self.egress.guest_env(&sandbox.id),
             },
             &req.env,
@@ -474,19 +497,42 @@ impl Engine {
         if self.store.output_state(&row.id)?.expired_at > 0 {
             return Err(crate::retention::expired(&row.id));
         }
-        let path = execlog::path_for(&self.logs_dir, &row.id);
+        let from = crate::outstream::From {
+            after_seq,
+            stdout_offset,
+            stderr_offset,
+            follow,
+        };
+        self.open_stream(&row.id, from)
+    }
+
+    /// The whole output of an execution this caller has just started (`RunExecution`):
+    /// it exists and its log cannot have expired, so neither is looked up.
+    pub fn stream_started(
+        &self,
+        started: &ExecutionRow,
+    ) -> Result<BoxStream<'static, Result<StreamItem, EngineError>>, EngineError> {
+        let from = crate::outstream::From {
+            after_seq: 0,
+            stdout_offset: 0,
+            stderr_offset: 0,
+            follow: true,
+        };
+        self.open_stream(&started.id, from)
+    }
+
+    fn open_stream(
+        &self,
+        exec_id: &str,
+        from: crate::outstream::From,
+    ) -> Result<BoxStream<'static, Result<StreamItem, EngineError>>, EngineError> {
+        let path = execlog::path_for(&self.logs_dir, exec_id);
         let reader = LogReader::open(&path)
             .map_err(|e| EngineError::internal(format!("open output log: {e}")))?;
         // Subscribe to live-only output before reading anything (see `outstream`).
         let (commit, live) = match self.live(exec_id) {
             Some(l) => (Some(l.commit.clone()), Some(l.live_only.subscribe())),
             None => (None, None),
-        };
-        let from = crate::outstream::From {
-            after_seq,
-            stdout_offset,
-            stderr_offset,
-            follow,
         };
         Ok(crate::outstream::open(reader, path, commit, live, from))
     }
