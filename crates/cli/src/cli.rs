@@ -1,5 +1,6 @@
 //! Command-line surface (clap). Kept free of logic so `--help` reads as the contract.
 
+use crate::lazy::Lazy;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -37,48 +38,48 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the authoritative server (sandboxes, executions, durable output).
-    Serve(ServeArgs),
+    Serve(Lazy<ServeArgs>),
     /// Create a sandbox from the repository policy, run a command in it, stream its
     /// output, return its exit code, and tear the sandbox down. With the policy's
     /// `repository` section the committed HEAD is checked out at repository.path and
     /// sandbox.dependencies.command runs there first.
-    Exec(ExecArgs),
+    Exec(Lazy<ExecArgs>),
     /// Interactive terminal in a sandbox (PTY over QUIC): raw mode, window size follows,
     /// Ctrl-C/Ctrl-Z/Ctrl-D go to the guest, Ctrl-] detaches (the command keeps running;
     /// re-attach with --attach EXECUTION_ID). Returns the guest's exit code.
-    Console(crate::console::ConsoleArgs),
+    Console(Lazy<crate::console::ConsoleArgs>),
     /// Create a sandbox from the repository policy (checkout and dependencies like
     /// `exec`), keep it, and print its id.
-    Create(crate::toplevel::CreateArgs),
+    Create(Lazy<crate::toplevel::CreateArgs>),
     /// Inspect any object by its id: sbx_… (sandbox), exe_… (execution).
-    Inspect(crate::toplevel::InspectArgs),
+    Inspect(Lazy<crate::toplevel::InspectArgs>),
     /// Browse the runs `exec`/`console` retained locally under
     /// $XDG_STATE_HOME/cleanroom/executions (command, status, exit code, output tails,
     /// trace id). No server needed.
-    Status(crate::retained::StatusArgs),
+    Status(Lazy<crate::retained::StatusArgs>),
     /// Generic sandbox lifecycle (does not read cleanroom.yaml unless --policy is given).
     #[command(subcommand)]
-    Sandbox(SandboxCommand),
+    Sandbox(Lazy<SandboxCommand>),
     /// Inspect executions.
     #[command(subcommand)]
-    Execution(ExecutionCommand),
+    Execution(Lazy<ExecutionCommand>),
     /// OCI images in the server's cache (pulled by digest, verified, unpacked once).
     #[command(subcommand)]
-    Image(ImageCommand),
+    Image(Lazy<ImageCommand>),
     /// Validate and show repository policy (cleanroom.yaml) as the server compiles it.
     #[command(subcommand)]
-    Policy(PolicyCommand),
+    Policy(Lazy<PolicyCommand>),
     /// Filesystem snapshots of sandboxes (restore with `--from snap_…`).
     #[command(subcommand)]
-    Snapshot(crate::snapshots::SnapshotCommand),
+    Snapshot(Lazy<crate::snapshots::SnapshotCommand>),
     /// Copy files and directories between the host and a sandbox (docker cp habits).
-    Cp(crate::cp::CpArgs),
+    Cp(Lazy<crate::cp::CpArgs>),
     /// Warm pools: READY sandboxes kept for a template and handed out at claim instead of created.
     #[command(subcommand)]
-    Pool(crate::pools::PoolCommand),
+    Pool(Lazy<crate::pools::PoolCommand>),
     /// The server's attestation key, and offline verification of sandbox attestations.
     #[command(subcommand)]
-    Attestation(crate::attest::AttestationCommand),
+    Attestation(Lazy<crate::attest::AttestationCommand>),
 }
 
 #[derive(Debug, Subcommand)]

@@ -3,6 +3,7 @@
 //! [`crate::serve`]. Each is a thin client of the server.
 
 use crate::cli::{Cli, Command, ExecutionCommand, ImageCommand, PolicyCommand, SandboxCommand};
+use crate::lazy::Lazy;
 use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
 use crate::request::{limits_msg, read_policy};
 use cleanroom_client::api::*;
@@ -13,13 +14,13 @@ use std::io::Write;
 pub async fn run(mut cli: Cli) -> i32 {
     crate::toplevel::apply_output(&mut cli);
     match cli.command {
-        Command::Serve(args) => crate::serve::run(args).await,
+        Command::Serve(Lazy(args)) => crate::serve::run(args).await,
         // Pure validation of a local file with the server's own compiler; nothing runs.
-        Command::Policy(cmd) if !matches!(cmd, PolicyCommand::Suggest(_)) => policy(cmd),
+        Command::Policy(Lazy(cmd)) if !matches!(cmd, PolicyCommand::Suggest(_)) => policy(cmd),
         // Local files only.
-        Command::Status(args) => crate::retained::status(args),
+        Command::Status(Lazy(args)) => crate::retained::status(args),
         // Offline: the public key and the file are all it needs.
-        Command::Attestation(crate::attest::AttestationCommand::Verify(args)) => {
+        Command::Attestation(Lazy(crate::attest::AttestationCommand::Verify(args))) => {
             crate::attest::verify(args)
         }
         other => {
@@ -33,29 +34,33 @@ pub async fn run(mut cli: Cli) -> i32 {
                 Err(e) => return render::fail(Code::InvalidArgument, e),
             };
             match other {
-                Command::Exec(args) => crate::exec::run(&ep, args).await,
-                Command::Policy(PolicyCommand::Suggest(a)) => crate::approve::suggest(&ep, a).await,
-                Command::Sandbox(SandboxCommand::Approve(a)) => {
+                Command::Exec(Lazy(args)) => crate::exec::run(&ep, args).await,
+                Command::Policy(Lazy(PolicyCommand::Suggest(a))) => {
+                    crate::approve::suggest(&ep, a).await
+                }
+                Command::Sandbox(Lazy(SandboxCommand::Approve(a))) => {
                     crate::approve::approve(&ep, a).await
                 }
-                Command::Sandbox(SandboxCommand::Requests(a)) => {
+                Command::Sandbox(Lazy(SandboxCommand::Requests(a))) => {
                     crate::approve::requests(&ep, a).await
                 }
-                Command::Sandbox(SandboxCommand::Timeout(a)) => {
+                Command::Sandbox(Lazy(SandboxCommand::Timeout(a))) => {
                     report(crate::lifetime::timeout(&ep, a).await)
                 }
-                Command::Console(args) => crate::console::run(&ep, args).await,
-                Command::Create(args) => crate::toplevel::create(&ep, args).await,
-                Command::Inspect(args) => crate::toplevel::inspect(&ep, args).await,
-                Command::Sandbox(cmd) => report(sandbox(&ep, cmd).await),
-                Command::Execution(ExecutionCommand::Logs(a)) => crate::logs::run(&ep, a).await,
-                Command::Execution(cmd) => report(execution(&ep, cmd).await),
-                Command::Image(cmd) => report(image(&ep, cmd).await),
-                Command::Snapshot(cmd) => crate::snapshots::run(&ep, cmd).await,
-                Command::Cp(args) => crate::cp::run(&ep, args).await,
-                Command::Pool(cmd) => report(crate::pools::run(&ep, cmd).await),
-                Command::Attestation(cmd) => report(crate::attest::run(&ep, cmd).await),
-                Command::Serve(_) | Command::Policy(_) | Command::Status(_) => {
+                Command::Console(Lazy(args)) => crate::console::run(&ep, args).await,
+                Command::Create(Lazy(args)) => crate::toplevel::create(&ep, args).await,
+                Command::Inspect(Lazy(args)) => crate::toplevel::inspect(&ep, args).await,
+                Command::Sandbox(Lazy(cmd)) => report(sandbox(&ep, cmd).await),
+                Command::Execution(Lazy(ExecutionCommand::Logs(a))) => {
+                    crate::logs::run(&ep, a).await
+                }
+                Command::Execution(Lazy(cmd)) => report(execution(&ep, cmd).await),
+                Command::Image(Lazy(cmd)) => report(image(&ep, cmd).await),
+                Command::Snapshot(Lazy(cmd)) => crate::snapshots::run(&ep, cmd).await,
+                Command::Cp(Lazy(args)) => crate::cp::run(&ep, args).await,
+                Command::Pool(Lazy(cmd)) => report(crate::pools::run(&ep, cmd).await),
+                Command::Attestation(Lazy(cmd)) => report(crate::attest::run(&ep, cmd).await),
+                Command::Serve(Lazy(_)) | Command::Policy(Lazy(_)) | Command::Status(Lazy(_)) => {
                     unreachable!("handled above")
                 }
             }

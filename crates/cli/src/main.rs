@@ -11,6 +11,7 @@ mod console;
 mod cp;
 mod exec;
 mod follow;
+mod lazy;
 mod lifetime;
 mod lockfiles;
 mod logs;
@@ -23,6 +24,7 @@ mod snapshots;
 mod stop_deadline;
 mod toplevel;
 
+use crate::lazy::Lazy;
 use clap::Parser;
 
 fn main() {
@@ -40,7 +42,7 @@ fn main() {
     // start-up). The server, and the commands that move bulk data or drive a terminal,
     // keep the multi-threaded one.
     let mut builder = match &cli.command {
-        cli::Command::Exec(_) => tokio::runtime::Builder::new_current_thread(),
+        cli::Command::Exec(Lazy(_)) => tokio::runtime::Builder::new_current_thread(),
         _ => tokio::runtime::Builder::new_multi_thread(),
     };
     let rt = match builder.enable_all().build() {

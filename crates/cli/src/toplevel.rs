@@ -3,6 +3,7 @@
 //! global `-o json` of read commands.
 
 use crate::cli::{Cli, Command, ExecutionCommand, ImageCommand, LimitArgs, SandboxCommand};
+use crate::lazy::Lazy;
 use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
 use clap::Args;
 use cleanroom_client::endpoint::Target;
@@ -39,15 +40,15 @@ pub fn apply_output(cli: &mut Cli) {
         return;
     }
     match &mut cli.command {
-        Command::Sandbox(SandboxCommand::Ls { json, .. })
-        | Command::Sandbox(SandboxCommand::Inspect { json, .. })
-        | Command::Execution(ExecutionCommand::Inspect { json, .. })
-        | Command::Image(ImageCommand::Ls { json, .. }) => *json = true,
-        Command::Inspect(a) => a.json = true,
-        Command::Status(a) => a.json = true,
-        Command::Cp(a) => a.json = true,
-        Command::Sandbox(SandboxCommand::Pause(a))
-        | Command::Sandbox(SandboxCommand::Resume(a)) => a.json = true,
+        Command::Sandbox(Lazy(SandboxCommand::Ls { json, .. }))
+        | Command::Sandbox(Lazy(SandboxCommand::Inspect { json, .. }))
+        | Command::Execution(Lazy(ExecutionCommand::Inspect { json, .. }))
+        | Command::Image(Lazy(ImageCommand::Ls { json, .. })) => *json = true,
+        Command::Inspect(Lazy(a)) => a.json = true,
+        Command::Status(Lazy(a)) => a.json = true,
+        Command::Cp(Lazy(a)) => a.json = true,
+        Command::Sandbox(Lazy(SandboxCommand::Pause(a)))
+        | Command::Sandbox(Lazy(SandboxCommand::Resume(a))) => a.json = true,
         _ => {}
     }
 }
