@@ -93,6 +93,11 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
     // The local record's pruning, while the command starts (not before the request: it
     // would delay it).
     crate::retained::make_room();
+    // And the record itself, while the command runs (see `record_started`).
+    let record = started
+        .execution
+        .as_ref()
+        .and_then(|(e, _)| crate::retained::record_started(e));
     let sandbox_id = started.sandbox.sandbox_id.clone();
     let created = started.created;
     let bootstrap = started.bootstrap;
@@ -164,7 +169,7 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
     let server_tore_down = ran.finished.is_some() && created && !keep_sandbox;
     let retain = async {
         match (ran.finished.take(), ran.exec_id.as_deref()) {
-            (Some(f), _) => crate::retained::record_finished(f, &ran.tails),
+            (Some(f), _) => crate::retained::record_finished(f, &ran.tails, record),
             (None, Some(id)) => crate::retained::record(&client, id).await,
             (None, None) => {}
         }

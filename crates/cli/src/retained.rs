@@ -89,9 +89,57 @@ impl Tails {
     }
 }
 
+/// A run's record, written when its command has started (status RUNNING): the directory
+/// and the file exist before the command ends, so that keeping the final record is one
+/// write to an open file after the exit instead of a directory and a file made on ext4
+/// then. A run whose client dies meanwhile keeps a record that says it was running.
+pub struct Started {
+    id: String,
+    file: std::fs::File,
+    len: usize,
+}
+
+/// Write the record of `execution`, just started. Best effort: `None` leaves the record to
+/// [`record_finished`].
+pub fn record_started(execution: &Execution) -> Option<Started> {
+    let id = execution.execution_id.clone();
+    if !is_execution_id(&id) {
+        return None;
+    }
+    let dir = root().join(&id);
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .ok()?;
+    let resp = InspectExecutionResponse {
+        execution: execution.clone().into(),
+        ..Default::default()
+    };
+    let json = serde_json::to_vec_pretty(&resp).ok()?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(dir.join("execution.json"))
+        .ok()?;
+    file.write_all(&json).ok()?;
+    Some(Started {
+        id,
+        file,
+        len: json.len(),
+    })
+}
+
 /// Keep `finished` (RunExecution's final record, which carries no tails) with the tails
-/// the client saw. Best effort, like [`record`].
-pub fn record_finished(mut finished: InspectExecutionResponse, tails: &Tails) {
+/// the client saw, in the record [`record_started`] began when there is one. Best effort,
+/// like [`record`].
+pub fn record_finished(
+    mut finished: InspectExecutionResponse,
+    tails: &Tails,
+    started: Option<Started>,
+) {
     finished.stdout = Tails::text(&tails.stdout);
     finished.stderr = Tails::text(&tails.stderr);
     let id = finished
@@ -99,9 +147,42 @@ pub fn record_finished(mut finished: InspectExecutionResponse, tails: &Tails) {
         .as_option()
         .map(|e| e.execution_id.clone())
         .unwrap_or_default();
-    if is_execution_id(&id) {
-        keep(&id, finished, false);
+    if !is_execution_id(&id) {
+        return;
     }
+    match started {
+        Some(s) if s.id == id => {
+            if let Err(e) = finish(s, &finished) {
+                eprintln!(
+                    "cleanroom: warning: could not retain {id} under {}: {e}",
+                    root().display()
+                );
+            }
+        }
+        _ => keep(&id, finished, false),
+    }
+}
+
+/// Overwrite a started record with the final one: JSON padded with trailing spaces to at
+/// least the started record's length (still one valid document, no truncation needed),
+/// then the non-empty tails as text.
+fn finish(s: Started, finished: &InspectExecutionResponse) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let mut json = serde_json::to_vec_pretty(finished).map_err(std::io::Error::other)?;
+    if json.len() < s.len {
+        json.resize(s.len, b' ');
+    }
+    s.file.write_all_at(&json, 0)?;
+    let dir = root().join(&s.id);
+    for (name, tail) in [
+        ("stdout.txt", &finished.stdout),
+        ("stderr.txt", &finished.stderr),
+    ] {
+        if !tail.is_empty() {
+            write_private(&dir.join(name), tail.as_bytes())?;
+        }
+    }
+    Ok(())
 }
 
 /// Make room for one more run within [`KEEP`]. `exec` calls this while its RunExecution
@@ -281,7 +362,8 @@ pub fn status(args: StatusArgs) -> i32 {
         }
     };
     if args.json {
-        println!("{text}");
+        // A record finished in place may end in padding (see `finish`).
+        println!("{}", text.trim_end());
         return 0;
     }
     let v: serde_json::Value = match serde_json::from_str(&text) {
@@ -322,6 +404,53 @@ pub fn status(args: StatusArgs) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_started_record_is_finished_in_place_and_stays_one_valid_document() {
+        let state = tempfile::tempdir().unwrap();
+        // This test's process alone (nextest runs each test in its own process).
+        std::env::set_var("XDG_STATE_HOME", state.path());
+        let exe = |command: &[&str], status| Execution {
+            execution_id: "exe_0123456789abcdef".into(),
+            command: command.iter().map(|c| c.to_string()).collect(),
+            status: buffa::EnumValue::Known(status),
+            ..Default::default()
+        };
+        let path = root().join("exe_0123456789abcdef/execution.json");
+        let read = || -> InspectExecutionResponse {
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+        };
+        // A long command line started, a shorter final record: padded, still valid.
+        let long = ["x".repeat(4000)];
+        let long: Vec<&str> = long.iter().map(String::as_str).collect();
+        let started = record_started(&exe(&long, ExecutionStatus::EXECUTION_STATUS_RUNNING));
+        assert_eq!(
+            read().execution.as_option().unwrap().status,
+            buffa::EnumValue::Known(ExecutionStatus::EXECUTION_STATUS_RUNNING),
+            "the started record says the run is running"
+        );
+        let finished = InspectExecutionResponse {
+            execution: exe(&["true"], ExecutionStatus::EXECUTION_STATUS_SUCCEEDED).into(),
+            ..Default::default()
+        };
+        let mut tails = Tails::default();
+        tails.push(true, b"out\n");
+        record_finished(finished, &tails, started);
+        let got = read();
+        let e = got.execution.as_option().unwrap();
+        assert_eq!(
+            (e.status, e.command.as_slice(), got.stdout.as_str()),
+            (
+                buffa::EnumValue::Known(ExecutionStatus::EXECUTION_STATUS_SUCCEEDED),
+                &["true".to_string()][..],
+                "out\n"
+            )
+        );
+        assert_eq!(
+            std::fs::read_to_string(root().join("exe_0123456789abcdef/stdout.txt")).unwrap(),
+            "out\n"
+        );
+    }
 
     fn runs(root: &Path, n: usize) {
         for i in 0..n {

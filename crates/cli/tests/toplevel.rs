@@ -112,6 +112,36 @@ fn status_browses_what_exec_retained() {
         let o = run(&["status", "--execution-id", bad]);
         assert_eq!(o.status.code(), Some(125), "{bad}");
     }
+    // A run whose client dies while the command runs keeps a record that says so (the
+    // record is written when the command starts).
+    let mut c = s.cli();
+    c.env("XDG_STATE_HOME", state.path())
+        .args(["exec", "-n", "--", "sleep", "30"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut client = c.spawn().unwrap();
+    let runs = state.path().join("cleanroom/executions");
+    let started = || {
+        std::fs::read_dir(&runs)
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .find(|n| *n != exe)
+    };
+    assert!(
+        eventually(std::time::Duration::from_secs(30), || started().is_some()),
+        "no record while the command runs"
+    );
+    client.kill().unwrap();
+    client.wait().unwrap();
+    let killed = started().unwrap();
+    let o = run(&["status", "--execution-id", &killed]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("status:       EXECUTION_STATUS_RUNNING") && text.contains("sleep"),
+        "{text}{}",
+        stderr(&o)
+    );
 }
 
 #[test]
