@@ -60,6 +60,19 @@ impl EventLog {
         });
     }
 
+    /// A `sandbox.status` event for the caller to write inside a larger transaction (then
+    /// [`EventLog::committed`]).
+    pub fn sandbox_status_row(id: &str, status: i32, message: &str) -> EventRow {
+        EventRow {
+            sandbox_id: id.into(),
+            kind: "sandbox.status".into(),
+            sandbox_status: status,
+            message: message.into(),
+            at: now_micros(),
+            ..Default::default()
+        }
+    }
+
     /// `execution.status`.
     pub fn execution_status(&self, sandbox_id: &str, exec_id: &str, status: i32, message: &str) {
         self.record(Self::execution_status_row(

@@ -1,6 +1,7 @@
 //! Sandbox lifecycle (create with the capability handshake, terminate, read a file) and
 //! the image cache sandboxes are rooted on.
 
+use super::events::EventLog;
 use super::Engine;
 use crate::error::{Class, EngineError};
 use crate::ids;
@@ -132,26 +133,30 @@ impl Engine {
                 .unwrap_or_default(),
             owner: owner.to_string(),
         };
-        if let Some(hit) = self.store.insert_sandbox(&row, sandbox_caps)? {
-            return Err(match hit {
-                CapHit::PerOwner(n) => EngineError::resource_exhausted(format!(
+        // One commit: the row (within the caps), its snapshot facts and its event.
+        let provisioning = EventLog::sandbox_status_row(&id, ss::PROVISIONING, "");
+        let origin = restore
+            .as_ref()
+            .map(|r| r.snapshot_id.as_str())
+            .unwrap_or("");
+        let limits_json = serde_json::to_string(&limits).unwrap_or_default();
+        let begun =
+            self.store
+                .begin_sandbox(&row, sandbox_caps, (origin, &limits_json), &provisioning)?;
+        match begun {
+            Ok(seq) => self.events.committed(seq),
+            Err(hit) => {
+                return Err(match hit {
+                    CapHit::PerOwner(n) => EngineError::resource_exhausted(format!(
                     "{owner} already has {n} live sandboxes (serve --max-sandboxes-per-principal)"
                 )),
-                CapHit::Total(n) => EngineError::resource_exhausted(format!(
-                    "the server already runs {n} sandboxes (serve --max-sandboxes)"
-                )),
+                    CapHit::Total(n) => EngineError::resource_exhausted(format!(
+                        "the server already runs {n} sandboxes (serve --max-sandboxes)"
+                    )),
+                }
+                .with("limit", n_of(hit)))
             }
-            .with("limit", n_of(hit)));
         }
-        self.events.sandbox_status(&id, ss::PROVISIONING, "");
-        self.store.set_sandbox_snapshot_info(
-            &id,
-            restore
-                .as_ref()
-                .map(|r| r.snapshot_id.as_str())
-                .unwrap_or(""),
-            &serde_json::to_string(&limits).unwrap_or_default(),
-        )?;
         // The row exists (PROVISIONING, with its digest) before the pull, so the image
         // counts as in use from here on and `image rm` cannot pull it from under us.
         let image = match &pinned {
@@ -198,11 +203,15 @@ impl Engine {
         }
         match provisioned {
             Ok(p) => {
-                self.store
-                    .set_sandbox_provisioned(&id, &serde_json::to_string(&p).unwrap_or_default())?;
                 self.retention.add_sandbox(&id, limits.output_bytes);
-                self.store.set_sandbox_status(&id, ss::READY, "")?;
-                self.events.sandbox_status(&id, ss::READY, "");
+                // One commit: the provision record, READY and its event.
+                let ready = EventLog::sandbox_status_row(&id, ss::READY, "");
+                let seq = self.store.sandbox_ready(
+                    &id,
+                    &serde_json::to_string(&p).unwrap_or_default(),
+                    &ready,
+                )?;
+                self.events.committed(seq);
             }
             Err(e) => {
                 let msg = e.to_string();

@@ -303,49 +303,7 @@ impl Store {
     /// Insert a new sandbox unless that would exceed `caps` (counted in the same locked
     /// transaction, so concurrent creates cannot both slip under a cap).
     pub fn insert_sandbox(&self, s: &SandboxRow, caps: SandboxCaps) -> Result<Option<CapHit>> {
-        use crate::status::sandbox as ss;
-        // STOPPED and FAILED are adjacent: "live" is two index ranges (sandboxes_by_status,
-        // sandboxes_by_owner_status), so a count reads live rows only, not every sandbox
-        // the server ever ran.
-        debug_assert_eq!(ss::FAILED, ss::STOPPED + 1);
-        let live = format!("(status < {} OR status > {})", ss::STOPPED, ss::FAILED);
-        self.with(|c| {
-            let count = |sql: &str, p: &[&dyn rusqlite::ToSql]| -> rusqlite::Result<u32> {
-                query_row(c, sql, p, |r| r.get(0))
-            };
-            if caps.per_owner > 0
-                // Charged to the owner's account: their sandboxes and their pools'.
-                && count(&pools::account_live_sql("?1"), &[&s.owner])? >= caps.per_owner
-            {
-                return Ok(Some(CapHit::PerOwner(caps.per_owner)));
-            }
-            if caps.total > 0
-                && count(&format!("SELECT COUNT(*) FROM sandboxes WHERE {live}"), &[])?
-                    >= caps.total
-            {
-                return Ok(Some(CapHit::Total(caps.total)));
-            }
-            exec(c,
-                &format!("INSERT INTO sandboxes ({SANDBOX_COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"),
-                params![
-                    s.id,
-                    s.status,
-                    s.backend,
-                    s.policy_hash,
-                    s.compiled_policy,
-                    s.created_at,
-                    s.updated_at,
-                    s.last_execution_id,
-                    s.active_execution_id,
-                    s.message,
-                    s.provisioned,
-                    s.image_ref,
-                    s.image_digest,
-                    s.owner
-                ],
-            )
-            .map(|_| None)
-        })
+        self.with(|c| insert_sandbox_on(c, s, caps))
     }
 
     pub fn get_sandbox(&self, id: &str) -> Result<Option<SandboxRow>> {
@@ -376,17 +334,6 @@ impl Store {
                 c,
                 "UPDATE sandboxes SET status = ?2, message = ?3, updated_at = ?4 WHERE id = ?1",
                 params![id, status, message, now_micros()],
-            )
-            .map(drop)
-        })
-    }
-
-    pub fn set_sandbox_provisioned(&self, id: &str, provisioned: &str) -> Result<()> {
-        self.with(|c| {
-            exec(
-                c,
-                "UPDATE sandboxes SET provisioned = ?2, updated_at = ?3 WHERE id = ?1",
-                params![id, provisioned, now_micros()],
             )
             .map(drop)
         })
@@ -453,6 +400,54 @@ impl Store {
             rows.collect()
         })
     }
+}
+
+/// [`Store::insert_sandbox`] on a connection (or inside a caller's transaction).
+fn insert_sandbox_on(
+    c: &Connection,
+    s: &SandboxRow,
+    caps: SandboxCaps,
+) -> rusqlite::Result<Option<CapHit>> {
+    use crate::status::sandbox as ss;
+    // STOPPED and FAILED are adjacent: "live" is two index ranges (sandboxes_by_status,
+    // sandboxes_by_owner_status), so a count reads live rows only, not every sandbox
+    // the server ever ran.
+    debug_assert_eq!(ss::FAILED, ss::STOPPED + 1);
+    let live = format!("(status < {} OR status > {})", ss::STOPPED, ss::FAILED);
+    let count = |sql: &str, p: &[&dyn rusqlite::ToSql]| -> rusqlite::Result<u32> {
+        query_row(c, sql, p, |r| r.get(0))
+    };
+    if caps.per_owner > 0
+            // Charged to the owner's account: their sandboxes and their pools'.
+            && count(&pools::account_live_sql("?1"), &[&s.owner])? >= caps.per_owner
+    {
+        return Ok(Some(CapHit::PerOwner(caps.per_owner)));
+    }
+    if caps.total > 0
+        && count(&format!("SELECT COUNT(*) FROM sandboxes WHERE {live}"), &[])? >= caps.total
+    {
+        return Ok(Some(CapHit::Total(caps.total)));
+    }
+    exec(c,
+            &format!("INSERT INTO sandboxes ({SANDBOX_COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"),
+            params![
+                s.id,
+                s.status,
+                s.backend,
+                s.policy_hash,
+                s.compiled_policy,
+                s.created_at,
+                s.updated_at,
+                s.last_execution_id,
+                s.active_execution_id,
+                s.message,
+                s.provisioned,
+                s.image_ref,
+                s.image_digest,
+                s.owner
+            ],
+        )
+        .map(|_| None)
 }
 
 fn insert_execution_on(c: &Connection, e: &ExecutionRow) -> rusqlite::Result<()> {
@@ -541,6 +536,7 @@ mod snapshots;
 pub use output::OutputState;
 pub use snapshots::SnapshotRow;
 mod pools;
+mod provisioning;
 mod runs;
 pub use pools::{ClaimCommit, ClaimOutcome, ClaimRow, PoolRow};
 

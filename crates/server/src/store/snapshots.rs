@@ -137,23 +137,6 @@ impl Store {
         })
     }
 
-    /// Record what a snapshot of `sandbox_id` needs: the snapshot it was restored from
-    /// (empty: none) and its effective limits (JSON).
-    pub fn set_sandbox_snapshot_info(
-        &self,
-        sandbox_id: &str,
-        origin: &str,
-        limits: &str,
-    ) -> Result<()> {
-        self.with(|c| {
-            c.execute(
-                "INSERT OR REPLACE INTO sandbox_snapshot_info (sandbox_id, origin, limits) VALUES (?1, ?2, ?3)",
-                params![sandbox_id, origin, limits],
-            )
-            .map(drop)
-        })
-    }
-
     fn snapshot_info(&self, sandbox_id: &str, col: &str) -> Result<String> {
         self.with(|c| {
             c.query_row(
@@ -175,4 +158,19 @@ impl Store {
     pub fn sandbox_limits(&self, sandbox_id: &str) -> Result<String> {
         self.snapshot_info(sandbox_id, "limits")
     }
+}
+
+/// A sandbox's snapshot facts: the snapshot it was restored from (`origin`, empty for a
+/// fresh one) and its limits as JSON. Inside the caller's transaction (`begin_sandbox`).
+pub(super) fn snapshot_info_on(
+    c: &rusqlite::Connection,
+    sandbox_id: &str,
+    origin: &str,
+    limits: &str,
+) -> rusqlite::Result<()> {
+    c.execute(
+        "INSERT OR REPLACE INTO sandbox_snapshot_info (sandbox_id, origin, limits) VALUES (?1, ?2, ?3)",
+        params![sandbox_id, origin, limits],
+    )
+    .map(drop)
 }

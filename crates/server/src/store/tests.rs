@@ -352,3 +352,60 @@ fn an_execution_moves_in_two_commits_each_with_its_events() {
         .is_err());
     assert_eq!(s.events_after("sbx_a", 0, 100).unwrap().len(), 6);
 }
+
+#[test]
+fn a_sandbox_is_begun_and_made_ready_in_one_commit_each_and_a_cap_writes_nothing() {
+    use crate::status::sandbox as ss;
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("state.db")).unwrap();
+    let ev = |id: &str, st: i32| EventRow {
+        sandbox_id: id.into(),
+        kind: "sandbox.status".into(),
+        sandbox_status: st,
+        ..Default::default()
+    };
+    let caps = SandboxCaps {
+        per_owner: 1,
+        total: 0,
+    };
+    let seq = s
+        .begin_sandbox(
+            &row("sbx_a", "u", ss::PROVISIONING),
+            caps,
+            ("snap_x", "{\"memory\":1}"),
+            &ev("sbx_a", ss::PROVISIONING),
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(s.sandbox_origin("sbx_a").unwrap(), "snap_x");
+    assert_eq!(s.sandbox_limits("sbx_a").unwrap(), "{\"memory\":1}");
+    // The owner's cap: refused, and nothing of it is written.
+    let hit = s
+        .begin_sandbox(
+            &row("sbx_b", "u", ss::PROVISIONING),
+            caps,
+            ("", "{}"),
+            &ev("sbx_b", ss::PROVISIONING),
+        )
+        .unwrap();
+    assert_eq!(hit, Err(CapHit::PerOwner(1)));
+    assert!(s.get_sandbox("sbx_b").unwrap().is_none());
+    assert_eq!(s.sandbox_limits("sbx_b").unwrap(), "");
+    assert!(s.events_after("sbx_b", 0, 10).unwrap().is_empty());
+    let ready = s
+        .sandbox_ready("sbx_a", "{\"pid\":1}", &ev("sbx_a", ss::READY))
+        .unwrap();
+    assert!(ready > seq);
+    let got = s.get_sandbox("sbx_a").unwrap().unwrap();
+    assert_eq!(
+        (got.status, got.provisioned.as_str(), got.message.as_str()),
+        (ss::READY, "{\"pid\":1}", "")
+    );
+    let kinds: Vec<i32> = s
+        .events_after("sbx_a", 0, 10)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.sandbox_status)
+        .collect();
+    assert_eq!(kinds, [ss::PROVISIONING, ss::READY]);
+}

@@ -1,0 +1,53 @@
+//! A fresh sandbox's two store steps, each ONE transaction (one WAL commit, no fsync; see
+//! the module doc of [`super`]) with the `sandbox.status` event it causes: PROVISIONING
+//! (the row within the caps, its snapshot facts) before the backend builds it, and READY
+//! (the backend's provision record) after. They were six commits — the row, its event,
+//! its snapshot facts; the record, the status, its event — on the path of every create
+//! without a pool and of every pool refill.
+
+use super::snapshots::snapshot_info_on;
+use super::{
+    append_event_on, insert_sandbox_on, now_micros, CapHit, EventRow, Result, SandboxCaps,
+    SandboxRow, Store,
+};
+use rusqlite::params;
+
+impl Store {
+    /// PROVISIONING: the row `s` if the caps allow it, its snapshot facts (`origin`, the
+    /// limits as JSON) and `event`. `Ok(Err(hit))`: a cap refused it, nothing is written.
+    /// Returns the event's sequence.
+    pub fn begin_sandbox(
+        &self,
+        s: &SandboxRow,
+        caps: SandboxCaps,
+        (origin, limits): (&str, &str),
+        event: &EventRow,
+    ) -> Result<std::result::Result<i64, CapHit>> {
+        self.with(|c| {
+            let tx = c.unchecked_transaction()?;
+            if let Some(hit) = insert_sandbox_on(&tx, s, caps)? {
+                return Ok(Err(hit));
+            }
+            snapshot_info_on(&tx, &s.id, origin, limits)?;
+            let seq = append_event_on(&tx, event)?;
+            tx.commit()?;
+            Ok(Ok(seq))
+        })
+    }
+
+    /// READY: the backend's provision record, the status and `event`. Returns the
+    /// event's sequence.
+    pub fn sandbox_ready(&self, id: &str, provisioned: &str, event: &EventRow) -> Result<i64> {
+        use crate::status::sandbox as ss;
+        self.with(|c| {
+            let tx = c.unchecked_transaction()?;
+            tx.execute(
+                "UPDATE sandboxes SET provisioned = ?2, status = ?3, message = '', updated_at = ?4 WHERE id = ?1",
+                params![id, provisioned, ss::READY, now_micros()],
+            )?;
+            let seq = append_event_on(&tx, event)?;
+            tx.commit()?;
+            Ok(seq)
+        })
+    }
+}
