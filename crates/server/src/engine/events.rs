@@ -60,6 +60,21 @@ impl EventLog {
         });
     }
 
+    /// A sandbox's new status and its `sandbox.status` event, in one store commit.
+    pub fn set_sandbox_status(
+        &self,
+        id: &str,
+        status: i32,
+        message: &str,
+    ) -> crate::store::Result<()> {
+        let event = Self::sandbox_status_row(id, status, message);
+        let seq = self
+            .store
+            .sandbox_status_changed(id, status, message, &event)?;
+        self.committed(seq);
+        Ok(())
+    }
+
     /// A `sandbox.status` event for the caller to write inside a larger transaction (then
     /// [`EventLog::committed`]).
     pub fn sandbox_status_row(id: &str, status: i32, message: &str) -> EventRow {

@@ -164,8 +164,8 @@ impl Engine {
             Some(p) => match self.image_root(p).await {
                 Ok(i) => Some(i),
                 Err(e) => {
-                    self.store.set_sandbox_status(&id, ss::FAILED, &e.message)?;
-                    self.events.sandbox_status(&id, ss::FAILED, &e.message);
+                    self.events
+                        .set_sandbox_status(&id, ss::FAILED, &e.message)?;
                     return Err(e.with("sandbox_id", &id));
                 }
             },
@@ -215,8 +215,7 @@ impl Engine {
             }
             Err(e) => {
                 let msg = e.to_string();
-                self.store.set_sandbox_status(&id, ss::FAILED, &msg)?;
-                self.events.sandbox_status(&id, ss::FAILED, &msg);
+                self.events.set_sandbox_status(&id, ss::FAILED, &msg)?;
                 return Err(EngineError::from(e).with("sandbox_id", &id));
             }
         }

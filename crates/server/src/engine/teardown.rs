@@ -148,8 +148,7 @@ impl Engine {
 
     /// STOPPING, and every running execution asked to stop at once (SIGKILL).
     fn begin_teardown(&self, id: &str) -> Result<Vec<(String, Arc<LiveExec>)>, EngineError> {
-        self.store.set_sandbox_status(id, ss::STOPPING, "")?;
-        self.events.sandbox_status(id, ss::STOPPING, "");
+        self.events.set_sandbox_status(id, ss::STOPPING, "")?;
         let running = self.live_in(id);
         for (_, l) in &running {
             l.cancel(
@@ -177,13 +176,11 @@ impl Engine {
         self.retention.remove_sandbox(id);
         match result {
             Ok(()) => {
-                self.store.set_sandbox_status(id, ss::STOPPED, message)?;
-                self.events.sandbox_status(id, ss::STOPPED, message);
+                self.events.set_sandbox_status(id, ss::STOPPED, message)?;
             }
             Err(e) => {
                 let msg = format!("terminate failed: {e}");
-                self.store.set_sandbox_status(id, ss::FAILED, &msg)?;
-                self.events.sandbox_status(id, ss::FAILED, &msg);
+                self.events.set_sandbox_status(id, ss::FAILED, &msg)?;
                 return Err(e.into());
             }
         }

@@ -3,7 +3,8 @@
 //! (the row within the caps, its snapshot facts) before the backend builds it, and READY
 //! (the backend's provision record) after. They were six commits — the row, its event,
 //! its snapshot facts; the record, the status, its event — on the path of every create
-//! without a pool and of every pool refill.
+//! without a pool and of every pool refill. Every later status (STOPPING, STOPPED,
+//! FAILED) is one commit with its event too.
 
 use super::snapshots::snapshot_info_on;
 use super::{
@@ -32,6 +33,27 @@ impl Store {
             let seq = append_event_on(&tx, event)?;
             tx.commit()?;
             Ok(Ok(seq))
+        })
+    }
+
+    /// A sandbox's status (STOPPING, STOPPED, FAILED …) and `event`, in one commit.
+    /// Returns the event's sequence.
+    pub fn sandbox_status_changed(
+        &self,
+        id: &str,
+        status: i32,
+        message: &str,
+        event: &EventRow,
+    ) -> Result<i64> {
+        self.with(|c| {
+            let tx = c.unchecked_transaction()?;
+            tx.execute(
+                "UPDATE sandboxes SET status = ?2, message = ?3, updated_at = ?4 WHERE id = ?1",
+                params![id, status, message, now_micros()],
+            )?;
+            let seq = append_event_on(&tx, event)?;
+            tx.commit()?;
+            Ok(seq)
         })
     }
 
