@@ -113,12 +113,7 @@ impl Engine {
                     Ok(seq) => self.events.committed(seq),
                     Err(e) => {
                         self.stop_unsupervised(&sandbox.id, h.id).await;
-                        let _ = writer.close(&ExitRecord {
-                            status: es::FAILED,
-                            exit_code: -1,
-                            message: "the execution could not be recorded".into(),
-                            ..Default::default()
-                        });
+                        close_failed(writer, "the execution could not be recorded");
                         return Err(e.into());
                     }
                 }
@@ -134,25 +129,12 @@ impl Engine {
                     self.stop_unsupervised(&sandbox.id, h.id).await;
                 }
                 if let Ok(writer) = writer {
-                    let _ = writer.close(&ExitRecord {
-                        status: es::FAILED,
-                        exit_code: -1,
-                        message: msg.clone(),
-                        ..Default::default()
-                    });
+                    close_failed(writer, &msg);
                 }
                 // The row exists for the id the error names: QUEUED, then FAILED.
                 let started = self.store.start_execution(&row, &[&queued])?;
                 self.events.committed(started);
-                let failed = EventLog::execution_status_row(&sandbox.id, &id, es::FAILED, &msg);
-                let seq = self.store.execution_ended(
-                    &id,
-                    &sandbox.id,
-                    (es::FAILED, -1, &msg),
-                    now_micros(),
-                    &failed,
-                )?;
-                self.events.committed(seq);
+                self.end_failed(&sandbox.id, &id, &msg)?;
                 let err = match spawned {
                     Err(e) => EngineError::from(e),
                     Ok(_) => EngineError::internal(msg),
@@ -168,21 +150,8 @@ impl Engine {
                 // end its row (no supervisor will).
                 self.stop_unsupervised(&sandbox.id, handle.id).await;
                 let msg = format!("terminal: {e}");
-                let _ = writer.close(&ExitRecord {
-                    status: es::FAILED,
-                    exit_code: -1,
-                    message: msg.clone(),
-                    ..Default::default()
-                });
-                let failed = EventLog::execution_status_row(&sandbox.id, &id, es::FAILED, &msg);
-                let seq = self.store.execution_ended(
-                    &id,
-                    &sandbox.id,
-                    (es::FAILED, -1, &msg),
-                    now_micros(),
-                    &failed,
-                )?;
-                self.events.committed(seq);
+                close_failed(writer, &msg);
+                self.end_failed(&sandbox.id, &id, &msg)?;
                 return Err(EngineError::internal(msg).with("execution_id", &id));
             }
             None => None,
@@ -252,6 +221,21 @@ impl Engine {
             let _ = done_tx.send(true);
         });
         Ok(row)
+    }
+
+    /// End the row of an execution no supervisor will follow: FAILED with `msg`, and its
+    /// event, in one commit.
+    fn end_failed(&self, sandbox_id: &str, id: &str, msg: &str) -> Result<(), EngineError> {
+        let failed = EventLog::execution_status_row(sandbox_id, id, es::FAILED, msg);
+        let seq = self.store.execution_ended(
+            id,
+            sandbox_id,
+            (es::FAILED, -1, msg),
+            now_micros(),
+            &failed,
+        )?;
+        self.events.committed(seq);
+        Ok(())
     }
 
     /// Stop a started process that no supervisor will follow (its row or log could not be
@@ -536,4 +520,15 @@ impl Engine {
         };
         Ok(crate::outstream::open(reader, path, commit, live, from))
     }
+}
+
+/// Close the log of an execution that ends before it ran (or without a supervisor): its
+/// exit record says FAILED with `msg`, so that readers of the log see why.
+fn close_failed(writer: LogWriter, msg: &str) {
+    let _ = writer.close(&ExitRecord {
+        status: es::FAILED,
+        exit_code: -1,
+        message: msg.into(),
+        ..Default::default()
+    });
 }
