@@ -467,14 +467,14 @@ impl LogReader {
 }
 
 /// Scan a log left by a previous server: truncate a torn tail record, and report whether it
-/// ends with an exit record plus the stdout/stderr byte totals.
-pub fn repair(path: &Path) -> io::Result<(bool, u64, u64)> {
+/// ends with an exit record (which one) plus the stdout/stderr byte totals.
+pub fn repair(path: &Path) -> io::Result<(Option<ExitRecord>, u64, u64)> {
     let len = std::fs::metadata(path)?.len();
     let mut r = LogReader::open(path)?;
-    let mut has_exit = false;
+    let mut exit = None;
     loop {
         match r.next(len, |_, _, _| true) {
-            Ok(Some((_, Entry::Exit(_)))) => has_exit = true,
+            Ok(Some((_, Entry::Exit(e)))) => exit = Some(e),
             Ok(Some(_)) => {}
             Ok(None) | Err(_) => break,
         }
@@ -482,7 +482,7 @@ pub fn repair(path: &Path) -> io::Result<(bool, u64, u64)> {
     if r.pos < len {
         OpenOptions::new().write(true).open(path)?.set_len(r.pos)?;
     }
-    Ok((has_exit, r.stdout_off, r.stderr_off))
+    Ok((exit, r.stdout_off, r.stderr_off))
 }
 
 /// Append an exit record to a log that has none (execution interrupted by a restart).

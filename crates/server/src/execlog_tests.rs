@@ -138,8 +138,8 @@ fn write_read_resume_and_repair() {
     // Torn tail: append half a record, repair cuts it.
     let mut f = OpenOptions::new().append(true).open(&p).unwrap();
     f.write_all(&[1, 100, 0, 0, 0, b'x']).unwrap();
-    let (has_exit, so, se) = repair(&p).unwrap();
-    assert!(has_exit);
+    let (exit, so, se) = repair(&p).unwrap();
+    assert!(exit.is_some());
     assert_eq!((so, se), (11, 4));
     assert_eq!(std::fs::metadata(&p).unwrap().len(), len);
 }

@@ -23,6 +23,8 @@ pub mod foreground;
 pub mod lifetimes;
 pub mod pause;
 pub mod pools;
+#[cfg(test)]
+mod recovery_tests;
 pub mod sandboxes;
 #[cfg(test)]
 mod settled_tests;
@@ -285,8 +287,10 @@ impl Engine {
 
     // ---- startup -----------------------------------------------------------
 
-    /// After a restart: fail interrupted executions honestly (their output stays
-    /// readable), and reclaim every resource of sandboxes the previous process ran.
+    /// After a restart: finish interrupted executions honestly — with the result their log
+    /// already holds when the previous process died between writing it and committing
+    /// it, else FAILED (their output stays readable) — and reclaim every resource of
+    /// sandboxes the previous process ran.
     pub async fn recover(&self) -> Result<(), EngineError> {
         let msg =
             "server restarted while the execution was running; output up to that point is retained";
@@ -295,23 +299,31 @@ impl Engine {
             .executions_with_status(&[es::QUEUED, es::RUNNING])?
         {
             let path = execlog::path_for(&self.logs_dir, &exe.id);
-            if path.exists() {
-                let has_exit = execlog::repair(&path).map(|(h, _, _)| h).unwrap_or(false);
-                if !has_exit {
-                    let rec = ExitRecord {
-                        status: es::FAILED,
-                        exit_code: -1,
-                        message: msg.into(),
-                        ..Default::default()
-                    };
-                    if let Err(e) = execlog::append_exit(&path, &rec) {
-                        tracing::warn!(execution_id = %exe.id, error = %e, "could not finish log");
-                    }
+            let logged = match path.exists() {
+                true => execlog::repair(&path).ok().and_then(|(exit, _, _)| exit),
+                false => None,
+            };
+            // The log's exit record is written before the result's commit: a server that
+            // died in between left the result there, and it is the truth.
+            let (status, code, message) = match &logged {
+                Some(exit) => (exit.status, exit.exit_code, exit.message.as_str()),
+                None => (es::FAILED, -1, msg),
+            };
+            if logged.is_none() && path.exists() {
+                let rec = ExitRecord {
+                    status: es::FAILED,
+                    exit_code: -1,
+                    message: msg.into(),
+                    ..Default::default()
+                };
+                if let Err(e) = execlog::append_exit(&path, &rec) {
+                    tracing::warn!(execution_id = %exe.id, error = %e, "could not finish log");
                 }
             }
-            self.store.finish_execution(&exe.id, es::FAILED, -1, msg)?;
+            self.store
+                .finish_execution(&exe.id, status, code, message)?;
             self.events
-                .execution_status(&exe.sandbox_id, &exe.id, es::FAILED, msg);
+                .execution_status(&exe.sandbox_id, &exe.id, status, message);
         }
         let mut records = Vec::new();
         let stale: Vec<SandboxRow> = self
