@@ -31,14 +31,15 @@ impl Engine {
             policy_yaml,
             image_ref,
             requested,
-            &none,
+            (&none, None),
         )
         .await
     }
 
     /// [`Engine::create_sandbox`] with the lockfiles of the policy's `sandbox.registries`
     /// (path -> content, read by the client at the repository's committed HEAD): bound to
-    /// the policy before anything else, so the policy hash covers them.
+    /// the policy before anything else, so the policy hash covers them. With `binding`, the
+    /// sandbox is bound to it (agent identity, signed attestation) in its READY commit.
     pub async fn create_sandbox_with_lockfiles(
         &self,
         owner: &str,
@@ -46,7 +47,10 @@ impl Engine {
         policy_yaml: &str,
         image_ref: &str,
         requested: crate::limits::RequestedLimits,
-        lockfiles: &std::collections::BTreeMap<String, Vec<u8>>,
+        (lockfiles, binding): (
+            &std::collections::BTreeMap<String, Vec<u8>>,
+            Option<&crate::attest::AgentBinding>,
+        ),
     ) -> Result<SandboxRow, EngineError> {
         let mut policy = cleanroom_policy::compile(policy_yaml)?;
         let mediation =
@@ -57,7 +61,7 @@ impl Engine {
             policy,
             image_ref,
             requested,
-            (None, mediation),
+            (None, mediation, binding),
         )
         .await
     }
@@ -71,9 +75,10 @@ impl Engine {
         policy: CompiledPolicy,
         image_ref: &str,
         requested: crate::limits::RequestedLimits,
-        (restore, mediation): (
+        (restore, mediation, binding): (
             Option<super::snapshots::Restore>,
             cleanroom_egress::registry::Mediation,
+            Option<&crate::attest::AgentBinding>,
         ),
     ) -> Result<SandboxRow, EngineError> {
         let requested: Limits = requested.into();
@@ -206,10 +211,12 @@ impl Engine {
                 self.retention.add_sandbox(&id, limits.output_bytes);
                 // One commit: the provision record, READY and its event.
                 let ready = EventLog::sandbox_status_row(&id, ss::READY, "");
+                let bound = binding.map(|b| self.binding_row(&row, b, ""));
                 let seq = self.store.sandbox_ready(
                     &id,
                     &serde_json::to_string(&p).unwrap_or_default(),
                     &ready,
+                    bound.as_ref(),
                 )?;
                 self.events.committed(seq);
             }

@@ -274,7 +274,7 @@ impl Engine {
             policy,
             &snap.image_ref,
             limits,
-            (Some(restore), mediation),
+            (Some(restore), mediation, None),
         )
         .await
     }

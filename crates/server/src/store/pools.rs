@@ -205,14 +205,7 @@ impl Store {
     }
 
     pub fn put_claim(&self, k: &ClaimRow) -> Result<()> {
-        self.with(|c| {
-            c.prepare_cached("INSERT INTO sandbox_claims (sandbox_id, pool_id, agent, chain, envelope)
-                 VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT(sandbox_id) DO UPDATE SET pool_id = ?2, agent = ?3, chain = ?4, envelope = ?5")?
-                .execute(params![k.sandbox_id, k.pool_id, k.agent, k.chain, k.envelope],
-            )
-            .map(drop)
-        })
+        self.with(|c| put_claim_on(c, k))
     }
 
     pub fn get_claim(&self, sandbox_id: &str) -> Result<Option<ClaimRow>> {
@@ -232,4 +225,21 @@ impl Store {
             .optional()
         })
     }
+}
+
+/// [`Store::put_claim`] on a connection (or inside a caller's transaction).
+pub(super) fn put_claim_on(c: &rusqlite::Connection, k: &ClaimRow) -> rusqlite::Result<()> {
+    c.prepare_cached(
+        "INSERT INTO sandbox_claims (sandbox_id, pool_id, agent, chain, envelope)
+         VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT(sandbox_id) DO UPDATE SET pool_id = ?2, agent = ?3, chain = ?4, envelope = ?5",
+    )?
+    .execute(params![
+        k.sandbox_id,
+        k.pool_id,
+        k.agent,
+        k.chain,
+        k.envelope
+    ])
+    .map(drop)
 }

@@ -6,10 +6,11 @@
 //! without a pool and of every pool refill. Every later status (STOPPING, STOPPED,
 //! FAILED) is one commit with its event too.
 
+use super::pools::put_claim_on;
 use super::snapshots::snapshot_info_on;
 use super::{
-    append_event_on, insert_sandbox_on, now_micros, CapHit, EventRow, Result, SandboxCaps,
-    SandboxRow, Store,
+    append_event_on, insert_sandbox_on, now_micros, CapHit, ClaimRow, EventRow, Result,
+    SandboxCaps, SandboxRow, Store,
 };
 use rusqlite::params;
 
@@ -57,9 +58,16 @@ impl Store {
         })
     }
 
-    /// READY: the backend's provision record, the status and `event`. Returns the
-    /// event's sequence.
-    pub fn sandbox_ready(&self, id: &str, provisioned: &str, event: &EventRow) -> Result<i64> {
+    /// READY: the backend's provision record, the status and `event`, with the binding
+    /// the sandbox was created for (its agent identity and signed attestation) when there
+    /// is one. Returns the event's sequence.
+    pub fn sandbox_ready(
+        &self,
+        id: &str,
+        provisioned: &str,
+        event: &EventRow,
+        binding: Option<&ClaimRow>,
+    ) -> Result<i64> {
         use crate::status::sandbox as ss;
         self.with(|c| {
             let tx = c.unchecked_transaction()?;
@@ -67,6 +75,9 @@ impl Store {
                 "UPDATE sandboxes SET provisioned = ?2, status = ?3, message = '', updated_at = ?4 WHERE id = ?1",
                 params![id, provisioned, ss::READY, now_micros()],
             )?;
+            if let Some(claim) = binding {
+                put_claim_on(&tx, claim)?;
+            }
             let seq = append_event_on(&tx, event)?;
             tx.commit()?;
             Ok(seq)

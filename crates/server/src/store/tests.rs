@@ -393,8 +393,20 @@ fn a_sandbox_is_begun_and_made_ready_in_one_commit_each_and_a_cap_writes_nothing
     assert_eq!(s.sandbox_limits("sbx_b").unwrap(), "");
     assert!(s.events_after("sbx_b", 0, 10).unwrap().is_empty());
     let ready = s
-        .sandbox_ready("sbx_a", "{\"pid\":1}", &ev("sbx_a", ss::READY))
+        .sandbox_ready(
+            "sbx_a",
+            "{\"pid\":1}",
+            &ev("sbx_a", ss::READY),
+            Some(&ClaimRow {
+                sandbox_id: "sbx_a".into(),
+                agent: "ed25519:x".into(),
+                envelope: "{}".into(),
+                ..Default::default()
+            }),
+        )
         .unwrap();
+    // The binding is written with READY.
+    assert_eq!(s.get_claim("sbx_a").unwrap().unwrap().agent, "ed25519:x");
     assert!(ready > seq);
     let got = s.get_sandbox("sbx_a").unwrap().unwrap();
     assert_eq!(

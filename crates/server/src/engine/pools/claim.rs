@@ -233,18 +233,16 @@ impl Engine {
                 }
             }
         }
-        let row = self
-            .create_sandbox_with_lockfiles(
-                &who.name,
-                caps,
-                policy_yaml,
-                image_ref,
-                requested,
-                lockfiles,
-            )
-            .await?;
-        self.bind_sandbox(&row, binding, "")?;
-        Ok(row)
+        // The binding and attestation are written with the sandbox's READY commit.
+        self.create_sandbox_with_lockfiles(
+            &who.name,
+            caps,
+            policy_yaml,
+            image_ref,
+            requested,
+            (lockfiles, Some(binding)),
+        )
+        .await
     }
 
     /// A pool of `who`'s whose template equals the request's (`None` when the request
@@ -311,17 +309,29 @@ impl Engine {
         binding: &AgentBinding,
         pool_id: &str,
     ) -> Result<String, EngineError> {
-        let envelope = self
-            .attestor()
-            .map(|a| a.attest(row, binding, pool_id).to_json())
-            .unwrap_or_default();
-        self.store.put_claim(&ClaimRow {
+        let claim = self.binding_row(row, binding, pool_id);
+        self.store.put_claim(&claim)?;
+        Ok(claim.envelope)
+    }
+
+    /// What [`Engine::bind_sandbox`] records: the binding and the signed attestation of
+    /// the sandbox's identity (id, owner, policy hash, image digest: all known before it is
+    /// READY, so a fresh sandbox's is written with its READY commit).
+    pub(crate) fn binding_row(
+        &self,
+        row: &SandboxRow,
+        binding: &AgentBinding,
+        pool_id: &str,
+    ) -> ClaimRow {
+        ClaimRow {
             sandbox_id: row.id.clone(),
             pool_id: pool_id.into(),
             agent: binding.agent_display(),
             chain: serde_json::to_string(&binding.chain_display()).unwrap_or_default(),
-            envelope: envelope.clone(),
-        })?;
-        Ok(envelope)
+            envelope: self
+                .attestor()
+                .map(|a| a.attest(row, binding, pool_id).to_json())
+                .unwrap_or_default(),
+        }
     }
 }
