@@ -173,11 +173,14 @@ fn finish(s: Started, finished: &InspectExecutionResponse) -> std::io::Result<()
         json.resize(s.len, b' ');
     }
     s.file.write_all_at(&json, 0)?;
-    let dir = root().join(&s.id);
-    for (name, tail) in [
-        ("stdout.txt", &finished.stdout),
-        ("stderr.txt", &finished.stderr),
-    ] {
+    write_tails(&root().join(&s.id), finished)
+}
+
+/// The tails are in execution.json too; the text files are a convenience for `less`/`grep`,
+/// written only when there is something in them (fewer files to create now and to remove
+/// when the run is pruned).
+fn write_tails(dir: &Path, resp: &InspectExecutionResponse) -> std::io::Result<()> {
+    for (name, tail) in [("stdout.txt", &resp.stdout), ("stderr.txt", &resp.stderr)] {
         if !tail.is_empty() {
             write_private(&dir.join(name), tail.as_bytes())?;
         }
@@ -186,8 +189,8 @@ fn finish(s: Started, finished: &InspectExecutionResponse) -> std::io::Result<()
 }
 
 /// Make room for one more run within [`KEEP`]. `exec` calls this while its RunExecution
-/// call is in flight (the client waits for the server anyway), so that writing the record
-/// after the exit is one directory and one file.
+/// call is in flight (the client waits for the server anyway), before it begins the run's
+/// record ([`record_started`]).
 pub fn make_room() {
     prune_beyond(&root(), KEEP - 1);
 }
@@ -235,15 +238,7 @@ fn keep(execution_id: &str, resp: InspectExecutionResponse, prune_after: bool) {
             .create(&dir)?;
         let json = serde_json::to_vec_pretty(&resp).map_err(std::io::Error::other)?;
         write_private(&dir.join("execution.json"), &json)?;
-        // The tails are in execution.json too; the text files are a convenience for
-        // `less`/`grep`, written only when there is something in them (fewer files to
-        // create now and to remove when the run is pruned).
-        for (name, tail) in [("stdout.txt", &resp.stdout), ("stderr.txt", &resp.stderr)] {
-            if !tail.is_empty() {
-                write_private(&dir.join(name), tail.as_bytes())?;
-            }
-        }
-        Ok(())
+        write_tails(&dir, &resp)
     })();
     if let Err(e) = r {
         eprintln!(

@@ -112,8 +112,10 @@ impl Engine {
                 match self.store.start_execution(&row, &[&queued, &running]) {
                     Ok(seq) => self.events.committed(seq),
                     Err(e) => {
+                        // No row names this execution: its log would be nobody's.
                         self.stop_unsupervised(&sandbox.id, h.id).await;
-                        close_failed(writer, "the execution could not be recorded");
+                        drop(writer);
+                        let _ = std::fs::remove_file(&log_path);
                         return Err(e.into());
                     }
                 }
