@@ -101,7 +101,7 @@ fn oom_kill_is_reported_on_stderr_with_a_stable_code() {
     assert!(err.contains("cleanroom: error [oom_killed]"), "{err}");
     // A process killed by SIGKILL of its own accord is not called an OOM kill.
     let o = s.sh("kill -9 $$");
-    assert_eq!(o.status.code(), Some(137));
+    assert_eq!(o.status.code(), Some(137), "{}", stderr(&o));
     assert!(!stderr(&o).contains("oom_killed"), "{}", stderr(&o));
 }
 
