@@ -24,6 +24,9 @@ pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
 /// After the main process exits, how long output from lingering children is still read.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
 const READ_CHUNK: usize = 256 * 1024;
+/// How long live-only output waits for a slow attached client (see `wait_for_live_readers`).
+const LIVE_STALL: Duration = Duration::from_secs(2);
+
 /// A read buffer's first size: most commands print little, and zeroing two buffers of
 /// [`READ_CHUNK`] for every execution showed in the server's profile.
 const FIRST_READ: usize = 16 * 1024;
@@ -44,8 +47,6 @@ impl ReadBuf {
         }
     }
 }
-/// How long live-only output waits for a slow attached client (see `wait_for_live_readers`).
-const LIVE_STALL: Duration = Duration::from_secs(2);
 
 /// Why an execution is being stopped (cancel, timeout, sandbox termination) and how.
 #[derive(Debug)]
@@ -161,10 +162,8 @@ pub enum Recorded {
 /// One running execution's supervisor: pumps output into the log, enforces timeout and
 /// cancel, records the final status.
 pub struct Run {
-    /// The execution's row as it was committed when it started.
+    /// The execution's row as it was committed when it started (its id and sandbox's).
     pub row: ExecutionRow,
-    pub exec_id: String,
-    pub sandbox_id: String,
     pub process: u64,
     pub timeout: Option<Duration>,
     /// Egress denies to record in the output log as warnings.
@@ -267,7 +266,7 @@ impl Run {
                     }
                 }
                 _ = tokio::time::sleep_until(kill_at), if kill_at < far && exit.is_none() => {
-                    let _ = handle.backend.signal(&self.sandbox_id, self.process, libc::SIGKILL).await;
+                    let _ = handle.backend.signal(&self.row.sandbox_id, self.process, libc::SIGKILL).await;
                     kill_at = far;
                 }
                 Some(w) = self.warnings.recv() => {
@@ -354,17 +353,17 @@ impl Run {
         if out_dropped + err_dropped > 0 {
             if let Err(e) = handle
                 .store
-                .set_output_dropped(&self.exec_id, out_dropped + err_dropped)
+                .set_output_dropped(&self.row.id, out_dropped + err_dropped)
             {
-                tracing::error!(execution_id = %self.exec_id, error = %e, "could not record dropped output");
+                tracing::error!(execution_id = %self.row.id, error = %e, "could not record dropped output");
             }
         }
         let event =
-            EventLog::execution_status_row(&self.sandbox_id, &self.exec_id, status, &message);
+            EventLog::execution_status_row(&self.row.sandbox_id, &self.row.id, status, &message);
         let finished_at = now_micros();
         let recorded = match handle.store.execution_ended(
-            &self.exec_id,
-            &self.sandbox_id,
+            &self.row.id,
+            &self.row.sandbox_id,
             (status, exit_code, &message),
             finished_at,
             &event,
@@ -382,7 +381,7 @@ impl Run {
                 }))
             }
             Err(e) => {
-                tracing::error!(execution_id = %self.exec_id, error = %e, "could not record execution result");
+                tracing::error!(execution_id = %self.row.id, error = %e, "could not record execution result");
                 Recorded::Unstored
             }
         };
@@ -397,7 +396,7 @@ impl Run {
             Err(e) => Err(e),
         };
         if let Err(e) = synced {
-            tracing::error!(execution_id = %self.exec_id, error = %e, "could not finish output log");
+            tracing::error!(execution_id = %self.row.id, error = %e, "could not finish output log");
         }
     }
 
@@ -411,7 +410,7 @@ impl Run {
         };
         let _ = handle
             .backend
-            .signal(&self.sandbox_id, self.process, sig)
+            .signal(&self.row.sandbox_id, self.process, sig)
             .await;
         Instant::now() + grace
     }

@@ -198,8 +198,6 @@ impl Engine {
         activity.touch(&sandbox.id);
         let mut run = Run {
             row: row.clone(),
-            exec_id: id.clone(),
-            sandbox_id: sandbox.id.clone(),
             process: handle.id,
             timeout,
             warnings: warn_rx,
@@ -216,10 +214,10 @@ impl Engine {
                 exit: handle.exit,
             };
             run.drive(&supervisor, io, writer, cancel_rx).await;
-            lock(&live_map).remove(&run.exec_id);
+            lock(&live_map).remove(&run.row.id);
             foreground.ended();
             // Idle time counts from the end of the last execution.
-            activity.touch(&run.sandbox_id);
+            activity.touch(&run.row.sandbox_id);
             let _ = done_tx.send(true);
         });
         Ok(row)

@@ -329,14 +329,7 @@ impl Store {
     }
 
     pub fn set_sandbox_status(&self, id: &str, status: i32, message: &str) -> Result<()> {
-        self.with(|c| {
-            exec(
-                c,
-                "UPDATE sandboxes SET status = ?2, message = ?3, updated_at = ?4 WHERE id = ?1",
-                params![id, status, message, now_micros()],
-            )
-            .map(drop)
-        })
+        self.with(|c| set_sandbox_status_on(c, id, status, message))
     }
 
     pub fn set_sandbox_executions(&self, id: &str, last: &str, active: &str) -> Result<()> {
@@ -448,6 +441,21 @@ fn insert_sandbox_on(
             ],
         )
         .map(|_| None)
+}
+
+/// [`Store::set_sandbox_status`] on a connection (or inside a caller's transaction).
+fn set_sandbox_status_on(
+    c: &Connection,
+    id: &str,
+    status: i32,
+    message: &str,
+) -> rusqlite::Result<()> {
+    exec(
+        c,
+        "UPDATE sandboxes SET status = ?2, message = ?3, updated_at = ?4 WHERE id = ?1",
+        params![id, status, message, now_micros()],
+    )
+    .map(drop)
 }
 
 fn insert_execution_on(c: &Connection, e: &ExecutionRow) -> rusqlite::Result<()> {

@@ -9,8 +9,8 @@
 use super::pools::put_claim_on;
 use super::snapshots::snapshot_info_on;
 use super::{
-    append_event_on, insert_sandbox_on, now_micros, CapHit, ClaimRow, EventRow, Result,
-    SandboxCaps, SandboxRow, Store,
+    append_event_on, insert_sandbox_on, now_micros, set_sandbox_status_on, CapHit, ClaimRow,
+    EventRow, Result, SandboxCaps, SandboxRow, Store,
 };
 use rusqlite::params;
 
@@ -48,10 +48,7 @@ impl Store {
     ) -> Result<i64> {
         self.with(|c| {
             let tx = c.unchecked_transaction()?;
-            tx.execute(
-                "UPDATE sandboxes SET status = ?2, message = ?3, updated_at = ?4 WHERE id = ?1",
-                params![id, status, message, now_micros()],
-            )?;
+            set_sandbox_status_on(&tx, id, status, message)?;
             let seq = append_event_on(&tx, event)?;
             tx.commit()?;
             Ok(seq)
