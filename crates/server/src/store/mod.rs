@@ -458,6 +458,14 @@ fn set_sandbox_status_on(
     .map(drop)
 }
 
+/// A write transaction that takes the write lock when it begins (`BEGIN IMMEDIATE`), waiting
+/// through the busy handler. A deferred one that reads first (a cap count) and writes after
+/// fails at once with "database is locked" when another connection (the checkpoint thread)
+/// committed in between: SQLite cannot retry an upgrade from a stale snapshot.
+fn write_transaction(c: &Connection) -> rusqlite::Result<rusqlite::Transaction<'_>> {
+    rusqlite::Transaction::new_unchecked(c, rusqlite::TransactionBehavior::Immediate)
+}
+
 fn insert_execution_on(c: &Connection, e: &ExecutionRow) -> rusqlite::Result<()> {
     let cmd = serde_json::to_string(&e.command).unwrap_or_else(|_| "[]".into());
     exec(c,

@@ -134,7 +134,7 @@ impl Store {
     pub fn commit_claim(&self, c: &ClaimCommit<'_>) -> Result<ClaimOutcome> {
         use crate::status::sandbox as ss;
         self.with(|conn| {
-            let tx = conn.unchecked_transaction()?;
+            let tx = super::write_transaction(conn)?;
             let moved = tx
                 .prepare_cached(&format!(
                     "UPDATE sandboxes SET owner = ?3, updated_at = ?4

@@ -26,7 +26,7 @@ impl Store {
         event: &EventRow,
     ) -> Result<std::result::Result<i64, CapHit>> {
         self.with(|c| {
-            let tx = c.unchecked_transaction()?;
+            let tx = super::write_transaction(c)?;
             if let Some(hit) = insert_sandbox_on(&tx, s, caps)? {
                 return Ok(Err(hit));
             }
@@ -47,7 +47,7 @@ impl Store {
         event: &EventRow,
     ) -> Result<i64> {
         self.with(|c| {
-            let tx = c.unchecked_transaction()?;
+            let tx = super::write_transaction(c)?;
             set_sandbox_status_on(&tx, id, status, message)?;
             let seq = append_event_on(&tx, event)?;
             tx.commit()?;
@@ -67,7 +67,7 @@ impl Store {
     ) -> Result<i64> {
         use crate::status::sandbox as ss;
         self.with(|c| {
-            let tx = c.unchecked_transaction()?;
+            let tx = super::write_transaction(c)?;
             tx.execute(
                 "UPDATE sandboxes SET provisioned = ?2, status = ?3, message = '', updated_at = ?4 WHERE id = ?1",
                 params![id, provisioned, ss::READY, now_micros()],

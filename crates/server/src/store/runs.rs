@@ -17,7 +17,7 @@ impl Store {
     /// last event's sequence.
     pub fn start_execution(&self, e: &ExecutionRow, events: &[&EventRow]) -> Result<i64> {
         self.with(|c| {
-            let tx = c.unchecked_transaction()?;
+            let tx = super::write_transaction(c)?;
             insert_execution_on(&tx, e)?;
             set_sandbox_executions_on(&tx, &e.sandbox_id, &e.id, &e.id)?;
             let mut seq = 0;
@@ -41,7 +41,7 @@ impl Store {
         event: &EventRow,
     ) -> Result<i64> {
         self.with(|c| {
-            let tx = c.unchecked_transaction()?;
+            let tx = super::write_transaction(c)?;
             finish_execution_on(&tx, exec_id, result, finished_at)?;
             clear_active_execution_on(&tx, sandbox_id, exec_id)?;
             let seq = append_event_on(&tx, event)?;

@@ -421,3 +421,54 @@ fn a_sandbox_is_begun_and_made_ready_in_one_commit_each_and_a_cap_writes_nothing
         .collect();
     assert_eq!(kinds, [ss::PROVISIONING, ss::READY]);
 }
+
+/// Another connection (as the checkpoint thread's) committing all the while: a create's
+/// transaction, which counts live sandboxes before it inserts, must wait for the lock, not
+/// fail with "database is locked" (a deferred transaction cannot upgrade a stale snapshot).
+#[test]
+fn a_create_waits_for_another_connections_commits_instead_of_failing() {
+    use crate::status::sandbox as ss;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    let s = Store::open(&path).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (path, stop) = (path.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let c = Connection::open(&path).unwrap();
+            c.busy_timeout(std::time::Duration::from_secs(5)).unwrap();
+            c.execute_batch("CREATE TABLE IF NOT EXISTS other (n INTEGER)")
+                .unwrap();
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                c.execute("INSERT INTO other (n) VALUES (1)", []).unwrap();
+            }
+        })
+    };
+    let caps = SandboxCaps {
+        per_owner: 100_000,
+        total: 100_000,
+    };
+    let ev = |id: &str| EventRow {
+        sandbox_id: id.into(),
+        kind: "sandbox.status".into(),
+        sandbox_status: ss::PROVISIONING,
+        ..Default::default()
+    };
+    let mut failures = Vec::new();
+    for i in 0..400 {
+        let id = format!("sbx_{i}");
+        if let Err(e) =
+            s.begin_sandbox(&row(&id, "u", ss::PROVISIONING), caps, ("", "{}"), &ev(&id))
+        {
+            failures.push(e.to_string());
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    writer.join().unwrap();
+    assert!(
+        failures.is_empty(),
+        "{} of 400 failed: {:?}",
+        failures.len(),
+        failures.first()
+    );
+}
