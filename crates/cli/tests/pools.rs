@@ -500,3 +500,62 @@ fn pool_sandboxes_count_against_the_owners_cap() {
     let st = stats(&s, &pool);
     assert_eq!(num(&st, "ready") + num(&st, "claimed"), 3, "{st}");
 }
+
+/// `exec` takes a pool's sandbox before the spawn and claims it in the command's start
+/// commit (engine::pools::pending): the claim is recorded before the execution's events,
+/// and a request refused after the sandbox was taken (here: the complete environment, with
+/// what the server adds, is too large) gives the same pristine sandbox back to the pool —
+/// not claimed, not replaced, still the one ready.
+#[test]
+fn exec_claims_with_its_start_and_a_refused_start_gives_the_sandbox_back() {
+    let s = Server::start();
+    let pool = pool_create(&s, &["--min-ready", "1", "--max-ready", "1"]);
+    wait_ready(&s, &pool, 1);
+    let warm = sandbox_inits(&s);
+    assert_eq!(warm.len(), 1, "{warm:?}");
+    // The request's own share is exactly the limit (accepted before anything is taken);
+    // the sandbox's and execution's ids the server adds push it over (refused after).
+    let big = format!("X={}", "a".repeat(64 * 1024 - 8 - 1));
+    let o = s.run(&["exec", "-n", "-e", &big, "--", "true"]);
+    assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("[invalid_argument]") && stderr(&o).contains("too large"),
+        "{}",
+        stderr(&o)
+    );
+    let st = stats(&s, &pool);
+    assert_eq!((num(&st, "ready"), num(&st, "claimsTotal")), (1, 0), "{st}");
+    assert_eq!(
+        sandbox_inits(&s),
+        warm,
+        "the taken sandbox was not given back"
+    );
+    // Nor does one refused up front.
+    let o = s.run(&["exec", "-n", "-e", "1X=y", "--", "true"]);
+    assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
+    assert_eq!(sandbox_inits(&s), warm);
+    // Now a real one: served by that sandbox, claimed, then the command.
+    let o = s.run(&["exec", "-n", "--keep", "--print-sandbox-id", "--", "true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let id = stderr(&o)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    assert_eq!(id, warm[0].0);
+    assert_eq!(num(&stats(&s, &pool), "claimsTotal"), 1);
+    let o = s.run(&["sandbox", "events", &id]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kinds: Vec<String> = stdout(&o)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .map(|v| v["type"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let claim = kinds.iter().position(|k| k == "pool.claim");
+    let first_exec = kinds.iter().position(|k| k.starts_with("execution."));
+    assert!(
+        claim.is_some() && claim < first_exec,
+        "claim then execution: {kinds:?}"
+    );
+}

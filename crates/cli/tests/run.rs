@@ -219,12 +219,35 @@ async fn runs_in_an_existing_sandbox_and_refuses_what_it_cannot_do() {
         code(ExecutionOutput::run(&c, req).await.map(|_| ())),
         "policy_invalid"
     );
-    // A command that cannot be accepted after the sandbox was made: the error names the
-    // sandbox, and the sandbox made for it is torn down.
+    // A command refused on its own (no command at all) is refused before anything is made.
+    let listed = || {
+        let o = s.run(&["sandbox", "ls", "--all", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        v.as_array().map(Vec::len).unwrap_or_default()
+    };
+    let before = listed();
     let mut req = made_here("true", true);
     req.execution = CreateExecutionRequest::default().into(); // no command
     let e = match ExecutionOutput::run(&c, req).await {
         Ok(_) => panic!("an empty command is refused"),
+        Err(e) => e,
+    };
+    assert_eq!(e.code, "invalid_argument", "{e:?}");
+    assert!(!e.details.iter().any(|(k, _)| k == "sandbox_id"), "{e:?}");
+    assert_eq!(
+        listed(),
+        before,
+        "nothing made for a command refused up front"
+    );
+    // A command that cannot be accepted once the sandbox exists (its environment, with
+    // what the server adds for that sandbox, is too large): the error names the sandbox,
+    // and the sandbox made for it is torn down.
+    let mut req = made_here("true", true);
+    let mut big = command("true");
+    big.env.insert("X".into(), "a".repeat(64 * 1024 - 8 - 1)); // the request's share: the limit
+    req.execution = big.into();
+    let e = match ExecutionOutput::run(&c, req).await {
+        Ok(_) => panic!("a too large environment is refused"),
         Err(e) => e,
     };
     assert_eq!(e.code, "invalid_argument", "{e:?}");

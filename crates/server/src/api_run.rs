@@ -10,6 +10,7 @@
 use crate::api::{to_connect, Api};
 use crate::api_exec::{exec_request, inspect_msg, stream_event};
 use crate::auth::Principal;
+use crate::engine::pools::pending::Taken;
 use crate::engine::StreamItem;
 use crate::error::EngineError;
 use crate::store::SandboxRow;
@@ -27,6 +28,20 @@ pub(crate) async fn create(
     who: &Principal,
     req: &CreateSandboxRequest,
 ) -> Result<(SandboxRow, Option<Bootstrap>), ConnectError> {
+    match make(api, who, req, false).await? {
+        (Taken::Made(row), bootstrap) => Ok((row, bootstrap)),
+        (Taken::Pending(p), bootstrap) => Ok((commit_alone(api, p, req)?, bootstrap)),
+    }
+}
+
+/// [`create`], where a pool's sandbox may be only taken (`defer`, see
+/// [`crate::engine::pools::pending`]): its claim is then the caller's to commit.
+async fn make(
+    api: &Api,
+    who: &Principal,
+    req: &CreateSandboxRequest,
+    defer: bool,
+) -> Result<(Taken, Option<Bootstrap>), ConnectError> {
     crate::engine::lifetimes::check_seconds("ttl_seconds", req.ttl_seconds)
         .and_then(|()| {
             crate::engine::lifetimes::check_seconds(
@@ -45,7 +60,7 @@ pub(crate) async fn create(
     };
     let binding = crate::attest::AgentBinding::parse(&req.agent_public_key, &req.delegation_chain)
         .map_err(to_connect)?;
-    let row = if req.from_snapshot.is_empty() {
+    let taken = if req.from_snapshot.is_empty() {
         let policy_yaml = if req.learn {
             cleanroom_policy::ask::learning_yaml(&req.policy_yaml)
                 .map_err(|e| to_connect(e.into()))?
@@ -58,7 +73,7 @@ pub(crate) async fn create(
             .map(|(k, v)| (k.clone(), v.to_vec()))
             .collect();
         api.engine
-            .create_or_claim(
+            .create_or_take(
                 who,
                 api.caps,
                 crate::engine::pools::claim::CreateRequest {
@@ -69,24 +84,57 @@ pub(crate) async fn create(
                     use_pools: !req.no_pool,
                     lockfiles: &lockfiles,
                 },
+                defer,
             )
             .await
     } else {
         match crate::api_snapshots::create_from(&api.engine, who, api.caps, req, limits).await {
-            Ok(row) => api.engine.bind_sandbox(&row, &binding, "").map(|_| row),
+            Ok(row) => api
+                .engine
+                .bind_sandbox(&row, &binding, "")
+                .map(|_| Taken::Made(row)),
             Err(e) => Err(e),
         }
     }
     .map_err(to_connect)?;
-    api.engine
-        .claim_image(who, &row.image_digest)
-        .map_err(to_connect)?;
-    api.engine
-        .init_lifetime(&row, req.ttl_seconds, req.idle_timeout_seconds)
-        .map_err(to_connect)?;
+    let row = match &taken {
+        // The claim's commit holds the image for the claimer, and its clocks start once
+        // it is committed (a sandbox given back to its pool must not carry them).
+        Taken::Pending(p) => p.row(),
+        Taken::Made(row) => {
+            api.engine
+                .claim_image(who, &row.image_digest)
+                .map_err(to_connect)?;
+            start_clocks(api, row, req)?;
+            row
+        }
+    };
     let bootstrap =
         crate::bootstrap::plan_stored(&row.id, &row.compiled_policy).map_err(to_connect)?;
-    Ok((row, bootstrap))
+    Ok((taken, bootstrap))
+}
+
+/// The sandbox's lifetime clocks (TTL, idle timeout) as the request, its policy or the
+/// server's defaults set them.
+fn start_clocks(
+    api: &Api,
+    row: &SandboxRow,
+    req: &CreateSandboxRequest,
+) -> Result<(), ConnectError> {
+    api.engine
+        .init_lifetime(row, req.ttl_seconds, req.idle_timeout_seconds)
+        .map_err(to_connect)
+}
+
+/// Commit a pending claim made without a command, and start its clocks.
+fn commit_alone(
+    api: &Api,
+    p: crate::engine::pools::pending::PendingClaim,
+    req: &CreateSandboxRequest,
+) -> Result<SandboxRow, ConnectError> {
+    let row = p.commit().map_err(to_connect)?;
+    start_clocks(api, &row, req)?;
+    Ok(row)
 }
 
 fn event(execution_id: &str, payload: Payload) -> ExecutionStreamEvent {
@@ -109,15 +157,24 @@ pub(crate) async fn run_execution(
     let busy = api.engine.foreground.enter();
     let mut exec = req.execution.as_option().cloned().unwrap_or_default();
     let made = exec.sandbox_id.is_empty();
-    let (row, bootstrap, mut unseen) = if made {
-        let create_req = req.create.as_option().cloned().unwrap_or_default();
-        let (row, bootstrap) = create(api, &who, &create_req).await?;
+    let create_req = req.create.as_option().cloned().unwrap_or_default();
+    let (row, bootstrap, mut unseen, mut pending) = if made {
+        // A request refused anyway is refused before a sandbox is made or taken.
+        crate::guest::validate(&exec_request(exec.clone(), &who)).map_err(to_connect)?;
+        let (taken, bootstrap) = make(api, &who, &create_req, true).await?;
+        let (row, pending) = match taken {
+            Taken::Made(row) => (row, None),
+            Taken::Pending(p) => (p.row().clone(), Some(p)),
+        };
         exec.sandbox_id = row.id.clone();
         // From here until `started` is handed over, any way out (an error below, the
         // caller going away while this handler waits) tears a terminate_on_exit sandbox
-        // down: nobody else knows it.
-        let unseen = Unseen(req.terminate_on_exit.then(|| (api.clone(), row.id.clone())));
-        (row, bootstrap, unseen)
+        // down: nobody else knows it. A pool's sandbox not yet claimed is its pending
+        // claim's to give back instead (armed once the claim is committed).
+        let unseen = Unseen(
+            (req.terminate_on_exit && pending.is_none()).then(|| (api.clone(), row.id.clone())),
+        );
+        (row, bootstrap, unseen, pending)
     } else {
         if req.create.is_set() || req.terminate_on_exit {
             return Err(to_connect(EngineError::invalid(
@@ -129,7 +186,7 @@ pub(crate) async fn run_execution(
             .engine
             .owned_sandbox(&who, &exec.sandbox_id)
             .map_err(to_connect)?;
-        (row, None, Unseen(None))
+        (row, None, Unseen(None), None)
     };
     let started = |execution: Option<&crate::store::ExecutionRow>| RunStarted {
         sandbox: api.sandbox_out(&row).into(),
@@ -141,6 +198,9 @@ pub(crate) async fn run_execution(
     if bootstrap.is_some() {
         // The client performs the bootstrap first (it holds the repository), then
         // CreateExecution: nothing is started, nothing is torn down here.
+        if let Some(p) = pending.take() {
+            commit_alone(api, p, &create_req)?;
+        }
         unseen.0 = None;
         let first = event("", Payload::from(started(None)));
         return Response::ok(Box::pin(futures::stream::iter([Ok(first)])));
@@ -150,11 +210,23 @@ pub(crate) async fn run_execution(
         true => to_connect(e.with("sandbox_id", &row.id)),
         false => to_connect(e),
     };
+    let claimed_now = pending.is_some();
     let execution = api
         .engine
-        .create_execution_in(&row, exec_request(exec, &who))
+        .create_execution_in(&row, exec_request(exec, &who), pending)
         .await
         .map_err(fail)?;
+    if claimed_now {
+        if req.terminate_on_exit {
+            unseen.0 = Some((api.clone(), row.id.clone()));
+        }
+        // Unrecorded clocks would leave the sandbox unbounded: fail closed, and take the
+        // sandbox (the caller's since the commit, unknown to them yet) down with its command.
+        if let Err(e) = start_clocks(api, &row, &create_req) {
+            let _ = api.engine.terminate_sandbox_in_background(&row.id);
+            return Err(e);
+        }
+    }
     let items = api.engine.stream_started(&execution).map_err(fail)?;
     let first = event(&execution.id, Payload::from(started(Some(&execution))));
     let run = Run {

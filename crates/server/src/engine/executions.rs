@@ -2,6 +2,7 @@
 //! cancel it, feed its stdin, and stream its output from the durable log.
 
 use super::events::EventLog;
+use super::pools::pending::PendingClaim;
 use super::{Engine, ExecRequest, Inspection, LiveExec, StreamItem, DEFAULT_GRACE};
 use crate::error::{Class, EngineError};
 use crate::execlog::{self, ExitRecord, LogReader, LogWriter};
@@ -29,28 +30,32 @@ impl Engine {
     ) -> Result<ExecutionRow, EngineError> {
         guest::validate(&req)?;
         let sandbox = self.get_sandbox(&req.sandbox_id)?;
-        self.start_in(&sandbox, req).await
+        self.start_in(&sandbox, req, None).await
     }
 
     /// [`Engine::create_execution`] in `sandbox`, a row the caller has just read or made
     /// (`RunExecution`'s ownership check, its create or claim): the sandbox is not read
-    /// again on the way to the spawn.
+    /// again on the way to the spawn. With `claim`, the sandbox is a pool's taken for the
+    /// caller, and the claim is committed with the execution's start
+    /// ([`super::pools::pending`]).
     pub async fn create_execution_in(
         self: &Arc<Self>,
         sandbox: &SandboxRow,
         req: ExecRequest,
+        claim: Option<PendingClaim>,
     ) -> Result<ExecutionRow, EngineError> {
         guest::validate(&req)?;
         if req.sandbox_id != sandbox.id {
             return Err(EngineError::invalid("the execution names another sandbox"));
         }
-        self.start_in(sandbox, req).await
+        self.start_in(sandbox, req, claim).await
     }
 
     async fn start_in(
         self: &Arc<Self>,
         sandbox: &SandboxRow,
         req: ExecRequest,
+        claim: Option<PendingClaim>,
     ) -> Result<ExecutionRow, EngineError> {
         if sandbox.status != ss::READY {
             return Err(super::pause::not_ready(&sandbox.id, sandbox.status));
@@ -109,14 +114,22 @@ impl Engine {
         let handle = match (spawned, LogWriter::create(&log_path)) {
             (Ok(h), Ok(writer)) => {
                 let running = EventLog::execution_status_row(&sandbox.id, &id, es::RUNNING, "");
-                match self.store.start_execution(&row, &[&queued, &running]) {
+                let events = [&queued, &running];
+                let started = match claim {
+                    Some(claim) => claim.commit_with_start(&row, &events),
+                    None => self
+                        .store
+                        .start_execution(&row, &events)
+                        .map_err(Into::into),
+                };
+                match started {
                     Ok(seq) => self.events.committed(seq),
                     Err(e) => {
                         // No row names this execution: its log would be nobody's.
                         self.stop_unsupervised(&sandbox.id, h.id).await;
                         drop(writer);
                         let _ = std::fs::remove_file(&log_path);
-                        return Err(e.into());
+                        return Err(e);
                     }
                 }
                 (h, writer)
@@ -133,7 +146,14 @@ impl Engine {
                 if let Ok(writer) = writer {
                     close_failed(writer, &msg);
                 }
-                // The row exists for the id the error names: QUEUED, then FAILED.
+                // The sandbox is the caller's (as when a claim came first), and the row
+                // exists for the id the error names: QUEUED, then FAILED.
+                if let Some(mut claim) = claim {
+                    if spawned.is_ok() {
+                        claim.ran_a_process();
+                    }
+                    claim.commit()?;
+                }
                 let started = self.store.start_execution(&row, &[&queued])?;
                 self.events.committed(started);
                 self.end_failed(&sandbox.id, &id, &msg)?;

@@ -132,53 +132,13 @@ impl Store {
     /// READY and `to`'s account stays within `per_owner` (0: no cap; see
     /// [`account_live_sql`]); otherwise nothing is written.
     pub fn commit_claim(&self, c: &ClaimCommit<'_>) -> Result<ClaimOutcome> {
-        use crate::status::sandbox as ss;
         self.with(|conn| {
             let tx = super::write_transaction(conn)?;
-            let moved = tx
-                .prepare_cached(&format!(
-                    "UPDATE sandboxes SET owner = ?3, updated_at = ?4
-                     WHERE id = ?1 AND owner = ?2 AND status = {ready}
-                       AND (?5 = 0
-                            OR ?3 = (SELECT owner FROM pools WHERE 'pool:' || id = ?2)
-                            OR ({count}) < ?5)",
-                    ready = ss::READY,
-                    count = account_live_sql("?3"),
-                ))?
-                .execute(params![c.sandbox_id, c.from, c.to, c.at, c.per_owner])?;
-            if moved != 1 {
-                let still: bool = tx
-                    .prepare_cached(&format!(
-                        "SELECT 1 FROM sandboxes WHERE id = ?1 AND owner = ?2 AND status = {}",
-                        ss::READY
-                    ))?
-                    .exists(params![c.sandbox_id, c.from])?;
-                return Ok(if still {
-                    ClaimOutcome::CapReached
-                } else {
-                    ClaimOutcome::Gone
-                });
+            let outcome = claim_on(&tx, c)?;
+            if matches!(outcome, ClaimOutcome::Committed { .. }) {
+                tx.commit()?;
             }
-            let k = c.claim;
-            tx.prepare_cached(
-                "INSERT INTO sandbox_claims (sandbox_id, pool_id, agent, chain, envelope)
-                 VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT(sandbox_id) DO UPDATE SET pool_id = ?2, agent = ?3, chain = ?4, envelope = ?5",
-            )?
-            .execute(params![k.sandbox_id, k.pool_id, k.agent, k.chain, k.envelope])?;
-            let event = EventRow {
-                at: c.at,
-                ..c.event.clone()
-            };
-            let seq = append_event_on(&tx, &event)?;
-            if !c.image_digest.is_empty() {
-                tx.prepare_cached(
-                    "INSERT OR IGNORE INTO image_owners (digest, owner) VALUES (?1, ?2)",
-                )?
-                .execute(params![c.image_digest, c.to])?;
-            }
-            tx.commit()?;
-            Ok(ClaimOutcome::Committed { event_seq: seq })
+            Ok(outcome)
         })
     }
 
@@ -242,4 +202,60 @@ pub(super) fn put_claim_on(c: &rusqlite::Connection, k: &ClaimRow) -> rusqlite::
         k.envelope
     ])
     .map(drop)
+}
+
+/// [`Store::commit_claim`]'s writes, in the caller's transaction (which it commits only
+/// when the outcome is `Committed`; any other outcome wrote nothing).
+pub(super) fn claim_on(
+    tx: &rusqlite::Transaction<'_>,
+    c: &ClaimCommit<'_>,
+) -> rusqlite::Result<ClaimOutcome> {
+    use crate::status::sandbox as ss;
+    let moved = tx
+        .prepare_cached(&format!(
+            "UPDATE sandboxes SET owner = ?3, updated_at = ?4
+             WHERE id = ?1 AND owner = ?2 AND status = {ready}
+               AND (?5 = 0
+                    OR ?3 = (SELECT owner FROM pools WHERE 'pool:' || id = ?2)
+                    OR ({count}) < ?5)",
+            ready = ss::READY,
+            count = account_live_sql("?3"),
+        ))?
+        .execute(params![c.sandbox_id, c.from, c.to, c.at, c.per_owner])?;
+    if moved != 1 {
+        let still: bool = tx
+            .prepare_cached(&format!(
+                "SELECT 1 FROM sandboxes WHERE id = ?1 AND owner = ?2 AND status = {}",
+                ss::READY
+            ))?
+            .exists(params![c.sandbox_id, c.from])?;
+        return Ok(if still {
+            ClaimOutcome::CapReached
+        } else {
+            ClaimOutcome::Gone
+        });
+    }
+    let k = c.claim;
+    tx.prepare_cached(
+        "INSERT INTO sandbox_claims (sandbox_id, pool_id, agent, chain, envelope)
+         VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT(sandbox_id) DO UPDATE SET pool_id = ?2, agent = ?3, chain = ?4, envelope = ?5",
+    )?
+    .execute(params![
+        k.sandbox_id,
+        k.pool_id,
+        k.agent,
+        k.chain,
+        k.envelope
+    ])?;
+    let event = EventRow {
+        at: c.at,
+        ..c.event.clone()
+    };
+    let seq = append_event_on(tx, &event)?;
+    if !c.image_digest.is_empty() {
+        tx.prepare_cached("INSERT OR IGNORE INTO image_owners (digest, owner) VALUES (?1, ?2)")?
+            .execute(params![c.image_digest, c.to])?;
+    }
+    Ok(ClaimOutcome::Committed { event_seq: seq })
 }

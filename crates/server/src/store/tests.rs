@@ -472,3 +472,99 @@ fn a_create_waits_for_another_connections_commits_instead_of_failing() {
         failures.first()
     );
 }
+
+#[test]
+fn a_claimed_start_is_one_commit_and_a_refused_claim_starts_nothing() {
+    use crate::status::{execution as es, sandbox as ss};
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("state.db")).unwrap();
+    for id in ["w1", "w2"] {
+        s.insert_sandbox(&row(id, "pool:p1", ss::READY), SandboxCaps::default())
+            .unwrap();
+    }
+    let exe = |id: &str, sbx: &str| ExecutionRow {
+        id: id.into(),
+        sandbox_id: sbx.into(),
+        status: es::RUNNING,
+        command: vec!["true".into()],
+        exit_code: 0,
+        created_at: 1,
+        started_at: 1,
+        finished_at: 0,
+        message: String::new(),
+        cwd: "/".into(),
+        tty: false,
+        kind: 1,
+        trace_id: String::new(),
+        owner: "a".into(),
+    };
+    let ev = |sbx: &str, id: &str, kind: &str| EventRow {
+        sandbox_id: sbx.into(),
+        execution_id: id.into(),
+        kind: kind.into(),
+        ..Default::default()
+    };
+    let start = |sbx: &str, exe_id: &str| {
+        let k = ClaimRow {
+            sandbox_id: sbx.into(),
+            pool_id: "p1".into(),
+            envelope: "{}".into(),
+            ..Default::default()
+        };
+        let claim_event = ev(sbx, "", "pool.claim");
+        let (queued, running) = (
+            ev(sbx, exe_id, "execution.status"),
+            ev(sbx, exe_id, "execution.status"),
+        );
+        s.start_claimed_execution(
+            &ClaimCommit {
+                sandbox_id: sbx,
+                from: "pool:p1",
+                to: "a",
+                per_owner: 0,
+                at: 2,
+                claim: &k,
+                event: &claim_event,
+                image_digest: "sha256:01",
+            },
+            &exe(exe_id, sbx),
+            &[&queued, &running],
+        )
+        .unwrap()
+    };
+    let ClaimOutcome::Committed { event_seq } = start("w1", "exe_1") else {
+        panic!("not committed")
+    };
+    // The claim and the start, together: owner, claim record, image hold, execution row,
+    // the sandbox's active execution; the claim's event first, the last sequence returned.
+    let sbx = s.get_sandbox("w1").unwrap().unwrap();
+    assert_eq!(
+        (sbx.owner.as_str(), sbx.active_execution_id.as_str()),
+        ("a", "exe_1")
+    );
+    assert_eq!(s.get_claim("w1").unwrap().unwrap().pool_id, "p1");
+    assert_eq!(s.image_owners("sha256:01").unwrap(), vec!["a".to_string()]);
+    assert_eq!(
+        s.get_execution("exe_1").unwrap().unwrap().status,
+        es::RUNNING
+    );
+    let events = s.events_after("w1", 0, 10).unwrap();
+    let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        ["pool.claim", "execution.status", "execution.status"]
+    );
+    assert_eq!(events.last().map(|e| e.seq), Some(event_seq));
+    // A sandbox no longer the pool's READY one: refused, and nothing of the start is
+    // written either.
+    s.set_sandbox_status("w2", ss::STOPPING, "").unwrap();
+    assert_eq!(start("w2", "exe_2"), ClaimOutcome::Gone);
+    assert!(s.get_execution("exe_2").unwrap().is_none());
+    assert!(s.get_claim("w2").unwrap().is_none());
+    assert!(s.events_after("w2", 0, 10).unwrap().is_empty());
+    let w2 = s.get_sandbox("w2").unwrap().unwrap();
+    assert_eq!(
+        (w2.owner.as_str(), w2.active_execution_id.as_str()),
+        ("pool:p1", "")
+    );
+}

@@ -8,7 +8,8 @@
 //! one transaction the owner change (conditional: still the pool's and READY, the
 //! claimer's cap checked in the same statement), the claim record, the `pool.claim` event
 //! and the claimer's hold on the image. Refilling is the warming task's, woken and never
-//! waited for.
+//! waited for. `RunExecution`'s transparent claim makes the same writes in the command's
+//! start commit, after the spawn ([`super::pending`]).
 //!
 //! **Durability.** The transaction is in SQLite's WAL before the answer is sent
 //! (`synchronous=NORMAL`: no fsync, survives a crash or kill of the server). Nothing can
@@ -23,8 +24,10 @@
 //! entry (after the transport has decoded the request) to the response message being
 //! built — authentication, pool lookup, the liveness check, signing, the commit, the
 //! sandbox message. For a transparent claim by `CreateSandbox`: from the start of
-//! `create_or_claim` (template key included) to the commit.
+//! `create_or_claim` (template key included) to the commit; by `RunExecution`: likewise,
+//! to the commit that also records the command's start (so it includes the spawn).
 
+use super::pending::{PendingClaim, Taken};
 use super::{PoolHandle, TemplateKey, Warm};
 use crate::attest::AgentBinding;
 use crate::auth::Principal;
@@ -62,7 +65,15 @@ pub struct CreateRequest<'a> {
     pub lockfiles: &'a std::collections::BTreeMap<String, Vec<u8>>,
 }
 
-fn no_ready(pool_id: &str) -> EngineError {
+pub(super) fn cap_reached(who: &Principal, caps: SandboxCaps) -> EngineError {
+    EngineError::resource_exhausted(format!(
+        "{} already has {} live sandboxes (serve --max-sandboxes-per-principal)",
+        who.name, caps.per_owner
+    ))
+    .with("limit", caps.per_owner.to_string())
+}
+
+pub(super) fn no_ready(pool_id: &str) -> EngineError {
     EngineError::new(
         Class::Unavailable,
         ErrorCode::NoReadySandboxes,
@@ -101,51 +112,79 @@ impl Engine {
     ) -> Result<Claimed, EngineError> {
         let from = pool.internal_owner();
         loop {
-            let next = lock(&pool.state).ready.pop_front();
-            let Some(warm) = next else {
-                lock(&pool.state).misses_total += 1;
-                pool.wake.notify_one();
+            let Some(warm) = Self::take_warm(pool) else {
                 return Err(no_ready(&pool.id));
             };
-            if !warm.init.alive() {
-                // Never hand out a dead sandbox: the warming task terminates and replaces it.
-                tracing::warn!(pool_id = %pool.id, sandbox_id = %warm.row.id, "warm sandbox's pid 1 is gone; replacing it");
-                let mut st = lock(&pool.state);
-                st.dead_total += 1;
-                st.dead.push(warm.row.id);
-                drop(st);
-                pool.wake.notify_one();
-                continue;
-            }
-            match self.commit_claim(pool, &from, who, binding, caps, &warm)? {
-                Some(c) => {
+            let (row, claim, event) = self.claim_parts(pool, who, binding, &warm.row);
+            let outcome = self.store.commit_claim(&ClaimCommit {
+                sandbox_id: &row.id,
+                from: &from,
+                to: &who.name,
+                per_owner: caps.per_owner,
+                at: row.updated_at,
+                claim: &claim,
+                event: &event,
+                image_digest: &row.image_digest,
+            })?;
+            match outcome {
+                ClaimOutcome::Committed { event_seq } => {
+                    self.events.committed(event_seq);
                     pool.wake.notify_one();
-                    return Ok(c);
+                    return Ok(Claimed {
+                        sandbox: row,
+                        envelope_json: claim.envelope,
+                        pool: pool.clone(),
+                    });
                 }
-                None => {
-                    // Not handed over: either the caller is at their cap (still the pool's
-                    // and READY: put it back) or the sandbox is gone (try the next one).
-                    continue;
+                // No longer the pool's READY sandbox: try the next one.
+                ClaimOutcome::Gone => continue,
+                // Still the pool's and READY (pristine): it goes back.
+                ClaimOutcome::CapReached => {
+                    lock(&pool.state).ready.push_front(warm);
+                    return Err(cap_reached(who, caps));
                 }
             }
         }
     }
 
-    /// Sign and commit one claim of `warm` (see the module doc). `Ok(None)`: the sandbox
-    /// is no longer the pool's READY one; cap refusals are errors (the sandbox goes back).
-    fn commit_claim(
+    /// The next live READY sandbox of `pool`, out of its queue (one taker per entry), or
+    /// `None` (counted as a miss). Dead ones are skipped, never handed out: the warming
+    /// task terminates and replaces them. The caller wakes the warming task once the
+    /// sandbox has left the pool for good (a commit): one that goes back must not have
+    /// started a replacement beyond the pool's size.
+    pub(super) fn take_warm(pool: &PoolHandle) -> Option<Warm> {
+        loop {
+            let next = lock(&pool.state).ready.pop_front();
+            let Some(warm) = next else {
+                lock(&pool.state).misses_total += 1;
+                pool.wake.notify_one();
+                return None;
+            };
+            if warm.init.alive() {
+                return Some(warm);
+            }
+            tracing::warn!(pool_id = %pool.id, sandbox_id = %warm.row.id, "warm sandbox's pid 1 is gone; replacing it");
+            let mut st = lock(&pool.state);
+            st.dead_total += 1;
+            st.dead.push(warm.row.id);
+            drop(st);
+            pool.wake.notify_one();
+        }
+    }
+
+    /// What a claim of `warm` by `who` writes (see the module doc): the sandbox's row as
+    /// the claimer owns it, the binding with the attestation signed for the claimer, and
+    /// the `pool.claim` event.
+    pub(super) fn claim_parts(
         &self,
-        pool: &Arc<PoolHandle>,
-        from: &str,
+        pool: &PoolHandle,
         who: &Principal,
         binding: &AgentBinding,
-        caps: SandboxCaps,
-        warm: &Warm,
-    ) -> Result<Option<Claimed>, EngineError> {
-        let at = now_micros();
-        let mut row = warm.row.clone();
+        base: &SandboxRow,
+    ) -> (SandboxRow, ClaimRow, EventRow) {
+        let mut row = base.clone();
         row.owner = who.name.clone();
-        row.updated_at = at;
+        row.updated_at = now_micros();
         let envelope = self
             .attestor()
             .map(|a| a.attest(&row, binding, &pool.id).to_json())
@@ -170,47 +209,35 @@ impl Engine {
             .to_string(),
             ..Default::default()
         };
-        let outcome = self.store.commit_claim(&ClaimCommit {
-            sandbox_id: &row.id,
-            from,
-            to: &who.name,
-            per_owner: caps.per_owner,
-            at,
-            claim: &claim,
-            event: &event,
-            image_digest: &row.image_digest,
-        })?;
-        match outcome {
-            ClaimOutcome::Committed { event_seq } => {
-                self.events.committed(event_seq);
-                Ok(Some(Claimed {
-                    sandbox: row,
-                    envelope_json: claim.envelope,
-                    pool: pool.clone(),
-                }))
-            }
-            ClaimOutcome::Gone => Ok(None),
-            ClaimOutcome::CapReached => {
-                let mut st = lock(&pool.state);
-                st.ready.push_front(warm.clone());
-                drop(st);
-                Err(EngineError::resource_exhausted(format!(
-                    "{} already has {} live sandboxes (serve --max-sandboxes-per-principal)",
-                    who.name, caps.per_owner
-                ))
-                .with("limit", caps.per_owner.to_string()))
-            }
-        }
+        (row, claim, event)
     }
 
     /// `CreateSandbox`: a READY sandbox from a pool of the caller's whose template equals
     /// the request's exactly, else a fresh one. Either way bound to `binding` and attested.
     pub async fn create_or_claim(
-        &self,
+        self: &Arc<Self>,
         who: &Principal,
         caps: SandboxCaps,
         req: CreateRequest<'_>,
     ) -> Result<SandboxRow, EngineError> {
+        match self.create_or_take(who, caps, req, false).await? {
+            Taken::Made(row) => Ok(row),
+            Taken::Pending(p) => p.commit(),
+        }
+    }
+
+    /// [`Engine::create_or_claim`] for a caller that starts a command in the sandbox right
+    /// away (`RunExecution`): with `defer`, a pool's sandbox is only taken out of its queue
+    /// here, and the claim is committed together with the command's start, after the
+    /// spawn ([`PendingClaim`]): the signing and the commit are off the way to the
+    /// command. A fresh sandbox is made (and committed) as by `create_or_claim`.
+    pub async fn create_or_take(
+        self: &Arc<Self>,
+        who: &Principal,
+        caps: SandboxCaps,
+        req: CreateRequest<'_>,
+        defer: bool,
+    ) -> Result<Taken, EngineError> {
         let CreateRequest {
             policy_yaml,
             image_ref,
@@ -222,14 +249,30 @@ impl Engine {
         let t0 = Instant::now();
         if use_pools && lockfiles.is_empty() {
             if let Some(pool) = self.matching_pool(who, policy_yaml, image_ref, requested) {
-                match self.claim_from(&pool, who, binding, caps) {
-                    Ok(c) => {
-                        Self::record_claim(&pool, t0.elapsed().as_micros() as u64);
-                        return Ok(c.sandbox);
+                if defer {
+                    // Taken for the pool's own owner (a transparent claim only matches
+                    // the caller's pools): no per-principal cap applies.
+                    if let Some(warm) = Self::take_warm(&pool) {
+                        return Ok(Taken::Pending(PendingClaim::new(
+                            self.clone(),
+                            pool,
+                            warm,
+                            who.clone(),
+                            binding.clone(),
+                            caps,
+                            t0,
+                        )));
                     }
-                    // Empty pool: fall through to a fresh sandbox (counted as a miss).
-                    Err(e) if e.code == ErrorCode::NoReadySandboxes => {}
-                    Err(e) => return Err(e),
+                } else {
+                    match self.claim_from(&pool, who, binding, caps) {
+                        Ok(c) => {
+                            Self::record_claim(&pool, t0.elapsed().as_micros() as u64);
+                            return Ok(Taken::Made(c.sandbox));
+                        }
+                        // Empty pool: fall through to a fresh sandbox (counted as a miss).
+                        Err(e) if e.code == ErrorCode::NoReadySandboxes => {}
+                        Err(e) => return Err(e),
+                    }
                 }
             }
         }
@@ -243,6 +286,7 @@ impl Engine {
             (lockfiles, Some(binding)),
         )
         .await
+        .map(Taken::Made)
     }
 
     /// A pool of `who`'s whose template equals the request's (`None` when the request

@@ -4,6 +4,7 @@
 //!
 //! * this file: pool definitions, their in-memory state, create/list/stats/destroy;
 //! * [`claim`]: claim, release, and the transparent claim of `CreateSandbox`;
+//! * [`pending`]: `RunExecution`'s transparent claim, committed with the command's start;
 //! * [`warm`]: the per-pool task that keeps `ready` at its target (min_ready, autoscaling
 //!   with headroom, max_age replacement) and rebuilds pools after a restart.
 //!
@@ -16,6 +17,7 @@
 
 pub mod alive;
 pub mod claim;
+pub mod pending;
 pub mod warm;
 #[cfg(test)]
 mod yield_tests;
