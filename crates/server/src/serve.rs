@@ -308,7 +308,18 @@ pub async fn run(
     let (transport, socket_path) = transport;
     // From here on the stop below terminates the sandboxes and closes the backend.
     start_guard.0 = None;
-    let served = crate::listener::serve(transport, service, cfg.auth.conn, stop_rx).await;
+    // The accept loop runs as a task on a runtime worker, not on this (block_on) thread:
+    // a new connection then wakes one thread — the worker whose epoll reports it, which
+    // accepts and polls the connection's task itself — instead of three (that worker,
+    // this thread to accept, and a worker for the connection's task).
+    let served = tokio::spawn(crate::listener::serve(
+        transport,
+        service,
+        cfg.auth.conn,
+        stop_rx,
+    ))
+    .await
+    .unwrap_or_else(|e| Err(std::io::Error::other(format!("accept loop: {e}"))));
     console.shutdown().await;
     if let Some(path) = socket_path {
         let _ = std::fs::remove_file(path);
