@@ -3,7 +3,7 @@
 //! store still says READY, so the claim checks the process itself before it hands the
 //! sandbox over, and a dead one is skipped, terminated and replaced.
 //!
-//! The check reads `/proc/<pid>/stat` (one open + read, ~10 µs): the pid must exist, not
+//! The check reads `/proc/<pid>/stat` (one open + one read, ~10 µs): the pid must exist, not
 //! be a zombie, and have the start time the backend recorded (a recycled pid never
 //! passes). No descriptor is held per warm sandbox (5,000 READY sandboxes would need
 //! 5,000 pidfds).
@@ -47,15 +47,9 @@ impl InitProc {
     }
 }
 
-/// State (field 3) and start time (field 22) of `/proc/<pid>/stat`.
+/// State and start time of `/proc/<pid>/stat`.
 fn stat(pid: i32) -> Option<(char, u64)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: parse after the last ')'.
-    let mut rest = text[text.rfind(')')? + 1..].split_whitespace();
-    let state = rest.next()?.chars().next()?;
-    // `rest` is now at field 4; field 22 is 18 further.
-    let start = rest.nth(18)?.parse().ok()?;
-    Some((state, start))
+    cleanroom_backend::linux::procinfo::state_and_start(pid)
 }
 
 #[cfg(test)]
