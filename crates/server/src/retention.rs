@@ -73,7 +73,7 @@ mod tests {
     use super::*;
     use crate::quota::RetentionConfig;
     use crate::status::execution as es;
-    use crate::store::{ExecutionRow, SandboxRow};
+    use crate::store::SandboxRow;
     use std::time::Duration;
 
     fn setup(dir: &Path, store: &Store, sandbox: &str, status: i32, execs: &[(&str, i64, usize)]) {
@@ -100,22 +100,12 @@ mod tests {
             .unwrap();
         for (id, age_secs, size) in execs {
             store
-                .insert_execution(&ExecutionRow {
-                    id: (*id).into(),
-                    sandbox_id: sandbox.into(),
-                    status: es::QUEUED,
-                    command: vec!["true".into()],
-                    exit_code: 0,
-                    created_at: 1,
-                    started_at: 0,
-                    finished_at: 0,
-                    message: String::new(),
-                    cwd: "/".into(),
-                    tty: false,
-                    kind: 1,
-                    trace_id: String::new(),
-                    owner: "uid:0".into(),
-                })
+                .insert_execution(&crate::store::execution_row_for_test(
+                    id,
+                    sandbox,
+                    "uid:0",
+                    es::QUEUED,
+                ))
                 .unwrap();
             store.finish_execution(id, es::SUCCEEDED, 0, "").unwrap();
             // Backdate the finish.

@@ -558,3 +558,29 @@ pub use pools::{ClaimCommit, ClaimOutcome, ClaimRow, PoolRow};
 
 #[cfg(test)]
 mod tests;
+
+/// An execution of `true` in `sandbox_id` with `status`, as tests insert them.
+#[cfg(test)]
+pub(crate) fn execution_row_for_test(
+    id: &str,
+    sandbox_id: &str,
+    owner: &str,
+    status: i32,
+) -> ExecutionRow {
+    ExecutionRow {
+        id: id.into(),
+        sandbox_id: sandbox_id.into(),
+        status,
+        command: vec!["true".into()],
+        exit_code: 0,
+        created_at: 1,
+        started_at: 1,
+        finished_at: 0,
+        message: String::new(),
+        cwd: "/".into(),
+        tty: false,
+        kind: 1,
+        trace_id: String::new(),
+        owner: owner.into(),
+    }
+}

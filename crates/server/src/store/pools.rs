@@ -235,19 +235,7 @@ pub(super) fn claim_on(
             ClaimOutcome::Gone
         });
     }
-    let k = c.claim;
-    tx.prepare_cached(
-        "INSERT INTO sandbox_claims (sandbox_id, pool_id, agent, chain, envelope)
-         VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT(sandbox_id) DO UPDATE SET pool_id = ?2, agent = ?3, chain = ?4, envelope = ?5",
-    )?
-    .execute(params![
-        k.sandbox_id,
-        k.pool_id,
-        k.agent,
-        k.chain,
-        k.envelope
-    ])?;
+    put_claim_on(tx, c.claim)?;
     let event = EventRow {
         at: c.at,
         ..c.event.clone()

@@ -254,22 +254,8 @@ fn an_execution_moves_in_two_commits_each_with_its_events() {
     let s = Store::open(&dir.path().join("state.db")).unwrap();
     s.insert_sandbox(&row("sbx_a", "u", ss::READY), SandboxCaps::default())
         .unwrap();
-    let exe = |id: &str| ExecutionRow {
-        id: id.into(),
-        sandbox_id: "sbx_a".into(),
-        status: es::RUNNING,
-        command: vec!["true".into()],
-        exit_code: 0,
-        created_at: 1,
-        started_at: 1,
-        finished_at: 0,
-        message: String::new(),
-        cwd: "/".into(),
-        tty: false,
-        kind: 1,
-        trace_id: String::new(),
-        owner: "u".into(),
-    };
+    let exe =
+        |id: &str| execution_row_for_test(id, "sbx_a", "u", crate::status::execution::RUNNING);
     let ev = |id: &str, st: i32| EventRow {
         sandbox_id: "sbx_a".into(),
         execution_id: id.into(),
@@ -482,21 +468,8 @@ fn a_claimed_start_is_one_commit_and_a_refused_claim_starts_nothing() {
         s.insert_sandbox(&row(id, "pool:p1", ss::READY), SandboxCaps::default())
             .unwrap();
     }
-    let exe = |id: &str, sbx: &str| ExecutionRow {
-        id: id.into(),
-        sandbox_id: sbx.into(),
-        status: es::RUNNING,
-        command: vec!["true".into()],
-        exit_code: 0,
-        created_at: 1,
-        started_at: 1,
-        finished_at: 0,
-        message: String::new(),
-        cwd: "/".into(),
-        tty: false,
-        kind: 1,
-        trace_id: String::new(),
-        owner: "a".into(),
+    let exe = |id: &str, sbx: &str| {
+        execution_row_for_test(id, sbx, "a", crate::status::execution::RUNNING)
     };
     let ev = |sbx: &str, id: &str, kind: &str| EventRow {
         sandbox_id: sbx.into(),
