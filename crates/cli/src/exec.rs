@@ -35,13 +35,6 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return render::fail(Code::Internal, format!("cannot handle SIGINT: {e}")),
     };
-    let client = match Client::connect_target(ep).await {
-        Ok(c) => c,
-        Err(e) => {
-            render::error(&e, None);
-            return EXIT_CLEANROOM_ERROR;
-        }
-    };
     let env = match parse_env(&args.env) {
         Ok(e) => e,
         Err(e) => {
@@ -60,6 +53,16 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
                 return EXIT_CLEANROOM_ERROR;
             }
         },
+    };
+    // Connected only once the request is built (the policy file read): the HTTP/2 preface
+    // and the request then leave back to back, and the server reads them in one wake-up
+    // instead of waking for the preface alone.
+    let client = match Client::connect_target(ep).await {
+        Ok(c) => c,
+        Err(e) => {
+            render::error(&e, None);
+            return EXIT_CLEANROOM_ERROR;
+        }
     };
     let keep_sandbox = args.keep || args.ask.learn.is_some();
     let run_req = RunExecutionRequest {
