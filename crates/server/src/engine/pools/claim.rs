@@ -73,7 +73,7 @@ pub(super) fn cap_reached(who: &Principal, caps: SandboxCaps) -> EngineError {
     .with("limit", caps.per_owner.to_string())
 }
 
-pub(super) fn no_ready(pool_id: &str) -> EngineError {
+fn no_ready(pool_id: &str) -> EngineError {
     EngineError::new(
         Class::Unavailable,
         ErrorCode::NoReadySandboxes,

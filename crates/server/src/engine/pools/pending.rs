@@ -61,12 +61,16 @@ pub struct PendingClaim {
 }
 
 /// A pending claim the store did not take: the sandbox left its pool meanwhile (a
-/// teardown), or — not for a transparent claim — the caller is at their cap.
-fn refused(pool_id: &str, outcome: ClaimOutcome) -> EngineError {
+/// teardown), or — not for a transparent claim — the caller is at their cap (the same
+/// error as [`Engine::claim_sandbox`]'s).
+fn refused(
+    pool_id: &str,
+    who: &Principal,
+    caps: SandboxCaps,
+    outcome: ClaimOutcome,
+) -> EngineError {
     match outcome {
-        ClaimOutcome::CapReached => EngineError::resource_exhausted(format!(
-            "the per-principal sandbox cap refused a sandbox of pool {pool_id}"
-        )),
+        ClaimOutcome::CapReached => super::claim::cap_reached(who, caps),
         _ => EngineError::new(
             Class::Unavailable,
             ErrorCode::NoReadySandboxes,
@@ -187,7 +191,10 @@ impl PendingClaim {
                 self.pool.wake.notify_one();
                 Ok((row, event_seq))
             }
-            refusal => Err((refused(&self.pool.id, refusal), Some(refusal))),
+            refusal => Err((
+                refused(&self.pool.id, &self.who, self.caps, refusal),
+                Some(refusal),
+            )),
         }
     }
 
