@@ -44,4 +44,7 @@ def api_rows(unix_host, tcp_host, tcp_token, runs):
         # One RunExecution call in the same READY sandbox (what `cleanroom exec` uses).
         "unix_run_execution_to_exit_p50_ms": unix["run_execution_to_exit"]["p50_ms"],
         "unix_run_execution_to_final_record_p50_ms": unix["run_execution_to_final_record"]["p50_ms"],
+        # The same calls as the server timed them (handler entry to `finished` built): the
+        # issue's "server-side" exec round trip.
+        "unix_run_execution_server_time_p50_ms": unix["run_execution_server_time"]["p50_ms"],
     }

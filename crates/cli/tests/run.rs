@@ -79,6 +79,30 @@ async fn drain(output: &mut ExecutionOutput<'_>) -> (Vec<u8>, Vec<u8>, Execution
     }
 }
 
+/// `finished` carries the server's own time for the call: at least the command's run, at
+/// most what the caller waited for the record.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_final_record_carries_the_servers_time_for_the_call() {
+    let s = Server::start();
+    let c = s.client().await;
+    let t = std::time::Instant::now();
+    let started = ExecutionOutput::run(&c, made_here("sleep 0.3", true))
+        .await
+        .expect("run");
+    let (_, mut output) = started.execution.expect("the command was started");
+    let (_, _, exit) = drain(&mut output).await;
+    assert_eq!(exit.exit_code, 0);
+    assert!(output.finished().await.is_some(), "finished record");
+    let waited = t.elapsed().as_micros() as u64;
+    let server = output
+        .server_time_us()
+        .expect("the finished event's server time");
+    assert!(
+        (300_000..=waited).contains(&server),
+        "server time {server} µs: the command's 300 ms at least, the caller's {waited} µs at most"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn one_call_makes_runs_streams_records_and_tears_down() {
     let s = Server::start();

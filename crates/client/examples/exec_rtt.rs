@@ -2,7 +2,8 @@
 //! `CreateExecution(true)` + `StreamExecution` to the exit event in a READY sandbox, N times
 //! the same as one `RunExecution` call (to the exit event, and to its final record), and, as
 //! the same-run reference, N unary `GetSandbox` calls (the framework/transport floor) and N
-//! local `fork+exec` of `true` (the process-spawn floor). Prints one JSON object.
+//! local `fork+exec` of `true` (the process-spawn floor). Prints one JSON object; the
+//! RunExecution series is also given as the server timed it (`server_time_us`).
 //!
 //! Usage: exec_rtt ENDPOINT N   (CLEANROOM_TOKEN for TCP endpoints)
 
@@ -99,7 +100,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         to_exit(&mut out).await?;
         let exited = t.elapsed().as_secs_f64() * 1000.0;
         out.finished().await.ok_or("no final record")?;
-        Ok::<_, Box<dyn std::error::Error>>((exited, t.elapsed().as_secs_f64() * 1000.0))
+        let fin = t.elapsed().as_secs_f64() * 1000.0;
+        let server = out.server_time_us().ok_or("no server time")? as f64 / 1000.0;
+        Ok::<_, Box<dyn std::error::Error>>((exited, fin, server))
     };
     for _ in 0..10 {
         exec_once().await?;
@@ -108,13 +111,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Interleaved, so that both series see the same machine.
     let mut exec = Vec::with_capacity(n);
     let (mut run, mut run_final) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut run_server = Vec::with_capacity(n);
     for _ in 0..n {
         let t = Instant::now();
         exec_once().await?;
         exec.push(t.elapsed().as_secs_f64() * 1000.0);
-        let (exited, fin) = run_once().await?;
+        let (exited, fin, server) = run_once().await?;
         run.push(exited);
         run_final.push(fin);
+        run_server.push(server);
     }
     // Of which: CreateExecution answered (the rest is the stream to the exit).
     let create: Vec<f64> = created_ms.borrow().iter().skip(10).copied().collect();
@@ -150,6 +155,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "of_which_create_execution": row(create),
             "run_execution_to_exit": row(run),
             "run_execution_to_final_record": row(run_final),
+            // The same calls as the server timed them (`server_time_us` on `finished`).
+            "run_execution_server_time": row(run_server),
             "unary_list_sandboxes": row(unary),
             "host_spawn_true": row(spawn),
         })

@@ -163,6 +163,8 @@ pub struct ExecutionOutput<'c> {
     run: bool,
     /// RunExecution's `finished` record, when it arrived.
     finished: Option<InspectExecutionResponse>,
+    /// The server's own time for the RunExecution call, from its `finished` event.
+    server_time_us: Option<u64>,
 }
 
 /// What a RunExecution made: the sandbox (`created`: by this call) and either the
@@ -189,6 +191,7 @@ impl<'c> ExecutionOutput<'c> {
             follow: true,
             run: false,
             finished: None,
+            server_time_us: None,
         }
     }
 
@@ -239,11 +242,28 @@ impl<'c> ExecutionOutput<'c> {
         while self.finished.is_none() && self.run {
             let m = self.stream.as_mut()?.message().await.ok()??;
             let ev: ExecutionStreamEvent = m.to_owned_message();
-            if let Some(Payload::Finished(f)) = ev.payload {
-                self.finished = Some(*f);
-            }
+            self.take_finished(ev);
         }
         self.finished.take()
+    }
+
+    /// The server's own time for the RunExecution call (µs, from the handler's entry to
+    /// its final record), once [`Self::finished`] has it: what a caller's round trip
+    /// spent in the server rather than in the client and the transport.
+    pub fn server_time_us(&self) -> Option<u64> {
+        self.server_time_us
+    }
+
+    /// Keep a `finished` event's record and server time; hand any other event back.
+    fn take_finished(&mut self, ev: ExecutionStreamEvent) -> Option<ExecutionStreamEvent> {
+        match ev.payload {
+            Some(Payload::Finished(f)) => {
+                self.finished = Some(*f);
+                self.server_time_us = Some(ev.server_time_us);
+                None
+            }
+            _ => Some(ev),
+        }
     }
 
     /// Start after event `sequence` instead of from the first event (re-attach at an
@@ -299,10 +319,9 @@ impl<'c> ExecutionOutput<'c> {
             match stream.message().await {
                 Ok(Some(m)) => {
                     let ev: ExecutionStreamEvent = m.to_owned_message();
-                    if let Some(Payload::Finished(f)) = ev.payload {
-                        self.finished = Some(*f);
+                    let Some(ev) = self.take_finished(ev) else {
                         continue;
-                    }
+                    };
                     if let Some(Payload::Started(_)) = ev.payload {
                         continue; // RunExecution's first event, read by `run`
                     }

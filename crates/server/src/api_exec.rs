@@ -162,8 +162,10 @@ impl ExecutionService for Api {
         ctx: RequestContext,
         request: ServiceRequest<'_, RunExecutionRequest>,
     ) -> ServiceResult<ServiceStream<ExecutionStreamEvent>> {
+        // The call's server time is measured from here (`server_time_us` on `finished`).
+        let entered = std::time::Instant::now();
         let who = who(&ctx)?;
-        crate::api_run::run_execution(self, who, request.to_owned_message()).await
+        crate::api_run::run_execution(self, who, request.to_owned_message(), entered).await
     }
 
     async fn stream_execution(

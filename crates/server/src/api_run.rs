@@ -19,6 +19,7 @@ use cleanroom_proto::cleanroom::v1::*;
 use connectrpc::{ConnectError, Response, ServiceResult, ServiceStream};
 use futures::stream::BoxStream;
 use futures::StreamExt;
+use std::time::Instant;
 
 /// CreateSandbox's work: validate, create or claim (or restore from a snapshot), charge the
 /// image, start the lifetime clocks. Returns the sandbox and the bootstrap its policy asks
@@ -151,6 +152,7 @@ pub(crate) async fn run_execution(
     api: &Api,
     who: Principal,
     req: RunExecutionRequest,
+    entered: Instant,
 ) -> ServiceResult<ServiceStream<ExecutionStreamEvent>> {
     // Foreground from here until the stream is dropped: pool refills (among them the one
     // this call's claim starts) wait a moment for it (crate::engine::foreground).
@@ -238,6 +240,7 @@ pub(crate) async fn run_execution(
         first: Some(first),
         items,
         phase: Phase::Started,
+        entered,
         _busy: busy,
     };
     Response::ok(Box::pin(futures::stream::unfold(run, Run::next)))
@@ -278,6 +281,8 @@ struct Run {
     unseen: Unseen,
     terminate_on_exit: bool,
     phase: Phase,
+    /// When the handler was entered: `finished` carries the server's time since.
+    entered: Instant,
     /// This call as foreground work, until the stream is dropped.
     _busy: crate::engine::foreground::Busy,
 }
@@ -327,6 +332,11 @@ impl Run {
                         .engine
                         .terminate_sandbox_after_foreground(&self.sandbox_id);
                 }
+                // Measured last: everything the server does before the message leaves.
+                let finished = finished.map(|mut f| {
+                    f.server_time_us = self.entered.elapsed().as_micros() as u64;
+                    f
+                });
                 Some((finished, self))
             }
             Phase::Done => None,

@@ -24,8 +24,11 @@
 //! entry (after the transport has decoded the request) to the response message being
 //! built — authentication, pool lookup, the liveness check, signing, the commit, the
 //! sandbox message. For a transparent claim by `CreateSandbox`: from the start of
-//! `create_or_claim` (template key included) to the commit; by `RunExecution`: likewise,
-//! to the commit that also records the command's start (so it includes the spawn).
+//! `create_or_claim` (template key included) to the commit; by `RunExecution`: the same
+//! steps without the command's spawn between them — from the start of `create_or_take` to
+//! the sandbox taken, plus the signing and the commit that also records the command's
+//! start ([`PendingClaim`]). The spawn is the command's time, not the claim's; it is in
+//! the exec rows of the bench and in `RunExecution`'s `server_time_us`.
 
 use super::pending::{PendingClaim, Taken};
 use super::{PoolHandle, TemplateKey, Warm};

@@ -30,7 +30,7 @@ use crate::store::{ClaimCommit, ClaimOutcome, EventRow, ExecutionRow, SandboxCap
 use crate::sync::lock;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// What [`Engine::create_or_take`] produced. (Made once per request and moved a couple of
 /// times: the variants' size difference costs nothing worth a box.)
@@ -55,7 +55,10 @@ pub struct PendingClaim {
     who: Principal,
     binding: AgentBinding,
     caps: SandboxCaps,
-    since: Instant,
+    /// The claim's own time before the spawn (template key, pool lookup, the take and its
+    /// liveness check). The spawn that follows is the command's, not the claim's: the
+    /// claim latency is this plus the commit's own time ([`Self::commit_parts`]).
+    taken: Duration,
     /// A process was spawned in it: it is never put back.
     ran: bool,
 }
@@ -100,7 +103,7 @@ impl PendingClaim {
             who,
             binding,
             caps,
-            since,
+            taken: since.elapsed(),
             ran: false,
         }
     }
@@ -167,6 +170,7 @@ impl PendingClaim {
         base: &SandboxRow,
         write: impl FnOnce(&crate::store::Store, &ClaimCommit<'_>) -> crate::store::Result<ClaimOutcome>,
     ) -> Result<(SandboxRow, i64), (EngineError, Option<ClaimOutcome>)> {
+        let t0 = Instant::now();
         let engine = &self.engine;
         let (row, claim, event) = engine.claim_parts(&self.pool, &self.who, &self.binding, base);
         let from = self.pool.internal_owner();
@@ -187,7 +191,8 @@ impl PendingClaim {
         match outcome {
             ClaimOutcome::Committed { event_seq } => {
                 engine.events.committed(event_seq);
-                Engine::record_claim(&self.pool, self.since.elapsed().as_micros() as u64);
+                let spent = self.taken + t0.elapsed();
+                Engine::record_claim(&self.pool, spent.as_micros() as u64);
                 self.pool.wake.notify_one();
                 Ok((row, event_seq))
             }

@@ -553,7 +553,7 @@ class Warning(_message.Message):
     def __init__(self, code: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
 
 class ExecutionStreamEvent(_message.Message):
-    __slots__ = ("execution_id", "sequence", "output", "exit", "warning", "started", "finished")
+    __slots__ = ("execution_id", "sequence", "output", "exit", "warning", "started", "finished", "server_time_us")
     EXECUTION_ID_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
@@ -561,6 +561,7 @@ class ExecutionStreamEvent(_message.Message):
     WARNING_FIELD_NUMBER: _ClassVar[int]
     STARTED_FIELD_NUMBER: _ClassVar[int]
     FINISHED_FIELD_NUMBER: _ClassVar[int]
+    SERVER_TIME_US_FIELD_NUMBER: _ClassVar[int]
     execution_id: str
     sequence: int
     output: OutputChunk
@@ -568,7 +569,8 @@ class ExecutionStreamEvent(_message.Message):
     warning: Warning
     started: RunStarted
     finished: InspectExecutionResponse
-    def __init__(self, execution_id: _Optional[str] = ..., sequence: _Optional[int] = ..., output: _Optional[_Union[OutputChunk, _Mapping]] = ..., exit: _Optional[_Union[ExecutionExit, _Mapping]] = ..., warning: _Optional[_Union[Warning, _Mapping]] = ..., started: _Optional[_Union[RunStarted, _Mapping]] = ..., finished: _Optional[_Union[InspectExecutionResponse, _Mapping]] = ...) -> None: ...
+    server_time_us: int
+    def __init__(self, execution_id: _Optional[str] = ..., sequence: _Optional[int] = ..., output: _Optional[_Union[OutputChunk, _Mapping]] = ..., exit: _Optional[_Union[ExecutionExit, _Mapping]] = ..., warning: _Optional[_Union[Warning, _Mapping]] = ..., started: _Optional[_Union[RunStarted, _Mapping]] = ..., finished: _Optional[_Union[InspectExecutionResponse, _Mapping]] = ..., server_time_us: _Optional[int] = ...) -> None: ...
 
 class RunExecutionRequest(_message.Message):
     __slots__ = ("execution", "create", "terminate_on_exit")
