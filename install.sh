@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 echo "install: building cleanroom (release)..." >&2
 cargo build --release --locked -p cleanroom-cli
 prefix=${PREFIX:-/usr/local}
-install -D -m 0755 target/release/cleanroom "$prefix/bin/cleanroom"
+install -D -m 0755 target/x86_64-unknown-linux-gnu/release/cleanroom "$prefix/bin/cleanroom"
 echo "install: installed $prefix/bin/cleanroom" >&2
 
 # Start the server unless one already answers on the default endpoint.

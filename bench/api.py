@@ -16,7 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def build_client():
     subprocess.run(["cargo", "build", "--release", "--locked", "-p", "cleanroom-client", "--example", "exec_rtt"],
                    cwd=ROOT, check=True, stdout=sys.stderr)
-    return os.path.join(ROOT, "target/release/examples/exec_rtt")
+    return os.path.join(ROOT, "target/x86_64-unknown-linux-gnu/release/examples/exec_rtt")
 
 
 def measure(client, host, runs, token=None):

@@ -247,7 +247,7 @@ def main():
     if not binary:
         subprocess.run(["cargo", "build", "--release", "--locked", "-p", "cleanroom-cli"], cwd=ROOT, check=True,
                        stdout=sys.stderr)
-        binary = os.path.join(ROOT, "target/release/cleanroom")
+        binary = os.path.join(ROOT, "target/x86_64-unknown-linux-gnu/release/cleanroom")
     only_api = os.environ.get("BENCH_ONLY") == "api"
     if os.environ.get("BENCH_ONLY") == "registries":  # bench/registries.py: first vs cached npm ci
         print(json.dumps({"registries": registries.run(binary)}, indent=2))

@@ -15,6 +15,7 @@ mod lazy;
 mod lifetime;
 mod lockfiles;
 mod logs;
+mod nss;
 mod pools;
 mod render;
 mod request;
@@ -28,6 +29,10 @@ use crate::lazy::Lazy;
 use clap::Parser;
 
 fn main() {
+    // First, while this is the only thread and nothing was looked up (see nss.rs).
+    if let Err(e) = nss::pin_builtin_services() {
+        std::process::exit(render::fail(render::Code::Internal, e));
+    }
     // The sandbox pid 1 must start single-threaded, before any runtime exists.
     // Its configuration arrives on the control socket (fd 3), never on the command line.
     if std::env::args_os()
