@@ -27,6 +27,8 @@ BENCH_ONLY=console only the console's keystroke echo rows (bench/console.py).
 BENCH_ONLY=files only the files API rows (bench/files.py).
 BENCH_ONLY=sdk only the SDK round trips (bench/sdk.py).
 BENCH_ONLY=memory only host memory per idle sandbox, whole and broken down (bench/memory.py).
+A run refuses to start while another server's sandboxes are alive on the host
+(BENCH_ALLOW_BUSY_HOST=1 measures anyway, with a warning).
 BENCH_ONLY=scale only BENCH_SCALE_N (default 5000) idle sandboxes on one server: latency, threads,
 descriptors and memory with them, teardown and leftovers (bench/scale.py).
 """
@@ -242,7 +244,33 @@ def exec_existing(binary, env, label):
     return r
 
 
+def live_sandbox_processes():
+    """Sandbox processes (zygotes, shims, pid 1s: `cleanroom-init __sandbox-init`) alive on
+    the host right now, of any server."""
+    n = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                n += f.read().startswith(b"cleanroom-init\0__sandbox-init")
+        except OSError:
+            pass
+    return n
+
+
+def refuse_a_busy_host():
+    """Another server's live sandboxes skew every row (CPU, the kernel's per-host walks,
+    host-wide id blocks, memory cgroup costs): a run that started among them measured
+    create->READY 3x too slow. Refuse to start unless BENCH_ALLOW_BUSY_HOST=1."""
+    n = live_sandbox_processes()
+    if n and os.environ.get("BENCH_ALLOW_BUSY_HOST") != "1":
+        raise SystemExit(f"bench: {n} sandbox processes of other servers are alive on this host; "
+                         "stop those servers (or set BENCH_ALLOW_BUSY_HOST=1 to measure anyway)")
+    if n:
+        print(f"bench: warning: measuring with {n} other sandbox processes alive", file=sys.stderr)
+
+
 def main():
+    refuse_a_busy_host()
     binary = os.environ.get("BENCH_BINARY")
     if not binary:
         subprocess.run(["cargo", "build", "--release", "--locked", "-p", "cleanroom-cli"], cwd=ROOT, check=True,
