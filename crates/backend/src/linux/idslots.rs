@@ -40,17 +40,22 @@ pub struct IdLease {
 /// Slots this process holds, per slot directory. A lease skips them without a syscall:
 /// scanning them with open+flock made every create linear in the number of live
 /// sandboxes (~1,000 opens and failed locks per create at 1,000 idle sandboxes). Slots
-/// held by other processes are still found by their locks and records — and those are
-/// scanned from where the last lease of this process ended ([`Slots::next`]), not from 0.
+/// held by other processes are found by their locks and records — and, once found, are
+/// not probed again for [`FOREIGN_RECHECK`] ([`Slots::foreign`]).
 #[derive(Default)]
 struct Slots {
     mine: std::collections::HashSet<u32>,
-    /// Where the next scan starts: one past the last slot leased here. Scanning from 0
-    /// every time probed every block another server's live sandboxes hold (six syscalls
-    /// each) on every create: with ~2,100 of them on the host, create→READY took 35 ms
-    /// instead of 9. From the cursor, a scan passes another server's blocks once per wrap.
-    next: u32,
+    /// Slots found held by another process (a lock or a live recorded holder), and when.
+    /// Probing them from slot 0 on every create (six syscalls each) made create→READY
+    /// linear in another server's live sandboxes: with ~2,100 of them on the host it took
+    /// 35 ms instead of 10. Skipping a slot only delays its reuse, never shares it; the
+    /// scan still takes the lowest free slot it probes, so the slot files stay as many as
+    /// the most blocks ever held at once.
+    foreign: std::collections::HashMap<u32, std::time::Instant>,
 }
+
+/// How long a slot found held elsewhere is skipped before it is probed again.
+const FOREIGN_RECHECK: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn held() -> std::sync::MutexGuard<'static, std::collections::HashMap<PathBuf, Slots>> {
     static HELD: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<PathBuf, Slots>>> =
@@ -124,8 +129,9 @@ pub fn slots_dir(runtime_base: &Path) -> PathBuf {
     runtime_base.join("idslots")
 }
 
-/// Lease the first free block. `None` when every block is taken (or the lock directory
-/// cannot be used: fail closed rather than hand out a possibly shared block).
+/// Lease the lowest free block (blocks recently found held elsewhere are not probed).
+/// `None` when every block is taken (or the lock directory cannot be used: fail closed
+/// rather than hand out a possibly shared block).
 pub fn lease(dir: &Path) -> Option<IdLease> {
     use std::os::unix::fs::DirBuilderExt;
     let _ = std::fs::DirBuilder::new()
@@ -144,14 +150,26 @@ pub fn lease(dir: &Path) -> Option<IdLease> {
     // syscalls once held slots are skipped).
     let mut all = held();
     let slots = all.entry(dir.to_path_buf()).or_default();
-    let start = slots.next % ID_SLOTS;
-    let lease = (start..ID_SLOTS)
-        .chain(0..start)
-        .filter(|slot| !slots.mine.contains(slot))
-        .find_map(|slot| try_slot(dir, slot))?;
-    slots.mine.insert(lease.slot);
-    slots.next = lease.slot + 1;
-    Some(lease)
+    let now = std::time::Instant::now();
+    slots
+        .foreign
+        .retain(|_, seen| now.duration_since(*seen) < FOREIGN_RECHECK);
+    let Slots { mine, foreign } = slots;
+    for slot in 0..ID_SLOTS {
+        if mine.contains(&slot) || foreign.contains_key(&slot) {
+            continue;
+        }
+        match try_slot(dir, slot) {
+            Some(lease) => {
+                mine.insert(slot);
+                return Some(lease);
+            }
+            None => {
+                foreign.insert(slot, now);
+            }
+        }
+    }
+    None
 }
 
 fn try_slot(dir: &Path, slot: u32) -> Option<IdLease> {
@@ -194,13 +212,9 @@ mod tests {
         assert_ne!(a.range(), b.range());
         let first = a.range();
         drop(a);
-        // Scans go on from the last lease, so the freed block comes back after a wrap.
-        held().get_mut(dir.path()).unwrap().next = ID_SLOTS - 1;
         let c = lease(dir.path()).unwrap();
-        assert_eq!(c.range().host_base, ID_BASE + (ID_SLOTS - 1) * ID_COUNT);
-        let d = lease(dir.path()).unwrap();
-        assert_eq!(d.range(), first, "after the wrap: the lowest free block");
-        drop((b, c));
+        assert_eq!(c.range(), first);
+        drop(b);
     }
 
     /// Blocks that another process's live sandboxes hold are probed once, not by every
@@ -232,6 +246,13 @@ mod tests {
         let probes = PROBES.load(Relaxed) - before;
         // Other tests lease concurrently in other directories; their probes are few.
         assert!(probes < 150, "20 leases probed {probes} slot files");
+        // The lowest free blocks, in order: no slot file is made past what is needed.
+        let bases: Vec<u32> = leases.iter().map(|l| l.range().host_base).collect();
+        let want: Vec<u32> = (301..321).map(|s| ID_BASE + s * ID_COUNT).collect();
+        assert_eq!(bases, want);
+        // A block freed below them is found again (it was never marked as held elsewhere).
+        let freed = leases.remove(0).range();
+        assert_eq!(lease(dir.path()).unwrap().range(), freed);
         drop(a);
     }
 
