@@ -27,10 +27,10 @@ BENCH_ONLY=console only the console's keystroke echo rows (bench/console.py).
 BENCH_ONLY=files only the files API rows (bench/files.py).
 BENCH_ONLY=sdk only the SDK round trips (bench/sdk.py).
 BENCH_ONLY=memory only host memory per idle sandbox, whole and broken down (bench/memory.py).
-A run refuses to start while another server's sandboxes are alive on the host
-(BENCH_ALLOW_BUSY_HOST=1 measures anyway, with a warning).
 BENCH_ONLY=scale only BENCH_SCALE_N (default 5000) idle sandboxes on one server: latency, threads,
 descriptors and memory with them, teardown and leftovers (bench/scale.py).
+A run refuses to start while another server's sandboxes are alive on the host
+(BENCH_ALLOW_BUSY_HOST=1 measures anyway, with a warning).
 """
 import hashlib, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 

@@ -249,7 +249,8 @@ impl<'c> ExecutionOutput<'c> {
 
     /// The server's own time for the RunExecution call (µs, from the handler's entry to
     /// its final record), once [`Self::finished`] has it: what a caller's round trip
-    /// spent in the server rather than in the client and the transport.
+    /// spent in the server rather than in the client and the transport. `None` from a
+    /// server that does not send it.
     pub fn server_time_us(&self) -> Option<u64> {
         self.server_time_us
     }
@@ -259,7 +260,8 @@ impl<'c> ExecutionOutput<'c> {
         match ev.payload {
             Some(Payload::Finished(f)) => {
                 self.finished = Some(*f);
-                self.server_time_us = Some(ev.server_time_us);
+                // 0: a server that does not measure it (older than the field).
+                self.server_time_us = (ev.server_time_us > 0).then_some(ev.server_time_us);
                 None
             }
             _ => Some(ev),

@@ -1436,7 +1436,8 @@ export type ExecutionStreamEvent = Message<"cleanroom.v1.ExecutionStreamEvent"> 
    * RunExecution only, on `finished`: the server's own time for the call in µs, from the
    * handler's entry (the transport has decoded the request) to the `finished` message
    * built. The caller's round trip minus this is the client's and the transport's share
-   * (as ClaimSandboxResponse.claim_latency_us for a claim).
+   * (as ClaimSandboxResponse.claim_latency_us for a claim); a reader slower than the output
+   * (HTTP/2 flow control) holds the stream back, and that wait is counted here too.
    *
    * @generated from field: uint64 server_time_us = 8;
    */
