@@ -47,4 +47,8 @@ def api_rows(unix_host, tcp_host, tcp_token, runs):
         # The same calls as the server timed them (handler entry to `finished` built): the
         # issue's "server-side" exec round trip.
         "unix_run_execution_server_time_p50_ms": unix["run_execution_server_time"]["p50_ms"],
+        # ... and against a host fork+exec of `true` timed in the same run: the host's own
+        # spawn moves by a third within an hour here, this ratio much less.
+        "unix_run_execution_server_time_vs_host_spawn_p50_ratio": round(
+            unix["run_execution_server_time"]["p50_ms"] / unix["host_spawn_true"]["p50_ms"], 2),
     }

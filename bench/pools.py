@@ -314,6 +314,9 @@ def pools_bench(binary, bwrap_cmd):
             bd["pool_claim"].append(d)
             _run([binary, "sandbox", "rm", cid.strip()], env, cwd)
         out["exec_breakdown_p50_ms"] = {k: round(_pct(v, 50), 3) for k, v in bd.items()}
+        # `exec --in` beyond the CLI's own process start (`--version`), same rounds.
+        out["exec_in_ready_minus_cli_version_p50_ms"] = round(
+            _pct(bd["exec_in_ready"], 50) - _pct(bd["cli_version"], 50), 3)
         _run([binary, "pool", "rm", pool], env, cwd)
         out["claim_burst"] = _burst(binary, env, cwd)
         print("bench: cgroup join, creates 0.2 s apart", file=sys.stderr)
