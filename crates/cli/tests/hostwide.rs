@@ -300,3 +300,83 @@ fn a_root_server_turns_on_cgroup2_favordynmods_and_keeps_the_other_options() {
     let o = s.sh_in(&id, "true");
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+/// A sandbox's host ids are also locked the way `systemd-nspawn --private-users=pick`
+/// leases its ranges (`/run/systemd/nspawn-uid/<64 Ki-aligned base>`, an exclusive
+/// `flock`), so nspawn never picks a range a live sandbox uses.
+#[test]
+fn a_sandboxs_host_ids_are_locked_against_systemd_nspawn() {
+    if !std::path::Path::new("/run/systemd").is_dir() {
+        eprintln!("skipped: no /run/systemd on this host (nspawn cannot run here)");
+        return;
+    }
+    let s = Server::start();
+    let id = s.create();
+    let base: u32 = host_root_uid(&s, &id).parse().expect("host uid");
+    let bases = [base & !0xFFFF, (base + 0xFFFF) & !0xFFFF];
+    for b in bases {
+        let path = format!("/run/systemd/nspawn-uid/{b}");
+        // What nspawn does: a non-blocking exclusive lock on the base's file.
+        let o = std::process::Command::new("flock")
+            .args(["-n", "-E", "75", &path, "true"])
+            .output()
+            .expect("flock");
+        assert_eq!(
+            o.status.code(),
+            Some(75),
+            "nspawn could lock {path} while sandbox {id} uses host ids {base}..: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    // One process holds each: the sandbox's shim (the parent of its pid 1), not the server
+    // (its descriptors per sandbox stay three, docs/scale.md) and not pid 1.
+    let server = s.child.as_ref().expect("server").id() as i32;
+    let pids: Vec<i32> = std::fs::read_dir("/proc")
+        .expect("proc")
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse().ok())
+        .collect();
+    let ppid = |pid: i32| -> Option<i32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat[stat.rfind(')')? + 1..]
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
+    };
+    for b in bases {
+        let path = std::path::PathBuf::from(format!("/run/systemd/nspawn-uid/{b}"));
+        let holders: Vec<i32> = pids
+            .iter()
+            .copied()
+            .filter(|p| {
+                std::fs::read_dir(format!("/proc/{p}/fd"))
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .any(|e| std::fs::read_link(e.path()).is_ok_and(|t| t == path))
+            })
+            .collect();
+        // (Another server's lease may open a file for an instant and fail its lock.)
+        assert!(
+            !holders.contains(&server),
+            "the server holds {}",
+            path.display()
+        );
+        let shim = holders
+            .iter()
+            .copied()
+            .find(|h| pids.iter().any(|p| ppid(*p) == Some(*h)))
+            .unwrap_or_else(|| panic!("no shim holds {}: {holders:?}", path.display()));
+        let pid1: Vec<i32> = pids
+            .iter()
+            .copied()
+            .filter(|p| ppid(*p) == Some(shim))
+            .collect();
+        assert!(
+            pid1.iter().all(|p| !holders.contains(p)),
+            "pid 1 of the sandbox holds {}",
+            path.display()
+        );
+    }
+}

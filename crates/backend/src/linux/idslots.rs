@@ -31,6 +31,9 @@ pub const ID_SLOTS: u32 = 16_384;
 #[derive(Debug)]
 pub struct IdLease {
     file: Option<File>,
+    /// systemd-nspawn's locks on the block's ids ([`super::nspawn_ids`]), until they are
+    /// handed to the shim ([`IdLease::take_nspawn_locks`]).
+    nspawn: Option<super::nspawn_ids::Claim>,
     range: IdRange,
     /// Where this process records the slot as held (removed on drop).
     dir: PathBuf,
@@ -85,6 +88,15 @@ impl IdLease {
         self.range
     }
 
+    /// The descriptors of systemd-nspawn's locks on this block's ids, for the shim to
+    /// hold for the sandbox's life (empty where there are none).
+    pub fn take_nspawn_locks(&mut self) -> Vec<std::os::fd::OwnedFd> {
+        self.nspawn
+            .take()
+            .map(super::nspawn_ids::Claim::into_fds)
+            .unwrap_or_default()
+    }
+
     /// Remember the shim that runs in this block: while that process lives, no other
     /// process takes the block, lock or no lock ([`try_slot`]). Once the record is
     /// written (and flushed to the file) the lock is released; if it cannot be written
@@ -129,10 +141,12 @@ pub fn slots_dir(runtime_base: &Path) -> PathBuf {
     runtime_base.join("idslots")
 }
 
-/// Lease the lowest free block (blocks recently found held elsewhere are not probed).
-/// `None` when every block is taken (or the lock directory cannot be used: fail closed
-/// rather than hand out a possibly shared block).
-pub fn lease(dir: &Path) -> Option<IdLease> {
+/// Lease the lowest free block (blocks recently found held elsewhere are not probed),
+/// also holding systemd-nspawn's locks on its ids when `nspawn` names nspawn's lock
+/// directory ([`super::nspawn_ids`]; a block whose ids an nspawn container holds counts
+/// as held elsewhere). `None` when every block is taken (or a lock directory cannot be
+/// used: fail closed rather than hand out a possibly shared block).
+pub fn lease(dir: &Path, nspawn: Option<&Path>) -> Option<IdLease> {
     use std::os::unix::fs::DirBuilderExt;
     let _ = std::fs::DirBuilder::new()
         .recursive(true)
@@ -159,17 +173,31 @@ pub fn lease(dir: &Path) -> Option<IdLease> {
         if mine.contains(&slot) || foreign.contains_key(&slot) {
             continue;
         }
-        match try_slot(dir, slot) {
-            Some(lease) => {
-                mine.insert(slot);
-                return Some(lease);
-            }
-            None => {
+        // nspawn's locks first: an `IdLease` must not be dropped here, where its own
+        // `Drop` would wait for the lock this scan holds.
+        let claim = match nspawn.map(|n| super::nspawn_ids::claim(n, block_base(slot), ID_COUNT)) {
+            None => None,
+            Some(Ok(claim)) => Some(claim),
+            Some(Err(super::nspawn_ids::Refused::Taken)) => {
                 foreign.insert(slot, now);
+                continue;
             }
-        }
+            Some(Err(super::nspawn_ids::Refused::Unusable)) => return None,
+        };
+        let Some(mut lease) = try_slot(dir, slot) else {
+            foreign.insert(slot, now);
+            continue; // `claim` is dropped: nspawn's locks go with it
+        };
+        lease.nspawn = claim;
+        mine.insert(slot);
+        return Some(lease);
     }
     None
+}
+
+/// The first host id of `slot`'s block.
+fn block_base(slot: u32) -> u32 {
+    ID_BASE + slot * ID_COUNT
 }
 
 fn try_slot(dir: &Path, slot: u32) -> Option<IdLease> {
@@ -191,8 +219,9 @@ fn try_slot(dir: &Path, slot: u32) -> Option<IdLease> {
     }
     Some(IdLease {
         file: Some(file),
+        nspawn: None,
         range: IdRange {
-            host_base: ID_BASE + slot * ID_COUNT,
+            host_base: block_base(slot),
             count: ID_COUNT,
         },
         dir: dir.to_path_buf(),
@@ -207,12 +236,12 @@ mod tests {
     #[test]
     fn two_leases_never_share_a_block_and_drop_frees_it() {
         let dir = tempfile::tempdir().unwrap();
-        let a = lease(dir.path()).unwrap();
-        let b = lease(dir.path()).unwrap();
+        let a = lease(dir.path(), None).unwrap();
+        let b = lease(dir.path(), None).unwrap();
         assert_ne!(a.range(), b.range());
         let first = a.range();
         drop(a);
-        let c = lease(dir.path()).unwrap();
+        let c = lease(dir.path(), None).unwrap();
         assert_eq!(c.range(), first);
         drop(b);
     }
@@ -232,7 +261,7 @@ mod tests {
             write_record(&mut f, me, start).unwrap();
         }
         let before = PROBES.load(Relaxed);
-        let a = lease(dir.path()).unwrap();
+        let a = lease(dir.path(), None).unwrap();
         assert_eq!(a.range().host_base, ID_BASE + 300 * ID_COUNT);
         assert!(
             PROBES.load(Relaxed) - before >= 301,
@@ -241,7 +270,7 @@ mod tests {
         let mut leases = Vec::new();
         let before = PROBES.load(Relaxed);
         for _ in 0..20 {
-            leases.push(lease(dir.path()).unwrap());
+            leases.push(lease(dir.path(), None).unwrap());
         }
         let probes = PROBES.load(Relaxed) - before;
         // Other tests lease concurrently in other directories; their probes are few.
@@ -252,19 +281,19 @@ mod tests {
         assert_eq!(bases, want);
         // A block freed below them is found again (it was never marked as held elsewhere).
         let freed = leases.remove(0).range();
-        assert_eq!(lease(dir.path()).unwrap().range(), freed);
+        assert_eq!(lease(dir.path(), None).unwrap().range(), freed);
         drop(a);
     }
 
     #[test]
     fn a_live_recorded_holder_keeps_its_block_after_the_lock_is_gone() {
         let dir = tempfile::tempdir().unwrap();
-        let mut a = lease(dir.path()).unwrap();
+        let mut a = lease(dir.path(), None).unwrap();
         let me = std::process::id() as i32;
         a.record_holder(me, procinfo::start_time(me).unwrap());
         let first = a.range();
         drop(a);
-        let b = lease(dir.path()).unwrap();
+        let b = lease(dir.path(), None).unwrap();
         assert_ne!(
             b.range(),
             first,
@@ -304,7 +333,7 @@ mod tests {
     #[test]
     fn a_recorded_lease_holds_no_descriptor_and_still_keeps_its_block() {
         let dir = tempfile::tempdir().unwrap();
-        let mut a = lease(dir.path()).unwrap();
+        let mut a = lease(dir.path(), None).unwrap();
         let me = std::process::id() as i32;
         a.record_holder(me, procinfo::start_time(me).unwrap());
         assert!(
@@ -319,6 +348,30 @@ mod tests {
         assert!(try_slot(dir.path(), 0).is_none());
     }
 
+    /// A block whose ids systemd-nspawn holds (its lock on a 64 Ki-aligned base the block
+    /// overlaps) is passed over, and so is the neighbour of a block leased here.
+    #[test]
+    fn blocks_whose_ids_nspawn_holds_are_passed_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let nspawn = tempfile::tempdir().unwrap();
+        // nspawn holds the base that blocks 0 and 1 both overlap.
+        let shared = super::super::nspawn_ids::bases_overlapping(block_base(0), ID_COUNT)[1];
+        let held = super::super::sys::open_locked(&nspawn.path().join(shared.to_string()))
+            .unwrap()
+            .unwrap();
+        let a = lease(dir.path(), Some(nspawn.path())).unwrap();
+        assert_eq!(a.range().host_base, block_base(2));
+        let b = lease(dir.path(), Some(nspawn.path())).unwrap();
+        assert_eq!(b.range().host_base, block_base(4));
+        // While `a` lives nspawn cannot take its ids' bases; after, it can.
+        let first = super::super::nspawn_ids::bases_overlapping(block_base(2), ID_COUNT)[0];
+        let path = nspawn.path().join(first.to_string());
+        assert!(super::super::sys::open_locked(&path).unwrap().is_none());
+        drop(a);
+        assert!(super::super::sys::open_locked(&path).unwrap().is_some());
+        drop((b, held));
+    }
+
     #[test]
     fn another_process_holding_a_lock_is_respected() {
         // flock conflicts between open file descriptions, as between two servers.
@@ -326,7 +379,7 @@ mod tests {
         let path = dir.path().join("0");
         let other = File::create(&path).unwrap();
         assert!(super::super::sys::try_lock_exclusive(std::os::fd::AsFd::as_fd(&other)).unwrap());
-        let a = lease(dir.path()).unwrap();
+        let a = lease(dir.path(), None).unwrap();
         assert_eq!(a.range().host_base, ID_BASE + ID_COUNT);
     }
 }

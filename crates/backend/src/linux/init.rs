@@ -58,16 +58,21 @@ pub fn shim_main() -> ! {
 }
 
 fn run_shim() -> Result<i32, String> {
-    let cfg: InitConfig = match protocol::recv::<Request>(CONTROL_FD) {
-        Ok(Some((Request::Configure(cfg), _))) => *cfg,
-        Ok(other) => return Err(format!("expected a sandbox config, got {other:?}")),
-        Err(e) => return Err(format!("control socket: {e}")),
-    };
     // Nothing but stdio and the control socket may reach the sandbox. Both steps fail the
     // launch if the kernel refuses (an fd the server leaked must never reach a sandbox).
+    // The inherited fds are closed before the configuration arrives: it brings fds of its
+    // own for the shim to keep.
     let parent = nix::unistd::getppid();
     rearm_parent_death(parent)?;
     close_inherited_fds(sys::close_range)?;
+    // `nspawn_locks`: systemd-nspawn's locks on the sandbox's host ids (nspawn_ids.rs),
+    // held by this process until it exits, i.e. until every process of the sandbox is gone.
+    let (cfg, nspawn_locks): (InitConfig, Vec<OwnedFd>) =
+        match protocol::recv::<Request>(CONTROL_FD) {
+            Ok(Some((Request::Configure(cfg), fds))) => (*cfg, fds),
+            Ok(other) => return Err(format!("expected a sandbox config, got {other:?}")),
+            Err(e) => return Err(format!("control socket: {e}")),
+        };
 
     // Join the sandbox's cgroups first: pid 1 and everything it forks are limited from birth.
     for dir in &cfg.cgroups {
@@ -136,6 +141,8 @@ fn run_shim() -> Result<i32, String> {
     // SAFETY: this process is single-threaded (no runtime was started), so fork is sound.
     match unsafe { fork() }.map_err(|e| format!("fork: {e}"))? {
         ForkResult::Child => {
+            // The shim holds nspawn's locks; nothing in the sandbox may.
+            drop(nspawn_locks);
             let code = match run_pid1(&cfg, net, image_lower, snapshot, devs) {
                 Ok(()) => 0,
                 Err(e) => {
@@ -168,7 +175,9 @@ fn run_shim() -> Result<i32, String> {
             let _ = nix::unistd::close(CONTROL_FD);
             // Idle from here on: give back the page tables of setup's code (trim.rs).
             super::trim::idle();
-            super::shimwait::wait_pid1(child, &term)
+            let code = super::shimwait::wait_pid1(child, &term);
+            drop(nspawn_locks); // only now: the sandbox's processes are gone
+            code
         }
     }
 }

@@ -34,12 +34,20 @@ impl LinuxBackend {
                 lease.record_holder(shim.0.pid(), start);
             }
         }
+        // systemd-nspawn's locks on the sandbox's ids go to the shim, which holds them
+        // for the sandbox's life (nspawn_ids.rs); the server keeps no copy.
+        let nspawn_locks = id_lease
+            .as_mut()
+            .map(idslots::IdLease::take_nspawn_locks)
+            .unwrap_or_default();
+        let lock_fds: Vec<i32> = nspawn_locks.iter().map(|f| f.as_raw_fd()).collect();
         protocol::send(
             host_sock.as_raw_fd(),
             &Request::Configure(Box::new(cfg.clone())),
-            &[],
+            &lock_fds,
         )
         .map_err(|e| BackendError::io("send sandbox config", e))?;
+        drop(nspawn_locks);
 
         // Lifecycle replies go to `life`; exits are routed by the reader thread.
         let (life_tx, mut life_rx) =

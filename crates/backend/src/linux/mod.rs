@@ -26,6 +26,7 @@ pub mod init;
 mod launch;
 mod layers;
 mod netif;
+mod nspawn_ids;
 mod pid1files;
 pub mod pidfd;
 mod process;
@@ -188,7 +189,10 @@ impl LinuxBackend {
     /// other live sandbox of any server gets the same block (see [`idslots`]). Blocks start
     /// high to stay clear of the host's own users and /etc/subuid allocations.
     fn allocate_ids(&self) -> Option<idslots::IdLease> {
-        idslots::lease(&idslots::slots_dir(Path::new(RUNTIME_BASE)))
+        idslots::lease(
+            &idslots::slots_dir(Path::new(RUNTIME_BASE)),
+            nspawn_ids::host_lock_dir(),
+        )
     }
 
     /// The sandbox's root (a host id of its range, no host privileges) must be able to reach

@@ -1,0 +1,178 @@
+//! Coordination with `systemd-nspawn`'s host id ranges.
+//!
+//! Why: our per-sandbox id blocks ([`super::idslots`]) lie largely inside the range that
+//! `systemd-nspawn --private-users=pick` draws 64 Ki-aligned blocks from
+//! (0x00080000–0x6FFF0000 as block bases), and nspawn knows nothing of our slot files. A
+//! container and a sandbox given overlapping host ids could signal each other's
+//! processes and own each other's files as "the same user". nspawn leases a block by an
+//! exclusive `flock` on `/run/systemd/nspawn-uid/<base>`, held for the container's life,
+//! and skips a base whose file is locked. So each of our leases also takes that lock on
+//! every nspawn base its block overlaps (our blocks are not 64 Ki-aligned: two bases,
+//! one shared with each neighbouring block), skips a block whose base is locked by
+//! anyone else, and keeps the locks until every process of the sandbox is gone.
+//!
+//! The locks are handed to the sandbox's shim with its configuration and held there,
+//! not in the server: the shim lives exactly as long as the sandbox's processes (it exits
+//! once its pid namespace is empty), and the server's descriptors per sandbox stay three
+//! (docs/scale.md: its hard `RLIMIT_NOFILE` bounds how many sandboxes it can hold).
+//! Neighbouring blocks overlap the same base; held by one shim, that base keeps the next
+//! block out, so in nspawn's range every other block is used (~9,700 blocks in all).
+//!
+//! A lock taken on a file that nspawn unlinked meanwhile (it removes its lock files on
+//! release) is a lock on nothing: after locking, the path must still name the locked
+//! inode, else it is tried again, as nspawn itself does.
+//!
+//! Only where `/run/systemd` exists (a host that can run nspawn). The lock directory must
+//! be a real directory owned by root; anything else fails the lease closed.
+
+use std::fs::File;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+/// Where nspawn keeps its id-range lock files.
+pub const NSPAWN_LOCK_DIR: &str = "/run/systemd/nspawn-uid";
+/// nspawn's `UID_SHIFT_PICK_MIN` / `_MAX`: the block bases it may pick.
+const PICK_MIN: u32 = 0x0008_0000;
+const PICK_MAX: u32 = 0x6FFF_0000;
+/// nspawn's block size and alignment.
+const BLOCK: u32 = 0x1_0000;
+
+/// The nspawn block bases that host ids `base..base + count` overlap.
+pub fn bases_overlapping(base: u32, count: u32) -> Vec<u32> {
+    if count == 0 {
+        return Vec::new();
+    }
+    let first = base & !(BLOCK - 1);
+    let last = base.saturating_add(count - 1) & !(BLOCK - 1);
+    (first..=last)
+        .step_by(BLOCK as usize)
+        .filter(|b| (PICK_MIN..=PICK_MAX).contains(b))
+        .collect()
+}
+
+/// nspawn's locks on the bases one block overlaps, held while this (or the descriptors
+/// taken from it) lives.
+#[derive(Debug, Default)]
+pub struct Claim {
+    files: Vec<File>,
+}
+
+impl Claim {
+    /// The lock descriptors, for the shim to hold (each is one open file description:
+    /// the lock lasts while any copy of it is open).
+    pub fn into_fds(self) -> Vec<std::os::fd::OwnedFd> {
+        self.files.into_iter().map(Into::into).collect()
+    }
+}
+
+/// Why a block cannot be claimed.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// Another process (nspawn, another server) holds a base's lock: try another block.
+    Taken,
+    /// The lock directory is unusable (not a root-owned directory, cannot be made):
+    /// no block can be checked, so none may be handed out.
+    Unusable,
+}
+
+/// The lock directory to use on this host: `None` where nspawn cannot run.
+pub fn host_lock_dir() -> Option<&'static Path> {
+    Path::new("/run/systemd")
+        .is_dir()
+        .then(|| Path::new(NSPAWN_LOCK_DIR))
+}
+
+/// Take the locks of every nspawn base that `base..base + count` overlaps, in `dir`.
+pub fn claim(dir: &Path, base: u32, count: u32) -> Result<Claim, Refused> {
+    let bases = bases_overlapping(base, count);
+    let mut claim = Claim::default();
+    if bases.is_empty() {
+        return Ok(claim);
+    }
+    usable_dir(dir)?;
+    for b in bases {
+        // Dropping `claim` on a refusal releases what it took.
+        claim
+            .files
+            .push(lock(&dir.join(b.to_string())).ok_or(Refused::Taken)?);
+    }
+    Ok(claim)
+}
+
+/// nspawn makes the directory 0755; it must be a real directory owned by root.
+fn usable_dir(dir: &Path) -> Result<(), Refused> {
+    use std::os::unix::fs::DirBuilderExt;
+    let _ = std::fs::DirBuilder::new().mode(0o755).create(dir);
+    let meta = std::fs::symlink_metadata(dir).map_err(|_| Refused::Unusable)?;
+    if !meta.is_dir() || meta.uid() != nix::unistd::geteuid().as_raw() {
+        tracing::error!(dir = %dir.display(), "nspawn's id lock directory is not a directory of ours; refusing to allocate ids");
+        return Err(Refused::Unusable);
+    }
+    Ok(())
+}
+
+/// An exclusive lock on `path` that still names the locked file, or `None` when another
+/// open file description holds it.
+fn lock(path: &Path) -> Option<File> {
+    for _ in 0..4 {
+        let file = super::sys::open_locked(path).ok()??;
+        let (Ok(locked), Ok(named)) = (file.metadata(), std::fs::symlink_metadata(path)) else {
+            continue; // unlinked between open and lock: try the new file
+        };
+        if locked.dev() == named.dev() && locked.ino() == named.ino() && locked.nlink() > 0 {
+            return Some(file);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bases_are_the_aligned_blocks_a_range_overlaps_within_nspawns_range() {
+        assert_eq!(bases_overlapping(0x0008_0000, BLOCK), vec![0x0008_0000]);
+        assert_eq!(
+            bases_overlapping(1_000_000_000, BLOCK),
+            vec![999_948_288, 1_000_013_824]
+        );
+        assert_eq!(bases_overlapping(0, BLOCK), Vec::<u32>::new());
+        assert_eq!(bases_overlapping(0x7000_0000, BLOCK), Vec::<u32>::new());
+        assert_eq!(bases_overlapping(0x6FFF_8000, BLOCK), vec![0x6FFF_0000]);
+    }
+
+    #[test]
+    fn a_base_locked_elsewhere_refuses_the_claim_and_the_locks_outlive_the_claim_in_its_fds() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = claim(dir.path(), 1_000_000_000, BLOCK).unwrap();
+        let shared = dir.path().join("1000013824");
+        // The neighbouring block overlaps a base `a` holds: refused, and it takes nothing.
+        assert_eq!(
+            claim(dir.path(), 1_000_000_000 + BLOCK, BLOCK).unwrap_err(),
+            Refused::Taken
+        );
+        let third = dir.path().join("1000079360");
+        assert!(super::super::sys::open_locked(&third).unwrap().is_some());
+        // nspawn (another open file description) cannot take `a`'s bases.
+        assert!(super::super::sys::open_locked(&shared).unwrap().is_none());
+        // Handed over as descriptors (to the shim), the locks last while they are open.
+        let fds = a.into_fds();
+        assert_eq!(fds.len(), 2);
+        assert!(super::super::sys::open_locked(&shared).unwrap().is_none());
+        drop(fds);
+        assert!(super::super::sys::open_locked(&shared).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_lock_directory_that_is_not_ours_fails_closed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = tempfile::tempdir().unwrap();
+        let link = dir.path().join("nspawn-uid");
+        std::os::unix::fs::symlink(target.path(), &link).unwrap();
+        assert_eq!(
+            claim(&link, 1_000_000_000, BLOCK).unwrap_err(),
+            Refused::Unusable
+        );
+    }
+}
