@@ -336,14 +336,7 @@ fn a_sandboxs_host_ids_are_locked_against_systemd_nspawn() {
         .flatten()
         .filter_map(|e| e.file_name().to_string_lossy().parse().ok())
         .collect();
-    let ppid = |pid: i32| -> Option<i32> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        stat[stat.rfind(')')? + 1..]
-            .split_whitespace()
-            .nth(1)?
-            .parse()
-            .ok()
-    };
+    let ppid = ppid_of;
     for b in bases {
         let path = std::path::PathBuf::from(format!("/run/systemd/nspawn-uid/{b}"));
         let holders: Vec<i32> = pids

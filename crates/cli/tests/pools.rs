@@ -49,14 +49,7 @@ fn claim(s: &Server, pool: &str) -> String {
 /// them): the server's descendants whose NSpid ends in 1, named by their cgroup.
 fn sandbox_inits(s: &Server) -> Vec<(String, i32)> {
     let server = s.child.as_ref().expect("server running").id() as i32;
-    let ppid = |pid: i32| -> Option<i32> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        stat[stat.rfind(')')? + 1..]
-            .split_whitespace()
-            .nth(1)?
-            .parse()
-            .ok()
-    };
+    let ppid = ppid_of;
     let descends = |mut pid: i32| {
         for _ in 0..64 {
             match ppid(pid) {

@@ -8,15 +8,6 @@ use std::time::Duration;
 
 const ZYGOTE_CMDLINE: &[u8] = b"cleanroom-init\0__sandbox-init\0";
 
-fn ppid_of(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat[stat.rfind(')')? + 1..]
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
 /// `/proc/PID/status` field (e.g. "SigBlk") as a bit mask.
 fn status_mask(pid: i32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();

@@ -190,6 +190,17 @@ pub fn stderr(o: &Output) -> String {
 
 /// Host processes whose command line or cgroup mentions `needle` (e.g. a sandbox id: every
 /// process of a sandbox, its shim included, is charged to cgroups named after it).
+/// The parent pid of `pid` (field 4 of `/proc/PID/stat`, after the command name), or
+/// `None` once it is gone.
+pub fn ppid_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..]
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
 pub fn processes_mentioning(needle: &str) -> Vec<i32> {
     let mut found = Vec::new();
     for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
