@@ -173,6 +173,12 @@ pub fn lease(dir: &Path, nspawn: Option<&Path>) -> Option<IdLease> {
         if mine.contains(&slot) || foreign.contains_key(&slot) {
             continue;
         }
+        // A neighbour of a block of ours shares an nspawn base with it, which our shim
+        // holds: known without a syscall (probing it would fail every time, and mark it
+        // foreign only for a while).
+        if nspawn.is_some() && shares_a_base_with(mine, slot) {
+            continue;
+        }
         // nspawn's locks first: an `IdLease` must not be dropped here, where its own
         // `Drop` would wait for the lock this scan holds.
         let claim = match nspawn.map(|n| super::nspawn_ids::claim(n, block_base(slot), ID_COUNT)) {
@@ -193,6 +199,20 @@ pub fn lease(dir: &Path, nspawn: Option<&Path>) -> Option<IdLease> {
         return Some(lease);
     }
     None
+}
+
+/// Whether `slot`'s block overlaps an nspawn base that a block in `held` overlaps too.
+fn shares_a_base_with(held: &std::collections::HashSet<u32>, slot: u32) -> bool {
+    let bases = super::nspawn_ids::bases_overlapping(block_base(slot), ID_COUNT);
+    [slot.checked_sub(1), slot.checked_add(1)]
+        .into_iter()
+        .flatten()
+        .filter(|n| held.contains(n))
+        .any(|n| {
+            super::nspawn_ids::bases_overlapping(block_base(n), ID_COUNT)
+                .iter()
+                .any(|b| bases.contains(b))
+        })
 }
 
 /// The first host id of `slot`'s block.
@@ -363,6 +383,14 @@ mod tests {
         assert_eq!(a.range().host_base, block_base(2));
         let b = lease(dir.path(), Some(nspawn.path())).unwrap();
         assert_eq!(b.range().host_base, block_base(4));
+        // Block 5, next to `b`, is passed over without trying its locks: only block 6's
+        // two bases are tried.
+        let attempts = || super::super::nspawn_ids::LOCK_ATTEMPTS.with(|n| n.get());
+        let before = attempts();
+        let c = lease(dir.path(), Some(nspawn.path())).unwrap();
+        assert_eq!(c.range().host_base, block_base(6));
+        assert_eq!(attempts() - before, 2, "lock files tried for one lease");
+        drop(c);
         // While `a` lives nspawn cannot take its ids' bases; after, it can.
         let first = super::super::nspawn_ids::bases_overlapping(block_base(2), ID_COUNT)[0];
         let path = nspawn.path().join(first.to_string());

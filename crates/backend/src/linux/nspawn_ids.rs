@@ -111,9 +111,17 @@ fn usable_dir(dir: &Path) -> Result<(), Refused> {
     Ok(())
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Lock files this thread tried to lock (tests count a lease's probes).
+    pub static LOCK_ATTEMPTS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 /// An exclusive lock on `path` that still names the locked file, or `None` when another
 /// open file description holds it.
 fn lock(path: &Path) -> Option<File> {
+    #[cfg(test)]
+    LOCK_ATTEMPTS.with(|n| n.set(n.get() + 1));
     for _ in 0..4 {
         let file = super::sys::open_locked(path).ok()??;
         let (Ok(locked), Ok(named)) = (file.metadata(), std::fs::symlink_metadata(path)) else {
