@@ -5,8 +5,10 @@
 //! (0x00080000–0x6FFF0000 as block bases), and nspawn knows nothing of our slot files. A
 //! container and a sandbox given overlapping host ids could signal each other's
 //! processes and own each other's files as "the same user". nspawn leases a block by an
-//! exclusive `flock` on `/run/systemd/nspawn-uid/<base>`, held for the container's life,
-//! and skips a base whose file is locked. So each of our leases also takes that lock on
+//! exclusive lock on `/run/systemd/nspawn-uid/<base>`, held for the container's life, and
+//! skips a base whose file is locked. That lock is systemd's `make_lock_file`: an *open
+//! file description* lock (`F_OFD_SETLK`, `F_WRLCK`), which on Linux never conflicts
+//! with a `flock` — so ours is the same kind ([`super::sys::open_ofd_locked`]). So each of our leases also takes that lock on
 //! every nspawn base its block overlaps (our blocks are not 64 Ki-aligned: two bases,
 //! one shared with each neighbouring block), skips a block whose base is locked by
 //! anyone else, and keeps the locks until every process of the sandbox is gone.
@@ -23,7 +25,11 @@
 //! inode, else it is tried again, as nspawn itself does.
 //!
 //! Only where `/run/systemd` exists (a host that can run nspawn). The lock directory must
-//! be a real directory owned by root; anything else fails the lease closed.
+//! be a real directory owned by root that no one else can write to (else anyone could
+//! plant or remove lock files); anything else fails the lease closed. A base whose path is
+//! not a regular file is treated as taken; an error opening or locking one (no
+//! descriptors left, a read-only or full filesystem) fails the lease, rather than marking
+//! every block taken one by one.
 
 use std::fs::File;
 use std::os::unix::fs::MetadataExt;
@@ -92,20 +98,19 @@ pub fn claim(dir: &Path, base: u32, count: u32) -> Result<Claim, Refused> {
     usable_dir(dir)?;
     for b in bases {
         // Dropping `claim` on a refusal releases what it took.
-        claim
-            .files
-            .push(lock(&dir.join(b.to_string())).ok_or(Refused::Taken)?);
+        claim.files.push(lock(&dir.join(b.to_string()))?);
     }
     Ok(claim)
 }
 
-/// nspawn makes the directory 0755; it must be a real directory owned by root.
+/// nspawn makes the directory 0755; it must be a real directory owned by root, writable
+/// by no one else.
 fn usable_dir(dir: &Path) -> Result<(), Refused> {
     use std::os::unix::fs::DirBuilderExt;
     let _ = std::fs::DirBuilder::new().mode(0o755).create(dir);
     let meta = std::fs::symlink_metadata(dir).map_err(|_| Refused::Unusable)?;
-    if !meta.is_dir() || meta.uid() != nix::unistd::geteuid().as_raw() {
-        tracing::error!(dir = %dir.display(), "nspawn's id lock directory is not a directory of ours; refusing to allocate ids");
+    if !meta.is_dir() || meta.uid() != nix::unistd::geteuid().as_raw() || meta.mode() & 0o022 != 0 {
+        tracing::error!(dir = %dir.display(), "nspawn's id lock directory is not a directory only we can write to; refusing to allocate ids");
         return Err(Refused::Unusable);
     }
     Ok(())
@@ -117,21 +122,59 @@ thread_local! {
     pub static LOCK_ATTEMPTS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// An exclusive lock on `path` that still names the locked file, or `None` when another
-/// open file description holds it.
-fn lock(path: &Path) -> Option<File> {
+/// An exclusive lock on `path` that still names the locked file. `Taken` when another
+/// open file description holds it or the path is not a regular file; `Unusable` when it
+/// cannot be opened or locked at all.
+fn lock(path: &Path) -> Result<File, Refused> {
+    use super::sys::OfdLock;
     #[cfg(test)]
     LOCK_ATTEMPTS.with(|n| n.set(n.get() + 1));
     for _ in 0..4 {
-        let file = super::sys::open_locked(path).ok()??;
+        let file = match super::sys::open_ofd_locked(path) {
+            Ok(OfdLock::Locked(file)) => file,
+            Ok(OfdLock::Held | OfdLock::NotAFile) => return Err(Refused::Taken),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "cannot take nspawn's id lock; refusing to allocate ids");
+                return Err(Refused::Unusable);
+            }
+        };
         let (Ok(locked), Ok(named)) = (file.metadata(), std::fs::symlink_metadata(path)) else {
             continue; // unlinked between open and lock: try the new file
         };
         if locked.dev() == named.dev() && locked.ino() == named.ino() && locked.nlink() > 0 {
-            return Some(file);
+            return Ok(file);
         }
     }
-    None
+    Err(Refused::Taken)
+}
+
+/// What systemd's `make_lock_file` (`src/basic/lock-util.c`) does for nspawn: open with
+/// `O_CREAT|O_RDWR|O_NOFOLLOW|O_CLOEXEC|O_NOCTTY` and mode 0600, then `fcntl(F_OFD_SETLK)`
+/// with `F_WRLCK` over the whole file. Spelled out here rather than through `sys`, so that
+/// tests check our locks against nspawn's kind of lock, not against our own.
+#[cfg(test)]
+pub(crate) fn nspawn_style_lock(path: &Path) -> Option<File> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NOCTTY)
+        .open(path)
+        .expect("open lock file");
+    let lock = libc::flock {
+        l_type: libc::F_WRLCK as libc::c_short,
+        l_whence: libc::SEEK_SET as libc::c_short,
+        l_start: 0,
+        l_len: 0,
+        l_pid: 0,
+    };
+    // SAFETY: fcntl(2) on an open descriptor with a pointer to a live `flock`.
+    let r = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_SETLK, &lock) };
+    (r == 0).then_some(file)
 }
 
 #[cfg(test)]
@@ -151,7 +194,7 @@ mod tests {
     }
 
     #[test]
-    fn a_base_locked_elsewhere_refuses_the_claim_and_the_locks_outlive_the_claim_in_its_fds() {
+    fn nspawn_cannot_lock_a_claimed_base_and_a_base_it_holds_refuses_the_claim() {
         let dir = tempfile::tempdir().unwrap();
         let a = claim(dir.path(), 1_000_000_000, BLOCK).unwrap();
         let shared = dir.path().join("1000013824");
@@ -161,15 +204,24 @@ mod tests {
             Refused::Taken
         );
         let third = dir.path().join("1000079360");
-        assert!(super::super::sys::open_locked(&third).unwrap().is_some());
-        // nspawn (another open file description) cannot take `a`'s bases.
-        assert!(super::super::sys::open_locked(&shared).unwrap().is_none());
+        assert!(nspawn_style_lock(&third).is_some());
+        // nspawn (its own open file description, its own kind of lock) cannot take `a`'s
+        // bases.
+        assert!(nspawn_style_lock(&shared).is_none());
+        assert!(nspawn_style_lock(&dir.path().join("999948288")).is_none());
         // Handed over as descriptors (to the shim), the locks last while they are open.
         let fds = a.into_fds();
         assert_eq!(fds.len(), 2);
-        assert!(super::super::sys::open_locked(&shared).unwrap().is_none());
+        assert!(nspawn_style_lock(&shared).is_none());
         drop(fds);
-        assert!(super::super::sys::open_locked(&shared).unwrap().is_some());
+        let held = nspawn_style_lock(&shared).expect("free once the descriptors close");
+        // And a base nspawn holds keeps our claim out.
+        assert_eq!(
+            claim(dir.path(), 1_000_000_000, BLOCK).unwrap_err(),
+            Refused::Taken
+        );
+        drop(held);
+        assert!(claim(dir.path(), 1_000_000_000, BLOCK).is_ok());
     }
 
     #[test]
@@ -182,5 +234,49 @@ mod tests {
             claim(&link, 1_000_000_000, BLOCK).unwrap_err(),
             Refused::Unusable
         );
+    }
+
+    /// Anyone who can write to the directory could plant lock files (and hold every base)
+    /// or unlink ours (and let nspawn lock a fresh file on a base a sandbox uses).
+    #[test]
+    fn a_lock_directory_others_can_write_to_fails_closed() {
+        use std::os::unix::fs::PermissionsExt;
+        for mode in [0o777, 0o775, 0o757, 0o1777] {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(mode)).unwrap();
+            assert_eq!(
+                claim(dir.path(), 1_000_000_000, BLOCK).unwrap_err(),
+                Refused::Unusable,
+                "mode {mode:o}"
+            );
+        }
+    }
+
+    /// A FIFO, a directory or a link at a base's path is no lock file: that block is
+    /// passed over, without the server opening a FIFO or a device for writing.
+    #[test]
+    fn a_base_whose_path_is_not_a_regular_file_is_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let bases = bases_overlapping(1_000_000_000, BLOCK);
+        let first = dir.path().join(bases[0].to_string());
+        nix::unistd::mkfifo(&first, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        assert_eq!(
+            claim(dir.path(), 1_000_000_000, BLOCK).unwrap_err(),
+            Refused::Taken
+        );
+        std::fs::remove_file(&first).unwrap();
+        std::fs::create_dir(&first).unwrap();
+        assert_eq!(
+            claim(dir.path(), 1_000_000_000, BLOCK).unwrap_err(),
+            Refused::Taken
+        );
+        std::fs::remove_dir(&first).unwrap();
+        std::os::unix::fs::symlink("/dev/null", &first).unwrap();
+        assert_eq!(
+            claim(dir.path(), 1_000_000_000, BLOCK).unwrap_err(),
+            Refused::Taken
+        );
+        std::fs::remove_file(&first).unwrap();
+        assert!(claim(dir.path(), 1_000_000_000, BLOCK).is_ok());
     }
 }
