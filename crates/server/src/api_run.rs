@@ -138,6 +138,29 @@ fn commit_alone(
     Ok(row)
 }
 
+/// A pooled `RunExecution` whose command could not be started may have committed its claim
+/// all the same (a process ran, or the failure was recorded as the caller's execution): the
+/// sandbox is then the caller's, unknown to them but by the error's `sandbox_id`. It is torn
+/// down as `terminate_on_exit` asks, or else gets its lifetime clocks — never left running
+/// unbounded and charged to its owner. A claim given back to its pool is the pool's again.
+fn settle_failed_claim(
+    api: &Api,
+    who: &Principal,
+    row: &SandboxRow,
+    req: &CreateSandboxRequest,
+    terminate_on_exit: bool,
+) {
+    let claimed = api
+        .engine
+        .get_sandbox(&row.id)
+        .is_ok_and(|now| now.owner == who.name);
+    if claimed && (terminate_on_exit || start_clocks(api, row, req).is_err()) {
+        if let Err(e) = api.engine.terminate_sandbox_in_background(&row.id) {
+            tracing::warn!(sandbox_id = %row.id, error = %e, "could not tear down the sandbox of a failed start");
+        }
+    }
+}
+
 fn event(execution_id: &str, payload: Payload) -> ExecutionStreamEvent {
     ExecutionStreamEvent {
         execution_id: execution_id.to_string(),
@@ -213,11 +236,19 @@ pub(crate) async fn run_execution(
         false => to_connect(e),
     };
     let claimed_now = pending.is_some();
-    let execution = api
+    let execution = match api
         .engine
         .create_execution_in(&row, exec_request(exec, &who), pending)
         .await
-        .map_err(fail)?;
+    {
+        Ok(execution) => execution,
+        Err(e) => {
+            if claimed_now {
+                settle_failed_claim(api, &who, &row, &create_req, req.terminate_on_exit);
+            }
+            return Err(fail(e));
+        }
+    };
     if claimed_now {
         if req.terminate_on_exit {
             unseen.0 = Some((api.clone(), row.id.clone()));

@@ -2,6 +2,8 @@
 //! directory, and helpers to run the real CLI against it.
 #![allow(dead_code)]
 
+pub mod pools;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};

@@ -91,13 +91,22 @@ pub(super) fn account_live_sql(who: &str) -> String {
 }
 
 impl Store {
-    pub fn insert_pool(&self, p: &PoolRow) -> Result<()> {
+    /// Insert a pool unless its owner already has `max_per_owner` of them (counted and
+    /// inserted under the store's one lock, so concurrent creates cannot both slip under
+    /// the cap). `false`: at the cap, nothing written.
+    pub fn insert_pool(&self, p: &PoolRow, max_per_owner: u32) -> Result<bool> {
         self.with(|c| {
+            let have: i64 = c
+                .prepare_cached("SELECT COUNT(*) FROM pools WHERE owner = ?1")?
+                .query_row([&p.owner], |r| r.get(0))?;
+            if have >= i64::from(max_per_owner) {
+                return Ok(false);
+            }
             c.prepare_cached(
                 "INSERT INTO pools (id, owner, created_at, spec) VALUES (?1, ?2, ?3, ?4)",
             )?
             .execute(params![p.id, p.owner, p.created_at, p.spec])
-            .map(drop)
+            .map(|_| true)
         })
     }
 

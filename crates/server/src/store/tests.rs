@@ -174,12 +174,15 @@ fn pool_sandboxes_are_charged_to_the_pool_owner_and_claims_commit_once() {
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(&dir.path().join("state.db")).unwrap();
     for (id, owner) in [("p1", "a"), ("p2", "a"), ("q1", "b")] {
-        s.insert_pool(&PoolRow {
-            id: id.into(),
-            owner: owner.into(),
-            created_at: 1,
-            spec: "{}".into(),
-        })
+        s.insert_pool(
+            &PoolRow {
+                id: id.into(),
+                owner: owner.into(),
+                created_at: 1,
+                spec: "{}".into(),
+            },
+            64,
+        )
         .unwrap();
     }
     let caps = SandboxCaps {
@@ -540,4 +543,31 @@ fn a_claimed_start_is_one_commit_and_a_refused_claim_starts_nothing() {
         (w2.owner.as_str(), w2.active_execution_id.as_str()),
         ("pool:p1", "")
     );
+}
+
+/// A principal's pools are capped, counted and inserted under one lock.
+#[test]
+fn pools_are_capped_per_owner() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("state.db")).unwrap();
+    let pool = |id: &str, owner: &str| PoolRow {
+        id: id.into(),
+        owner: owner.into(),
+        created_at: 1,
+        spec: "{}".into(),
+    };
+    assert!(s.insert_pool(&pool("p1", "a"), 2).unwrap());
+    assert!(s.insert_pool(&pool("p2", "a"), 2).unwrap());
+    assert!(!s.insert_pool(&pool("p3", "a"), 2).unwrap(), "over the cap");
+    assert!(
+        s.insert_pool(&pool("q1", "b"), 2).unwrap(),
+        "another owner's own cap"
+    );
+    assert_eq!(
+        s.list_pools().unwrap().len(),
+        3,
+        "a refused pool is not written"
+    );
+    s.delete_pool("p1").unwrap();
+    assert!(s.insert_pool(&pool("p3", "a"), 2).unwrap(), "room again");
 }

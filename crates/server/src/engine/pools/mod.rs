@@ -37,6 +37,10 @@ use std::time::Instant;
 
 /// Upper bound of `max_ready` (per pool).
 pub const MAX_READY_BOUND: u32 = 5000;
+/// Pools one principal may have. Each is a stored definition and a warming task that wakes
+/// every second, and every create scans them for a template match: sandboxes are capped
+/// per principal, so pools are too.
+pub const MAX_POOLS_PER_OWNER: u32 = 64;
 /// Claim latencies kept for avg/p99.
 const LATENCY_WINDOW: usize = 4096;
 /// Claim times kept at most per pool.
@@ -302,7 +306,13 @@ impl Engine {
             created_at: now_micros(),
             spec: serde_json::to_string(&spec).map_err(|e| EngineError::internal(e.to_string()))?,
         };
-        self.store.insert_pool(&row)?;
+        if !self.store.insert_pool(&row, MAX_POOLS_PER_OWNER)? {
+            return Err(EngineError::resource_exhausted(format!(
+                "{} already has {MAX_POOLS_PER_OWNER} pools; remove one first",
+                who.name
+            ))
+            .with("limit", MAX_POOLS_PER_OWNER.to_string()));
+        }
         let handle = self.start_pool(row, spec, key);
         Ok(view(&handle))
     }
@@ -378,18 +388,23 @@ impl Engine {
         lock(&self.pools.map).remove(id);
         p.stopped.store(true, Ordering::SeqCst);
         p.wake.notify_one();
-        self.store.delete_pool(id)?;
+        // Drained under the state lock after `stopped` is set: a warm create finishing now
+        // sees `stopped` under the same lock and terminates its sandbox instead of queueing
+        // it where nobody would look again.
         let ready: Vec<String> = {
             let mut st = lock(&p.state);
             let mut ids: Vec<String> = st.ready.drain(..).map(|w| w.row.id).collect();
             ids.append(&mut st.dead);
             ids
         };
+        // The pool's sandboxes go before its stored definition: a store error must not
+        // leave them running, owned by a pool nobody can see.
         for sid in ready {
             if let Err(e) = self.terminate_sandbox(&sid).await {
                 tracing::warn!(sandbox_id = %sid, error = %e, "pool destroy: terminate failed");
             }
         }
+        self.store.delete_pool(id)?;
         Ok(())
     }
 

@@ -30,6 +30,10 @@ pub const MAX_WARMING: u32 = 4;
 const FAILURE_BACKOFF: Duration = Duration::from_secs(2);
 /// Longest sleep between maintenance passes.
 const TICK: Duration = Duration::from_secs(1);
+/// Pause after a create refused for want of room under a cap (the server-wide one, which
+/// the owner's room does not count): room comes back as sandboxes go, and retrying at once
+/// spun the task — a core and the store's lock — for as long as the cap stayed full.
+const NO_ROOM_BACKOFF: Duration = TICK;
 
 /// READY sandboxes the pool should hold now.
 pub(crate) fn target_ready(spec: &PoolSpec, st: &PoolState) -> u32 {
@@ -143,25 +147,26 @@ impl Engine {
             }
         };
         let init = InitProc::of(&row);
-        let offer = match init {
-            Some(init) if !pool.stopped.load(Ordering::SeqCst) => init,
-            _ => {
-                lock(&pool.state).warming -= 1;
-                let _ = self.terminate_sandbox(&row.id).await;
-                if init.is_none() {
-                    tracing::warn!(pool_id = %pool.id, sandbox_id = %row.id, "warm sandbox has no readable provision record; not offered");
-                    return Warmed::Failed;
-                }
+        let readable = init.is_some();
+        {
+            // `stopped` is checked under the state lock: `destroy_pool` sets it, then drains
+            // the queue under this lock, so a sandbox is queued only where it will be found.
+            let mut st = lock(&pool.state);
+            st.warming -= 1;
+            if let Some(init) = init.filter(|_| !pool.stopped.load(Ordering::SeqCst)) {
+                st.ready.push_back(Warm {
+                    row,
+                    at: Instant::now(),
+                    init,
+                });
                 return Warmed::Ready;
             }
-        };
-        let mut st = lock(&pool.state);
-        st.warming -= 1;
-        st.ready.push_back(Warm {
-            row,
-            at: Instant::now(),
-            init: offer,
-        });
+        }
+        let _ = self.terminate_sandbox(&row.id).await;
+        if !readable {
+            tracing::warn!(pool_id = %pool.id, sandbox_id = %row.id, "warm sandbox has no readable provision record; not offered");
+            return Warmed::Failed;
+        }
         Warmed::Ready
     }
 
@@ -260,8 +265,14 @@ async fn keep_warm(engine: std::sync::Weak<Engine>, pool: Arc<PoolHandle>) {
         };
         tokio::select! {
             Some(done) = inflight.next(), if !inflight.is_empty() => {
-                if matches!(done, Warmed::Failed) {
-                    backoff_until = Some(tokio::time::Instant::now() + FAILURE_BACKOFF);
+                let pause = match done {
+                    Warmed::Failed => Some(FAILURE_BACKOFF),
+                    Warmed::NoRoom => Some(NO_ROOM_BACKOFF),
+                    Warmed::Ready => None,
+                };
+                if let Some(pause) = pause {
+                    let until = tokio::time::Instant::now() + pause;
+                    backoff_until = Some(backoff_until.map_or(until, |t| t.max(until)));
                 }
             }
             _ = pool.wake.notified() => {}

@@ -1,5 +1,6 @@
-//! A pool's refill yields to foreground work ([`crate::engine::foreground`]) — only while
-//! the pool still has a READY sandbox, and not past the bound. On the in-memory backend
+//! The pace of a pool's warming task. Its refill yields to foreground work
+//! ([`crate::engine::foreground`]) — only while the pool still has a READY sandbox, and not
+//! past the bound — and it waits, rather than spins, after a failure or without room. On the in-memory backend
 //! ([`crate::engine::fake`]), where a create takes microseconds: a refill that did not
 //! wait would be done long before the checks below.
 
@@ -161,6 +162,33 @@ async fn a_failed_create_while_yielding_does_not_wake_the_warming_task_in_a_loop
         passes < 50,
         "{passes} passes of the warming task in 1 s of backoff"
     );
+}
+
+/// A pool short of its target while the server-wide cap is full waits for room: each
+/// create is refused before anything is made, and was retried at once, in a loop that took
+/// a core and the store's lock for as long as the cap stayed full.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pool_waits_for_room_under_the_server_wide_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path());
+    let caps = crate::store::SandboxCaps {
+        per_owner: 0,
+        total: 1,
+    };
+    e.start_pools(caps).unwrap();
+    e.create_sandbox("other", caps, "", "", Default::default())
+        .await
+        .unwrap();
+    let id = pool(&e, 1);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let before = lock_passes(&e, &id);
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let passes = lock_passes(&e, &id) - before;
+    assert!(
+        passes < 10,
+        "{passes} passes of the warming task in 1 s without room"
+    );
+    assert_eq!(counts(&e, &id), (0, 0));
 }
 
 fn lock_passes(e: &Engine, id: &str) -> u64 {
