@@ -232,3 +232,74 @@ fn hostile_identities_and_readable_key_file_are_refused() {
     assert!(stderr(&o).contains("attestation key"), "{}", stderr(&o));
     std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o600)).unwrap();
 }
+
+/// The attested `init_sha256` names the binary sandboxes really run, also after another
+/// file was renamed over the server's path (a package upgrade) and the zygote was started
+/// again (it is, every 128 forks and whenever it dies): it used to be started from the
+/// path, running the new file while the statements named the old one.
+#[test]
+fn the_attested_init_hash_is_the_binary_sandboxes_run_after_an_upgrade() {
+    let bin_dir = tempfile::tempdir().unwrap();
+    let exe = bin_dir.path().join("cleanroom");
+    let original = std::fs::read(BIN).unwrap();
+    std::fs::write(&exe, &original).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let s = Server::start_exe(&exe, &[]);
+    s.create(); // the zygote runs
+                // The upgrade: a different binary (here: the same with bytes appended) renamed over.
+    let mut upgraded = original.clone();
+    upgraded.extend_from_slice(b"\0an upgrade");
+    let next = bin_dir.path().join("cleanroom.new");
+    std::fs::write(&next, &upgraded).unwrap();
+    std::fs::set_permissions(&next, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::rename(&next, &exe).unwrap();
+    // The zygote dies; the next create starts another.
+    let server = s.child.as_ref().expect("server").id() as i32;
+    let zygotes: Vec<i32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse().ok())
+        .filter(|p: &i32| {
+            ppid_of(*p) == Some(server)
+                && std::fs::read(format!("/proc/{p}/cmdline"))
+                    .is_ok_and(|c| c.starts_with(b"cleanroom-init\0"))
+        })
+        .collect();
+    assert!(!zygotes.is_empty(), "no zygote found");
+    for z in &zygotes {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(*z),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert!(eventually(std::time::Duration::from_secs(10), || zygotes
+        .iter()
+        .all(|z| !std::path::Path::new(&format!("/proc/{z}")).exists()
+            || ppid_of(*z) != Some(server))));
+    let id = s.create();
+    let pid1 = common::pools::sandbox_inits(&s)
+        .into_iter()
+        .find(|(sid, _)| *sid == id)
+        .map(|(_, pid)| pid)
+        .expect("the new sandbox's pid 1");
+    let runs = common::oci::sha256(&std::fs::read(format!("/proc/{pid1}/exe")).unwrap());
+    assert_eq!(
+        runs,
+        common::oci::sha256(&original),
+        "pid 1 runs the server's own binary"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let att = dir.path().join("att.json");
+    let key = dir.path().join("key.pem");
+    let o = s.run(&["sandbox", "attest", &id, "--out", att.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = s.run(&["attestation", "pubkey", "--out", key.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = verify(&s, &att, &key);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(&format!("init_sha256:      {runs}")),
+        "attested another binary than pid 1 runs ({runs}): {}",
+        stdout(&o)
+    );
+}

@@ -131,9 +131,14 @@ fn registry_credentials(
 
 impl ServeSettings {
     /// The server configuration these settings describe; `init_exe` is this process's
-    /// own binary.
+    /// own binary, named by `/proc/self/exe`: the very file this process runs, even after
+    /// another is renamed over its path (a package upgrade). Every zygote — started again
+    /// every 128 forks and after it dies — runs that file, so the init hash the
+    /// attestations carry (taken from it once at start) stays the hash of what sandboxes
+    /// run. A path from `current_exe()` would start the new file while attesting the old.
     pub fn into_config(self) -> Result<ServeConfig, AssembleError> {
-        let init_exe = std::env::current_exe().map_err(AssembleError::InitExe)?;
+        let init_exe = PathBuf::from("/proc/self/exe");
+        std::fs::metadata(&init_exe).map_err(AssembleError::InitExe)?;
         self.into_config_with(init_exe)
     }
 

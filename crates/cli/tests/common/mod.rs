@@ -15,6 +15,8 @@ pub struct Server {
     pub dir: PathBuf,
     /// Extra `serve` arguments (e.g. `--insecure-registry`).
     pub args: Vec<String>,
+    /// The binary the server runs ([`BIN`] unless a test starts another copy).
+    pub exe: PathBuf,
     _tmp: Option<tempfile::TempDir>,
 }
 
@@ -26,6 +28,11 @@ impl Server {
 
     /// Start a fresh server with extra `serve` arguments.
     pub fn start_with(args: &[&str]) -> Server {
+        Server::start_exe(Path::new(BIN), args)
+    }
+
+    /// A fresh server running `exe` (a copy of [`BIN`], say) instead of [`BIN`].
+    pub fn start_exe(exe: &Path, args: &[&str]) -> Server {
         let tmp = tempfile::Builder::new()
             .prefix("cleanroom-test-")
             .tempdir()
@@ -35,6 +42,7 @@ impl Server {
             child: None,
             dir,
             args: args.iter().map(|a| a.to_string()).collect(),
+            exe: exe.to_path_buf(),
             _tmp: Some(tmp),
         };
         s.spawn();
@@ -65,7 +73,7 @@ impl Server {
             .append(true)
             .open(self.dir.join("server.log"))
             .expect("server log");
-        let mut cmd = Command::new(BIN);
+        let mut cmd = Command::new(&self.exe);
         cmd.args(["serve", "--listen", &self.host(), "--state-dir"])
             .arg(self.state_dir())
             .args(&self.args)
@@ -642,6 +650,7 @@ impl Server {
             child: None,
             dir,
             args: args.iter().map(|a| a.to_string()).collect(),
+            exe: PathBuf::from(BIN),
             _tmp: Some(tmp),
         };
         let log = std::fs::OpenOptions::new()
