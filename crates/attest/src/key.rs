@@ -109,6 +109,59 @@ pub fn parse_public_key(text: &str) -> Result<[u8; 32], KeyError> {
     Ok(key)
 }
 
+/// Whether `bytes` (a key file's contents or a key argument) hold private key material:
+/// a PEM block whose label names a private key (`PRIVATE KEY`, `ENCRYPTED PRIVATE KEY`,
+/// `OPENSSH PRIVATE KEY`, ...), or a PKCS#8 `PrivateKeyInfo` as DER, inside any PEM block,
+/// or base64 (optionally `ed25519:`-prefixed).
+///
+/// Why: where a *public* key is expected (agent identities, delegation chains) a client
+/// must refuse such input locally instead of sending it on; [`parse_public_key`] alone
+/// would only refuse it after the bytes had left the machine. Errs towards `true`: a
+/// structurally PKCS#8-shaped DER is enough, whatever its algorithm.
+pub fn holds_private_key(bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(bytes);
+    let private_label = text.lines().any(|l| {
+        let l = l.trim().to_ascii_uppercase();
+        l.starts_with("-----BEGIN") && l.contains("PRIVATE KEY")
+    });
+    if private_label || is_pkcs8_der(bytes) {
+        return true;
+    }
+    if let Ok(blocks) = pem::parse_many(bytes) {
+        if blocks.iter().any(|p| is_pkcs8_der(p.contents())) {
+            return true;
+        }
+    }
+    let compact: String = text.split_whitespace().collect();
+    let b64 = compact.strip_prefix("ed25519:").unwrap_or(&compact);
+    base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .is_ok_and(|der| is_pkcs8_der(&der))
+}
+
+/// A DER `SEQUENCE` that opens with `INTEGER 0|1` then an `AlgorithmIdentifier`
+/// `SEQUENCE`: the shape of PKCS#8 `PrivateKeyInfo` / `OneAsymmetricKey` (RFC 5958), which a
+/// SubjectPublicKeyInfo (it opens with the `AlgorithmIdentifier`) never has. ring's own
+/// ed25519 PKCS#8 parser is asked too.
+fn is_pkcs8_der(der: &[u8]) -> bool {
+    if Ed25519KeyPair::from_pkcs8_maybe_unchecked(der).is_ok() {
+        return true;
+    }
+    let Some((&0x30, rest)) = der.split_first() else {
+        return false;
+    };
+    // Skip the outer length (short form, or long form of up to 4 bytes); its value is not
+    // checked so that a truncated document still counts.
+    let body = match rest.split_first() {
+        Some((&l, body)) if l < 0x80 => body,
+        Some((&l, body)) if (0x81..=0x84).contains(&l) => {
+            body.get(usize::from(l - 0x80)..).unwrap_or_default()
+        }
+        _ => return false,
+    };
+    matches!(body, [0x02, 0x01, 0x00 | 0x01, 0x30, ..])
+}
+
 /// A validated agent identity key, as recorded and attested.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AgentKey(pub [u8; 32]);
