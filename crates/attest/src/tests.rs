@@ -160,3 +160,32 @@ fn public_key_parsing_refuses_hostile_input() {
         assert!(parse_public_key(bad).is_err(), "{bad:?} accepted");
     }
 }
+
+/// A statement whose `created_at` lies in the future is refused with its own code, past a
+/// small clock-skew allowance; within the allowance it verifies.
+#[test]
+fn statement_from_the_future_fails_beyond_the_clock_skew() {
+    let (key, _) = SigningKey::generate().unwrap();
+    let at = |created_at_unix_ms: u64| {
+        let s = Statement {
+            created_at_unix_ms,
+            valid_until_unix_ms: created_at_unix_ms + 24 * 3600 * 1000,
+            ..statement()
+        };
+        verify(sign(&key, &s).to_json().as_bytes(), &key.public_key(), NOW)
+    };
+    let err = at(NOW + 10 * 60 * 1000).unwrap_err();
+    assert_eq!(
+        err.code(),
+        cleanroom_vocab::ErrorCode::AttestationNotYetValid,
+        "{err}"
+    );
+    assert!(at(NOW + 10 * 1000).is_ok());
+    assert!(at(NOW + CLOCK_SKEW_MS).is_ok());
+    let err = at(NOW + CLOCK_SKEW_MS + 1).unwrap_err();
+    assert_eq!(
+        err.code(),
+        cleanroom_vocab::ErrorCode::AttestationNotYetValid
+    );
+    assert!(at(NOW).is_ok());
+}
