@@ -19,6 +19,10 @@ pub enum VerifyError {
     Invalid(String),
     #[error("no signature by key {0} verifies")]
     Signature(String),
+    /// The verification key is a small-order point: any signature could "verify" under it,
+    /// so none is trusted (see [`key::is_small_order`]).
+    #[error("key {0} is a small-order point; no signature under it can be trusted")]
+    WeakKey(String),
     #[error(
         "the attestation is not valid yet: created at {created_at_unix_ms} (unix ms), now is \
          {now_unix_ms} (more than {CLOCK_SKEW_MS} ms of clock skew)"
@@ -38,7 +42,9 @@ impl VerifyError {
     pub fn code(&self) -> ErrorCode {
         match self {
             VerifyError::Invalid(_) => ErrorCode::AttestationInvalid,
-            VerifyError::Signature(_) => ErrorCode::AttestationSignatureInvalid,
+            VerifyError::Signature(_) | VerifyError::WeakKey(_) => {
+                ErrorCode::AttestationSignatureInvalid
+            }
             VerifyError::NotYetValid { .. } => ErrorCode::AttestationNotYetValid,
             VerifyError::Expired { .. } => ErrorCode::AttestationExpired,
         }
@@ -46,14 +52,19 @@ impl VerifyError {
 }
 
 /// Verify `envelope_json` with `public_key` at time `now_unix_ms`; the statement on success.
-/// Order: envelope shape, signature over the exact payload bytes, then the payload's
-/// format (strict, canonical), then the validity window: not before `created_at` (less
-/// [`CLOCK_SKEW_MS`]), not after `valid_until`.
+/// Order: the key (no small-order point), envelope shape, signature over the exact payload
+/// bytes, then the payload's format (strict, canonical), then the validity window: not
+/// before `created_at` (less [`CLOCK_SKEW_MS`]), not after `valid_until`.
 pub fn verify(
     envelope_json: &[u8],
     public_key: &[u8; 32],
     now_unix_ms: u64,
 ) -> Result<Statement, VerifyError> {
+    // The key is checked even though callers should have parsed it with
+    // `parse_public_key`: this function takes raw bytes and must fail closed on its own.
+    if key::is_small_order(public_key) {
+        return Err(VerifyError::WeakKey(key::key_id(public_key)));
+    }
     let invalid = |m: String| VerifyError::Invalid(m);
     let env: Envelope =
         serde_json::from_slice(envelope_json).map_err(|e| invalid(format!("envelope: {e}")))?;

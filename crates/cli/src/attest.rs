@@ -282,6 +282,8 @@ mod tests {
         // Not a key at all, binary junk, a missing file: refused locally too.
         for arg in [
             "ed25519:AAAA".to_string(),
+            // The identity point: a small-order key, under which signatures are forgeable.
+            "ed25519:AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=".to_string(),
             write("junk", &[0xff, 0xfe, 0x00]),
             "@/nonexistent/k".into(),
         ] {

@@ -174,3 +174,34 @@ fn file_sha256(path: &Path) -> std::io::Result<String> {
         .collect();
     Ok(format!("sha256:{hex}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The identity point (`01 00…00`): under it `R = identity, S = 0` verifies anything.
+    const IDENTITY: &str = "ed25519:AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
+    /// A point of order 4 (`00…00 80`), not the all-zero encoding.
+    const ORDER_4: &str = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAIA=";
+    const GOOD: &str = "ed25519:BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=";
+
+    /// Small-order agent and delegation keys are refused (the same parser as every other
+    /// key); an ordinary key still binds.
+    #[test]
+    fn agent_binding_refuses_small_order_keys() {
+        for (agent, chain) in [
+            (IDENTITY, vec![]),
+            (ORDER_4, vec![]),
+            (GOOD, vec![IDENTITY.to_string()]),
+            (GOOD, vec![GOOD.to_string(), ORDER_4.to_string()]),
+        ] {
+            assert!(
+                AgentBinding::parse(agent, &chain).is_err(),
+                "{agent} {chain:?} accepted"
+            );
+        }
+        let b = AgentBinding::parse(GOOD, &[GOOD.to_string()]).unwrap();
+        assert_eq!(b.agent_display(), GOOD);
+        assert_eq!(b.chain_display(), vec![GOOD.to_string()]);
+    }
+}
