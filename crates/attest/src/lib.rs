@@ -16,7 +16,7 @@ pub mod key;
 mod verify;
 
 pub use key::{parse_public_key, public_key_pem, AgentKey, SigningKey};
-pub use verify::{verify, VerifyError};
+pub use verify::{verify, VerifyError, CLOCK_SKEW_MS};
 
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};

@@ -154,12 +154,140 @@ pub async fn sandbox_attest(
     Ok(0)
 }
 
-/// An agent key argument: the key itself (`ed25519:<base64>`, base64) or `@FILE` (a PEM
-/// or one of those forms in a file).
-pub fn key_arg(value: &str) -> Result<String, ApiError> {
-    match value.strip_prefix('@') {
-        Some(path) => std::fs::read_to_string(path)
-            .map_err(|e| crate::request::invalid(format!("{path}: {e}"))),
-        None => Ok(value.to_string()),
+/// Largest key file `@FILE` reads: a public key is well under 1 KiB; the cap keeps
+/// `@/dev/zero` from eating memory.
+const MAX_KEY_FILE: u64 = 64 * 1024;
+
+/// An agent or delegation key argument (`--agent-key`, `--delegation`): the key itself
+/// (`ed25519:<base64>`, base64) or `@FILE` (an SPKI PEM or one of those forms in a file),
+/// returned as the normalised `ed25519:<base64>`.
+///
+/// Why it parses here rather than leaving it to the server: the request carries whatever
+/// this returns, possibly over TCP, so a private key given by mistake (`@agent.pem`) must
+/// be refused before anything is sent. Anything that is not a valid public key is refused
+/// too (fail closed); only the 32 public bytes ever leave.
+pub fn key_arg(flag: &str, value: &str) -> Result<String, ApiError> {
+    use crate::request::invalid;
+    use std::io::Read as _;
+    let (origin, bytes) = match value.strip_prefix('@') {
+        Some(path) => {
+            let mut bytes = Vec::new();
+            std::fs::File::open(path)
+                .and_then(|f| f.take(MAX_KEY_FILE + 1).read_to_end(&mut bytes))
+                .map_err(|e| invalid(format!("{flag} {path}: {e}")))?;
+            if bytes.len() as u64 > MAX_KEY_FILE {
+                return Err(invalid(format!(
+                    "{flag} {path}: larger than {MAX_KEY_FILE} bytes; not a public key"
+                )));
+            }
+            (format!("{flag} {path}"), bytes)
+        }
+        None => (flag.to_string(), value.as_bytes().to_vec()),
+    };
+    // Never echo the value in these messages: it may be a secret.
+    if cleanroom_attest::key::holds_private_key(&bytes) {
+        return Err(invalid(format!(
+            "{origin}: this is a PRIVATE key; {flag} takes the agent's PUBLIC key and nothing \
+             was sent. Derive it with `openssl pkey -in PRIVATE.pem -pubout -out agent.pub` \
+             and pass `{flag} @agent.pub`"
+        )));
+    }
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| invalid(format!("{origin}: not a public key (not text)")))?;
+    cleanroom_attest::AgentKey::parse(text)
+        .map(|k| k.display())
+        .map_err(|e| invalid(format!("{origin}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::Engine as _;
+
+    fn b64(bytes: &[u8]) -> String {
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    /// Private keys in every form a user may have at hand are refused locally, with a
+    /// message naming the remedy and without echoing the key.
+    #[test]
+    fn key_arg_refuses_private_keys_and_normalises_public_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let (key, private_pem) = cleanroom_attest::SigningKey::generate().unwrap();
+        let body: String = private_pem
+            .lines()
+            .filter(|l| !l.starts_with("-----"))
+            .collect();
+        let der = base64::engine::general_purpose::STANDARD
+            .decode(body)
+            .unwrap();
+        let want = cleanroom_attest::AgentKey(key.public_key()).display();
+        let write = |name: &str, bytes: &[u8]| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            format!("@{}", p.display())
+        };
+        let public_pem = cleanroom_attest::public_key_pem(&key.public_key());
+        let encrypted = private_pem.replace("PRIVATE KEY", "ENCRYPTED PRIVATE KEY");
+        let openssh = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n\
+                       -----END OPENSSH PRIVATE KEY-----\n";
+        let both = format!("{public_pem}{private_pem}");
+        let relabelled = private_pem.replace("PRIVATE KEY", "PUBLIC KEY");
+        for (what, arg) in [
+            ("PKCS#8 PEM", write("agent.pem", private_pem.as_bytes())),
+            ("encrypted PEM", write("enc.pem", encrypted.as_bytes())),
+            ("OpenSSH", write("id_ed25519", openssh.as_bytes())),
+            ("public then private", write("both.pem", both.as_bytes())),
+            (
+                "PKCS#8 under a PUBLIC label",
+                write("lie.pem", relabelled.as_bytes()),
+            ),
+            ("PKCS#8 DER", write("agent.der", &der)),
+            ("PKCS#8 base64", write("agent.b64", b64(&der).as_bytes())),
+            ("inline PEM", private_pem.clone()),
+            ("inline base64", format!("ed25519:{}", b64(&der))),
+        ] {
+            for flag in ["--agent-key", "--delegation"] {
+                let err = key_arg(flag, &arg).expect_err(what);
+                assert_eq!(err.code, "invalid_argument", "{what}");
+                assert!(
+                    err.message.contains("PRIVATE key"),
+                    "{what}: {}",
+                    err.message
+                );
+                assert!(err.message.contains("-pubout"), "{what}: {}", err.message);
+                assert!(!err.message.contains(&b64(&der)[..20]), "{what} echoed");
+            }
+        }
+        // identity_args (create and pool claim) refuses a private key anywhere in the chain.
+        let private = write("chain.pem", private_pem.as_bytes());
+        assert!(
+            crate::pools::identity_args(Some(&want), &[want.clone(), private.clone()]).is_err()
+        );
+        assert!(crate::pools::identity_args(Some(&private), &[]).is_err());
+
+        // Public keys in each accepted form go out normalised.
+        for arg in [
+            write("agent.pub", public_pem.as_bytes()),
+            write("agent.txt", format!("{want}\n").as_bytes()),
+            want.clone(),
+            b64(&key.public_key()),
+        ] {
+            assert_eq!(key_arg("--agent-key", &arg).unwrap(), want, "{arg}");
+        }
+        assert_eq!(
+            crate::pools::identity_args(Some(&want), &[b64(&key.public_key())]).unwrap(),
+            (want.clone(), vec![want.clone()])
+        );
+        // Not a key at all, binary junk, a missing file: refused locally too.
+        for arg in [
+            "ed25519:AAAA".to_string(),
+            // The identity point: a small-order key, under which signatures are forgeable.
+            "ed25519:AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=".to_string(),
+            write("junk", &[0xff, 0xfe, 0x00]),
+            "@/nonexistent/k".into(),
+        ] {
+            assert!(key_arg("--agent-key", &arg).is_err(), "{arg}");
+        }
     }
 }

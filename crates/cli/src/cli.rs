@@ -324,7 +324,8 @@ pub enum SandboxCommand {
         /// mounts and namespaces the sandbox's seccomp filter denies)
         #[arg(long)]
         docker: bool,
-        /// Agent identity: ed25519 public key (`ed25519:<base64>`, base64, or @FILE with a PEM)
+        /// Agent identity: ed25519 PUBLIC key (`ed25519:<base64>`, base64, or @FILE with a
+        /// public-key PEM); a private key is refused locally and never sent
         #[arg(long, value_name = "KEY")]
         agent_key: Option<String>,
         /// Delegation chain, agent first towards the human (repeatable; same forms)

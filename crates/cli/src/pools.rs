@@ -63,7 +63,8 @@ pub enum PoolCommand {
     /// Claim a READY sandbox; prints its id
     Claim {
         pool_id: String,
-        /// Agent identity: ed25519 public key (`ed25519:<base64>`, base64, or @FILE with a PEM)
+        /// Agent identity: ed25519 PUBLIC key (`ed25519:<base64>`, base64, or @FILE with a
+        /// public-key PEM); a private key is refused locally and never sent
         #[arg(long, value_name = "KEY")]
         agent_key: Option<String>,
         /// Delegation chain, agent first towards the human (repeatable; same forms)
@@ -105,15 +106,19 @@ fn stats_line(p: &Pool, s: &PoolStats) -> String {
 
 const HEADER: &str = "POOL                                   NAME          READY  CLAIMED  WARMING  CLAIMS/M  AVG_US     P99_US\n";
 
-/// Agent key and chain arguments as the request carries them.
+/// Agent key and chain arguments as the request carries them: each parsed and normalised
+/// here, so that a private key given by mistake never leaves the machine (see [`key_arg`]).
 pub fn identity_args(
     agent_key: Option<&str>,
     delegation: &[String],
 ) -> Result<(String, Vec<String>), ApiError> {
-    let agent = agent_key.map(key_arg).transpose()?.unwrap_or_default();
+    let agent = agent_key
+        .map(|k| key_arg("--agent-key", k))
+        .transpose()?
+        .unwrap_or_default();
     let chain = delegation
         .iter()
-        .map(|k| key_arg(k))
+        .map(|k| key_arg("--delegation", k))
         .collect::<Result<_, _>>()?;
     Ok((agent, chain))
 }

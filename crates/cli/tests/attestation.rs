@@ -20,7 +20,7 @@ fn unb64(s: &str) -> Vec<u8> {
 
 /// A well-formed ed25519 public key from a fresh server-independent key pair.
 fn agent_key(seed: u8) -> String {
-    // Any 32 bytes other than zero parse as a key; a real agent would use its own.
+    // Any 32 bytes but the small-order encodings parse as a key; a real agent would use its own.
     format!("ed25519:{}", b64(&[seed; 32]))
 }
 

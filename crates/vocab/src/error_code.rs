@@ -102,6 +102,9 @@ stable_codes! {
         AttestationSignatureInvalid => "attestation_signature_invalid",
         /// An attestation verified but its validity ended (`valid_until` is past).
         AttestationExpired => "attestation_expired",
+        /// An attestation verified but its `created_at` is ahead of the verifier's clock by
+        /// more than the allowed skew (it claims to be signed in the future).
+        AttestationNotYetValid => "attestation_not_yet_valid",
     }
 }
 
@@ -120,6 +123,7 @@ impl ErrorCode {
                 | ErrorCode::AttestationInvalid
                 | ErrorCode::AttestationSignatureInvalid
                 | ErrorCode::AttestationExpired
+                | ErrorCode::AttestationNotYetValid
         )
     }
 }

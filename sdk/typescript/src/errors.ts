@@ -117,6 +117,8 @@ export class AttestationInvalidError extends CleanroomError {}
 export class AttestationSignatureInvalidError extends CleanroomError {}
 /** The `attestation_expired` error. */
 export class AttestationExpiredError extends CleanroomError {}
+/** The `attestation_not_yet_valid` error. */
+export class AttestationNotYetValidError extends CleanroomError {}
 /** The `server_unreachable` error. */
 export class ServerUnreachableError extends CleanroomError {}
 /** The `stream_ended` error. */
@@ -170,6 +172,7 @@ const BY_CODE: Record<string, new (code: string, message: string, connectCode?: 
   attestation_invalid: AttestationInvalidError,
   attestation_signature_invalid: AttestationSignatureInvalidError,
   attestation_expired: AttestationExpiredError,
+  attestation_not_yet_valid: AttestationNotYetValidError,
   server_unreachable: ServerUnreachableError,
   stream_ended: StreamEndedError,
 };

@@ -96,6 +96,7 @@ ExecutionNotInteractiveError = _register("execution_not_interactive", "Execution
 AttestationInvalidError = _register("attestation_invalid", "AttestationInvalidError")
 AttestationSignatureInvalidError = _register("attestation_signature_invalid", "AttestationSignatureInvalidError")
 AttestationExpiredError = _register("attestation_expired", "AttestationExpiredError")
+AttestationNotYetValidError = _register("attestation_not_yet_valid", "AttestationNotYetValidError")
 # Client side only (never in an ErrorDetail), produced by this SDK.
 ServerUnreachableError = _register("server_unreachable", "ServerUnreachableError")
 StreamEndedError = _register("stream_ended", "StreamEndedError")
