@@ -90,10 +90,16 @@ async fn make(
             .await
     } else {
         match crate::api_snapshots::create_from(&api.engine, who, api.caps, req, limits).await {
-            Ok(row) => api
-                .engine
-                .bind_sandbox(&row, &binding, "")
-                .map(|_| Taken::Made(row)),
+            // A restored sandbox is READY before its binding is written: if that write
+            // fails, the sandbox (no clocks, no image hold, its id never returned) is
+            // taken down rather than left running unseen.
+            Ok(row) => match api.engine.bind_sandbox(&row, &binding, "") {
+                Ok(_) => Ok(Taken::Made(row)),
+                Err(e) => {
+                    let _ = api.engine.terminate_sandbox_in_background(&row.id);
+                    Err(e)
+                }
+            },
             Err(e) => Err(e),
         }
     }
@@ -103,15 +109,29 @@ async fn make(
         // it is committed (a sandbox given back to its pool must not carry them).
         Taken::Pending(p) => p.row(),
         Taken::Made(row) => {
-            api.engine
+            // A sandbox made here whose image hold or clocks cannot be recorded is taken
+            // down: the caller gets an error, not its id, and it must not run unbounded.
+            let bounded = api
+                .engine
                 .claim_image(who, &row.image_digest)
-                .map_err(to_connect)?;
-            start_clocks(api, row, req)?;
+                .map_err(to_connect)
+                .and_then(|()| start_clocks(api, row, req));
+            if let Err(e) = bounded {
+                let _ = api.engine.terminate_sandbox_in_background(&row.id);
+                return Err(e);
+            }
             row
         }
     };
-    let bootstrap =
-        crate::bootstrap::plan_stored(&row.id, &row.compiled_policy).map_err(to_connect)?;
+    let bootstrap = match crate::bootstrap::plan_stored(&row.id, &row.compiled_policy) {
+        Ok(b) => b,
+        Err(e) => {
+            if let Taken::Made(row) = &taken {
+                let _ = api.engine.terminate_sandbox_in_background(&row.id);
+            }
+            return Err(to_connect(e));
+        }
+    };
     Ok((taken, bootstrap))
 }
 
