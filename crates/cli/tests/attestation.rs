@@ -24,6 +24,21 @@ fn agent_key(seed: u8) -> String {
     format!("ed25519:{}", b64(&[seed; 32]))
 }
 
+/// `sandbox attest ID --out` and `attestation pubkey --out` into `dir`: (statement, key).
+fn attest_to_files(
+    s: &Server,
+    id: &str,
+    dir: &std::path::Path,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let att = dir.join("att.json");
+    let key = dir.join("key.pem");
+    let o = s.run(&["sandbox", "attest", id, "--out", att.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = s.run(&["attestation", "pubkey", "--out", key.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    (att, key)
+}
+
 fn verify(s: &Server, file: &std::path::Path, key: &std::path::Path) -> std::process::Output {
     // No CLEANROOM_HOST and a dead host: verify must not need a server.
     let mut c = std::process::Command::new(BIN);
@@ -65,12 +80,7 @@ fn statement_verifies_offline_and_tampering_or_wrong_key_fails() {
     );
     assert!(text.contains(&d1) && text.contains(&d2), "{text}");
 
-    let att = dir.path().join("att.json");
-    let key = dir.path().join("key.pem");
-    let o = s.run(&["sandbox", "attest", &id, "--out", att.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = s.run(&["attestation", "pubkey", "--out", key.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let (att, key) = attest_to_files(&s, &id, dir.path());
     assert!(std::fs::read_to_string(&key)
         .unwrap()
         .starts_with("-----BEGIN PUBLIC KEY-----"));
@@ -289,12 +299,7 @@ fn the_attested_init_hash_is_the_binary_sandboxes_run_after_an_upgrade() {
         "pid 1 runs the server's own binary"
     );
     let dir = tempfile::tempdir().unwrap();
-    let att = dir.path().join("att.json");
-    let key = dir.path().join("key.pem");
-    let o = s.run(&["sandbox", "attest", &id, "--out", att.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = s.run(&["attestation", "pubkey", "--out", key.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let (att, key) = attest_to_files(&s, &id, dir.path());
     let o = verify(&s, &att, &key);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(

@@ -4,29 +4,11 @@
 
 mod common;
 use common::*;
-use std::time::Duration;
-
-fn inspect(s: &Server, id: &str) -> serde_json::Value {
-    let o = s.run(&["sandbox", "inspect", "--json", id]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    serde_json::from_slice(&o.stdout).unwrap()
-}
 
 fn create(s: &Server, args: &[&str]) -> String {
     let o = s.run(&[&["sandbox", "create"], args].concat());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     stdout(&o).trim().to_string()
-}
-
-/// Wait (bounded) until the sandbox stopped; its inspect JSON.
-fn stopped(s: &Server, id: &str) -> serde_json::Value {
-    let mut last = serde_json::Value::Null;
-    let ok = eventually(Duration::from_secs(60), || {
-        last = inspect(s, id);
-        last["status"] == "SANDBOX_STATUS_STOPPED"
-    });
-    assert!(ok, "sandbox did not stop: {last}");
-    last
 }
 
 fn expired_event(s: &Server, id: &str) -> serde_json::Value {

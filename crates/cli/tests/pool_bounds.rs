@@ -7,23 +7,6 @@ use common::pools::*;
 use common::*;
 use std::time::Duration;
 
-fn inspect(s: &Server, id: &str) -> serde_json::Value {
-    let o = s.run(&["sandbox", "inspect", "--json", id]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    serde_json::from_slice(&o.stdout).expect("json")
-}
-
-/// Wait (bounded) until the sandbox stopped; its inspect JSON.
-fn stopped(s: &Server, id: &str) -> serde_json::Value {
-    let mut last = serde_json::Value::Null;
-    let ok = eventually(Duration::from_secs(60), || {
-        last = inspect(s, id);
-        last["status"] == "SANDBOX_STATUS_STOPPED"
-    });
-    assert!(ok, "sandbox did not stop: {last}");
-    last
-}
-
 /// `pool claim` starts the server's (or the policy's) TTL like any create: a claimed
 /// sandbox used to get no clocks at all, and lived — charged to its owner — for ever.
 #[test]

@@ -238,6 +238,24 @@ pub fn mounts_mentioning(needle: &str) -> Vec<String> {
         .collect()
 }
 
+/// `sandbox inspect --json ID` (which must succeed).
+pub fn inspect(s: &Server, id: &str) -> serde_json::Value {
+    let o = s.run(&["sandbox", "inspect", "--json", id]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("inspect json")
+}
+
+/// Wait (bounded) until the sandbox stopped; its inspect JSON.
+pub fn stopped(s: &Server, id: &str) -> serde_json::Value {
+    let mut last = serde_json::Value::Null;
+    let ok = eventually(Duration::from_secs(60), || {
+        last = inspect(s, id);
+        last["status"] == "SANDBOX_STATUS_STOPPED"
+    });
+    assert!(ok, "sandbox did not stop: {last}");
+    last
+}
+
 /// Wait until `f` is true or the limit passes.
 pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + limit;
