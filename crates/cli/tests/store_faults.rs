@@ -33,6 +33,15 @@ fn gone(s: &Server, id: &str) -> bool {
     })
 }
 
+/// Wait (bounded) until no sandbox of this server runs; panics naming those left.
+fn assert_none_run(s: &Server) {
+    assert!(
+        eventually(Duration::from_secs(30), || sandbox_inits(s).is_empty()),
+        "sandboxes still run: {:?}",
+        sandbox_inits(s)
+    );
+}
+
 /// A claim whose lifetime clocks cannot be recorded fails, and the sandbox it took is
 /// torn down rather than left the claimer's without a TTL.
 #[test]
@@ -55,11 +64,7 @@ fn a_create_whose_clocks_cannot_be_recorded_leaves_no_sandbox() {
     inject_fault(&s, "INSERT", "sandbox_lifetimes");
     let o = s.run(&["sandbox", "create"]);
     assert_ne!(o.status.code(), Some(0), "{}", stdout(&o));
-    assert!(
-        eventually(Duration::from_secs(30), || sandbox_inits(&s).is_empty()),
-        "a sandbox still runs: {:?}",
-        sandbox_inits(&s)
-    );
+    assert_none_run(&s);
 }
 
 /// A sandbox restored from a snapshot is READY before its identity binding is written:
@@ -77,11 +82,7 @@ fn a_restore_whose_binding_cannot_be_recorded_leaves_no_sandbox() {
     inject_fault(&s, "INSERT", "sandbox_claims");
     let o = s.run(&["sandbox", "create", "--from", &snap]);
     assert_ne!(o.status.code(), Some(0), "{}", stdout(&o));
-    assert!(
-        eventually(Duration::from_secs(30), || sandbox_inits(&s).is_empty()),
-        "a restored sandbox still runs: {:?}",
-        sandbox_inits(&s)
-    );
+    assert_none_run(&s);
 }
 
 /// `pool rm` whose stored definition cannot be deleted still stops the pool's sandboxes
@@ -95,9 +96,5 @@ fn a_pool_whose_definition_cannot_be_removed_still_stops_its_sandboxes() {
     inject_fault(&s, "DELETE", "pools");
     let o = s.run(&["pool", "rm", &pool]);
     assert_ne!(o.status.code(), Some(0), "{}", stdout(&o));
-    assert!(
-        eventually(Duration::from_secs(30), || sandbox_inits(&s).is_empty()),
-        "the pool's sandboxes still run: {:?}",
-        sandbox_inits(&s)
-    );
+    assert_none_run(&s);
 }
