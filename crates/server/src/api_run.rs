@@ -61,7 +61,8 @@ async fn make(
     };
     let binding = crate::attest::AgentBinding::parse(&req.agent_public_key, &req.delegation_chain)
         .map_err(to_connect)?;
-    let taken = if req.from_snapshot.is_empty() {
+    let restored = !req.from_snapshot.is_empty();
+    let taken = if !restored {
         let policy_yaml = if req.learn {
             cleanroom_policy::ask::learning_yaml(&req.policy_yaml)
                 .map_err(|e| to_connect(e.into()))?
@@ -89,50 +90,45 @@ async fn make(
             )
             .await
     } else {
-        match crate::api_snapshots::create_from(&api.engine, who, api.caps, req, limits).await {
-            // A restored sandbox is READY before its binding is written: if that write
-            // fails, the sandbox (no clocks, no image hold, its id never returned) is
-            // taken down rather than left running unseen.
-            Ok(row) => match api.engine.bind_sandbox(&row, &binding, "") {
-                Ok(_) => Ok(Taken::Made(row)),
-                Err(e) => {
-                    let _ = api.engine.terminate_sandbox_in_background(&row.id);
-                    Err(e)
-                }
-            },
-            Err(e) => Err(e),
-        }
+        crate::api_snapshots::create_from(&api.engine, who, api.caps, req, limits)
+            .await
+            .map(Taken::Made)
     }
     .map_err(to_connect)?;
-    let row = match &taken {
-        // The claim's commit holds the image for the claimer, and its clocks start once
-        // it is committed (a sandbox given back to its pool must not carry them).
-        Taken::Pending(p) => p.row(),
-        Taken::Made(row) => {
-            // A sandbox made here whose image hold or clocks cannot be recorded is taken
-            // down: the caller gets an error, not its id, and it must not run unbounded.
-            let bounded = api
-                .engine
-                .claim_image(who, &row.image_digest)
-                .map_err(to_connect)
-                .and_then(|()| start_clocks(api, row, req));
-            if let Err(e) = bounded {
-                let _ = api.engine.terminate_sandbox_in_background(&row.id);
-                return Err(e);
+    let finish = || -> Result<Option<Bootstrap>, ConnectError> {
+        let row = match &taken {
+            Taken::Pending(p) => p.row(),
+            Taken::Made(row) => {
+                // A restored sandbox is READY before its binding is written.
+                if restored {
+                    api.engine
+                        .bind_sandbox(row, &binding, "")
+                        .map_err(to_connect)?;
+                }
+                // (A pending claim's commit holds the image for the claimer, and its
+                // clocks start once it is committed: a sandbox given back to its pool
+                // must not carry them.)
+                api.engine
+                    .claim_image(who, &row.image_digest)
+                    .map_err(to_connect)?;
+                start_clocks(api, row, req)?;
+                row
             }
-            row
-        }
+        };
+        crate::bootstrap::plan_stored(&row.id, &row.compiled_policy).map_err(to_connect)
     };
-    let bootstrap = match crate::bootstrap::plan_stored(&row.id, &row.compiled_policy) {
-        Ok(b) => b,
+    match finish() {
+        Ok(bootstrap) => Ok((taken, bootstrap)),
         Err(e) => {
+            // A sandbox made here whose binding, image hold or clocks cannot be recorded
+            // is taken down: the caller gets an error, not its id, and it must not run
+            // unbounded. (A pending claim is dropped: the sandbox goes back to its pool.)
             if let Taken::Made(row) = &taken {
                 let _ = api.engine.terminate_sandbox_in_background(&row.id);
             }
-            return Err(to_connect(e));
+            Err(e)
         }
-    };
-    Ok((taken, bootstrap))
+    }
 }
 
 /// The sandbox's lifetime clocks (TTL, idle timeout) as the request, its policy or the
