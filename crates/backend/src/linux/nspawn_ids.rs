@@ -8,10 +8,11 @@
 //! exclusive lock on `/run/systemd/nspawn-uid/<base>`, held for the container's life, and
 //! skips a base whose file is locked. That lock is systemd's `make_lock_file`: an *open
 //! file description* lock (`F_OFD_SETLK`, `F_WRLCK`), which on Linux never conflicts
-//! with a `flock` — so ours is the same kind ([`super::sys::open_ofd_locked`]). So each of our leases also takes that lock on
-//! every nspawn base its block overlaps (our blocks are not 64 Ki-aligned: two bases,
-//! one shared with each neighbouring block), skips a block whose base is locked by
-//! anyone else, and keeps the locks until every process of the sandbox is gone.
+//! with a `flock`, so ours is the same kind ([`super::sys::open_ofd_locked`]). Each of
+//! our leases also takes that lock on every nspawn base its block overlaps (our blocks are
+//! not 64 Ki-aligned: two bases, one shared with each neighbouring block), skips a block
+//! whose base is locked by anyone else, and keeps the locks until every process of the
+//! sandbox is gone.
 //!
 //! The locks are handed to the sandbox's shim with its configuration and held there,
 //! not in the server: the shim lives exactly as long as the sandbox's processes (it exits
@@ -76,8 +77,10 @@ impl Claim {
 pub enum Refused {
     /// Another process (nspawn, another server) holds a base's lock: try another block.
     Taken,
-    /// The lock directory is unusable (not a root-owned directory, cannot be made):
-    /// no block can be checked, so none may be handed out.
+    /// The lock directory is unusable (not a directory only its root owner can write
+    /// to, cannot be made), or a lock file cannot be opened or locked at all (no
+    /// descriptors left, a read-only or full filesystem): no block can be checked, so
+    /// none may be handed out.
     Unusable,
 }
 

@@ -86,16 +86,22 @@ pub fn try_lock_exclusive(fd: BorrowedFd<'_>) -> io::Result<bool> {
 /// exclusive `flock` without waiting. `Ok(None)` when another open file holds it. The host-wide
 /// id slots and the server-instance liveness locks both work this way.
 pub fn open_locked(path: &Path) -> io::Result<Option<std::fs::File>> {
+    let file = open_lock_file(path, 0)?;
+    Ok(try_lock_exclusive(file.as_fd())?.then_some(file))
+}
+
+/// Open a lock file read-write, creating it with mode 0600, never through a link, with
+/// `extra` open flags besides.
+fn open_lock_file(path: &Path, extra: libc::c_int) -> io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
+    std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
         .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)?;
-    Ok(try_lock_exclusive(file.as_fd())?.then_some(file))
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | extra)
+        .open(path)
 }
 
 /// What [`open_ofd_locked`] found at a lock file's path.
@@ -121,16 +127,7 @@ pub enum OfdLock {
 /// a controlling terminal, never blocking (a FIFO planted at the path cannot stall the
 /// caller), and anything but a regular file is refused.
 pub fn open_ofd_locked(path: &Path) -> io::Result<OfdLock> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NOCTTY | libc::O_NONBLOCK)
-        .open(path);
-    let file = match opened {
+    let file = match open_lock_file(path, libc::O_NOCTTY | libc::O_NONBLOCK) {
         Ok(file) => file,
         Err(e)
             if matches!(
