@@ -17,6 +17,7 @@ Measures, in the same run and on the same machine:
     secret into the header, redacts the response, and speaks verified TLS upstream) next to
     the same HTTPS request made on the host: latency and 64 MiB download throughput.
 Progress goes to stderr. BENCH_BINARY=path skips the release build and uses that binary;
+BENCH_ONLY=gateway only the egress gateway rows (HTTP, HTTPS with secret injection).
 BENCH_ONLY=approvals only the egress approval / learn mode rows (bench/approvals.py).
 BENCH_ONLY=registries only first vs cached `npm ci` through the registry mediation
 (bench/registries.py).
@@ -311,6 +312,10 @@ def main():
                 time.sleep(0.05)
         env = dict(os.environ, CLEANROOM_HOST="unix://" + sock)
         result = {"machine": {"cpus": os.cpu_count(), "kernel": os.uname().release}}
+        if os.environ.get("BENCH_ONLY") == "gateway":  # the egress gateway rows only
+            result["egress_http"] = egress_bench(binary, env, tmp, web_port)
+            result["egress_https_secret_injection"] = secret_bench(binary, env, tmp, tls_port, ca)
+            return print(json.dumps(result, indent=2))
         if os.environ.get("BENCH_ONLY") == "approvals":
             print(json.dumps({"egress_approvals": approvals_bench.run(binary, env, tmp, web_port)}, indent=2))
             return

@@ -63,6 +63,9 @@ where
     });
     let conn = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
+        // A client may shut down its sending side after its request and still wait for the
+        // response (HTTP/1.0 tools, `nc -N`): its end of stream is not a cancel.
+        .half_close(true)
         .header_read_timeout(crate::sniff::HEAD_WAIT)
         .serve_connection(
             TokioIo::new(crate::closing::Closing::new(

@@ -31,6 +31,8 @@ pub mod redact;
 pub mod registry;
 pub mod secrets;
 pub mod sniff;
+#[cfg(test)]
+mod stack_tests;
 mod strict;
 pub mod tcp;
 pub mod tls;
@@ -66,6 +68,12 @@ pub const MTU: u16 = 16384;
 /// connection at a few MB/s); the stack does no window scaling, so 64 KiB is the most it can
 /// advertise. It also bounds what the stack buffers per connection.
 pub const TCP_WINDOW: u32 = 65_535;
+/// First retransmission timeout of the userspace stack (ipstack's default is 1 s). The link
+/// is in-host, so a segment is lost only when a queue overflowed: resend soon.
+const TCP_RTO: std::time::Duration = std::time::Duration::from_millis(200);
+/// Resends of one segment (or FIN) before the connection is reset; the timeout doubles each
+/// time, so ~51 s of silence from the sandbox's side.
+const TCP_MAX_RETRANSMITS: usize = 8;
 /// How long the stack keeps a quiet UDP flow.
 const UDP_IDLE: std::time::Duration = std::time::Duration::from_secs(10);
 /// How long a DNS client port is served after its last query.
@@ -165,6 +173,11 @@ impl Gateway {
         let mut tcp = ipstack::TcpConfig::default();
         tcp.max_unacked_bytes = TCP_WINDOW;
         tcp.read_buffer_size = TCP_WINDOW as usize;
+        tcp.rto = TCP_RTO;
+        tcp.max_retransmit_count = TCP_MAX_RETRANSMITS;
+        // Without an MSS option the sandbox's kernel assumes 536 bytes and sends its data
+        // to the gateway in segments 30 times smaller than the link allows.
+        tcp.options = Some(vec![ipstack::TcpOptions::MaximumSegmentSize(MTU - 40)]);
         cfg.with_tcp_config(tcp);
         let ctx = Arc::new(Ctx {
             policy,

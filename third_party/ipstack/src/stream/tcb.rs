@@ -60,7 +60,51 @@ pub(crate) struct Tcb {
     max_count_for_dup_ack: usize,
     rto: std::time::Duration,
     max_retransmit_count: usize,
+    // PATCHED (cleanroom, PATCHED.md): bytes handed to the stream's reader and not yet read.
+    // They count against the receive window, so what a peer can make us hold is bounded.
+    queued: usize,
+    // PATCHED: the application asked to close (poll_shutdown); the loop sends the FIN once
+    // everything written is acknowledged.
+    fin_requested: bool,
+    // PATCHED: our FIN's retransmission timer, while it is unacknowledged.
+    fin_timer: Option<Backoff>,
+    // PATCHED: the persist timer (zero-window probes) while a writer waits on a closed window.
+    probe_timer: Option<Backoff>,
 }
+
+/// PATCHED: an exponential retransmission timer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Backoff {
+    pub(crate) sent: std::time::Instant,
+    pub(crate) timeout: Duration,
+    pub(crate) count: usize,
+}
+
+impl Backoff {
+    fn new(rto: Duration) -> Self {
+        Backoff { sent: std::time::Instant::now(), timeout: rto, count: 0 }
+    }
+    fn deadline(&self) -> std::time::Instant {
+        self.sent + self.timeout
+    }
+    fn expired(&self, now: std::time::Instant) -> bool {
+        now >= self.deadline()
+    }
+    /// Record a resend: the next one waits twice as long (at most a minute).
+    fn resent(&mut self, now: std::time::Instant) {
+        self.sent = now;
+        self.count += 1;
+        self.timeout = (self.timeout * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// PATCHED: the longest wait between two retransmissions or probes.
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// PATCHED: a segment, our FIN or a zero-window probe went unanswered through every
+/// retransmission: the peer is gone and the connection must be reset, not left hanging.
+#[derive(Debug)]
+pub(crate) struct GaveUp;
 
 impl Tcb {
     pub(super) fn new(
@@ -92,6 +136,10 @@ impl Tcb {
             max_count_for_dup_ack,
             rto,
             max_retransmit_count,
+            queued: 0,
+            fin_requested: false,
+            fin_timer: None,
+            probe_timer: None,
         }
     }
 
@@ -115,55 +163,154 @@ impl Tcb {
         self.duplicate_ack_count >= self.max_count_for_dup_ack
     }
 
-    pub(super) fn add_unordered_packet(&mut self, seq: SeqNum, buf: Vec<u8>) {
+    /// PATCHED: accept only the part of a segment that lies inside the window we offer:
+    /// bytes already received are cut off the front, bytes past the window off the back, and
+    /// nothing is kept once the buffer (out-of-order segments plus what the reader has not
+    /// read yet) holds `read_buffer_size`. A peer that ignores our window — a hostile
+    /// sandbox can craft its own segments — therefore cannot make us hold more than that.
+    pub(super) fn add_unordered_packet(&mut self, seq: SeqNum, mut buf: Vec<u8>) {
+        let mut seq = seq;
         if seq < self.ack {
-            #[rustfmt::skip]
-            log::warn!("{:?}: Received packet seq {seq} < self ack {}, len = {}", self.state, self.ack, buf.len());
+            let stale = self.ack.distance(seq) as usize;
+            if stale >= buf.len() {
+                return;
+            }
+            buf.drain(..stale);
+            seq = self.ack;
+        }
+        let window = self.read_buffer_size.saturating_sub(self.queued);
+        let offset = seq.distance(self.ack) as usize;
+        if offset >= window {
             return;
         }
-        self.unordered_packets.insert(seq, buf);
+        buf.truncate(window - offset);
+        let held = self.get_unordered_packets_total_len() - self.unordered_packets.get(&seq).map_or(0, |p| p.len());
+        if held + buf.len() > window || buf.is_empty() {
+            return;
+        }
+        match self.unordered_packets.get(&seq) {
+            Some(existing) if existing.len() >= buf.len() => {}
+            _ => {
+                self.unordered_packets.insert(seq, buf);
+            }
+        }
     }
     pub(super) fn get_available_read_buffer_size(&self) -> usize {
-        self.read_buffer_size.saturating_sub(self.get_unordered_packets_total_len())
+        self.read_buffer_size.saturating_sub(self.get_unordered_packets_total_len() + self.queued)
     }
     #[inline]
     pub(crate) fn get_unordered_packets_total_len(&self) -> usize {
         self.unordered_packets.values().map(|p| p.len()).sum()
     }
 
+    /// Take the in-order data at the head of the buffer (at most `max_bytes`), advancing our
+    /// ACK. PATCHED: overlapping segments are handled (a segment starting below the ACK gives
+    /// only its new tail) instead of stopping the stream, and what is taken is counted as
+    /// queued for the reader until [`Tcb::data_read`].
     pub(super) fn consume_unordered_packets(&mut self, max_bytes: usize) -> Option<Vec<u8>> {
         let mut data = Vec::new();
-        let mut remaining_bytes = max_bytes;
-
-        while remaining_bytes > 0 {
-            if let Some(seq) = self.unordered_packets.keys().next().copied() {
-                if seq != self.ack {
-                    break; // sequence number is not continuous, stop extracting
-                }
-
-                // remove and get the first packet
-                let mut payload = self.unordered_packets.remove(&seq).unwrap();
-                let payload_len = payload.len();
-
-                if payload_len <= remaining_bytes {
-                    // current packet can be fully extracted
-                    data.extend(payload);
-                    self.ack += payload_len as u32;
-                    remaining_bytes -= payload_len;
-                } else {
-                    // current packet can only be partially extracted
-                    let remaining_payload = payload.split_off(remaining_bytes);
-                    data.extend_from_slice(&payload);
-                    self.ack += remaining_bytes as u32;
-                    self.unordered_packets.insert(self.ack, remaining_payload);
-                    break;
-                }
-            } else {
-                break; // no more packets to extract
+        while data.len() < max_bytes {
+            let Some((&seq, _)) = self.unordered_packets.first_key_value() else {
+                break;
+            };
+            if seq > self.ack {
+                break; // a hole: wait for the missing bytes
             }
+            let mut payload = self.unordered_packets.remove(&seq).unwrap_or_default();
+            let stale = self.ack.distance(seq) as usize;
+            if stale >= payload.len() {
+                continue; // wholly received already
+            }
+            payload.drain(..stale);
+            let room = max_bytes - data.len();
+            if payload.len() > room {
+                let rest = payload.split_off(room);
+                self.unordered_packets.insert(self.ack + room as u32, rest);
+            }
+            self.ack += payload.len() as u32;
+            data.extend(payload);
         }
-
+        self.queued += data.len();
         if data.is_empty() { None } else { Some(data) }
+    }
+
+    /// PATCHED: the reader took `n` queued bytes; returns the receive window before and after.
+    pub(super) fn data_read(&mut self, n: usize) -> (u16, u16) {
+        let before = self.get_recv_window();
+        self.queued = self.queued.saturating_sub(n);
+        (before, self.get_recv_window())
+    }
+
+    /// PATCHED: how much new data may be sent now: the peer's window (and our cap on unacked
+    /// bytes) minus what is in flight. Upstream sent a whole segment whenever any window was
+    /// left, and the peer dropped what lay beyond it.
+    pub(super) fn usable_send_window(&self) -> usize {
+        let limit = self.max_unacked_bytes.min(self.get_send_window() as u32);
+        limit.saturating_sub(self.seq.distance(self.get_last_received_ack())) as usize
+    }
+
+    pub(super) fn request_fin(&mut self) {
+        self.fin_requested = true;
+    }
+    pub(super) fn fin_requested(&self) -> bool {
+        self.fin_requested
+    }
+    /// Our FIN went out (seq already advanced past it): time its retransmission.
+    pub(super) fn fin_sent(&mut self) {
+        self.fin_timer = Some(Backoff::new(self.rto));
+    }
+    /// The peer acknowledged our FIN (or the connection ended).
+    pub(super) fn fin_acked(&mut self) {
+        self.fin_timer = None;
+    }
+    /// A writer waits on a zero window with nothing in flight: start probing, unless already.
+    pub(super) fn arm_probe(&mut self) {
+        if self.probe_timer.is_none() {
+            self.probe_timer = Some(Backoff::new(self.rto));
+        }
+    }
+    pub(super) fn disarm_probe(&mut self) {
+        self.probe_timer = None;
+    }
+    /// The peer showed it is alive (a valid ACK): an unanswered-FIN count starts over.
+    pub(super) fn peer_alive(&mut self) {
+        if let Some(t) = self.fin_timer.as_mut() {
+            t.count = 0;
+        }
+    }
+
+    /// The earliest moment a timer (retransmission, FIN, probe) needs the loop.
+    pub(super) fn next_deadline(&self) -> Option<std::time::Instant> {
+        let inflight = self.inflight_packets.values().map(|p| p.send_time + p.retransmit_timeout);
+        let timers = [self.fin_timer, self.probe_timer].into_iter().flatten().map(|t| t.deadline());
+        inflight.chain(timers).min()
+    }
+
+    /// Our FIN is due for a resend (`Ok(true)`), or has been resent too often (`Err`).
+    pub(super) fn fin_due(&mut self, now: std::time::Instant) -> Result<bool, GaveUp> {
+        let max = self.max_retransmit_count;
+        match self.fin_timer.as_mut() {
+            Some(t) if t.expired(now) => {
+                if t.count >= max {
+                    return Err(GaveUp);
+                }
+                t.resent(now);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// A zero-window probe is due. Probes never give up by count: a peer that answers them
+    /// with a closed window is alive (a paused reader), and the stream's idle timeout bounds it.
+    pub(super) fn probe_due(&mut self, now: std::time::Instant) -> bool {
+        match self.probe_timer.as_mut() {
+            Some(t) if t.expired(now) => {
+                t.resent(now);
+                true
+            }
+            _ => false,
+        }
     }
 
     pub(super) fn increase_seq(&mut self) {
@@ -288,24 +435,26 @@ impl Tcb {
         self.inflight_packets.get(&seq)
     }
 
-    #[must_use]
-    pub(crate) fn collect_timed_out_inflight_packets(&mut self) -> Vec<InflightPacket> {
+    /// Segments whose retransmission timer ran out, to be sent again. PATCHED: upstream
+    /// silently dropped a segment after `max_retransmit_count` resends — the peer then never
+    /// got those bytes and the stream stalled — and ran only when a packet arrived, so a lost
+    /// tail was never resent at all. Now the loop's timer calls this, and a segment that
+    /// timed out after its last resend gives up the connection.
+    pub(crate) fn collect_timed_out_inflight_packets(&mut self) -> Result<Vec<InflightPacket>, GaveUp> {
+        let now = std::time::Instant::now();
         let mut retransmit_list = Vec::new();
-
-        self.inflight_packets.retain(|_, packet| {
-            if packet.retransmit_count >= self.max_retransmit_count {
-                log::warn!("Packet with seq {:?} reached max retransmit count, dropping packet", packet.seq);
-                return false; // remove this packet
-            }
+        for packet in self.inflight_packets.values_mut() {
             if packet.is_timed_out() {
+                if packet.retransmit_count >= self.max_retransmit_count {
+                    return Err(GaveUp);
+                }
                 packet.retransmit_count += 1;
-                packet.retransmit_timeout *= 2; // increase timeout exponentially
-                packet.send_time = std::time::Instant::now();
+                packet.retransmit_timeout = (packet.retransmit_timeout * 2).min(MAX_BACKOFF);
+                packet.send_time = now;
                 retransmit_list.push(packet.clone());
             }
-            true // keep the packet in the inflight_packets
-        });
-        retransmit_list
+        }
+        Ok(retransmit_list)
     }
 
     pub(crate) fn get_inflight_packets_total_len(&self) -> usize {
@@ -320,7 +469,7 @@ impl Tcb {
     pub fn is_send_buffer_full(&self) -> bool {
         // To respect the receiver's window (remote_window) size and avoid sending too many unacknowledged packets, which may cause packet loss
         // Simplified version: min(cwnd, rwnd)
-        self.seq.distance(self.get_last_received_ack()) >= self.max_unacked_bytes.min(self.get_send_window() as u32)
+        self.usable_send_window() == 0
     }
 }
 
@@ -484,15 +633,17 @@ mod tests {
             println!("timeout: {timeout:?}");
             std::thread::sleep(timeout);
 
-            let packets = tcb.collect_timed_out_inflight_packets();
+            let packets = tcb.collect_timed_out_inflight_packets().unwrap();
             assert_eq!(packets.len(), 1);
             let packet = &packets[0];
             assert_eq!(packet.retransmit_count, i + 1);
             assert!(packet.retransmit_timeout > RTO);
         }
 
-        let packets = tcb.collect_timed_out_inflight_packets();
-        assert!(packets.is_empty());
-        assert!(tcb.inflight_packets.is_empty());
+        // PATCHED: the last resend timing out gives the connection up (upstream dropped the
+        // segment and went on as if it had been delivered).
+        let timeout = tcb.inflight_packets.values().next().unwrap().retransmit_timeout + std::time::Duration::from_millis(100);
+        std::thread::sleep(timeout);
+        assert!(tcb.collect_timed_out_inflight_packets().is_err());
     }
 }

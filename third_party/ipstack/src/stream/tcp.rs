@@ -7,7 +7,7 @@ use crate::{
         tcp_flags::{ACK, FIN, PSH, RST, SYN},
         tcp_header_flags, tcp_header_fmt,
     },
-    stream::tcb::{MAX_COUNT_FOR_DUP_ACK, MAX_RETRANSMIT_COUNT, MAX_UNACK, PacketType, READ_BUFFER_SIZE, RTO, Tcb, TcpState},
+    stream::tcb::{GaveUp, MAX_COUNT_FOR_DUP_ACK, MAX_RETRANSMIT_COUNT, MAX_UNACK, PacketType, READ_BUFFER_SIZE, RTO, Tcb, TcpState},
 };
 use etherparse::{IpNumber, Ipv4Header, Ipv6FlowLabel, TcpHeader, TcpOptionElement};
 use std::{
@@ -99,15 +99,6 @@ impl Shutdown {
         }
         *self = Shutdown::Ready;
     }
-
-    // Just for comparison purpose
-    fn fake_clone(&self) -> Shutdown {
-        match self {
-            Shutdown::None => Shutdown::None,
-            Shutdown::Pending(_) => Shutdown::Pending(Waker::noop().clone()),
-            Shutdown::Ready => Shutdown::Ready,
-        }
-    }
 }
 
 impl std::fmt::Display for Shutdown {
@@ -172,6 +163,9 @@ pub struct IpStackTcpStream {
     exit_notifier: Option<tokio::sync::mpsc::Sender<()>>,
     temp_read_buffer: Vec<u8>,
     config: Arc<TcpConfig>,
+    // PATCHED: wakes the connection's loop when a write or shutdown changes what its timers or
+    // its FIN need.
+    timer_notify: Arc<tokio::sync::Notify>,
 }
 
 impl IpStackTcpStream {
@@ -184,7 +178,7 @@ impl IpStackTcpStream {
         destroy_messenger: Option<::tokio::sync::oneshot::Sender<()>>,
         config: Arc<TcpConfig>,
     ) -> Result<IpStackTcpStream, IpStackError> {
-        let tcb = Tcb::new(
+        let mut tcb = Tcb::new(
             SeqNum(tcp.sequence_number),
             mtu,
             config.max_unacked_bytes,
@@ -193,6 +187,10 @@ impl IpStackTcpStream {
             config.rto,
             config.max_retransmit_count,
         );
+        // PATCHED: the peer's window is known from its SYN (never scaled). Upstream assumed
+        // 64 KiB until the handshake's ACK, so data written right after accept could
+        // overrun a smaller window.
+        tcb.update_send_window(tcp.window_size);
         let tuple = NetworkTuple::new(src_addr, dst_addr, true);
         if !tcp.syn {
             if !tcp.rst
@@ -226,6 +224,7 @@ impl IpStackTcpStream {
             exit_notifier: None,
             temp_read_buffer: Vec::new(),
             config,
+            timer_notify: Arc::default(),
         };
 
         let sessions = SESSION_COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst).saturating_add(1);
@@ -288,6 +287,7 @@ impl AsyncRead for IpStackTcpStream {
             let len = std::cmp::min(buf.remaining(), self.temp_read_buffer.len());
             buf.put_slice(&self.temp_read_buffer[..len]);
             self.temp_read_buffer.drain(..len); // remove the read data from the temp buffer
+            self.data_taken(len)?;
             return Poll::Ready(Ok(()));
         }
 
@@ -322,22 +322,70 @@ impl AsyncRead for IpStackTcpStream {
         // read data from channel
         match self.data_rx.poll_recv(cx) {
             Poll::Ready(Some(data)) => {
-                let capacity = buf.remaining();
-                if capacity >= data.len() {
-                    buf.put_slice(&data);
-                } else {
-                    // if `buf` is not enough, put the remaining data into the temp buffer
-                    buf.put_slice(&data[..capacity]);
-                    self.temp_read_buffer.extend_from_slice(&data[capacity..]);
-                }
+                let taken = self.deliver(buf, data);
+                self.data_taken(taken)?;
                 Poll::Ready(Ok(()))
             }
             Poll::Ready(None) => Poll::Ready(Ok(())),
             Poll::Pending => {
-                self.read_notify.lock().unwrap().replace(cx.waker().clone());
-                Poll::Pending
+                // PATCHED: after the peer's FIN, an empty channel is the end of the stream
+                // (upstream never reported it until the whole connection had closed). The
+                // loop queues data before it moves past ESTABLISHED, under the same lock, so
+                // once the state says "peer finished", whatever is left is in the channel.
+                let tcb = self.tcb.lock().unwrap();
+                let peer_finished = matches!(
+                    tcb.get_state(),
+                    TcpState::CloseWait | TcpState::LastAck | TcpState::TimeWait | TcpState::Closed
+                );
+                if !peer_finished {
+                    self.read_notify.lock().unwrap().replace(cx.waker().clone());
+                    return Poll::Pending;
+                }
+                drop(tcb);
+                match self.data_rx.try_recv() {
+                    Ok(data) => {
+                        let taken = self.deliver(buf, data);
+                        self.data_taken(taken)?;
+                        Poll::Ready(Ok(()))
+                    }
+                    Err(_) => Poll::Ready(Ok(())),
+                }
             }
         }
+    }
+}
+
+impl IpStackTcpStream {
+    /// Copy what fits into `buf`, keep the rest for the next read; returns the bytes copied.
+    fn deliver(&mut self, buf: &mut tokio::io::ReadBuf<'_>, data: Vec<u8>) -> usize {
+        let capacity = buf.remaining();
+        if capacity >= data.len() {
+            buf.put_slice(&data);
+            data.len()
+        } else {
+            buf.put_slice(&data[..capacity]);
+            self.temp_read_buffer.extend_from_slice(&data[capacity..]);
+            capacity
+        }
+    }
+
+    /// PATCHED: the reader took `n` bytes, which frees as much of our receive window. When the
+    /// window grows from under a segment to at least one (or half the buffer), tell the peer:
+    /// a sender stopped by our window waits for exactly this update.
+    fn data_taken(&self, n: usize) -> std::io::Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let nt = self.network_tuple();
+        let mut tcb = self.tcb.lock().unwrap();
+        let (before, after) = tcb.data_read(n);
+        let segment = (tcb.get_mtu() as usize).saturating_sub(40);
+        let threshold = segment.min(self.config.read_buffer_size / 2).min(u16::MAX as usize) as u16;
+        let open = matches!(tcb.get_state(), TcpState::Established | TcpState::FinWait1 | TcpState::FinWait2);
+        if open && before < threshold && after >= threshold {
+            write_packet_to_device(&self.up_packet_sender, nt, &tcb, None, ACK, None, None)?;
+        }
+        Ok(())
     }
 }
 
@@ -350,6 +398,7 @@ impl AsyncWrite for IpStackTcpStream {
         let state = tcb.get_state();
         let send_window = tcb.get_send_window();
         let is_full = tcb.is_send_buffer_full();
+        let idle = tcb.get_inflight_packets_total_len() == 0;
 
         if state == TcpState::Closed {
             self.shutdown.lock().unwrap().ready();
@@ -359,14 +408,26 @@ impl AsyncWrite for IpStackTcpStream {
 
         if send_window == 0 || is_full {
             self.write_notify.lock().unwrap().replace(cx.waker().clone());
+            if idle {
+                // PATCHED: nothing in flight will bring an ACK: probe the closed window.
+                tcb.arm_probe();
+                self.timer_notify.notify_one();
+            }
             let info = format!("current send window: {send_window}, send buffer full: {is_full}");
             log::trace!("{nt} {state:?}: [poll_write] {info}, waiting for the other side to send ACK...");
             return Poll::Pending;
         }
 
+        // PATCHED: never more than the window has room for (upstream sent a whole segment
+        // whenever any room was left, and the peer dropped the part beyond its window).
+        let buf = &buf[..buf.len().min(tcb.usable_send_window())];
         let sender = &self.up_packet_sender;
         let payload_len = write_packet_to_device(sender, nt, &tcb, None, ACK | PSH, None, Some(buf.to_vec()))?;
         tcb.add_inflight_packet(buf[..payload_len].to_vec())?;
+        if idle {
+            // PATCHED: the loop's retransmission timer now has a segment to time.
+            self.timer_notify.notify_one();
+        }
 
         let (state, seq, ack) = (tcb.get_state(), tcb.get_seq(), tcb.get_ack());
         let l_info = format!("local {{ seq: {seq}, ack: {ack} }}");
@@ -379,53 +440,84 @@ impl AsyncWrite for IpStackTcpStream {
         Poll::Ready(Ok(()))
     }
 
+    /// PATCHED: ask the loop for a FIN (it goes once everything written is acknowledged, in
+    /// CLOSE_WAIT too) and finish when the connection has ended, as upstream did. Upstream
+    /// sent the FIN only if nothing was in flight at the moment of this call, and nothing
+    /// called it again when the last ACK came: the FIN was never sent.
     fn poll_shutdown(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        let shutdown = { self.shutdown.lock().unwrap().fake_clone() };
-        let (nt, state, seq, is_ready) = {
-            let tcb = self.tcb.lock().unwrap();
-            let is_ready = tcb.get_inflight_packets_total_len() == 0;
-            (self.network_tuple(), tcb.get_state(), tcb.get_seq(), is_ready)
-        };
-        log::trace!("{nt} {state:?}: [poll_shutdown] seq = {seq}, ready = {is_ready}, shutdown {shutdown}",);
-        if state == TcpState::Closed {
+        let mut tcb = self.tcb.lock().unwrap();
+        if tcb.get_state() == TcpState::Closed {
             return Poll::Ready(Ok(()));
         }
-        match shutdown {
-            Shutdown::None => {
-                if is_ready && state == TcpState::Established {
-                    let mut tcb = self.tcb.lock().unwrap();
-                    send_fin_n_change_state_to_fin_wait1("[poll_shutdown]", nt, &self.up_packet_sender, &mut tcb)?;
-                }
-                self.shutdown.lock().unwrap().pending(cx.waker().clone());
-                Poll::Pending
-            }
-            Shutdown::Pending(_) => {
-                if is_ready && state == TcpState::Established {
-                    let mut tcb = self.tcb.lock().unwrap();
-                    send_fin_n_change_state_to_fin_wait1("[poll_shutdown]", nt, &self.up_packet_sender, &mut tcb)?;
-                }
-                Poll::Pending
-            }
-            Shutdown::Ready => Poll::Ready(Ok(())),
+        let mut shutdown = self.shutdown.lock().unwrap();
+        if matches!(*shutdown, Shutdown::Ready) {
+            return Poll::Ready(Ok(()));
         }
+        shutdown.pending(cx.waker().clone());
+        if !tcb.fin_requested() {
+            tcb.request_fin();
+            self.timer_notify.notify_one();
+        }
+        Poll::Pending
     }
 }
 
-fn send_fin_n_change_state_to_fin_wait1(hint: &str, nt: NetworkTuple, sender: &PacketSender, tcb: &mut Tcb) -> std::io::Result<()> {
-    let state = tcb.get_state();
-    if !(tcb.get_inflight_packets_total_len() == 0 && state == TcpState::Established) {
-        log::debug!("{nt} {state:?}: {hint} session is not in a valid state to send FIN, skipping...");
+/// PATCHED: send the FIN the application asked for once nothing written is unacknowledged.
+fn send_fin_when_due(tcb: &mut Tcb, nt: NetworkTuple, sender: &PacketSender) -> std::io::Result<()> {
+    if !tcb.fin_requested() || tcb.get_inflight_packets_total_len() != 0 {
         return Ok(());
     }
-
-    log::debug!("{nt} {state:?}: {hint} actively send a farewell packet to the other side...");
+    let next = match tcb.get_state() {
+        TcpState::Established => TcpState::FinWait1,
+        TcpState::CloseWait => TcpState::LastAck,
+        _ => return Ok(()),
+    };
+    log::debug!("{nt}: sending FIN, now {next:?}");
     write_packet_to_device(sender, nt, tcb, None, ACK | FIN, None, None)?;
     tcb.increase_seq();
-    tcb.change_state(TcpState::FinWait1);
-    let state = tcb.get_state();
-    log::debug!("{nt} {state:?}: {hint} now in {state:?} state");
-
+    tcb.fin_sent();
+    tcb.change_state(next);
     Ok(())
+}
+
+/// PATCHED: the loop's timers: resend timed-out segments and an unacknowledged FIN, probe a
+/// closed window. `Ok(Err(GaveUp))`: the peer answered none of the resends.
+fn on_timer(tcb: &mut Tcb, nt: NetworkTuple, sender: &PacketSender) -> std::io::Result<Result<(), GaveUp>> {
+    let now = std::time::Instant::now();
+    let resend = match tcb.collect_timed_out_inflight_packets() {
+        Ok(list) => list,
+        Err(gave_up) => return Ok(Err(gave_up)),
+    };
+    for packet in resend {
+        log::debug!("{nt}: retransmission timeout, resending seq {} ({} bytes)", packet.seq, packet.payload.len());
+        write_packet_to_device(sender, nt, tcb, None, ACK | PSH, Some(packet.seq), Some(packet.payload))?;
+    }
+    match tcb.fin_due(now) {
+        Err(gave_up) => return Ok(Err(gave_up)),
+        Ok(true) => {
+            write_packet_to_device(sender, nt, tcb, None, ACK | FIN, Some(tcb.get_seq() - 1), None)?;
+        }
+        Ok(false) => {}
+    }
+    if tcb.probe_due(now) {
+        // A segment just below the next byte: the peer must answer it with an ACK that
+        // carries its current window.
+        write_packet_to_device(sender, nt, tcb, None, ACK, Some(tcb.get_seq() - 1), None)?;
+    }
+    Ok(Ok(()))
+}
+
+/// PATCHED: the connection ended: every waiter (reader, writer, shutdown) must look again.
+fn wake_all(
+    write_notify: &std::sync::Mutex<Option<Waker>>,
+    read_notify: &std::sync::Mutex<Option<Waker>>,
+    shutdown: &std::sync::Mutex<Shutdown>,
+) {
+    write_notify.lock().unwrap().take().map(|w| w.wake_by_ref()).unwrap_or(());
+    read_notify.lock().unwrap().take().map(|w| w.wake_by_ref()).unwrap_or(());
+    if let Shutdown::Pending(w) = &*shutdown.lock().unwrap() {
+        w.wake_by_ref();
+    }
 }
 
 impl Drop for IpStackTcpStream {
@@ -467,6 +559,7 @@ impl IpStackTcpStream {
         let read_notify = self.read_notify.clone();
         let data_tx = self.data_tx.clone();
         let destroy_messenger = self.destroy_messenger.take();
+        let timer_notify = self.timer_notify.clone();
 
         let (exit_task_notifier, exit_monitor) = tokio::sync::mpsc::channel::<()>(10);
         let exit_notifier = exit_task_notifier.clone();
@@ -485,6 +578,8 @@ impl IpStackTcpStream {
                 read_notify,
                 data_tx,
                 exit_monitor,
+                shutdown.clone(),
+                timer_notify,
             )
             .await;
             if let Err(e) = &v {
@@ -513,6 +608,8 @@ async fn tcp_main_logic_loop(
     read_notify: std::sync::Arc<std::sync::Mutex<Option<Waker>>>,
     data_tx: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
     mut exit_monitor: tokio::sync::mpsc::Receiver<()>,
+    shutdown: std::sync::Arc<std::sync::Mutex<Shutdown>>,
+    timer_notify: Arc<tokio::sync::Notify>,
 ) -> std::io::Result<()> {
     {
         let mut tcb = tcb.lock().unwrap();
@@ -555,87 +652,41 @@ async fn tcp_main_logic_loop(
         exit_notifier.send(()).await.unwrap_or(());
     }
 
-    async fn task_last_ack(
-        tcb: TcbPtr,
-        exit_notifier: tokio::sync::mpsc::Sender<()>,
-        nt: NetworkTuple,
-        pkt_sdr: PacketSender,
-        last_ack_timeout: Duration,
-        last_ack_max_retries: usize,
-    ) {
-        let hint = "[task_last_ack]";
-        for idx in 1..=last_ack_max_retries {
-            let state = { tcb.lock().unwrap().get_state() };
-            if state == TcpState::Closed {
-                log::debug!("{nt} {state:?}: {hint} session closed, exiting 1...");
-                return;
-            }
-
-            tokio::time::sleep(last_ack_timeout).await;
-
-            {
-                let tcb = tcb.lock().unwrap();
-                let state = tcb.get_state();
-                if state == TcpState::Closed {
-                    log::debug!("{nt} {state:?}: {hint} session closed, exiting 2...");
-                    return;
-                }
-                log::debug!("{nt} {state:?}: {hint} timer expired, resending ACK|FIN (retry {idx}/{last_ack_max_retries})");
-                _ = write_packet_to_device(&pkt_sdr, nt, &tcb, None, ACK | FIN, None, None);
-            }
-        }
-        {
-            let mut tcb = tcb.lock().unwrap();
-            tcb.change_state(TcpState::Closed);
-            let state = tcb.get_state();
-            log::warn!("{nt} {state:?}: {hint} max retries reached, forcibly closing session");
-        }
-        exit_notifier.send(()).await.unwrap_or(());
-    }
-
-    async fn task_timed_out_for_close_wait(
-        tcb: TcbPtr,
-        exit_notifier: tokio::sync::mpsc::Sender<()>,
-        nt: NetworkTuple,
-        up_packet_sender: PacketSender,
-        close_wait_timeout: Duration,
-        last_ack_timeout: Duration,
-        last_ack_max_retries: usize,
-    ) -> std::io::Result<()> {
-        tokio::time::sleep(close_wait_timeout).await; // Wait CLOSE_WAIT_TIMEOUT for upstream
-        let tcb_clone = tcb.clone();
-        let mut tcb = tcb.lock().unwrap();
-        let state = tcb.get_state();
-        if state != TcpState::CloseWait {
-            return Ok(());
-        }
-        log::warn!("{nt} {state:?}: Upstream timeout, forcing FIN");
-        write_packet_to_device(&up_packet_sender, nt, &tcb, None, ACK | FIN, None, None)?;
-        tcb.increase_seq();
-        tcb.change_state(TcpState::LastAck);
-        let new_state = tcb.get_state();
-        log::debug!("{nt} {state:?}: Forced transition to {new_state:?}");
-
-        // Here we set a timer to wait for the last ACK from the other side.
-        tokio::spawn(task_last_ack(
-            tcb_clone,
-            exit_notifier,
-            nt,
-            up_packet_sender,
-            last_ack_timeout,
-            last_ack_max_retries,
-        ));
-
-        Ok::<(), std::io::Error>(())
-    }
-
     loop {
         let exit_notifier = exit_notifier.clone();
 
+        // PATCHED (cleanroom, PATCHED.md): the loop also wakes for its timers (retransmission,
+        // FIN, zero-window probe) and when the stream asks (a write into an idle connection, a
+        // shutdown). Upstream ran retransmission only when a packet arrived, so a lost tail
+        // segment, FIN or window update left the connection stalled for good.
+        let deadline = { tcb.lock().unwrap().next_deadline() };
+        let timer = async move {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(tokio::time::Instant::from_std(d)).await,
+                None => std::future::pending::<()>().await,
+            }
+        };
         let network_packet = tokio::select! {
             _ = exit_monitor.recv() => {
                 log::debug!("{network_tuple} task exited due to exit signal");
                 break;
+            }
+            _ = timer_notify.notified() => {
+                let mut tcb = tcb.lock().unwrap();
+                send_fin_when_due(&mut tcb, network_tuple, &up_packet_sender)?;
+                continue;
+            }
+            _ = timer => {
+                let mut tcb = tcb.lock().unwrap();
+                if on_timer(&mut tcb, network_tuple, &up_packet_sender)?.is_err() {
+                    log::debug!("{network_tuple}: peer unresponsive through every retransmission, resetting");
+                    _ = write_packet_to_device(&up_packet_sender, network_tuple, &tcb, None, ACK | RST, None, None);
+                    tcb.change_state(TcpState::Closed);
+                    drop(tcb);
+                    wake_all(&write_notify, &read_notify, &shutdown);
+                    break;
+                }
+                continue;
             }
             network_packet = stream_receiver.recv() => network_packet,
         };
@@ -669,26 +720,15 @@ async fn tcp_main_logic_loop(
 
         if flags & RST == RST {
             tcb.change_state(TcpState::Closed);
-            continue;
+            drop(tcb);
+            // PATCHED: a reset ends the stream now; upstream waited for the next packet.
+            wake_all(&write_notify, &read_notify, &shutdown);
+            break;
         }
 
         tcb.update_duplicate_ack_count(incoming_ack);
 
         tcb.update_inflight_packet_queue(incoming_ack);
-
-        for packet in tcb.collect_timed_out_inflight_packets() {
-            let (seq, count) = (packet.seq, packet.retransmit_count);
-            log::debug!("{network_tuple} inflight packet retransmission timeout: {seq:?}, retransmit_count: {count}",);
-            write_packet_to_device(
-                &up_packet_sender,
-                network_tuple,
-                &tcb,
-                None,
-                ACK | PSH,
-                Some(seq),
-                Some(packet.payload),
-            )?;
-        }
 
         let pkt_type = tcb.check_pkt_type(tcp_header, &payload);
 
@@ -699,130 +739,76 @@ async fn tcp_main_logic_loop(
         if pkt_type == PacketType::Invalid {
             continue;
         }
+        tcb.peer_alive();
+        // What this packet says about the peer's window holds from here on (upstream applied
+        // it only after the packet was handled, after waking the writer).
+        tcb.update_last_received_ack(incoming_ack);
+        tcb.update_send_window(incoming_win);
+        if incoming_win > 0 {
+            tcb.disarm_probe();
+        }
+        // The peer's FIN is the byte after its data: processed only once everything before
+        // it has arrived (a FIN after a hole waits for the peer's retransmission).
+        let fin_in_order = |tcb: &Tcb| flags & FIN == FIN && incoming_seq + len as u32 == tcb.get_ack();
 
         match state {
             TcpState::SynReceived if flags & ACK == ACK => {
+                tcb.change_state(TcpState::Established);
                 if len > 0 {
                     tcb.add_unordered_packet(incoming_seq, payload);
                     extract_data_n_write_upstream(&up_packet_sender, &mut tcb, network_tuple, &data_tx, &read_notify)?;
                 }
-                tcb.change_state(TcpState::Established);
+                // PATCHED: a writer that filled the window before the handshake completed
+                // waits for this ACK (it acknowledges our SYN, which took a byte of it).
+                write_notify.lock().unwrap().take().map(|w| w.wake_by_ref()).unwrap_or(());
             }
-            TcpState::Established => {
-                if flags == ACK {
-                    match pkt_type {
-                        PacketType::WindowUpdate => {
-                            write_notify.lock().unwrap().take().map(|w| w.wake_by_ref()).unwrap_or(());
-                        }
-                        PacketType::KeepAlive => {
-                            write_packet_to_device(&up_packet_sender, network_tuple, &tcb, None, ACK, None, None)?;
-                        }
-                        PacketType::RetransmissionRequest => {
-                            if let Some(packet) = tcb.find_inflight_packet(incoming_ack) {
-                                let (s, p) = (packet.seq, packet.payload.clone());
-                                log::debug!(
-                                    "{network_tuple} {state:?}: {l_info}, {pkt_type:?}, retransmission request, seq = {s}, len = {}",
-                                    p.len()
-                                );
-                                write_packet_to_device(&up_packet_sender, network_tuple, &tcb, None, ACK | PSH, Some(s), Some(p))?;
-                            }
-                        }
-                        PacketType::NewPacket => {
-                            tcb.add_unordered_packet(incoming_seq, payload);
-                            let nt = network_tuple;
-                            extract_data_n_write_upstream(&up_packet_sender, &mut tcb, nt, &data_tx, &read_notify)?;
-                            write_notify.lock().unwrap().take().map(|w| w.wake_by_ref()).unwrap_or(());
-                        }
-                        PacketType::Ack => {
-                            write_notify.lock().unwrap().take().map(|w| w.wake_by_ref()).unwrap_or(());
-                        }
-                        PacketType::Invalid => {}
+            TcpState::Established | TcpState::FinWait1 | TcpState::FinWait2 => {
+                // PATCHED: data is taken from any segment that carries it (upstream ignored a
+                // segment with data and FIN, and data whose flags were not exactly ACK or
+                // ACK|PSH), and every data segment is answered with an ACK, in order or not.
+                if len > 0 && pkt_type != PacketType::KeepAlive {
+                    tcb.add_unordered_packet(incoming_seq, payload);
+                    extract_data_n_write_upstream(&up_packet_sender, &mut tcb, network_tuple, &data_tx, &read_notify)?;
+                } else if pkt_type == PacketType::KeepAlive {
+                    write_packet_to_device(&up_packet_sender, network_tuple, &tcb, None, ACK, None, None)?;
+                } else if pkt_type == PacketType::RetransmissionRequest {
+                    if let Some(packet) = tcb.find_inflight_packet(incoming_ack) {
+                        let (s, p) = (packet.seq, packet.payload.clone());
+                        log::debug!("{network_tuple} {state:?}: {l_info}, retransmission request, seq = {s}, len = {}", p.len());
+                        write_packet_to_device(&up_packet_sender, network_tuple, &tcb, None, ACK | PSH, Some(s), Some(p))?;
                     }
-                } else if flags == (ACK | FIN) {
-                    // The other side is closing the connection, we need to send an ACK and change state to CloseWait
+                }
+                let our_fin_acked = state != TcpState::Established && incoming_ack == tcb.get_seq();
+                if our_fin_acked {
+                    tcb.fin_acked();
+                }
+                if fin_in_order(&tcb) {
                     tcb.increase_ack();
                     write_packet_to_device(&up_packet_sender, network_tuple, &tcb, None, ACK, None, None)?;
-                    tcb.change_state(TcpState::CloseWait);
-
-                    let s = tcb.get_state();
-                    let len = tcb.get_inflight_packets_total_len();
-                    if len == 0 {
-                        // All upstream data sent, proceed to LastAck
-                        log::trace!("{network_tuple} {s:?}: {l_info}, {pkt_type:?}, closed by the other side, no upstream data");
-
-                        // Here we don't wait, just send FIN to the other side and change state to LastAck directly,
-                        write_packet_to_device(&up_packet_sender, network_tuple, &tcb, None, ACK | FIN, None, None)?;
-                        tcb.increase_seq();
-                        tcb.change_state(TcpState::LastAck);
-
-                        let s = tcb.get_state();
-                        log::trace!("{network_tuple} {s:?}: {l_info}, {pkt_type:?}, wait the last ack from the other side");
-
-                        // Here we set a timer to wait for the last ACK from the other side.
-                        // If the timer expires, we send an ACK|FIN packet to the other side again and wait anthoer timeout
-                        // till the retries reach the limit, and then close the session forcibly.
-                        let up = up_packet_sender.clone();
-                        tokio::spawn(task_last_ack(
-                            tcb_clone.clone(),
-                            exit_notifier,
-                            network_tuple,
-                            up,
-                            config.last_ack_timeout,
-                            config.last_ack_max_retries,
-                        ));
+                    if state == TcpState::Established {
+                        // PATCHED: the peer is done sending; we are not. Upstream answered
+                        // with its own FIN at once when nothing was in flight, cutting off a
+                        // response not yet written (a client that half-closes after its
+                        // request). Our FIN now waits for the application's shutdown.
+                        tcb.change_state(TcpState::CloseWait);
+                        send_fin_when_due(&mut tcb, network_tuple, &up_packet_sender)?;
                     } else {
-                        // Upstream data pending, wake write_notify and wait
-                        write_notify.lock().unwrap().take().map(|w| w.wake_by_ref()).unwrap_or(());
-                        log::debug!("{network_tuple} {state:?}: Waiting for upstream data to complete, inflight packets: {len}",);
-
-                        // Spawn a timeout task to force FIN if upstream is unresponsive
-                        let tcb = tcb_clone.clone();
-                        let up = up_packet_sender.clone();
-                        tokio::spawn(task_timed_out_for_close_wait(
-                            tcb,
-                            exit_notifier,
-                            network_tuple,
-                            up,
-                            config.close_wait_timeout,
-                            config.last_ack_timeout,
-                            config.last_ack_max_retries,
-                        ));
+                        tcb.fin_acked();
+                        tcb.change_state(TcpState::TimeWait);
+                        tokio::spawn(task_wait_to_close(tcb_clone.clone(), exit_notifier, network_tuple, config.two_msl));
                     }
-                } else if flags == (ACK | PSH) && pkt_type == PacketType::NewPacket {
-                    if !payload.is_empty() && tcb.get_ack() == incoming_seq {
-                        tcb.add_unordered_packet(incoming_seq, payload);
-                        extract_data_n_write_upstream(&up_packet_sender, &mut tcb, network_tuple, &data_tx, &read_notify)?;
-                    }
-                } else {
-                    // unnormal case, we do nothing here
-                    log::trace!("{network_tuple} {state:?}: {l_info}, {pkt_type:?}, unnormal case, we do nothing here");
+                    read_notify.lock().unwrap().take().map(|w| w.wake_by_ref()).unwrap_or(());
+                } else if state == TcpState::FinWait1 && our_fin_acked {
+                    tcb.change_state(TcpState::FinWait2);
                 }
+                write_notify.lock().unwrap().take().map(|w| w.wake_by_ref()).unwrap_or(());
             }
             TcpState::CloseWait => {
-                if flags & ACK == ACK && tcb.get_inflight_packets_total_len() == 0 {
-                    write_packet_to_device(&up_packet_sender, network_tuple, &tcb, None, ACK | FIN, None, None)?;
-                    tcb.increase_seq();
-                    tcb.change_state(TcpState::LastAck);
-                    let new_state = tcb.get_state();
-                    log::trace!("{network_tuple} {state:?}: Received ACK|FIN, transitioned to {new_state:?}");
-
-                    // Here we set a timer to wait for the last ACK from the other side.
-                    // If the timer expires, we send an ACK|FIN packet to the other side again and wait anthoer timeout
-                    // till the retries reach the limit, and then close the session forcibly.
-                    let up = up_packet_sender.clone();
-                    tokio::spawn(task_last_ack(
-                        tcb_clone.clone(),
-                        exit_notifier,
-                        network_tuple,
-                        up,
-                        config.last_ack_timeout,
-                        config.last_ack_max_retries,
-                    ));
-                } else {
-                    write_notify.lock().unwrap().take().map(|w| w.wake_by_ref()).unwrap_or(());
-                }
+                send_fin_when_due(&mut tcb, network_tuple, &up_packet_sender)?;
+                write_notify.lock().unwrap().take().map(|w| w.wake_by_ref()).unwrap_or(());
             }
-            TcpState::LastAck if flags & ACK == ACK => {
+            TcpState::LastAck if flags & ACK == ACK && incoming_ack == tcb.get_seq() => {
+                tcb.fin_acked();
                 tcb.change_state(TcpState::Closed);
                 tokio::spawn(async move {
                     if let Err(e) = exit_notifier.send(()).await {
@@ -832,75 +818,20 @@ async fn tcp_main_logic_loop(
                 let new_state = tcb.get_state();
                 log::trace!("{network_tuple} {state:?}: Received final ACK, transitioned to {new_state:?}");
             }
-            TcpState::FinWait1 => {
-                if flags & (ACK | FIN) == (ACK | FIN) && len == 0 {
-                    // If the received packet is an ACK with FIN, we need to send an ACK and change state to TimeWait directly, not to FinWait2
-                    tcb.increase_ack();
-                    write_packet_to_device(&up_packet_sender, network_tuple, &tcb, None, ACK, None, None)?;
-                    tcb.change_state(TcpState::TimeWait);
-
-                    tokio::spawn(task_wait_to_close(tcb_clone.clone(), exit_notifier, network_tuple, config.two_msl));
-                    let new_state = tcb.get_state();
-                    log::trace!("{network_tuple} {state:?}: Final ACK|FIN received too early, transitioned to {new_state:?} directly");
-                } else if flags & ACK == ACK {
-                    tcb.change_state(TcpState::FinWait2);
-                    if len > 0 {
-                        // if the other side is still sending data, we need to deal with it like PacketStatus::NewPacket
-                        tcb.add_unordered_packet(incoming_seq, payload);
-                        extract_data_n_write_upstream(&up_packet_sender, &mut tcb, network_tuple, &data_tx, &read_notify)?;
-                        write_notify.lock().unwrap().take().map(|w| w.wake_by_ref()).unwrap_or(());
-                    }
-                    let new_state = tcb.get_state();
-                    log::trace!("{network_tuple} {state:?}: Received ACK, transitioned to {new_state:?}");
-                } else {
-                    // unnormal case, we do nothing here
-                    log::trace!("{network_tuple} {state:?}: Some unnormal case, we do nothing here");
-                }
-            }
-            TcpState::FinWait2 => {
-                if flags & (ACK | FIN) == (ACK | FIN) && len == 0 {
-                    tcb.increase_ack();
-                    write_packet_to_device(&up_packet_sender, network_tuple, &tcb, None, ACK, None, None)?;
-                    tcb.change_state(TcpState::TimeWait);
-                    tokio::spawn(task_wait_to_close(tcb_clone.clone(), exit_notifier, network_tuple, config.two_msl));
-                    let new_state = tcb.get_state();
-                    log::trace!("{network_tuple} {state:?}: Received final ACK|FIN, transitioned to {new_state:?}");
-                } else if flags & ACK == ACK && len == 0 {
-                    // unnormal case, we do nothing here
-                    let l_ack = tcb.get_ack();
-                    if incoming_seq < l_ack {
-                        log::trace!("{network_tuple} {state:?}: Ignoring duplicate ACK, seq {incoming_seq}, expected {l_ack}");
-                    }
-                } else if flags & ACK == ACK && len > 0 {
-                    if pkt_type == PacketType::KeepAlive {
-                        write_packet_to_device(&up_packet_sender, network_tuple, &tcb, None, ACK, None, None)?;
-                    } else {
-                        // if the other side is still sending data, we need to deal with it like PacketStatus::NewPacket
-                        tcb.add_unordered_packet(incoming_seq, payload);
-                        extract_data_n_write_upstream(&up_packet_sender, &mut tcb, network_tuple, &data_tx, &read_notify)?;
-                        write_notify.lock().unwrap().take().map(|w| w.wake_by_ref()).unwrap_or(());
-                    }
-                    if flags & FIN == FIN {
-                        tcb.change_state(TcpState::TimeWait);
-                        tokio::spawn(task_wait_to_close(tcb_clone.clone(), exit_notifier, network_tuple, config.two_msl));
-                        let new_state = tcb.get_state();
-                        log::trace!("{network_tuple} {state:?}: Received final ACK|FIN, transitioned to {new_state:?}");
-                    }
-                } else {
-                    // unnormal case, we do nothing here
-                    log::trace!("{network_tuple} {state:?}: Some unnormal case, we do nothing here");
-                }
-            }
-            TcpState::TimeWait if flags & (ACK | FIN) == (ACK | FIN) => {
+            TcpState::TimeWait if flags & FIN == FIN => {
                 write_packet_to_device(&up_packet_sender, network_tuple, &tcb, None, ACK, None, None)?;
-                // wait to timeout, can't call `tcb.change_state(TcpState::Closed);` to change state here
-                // now we need to wait for the timeout to reach...
             }
             _ => {}
         } // end of match state
 
-        tcb.update_last_received_ack(incoming_ack);
-        tcb.update_send_window(incoming_win);
+        // PATCHED: once everything written is acknowledged, a requested FIN goes out and the
+        // shutdown waiting for it learns so.
+        if tcb.get_inflight_packets_total_len() == 0 {
+            send_fin_when_due(&mut tcb, network_tuple, &up_packet_sender)?;
+            if let Shutdown::Pending(w) = &*shutdown.lock().unwrap() {
+                w.wake_by_ref();
+            }
+        }
     } // end of loop
     Ok::<(), std::io::Error>(())
 }
@@ -919,13 +850,17 @@ fn extract_data_n_write_upstream(
         return Ok(());
     }
 
-    if let Some(data) = tcb.consume_unordered_packets(8192) {
+    // PATCHED: all in-order data is handed over (it is bounded by the window, and what stays
+    // behind narrows it), and every data segment is answered — a duplicate ACK for one out of
+    // order or already received, which is how the peer learns what to resend. Upstream took
+    // 8 KiB per arriving segment and answered only when it took something.
+    if let Some(data) = tcb.consume_unordered_packets(usize::MAX) {
         let hint = if state == TcpState::Established { "normally" } else { "still" };
         log::trace!("{network_tuple} {state:?}: {l_info} {hint} receiving data, len = {}", data.len());
         data_tx.send(data).map_err(|e| std::io::Error::new(BrokenPipe, e))?;
         read_notify.lock().unwrap().take().map(|w| w.wake_by_ref()).unwrap_or(());
-        write_packet_to_device(up_packet_sender, network_tuple, tcb, None, ACK, None, None)?;
     }
+    write_packet_to_device(up_packet_sender, network_tuple, tcb, None, ACK, None, None)?;
     Ok(())
 }
 
@@ -942,7 +877,9 @@ pub(crate) fn write_packet_to_device(
 ) -> std::io::Result<usize> {
     use std::io::Error;
     let seq = seq.unwrap_or(tcb.get_seq()).0;
-    let (ack, window_size) = (tcb.get_ack().0, tcb.get_recv_window().max(tcb.get_mtu()));
+    // PATCHED: the window we really have (upstream never offered less than one MTU, so a full
+    // buffer still invited more data).
+    let (ack, window_size) = (tcb.get_ack().0, tcb.get_recv_window());
     let (src, dst) = (tuple.dst, tuple.src); // Note: The address is reversed here
     let calc = |ip_header_len: usize, tcp_header_len: usize| tcb.calculate_payload_max_len(ip_header_len, tcp_header_len);
     let packet = create_raw_packet(
