@@ -11,8 +11,14 @@ use tokio::{
 };
 
 pub(crate) type PacketSender = UnboundedSender<NetworkPacket>;
-pub(crate) type PacketReceiver = UnboundedReceiver<NetworkPacket>;
-pub(crate) type SessionCollection = AHashMap<NetworkTuple, PacketSender>;
+/// PATCHED (cleanroom, PATCHED.md): a session's inbound packets wait in a bounded queue, and
+/// a packet that finds it full is dropped, as a full NIC ring would (TCP resends it). Upstream
+/// queued without limit, so a peer sending faster than a session's task keeps up grew memory.
+pub(crate) type SessionSender = mpsc::Sender<NetworkPacket>;
+pub(crate) type SessionReceiver = mpsc::Receiver<NetworkPacket>;
+/// PATCHED: packets one session may have waiting (a TCP window is a handful of segments).
+pub(crate) const SESSION_QUEUE: usize = 64;
+pub(crate) type SessionCollection = AHashMap<NetworkTuple, SessionSender>;
 
 mod error;
 mod packet;
@@ -373,7 +379,11 @@ async fn process_device_read(
         std::collections::hash_map::Entry::Occupied(entry) => {
             let len = packet.payload.as_ref().map(|p| p.len()).unwrap_or(0);
             log::trace!("packet sent to stream: {network_tuple} len {len}");
-            entry.get().send(packet).map_err(std::io::Error::other)?;
+            match entry.get().try_send(packet) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(_)) => log::trace!("{network_tuple}: session queue full, packet dropped"),
+                Err(e) => return Err(std::io::Error::other(e.to_string()).into()),
+            }
         }
         std::collections::hash_map::Entry::Vacant(entry) => {
             let (tx, rx) = tokio::sync::oneshot::channel::<()>();

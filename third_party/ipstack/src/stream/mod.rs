@@ -86,7 +86,7 @@ impl IpStackStream {
         }
     }
 
-    pub(crate) fn stream_sender(&self) -> Result<crate::PacketSender, std::io::Error> {
+    pub(crate) fn stream_sender(&self) -> Result<crate::SessionSender, std::io::Error> {
         match self {
             IpStackStream::Tcp(tcp) => Ok(tcp.stream_sender()),
             IpStackStream::Udp(udp) => Ok(udp.stream_sender()),

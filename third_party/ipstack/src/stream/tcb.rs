@@ -63,6 +63,11 @@ pub(crate) struct Tcb {
     // PATCHED (cleanroom, PATCHED.md): bytes handed to the stream's reader and not yet read.
     // They count against the receive window, so what a peer can make us hold is bounded.
     queued: usize,
+    // PATCHED: what the out-of-order segments held cost (bytes plus overhead), kept current.
+    held_cost: usize,
+    // PATCHED: the connection was reset (by the peer, or because it stopped answering): the
+    // reader gets an error, not a clean end of stream, once the data before it is read.
+    reset: bool,
     // PATCHED: the application asked to close (poll_shutdown); the loop sends the FIN once
     // everything written is acknowledged.
     fin_requested: bool,
@@ -97,6 +102,11 @@ impl Backoff {
         self.timeout = (self.timeout * 2).min(MAX_BACKOFF);
     }
 }
+
+/// PATCHED: what one held segment or queued chunk costs beyond its bytes (its allocation and
+/// bookkeeping), counted against the receive buffer: a peer sending one-byte segments
+/// cannot make us hold 64 K separate allocations.
+pub(crate) const SEGMENT_OVERHEAD: usize = 64;
 
 /// PATCHED: the longest wait between two retransmissions or probes.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
@@ -137,6 +147,8 @@ impl Tcb {
             rto,
             max_retransmit_count,
             queued: 0,
+            held_cost: 0,
+            reset: false,
             fin_requested: false,
             fin_timer: None,
             probe_timer: None,
@@ -159,15 +171,22 @@ impl Tcb {
         }
     }
 
+    /// PATCHED: true at the duplicate ACK that triggers a fast retransmit, not at every one
+    /// after it: upstream resent a full segment for each further 40-byte duplicate ACK, an
+    /// amplifier for a hostile peer.
     pub fn is_duplicate_ack_count_exceeded(&self) -> bool {
-        self.duplicate_ack_count >= self.max_count_for_dup_ack
+        self.duplicate_ack_count == self.max_count_for_dup_ack
     }
 
     /// PATCHED: accept only the part of a segment that lies inside the window we offer:
-    /// bytes already received are cut off the front, bytes past the window off the back, and
-    /// nothing is kept once the buffer (out-of-order segments plus what the reader has not
-    /// read yet) holds `read_buffer_size`. A peer that ignores our window — a hostile
-    /// sandbox can craft its own segments — therefore cannot make us hold more than that.
+    /// bytes already received are cut off the front, bytes past the window off the back. A
+    /// segment beyond a hole is kept only while what is held (out-of-order segments plus
+    /// what the reader has not read yet, each also costing [`SEGMENT_OVERHEAD`]) stays within
+    /// `read_buffer_size`; the segment that fills the hole is always taken, since it goes to
+    /// the reader at once and makes what it overlaps stale (a kernel resending a lost
+    /// segment may merge it with the ones after it). A peer that ignores our window — a
+    /// hostile sandbox can craft its own segments — therefore cannot make us hold more than
+    /// about twice the buffer.
     pub(super) fn add_unordered_packet(&mut self, seq: SeqNum, mut buf: Vec<u8>) {
         let mut seq = seq;
         if seq < self.ack {
@@ -184,23 +203,38 @@ impl Tcb {
             return;
         }
         buf.truncate(window - offset);
-        let held = self.get_unordered_packets_total_len() - self.unordered_packets.get(&seq).map_or(0, |p| p.len());
-        if held + buf.len() > window || buf.is_empty() {
+        let existing = self.unordered_packets.get(&seq).map_or(0, |p| p.len());
+        if buf.len() <= existing {
             return;
         }
-        match self.unordered_packets.get(&seq) {
-            Some(existing) if existing.len() >= buf.len() => {}
-            _ => {
-                self.unordered_packets.insert(seq, buf);
+        if offset > 0 {
+            let replaced = if existing > 0 { existing + SEGMENT_OVERHEAD } else { 0 };
+            if self.held_cost - replaced + buf.len() + SEGMENT_OVERHEAD > window {
+                return;
             }
         }
+        // A trimmed Vec keeps its allocation: hold only what is counted.
+        buf.shrink_to_fit();
+        self.hold(seq, buf);
     }
+
+    /// PATCHED: keep a segment, counting its cost (a running total: upstream summed the
+    /// whole map for every packet, which a peer holding thousands of segments made costly).
+    fn hold(&mut self, seq: SeqNum, buf: Vec<u8>) {
+        self.held_cost += buf.len() + SEGMENT_OVERHEAD;
+        if let Some(old) = self.unordered_packets.insert(seq, buf) {
+            self.held_cost -= old.len() + SEGMENT_OVERHEAD;
+        }
+    }
+
+    fn release(&mut self, seq: SeqNum) -> Option<Vec<u8>> {
+        let p = self.unordered_packets.remove(&seq)?;
+        self.held_cost -= p.len() + SEGMENT_OVERHEAD;
+        Some(p)
+    }
+
     pub(super) fn get_available_read_buffer_size(&self) -> usize {
-        self.read_buffer_size.saturating_sub(self.get_unordered_packets_total_len() + self.queued)
-    }
-    #[inline]
-    pub(crate) fn get_unordered_packets_total_len(&self) -> usize {
-        self.unordered_packets.values().map(|p| p.len()).sum()
+        self.read_buffer_size.saturating_sub(self.held_cost + self.queued)
     }
 
     /// Take the in-order data at the head of the buffer (at most `max_bytes`), advancing our
@@ -216,7 +250,7 @@ impl Tcb {
             if seq > self.ack {
                 break; // a hole: wait for the missing bytes
             }
-            let mut payload = self.unordered_packets.remove(&seq).unwrap_or_default();
+            let mut payload = self.release(seq).unwrap_or_default();
             let stale = self.ack.distance(seq) as usize;
             if stale >= payload.len() {
                 continue; // wholly received already
@@ -225,16 +259,21 @@ impl Tcb {
             let room = max_bytes - data.len();
             if payload.len() > room {
                 let rest = payload.split_off(room);
-                self.unordered_packets.insert(self.ack + room as u32, rest);
+                self.hold(self.ack + room as u32, rest);
             }
             self.ack += payload.len() as u32;
             data.extend(payload);
         }
-        self.queued += data.len();
-        if data.is_empty() { None } else { Some(data) }
+        if data.is_empty() {
+            return None;
+        }
+        // One chunk for the reader: its bytes and its overhead, given back by `data_read`.
+        self.queued += data.len() + SEGMENT_OVERHEAD;
+        Some(data)
     }
 
-    /// PATCHED: the reader took `n` queued bytes; returns the receive window before and after.
+    /// PATCHED: the reader took `n` queued bytes (plus [`SEGMENT_OVERHEAD`] for each chunk it
+    /// took whole from the queue); returns the receive window before and after.
     pub(super) fn data_read(&mut self, n: usize) -> (u16, u16) {
         let before = self.get_recv_window();
         self.queued = self.queued.saturating_sub(n);
@@ -247,6 +286,29 @@ impl Tcb {
     pub(super) fn usable_send_window(&self) -> usize {
         let limit = self.max_unacked_bytes.min(self.get_send_window() as u32);
         limit.saturating_sub(self.seq.distance(self.get_last_received_ack())) as usize
+    }
+
+    pub(super) fn set_reset(&mut self) {
+        self.reset = true;
+    }
+    pub(super) fn was_reset(&self) -> bool {
+        self.reset
+    }
+
+    /// PATCHED: with the peer's window closed, a timed-out segment cannot be resent (it would
+    /// be cut to nothing, which the peer does not answer) and its silence says nothing: its
+    /// timer is pushed back without counting a resend, and `true` asks for a window probe.
+    pub(super) fn defer_timed_out_inflight_packets(&mut self) -> bool {
+        let now = std::time::Instant::now();
+        let mut due = false;
+        for packet in self.inflight_packets.values_mut() {
+            if packet.is_timed_out() {
+                packet.retransmit_timeout = (packet.retransmit_timeout * 2).min(MAX_BACKOFF);
+                packet.send_time = now;
+                due = true;
+            }
+        }
+        due
     }
 
     pub(super) fn request_fin(&mut self) {
@@ -343,8 +405,14 @@ impl Tcb {
     pub(super) fn get_send_window(&self) -> u16 {
         self.send_window
     }
+    /// PATCHED: the window offered leaves room for the overhead of the segments that would
+    /// fill it, so a peer that sends exactly what we offer, in full-sized segments, has all
+    /// of it accepted.
     pub(super) fn get_recv_window(&self) -> u16 {
-        self.get_available_read_buffer_size().try_into().unwrap_or(u16::MAX)
+        let available = self.get_available_read_buffer_size();
+        let mss = (self.mtu as usize).saturating_sub(40).max(1);
+        let reserve = SEGMENT_OVERHEAD * (available / mss + 1);
+        available.saturating_sub(reserve).try_into().unwrap_or(u16::MAX)
     }
     // #[inline(always)]
     // pub(super) fn buffer_size(&self, payload_len: u16) -> u16 {

@@ -1,13 +1,13 @@
 use super::seqnum::SeqNum;
 use crate::{
-    PacketReceiver, PacketSender, TTL,
+    PacketSender, SESSION_QUEUE, SessionReceiver, SessionSender, TTL,
     error::IpStackError,
     packet::{
         IpHeader, NetworkPacket, NetworkTuple, TransportHeader,
         tcp_flags::{ACK, FIN, PSH, RST, SYN},
         tcp_header_flags, tcp_header_fmt,
     },
-    stream::tcb::{GaveUp, MAX_COUNT_FOR_DUP_ACK, MAX_RETRANSMIT_COUNT, MAX_UNACK, PacketType, READ_BUFFER_SIZE, RTO, Tcb, TcpState},
+    stream::tcb::{GaveUp, SEGMENT_OVERHEAD, MAX_COUNT_FOR_DUP_ACK, MAX_RETRANSMIT_COUNT, MAX_UNACK, PacketType, READ_BUFFER_SIZE, RTO, Tcb, TcpState},
 };
 use etherparse::{IpNumber, Ipv4Header, Ipv6FlowLabel, TcpHeader, TcpOptionElement};
 use std::{
@@ -148,8 +148,8 @@ type TcbPtr = std::sync::Arc<std::sync::Mutex<Tcb>>;
 pub struct IpStackTcpStream {
     src_addr: SocketAddr,
     dst_addr: SocketAddr,
-    stream_sender: PacketSender,
-    stream_receiver: Option<PacketReceiver>,
+    stream_sender: SessionSender,
+    stream_receiver: Option<SessionReceiver>,
     up_packet_sender: PacketSender,
     tcb: TcbPtr,
     shutdown: std::sync::Arc<std::sync::Mutex<Shutdown>>,
@@ -202,7 +202,7 @@ impl IpStackTcpStream {
             return Err(IpStackError::IoError(std::io::Error::new(ConnectionRefused, info)));
         }
 
-        let (stream_sender, stream_receiver) = tokio::sync::mpsc::unbounded_channel::<NetworkPacket>();
+        let (stream_sender, stream_receiver) = tokio::sync::mpsc::channel::<NetworkPacket>(SESSION_QUEUE);
         let (data_tx, data_rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
         let deadline = tokio::time::Instant::now() + config.timeout;
 
@@ -275,7 +275,7 @@ impl IpStackTcpStream {
         self.dst_addr
     }
 
-    pub fn stream_sender(&self) -> PacketSender {
+    pub fn stream_sender(&self) -> SessionSender {
         self.stream_sender.clone()
     }
 }
@@ -295,9 +295,16 @@ impl AsyncRead for IpStackTcpStream {
 
         let state = self.tcb.lock().unwrap().get_state();
         if state == TcpState::Closed {
+            // PATCHED: data received (and acknowledged) before the close is still read first;
+            // upstream reported the end at once and dropped it.
+            if let Ok(data) = self.data_rx.try_recv() {
+                let taken = self.deliver(buf, data);
+                self.data_taken(taken + SEGMENT_OVERHEAD)?;
+                return Poll::Ready(Ok(()));
+            }
             self.shutdown.lock().unwrap().ready();
             self.write_notify.lock().unwrap().take().map(|w| w.wake_by_ref()).unwrap_or(());
-            return Poll::Ready(Ok(()));
+            return Poll::Ready(self.end_of_stream());
         }
 
         // handle timeout
@@ -323,7 +330,7 @@ impl AsyncRead for IpStackTcpStream {
         match self.data_rx.poll_recv(cx) {
             Poll::Ready(Some(data)) => {
                 let taken = self.deliver(buf, data);
-                self.data_taken(taken)?;
+                self.data_taken(taken + SEGMENT_OVERHEAD)?;
                 Poll::Ready(Ok(()))
             }
             Poll::Ready(None) => Poll::Ready(Ok(())),
@@ -345,10 +352,10 @@ impl AsyncRead for IpStackTcpStream {
                 match self.data_rx.try_recv() {
                     Ok(data) => {
                         let taken = self.deliver(buf, data);
-                        self.data_taken(taken)?;
+                        self.data_taken(taken + SEGMENT_OVERHEAD)?;
                         Poll::Ready(Ok(()))
                     }
-                    Err(_) => Poll::Ready(Ok(())),
+                    Err(_) => Poll::Ready(self.end_of_stream()),
                 }
             }
         }
@@ -356,6 +363,15 @@ impl AsyncRead for IpStackTcpStream {
 }
 
 impl IpStackTcpStream {
+    /// PATCHED: the end of what the peer sent: clean after its FIN, an error after a reset
+    /// (upstream reported both as a clean end, so a cut-off upload looked complete).
+    fn end_of_stream(&self) -> std::io::Result<()> {
+        if self.tcb.lock().unwrap().was_reset() {
+            return Err(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        }
+        Ok(())
+    }
+
     /// Copy what fits into `buf`, keep the rest for the next read; returns the bytes copied.
     fn deliver(&mut self, buf: &mut tokio::io::ReadBuf<'_>, data: Vec<u8>) -> usize {
         let capacity = buf.remaining();
@@ -373,9 +389,6 @@ impl IpStackTcpStream {
     /// window grows from under a segment to at least one (or half the buffer), tell the peer:
     /// a sender stopped by our window waits for exactly this update.
     fn data_taken(&self, n: usize) -> std::io::Result<()> {
-        if n == 0 {
-            return Ok(());
-        }
         let nt = self.network_tuple();
         let mut tcb = self.tcb.lock().unwrap();
         let (before, after) = tcb.data_read(n);
@@ -446,7 +459,11 @@ impl AsyncWrite for IpStackTcpStream {
     /// called it again when the last ACK came: the FIN was never sent.
     fn poll_shutdown(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         let mut tcb = self.tcb.lock().unwrap();
-        if tcb.get_state() == TcpState::Closed {
+        // Done once our FIN is acknowledged: after that the peer has everything we sent, and
+        // dropping the stream cannot lose it. (Upstream waited for the whole connection to
+        // end, TIME_WAIT included, which outlasted callers' close deadlines; dropped then,
+        // an unacknowledged FIN was never resent.)
+        if matches!(tcb.get_state(), TcpState::FinWait2 | TcpState::TimeWait | TcpState::Closed) {
             return Poll::Ready(Ok(()));
         }
         let mut shutdown = self.shutdown.lock().unwrap();
@@ -484,9 +501,15 @@ fn send_fin_when_due(tcb: &mut Tcb, nt: NetworkTuple, sender: &PacketSender) -> 
 /// closed window. `Ok(Err(GaveUp))`: the peer answered none of the resends.
 fn on_timer(tcb: &mut Tcb, nt: NetworkTuple, sender: &PacketSender) -> std::io::Result<Result<(), GaveUp>> {
     let now = std::time::Instant::now();
-    let resend = match tcb.collect_timed_out_inflight_packets() {
-        Ok(list) => list,
-        Err(gave_up) => return Ok(Err(gave_up)),
+    let mut probe = false;
+    let resend = if tcb.get_send_window() == 0 {
+        probe = tcb.defer_timed_out_inflight_packets();
+        Vec::new()
+    } else {
+        match tcb.collect_timed_out_inflight_packets() {
+            Ok(list) => list,
+            Err(gave_up) => return Ok(Err(gave_up)),
+        }
     };
     for packet in resend {
         log::debug!("{nt}: retransmission timeout, resending seq {} ({} bytes)", packet.seq, packet.payload.len());
@@ -499,10 +522,10 @@ fn on_timer(tcb: &mut Tcb, nt: NetworkTuple, sender: &PacketSender) -> std::io::
         }
         Ok(false) => {}
     }
-    if tcb.probe_due(now) {
-        // A segment just below the next byte: the peer must answer it with an ACK that
-        // carries its current window.
-        write_packet_to_device(sender, nt, tcb, None, ACK, Some(tcb.get_seq() - 1), None)?;
+    if tcb.probe_due(now) || probe {
+        // A segment just below the oldest unacknowledged byte: the peer must answer it with
+        // an ACK that carries its current window.
+        write_packet_to_device(sender, nt, tcb, None, ACK, Some(tcb.get_last_received_ack() - 1), None)?;
     }
     Ok(Ok(()))
 }
@@ -600,7 +623,7 @@ impl IpStackTcpStream {
 async fn tcp_main_logic_loop(
     tcb: TcbPtr,
     config: Arc<TcpConfig>,
-    mut stream_receiver: PacketReceiver,
+    mut stream_receiver: SessionReceiver,
     up_packet_sender: PacketSender,
     exit_notifier: tokio::sync::mpsc::Sender<()>,
     network_tuple: NetworkTuple,
@@ -681,6 +704,7 @@ async fn tcp_main_logic_loop(
                 if on_timer(&mut tcb, network_tuple, &up_packet_sender)?.is_err() {
                     log::debug!("{network_tuple}: peer unresponsive through every retransmission, resetting");
                     _ = write_packet_to_device(&up_packet_sender, network_tuple, &tcb, None, ACK | RST, None, None);
+                    tcb.set_reset();
                     tcb.change_state(TcpState::Closed);
                     drop(tcb);
                     wake_all(&write_notify, &read_notify, &shutdown);
@@ -719,6 +743,7 @@ async fn tcp_main_logic_loop(
         }
 
         if flags & RST == RST {
+            tcb.set_reset();
             tcb.change_state(TcpState::Closed);
             drop(tcb);
             // PATCHED: a reset ends the stream now; upstream waited for the next packet.
@@ -793,7 +818,8 @@ async fn tcp_main_logic_loop(
                         tcb.change_state(TcpState::CloseWait);
                         send_fin_when_due(&mut tcb, network_tuple, &up_packet_sender)?;
                     } else {
-                        tcb.fin_acked();
+                        // Our FIN stays timed until acknowledged (a simultaneous close may
+                        // cross it); TIME_WAIT ends the resending.
                         tcb.change_state(TcpState::TimeWait);
                         tokio::spawn(task_wait_to_close(tcb_clone.clone(), exit_notifier, network_tuple, config.two_msl));
                     }
@@ -804,6 +830,10 @@ async fn tcp_main_logic_loop(
                 write_notify.lock().unwrap().take().map(|w| w.wake_by_ref()).unwrap_or(());
             }
             TcpState::CloseWait => {
+                if flags & FIN == FIN || pkt_type == PacketType::KeepAlive {
+                    // PATCHED: the peer resent its FIN (our ACK was lost) or probes: answer.
+                    write_packet_to_device(&up_packet_sender, network_tuple, &tcb, None, ACK, None, None)?;
+                }
                 send_fin_when_due(&mut tcb, network_tuple, &up_packet_sender)?;
                 write_notify.lock().unwrap().take().map(|w| w.wake_by_ref()).unwrap_or(());
             }

@@ -1,5 +1,5 @@
 use crate::{
-    IpStackError, PacketReceiver, PacketSender, TTL,
+    IpStackError, PacketSender, SESSION_QUEUE, SessionReceiver, SessionSender, TTL,
     packet::{IpHeader, NetworkPacket, TransportHeader},
 };
 use etherparse::{IpNumber, Ipv4Header, Ipv6FlowLabel, Ipv6Header, UdpHeader};
@@ -40,8 +40,8 @@ use tokio::{
 pub struct IpStackUdpStream {
     src_addr: SocketAddr,
     dst_addr: SocketAddr,
-    stream_sender: PacketSender,
-    stream_receiver: PacketReceiver,
+    stream_sender: SessionSender,
+    stream_receiver: SessionReceiver,
     up_pkt_sender: PacketSender,
     first_payload: Option<Vec<u8>>,
     timeout: Pin<Box<Sleep>>,
@@ -60,7 +60,7 @@ impl IpStackUdpStream {
         timeout_interval: Duration,
         destroy_messenger: Option<::tokio::sync::oneshot::Sender<()>>,
     ) -> Self {
-        let (stream_sender, stream_receiver) = mpsc::unbounded_channel::<NetworkPacket>();
+        let (stream_sender, stream_receiver) = mpsc::channel::<NetworkPacket>(SESSION_QUEUE);
         let deadline = tokio::time::Instant::now() + timeout_interval;
         IpStackUdpStream {
             src_addr,
@@ -76,7 +76,7 @@ impl IpStackUdpStream {
         }
     }
 
-    pub(crate) fn stream_sender(&self) -> PacketSender {
+    pub(crate) fn stream_sender(&self) -> SessionSender {
         self.stream_sender.clone()
     }
 
@@ -254,7 +254,7 @@ mod tests {
         let mut s = stream(Vec::new());
         s.first_payload = None; // skip to the stream_receiver branch
         let pkt = s.create_rev_packet(64, vec![9u8; 1250]).unwrap();
-        s.stream_sender().send(pkt).unwrap();
+        s.stream_sender().try_send(pkt).unwrap();
         let mut small = [0u8; 502];
         assert_eq!(s.read(&mut small).await.unwrap(), 502);
     }
