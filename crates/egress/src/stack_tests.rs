@@ -275,8 +275,9 @@ async fn tiny_segments_cannot_multiply_what_the_stack_holds() {
         acked = acked.max(seg.ack);
     }
     let held = (acked - 1001) as usize;
+    // Each costs 65; the last one may take the last bytes of the window, one overhead over.
     assert!(
-        held > 0 && held <= 65_535 / 65,
+        held > 0 && held <= 65_535_usize.div_ceil(65),
         "{held} one-byte segments held"
     );
 }
@@ -446,4 +447,67 @@ async fn a_closed_window_with_data_in_flight_is_probed_not_reset() {
     }
     assert_eq!(resets, 0, "reset a live peer with a closed window");
     assert!(probes >= 2, "{probes} probes");
+}
+
+/// Nothing may be written after a shutdown: it would follow the FIN, where the peer
+/// drops it until the resends give up.
+#[tokio::test]
+async fn a_write_after_shutdown_is_refused() {
+    let (_peer, mut stream, _) = connect(config(5_000, 8), 65_535).await;
+    let _ = timeout(Duration::from_millis(100), stream.shutdown()).await;
+    let w = stream.write(b"late").await;
+    assert_eq!(w.map_err(|e| e.kind()), Err(io::ErrorKind::BrokenPipe));
+}
+
+/// A shutdown after a reset is not a clean close: the peer may not have what we sent.
+#[tokio::test]
+async fn a_shutdown_after_a_reset_reports_it() {
+    let (peer, mut stream, next) = connect(config(5_000, 8), 65_535).await;
+    let mut out = Vec::new();
+    etherparse::PacketBuilder::ipv4(PEER, SERVER, 64)
+        .tcp(PEER_PORT, 80, peer.seq, 0)
+        .rst()
+        .ack(next)
+        .write(&mut out, &[])
+        .unwrap();
+    peer.to_stack.send(out).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let s = timeout(Duration::from_secs(5), stream.shutdown()).await;
+    assert!(
+        matches!(&s, Ok(Err(e)) if e.kind() == io::ErrorKind::ConnectionReset),
+        "{s:?}"
+    );
+}
+
+/// When both sides close at once and our FIN was lost, the shutdown is not done at the
+/// peer's FIN: our FIN is resent until acknowledged, and only then is the shutdown done.
+#[tokio::test]
+async fn a_crossed_close_waits_for_our_fin_to_be_acknowledged() {
+    let (mut peer, mut stream, next) = connect(config(30, 8), 65_535).await;
+    let (done_tx, mut done) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let r = stream.shutdown().await;
+        let _ = done_tx.send(r.map_err(|e| e.kind()));
+        stream
+    });
+    let fin = peer.recv(Duration::from_secs(5)).await.expect("FIN");
+    assert!(fin.fin && fin.seq == next, "{fin:?}");
+    // That FIN is "lost"; the peer closes too, acknowledging only what came before it.
+    peer.send(peer.seq, next, 65_535, "AF", &[]);
+    peer.seq += 1;
+    let mut resent = false;
+    while let Some(seg) = peer.recv(Duration::from_millis(300)).await {
+        resent |= seg.fin && seg.seq == next;
+        if resent {
+            break;
+        }
+    }
+    assert!(resent, "our FIN was not resent");
+    assert!(
+        done.try_recv().is_err(),
+        "shutdown done before our FIN was acknowledged"
+    );
+    peer.send(peer.seq, next + 1, 65_535, "A", &[]);
+    let r = timeout(Duration::from_secs(5), &mut done).await;
+    assert!(matches!(r, Ok(Ok(Ok(())))), "{r:?}");
 }

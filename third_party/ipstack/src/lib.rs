@@ -16,8 +16,14 @@ pub(crate) type PacketSender = UnboundedSender<NetworkPacket>;
 /// queued without limit, so a peer sending faster than a session's task keeps up grew memory.
 pub(crate) type SessionSender = mpsc::Sender<NetworkPacket>;
 pub(crate) type SessionReceiver = mpsc::Receiver<NetworkPacket>;
-/// PATCHED: packets one session may have waiting (a TCP window is a handful of segments).
-pub(crate) const SESSION_QUEUE: usize = 64;
+/// PATCHED: bytes of packets one session may have waiting, as packets of the stack's MTU
+/// (a TCP window is a handful of segments): 16 at a 16 KiB MTU.
+const SESSION_QUEUE_BYTES: usize = 256 * 1024;
+
+/// PATCHED: how many packets fit [`SESSION_QUEUE_BYTES`] at this MTU (at least 16).
+pub(crate) fn session_queue(mtu: u16) -> usize {
+    (SESSION_QUEUE_BYTES / usize::from(mtu.max(1))).max(16)
+}
 pub(crate) type SessionCollection = AHashMap<NetworkTuple, SessionSender>;
 
 mod error;

@@ -262,7 +262,11 @@ impl Tcb {
                 self.hold(self.ack + room as u32, rest);
             }
             self.ack += payload.len() as u32;
-            data.extend(payload);
+            if data.is_empty() {
+                data = payload; // the usual single segment: no copy, no spare capacity
+            } else {
+                data.extend(payload);
+            }
         }
         if data.is_empty() {
             return None;
@@ -320,6 +324,10 @@ impl Tcb {
     /// Our FIN went out (seq already advanced past it): time its retransmission.
     pub(super) fn fin_sent(&mut self) {
         self.fin_timer = Some(Backoff::new(self.rto));
+    }
+    /// Our FIN was sent and is not acknowledged yet.
+    pub(super) fn fin_pending(&self) -> bool {
+        self.fin_timer.is_some()
     }
     /// The peer acknowledged our FIN (or the connection ended).
     pub(super) fn fin_acked(&mut self) {

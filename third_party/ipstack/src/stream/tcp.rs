@@ -1,6 +1,6 @@
 use super::seqnum::SeqNum;
 use crate::{
-    PacketSender, SESSION_QUEUE, SessionReceiver, SessionSender, TTL,
+    PacketSender, SessionReceiver, SessionSender, TTL,
     error::IpStackError,
     packet::{
         IpHeader, NetworkPacket, NetworkTuple, TransportHeader,
@@ -202,7 +202,7 @@ impl IpStackTcpStream {
             return Err(IpStackError::IoError(std::io::Error::new(ConnectionRefused, info)));
         }
 
-        let (stream_sender, stream_receiver) = tokio::sync::mpsc::channel::<NetworkPacket>(SESSION_QUEUE);
+        let (stream_sender, stream_receiver) = tokio::sync::mpsc::channel::<NetworkPacket>(crate::session_queue(mtu));
         let (data_tx, data_rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
         let deadline = tokio::time::Instant::now() + config.timeout;
 
@@ -287,6 +287,10 @@ impl AsyncRead for IpStackTcpStream {
             let len = std::cmp::min(buf.remaining(), self.temp_read_buffer.len());
             buf.put_slice(&self.temp_read_buffer[..len]);
             self.temp_read_buffer.drain(..len); // remove the read data from the temp buffer
+            if self.temp_read_buffer.is_empty() {
+                // PATCHED: a drained Vec keeps its allocation; give it back.
+                self.temp_read_buffer = Vec::new();
+            }
             self.data_taken(len)?;
             return Poll::Ready(Ok(()));
         }
@@ -419,6 +423,11 @@ impl AsyncWrite for IpStackTcpStream {
             return Poll::Ready(Err(std::io::Error::new(BrokenPipe, "TCP connection closed")));
         }
 
+        if tcb.fin_requested() {
+            // PATCHED: nothing may follow the FIN (upstream sent it past the FIN's sequence
+            // number, where the peer dropped it until the resends gave up).
+            return Poll::Ready(Err(std::io::Error::new(BrokenPipe, "TCP stream shut down")));
+        }
         if send_window == 0 || is_full {
             self.write_notify.lock().unwrap().replace(cx.waker().clone());
             if idle {
@@ -459,11 +468,16 @@ impl AsyncWrite for IpStackTcpStream {
     /// called it again when the last ACK came: the FIN was never sent.
     fn poll_shutdown(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         let mut tcb = self.tcb.lock().unwrap();
+        if tcb.was_reset() {
+            // The peer may not have everything we sent: not a clean close.
+            return Poll::Ready(Err(std::io::Error::from(std::io::ErrorKind::ConnectionReset)));
+        }
         // Done once our FIN is acknowledged: after that the peer has everything we sent, and
         // dropping the stream cannot lose it. (Upstream waited for the whole connection to
         // end, TIME_WAIT included, which outlasted callers' close deadlines; dropped then,
         // an unacknowledged FIN was never resent.)
-        if matches!(tcb.get_state(), TcpState::FinWait2 | TcpState::TimeWait | TcpState::Closed) {
+        let state = tcb.get_state();
+        if state == TcpState::Closed || (matches!(state, TcpState::FinWait2 | TcpState::TimeWait) && !tcb.fin_pending()) {
             return Poll::Ready(Ok(()));
         }
         let mut shutdown = self.shutdown.lock().unwrap();
@@ -848,8 +862,13 @@ async fn tcp_main_logic_loop(
                 let new_state = tcb.get_state();
                 log::trace!("{network_tuple} {state:?}: Received final ACK, transitioned to {new_state:?}");
             }
-            TcpState::TimeWait if flags & FIN == FIN => {
-                write_packet_to_device(&up_packet_sender, network_tuple, &tcb, None, ACK, None, None)?;
+            TcpState::TimeWait => {
+                if incoming_ack == tcb.get_seq() {
+                    tcb.fin_acked();
+                }
+                if flags & FIN == FIN {
+                    write_packet_to_device(&up_packet_sender, network_tuple, &tcb, None, ACK, None, None)?;
+                }
             }
             _ => {}
         } // end of match state

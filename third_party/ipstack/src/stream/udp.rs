@@ -1,5 +1,5 @@
 use crate::{
-    IpStackError, PacketSender, SESSION_QUEUE, SessionReceiver, SessionSender, TTL,
+    IpStackError, PacketSender, SessionReceiver, SessionSender, TTL,
     packet::{IpHeader, NetworkPacket, TransportHeader},
 };
 use etherparse::{IpNumber, Ipv4Header, Ipv6FlowLabel, Ipv6Header, UdpHeader};
@@ -60,7 +60,7 @@ impl IpStackUdpStream {
         timeout_interval: Duration,
         destroy_messenger: Option<::tokio::sync::oneshot::Sender<()>>,
     ) -> Self {
-        let (stream_sender, stream_receiver) = mpsc::channel::<NetworkPacket>(SESSION_QUEUE);
+        let (stream_sender, stream_receiver) = mpsc::channel::<NetworkPacket>(crate::session_queue(mtu));
         let deadline = tokio::time::Instant::now() + timeout_interval;
         IpStackUdpStream {
             src_addr,
