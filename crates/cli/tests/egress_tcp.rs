@@ -11,30 +11,11 @@
 
 mod common;
 use common::*;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
 
 const BODY: usize = 2 << 20;
-
-/// An HTTP server answering every request with BODY bytes and closing.
-fn body_upstream() -> u16 {
-    serve(|s| {
-        let mut r = BufReader::new(s.try_clone().unwrap());
-        loop {
-            let mut h = String::new();
-            if r.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                break;
-            }
-        }
-        let mut s = s;
-        let _ = write!(
-            s,
-            "HTTP/1.1 200 OK\r\nContent-Length: {BODY}\r\nConnection: close\r\n\r\n"
-        );
-        let _ = s.write_all(&vec![b'x'; BODY]);
-    })
-}
 
 /// A server that greets (so the gateway splices without an HTTP opening) and then never
 /// reads: whatever the sandbox sends piles up somewhere.
@@ -117,7 +98,7 @@ print(n)
 
 #[test]
 fn tcp_through_the_gateway_respects_windows_ends_streams_and_stays_bounded() {
-    let (body, sink) = (body_upstream(), sink_upstream());
+    let (body, sink) = (body_upstream(BODY), sink_upstream());
     let s = Server::start_with(&["--egress-resolve", "up.test=127.0.0.1"]);
     let dir = tempfile::tempdir().unwrap();
     let policy = write(

@@ -5,38 +5,9 @@
 
 mod common;
 use common::*;
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::time::Duration;
 
 const BODY: usize = 2 << 20;
-
-/// An HTTP/1.1 server on loopback answering every request with BODY bytes.
-fn big_upstream() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for s in l.incoming().flatten() {
-            std::thread::spawn(move || {
-                let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
-                let mut r = BufReader::new(s.try_clone().unwrap());
-                loop {
-                    let mut h = String::new();
-                    if r.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                        break;
-                    }
-                }
-                let mut s = s;
-                let _ = write!(
-                    s,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {BODY}\r\nConnection: close\r\n\r\n"
-                );
-                let _ = s.write_all(&vec![b'x'; BODY]);
-            });
-        }
-    });
-    port
-}
 
 #[derive(Debug, Clone, Copy, Default)]
 struct U {
@@ -84,7 +55,7 @@ fn usage(s: &Server, id: &str) -> U {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn usage_moves_with_cpu_memory_disk_pids_and_network() {
-    let port = big_upstream();
+    let port = body_upstream(BODY);
     let s = Server::start_with(&["--egress-resolve", "big.test=127.0.0.1"]);
     let dir = tempfile::tempdir().unwrap();
     let policy = write(

@@ -79,6 +79,7 @@ struct Peer {
 }
 
 impl Peer {
+    /// Send a segment; `flags` names its flags: S(YN), A(CK), F(IN), R(ST).
     fn send(&self, seq: u32, ack: u32, window: u16, flags: &str, payload: &[u8]) {
         let mut b =
             etherparse::PacketBuilder::ipv4(PEER, SERVER, 64).tcp(PEER_PORT, 80, seq, window);
@@ -87,6 +88,9 @@ impl Peer {
         }
         if flags.contains('F') {
             b = b.fin();
+        }
+        if flags.contains('R') {
+            b = b.rst();
         }
         if flags.contains('A') {
             b = b.ack(ack);
@@ -406,13 +410,7 @@ async fn data_received_before_the_close_is_still_read() {
 #[tokio::test]
 async fn a_reset_is_an_error_for_the_reader() {
     let (peer, mut stream, next) = connect(config(5_000, 8), 65_535).await;
-    let mut b = etherparse::PacketBuilder::ipv4(PEER, SERVER, 64)
-        .tcp(PEER_PORT, 80, peer.seq, 0)
-        .rst();
-    b = b.ack(next);
-    let mut out = Vec::new();
-    b.write(&mut out, &[]).unwrap();
-    peer.to_stack.send(out).unwrap();
+    peer.send(peer.seq, next, 0, "AR", &[]);
     let mut buf = [0u8; 8];
     let read = timeout(Duration::from_secs(5), stream.read(&mut buf))
         .await
@@ -463,14 +461,7 @@ async fn a_write_after_shutdown_is_refused() {
 #[tokio::test]
 async fn a_shutdown_after_a_reset_reports_it() {
     let (peer, mut stream, next) = connect(config(5_000, 8), 65_535).await;
-    let mut out = Vec::new();
-    etherparse::PacketBuilder::ipv4(PEER, SERVER, 64)
-        .tcp(PEER_PORT, 80, peer.seq, 0)
-        .rst()
-        .ack(next)
-        .write(&mut out, &[])
-        .unwrap();
-    peer.to_stack.send(out).unwrap();
+    peer.send(peer.seq, next, 0, "AR", &[]);
     tokio::time::sleep(Duration::from_millis(100)).await;
     let s = timeout(Duration::from_secs(5), stream.shutdown()).await;
     assert!(

@@ -184,6 +184,36 @@ pub fn output_with_timeout(mut c: Command, limit: Duration) -> Output {
 }
 
 /// Write a file (e.g. a policy) into `dir` and return its path.
+/// An HTTP/1.1 server on loopback that answers every request with `len` bytes of `x`
+/// (`Content-Length`, then closes); returns its port. Reached from sandboxes through
+/// `--egress-resolve`.
+pub fn body_upstream(len: usize) -> u16 {
+    use std::io::{BufRead, BufReader, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+                let mut r = BufReader::new(s.try_clone().unwrap());
+                loop {
+                    let mut h = String::new();
+                    if r.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                        break;
+                    }
+                }
+                let mut s = s;
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n"
+                );
+                let _ = s.write_all(&vec![b'x'; len]);
+            });
+        }
+    });
+    port
+}
+
 pub fn write(dir: &tempfile::TempDir, name: &str, content: &str) -> String {
     let p = dir.path().join(name);
     std::fs::write(&p, content).unwrap();
