@@ -149,6 +149,16 @@ async fn connect(tcp: ipstack::TcpConfig, window: u16) -> (Peer, IpStackTcpStrea
     (peer, stream, next)
 }
 
+/// Everything the stream delivers up to its end (which must come within 5 s).
+async fn read_all(stream: &mut IpStackTcpStream) -> Vec<u8> {
+    let mut got = Vec::new();
+    timeout(Duration::from_secs(5), stream.read_to_end(&mut got))
+        .await
+        .expect("no end of stream")
+        .unwrap();
+    got
+}
+
 fn config(rto_ms: u64, retransmits: usize) -> ipstack::TcpConfig {
     let mut tcp = ipstack::TcpConfig::default();
     tcp.max_unacked_bytes = 65_535;
@@ -314,12 +324,7 @@ async fn shutdown_sends_the_fin_once_the_data_is_acknowledged() {
 async fn a_half_close_ends_the_read_side_only() {
     let (mut peer, mut stream, next) = connect(config(5_000, 8), 65_535).await;
     peer.send(peer.seq, next, 65_535, "AF", b"request");
-    let mut got = Vec::new();
-    timeout(Duration::from_secs(5), stream.read_to_end(&mut got))
-        .await
-        .expect("no end of stream")
-        .unwrap();
-    assert_eq!(got, b"request");
+    assert_eq!(read_all(&mut stream).await, b"request");
     while let Some(seg) = peer.recv(Duration::from_millis(200)).await {
         assert!(!seg.fin, "a FIN before the response: {seg:?}");
     }
@@ -397,12 +402,7 @@ async fn data_received_before_the_close_is_still_read() {
     peer.send(peer.seq, fin + 1, 65_535, "A", &[]);
     let mut stream = closer.await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await; // TIME_WAIT is over: CLOSED
-    let mut got = Vec::new();
-    timeout(Duration::from_secs(5), stream.read_to_end(&mut got))
-        .await
-        .expect("no end")
-        .unwrap();
-    assert_eq!(got, b"upload");
+    assert_eq!(read_all(&mut stream).await, b"upload");
 }
 
 /// A reset is an error for the reader, not a clean end of stream (a cut-off upload must

@@ -184,36 +184,6 @@ pub fn output_with_timeout(mut c: Command, limit: Duration) -> Output {
 }
 
 /// Write a file (e.g. a policy) into `dir` and return its path.
-/// An HTTP/1.1 server on loopback that answers every request with `len` bytes of `x`
-/// (`Content-Length`, then closes); returns its port. Reached from sandboxes through
-/// `--egress-resolve`.
-pub fn body_upstream(len: usize) -> u16 {
-    use std::io::{BufRead, BufReader, Write};
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for s in l.incoming().flatten() {
-            std::thread::spawn(move || {
-                let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
-                let mut r = BufReader::new(s.try_clone().unwrap());
-                loop {
-                    let mut h = String::new();
-                    if r.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                        break;
-                    }
-                }
-                let mut s = s;
-                let _ = write!(
-                    s,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n"
-                );
-                let _ = s.write_all(&vec![b'x'; len]);
-            });
-        }
-    });
-    port
-}
-
 pub fn write(dir: &tempfile::TempDir, name: &str, content: &str) -> String {
     let p = dir.path().join(name);
     std::fs::write(&p, content).unwrap();
@@ -973,14 +943,17 @@ pub fn test_pki(names: &[&str]) -> (String, rustls::ServerConfig) {
     (ca.pem(), config)
 }
 
-/// A plain HTTP/1.1 server on loopback answering `hello:<path>` (one thread per connection,
-/// `Connection: close`), for egress tests that only need an upstream to reach.
-pub fn hello_upstream() -> u16 {
+/// A plain HTTP/1.1 server on loopback (one thread per connection, `Connection: close`)
+/// whose response body to each request is `respond(path)`; returns its port. Sandboxes
+/// reach it through `--egress-resolve`.
+pub fn http_upstream(respond: impl Fn(&str) -> Vec<u8> + Send + Sync + 'static) -> u16 {
     use std::io::{BufRead, BufReader, Write};
+    let respond = std::sync::Arc::new(respond);
     let l = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
     let port = l.local_addr().unwrap().port();
     std::thread::spawn(move || {
         for s in l.incoming().flatten() {
+            let respond = respond.clone();
             std::thread::spawn(move || {
                 let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
                 let mut r = BufReader::new(s.try_clone().unwrap());
@@ -994,15 +967,27 @@ pub fn hello_upstream() -> u16 {
                         break;
                     }
                 }
-                let body = format!("hello:{}", line.split(' ').nth(1).unwrap_or(""));
+                let body = respond(line.split(' ').nth(1).unwrap_or(""));
                 let mut s = s;
                 let _ = write!(
                     s,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
                     body.len()
                 );
+                let _ = s.write_all(&body);
             });
         }
     });
     port
+}
+
+/// [`http_upstream`] answering `hello:<path>`, for egress tests that only need an upstream
+/// to reach.
+pub fn hello_upstream() -> u16 {
+    http_upstream(|path| format!("hello:{path}").into_bytes())
+}
+
+/// [`http_upstream`] answering `len` bytes of `x` to every request.
+pub fn body_upstream(len: usize) -> u16 {
+    http_upstream(move |_| vec![b'x'; len])
 }
