@@ -169,3 +169,40 @@ fn hostile_lifetime_requests_are_refused() {
     assert_eq!(inspect(&s, &id)["status"], "SANDBOX_STATUS_READY");
     s.run(&["sandbox", "rm", &id]);
 }
+
+/// Every lifetime rule applies in every state (docs/states.md): a paused sandbox's TTL
+/// ends as a running one's does — the frozen processes are killed, nothing is left — and
+/// its owner can move the clock while it is paused. (Expiry used to look at READY
+/// sandboxes only, so a paused one outlived its TTL forever.)
+#[test]
+fn a_paused_sandbox_expires_and_its_clock_can_be_moved() {
+    let s = Server::start();
+    let id = create(&s, &["--ttl", "3"]);
+    let o = s.run(&["sandbox", "pause", &id]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = stopped(&s, &id);
+    assert_eq!(v["stopReason"], "ttl_expired", "{v}");
+    let e = expired_event(&s, &id);
+    assert_eq!(e["attributes"]["reason"], "ttl_expired", "{e}");
+    assert_eq!(e["sandboxStatus"], "SANDBOX_STATUS_PAUSED", "{e}");
+    assert_no_leftovers(&s.state_dir(), &id);
+
+    // Paused with an idle timeout: the idle clock runs too.
+    let idle = create(&s, &["--idle-timeout", "2"]);
+    let o = s.run(&["sandbox", "pause", &idle]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stopped(&s, &idle)["stopReason"], "idle_timeout");
+    assert_no_leftovers(&s.state_dir(), &idle);
+
+    // The owner extends a paused sandbox's TTL; it is still paused (and alive) after the
+    // original TTL, and resumes.
+    let kept = create(&s, &["--ttl", "3"]);
+    assert_eq!(s.run(&["sandbox", "pause", &kept]).status.code(), Some(0));
+    let o = s.run(&["sandbox", "timeout", &kept, "--ttl", "600"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    assert_eq!(inspect(&s, &kept)["status"], "SANDBOX_STATUS_PAUSED");
+    assert_eq!(s.run(&["sandbox", "resume", &kept]).status.code(), Some(0));
+    let o = s.run(&["exec", "-n", "--in", &kept, "--", "echo", "back"]);
+    assert_eq!(stdout(&o), "back\n", "{}", stderr(&o));
+}

@@ -5,6 +5,13 @@
 //! ones with the reason (`ttl_expired`, `idle_timeout`) in a `sandbox.expired` event, in
 //! the stored stop reason (`sandbox inspect`) and in the final status message.
 //!
+//! The clocks run in every state where a sandbox holds resources ([`EXPIRING_STATES`]):
+//! a paused (or checkpointed) sandbox still holds its memory, its disk and a slot of its
+//! owner's quota, so its TTL ends as a running one's does (pausing used to stop the
+//! clock for good). STOPPING is left out because a teardown already runs; PROVISIONING
+//! because the clocks start when the sandbox becomes READY (create, restore, claim).
+//! docs/states.md has the whole state × rule table.
+//!
 //! "Idle" is decided from [`crate::activity::Activity`] (the one record of last use) plus
 //! the live-execution map: a sandbox with a running execution is never idle.
 
@@ -17,6 +24,9 @@ use cleanroom_vocab::ErrorCode;
 pub const TTL_EXPIRED: &str = "ttl_expired";
 /// Stop reason: no activity for the idle timeout.
 pub const IDLE_TIMEOUT: &str = "idle_timeout";
+
+/// The states the reaper looks at: every settled, non-terminal one.
+pub const EXPIRING_STATES: [i32; 3] = [ss::READY, ss::PAUSED, ss::CHECKPOINTED];
 
 /// Server-wide defaults (0: none) and how often the reaper looks.
 #[derive(Debug, Clone, Copy)]
@@ -107,7 +117,8 @@ impl Engine {
             ));
         }
         let row = self.get_sandbox(id)?;
-        if row.status != ss::READY {
+        // A paused sandbox's clocks run (see the module doc), so its owner can move them.
+        if !EXPIRING_STATES.contains(&row.status) {
             return Err(EngineError::new(
                 crate::error::Class::FailedPrecondition,
                 ErrorCode::SandboxNotReady,
@@ -219,12 +230,12 @@ impl Engine {
         None
     }
 
-    /// One reaper pass: terminate every READY sandbox whose TTL or idle timeout ran out.
-    /// One indexed query returns only READY sandboxes that have a TTL or an idle timeout:
+    /// One reaper pass: terminate every sandbox in [`EXPIRING_STATES`] whose TTL or idle
+    /// timeout ran out. One indexed query returns only those that have a TTL or an idle timeout:
     /// idle sandboxes without one cost the pass nothing (it used to read every sandbox row
     /// and query each one's lifetime, every second, under the store lock).
     async fn expire_due(&self) {
-        let checks = match self.store.lifetimes_to_check(ss::READY) {
+        let checks = match self.store.lifetimes_to_check(&EXPIRING_STATES) {
             Ok(r) => r,
             Err(e) => {
                 tracing::warn!(error = %e, "lifetime check: cannot list sandboxes");
@@ -236,10 +247,10 @@ impl Engine {
             .iter()
             .filter_map(|c| {
                 self.expiry(c, now)
-                    .map(|(reason, message)| (c.sandbox_id.clone(), reason, message))
+                    .map(|(reason, message)| (c.sandbox_id.clone(), c.status, reason, message))
             })
             .collect();
-        let stops = due.into_iter().map(|(id, reason, message)| async move {
+        let stops = due.into_iter().map(|(id, status, reason, message)| async move {
             tracing::info!(sandbox_id = %id, reason, "sandbox expired");
             if let Err(e) = self.store.set_stop_reason(&id, reason) {
                 tracing::warn!(sandbox_id = %id, error = %e, "cannot record stop reason");
@@ -247,7 +258,7 @@ impl Engine {
             self.events.record(crate::store::EventRow {
                 sandbox_id: id.clone(),
                 kind: "sandbox.expired".into(),
-                sandbox_status: ss::READY,
+                sandbox_status: status,
                 message: message.clone(),
                 attributes: serde_json::json!({ "reason": reason }).to_string(),
                 ..Default::default()

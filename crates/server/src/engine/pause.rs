@@ -57,6 +57,8 @@ impl Engine {
             let now = self.get_sandbox(id)?;
             return Err(not_ready(id, now.status));
         }
+        // The owner's call is use: the idle clock, which runs while paused, restarts.
+        self.activity.touch(id);
         self.events.sandbox_status(id, ss::PAUSED, "paused");
         self.get_sandbox(id)
     }
@@ -76,6 +78,7 @@ impl Engine {
             let now = self.get_sandbox(id)?;
             return Err(not_ready(id, now.status));
         }
+        self.activity.touch(id);
         self.events.sandbox_status(id, ss::READY, "resumed");
         self.get_sandbox(id)
     }

@@ -16,10 +16,13 @@ CREATE INDEX IF NOT EXISTS sandbox_lifetimes_active ON sandbox_lifetimes(sandbox
   WHERE expires_at > 0 OR idle_timeout_seconds > 0;
 ";
 
-/// A READY sandbox the lifetime reaper must look at (it has a TTL or an idle timeout).
+/// A live sandbox the lifetime reaper must look at (it has a TTL or an idle timeout).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LifetimeCheck {
     pub sandbox_id: String,
+    /// Its status now (the reaper looks at every state where the sandbox holds resources
+    /// and no teardown runs: see [`crate::engine::lifetimes`]).
+    pub status: i32,
     /// Creation time (micros): the last activity of a sandbox never used.
     pub created_at: i64,
     pub lifetime: LifetimeRow,
@@ -72,26 +75,33 @@ impl Store {
         })
     }
 
-    /// Sandboxes in `status` that have a TTL or an idle timeout, with their lifetimes: one
-    /// query over indexes (the partial index of lifetimes that can expire, sandboxes by
-    /// status): sandboxes without a lifetime (the common case) are never read.
-    pub fn lifetimes_to_check(&self, status: i32) -> Result<Vec<LifetimeCheck>> {
+    /// Sandboxes in any of `statuses` that have a TTL or an idle timeout, with their
+    /// lifetimes: one query over indexes (the partial index of lifetimes that can expire,
+    /// sandboxes by status): sandboxes without a lifetime (the common case) are never read.
+    pub fn lifetimes_to_check(&self, statuses: &[i32]) -> Result<Vec<LifetimeCheck>> {
+        // Numbers only (status constants), so the list is not an injection surface.
+        let list = statuses
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
         self.with(|c| {
-            let mut st = c.prepare_cached(
-                "SELECT l.sandbox_id, s.created_at, l.ttl_seconds, l.idle_timeout_seconds, l.expires_at, l.stop_reason
+            let mut st = c.prepare_cached(&format!(
+                "SELECT l.sandbox_id, s.status, s.created_at, l.ttl_seconds, l.idle_timeout_seconds, l.expires_at, l.stop_reason
                  FROM sandbox_lifetimes l
                  JOIN sandboxes s ON s.id = l.sandbox_id
-                 WHERE (l.expires_at > 0 OR l.idle_timeout_seconds > 0) AND s.status = ?1",
-            )?;
-            let rows = st.query_map([status], |r| {
+                 WHERE (l.expires_at > 0 OR l.idle_timeout_seconds > 0) AND s.status IN ({list})"
+            ))?;
+            let rows = st.query_map([], |r| {
                 Ok(LifetimeCheck {
                     sandbox_id: r.get(0)?,
-                    created_at: r.get(1)?,
+                    status: r.get(1)?,
+                    created_at: r.get(2)?,
                     lifetime: LifetimeRow {
-                        ttl_seconds: r.get::<_, i64>(2)?.max(0) as u64,
-                        idle_timeout_seconds: r.get::<_, i64>(3)?.max(0) as u64,
-                        expires_at: r.get(4)?,
-                        stop_reason: r.get(5)?,
+                        ttl_seconds: r.get::<_, i64>(3)?.max(0) as u64,
+                        idle_timeout_seconds: r.get::<_, i64>(4)?.max(0) as u64,
+                        expires_at: r.get(5)?,
+                        stop_reason: r.get(6)?,
                     },
                 })
             })?;

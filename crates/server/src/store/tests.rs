@@ -113,7 +113,7 @@ fn caps_count_paused_and_checkpointed_as_live_and_failed_as_not() {
 }
 
 #[test]
-fn the_reaper_reads_only_ready_sandboxes_that_can_expire() {
+fn the_reaper_reads_only_live_sandboxes_that_can_expire() {
     use crate::status::sandbox as ss;
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(&dir.path().join("state.db")).unwrap();
@@ -145,18 +145,26 @@ fn the_reaper_reads_only_ready_sandboxes_that_can_expire() {
     s.set_lifetime("stopped", &ttl).unwrap();
     s.set_lifetime("paused", &idle).unwrap();
     s.set_stop_reason("reason_only", "ttl_expired").unwrap();
-    let mut got = s.lifetimes_to_check(ss::READY).unwrap();
+    let mut got = s.lifetimes_to_check(&[ss::READY, ss::PAUSED]).unwrap();
     got.sort_by(|a, b| a.sandbox_id.cmp(&b.sandbox_id));
     assert_eq!(
         got,
         vec![
             LifetimeCheck {
                 sandbox_id: "idle".into(),
+                status: ss::READY,
+                created_at: 1,
+                lifetime: idle.clone(),
+            },
+            LifetimeCheck {
+                sandbox_id: "paused".into(),
+                status: ss::PAUSED,
                 created_at: 1,
                 lifetime: idle,
             },
             LifetimeCheck {
                 sandbox_id: "ttl".into(),
+                status: ss::READY,
                 created_at: 1,
                 lifetime: ttl,
             },
