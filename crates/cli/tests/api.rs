@@ -439,6 +439,56 @@ async fn sandbox_events_tail_lifecycle() {
     );
 }
 
+/// Event numbers are a sandbox's own (1, 2, 3 … with no gaps): another sandbox's
+/// activity — another principal's, on a shared server — never shows in them. (They used
+/// to be one server-wide counter, so the gaps between your own events measured everyone
+/// else's activity.)
+#[tokio::test(flavor = "multi_thread")]
+async fn event_sequences_are_per_sandbox() {
+    let s = Server::start();
+    let c = s.client().await;
+    let mine = create_sandbox(&c).await;
+    let other = create_sandbox(&c).await;
+    for _ in 0..3 {
+        let exe = start(&c, &other, "true").await;
+        let _ = collect(&c, &exe, 0, 0, 0).await.unwrap();
+    }
+    let exe = start(&c, &mine, "true").await;
+    let _ = collect(&c, &exe, 0, 0, 0).await.unwrap();
+    let exe = start(&c, &other, "true").await;
+    let _ = collect(&c, &exe, 0, 0, 0).await.unwrap();
+    let sequences = |id: String| {
+        let c = &c;
+        async move {
+            let req = StreamSandboxEventsRequest {
+                sandbox_id: id,
+                ..Default::default()
+            };
+            let mut events = c.sandboxes.stream_sandbox_events(req).await.unwrap();
+            let mut seqs = Vec::new();
+            while let Some(m) = events.message().await.unwrap() {
+                seqs.push(m.to_owned_message().sequence);
+            }
+            seqs
+        }
+    };
+    // PROVISIONING, READY, then QUEUED/RUNNING/SUCCEEDED of its one execution.
+    assert_eq!(sequences(mine.clone()).await, [1, 2, 3, 4, 5]);
+    assert_eq!(sequences(other).await, (1..=14).collect::<Vec<u64>>());
+    // Resuming after a number gives the rest of this sandbox's events only.
+    let req = StreamSandboxEventsRequest {
+        sandbox_id: mine,
+        after_sequence: 3,
+        ..Default::default()
+    };
+    let mut events = c.sandboxes.stream_sandbox_events(req).await.unwrap();
+    let mut rest = Vec::new();
+    while let Some(m) = events.message().await.unwrap() {
+        rest.push(m.to_owned_message().sequence);
+    }
+    assert_eq!(rest, [4, 5]);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn killed_server_restart_reclaims_and_keeps_output() {
     let mut s = Server::start();

@@ -12,7 +12,7 @@ impl Store {
     pub fn events_of_kind(&self, sandbox_id: &str, kind: &str) -> Result<Vec<EventRow>> {
         self.with(|c| {
             let mut st = c.prepare(
-                "SELECT seq, sandbox_id, execution_id, kind, at, sandbox_status, execution_status, message, attributes FROM events WHERE sandbox_id = ?1 AND kind = ?2 ORDER BY seq LIMIT ?3",
+                "SELECT sandbox_seq, sandbox_id, execution_id, kind, at, sandbox_status, execution_status, message, attributes FROM events WHERE sandbox_id = ?1 AND kind = ?2 ORDER BY seq LIMIT ?3",
             )?;
             let rows = st.query_map(params![sandbox_id, kind, MAX_DECISIONS], event_from)?;
             rows.collect()

@@ -79,12 +79,7 @@ impl Store {
     /// lifetimes: one query over indexes (the partial index of lifetimes that can expire,
     /// sandboxes by status): sandboxes without a lifetime (the common case) are never read.
     pub fn lifetimes_to_check(&self, statuses: &[i32]) -> Result<Vec<LifetimeCheck>> {
-        // Numbers only (status constants), so the list is not an injection surface.
-        let list = statuses
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .join(",");
+        let list = sql_int_list(statuses);
         self.with(|c| {
             let mut st = c.prepare_cached(&format!(
                 "SELECT l.sandbox_id, s.status, s.created_at, l.ttl_seconds, l.idle_timeout_seconds, l.expires_at, l.stop_reason

@@ -61,7 +61,8 @@ pub struct ExecutionRow {
     pub owner: String,
 }
 
-/// One event; `seq` is assigned by the store and strictly increasing.
+/// One event; `seq` is assigned by the store: the event's number within its sandbox
+/// (1, 2, 3 …), never a server-wide counter (see [`event_seq`]).
 #[derive(Debug, Clone, Default)]
 pub struct EventRow {
     pub seq: i64,
@@ -116,7 +117,8 @@ CREATE TABLE IF NOT EXISTS events (
   sandbox_status INTEGER NOT NULL DEFAULT 0,
   execution_status INTEGER NOT NULL DEFAULT 0,
   message TEXT NOT NULL DEFAULT '',
-  attributes TEXT NOT NULL DEFAULT '{}'
+  attributes TEXT NOT NULL DEFAULT '{}',
+  sandbox_seq INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS events_by_sandbox ON events(sandbox_id, seq);
 CREATE TABLE IF NOT EXISTS execution_output (
@@ -267,6 +269,7 @@ impl Store {
         conn.set_prepared_statement_cache_capacity(64);
         conn.execute_batch(SCHEMA)?;
         conn.execute_batch(lifetimes::SCHEMA)?;
+        event_seq::init(&conn)?;
         snapshots::init(&conn)?;
         for (table, col, default) in ADDED_COLUMNS {
             let has: bool = conn
@@ -373,7 +376,8 @@ impl Store {
         self.with(|c| finish_execution_on(c, id, (status, exit_code, message), now_micros()))
     }
 
-    /// Append an event and return its sequence number.
+    /// Append an event and return its row number (server-wide: only for waking tails,
+    /// never shown to a caller).
     pub fn append_event(&self, e: &EventRow) -> Result<i64> {
         self.with(|c| append_event_on(c, e))
     }
@@ -387,7 +391,7 @@ impl Store {
     ) -> Result<Vec<EventRow>> {
         self.with(|c| {
             let mut st = c.prepare(
-                "SELECT seq, sandbox_id, execution_id, kind, at, sandbox_status, execution_status, message, attributes FROM events WHERE sandbox_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+                "SELECT sandbox_seq, sandbox_id, execution_id, kind, at, sandbox_status, execution_status, message, attributes FROM events WHERE sandbox_id = ?1 AND sandbox_seq > ?2 ORDER BY sandbox_seq LIMIT ?3",
             )?;
             let rows = st.query_map(params![sandbox_id, after_seq, limit], event_from)?;
             rows.collect()
@@ -526,8 +530,9 @@ fn finish_execution_on(
 }
 
 fn append_event_on(c: &Connection, e: &EventRow) -> rusqlite::Result<i64> {
-    exec(c,
-        "INSERT INTO events (sandbox_id, execution_id, kind, at, sandbox_status, execution_status, message, attributes) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
+    exec(
+        c,
+        event_seq::INSERT,
         params![
             e.sandbox_id,
             e.execution_id,
@@ -536,7 +541,11 @@ fn append_event_on(c: &Connection, e: &EventRow) -> rusqlite::Result<i64> {
             e.sandbox_status,
             e.execution_status,
             e.message,
-            if e.attributes.is_empty() { "{}" } else { e.attributes.as_str() }
+            if e.attributes.is_empty() {
+                "{}"
+            } else {
+                e.attributes.as_str()
+            }
         ],
     )?;
     Ok(c.last_insert_rowid())
@@ -544,6 +553,7 @@ fn append_event_on(c: &Connection, e: &EventRow) -> rusqlite::Result<i64> {
 
 mod approvals;
 mod checkpoint;
+mod event_seq;
 mod images;
 mod lifetimes;
 mod output;
