@@ -307,6 +307,49 @@ fn output_over_the_sandbox_quota_streams_live_is_not_retained_and_expires_after_
     assert!(stdout(&o).contains("output_expired"), "{}", stdout(&o));
 }
 
+/// Live delivery does not depend on retention: a client that reads steadily but slower
+/// than the sandbox writes is still reading the *retained* part when the quota runs out,
+/// so it takes no live-only chunk for a while; it must still get every byte. (The writer
+/// used to give up on it after two seconds without a live-only read, and such a client
+/// lost hundreds of MiB of a 2 GiB stream.)
+#[test]
+fn a_slow_but_steady_client_gets_all_live_only_output() {
+    use std::io::Read;
+    let s = Server::start();
+    let total: usize = 64 << 20;
+    let mut c = s.cli();
+    c.args([
+        "exec",
+        "-n",
+        "--output-mb",
+        "24",
+        "--",
+        "sh",
+        "-c",
+        &format!("head -c {total} /dev/zero"),
+    ]);
+    c.stdout(std::process::Stdio::piped());
+    c.stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut out = child.stdout.take().unwrap();
+    // About 8 MiB/s: the 24 MiB retained part alone takes three seconds to read.
+    let mut got = 0usize;
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = out.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        got += n;
+        std::thread::sleep(std::time::Duration::from_millis(8));
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(got, total, "bytes received live; stderr: {err}");
+    assert!(!err.contains("output_live_dropped"), "{err}");
+}
+
 #[test]
 fn server_wide_log_cap_stops_retention_but_not_live_output() {
     let s = Server::start_with(&["--output-log-max-mb", "2"]);

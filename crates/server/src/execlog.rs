@@ -118,6 +118,8 @@ pub struct LogWriter {
     dropped: [u64; 2],
     /// Both streams' dropped bytes, readable while the execution runs (InspectExecution).
     dropped_total: Arc<std::sync::atomic::AtomicU64>,
+    /// Items handed to clients by every subscriber (see [`LogWriter::reader_progress`]).
+    read_progress: Arc<std::sync::atomic::AtomicU64>,
     truncated: bool,
 }
 
@@ -146,6 +148,7 @@ impl LogWriter {
             ends: [0; 2],
             dropped: [0; 2],
             dropped_total: Arc::default(),
+            read_progress: Arc::default(),
             truncated: false,
         })
     }
@@ -163,6 +166,19 @@ impl LogWriter {
     /// Live-only items not yet seen by every subscriber ([`LIVE_CAPACITY`] = one is lagging).
     pub fn live_backlog(&self) -> usize {
         self.live.len()
+    }
+
+    /// The counter subscribers bump for every item they hand to their client, retained or
+    /// live-only: how the writer tells a client that is still reading (perhaps still the
+    /// retained part, far behind the marker) from one that is stuck.
+    pub fn progress_counter(&self) -> Arc<std::sync::atomic::AtomicU64> {
+        self.read_progress.clone()
+    }
+
+    /// Items handed out so far by all subscribers ([`LogWriter::progress_counter`]).
+    pub fn reader_progress(&self) -> u64 {
+        self.read_progress
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether output has stopped being retained.

@@ -20,6 +20,8 @@ use futures::stream::BoxStream;
 use futures::StreamExt;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::{broadcast, watch};
 
@@ -133,19 +135,23 @@ fn tails_below(path: &Path, len: u64, tail: u64) -> std::io::Result<(Vec<u8>, Ve
 
 /// Open one subscriber's stream. It reads the log when polled (no task of its own), so
 /// a slow client holds back only its own reader, and dropping the stream stops it.
-/// `commit`/`live` are `None` for a finished execution.
+/// `commit`/`live` are `None` for a finished execution; `live` carries the writer's
+/// progress counter, bumped for every item handed out (see
+/// [`execlog::LogWriter::progress_counter`]).
 pub fn open(
     reader: LogReader,
     path: PathBuf,
     commit: Option<watch::Receiver<execlog::Committed>>,
-    live: Option<broadcast::Receiver<LiveItem>>,
+    live: Option<(broadcast::Receiver<LiveItem>, Arc<AtomicU64>)>,
     from: From,
 ) -> BoxStream<'static, Result<StreamItem, EngineError>> {
+    let (live, progress) = live.unzip();
     let sub = Subscriber {
         reader,
         path,
         commit,
         live,
+        progress,
         from,
         live_mode: false,
         last_seq: 0,
@@ -175,6 +181,8 @@ struct Subscriber {
     path: PathBuf,
     commit: Option<watch::Receiver<execlog::Committed>>,
     live: Option<broadcast::Receiver<LiveItem>>,
+    /// The writer's count of items handed out by all subscribers.
+    progress: Option<Arc<AtomicU64>>,
     from: From,
     /// Live-only output comes after the marker; items carry the last file sequence.
     live_mode: bool,
@@ -194,6 +202,9 @@ impl Subscriber {
         let mut passed_over = 0u32;
         loop {
             if let Some(item) = self.pending.pop_front() {
+                if let Some(p) = &self.progress {
+                    p.fetch_add(1, Ordering::Relaxed);
+                }
                 return Some(item);
             }
             match self.state {

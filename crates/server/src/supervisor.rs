@@ -103,14 +103,23 @@ struct LiveWait {
 ///   `CreateExecution` returns, and output nobody is attached to is simply gone;
 /// * the next send would not evict a chunk an attached client has not taken yet.
 ///
-/// Each wait ends after [`LIVE_STALL`]; a client that is still behind then is let go (it
-/// lags and is told so) until it has caught up again, so a stuck client delays the
-/// supervisor (and a cancel or timeout it handles) at most that long at a time.
-async fn wait_for_live_readers(writer: &LogWriter, st: &mut LiveWait) {
+/// A client that is reading is waited for however far behind it is: one still reading
+/// the retained part of the log (up to the quota, perhaps a gigabyte behind when the
+/// marker was written) takes no live-only chunk until it reaches the marker, yet it is
+/// keeping up. So the wait ends only when no subscriber handed its client anything for
+/// [`LIVE_STALL`] ([`LogWriter::reader_progress`]); a client stuck that long is let go (it
+/// lags and is told so) until it has caught up again. Live delivery therefore never
+/// depends on retention. `interrupted` (a cancel or the timeout arrived) ends the wait at
+/// once, so the supervisor handles those without delay.
+async fn wait_for_live_readers(
+    writer: &LogWriter,
+    st: &mut LiveWait,
+    interrupted: impl Fn() -> bool,
+) {
     if !st.waited_for_first_reader {
         st.waited_for_first_reader = true;
         let until = Instant::now() + LIVE_STALL;
-        while writer.live_receivers() == 0 && Instant::now() < until {
+        while writer.live_receivers() == 0 && Instant::now() < until && !interrupted() {
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
     }
@@ -122,18 +131,34 @@ async fn wait_for_live_readers(writer: &LogWriter, st: &mut LiveWait) {
             return;
         }
     }
-    let until = Instant::now() + LIVE_STALL;
-    while writer.live_backlog() >= full {
+    let mut seen = writer.reader_progress();
+    let mut until = Instant::now() + LIVE_STALL;
+    while writer.live_backlog() >= full && !interrupted() {
+        let now = writer.reader_progress();
+        if now != seen {
+            seen = now;
+            until = Instant::now() + LIVE_STALL;
+        }
         if Instant::now() >= until {
             tracing::debug!(
                 backlog = writer.live_backlog(),
-                "a client fell behind live-only output; not waiting for it"
+                "a client made no progress on live-only output; not waiting for it"
             );
             st.stalled = true;
             return;
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
+}
+
+/// Whether a wait for live readers must end now: a cancel arrived or the timeout passed
+/// (and neither is being handled yet).
+fn interrupted(
+    cancel_rx: &watch::Receiver<Option<Arc<Cancel>>>,
+    stopping: bool,
+    deadline: Instant,
+) -> impl Fn() -> bool + '_ {
+    move || !stopping && (cancel_rx.has_changed().unwrap_or(true) || Instant::now() >= deadline)
 }
 
 /// A finished execution as its supervisor committed it: what `RunExecution`'s final record
@@ -232,7 +257,7 @@ impl Run {
                     Ok(n) if n > 0 => {
                         let kept = record(&mut writer, Kind::Stdout, &out_buf.0[..n], &mut write_error);
                         if kept < n {
-                            wait_for_live_readers(&writer, &mut live_wait).await;
+                            wait_for_live_readers(&writer, &mut live_wait, interrupted(&cancel_rx, reason.is_some(), deadline)).await;
                             writer.live_output(Kind::Stdout, &out_buf.0[kept..n]);
                         }
                         out_buf.read(n);
@@ -243,7 +268,7 @@ impl Run {
                     Ok(n) if n > 0 => {
                         let kept = record(&mut writer, Kind::Stderr, &err_buf.0[..n], &mut write_error);
                         if kept < n {
-                            wait_for_live_readers(&writer, &mut live_wait).await;
+                            wait_for_live_readers(&writer, &mut live_wait, interrupted(&cancel_rx, reason.is_some(), deadline)).await;
                             writer.live_output(Kind::Stderr, &err_buf.0[kept..n]);
                         }
                         err_buf.read(n);

@@ -197,6 +197,7 @@ impl Engine {
             )),
             warnings: warn_tx,
             live_only: writer.live_sender(),
+            read_progress: writer.progress_counter(),
             dropped: writer.dropped_counter(),
             console: pty.clone().map(|pty| super::console::Terminal {
                 pty,
@@ -535,7 +536,10 @@ impl Engine {
             .map_err(|e| EngineError::internal(format!("open output log: {e}")))?;
         // Subscribe to live-only output before reading anything (see `outstream`).
         let (commit, live) = match self.live(exec_id) {
-            Some(l) => (Some(l.commit.clone()), Some(l.live_only.subscribe())),
+            Some(l) => (
+                Some(l.commit.clone()),
+                Some((l.live_only.subscribe(), l.read_progress.clone())),
+            ),
             None => (None, None),
         };
         Ok(crate::outstream::open(reader, path, commit, live, from))

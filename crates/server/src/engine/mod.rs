@@ -126,6 +126,8 @@ struct LiveExec {
     warnings: mpsc::UnboundedSender<WarningRecord>,
     /// Output that is streamed to attached clients but not retained (over quota).
     live_only: broadcast::Sender<execlog::LiveItem>,
+    /// Bumped by subscribers for each item they hand out (live-only pacing).
+    read_progress: Arc<std::sync::atomic::AtomicU64>,
     /// Bytes not retained so far.
     dropped: Arc<std::sync::atomic::AtomicU64>,
     /// The terminal of an interactive execution.
