@@ -206,3 +206,58 @@ fn a_paused_sandbox_expires_and_its_clock_can_be_moved() {
     let o = s.run(&["exec", "-n", "--in", &kept, "--", "echo", "back"]);
     assert_eq!(stdout(&o), "back\n", "{}", stderr(&o));
 }
+
+fn assert_code(o: &std::process::Output, code: &str) {
+    assert!(
+        stderr(o).contains(&format!("[{code}]")),
+        "want {code}: {}{}",
+        stdout(o),
+        stderr(o)
+    );
+}
+
+/// The ownership and quota cells of the state × rule table (docs/states.md) for a paused
+/// sandbox: another principal gets `sandbox_not_found` from every verb, and a paused
+/// sandbox holds its owner's quota slot until it is removed.
+#[test]
+fn ownership_and_quota_hold_while_paused() {
+    let s = Server::start_with(&["--max-sandboxes-per-principal", "1"]);
+    open_socket_to_all(&s);
+    let id = create(&s, &[]);
+    assert_eq!(s.run(&["sandbox", "pause", &id]).status.code(), Some(0));
+    for args in [
+        &["sandbox", "inspect", &id][..],
+        &["sandbox", "resume", &id],
+        &["sandbox", "pause", &id],
+        &["sandbox", "timeout", &id, "--ttl", "600"],
+        &["sandbox", "events", &id],
+        &["snapshot", "create", &id],
+        &["sandbox", "rm", &id],
+    ] {
+        assert_code(&as_uid(&s, 65534, args), "sandbox_not_found");
+    }
+    assert_eq!(inspect(&s, &id)["status"], "SANDBOX_STATUS_PAUSED");
+    // The paused sandbox is the owner's one allowed sandbox.
+    assert_code(&s.run(&["sandbox", "create"]), "resource_exhausted");
+    assert_eq!(s.run(&["sandbox", "rm", &id]).status.code(), Some(0));
+    create(&s, &[]);
+    assert_no_leftovers(&s.state_dir(), &id);
+}
+
+/// The warm and claimed cells: a warm sandbox has no TTL of its own (the pool keeps it),
+/// and a claimed one gets the server's TTL from the claim on, like any created sandbox.
+#[test]
+fn a_claimed_sandbox_gets_its_clocks_at_the_claim() {
+    let s = Server::start_with(&["--sandbox-ttl", "3"]);
+    let pool = common::pools::pool_create(&s, &["--min-ready", "1"]);
+    common::pools::wait_ready(&s, &pool, 1);
+    // Older than the TTL while warm: not expired, because its clock has not started.
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let id = common::pools::claim(&s, &pool);
+    let v = inspect(&s, &id);
+    assert_eq!(v["status"], "SANDBOX_STATUS_READY", "{v}");
+    assert_eq!(v["ttlSeconds"], "3", "{v}");
+    assert_eq!(stopped(&s, &id)["stopReason"], "ttl_expired");
+    let o = s.run(&["pool", "rm", &pool]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
