@@ -42,6 +42,7 @@ fn main() {
         cleanroom_backend::linux::init::main();
     }
     let cli = cli::Cli::parse();
+    default_sigpipe_for_filters(&cli.command);
     // `exec` is a client of one connection doing one thing at a time: a single-threaded
     // runtime starts no worker threads (thread creation is a measurable part of its
     // start-up). The server, and the commands that move bulk data or drive a terminal,
@@ -60,4 +61,21 @@ fn main() {
     let code = rt.block_on(commands::run(cli));
     // Don't wait for the blocking stdin reader thread.
     std::process::exit(code);
+}
+
+/// Commands that print behave as Unix filters: when their reader goes away (`cleanroom
+/// status | head`) SIGPIPE ends them quietly (status 141 in a shell), where Rust's ignored
+/// SIGPIPE made the next `println!` panic with a backtrace. Not for `serve` (a client that
+/// goes away must never kill the server), `exec` (it handles a closed stdout itself and
+/// exits 141) or `console` (it restores the terminal first).
+fn default_sigpipe_for_filters(command: &cli::Command) {
+    use cli::Command as C;
+    if matches!(command, C::Serve(_) | C::Exec(_) | C::Console(_)) {
+        return;
+    }
+    // SAFETY: signal(2) with SIG_DFL installs no handler (nothing of ours runs in signal
+    // context); still single-threaded, before the runtime starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }

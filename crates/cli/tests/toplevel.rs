@@ -188,3 +188,68 @@ fn sandbox_create_allow_all_and_docker() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     s.run(&["sandbox", "rm", &sbx]);
 }
+
+/// Every command that prints ends quietly when its reader goes away (`cleanroom status |
+/// head`): killed by SIGPIPE like any Unix filter, never a panic with a backtrace. The
+/// pipe's read end is closed before the command starts, so its first write fails.
+#[test]
+fn commands_end_quietly_on_a_closed_pipe() {
+    use std::os::unix::process::ExitStatusExt;
+    let s = Server::start();
+    let sbx = s.create();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("cleanroom.yaml"),
+        "version: 1\nsandbox:\n  network:\n    allow: [{host: a.example.com}]\n",
+    )
+    .unwrap();
+    let mut c = s.cli();
+    c.args(["exec", "-n", "--in", &sbx, "--", "echo", "retained"])
+        .env("XDG_STATE_HOME", home.path());
+    let o = output_with_timeout(c, std::time::Duration::from_secs(60));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let snap = {
+        let o = s.run(&["snapshot", "create", &sbx]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        stdout(&o).trim().to_string()
+    };
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["status"],
+        vec!["status", "--last"],
+        vec!["--help"],
+        vec!["sandbox", "ls", "-a"],
+        vec!["-o", "json", "sandbox", "ls", "-a"],
+        vec!["sandbox", "inspect", &sbx],
+        vec!["sandbox", "events", &sbx],
+        vec!["inspect", &sbx],
+        vec!["snapshot", "ls"],
+        vec!["snapshot", "inspect", &snap],
+        vec!["image", "ls"],
+        vec!["pool", "ls"],
+        vec!["policy", "show"],
+        vec!["execution", "inspect", "--sandbox-id", &sbx, "--last"],
+    ];
+    for args in cases {
+        let (r, w) = nix::unistd::pipe().unwrap();
+        drop(r);
+        let mut c = s.cli();
+        c.args(&args)
+            .current_dir(home.path())
+            .env("XDG_STATE_HOME", home.path())
+            .stdout(std::process::Stdio::from(w))
+            .stderr(std::process::Stdio::piped());
+        // Not `output_with_timeout`: it would replace stdout with a pipe it reads.
+        let o = c.spawn().unwrap().wait_with_output().unwrap();
+        let err = stderr(&o);
+        assert!(
+            !err.contains("panicked") && o.status.code() != Some(101),
+            "{args:?}: {:?} {err}",
+            o.status
+        );
+        assert!(
+            o.status.signal() == Some(libc::SIGPIPE) || o.status.code() == Some(0),
+            "{args:?}: {:?} {err}",
+            o.status
+        );
+    }
+}
