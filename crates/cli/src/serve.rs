@@ -54,6 +54,11 @@ pub async fn run(args: ServeArgs) -> i32 {
                 .unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
+        // Colour only on a terminal: a log file or journal gets plain text (NO_COLOR too).
+        .with_ansi(
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && std::env::var_os("NO_COLOR").is_none(),
+        )
         .try_init();
     let listen = match args
         .listen

@@ -253,3 +253,15 @@ fn commands_end_quietly_on_a_closed_pipe() {
         );
     }
 }
+
+/// The server's log written to a file is plain text: no terminal colour codes.
+#[test]
+fn server_log_to_a_file_has_no_colour_codes() {
+    let s = Server::start();
+    let sbx = s.create();
+    let o = s.run(&["sandbox", "rm", &sbx]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let log = s.log();
+    assert!(log.contains("INFO"), "{log}");
+    assert!(!log.contains('\x1b'), "{log}");
+}
