@@ -261,3 +261,47 @@ fn a_claimed_sandbox_gets_its_clocks_at_the_claim() {
     let o = s.run(&["pool", "rm", &pool]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+/// Same condition, same code and the next step, whatever the verb: a paused sandbox is
+/// `sandbox_paused` for `exec` and `cp` alike and says how to resume; an expired one says
+/// why it stopped (its TTL) and what to do.
+#[test]
+fn refusals_name_the_state_its_reason_and_the_next_step() {
+    let s = Server::start();
+    let id = create(&s, &["--ttl", "30"]);
+    assert_eq!(s.run(&["sandbox", "pause", &id]).status.code(), Some(0));
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("x").display().to_string();
+    for args in [
+        vec!["exec", "-n", "--in", &id, "--", "true"],
+        vec!["cp", "-", &format!("{id}:/tmp/f")],
+        vec!["cp", &format!("{id}:/etc/hostname"), &dest],
+        vec!["snapshot", "create", &id],
+    ] {
+        let o = s.run(&args);
+        let err = stderr(&o);
+        if args[0] == "snapshot" {
+            // A paused sandbox can be snapshotted (it stays paused).
+            assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+            continue;
+        }
+        assert_code(&o, "sandbox_paused");
+        assert!(err.contains("sandbox resume"), "{args:?}: {err}");
+    }
+    // Expired: the reason and the next step, not only "STOPPED".
+    let gone = create(&s, &["--ttl", "2"]);
+    stopped(&s, &gone);
+    for args in [
+        vec!["exec", "-n", "--in", &gone, "--", "true"],
+        vec!["cp", &format!("{gone}:/etc/hostname"), &dest],
+        vec!["sandbox", "timeout", &gone, "--ttl", "60"],
+    ] {
+        let o = s.run(&args);
+        let err = stderr(&o);
+        assert_code(&o, "sandbox_not_ready");
+        assert!(
+            err.contains("TTL") && err.contains("sandbox create"),
+            "{args:?}: {err}"
+        );
+    }
+}

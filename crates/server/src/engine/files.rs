@@ -2,7 +2,7 @@
 //! (carried out with the sandbox's own identity; see `docs/files.md`).
 
 use super::Engine;
-use crate::error::{Class, EngineError, ErrorCode};
+use crate::error::EngineError;
 use crate::status::sandbox as ss;
 use cleanroom_backend::files::{FileOp, FileReply};
 use std::os::fd::OwnedFd;
@@ -32,15 +32,12 @@ impl Engine {
             .await?)
     }
 
-    /// `sandbox_not_ready` unless the sandbox is READY.
+    /// `sandbox_paused` or `sandbox_not_ready` unless the sandbox is READY (the same
+    /// refusal as `exec`'s: [`super::pause::not_ready`]).
     pub fn ready_for_files(&self, sandbox_id: &str) -> Result<(), EngineError> {
         let sbx = self.get_sandbox(sandbox_id)?;
         if sbx.status != ss::READY {
-            return Err(EngineError::new(
-                Class::FailedPrecondition,
-                ErrorCode::SandboxNotReady,
-                format!("sandbox {sandbox_id} is {}", ss::name(sbx.status)),
-            ));
+            return Err(super::pause::not_ready(&sbx));
         }
         Ok(())
     }

@@ -18,7 +18,6 @@
 use super::*;
 use crate::store::{now_micros, LifetimeRow};
 use cleanroom_policy::LIFETIME_BOUNDS;
-use cleanroom_vocab::ErrorCode;
 
 /// Stop reason: the TTL ran out.
 pub const TTL_EXPIRED: &str = "ttl_expired";
@@ -119,12 +118,7 @@ impl Engine {
         let row = self.get_sandbox(id)?;
         // A paused sandbox's clocks run (see the module doc), so its owner can move them.
         if !EXPIRING_STATES.contains(&row.status) {
-            return Err(EngineError::new(
-                crate::error::Class::FailedPrecondition,
-                ErrorCode::SandboxNotReady,
-                format!("sandbox {} is {}", row.id, ss::name(row.status)),
-            )
-            .with("sandbox_id", &row.id));
+            return Err(super::pause::not_ready(&row));
         }
         let mut l = self.store.lifetime(id)?;
         let now = now_micros();

@@ -47,7 +47,7 @@ impl Engine {
         match row.status {
             ss::PAUSED => return Ok(row),
             ss::READY => {}
-            other => return Err(not_ready(id, other)),
+            _ => return Err(not_ready(&row)),
         }
         self.require_capability(Capability::PauseResume)?;
         self.backend.pause(id).await?;
@@ -55,7 +55,7 @@ impl Engine {
         if !self.store.transition_sandbox(id, ss::READY, ss::PAUSED)? {
             let _ = self.backend.resume(id).await;
             let now = self.get_sandbox(id)?;
-            return Err(not_ready(id, now.status));
+            return Err(not_ready(&now));
         }
         // The owner's call is use: the idle clock, which runs while paused, restarts.
         self.activity.touch(id);
@@ -71,12 +71,12 @@ impl Engine {
         match row.status {
             ss::READY => return Ok(row),
             ss::PAUSED => {}
-            other => return Err(not_ready(id, other)),
+            _ => return Err(not_ready(&row)),
         }
         self.backend.resume(id).await?;
         if !self.store.transition_sandbox(id, ss::PAUSED, ss::READY)? {
             let now = self.get_sandbox(id)?;
-            return Err(not_ready(id, now.status));
+            return Err(not_ready(&now));
         }
         self.activity.touch(id);
         self.events.sandbox_status(id, ss::READY, "resumed");
@@ -102,18 +102,45 @@ impl Engine {
     }
 }
 
-/// The refusal for a sandbox in `status`: `sandbox_paused` for a paused one, else
-/// `sandbox_not_ready`.
-pub(crate) fn not_ready(id: &str, status: i32) -> EngineError {
-    let code = if status == ss::PAUSED {
-        ErrorCode::SandboxPaused
+/// The refusal for a sandbox that is not READY, one wording for every verb (exec, files,
+/// snapshots, pause, timeouts): `sandbox_paused` for a paused one, else
+/// `sandbox_not_ready`; the message says why it is in that state when the server knows
+/// (a stop's reason, e.g. an expired TTL) and what to do next.
+pub(crate) fn not_ready(row: &SandboxRow) -> EngineError {
+    let id = &row.id;
+    let status = ss::name(row.status);
+    let (code, next) = match row.status {
+        ss::PAUSED => (
+            ErrorCode::SandboxPaused,
+            format!("resume it with `cleanroom sandbox resume {id}`"),
+        ),
+        ss::PROVISIONING => (
+            ErrorCode::SandboxNotReady,
+            "it is being created; try again when it is READY".to_string(),
+        ),
+        s if ss::is_terminal(s) || s == ss::STOPPING => (
+            ErrorCode::SandboxNotReady,
+            "it is gone; create a new sandbox (`cleanroom sandbox create`), and extend a \
+             sandbox's TTL before it ends with `cleanroom sandbox timeout ID --ttl SECONDS`"
+                .to_string(),
+        ),
+        _ => (ErrorCode::SandboxNotReady, String::new()),
+    };
+    let why = if row.message.is_empty() {
+        String::new()
     } else {
-        ErrorCode::SandboxNotReady
+        format!(" ({})", row.message)
+    };
+    let next = if next.is_empty() {
+        next
+    } else {
+        format!(": {next}")
     };
     EngineError::new(
         Class::FailedPrecondition,
         code,
-        format!("sandbox {id} is {}", ss::name(status)),
+        format!("sandbox {id} is {status}{why}{next}"),
     )
     .with("sandbox_id", id)
+    .with("status", status)
 }

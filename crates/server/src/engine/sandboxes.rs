@@ -312,7 +312,7 @@ impl Engine {
     ) -> Result<cleanroom_backend::FileContent, EngineError> {
         let sbx = self.get_sandbox(sandbox_id)?;
         if sbx.status != ss::READY {
-            return Err(super::pause::not_ready(sandbox_id, sbx.status));
+            return Err(super::pause::not_ready(&sbx));
         }
         if !path.starts_with('/') || path.contains('\0') || path.len() > 4096 {
             return Err(EngineError::invalid(

@@ -85,7 +85,7 @@ impl Engine {
         let _guard = super::pause::freeze_guard(sandbox_id).await;
         let row = self.get_sandbox(sandbox_id)?;
         if row.status != ss::READY && row.status != ss::PAUSED {
-            return Err(super::pause::not_ready(sandbox_id, row.status));
+            return Err(super::pause::not_ready(&row));
         }
         let dir = self.snapshots_dir();
         std::fs::create_dir_all(&dir)
@@ -284,7 +284,7 @@ impl Engine {
     pub async fn checkpoint_sandbox(&self, sandbox_id: &str) -> Result<String, EngineError> {
         let row = self.get_sandbox(sandbox_id)?;
         if row.status != ss::READY && row.status != ss::PAUSED {
-            return Err(super::pause::not_ready(sandbox_id, row.status));
+            return Err(super::pause::not_ready(&row));
         }
         self.require_capability(Capability::CheckpointRestore)?;
         Err(EngineError::unimplemented(
