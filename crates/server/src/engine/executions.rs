@@ -58,7 +58,7 @@ impl Engine {
         claim: Option<PendingClaim>,
     ) -> Result<ExecutionRow, EngineError> {
         if sandbox.status != ss::READY {
-            return Err(super::pause::not_ready(&sandbox));
+            return Err(super::pause::not_ready(sandbox));
         }
         let id = ids::execution_id();
         let cwd = if req.cwd.is_empty() {
