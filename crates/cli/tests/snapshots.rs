@@ -759,3 +759,24 @@ fn a_capture_interrupted_by_a_crash_leaves_nothing_after_restart() {
         Some(0)
     );
 }
+
+/// `snapshot rm` right after `exec --from` succeeds: the one-shot sandbox's background
+/// teardown is waited for instead of answering `snapshot_in_use`. A READY user still
+/// blocks the removal.
+#[test]
+fn snapshot_rm_right_after_exec_from_waits_for_the_teardown() {
+    let s = Server::start();
+    let sbx = s.create();
+    let snap = snapshot(&s, &sbx);
+    for _ in 0..3 {
+        let o = s.run(&["exec", "-n", "--from", &snap, "--", "true"]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let user = restore(&s, &snap);
+    assert_code(&s.run(&["snapshot", "rm", &snap]), "snapshot_in_use");
+    assert_eq!(s.run(&["sandbox", "rm", &user]).status.code(), Some(0));
+    let o = s.run(&["exec", "-n", "--from", &snap, "--", "true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = s.run(&["snapshot", "rm", &snap]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

@@ -51,6 +51,10 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// How long `snapshot rm` waits for sandboxes that use the snapshot and are already
+/// STOPPING (a teardown takes well under a second; this bounds a wedged one).
+const STOPPING_USERS_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
+
 impl Engine {
     /// Where snapshots live (next to the execution logs, inside the private state dir).
     fn snapshots_dir(&self) -> PathBuf {
@@ -192,22 +196,35 @@ impl Engine {
     }
 
     /// Delete a snapshot and its files; refused while a live sandbox uses it as a layer.
+    /// Sandboxes that are only STOPPING (the one-shot sandbox of an `exec --from` that
+    /// just finished is torn down in the background) are waited for, up to
+    /// [`STOPPING_USERS_WAIT`]: `snapshot rm` right after such an `exec` used to fail
+    /// `snapshot_in_use`.
     pub async fn remove_snapshot(&self, id: &str) -> Result<(), EngineError> {
-        let users: Vec<String> = self
-            .store
-            .list_sandboxes()?
-            .into_iter()
-            .filter(|s| !ss::is_terminal(s.status))
-            .filter(|s| self.store.sandbox_origin(&s.id).is_ok_and(|o| o == id))
-            .map(|s| s.id)
-            .collect();
-        if !users.is_empty() {
+        let deadline = tokio::time::Instant::now() + STOPPING_USERS_WAIT;
+        loop {
+            let users: Vec<SandboxRow> = self
+                .store
+                .list_sandboxes()?
+                .into_iter()
+                .filter(|s| !ss::is_terminal(s.status))
+                .filter(|s| self.store.sandbox_origin(&s.id).is_ok_and(|o| o == id))
+                .collect();
+            if users.is_empty() {
+                break;
+            }
+            let only_stopping = users.iter().all(|s| s.status == ss::STOPPING);
+            if only_stopping && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                continue;
+            }
+            let ids: Vec<String> = users.into_iter().map(|s| s.id).collect();
             return Err(EngineError::new(
                 Class::FailedPrecondition,
                 ErrorCode::SnapshotInUse,
-                format!("snapshot {id} is the lower layer of {}", users.join(", ")),
+                format!("snapshot {id} is the lower layer of {}", ids.join(", ")),
             )
-            .with("sandbox_ids", users.join(",")));
+            .with("sandbox_ids", ids.join(",")));
         }
         self.store.delete_snapshot(id)?;
         let dir = self.snapshots_dir().join(id);
