@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 mod download;
+mod extract;
 mod upload;
 use download::download;
 use upload::upload;
@@ -136,7 +137,14 @@ struct Summary {
     #[serde(skip_serializing_if = "Option::is_none")]
     upload_id: Option<String>,
     resumed_from: u64,
+    /// Download: device and FIFO entries that were not recreated on this host.
+    #[serde(skip_serializing_if = "is_zero")]
+    skipped: u64,
     seconds: f64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 pub async fn run(ep: &Target, args: CpArgs) -> i32 {
