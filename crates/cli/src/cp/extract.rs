@@ -23,7 +23,8 @@
 use crate::render::Code;
 use nix::errno::Errno;
 use nix::fcntl::{openat2, renameat, AtFlags, OFlag, OpenHow, ResolveFlag};
-use nix::sys::stat::{fchmod, fstatat, mkdirat, FileStat, Mode, SFlag};
+use nix::sys::stat::{fchmod, fstatat, futimens, mkdirat, FileStat, Mode, SFlag};
+use nix::sys::time::TimeSpec;
 use nix::unistd::{linkat, symlinkat, unlinkat, UnlinkatFlags};
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -434,6 +435,11 @@ impl Extractor {
                         fchmod(&f, Mode::from_bits_truncate(mode))
                             .map_err(|e| ExtractError::io(&shown, e))
                     });
+                if let Ok(mtime) = entry.header().mtime() {
+                    // Best effort, like `tar`: the time is metadata, not a refusal.
+                    let t = TimeSpec::new(i64::try_from(mtime).unwrap_or(0), 0);
+                    let _ = futimens(&f, &TimeSpec::UTIME_OMIT, &t);
+                }
                 drop(f);
                 if let Err(e) = written {
                     let _ = unlinkat(dir, tmp.as_slice(), UnlinkatFlags::NoRemoveDir);
@@ -497,6 +503,7 @@ mod tests {
             let mut h = tar::Header::new_old();
             h.set_entry_type(*ty);
             h.set_mode(*mode);
+            h.set_mtime(1_000_000_000);
             h.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
             let body: &[u8] = match ty {
                 tar::EntryType::Symlink | tar::EntryType::Link => {
@@ -543,6 +550,8 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let m = std::fs::metadata(dest.join("d/suid")).expect("suid");
         assert_eq!(m.permissions().mode() & 0o7777, 0o755);
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(m.mtime(), 1_000_000_000);
         // The second archive has a real directory where the link now is.
         let second = tar_of(&[("d/link/pwned", T::Regular, "bytes", 0o644)]);
         let e = run(&dest, &second).expect_err("through a link");
