@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 mod download;
+mod extract;
 mod upload;
 use download::download;
 use upload::upload;
@@ -28,7 +29,9 @@ const PROGRESS_MIN: u64 = 8 << 20;
 /// sbx_…:/workspace/out.json .`. `-` is stdin (a tar stream extracted into the
 /// destination directory) or stdout (a tar stream of the source), like docker; with
 /// `--raw` it is one file's bytes. Every operation inside the sandbox runs with the
-/// sandbox's own identity. A large upload prints its id; after an interruption
+/// sandbox's own identity. A download never follows a link beneath DEST (a link at the
+/// destination is refused: destination_is_link), recreates no setuid bit, device or FIFO,
+/// and refuses entries named with `..` or a root (unsafe_archive_entry). A large upload prints its id; after an interruption
 /// `--resume UPLOAD_ID` continues it where the server stands.
 #[derive(Debug, Args)]
 pub struct CpArgs {
@@ -136,7 +139,14 @@ struct Summary {
     #[serde(skip_serializing_if = "Option::is_none")]
     upload_id: Option<String>,
     resumed_from: u64,
+    /// Download: device and FIFO entries that were not recreated on this host.
+    #[serde(skip_serializing_if = "is_zero")]
+    skipped: u64,
     seconds: f64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 pub async fn run(ep: &Target, args: CpArgs) -> i32 {

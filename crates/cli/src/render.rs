@@ -205,6 +205,12 @@ pub enum Code {
     RepositoryCheckoutFailed,
     /// Warning: uncommitted changes are not copied into the sandbox.
     RepositoryDirty,
+    /// `cp` from a sandbox: a symbolic link is where the destination (or a directory on the
+    /// way beneath it) would be; refused, never followed (docs/files.md).
+    DestinationIsLink,
+    /// `cp` from a sandbox: an archive entry named with `..`, an absolute name, outside the
+    /// archived directory, or a hard link to something the download did not extract.
+    UnsafeArchiveEntry,
 }
 
 impl Code {
@@ -220,6 +226,8 @@ impl Code {
             Code::RepositoryUnavailable => "repository_unavailable",
             Code::RepositoryCheckoutFailed => "repository_checkout_failed",
             Code::RepositoryDirty => "repository_dirty",
+            Code::DestinationIsLink => "destination_is_link",
+            Code::UnsafeArchiveEntry => "unsafe_archive_entry",
         }
     }
 }
@@ -379,7 +387,7 @@ mod event_json_tests {
 mod tests {
     use super::*;
 
-    const ALL: [Code; 9] = [
+    const ALL: [Code; 11] = [
         Code::InvalidArgument,
         Code::PolicyInvalid,
         Code::ServerStartFailed,
@@ -389,6 +397,8 @@ mod tests {
         Code::RepositoryUnavailable,
         Code::RepositoryCheckoutFailed,
         Code::RepositoryDirty,
+        Code::DestinationIsLink,
+        Code::UnsafeArchiveEntry,
     ];
 
     #[test]

@@ -4,7 +4,6 @@ write outside it)."""
 
 import hashlib
 import os
-import tarfile
 
 import pytest
 
@@ -104,17 +103,39 @@ def test_directories_as_tar_streams(sbx, tmp_path):
 
 
 def test_download_of_hostile_links_stays_in_the_target(sbx, tmp_path):
-    """A sandbox plants an absolute symlink and a link pointing up and out; extracting its
-    archive on the client must not follow or create them outside the target."""
+    """A sandbox plants an absolute symlink and a link pointing up and out: they are created
+    as links, never followed; when the next download has real directories with bytes where
+    those links are, nothing is written through them (``destination_is_link``)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
     sbx.run(
         "sh",
         "-c",
-        "mkdir -p /workspace/evil && ln -s /etc/passwd /workspace/evil/abs && "
+        f"mkdir -p /workspace/evil && ln -s {outside} /workspace/evil/abs && "
         "ln -s ../../../../../../tmp /workspace/evil/up && echo ok > /workspace/evil/fine",
     )
     out = tmp_path / "out"
     out.mkdir()
-    with pytest.raises(tarfile.TarError):
+    sbx.files.download_dir("/workspace/evil", str(out))
+    assert os.readlink(out / "evil/abs") == str(outside)
+    assert os.readlink(out / "evil/up") == "../../../../../../tmp"
+    assert (out / "evil/fine").read_text() == "ok\n"
+    sbx.run(
+        "sh",
+        "-c",
+        "cd /workspace/evil && rm abs up && mkdir abs up && echo pwned > abs/pwned "
+        "&& echo pwned > up/pwned && chmod 4755 fine",
+    )
+    with pytest.raises(errors.CleanroomError) as e:
         sbx.files.download_dir("/workspace/evil", str(out))
-    for p in out.rglob("*"):
-        assert p.resolve().is_relative_to(out.resolve()), p
+    assert e.value.code == "destination_is_link"
+    with pytest.raises(errors.CleanroomError) as e:
+        sbx.files.download_dir("/workspace/evil/abs", str(out / "evil"))
+    assert e.value.code == "destination_is_link"
+    assert list(outside.iterdir()) == []
+    # A fresh destination: links as links, no setuid bit.
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    sbx.files.download_dir("/workspace/evil", str(fresh))
+    assert (fresh / "evil/abs/pwned").read_text() == "pwned\n"
+    assert (fresh / "evil/fine").stat().st_mode & 0o7777 == 0o755

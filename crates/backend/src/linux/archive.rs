@@ -5,7 +5,8 @@
 //! Producing walks with `openat(O_NOFOLLOW)` from directory fds: symlinks are archived as
 //! symlinks, never followed; FIFOs, sockets and devices are skipped, and so are directories
 //! and files on kernel pseudo filesystems (`/proc` under an archived `/`). Consuming uses the
-//! `tar` crate's `unpack_in` (no `..`, no absolute names, no writes through links it made)
+//! `tar` crate's `unpack_in` (no writes through links it made; an entry named with `..` or
+//! an absolute name is refused with its name, never rewritten or skipped)
 //! for regular files, directories, symlinks and hard links only; other entry types are
 //! skipped (the sandbox could not create devices anyway).
 
@@ -185,18 +186,28 @@ pub fn extract(path: &str, size: u64, file: OwnedFd) -> Result<FileAnswer, FileR
     super::fileops::truncate(&file, size)?;
     let dir = open_dir(&norm)?;
     let st = fstat(&dir).map_err(|e| refusal(&norm, "stat", e))?;
-    let f = std::fs::File::from(file);
-    nix::unistd::lseek(&f, 0, nix::unistd::Whence::SeekSet)
-        .map_err(|e| refusal(&norm, "extract", e))?;
+    let mut f = std::fs::File::from(file);
+    let bad = |e: std::io::Error| match e.raw_os_error() {
+        Some(_) => io_refusal(&norm, "extract", e),
+        None => invalid(format!("{norm:?}: not a valid tar archive: {e}")),
+    };
+    // A first pass over the names only (seeking over the data): an archive with one
+    // refused name leaves nothing extracted.
+    {
+        use std::io::Seek;
+        f.rewind().map_err(bad)?;
+        let mut names = tar::Archive::new(std::io::BufReader::with_capacity(64 * 1024, &f));
+        for entry in names.entries_with_seek().map_err(bad)? {
+            let entry = entry.map_err(bad)?;
+            check_entry(&entry)?;
+        }
+        f.rewind().map_err(bad)?;
+    }
     let mut archive = tar::Archive::new(std::io::BufReader::with_capacity(256 * 1024, f));
     archive.set_overwrite(true);
     archive.set_preserve_permissions(false);
     archive.set_preserve_ownerships(false);
     archive.set_unpack_xattrs(false);
-    let bad = |e: std::io::Error| match e.raw_os_error() {
-        Some(_) => io_refusal(&norm, "extract", e),
-        None => invalid(format!("{norm:?}: not a valid tar archive: {e}")),
-    };
     for entry in archive.entries().map_err(bad)? {
         let mut entry = entry.map_err(bad)?;
         use tar::EntryType as T;
@@ -204,6 +215,7 @@ pub fn extract(path: &str, size: u64, file: OwnedFd) -> Result<FileAnswer, FileR
             T::Regular | T::Continuous | T::Directory | T::Symlink | T::Link | T::GNUSparse => {}
             _ => continue,
         }
+        check_entry(&entry)?;
         // Paths inside the sandbox's root: the helper's `/` is the sandbox's.
         entry.unpack_in(&norm).map_err(|e| {
             // The tar crate wraps the OS error with the entry's name.
@@ -222,9 +234,48 @@ pub fn extract(path: &str, size: u64, file: OwnedFd) -> Result<FileAnswer, FileR
     })
 }
 
+/// `unpack_in` would strip a leading `/` and skip `..` entries silently: such a name (or
+/// hard link target) is refused instead, with the entry's name.
+fn check_entry<R: Read>(entry: &tar::Entry<'_, R>) -> Result<(), FileRefusal> {
+    check_entry_name(&entry.path_bytes())?;
+    if entry.header().entry_type() == tar::EntryType::Link {
+        if let Some(target) = entry.link_name_bytes() {
+            check_entry_name(&target)?;
+        }
+    }
+    Ok(())
+}
+
+/// An uploaded archive's entry name (or hard link target) is refused, with its name, when
+/// it is absolute or has a `..` component: never rewritten or skipped silently.
+fn check_entry_name(name: &[u8]) -> Result<(), FileRefusal> {
+    let why = if name.starts_with(b"/") {
+        "absolute names are not extracted"
+    } else if name.split(|b| *b == b'/').any(|c| c == b"..") {
+        "names with `..` are not extracted"
+    } else {
+        return Ok(());
+    };
+    Err(invalid(format!(
+        "archive entry {:?} refused: {why}",
+        String::from_utf8_lossy(name)
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entry_names_with_dotdot_or_a_root_are_refused_by_name() {
+        for bad in ["../x", "/abs", "a/../../b", ".."] {
+            let e = check_entry_name(bad.as_bytes()).expect_err(bad);
+            assert!(e.message.contains(&format!("{bad:?}")), "{}", e.message);
+        }
+        for ok in ["a", "./a/b", "a/..b", "a/b../c"] {
+            assert!(check_entry_name(ok.as_bytes()).is_ok(), "{ok}");
+        }
+    }
 
     #[test]
     fn headers_keep_mode_and_kind() {

@@ -1,11 +1,15 @@
 //! `cleanroom cp` from a sandbox to this host: one file, a directory as a tar stream merged
-//! into the destination, or stdout.
+//! into the destination, or stdout. What the sandbox sends is written by the rules of
+//! [`super::extract`]: nothing beneath the destination is followed.
 
-use super::{bad, bar, io_err, sandbox_base, CpArgs, Side, Summary};
+use super::{bad, bar, extract, io_err, sandbox_base, CpArgs, Side, Summary};
 use cleanroom_client::api::*;
 use cleanroom_client::files;
 use cleanroom_client::{ApiError, Client};
-use std::path::Path;
+use std::ffi::OsString;
+use std::os::fd::AsFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 pub(super) async fn download(
     client: &Client,
@@ -30,6 +34,7 @@ pub(super) async fn download(
         sha256: None,
         upload_id: None,
         resumed_from: 0,
+        skipped: 0,
         seconds: 0.0,
     };
     let local = match dst {
@@ -58,7 +63,12 @@ pub(super) async fn download(
     };
     let base = sandbox_base(src).to_string();
     if is_dir {
-        summary.bytes = download_tree(client, args, json, sbx, src, &base, &local).await?;
+        let (bytes, skipped) = download_tree(client, args, json, sbx, src, &base, &local).await?;
+        summary.bytes = bytes;
+        summary.skipped = skipped;
+        if skipped > 0 && !json {
+            eprintln!("cleanroom: {skipped} device or FIFO entries were not recreated");
+        }
         return Ok(summary);
     }
     if info.r#type.as_known() != Some(SandboxFileType::SANDBOX_FILE_TYPE_REGULAR) {
@@ -66,55 +76,71 @@ pub(super) async fn download(
             "{src:?} is neither a regular file nor a directory"
         )));
     }
-    let target = if local.is_dir() {
-        local.join(&base)
-    } else {
-        local.clone()
-    };
-    // Written next to the target, renamed over it when complete.
-    let dir = target
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| base.clone());
-    let partial = dir.join(format!(".{name}.cleanroom-partial-{}", std::process::id()));
-    let mut out = tokio::fs::File::create(&partial)
-        .await
-        .map_err(|e| io_err(&partial.display().to_string(), e))?;
+    let (dir_path, name) = destination(&local, &base)?;
+    let target = dir_path.join(&name);
+    // The directory was named by the user (it existed before this command): opened the
+    // ordinary way. Beneath it nothing is followed: a link at the target is refused, and
+    // the bytes go to an O_EXCL|O_NOFOLLOW file under an unpredictable name first.
+    let dir = extract::open_user_dir(&dir_path)?;
+    extract::no_link_at(dir.as_fd(), &name, &target)?;
+    let (file, partial) = extract::create_temp(dir.as_fd(), &name, &target)?;
+    let mut out = tokio::fs::File::from_std(file);
     let pb = bar(args, json, Some(info.size));
     let progress = |n| pb.set_position(n);
     let got = files::download(client, sbx, src, 0, &mut out, &progress).await;
     pb.finish_and_clear();
+    let unlink = || {
+        let _ = nix::unistd::unlinkat(
+            dir.as_fd(),
+            partial.as_slice(),
+            nix::unistd::UnlinkatFlags::NoRemoveDir,
+        );
+    };
     let got = match got {
         Ok(g) => g,
         Err(e) => {
-            let _ = std::fs::remove_file(&partial);
+            unlink();
             return Err(e);
         }
     };
+    // No setuid, setgid or sticky bit from a sandbox.
+    let out = out.into_std().await;
+    if let Err(e) = nix::sys::stat::fchmod(
+        &out,
+        nix::sys::stat::Mode::from_bits_truncate(got.file.mode & 0o777),
+    ) {
+        unlink();
+        return Err(io_err(&target.display().to_string(), e.into()));
+    }
     drop(out);
-    use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(
-        &partial,
-        std::fs::Permissions::from_mode(got.file.mode & 0o777),
-    );
-    std::fs::rename(&partial, &target).map_err(|e| {
-        let _ = std::fs::remove_file(&partial);
-        io_err(&target.display().to_string(), e)
-    })?;
+    extract::commit(dir.as_fd(), &partial, &name, &target)?;
     summary.destination = target.display().to_string();
     summary.bytes = got.bytes;
     summary.sha256 = Some(got.sha256);
     Ok(summary)
 }
 
+/// Where a download lands: into an existing directory `local` as `local/<base>`, else as
+/// `local` itself. Returns the directory (the user's, resolved the ordinary way) and the
+/// name in it.
+fn destination(local: &Path, base: &str) -> Result<(PathBuf, OsString), ApiError> {
+    if local.is_dir() {
+        return Ok((local.to_path_buf(), OsString::from(base)));
+    }
+    let parent = local
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let name = local
+        .file_name()
+        .ok_or_else(|| bad(format!("{}: not a file name", local.display())))?;
+    Ok((parent, name.to_os_string()))
+}
+
 /// A sandbox directory into `local`: into an existing directory as `local/<base>`, else as
-/// `local` itself. Extraction goes to a fresh directory next to the destination first
-/// (`tar`'s `unpack_in`: no `..`, no absolute names, no writes through links the archive
-/// made; devices and FIFOs skipped), then one rename.
+/// `local` itself. The tar stream is extracted as it arrives, beneath a directory fd of the
+/// destination, by [`extract::Extractor`] (the rule for what a sandbox sends is there).
 async fn download_tree(
     client: &Client,
     args: &CpArgs,
@@ -123,37 +149,30 @@ async fn download_tree(
     src: &str,
     base: &str,
     local: &Path,
-) -> Result<u64, ApiError> {
-    let (parent, final_path) = if local.is_dir() {
-        (local.to_path_buf(), local.join(base))
+) -> Result<(u64, u64), ApiError> {
+    let (dir_path, name) = destination(local, base)?;
+    let dir = extract::open_user_dir(&dir_path)?;
+    let extractor = if name == "." {
+        // The source is the sandbox's `/` and `local` a directory: its entries land in it.
+        extract::Extractor::new(dir, dir_path.clone(), None, None)
     } else {
-        let parent = local
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."))
-            .to_path_buf();
-        (parent, local.to_path_buf())
+        let target = dir_path.join(&name);
+        match extract::no_link_at(dir.as_fd(), &name, &target)? {
+            Some(st) if extract::kind(&st) != nix::sys::stat::SFlag::S_IFDIR => {
+                return Err(bad(format!(
+                    "{}: exists and is not a directory",
+                    target.display()
+                )))
+            }
+            _ => {}
+        }
+        let strip = (base != ".").then_some(base.as_bytes());
+        extract::Extractor::new(dir, dir_path.clone(), strip, Some(name.as_bytes()))
     };
-    let staging = parent.join(format!(".cleanroom-cp-{}", std::process::id()));
-    std::fs::create_dir(&staging).map_err(|e| io_err(&staging.display().to_string(), e))?;
     let (tx, rx) = tokio::net::unix::pipe::pipe().map_err(|e| io_err("pipe", e))?;
     let fd = rx.into_blocking_fd().map_err(|e| io_err("pipe", e))?;
-    let into = staging.clone();
-    let reader = tokio::task::spawn_blocking(move || -> std::io::Result<()> {
-        let mut a = tar::Archive::new(std::io::BufReader::new(std::fs::File::from(fd)));
-        a.set_preserve_permissions(false);
-        a.set_overwrite(true);
-        for entry in a.entries()? {
-            let mut entry = entry?;
-            use tar::EntryType as T;
-            match entry.header().entry_type() {
-                T::Regular | T::Continuous | T::Directory | T::Symlink | T::Link => {
-                    entry.unpack_in(&into)?;
-                }
-                _ => {}
-            }
-        }
-        Ok(())
+    let reader = tokio::task::spawn_blocking(move || {
+        extractor.run(std::io::BufReader::new(std::fs::File::from(fd)))
     });
     let pb = bar(args, json, None);
     let progress = |n| pb.set_position(n);
@@ -161,44 +180,10 @@ async fn download_tree(
     let got = files::download_archive(client, sbx, src, &mut tx, &progress).await;
     pb.finish_and_clear();
     drop(tx);
-    let unpacked = reader.await.map_err(|e| bad(format!("extract task: {e}")));
-    let cleanup = |e: ApiError| {
-        let _ = std::fs::remove_dir_all(&staging);
-        e
-    };
-    let bytes = got.map_err(cleanup)?;
-    unpacked
-        .map_err(cleanup)?
-        .map_err(|e| cleanup(io_err("extract", e)))?;
-    let extracted = if base == "." {
-        staging.clone()
-    } else {
-        staging.join(base)
-    };
-    let moved = if final_path.is_dir() {
-        merge(&extracted, &final_path)
-    } else {
-        std::fs::rename(&extracted, &final_path)
-    };
-    let _ = std::fs::remove_dir_all(&staging);
-    moved.map_err(|e| io_err(&final_path.display().to_string(), e))?;
-    Ok(bytes)
-}
-
-/// Move every entry of `from` into the existing directory `to` (replacing files).
-fn merge(from: &Path, to: &Path) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let dest = to.join(entry.file_name());
-        let meta = std::fs::symlink_metadata(&dest);
-        match meta {
-            Ok(m) if m.is_dir() && entry.file_type()?.is_dir() => merge(&entry.path(), &dest)?,
-            Ok(m) if m.is_dir() => {
-                std::fs::remove_dir_all(&dest)?;
-                std::fs::rename(entry.path(), &dest)?;
-            }
-            _ => std::fs::rename(entry.path(), &dest)?,
-        }
-    }
-    Ok(())
+    // The extractor's refusal first: the transfer then only saw a closed pipe.
+    let stats = reader
+        .await
+        .map_err(|e| bad(format!("extract task: {e}")))??;
+    let bytes = got?;
+    Ok((bytes, stats.skipped))
 }

@@ -33,6 +33,7 @@ pub(super) async fn upload(
         sha256: None,
         upload_id: None,
         resumed_from: 0,
+        skipped: 0,
         seconds: 0.0,
     };
     let local = match src {

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator, List, Optional, Union
 
-from . import errors
+from . import _extract, errors
 from .v1 import files_pb2 as fpb
 
 Data = Union[str, bytes, bytearray, memoryview, BinaryIO]
@@ -422,15 +422,20 @@ class Files:
     def download_dir(self, path: str, local_dir: str) -> List[str]:
         """Copy ``path`` (a file or directory tree of the sandbox) into ``local_dir`` as
         ``local_dir/<basename>``; returns the member names. The archive comes from the
-        sandbox, so it is extracted with tarfile's ``data`` filter: no absolute or ``..``
-        names, no links out of ``local_dir``, no devices, no setuid bits."""
+        sandbox, so it is hostile data (:mod:`cleanroom._extract`): nothing beneath
+        ``local_dir`` is followed (a link where a directory or the destination would be is
+        ``destination_is_link``), links are created as links, files go to ``O_EXCL``
+        temporary names first, no setuid bits or devices; a ``..`` or absolute name is
+        ``unsafe_archive_entry``."""
+        base: Optional[str] = path.rstrip("/").rsplit("/", 1)[-1]
+        if base in ("", "."):
+            base = None
         with tempfile.TemporaryFile() as buf:
             for chunk in self.iter_archive(path):
                 buf.write(chunk)
             buf.seek(0)
             with tarfile.open(fileobj=buf, mode="r") as tar:
-                tar.extractall(local_dir, filter="data")
-                return tar.getnames()
+                return _extract.extract(tar, local_dir, base)
 
     def iter_read(self, path: str, offset: int = 0, length: int = 0) -> Iterator[bytes]:
         """Stream a file's bytes from ``offset`` (at most ``length``; 0 = to the end). A
