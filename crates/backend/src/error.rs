@@ -41,6 +41,9 @@ pub enum BackendError {
     /// A malformed file request (relative path, `..`, a bad archive).
     #[error("{0}")]
     InvalidFileRequest(String),
+    /// An uploaded archive's entry named with `..` or absolutely.
+    #[error("{0}")]
+    UnsafeArchiveEntry(String),
     #[error("backend I/O error: {context}: {source}")]
     Io {
         context: String,
@@ -68,6 +71,7 @@ impl BackendError {
             BackendError::DirectoryNotEmpty(_) => ErrorCode::DirectoryNotEmpty,
             BackendError::NoSpace(_) => ErrorCode::ResourceExhausted,
             BackendError::InvalidFileRequest(_) => ErrorCode::InvalidArgument,
+            BackendError::UnsafeArchiveEntry(_) => ErrorCode::UnsafeArchiveEntry,
         }
     }
 

@@ -108,7 +108,7 @@ impl From<cleanroom_backend::BackendError> for EngineError {
                 Class::FailedPrecondition
             }
             B::NoSpace(_) => Class::ResourceExhausted,
-            B::InvalidFileRequest(_) => Class::InvalidArgument,
+            B::InvalidFileRequest(_) | B::UnsafeArchiveEntry(_) => Class::InvalidArgument,
             B::LaunchFailed(_) | B::Io { .. } => Class::Internal,
         };
         EngineError::new(class, e.code(), e.to_string())

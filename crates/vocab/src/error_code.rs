@@ -105,6 +105,15 @@ stable_codes! {
         /// An attestation verified but its `created_at` is ahead of the verifier's clock by
         /// more than the allowed skew (it claims to be signed in the future).
         AttestationNotYetValid => "attestation_not_yet_valid",
+        // ---- files: archives are hostile data (docs/files.md) ------------------------
+        /// An archive entry named with `..` or an absolute name (or a hard link to one, or,
+        /// on download, outside the archived directory): refused with its name, never
+        /// rewritten or skipped. The server answers it for tar uploads; `cp` and the SDKs
+        /// for downloads.
+        UnsafeArchiveEntry => "unsafe_archive_entry",
+        /// A download found a symbolic link where the destination (or a directory beneath
+        /// it) would be: refused, never followed.
+        DestinationIsLink => "destination_is_link",
     }
 }
 
@@ -124,6 +133,7 @@ impl ErrorCode {
                 | ErrorCode::AttestationSignatureInvalid
                 | ErrorCode::AttestationExpired
                 | ErrorCode::AttestationNotYetValid
+                | ErrorCode::DestinationIsLink
         )
     }
 }

@@ -10,7 +10,7 @@
 //! for regular files, directories, symlinks and hard links only; other entry types are
 //! skipped (the sandbox could not create devices anyway).
 
-use super::fileio::{check_served, pseudo_fs, FileRefusal};
+use super::fileio::{check_served, pseudo_fs, FileRefusal, Refusal};
 use super::fileops::{invalid, kind_of, names, normalize, open_dir, refusal, split, MAX_DEPTH};
 use crate::files::{FileAnswer, FileKind};
 use nix::errno::Errno;
@@ -256,10 +256,13 @@ fn check_entry_name(name: &[u8]) -> Result<(), FileRefusal> {
     } else {
         return Ok(());
     };
-    Err(invalid(format!(
-        "archive entry {:?} refused: {why}",
-        String::from_utf8_lossy(name)
-    )))
+    Err(FileRefusal::new(
+        Refusal::UnsafeArchiveEntry,
+        format!(
+            "archive entry {:?} refused: {why}",
+            String::from_utf8_lossy(name)
+        ),
+    ))
 }
 
 #[cfg(test)]

@@ -54,6 +54,9 @@ pub enum Refusal {
     NoSpace,
     /// A malformed request (relative path, `..`, a bad archive).
     Invalid,
+    /// An uploaded archive's entry is named with `..` or absolutely (or links to such a
+    /// name): refused with its name.
+    UnsafeArchiveEntry,
 }
 
 /// A refusal plus a message for humans.
@@ -86,6 +89,7 @@ impl From<FileRefusal> for crate::BackendError {
             Refusal::NotEmpty => B::DirectoryNotEmpty(r.message),
             Refusal::NoSpace => B::NoSpace(r.message),
             Refusal::Invalid => B::InvalidFileRequest(r.message),
+            Refusal::UnsafeArchiveEntry => B::UnsafeArchiveEntry(r.message),
         }
     }
 }
