@@ -23,6 +23,8 @@ pub mod device;
 pub mod dns;
 pub mod event;
 mod framing;
+#[cfg(test)]
+mod gateway_tests;
 pub mod http;
 pub mod intercept;
 pub mod limits;
