@@ -5,7 +5,8 @@
 //! behaviours with real sandboxes: crates/cli/tests/egress_strict.rs.
 
 use crate::event::{EgressEvent, EventSink};
-use crate::{Approvals, Ctx, Secrets, UpstreamConfig};
+use crate::{Approvals, Ctx, SandboxCa, Secret, Secrets, UpstreamConfig};
+use cleanroom_policy::{HostPattern, SecretBinding};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream};
@@ -20,11 +21,25 @@ type Events = Arc<Mutex<Vec<EgressEvent>>>;
 /// A gateway context whose policy is `network` (the YAML under `sandbox.network`), with
 /// [`HOST`] pinned to 127.0.0.1.
 fn gateway(network: &str) -> (Arc<Ctx>, Events) {
+    gateway_with(
+        network,
+        UpstreamConfig::default(),
+        Secrets::new(Vec::new()),
+        None,
+    )
+}
+
+/// [`gateway`] with upstream settings (CAs), secrets and a sandbox CA.
+fn gateway_with(
+    network: &str,
+    mut upstream: UpstreamConfig,
+    secrets: Secrets,
+    ca: Option<SandboxCa>,
+) -> (Arc<Ctx>, Events) {
     let yaml = format!("version: 1\nsandbox:\n  network:\n{network}");
     let policy = cleanroom_policy::compile(&yaml)
         .expect("test policy")
         .network;
-    let mut upstream = UpstreamConfig::default();
     upstream
         .add_override(&format!("{HOST}=127.0.0.1"))
         .expect("override");
@@ -36,8 +51,8 @@ fn gateway(network: &str) -> (Arc<Ctx>, Events) {
     let ctx = Ctx {
         policy,
         upstream: Arc::new(upstream),
-        secrets: Secrets::new(Vec::new()),
-        ca: None,
+        secrets,
+        ca,
         registries: crate::registry::Mediation::none(),
         names: crate::names::Names::default(),
         events: crate::event::Limited::new(sink),
@@ -176,6 +191,26 @@ async fn a_close_delimited_response_without_connection_close_is_whole_too() {
 }
 
 #[tokio::test]
+async fn an_obs_fold_response_header_is_unfolded() {
+    let (port, _) = upstream(
+        b"HTTP/1.1 200 OK\r\nX-A: a\r\n  b\r\nX-B: c\r\n\t d \r\nContent-Length: 2\r\n\r\nok",
+    )
+    .await;
+    let (ctx, _) = gateway(&allowing(port, ""));
+    let mut c = open(&ctx, port);
+    let resp = exchange(
+        &mut c,
+        format!("GET / HTTP/1.1\r\nHost: {HOST}:{port}\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .await;
+    assert!(resp.starts_with("HTTP/1.1 200"), "{resp:?}");
+    let lower = resp.to_ascii_lowercase();
+    assert!(lower.contains("\r\nx-a: a b\r\n"), "{resp:?}");
+    assert!(lower.contains("\r\nx-b: c d\r\n"), "{resp:?}");
+    assert_eq!(body_of(&resp), "ok", "{resp:?}");
+}
+
+#[tokio::test]
 async fn an_obs_fold_request_header_is_refused_with_400() {
     let (port, seen) = upstream(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").await;
     let (ctx, events) = gateway(&allowing(port, ""));
@@ -275,4 +310,112 @@ async fn tls_without_a_name_is_refused_unless_the_allow_rule_says_otherwise() {
     assert_eq!(*seen.lock().expect("seen"), nameless);
     assert_eq!(denies(&events, "sni_missing"), 0);
     drop(c);
+}
+
+/// A TLS upstream for [`HOST`] (its CA trusted by the gateway through `upstream`) that
+/// answers the first request head of each connection with `answer`, then closes: with
+/// a TLS close_notify when `notify`, else by dropping the TCP connection.
+async fn tls_upstream(answer: &'static [u8], notify: bool, upstream: &mut UpstreamConfig) -> u16 {
+    let ca = SandboxCa::generate("upstream", &[HostPattern::Exact(HOST.into())]).expect("ca");
+    upstream.add_extra_roots(&ca.cert_pem()).expect("roots");
+    let acceptor = tokio_rustls::TlsAcceptor::from(ca.server_config(HOST).expect("config"));
+    let l = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = l.local_addr().expect("addr").port();
+    tokio::spawn(async move {
+        while let Ok((s, _)) = l.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(mut s) = acceptor.accept(s).await else {
+                    return;
+                };
+                let (mut got, mut buf) = (Vec::new(), [0u8; 4096]);
+                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let _ = s.write_all(answer).await;
+                let _ = s.flush().await;
+                if notify {
+                    let _ = s.shutdown().await;
+                }
+            });
+        }
+    });
+    port
+}
+
+/// A gateway terminating TLS to [`HOST`] (a secret is bound to it) in front of a TLS
+/// upstream answering `answer`; one request through it, the raw answer the sandbox got.
+async fn through_interception(answer: &'static [u8], notify: bool) -> String {
+    let mut upstream = UpstreamConfig::default();
+    let port = tls_upstream(answer, notify, &mut upstream).await;
+    let hosts = vec![HostPattern::Exact(HOST.into())];
+    let binding = SecretBinding {
+        hosts: hosts.clone(),
+        header: "Authorization".into(),
+        format: "Bearer {value}".into(),
+    };
+    let secret = Secret::new(
+        "TOKEN".into(),
+        "cleanroom-placeholder-token".into(),
+        binding,
+        "s3cr3t-value-never-shown".into(),
+    );
+    let ca = SandboxCa::generate("sbx_test", &hosts).expect("sandbox ca");
+    let roots = crate::tls::parse_pem_certs(&ca.cert_pem()).expect("pem");
+    let (ctx, _) = gateway_with(
+        &allowing(port, ""),
+        upstream,
+        Secrets::new(vec![secret]),
+        Some(ca),
+    );
+    let client = open(&ctx, port);
+    let connector =
+        tokio_rustls::TlsConnector::from(crate::tls::client_config(&roots).expect("tls"));
+    let name = rustls::pki_types::ServerName::try_from(HOST).expect("name");
+    let mut tls = connector
+        .connect(name, client)
+        .await
+        .expect("TLS with the gateway");
+    let req = format!("GET / HTTP/1.1\r\nHost: {HOST}:{port}\r\nConnection: close\r\n\r\n");
+    exchange(&mut tls, req.as_bytes()).await
+}
+
+#[tokio::test]
+async fn intercepted_close_delimited_and_folded_responses_reach_the_client() {
+    let close: &[u8] = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nhello world";
+    let resp = through_interception(close, true).await;
+    assert!(resp.starts_with("HTTP/1.1 200"), "{resp:?}");
+    assert_eq!(body_of(&resp), "hello world", "{resp:?}");
+    let folded: &[u8] = b"HTTP/1.1 200 OK\r\nX-A: a\r\n  b\r\nContent-Length: 2\r\n\r\nok";
+    let resp = through_interception(folded, true).await;
+    assert!(resp.starts_with("HTTP/1.1 200"), "{resp:?}");
+    assert!(
+        resp.to_ascii_lowercase().contains("\r\nx-a: a b\r\n"),
+        "{resp:?}"
+    );
+    assert_eq!(body_of(&resp), "ok", "{resp:?}");
+}
+
+/// An upstream that ends a close-delimited body by closing TCP without a TLS close_notify
+/// may have been cut short (RFC 9112 section 9.8): every byte it sent reaches the sandbox,
+/// and the sandbox's response is cut too (no last chunk) rather than passed as complete.
+#[tokio::test]
+async fn intercepted_close_delimited_response_without_close_notify_is_relayed_then_cut() {
+    for answer in [
+        &b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nhello world"[..],
+        b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nhello",
+    ] {
+        let resp = through_interception(answer, false).await;
+        assert!(resp.starts_with("HTTP/1.1 200"), "{resp:?}");
+        let sent = String::from_utf8_lossy(answer);
+        let body = sent.split("\r\n\r\n").nth(1).unwrap_or_default();
+        assert_eq!(body_of(&resp), body, "{resp:?}");
+        assert!(
+            !resp.ends_with("\r\n0\r\n\r\n"),
+            "passed as complete: {resp:?}"
+        );
+    }
 }

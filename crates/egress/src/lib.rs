@@ -31,6 +31,7 @@ pub mod limits;
 pub mod names;
 pub mod redact;
 pub mod registry;
+mod relay;
 pub mod secrets;
 pub mod sniff;
 #[cfg(test)]
