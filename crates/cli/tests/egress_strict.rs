@@ -329,3 +329,162 @@ fn fronting_past_the_host_checks_is_refused_in_every_spelling() {
         );
     }
 }
+
+/// A loopback HTTP server that answers the first request head of each connection with
+/// `answer` (raw bytes, framed however they are) and then closes the connection.
+fn raw_answerer(answer: &'static [u8]) -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(10)));
+                let (mut got, mut buf) = (Vec::new(), [0u8; 4096]);
+                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let _ = s.write_all(answer);
+            });
+        }
+    });
+    port
+}
+
+/// A TLS ClientHello without SNI, sent directly and through a CONNECT tunnel; prints
+/// `nosni-<via>=closed` when the gateway refused it, `=open` when it reached the upstream
+/// (a recorder that never answers).
+const NO_SNI: &str = r#"
+import socket, ssl, sys
+T = int(sys.argv[1])
+FRONT = socket.gethostbyname("front.test")
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+i, o = ssl.MemoryBIO(), ssl.MemoryBIO()
+c = ctx.wrap_bio(i, o, server_hostname=None)
+try:
+    c.do_handshake()
+except ssl.SSLWantReadError:
+    pass
+H = o.read()
+def tunnel():
+    s = socket.create_connection(("100.96.0.1", 3128), timeout=10)
+    s.sendall(b"CONNECT front.test:%d HTTP/1.1\r\nHost: front.test:%d\r\n\r\n" % (T, T))
+    r = b""
+    while b"\r\n\r\n" not in r:
+        r += s.recv(1)
+    return s
+for via in ("direct", "tunnel"):
+    s = socket.create_connection((FRONT, T), timeout=10) if via == "direct" else tunnel()
+    s.sendall(H)
+    s.settimeout(3)
+    try:
+        got = s.recv(100)
+        print("nosni-%s=%s" % (via, "closed" if not got else "data"))
+    except socket.timeout:
+        print("nosni-%s=open" % via)
+    except OSError as e:
+        print("nosni-%s=closed %s" % (via, e))
+"#;
+
+fn sandbox_with(s: &Server, d: &tempfile::TempDir, allow: &str) -> String {
+    let policy = write(
+        d,
+        "cleanroom.yaml",
+        &format!("version: 1\nsandbox:\n  network:\n    allow:\n{allow}"),
+    );
+    let o = s.run(&["sandbox", "create", "--policy", &policy]);
+    let sbx = stdout(&o).trim().to_string();
+    assert!(sbx.starts_with("sbx_"), "{}", stderr(&o));
+    sbx
+}
+
+#[test]
+fn tls_without_a_name_is_refused_unless_the_rule_says_otherwise() {
+    let (refused, allowed) = (Recorder::start(false), Recorder::start(false));
+    let s = Server::start_with(&["--egress-resolve", "front.test=127.0.0.1"]);
+    let d = tempfile::tempdir().unwrap();
+    let script = write(&d, "nosni.py", NO_SNI);
+    let run = |sbx: &str, port: u16| {
+        let mut c = s.cli();
+        c.args(["exec", "--in", sbx, "--", "python3", "-", &port.to_string()])
+            .stdin(std::fs::File::open(&script).unwrap());
+        let o = output_with_timeout(c, std::time::Duration::from_secs(60));
+        format!("{}\n{}", stdout(&o), stderr(&o))
+    };
+
+    let strict = sandbox_with(
+        &s,
+        &d,
+        &format!(
+            "      - host: front.test\n        ports: [{}]\n",
+            refused.port
+        ),
+    );
+    let out = run(&strict, refused.port);
+    assert!(out.contains("nosni-direct=closed"), "{out}");
+    assert!(out.contains("nosni-tunnel=closed"), "{out}");
+    assert!(
+        refused.seen().is_empty(),
+        "a nameless ClientHello got through\n{out}"
+    );
+    let ev = events(&s, &strict);
+    assert!(deny_count(&ev, "sni_missing") >= 2, "{ev:?}");
+
+    let lenient = sandbox_with(
+        &s,
+        &d,
+        &format!(
+            "      - host: front.test\n        ports: [{}]\n        allow_missing_sni: true\n",
+            allowed.port
+        ),
+    );
+    let out = run(&lenient, allowed.port);
+    assert!(out.contains("nosni-direct=open"), "{out}");
+    assert!(out.contains("nosni-tunnel=open"), "{out}");
+    assert!(!allowed.seen().is_empty(), "{out}");
+    assert_eq!(deny_count(&events(&s, &lenient), "sni_missing"), 0);
+}
+
+#[test]
+fn close_delimited_and_folded_responses_reach_the_sandbox() {
+    let close = raw_answerer(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nhello world");
+    let fold = raw_answerer(
+        b"HTTP/1.1 200 OK\r\nX-A: a\r\n  b\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+    );
+    let s = Server::start_with(&["--egress-resolve", "front.test=127.0.0.1"]);
+    let d = tempfile::tempdir().unwrap();
+    let sbx = sandbox_with(
+        &s,
+        &d,
+        &format!("      - host: front.test\n        ports: [{close}, {fold}]\n"),
+    );
+    let script = format!(
+        r#"
+set -f
+for via in direct proxied; do
+  np=""; [ $via = direct ] && np="--noproxy *"
+  echo "close-$via=$(curl -sS -m 10 $np http://front.test:{close}/)"
+  curl -sS -m 10 $np -D /tmp/h -o /tmp/b -w "fold-$via-status=%{{http_code}}\n" http://front.test:{fold}/
+  tr -d '\r' < /tmp/h | grep -i '^x-a:' | sed "s/^/fold-$via /"
+  echo "fold-$via-body=$(cat /tmp/b)"
+done
+echo finished"#
+    );
+    let o = s.sh_in(&sbx, &script);
+    let out = format!("{}\n{}", stdout(&o), stderr(&o));
+    assert!(out.contains("finished"), "{out}");
+    for via in ["direct", "proxied"] {
+        assert!(out.contains(&format!("close-{via}=hello world\n")), "{out}");
+        assert!(out.contains(&format!("fold-{via}-status=200\n")), "{out}");
+        assert!(
+            out.to_ascii_lowercase()
+                .contains(&format!("fold-{via} x-a: a b\n")),
+            "{out}"
+        );
+        assert!(out.contains(&format!("fold-{via}-body=ok\n")), "{out}");
+    }
+}

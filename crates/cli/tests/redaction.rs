@@ -133,6 +133,14 @@ fn hostile_response(path: &str, v: &[u8]) -> Vec<u8> {
             }
             plain(format!("token={enc}\n").into_bytes())
         }
+        // Close-delimited: no Content-Length, no chunking, ended by the close (with or
+        // without a TLS close_notify, see `start_hostile`).
+        ["close", _] => format!("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n{echo}").into_bytes(),
+        // The value on an obs-fold continuation line.
+        ["folded"] => format!(
+            "HTTP/1.1 200 OK\r\nX-Echo: a\r\n {vs}\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+        )
+        .into_bytes(),
         ["hex", case] => plain(format!("id={}\n", hex(v, *case == "upper")).into_bytes()),
         ["pct", all, case] => {
             plain(format!("q={}\n", pct(v, *all == "all", *case == "upper")).into_bytes())
@@ -142,10 +150,17 @@ fn hostile_response(path: &str, v: &[u8]) -> Vec<u8> {
 }
 
 fn paths() -> Vec<String> {
-    let mut p: Vec<String> = ["/name", "/reason", "/trailer"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut p: Vec<String> = [
+        "/name",
+        "/reason",
+        "/trailer",
+        "/close/notify",
+        "/close/cut",
+        "/folded",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     for k in ["gzip", "zlib", "deflate", "zstd", "brotli", "xz"] {
         p.push(format!("/compressed/{k}"));
     }
@@ -207,8 +222,10 @@ fn start_hostile(config: rustls::ServerConfig) -> u16 {
                 let resp = hostile_response(&path, value.as_bytes());
                 let _ = stream.write_all(&resp);
                 let _ = stream.flush();
-                stream.conn.send_close_notify();
-                let _ = stream.flush();
+                if path != "/close/cut" {
+                    stream.conn.send_close_notify();
+                    let _ = stream.flush();
+                }
             });
         }
     });
@@ -424,6 +441,49 @@ fn a_hostile_upstream_cannot_hand_the_value_to_the_sandbox() {
         assert!(masked || not_inspectable, "{path}: {text:?}");
     }
     assert!(refused >= 10, "every compressed body refused: {out}");
+
+    // Close-delimited bodies and folded headers reach the sandbox, masked: whole when the
+    // upstream closed TLS properly; every byte and then a cut (no last chunk) when it
+    // closed without close_notify, which may be a truncation (RFC 9112 section 9.8).
+    let raw_of = |path: &str| {
+        let line = out
+            .lines()
+            .find(|l| l.split(' ').next() == Some(path))
+            .unwrap_or_default();
+        unhex(line.split(' ').nth(1).unwrap_or(""))
+    };
+    let masked_echo = format!(
+        "{{\"echo\": \"{}\", \"pad\": \"{}\"}}",
+        "*".repeat(value.len()),
+        "x".repeat(64)
+    );
+    let whole = raw_of("/close/notify");
+    let text = String::from_utf8_lossy(&whole);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text:?}");
+    // (`body_of` keeps the empty trailer section's CRLF after the last chunk.)
+    assert_eq!(
+        body_of(&whole),
+        format!("{masked_echo}\r\n").as_bytes(),
+        "{text:?}"
+    );
+    assert!(text.ends_with("\r\n0\r\n\r\n"), "{text:?}");
+    let cut = raw_of("/close/cut");
+    let text = String::from_utf8_lossy(&cut);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text:?}");
+    assert!(
+        body_of(&cut).starts_with(masked_echo.as_bytes()),
+        "{text:?}"
+    );
+    assert!(
+        !text.contains("\r\n0\r\n\r\n"),
+        "passed as complete: {text:?}"
+    );
+    let folded = String::from_utf8_lossy(&raw_of("/folded")).to_ascii_lowercase();
+    assert!(folded.starts_with("http/1.1 200"), "{folded:?}");
+    assert!(
+        folded.contains(&format!("\r\nx-echo: a {}\r\n", "*".repeat(value.len()))),
+        "{folded:?}"
+    );
     let ev = stdout(&s.run(&["sandbox", "events", &sbx]));
     assert!(!ev.contains(&value), "value in events");
     let not_inspectable = ev

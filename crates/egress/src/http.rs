@@ -416,7 +416,7 @@ async fn forward(
 
     if !tls {
         ctx.events.emit(EgressEvent::allow(&host, port, proto));
-        return resp.map(|b| b.map_err(Into::into).boxed());
+        return resp.map(|b| crate::relay::FlushFirst::new(b.map_err(Into::into)).boxed());
     }
     let on_refuse: crate::redact::OnRefuse = {
         let (ctx, host) = (ctx.clone(), host.clone());
@@ -432,6 +432,7 @@ async fn forward(
     };
     match crate::redact::redact_response(resp, ctx.secrets.redactor(), on_refuse).await {
         Ok(r) => {
+            let r = r.map(|b| crate::relay::FlushFirst::new(b).boxed());
             let mut ev = EgressEvent::allow(&host, port, proto);
             ev.secrets = secrets_used;
             ctx.events.emit(ev);
@@ -521,7 +522,8 @@ async fn handshake<I>(ctx: &Ctx, t: &Target, io: I) -> Result<SendRequest<Incomi
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+    let (sender, conn) = crate::upstream::http1_client()
+        .handshake(TokioIo::new(io))
         .await
         .map_err(|e| request_failed(ctx, t, format!("upstream handshake: {e}")))?;
     tokio::spawn(async move {

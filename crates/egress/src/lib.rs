@@ -23,12 +23,15 @@ pub mod device;
 pub mod dns;
 pub mod event;
 mod framing;
+#[cfg(test)]
+mod gateway_tests;
 pub mod http;
 pub mod intercept;
 pub mod limits;
 pub mod names;
 pub mod redact;
 pub mod registry;
+mod relay;
 pub mod secrets;
 pub mod sniff;
 #[cfg(test)]

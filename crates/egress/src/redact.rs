@@ -163,13 +163,21 @@ pub(crate) async fn redact_response(
     let mut early = VecDeque::new();
     let mut prefix = Vec::new();
     let mut ended = false;
+    let mut failed = None;
     while prefix.len() < SNIFF {
         match http_body_util::BodyExt::frame(&mut body).await {
             None => {
                 ended = true;
                 break;
             }
-            Some(Err(e)) => return Err(format!("reading the response body: {e}")),
+            Some(Err(e)) if early.is_empty() => {
+                return Err(format!("reading the response body: {e}"))
+            }
+            Some(Err(e)) => {
+                // What arrived is passed on; the error then cuts the body (see `failed`).
+                failed = Some(e.into());
+                break;
+            }
             Some(Ok(f)) => {
                 let is_data = f.is_data();
                 if let Some(d) = f.data_ref() {
@@ -201,6 +209,7 @@ pub(crate) async fn redact_response(
         inner: body,
         early,
         ended,
+        failed,
         redactor,
         trials: Mutex::new(trials),
         held: Vec::new(),
@@ -221,6 +230,12 @@ struct Redacted {
     early: VecDeque<Frame<Bytes>>,
     /// The inner body ended while sniffing.
     ended: bool,
+    /// The inner body failed (while sniffing, or while held-back bytes went out first): the
+    /// error to end with once everything received before it was passed on. An upstream
+    /// that closes TLS without close_notify under a close-delimited body lands here: every
+    /// byte it sent reaches the sandbox, and the cut tells the sandbox the response may be
+    /// incomplete (RFC 9112 section 9.8: such a body is complete only with a closure alert).
+    failed: Option<BoxError>,
 
     redactor: Redactor,
     trials: Mutex<Trials>,
@@ -237,6 +252,9 @@ impl Redacted {
     fn next_inner(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         if let Some(f) = self.early.pop_front() {
             return Poll::Ready(Some(Ok(f)));
+        }
+        if let Some(e) = self.failed.take() {
+            return Poll::Ready(Some(Err(e)));
         }
         if self.ended {
             return Poll::Ready(None);
@@ -285,7 +303,18 @@ impl Body for Redacted {
             }
             match self.next_inner(cx) {
                 Poll::Pending => return Poll::Pending,
-                Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
+                Poll::Ready(Some(Err(e))) => {
+                    // Everything received before the error goes out first (masked like at
+                    // a clean end), then the error cuts the body.
+                    let mut rest = std::mem::take(&mut self.held);
+                    rest.extend(self.redactor.finish());
+                    if rest.is_empty() {
+                        self.done = true;
+                        return Poll::Ready(Some(Err(e)));
+                    }
+                    self.failed = Some(e);
+                    return Poll::Ready(Some(Ok(Frame::data(Bytes::from(rest)))));
+                }
                 Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
                     Ok(data) => {
                         let hold = match self.check(&data) {
@@ -331,7 +360,9 @@ impl Body for Redacted {
     fn size_hint(&self) -> SizeHint {
         // Masking keeps lengths, so the upstream's exact length is still exact (plus what
         // was read ahead and not yet passed on).
-        let inner = if self.ended {
+        let inner = if self.failed.is_some() {
+            SizeHint::new()
+        } else if self.ended {
             SizeHint::with_exact(0)
         } else {
             self.inner.size_hint()

@@ -132,14 +132,13 @@ async fn decide<S>(
             return crate::http::serve_boxed(Prefixed::new(prefix, client), ctx, mode).await;
         }
         Opening::Tls { sni } => {
-            if let Err(msg) = sni_matches(sni.as_deref(), &host) {
-                ctx.events.emit(EgressEvent::deny(
-                    &host,
-                    port,
-                    via.proto(true),
-                    DenyReason::HostMismatch,
-                    msg,
-                ));
+            // Without a name, only TLS the gateway terminates (and so checks Host in) or a
+            // rule that explicitly allows it goes on.
+            let terminated = ctx.registries.mediates(&host) || ctx.secrets.binds(&host);
+            let nameless_ok = terminated || ctx.policy.allows_missing_sni(&host, port);
+            if let Err((reason, msg)) = sni_matches(sni.as_deref(), &host, nameless_ok) {
+                ctx.events
+                    .emit(EgressEvent::deny(&host, port, via.proto(true), reason, msg));
                 return close_soon(&mut client).await;
             }
             if ctx.registries.mediates(&host) {
@@ -221,13 +220,28 @@ async fn server_first<S>(
     }
 }
 
-/// An SNI naming another host than the connection's is refused; no SNI is fine (the
-/// connection can only reach `host` anyway).
-fn sni_matches(sni: Option<&str>, host: &str) -> Result<(), String> {
+/// An SNI naming another host than the connection's is refused (`host_mismatch`). No SNI
+/// is refused too (`sni_missing`) unless `nameless_ok`: the connection reaches `host`'s
+/// address, but a front there may serve any virtual host to a client that names none.
+fn sni_matches(
+    sni: Option<&str>,
+    host: &str,
+    nameless_ok: bool,
+) -> Result<(), (DenyReason, String)> {
     match sni {
-        None => Ok(()),
+        None if nameless_ok => Ok(()),
+        None => Err((
+            DenyReason::SniMissing,
+            format!(
+                "TLS without a server name (SNI) on a connection to {host}; its allow rule \
+                 can permit it with allow_missing_sni: true"
+            ),
+        )),
         Some(s) if normalize_wire_host(s).as_deref() == Some(host) => Ok(()),
-        Some(s) => Err(format!("TLS server name {s:?} on a connection to {host}")),
+        Some(s) => Err((
+            DenyReason::HostMismatch,
+            format!("TLS server name {s:?} on a connection to {host}"),
+        )),
     }
 }
 
@@ -261,9 +275,14 @@ mod tests {
 
     #[test]
     fn sni_rules() {
-        assert!(sni_matches(None, "a.test").is_ok());
-        assert!(sni_matches(Some("A.test."), "a.test").is_ok());
-        assert!(sni_matches(Some("b.test"), "a.test").is_err());
-        assert!(sni_matches(Some("10.0.0.1"), "a.test").is_err());
+        use cleanroom_policy::DenyReason::{HostMismatch, SniMissing};
+        let reason = |sni, ok| sni_matches(sni, "a.test", ok).map_err(|(r, _)| r);
+        assert_eq!(reason(None, false), Err(SniMissing));
+        assert_eq!(reason(None, true), Ok(()));
+        for ok in [false, true] {
+            assert_eq!(reason(Some("A.test."), ok), Ok(()));
+            assert_eq!(reason(Some("b.test"), ok), Err(HostMismatch));
+            assert_eq!(reason(Some("10.0.0.1"), ok), Err(HostMismatch));
+        }
     }
 }

@@ -34,6 +34,18 @@ pub struct UpstreamConfig {
     tls: std::sync::OnceLock<Arc<rustls::ClientConfig>>,
 }
 
+/// The HTTP/1 client every upstream exchange uses (proxied requests, terminated TLS,
+/// registry and git mediation). A response header continued on an obs-fold line is
+/// unfolded — each obs-fold replaced by one SP before the field is interpreted, as
+/// RFC 9112 section 5.2 lets a proxy do — instead of failing the exchange. (Requests with
+/// obs-fold are refused before they are parsed: `framing.rs`.) A response with neither
+/// Content-Length nor Transfer-Encoding is read until the upstream closes (section 6.3).
+pub(crate) fn http1_client() -> hyper::client::conn::http1::Builder {
+    let mut b = hyper::client::conn::http1::Builder::new();
+    b.allow_obsolete_multiline_headers_in_responses(true);
+    b
+}
+
 /// Why no upstream connection was made.
 #[derive(Debug, thiserror::Error)]
 pub enum UpstreamError {

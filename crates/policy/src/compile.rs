@@ -88,6 +88,9 @@ struct RuleSection {
     host: String,
     #[serde(default)]
     ports: Option<Vec<u32>>,
+    /// Allow rules only: TLS without a server name may reach the host.
+    #[serde(default)]
+    allow_missing_sni: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -114,15 +117,24 @@ pub(crate) fn conflict(path: &str, msg: impl std::fmt::Display) -> PolicyError {
     PolicyError::Conflict(format!("{path}: {msg}"))
 }
 
+/// Compile one list of rules. `allow` says whether they are allow rules (the only ones
+/// that take `allow_missing_sni`).
 fn compile_rules(
     rules: Vec<RuleSection>,
     path: &str,
     default_ports: &[u16],
+    allow: bool,
 ) -> Result<Vec<Rule>, PolicyError> {
     let mut out = Vec::new();
     for (i, r) in rules.into_iter().enumerate() {
         let host =
             HostPattern::parse(&r.host).map_err(|e| invalid(&format!("{path}[{i}].host"), e))?;
+        if r.allow_missing_sni.is_some() && !allow {
+            return Err(invalid(
+                &format!("{path}[{i}].allow_missing_sni"),
+                "only allow rules take this option",
+            ));
+        }
         let mut ports = Vec::new();
         for (j, p) in r
             .ports
@@ -142,7 +154,11 @@ fn compile_rules(
         }
         ports.sort_unstable();
         ports.dedup();
-        out.push(Rule { host, ports });
+        out.push(Rule {
+            host,
+            ports,
+            allow_missing_sni: r.allow_missing_sni.unwrap_or(false),
+        });
     }
     out.sort();
     for w in out.windows(2) {
@@ -170,8 +186,8 @@ fn compile_network(n: NetworkSection) -> Result<NetworkPolicy, PolicyError> {
             ))
         }
     };
-    let allow = compile_rules(n.allow, "sandbox.network.allow", &[80, 443])?;
-    let deny = compile_rules(n.deny, "sandbox.network.deny", &[])?;
+    let allow = compile_rules(n.allow, "sandbox.network.allow", &[80, 443], true)?;
+    let deny = compile_rules(n.deny, "sandbox.network.deny", &[], false)?;
     if n.dangerously_allow_all && !allow.is_empty() {
         return Err(conflict(
             "sandbox.network",
@@ -191,7 +207,7 @@ fn compile_network(n: NetworkSection) -> Result<NetworkPolicy, PolicyError> {
     }
     let (unknown, ask, approval_timeout_secs) = crate::ask::compile(
         n.unknown.as_deref(),
-        compile_rules(n.ask, "sandbox.network.ask", &[])?,
+        compile_rules(n.ask, "sandbox.network.ask", &[], false)?,
         n.approval_timeout_seconds,
         n.dangerously_allow_all,
         &allow,
@@ -229,13 +245,10 @@ fn compile_secrets(
             let host =
                 HostPattern::parse(h).map_err(|e| invalid(&format!("{path}.hosts[{i}]"), e))?;
             let allowed = network.dangerously_allow_all
-                || network.allow.iter().any(|a| {
-                    a.host == host
-                        || a.covers(&Rule {
-                            host: host.clone(),
-                            ports: a.ports.clone(),
-                        })
-                });
+                || network
+                    .allow
+                    .iter()
+                    .any(|a| a.host == host || a.covers(&Rule::new(host.clone(), a.ports.clone())));
             if !allowed {
                 return Err(conflict(
                     &format!("{path}.hosts[{i}]"),

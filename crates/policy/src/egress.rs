@@ -67,6 +67,18 @@ impl NetworkPolicy {
         }
     }
 
+    /// May a TLS connection to `host:port` (already allowed) go through without a server
+    /// name? Only when an allow rule for it says so (`allow_missing_sni: true`), or under
+    /// `dangerously_allow_all` (where every name is reachable anyway). A connection held
+    /// for approval or learned has no such rule: refused.
+    pub fn allows_missing_sni(&self, host: &str, port: u16) -> bool {
+        self.dangerously_allow_all
+            || self
+                .allow
+                .iter()
+                .any(|a| a.allow_missing_sni && a.host.matches(host) && a.ports.contains(&port))
+    }
+
     /// Does the policy let connections go to IP addresses the gateway did not hand out?
     pub fn allows_ip_literals(&self) -> bool {
         self.dangerously_allow_all
@@ -132,6 +144,20 @@ mod tests {
         assert_eq!(p.decide("bad.test", 80), Err(DenyReason::HostDenied));
         assert_eq!(p.decide("bad.test", 443), Ok(()));
         assert!(p.allows_ip_literals());
+    }
+
+    #[test]
+    fn tls_without_a_name_needs_the_rules_word() {
+        let p = net(
+            "version: 1\nsandbox:\n  network:\n    allow:\n      - host: \"*.cdn.test\"\n        ports: [443]\n        allow_missing_sni: true\n      - host: api.test\n      - host: off.test\n        allow_missing_sni: false\n",
+        );
+        assert!(p.allows_missing_sni("a.cdn.test", 443));
+        assert!(!p.allows_missing_sni("a.cdn.test", 80));
+        assert!(!p.allows_missing_sni("api.test", 443));
+        assert!(!p.allows_missing_sni("off.test", 443));
+        assert!(!p.allows_missing_sni("other.test", 443));
+        let all = net("version: 1\nsandbox:\n  network:\n    dangerously_allow_all: true\n");
+        assert!(all.allows_missing_sni("any.test", 443));
     }
 
     #[test]

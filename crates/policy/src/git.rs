@@ -106,10 +106,7 @@ pub(crate) fn compile_git(
                 s.url
             )));
         }
-        let reach = Rule {
-            host: HostPattern::Exact(host.clone()),
-            ports: vec![port],
-        };
+        let reach = Rule::new(HostPattern::Exact(host.clone()), vec![port]);
         if !network.allow.iter().any(|r| r.covers(&reach)) {
             network.allow.push(reach);
             network.allow.sort();

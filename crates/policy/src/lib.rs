@@ -119,9 +119,28 @@ pub fn resource_bounds(name: &str) -> Option<(u64, u64)> {
 pub struct Rule {
     pub host: HostPattern,
     pub ports: Vec<u16>,
+    /// Allow rules only (`allow_missing_sni: true`): a TLS connection to the host may come
+    /// without a server name (SNI). Off, it is refused (`sni_missing`): without a name the
+    /// front at that address may serve any virtual host. Not written when off, so policies
+    /// without it keep their hash.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub allow_missing_sni: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Rule {
+    /// A rule for `host` on `ports`, without options.
+    pub fn new(host: HostPattern, ports: Vec<u16>) -> Rule {
+        Rule {
+            host,
+            ports,
+            allow_missing_sni: false,
+        }
+    }
+
     /// Does this rule match everything `other` matches (host and ports)?
     pub(crate) fn covers(&self, other: &Rule) -> bool {
         let host = match (&self.host, &other.host) {

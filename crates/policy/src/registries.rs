@@ -261,10 +261,7 @@ fn bind_rules(
         let (host, port) =
             split_upstream(&upstream).map_err(|e| invalid(&format!("{path}.upstream"), e))?;
         // The registry is reachable on its port: its mediation is the way through.
-        let reach = crate::Rule {
-            host: crate::HostPattern::Exact(host.clone()),
-            ports: vec![port],
-        };
+        let reach = crate::Rule::new(crate::HostPattern::Exact(host.clone()), vec![port]);
         if !policy.network.allow.iter().any(|r| r.covers(&reach)) {
             policy.network.allow.push(reach);
             policy.network.allow.sort();

@@ -215,3 +215,39 @@ fn lifetime_section() {
         "{err}"
     );
 }
+
+#[test]
+fn allow_missing_sni_is_explicit_and_hashed() {
+    let base = "version: 1\nsandbox:\n  network:\n    allow:\n      - host: cdn.test\n";
+    let plain = compile(base).unwrap();
+    assert!(!plain.network.allow[0].allow_missing_sni);
+    // Off is the default and keeps the hash of a policy that does not mention it.
+    let off = compile(&format!("{base}        allow_missing_sni: false\n")).unwrap();
+    assert_eq!(off.policy_hash(), plain.policy_hash());
+    assert!(!plain.canonical_json().contains("allow_missing_sni"));
+    let on = compile(&format!("{base}        allow_missing_sni: true\n")).unwrap();
+    assert!(on.network.allow[0].allow_missing_sni);
+    assert_ne!(on.policy_hash(), plain.policy_hash());
+    assert!(on.canonical_json().contains("\"allow_missing_sni\":true"));
+    // Only allow rules take it.
+    for (bad, path) in [
+        (
+            "version: 1\nsandbox:\n  network:\n    deny:\n      - host: x.test\n        allow_missing_sni: true\n",
+            "sandbox.network.deny[0].allow_missing_sni",
+        ),
+        (
+            "version: 1\nsandbox:\n  network:\n    unknown: ask\n    ask:\n      - host: x.test\n        allow_missing_sni: false\n",
+            "sandbox.network.ask[0].allow_missing_sni",
+        ),
+    ] {
+        let e = compile(bad).unwrap_err();
+        assert_eq!(e.code(), "policy_invalid", "{bad}: {e}");
+        assert!(e.to_string().contains(path), "{bad}: {e}");
+    }
+    assert_eq!(
+        compile(&format!("{base}        allow_missing_sni: yes please\n"))
+            .unwrap_err()
+            .code(),
+        "policy_invalid"
+    );
+}

@@ -36,6 +36,11 @@ stable_codes! {
         IpLiteralNotAllowed => "ip_literal_not_allowed",
         /// The name in TLS SNI / HTTP Host differs from the name the connection was opened for.
         HostMismatch => "host_mismatch",
+        /// A TLS ClientHello without a server name (SNI) to a host allowed by name: the
+        /// front at that address could serve any virtual host. Allowed only where the
+        /// gateway terminates the TLS and checks Host, or the allow rule says
+        /// `allow_missing_sni: true`.
+        SniMissing => "sni_missing",
         /// UDP other than DNS to the gateway, ICMP, or another transport.
         ProtocolNotAllowed => "protocol_not_allowed",
         /// Any IPv6 traffic: the sandbox network is IPv4-only.

@@ -159,7 +159,7 @@ pub(super) async fn serve(
                 call.repo
             );
             ctx.events.emit(ev);
-            resp.map(|b| b.map_err(Into::into).boxed())
+            resp.map(|b| crate::relay::FlushFirst::new(b.map_err(Into::into)).boxed())
         }
         Err(e) => upstream_bad(ctx, host, port, e.to_string()),
     }

@@ -451,7 +451,8 @@ pub(super) async fn open_upstream(
         .connect(name, tcp)
         .await
         .map_err(|e| tls_failed(e.to_string()))?;
-    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+    let (sender, conn) = crate::upstream::http1_client()
+        .handshake(TokioIo::new(io))
         .await
         .map_err(|e| upstream_bad(ctx, host, port, format!("handshake: {e}")))?;
     tokio::spawn(async move {
