@@ -136,12 +136,9 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
             } else {
                 read_policy(policy.as_ref(), false)?
             };
-            let lockfiles = crate::lockfiles::read(&policy_yaml, policy.as_deref())?;
             let (agent_public_key, delegation_chain) =
                 crate::pools::identity_args(agent_key.as_deref(), &delegation)?;
             let req = CreateSandboxRequest {
-                lockfiles: lockfiles.into_iter().collect(),
-                policy_yaml,
                 image_ref: image.unwrap_or_default(),
                 limits: limits_msg(&limits)?.into(),
                 ttl_seconds: lifetime.ttl.unwrap_or(0),
@@ -150,7 +147,7 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
                 agent_public_key,
                 delegation_chain,
                 no_pool,
-                ..Default::default()
+                ..crate::request::sandbox_request(policy_yaml, policy.as_deref())?
             };
             let s = client.sandboxes.create_sandbox(req).await?.into_owned();
             println!(

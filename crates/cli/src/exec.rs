@@ -204,15 +204,12 @@ fn create_request(args: &ExecArgs) -> Result<CreateSandboxRequest, ApiError> {
         false => read_policy(args.policy.as_ref(), true)?,
     };
     let limits = limits_msg(&args.limits)?;
-    let lockfiles = crate::lockfiles::read(&policy, args.policy.as_deref())?;
     Ok(CreateSandboxRequest {
-        lockfiles: lockfiles.into_iter().collect(),
-        policy_yaml: policy,
         image_ref: args.image.clone().unwrap_or_default(),
         limits: limits.into(),
         learn: args.ask.learn.is_some(),
         from_snapshot: args.from.clone().unwrap_or_default(),
-        ..Default::default()
+        ..crate::request::sandbox_request(policy, args.policy.as_deref())?
     })
 }
 

@@ -2,9 +2,9 @@
 //! (kept apart from the commands so neither command module imports the other).
 
 use crate::render::{self, Code};
-use cleanroom_client::api::ResourceLimits;
+use cleanroom_client::api::{CreateSandboxRequest, ResourceLimits};
 use cleanroom_client::ApiError;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub(crate) fn invalid(msg: impl Into<String>) -> ApiError {
     render::local(Code::InvalidArgument, msg)
@@ -56,5 +56,22 @@ pub(crate) fn read_policy(path: Option<&PathBuf>, repo_default: bool) -> Result<
             Code::PolicyInvalid,
             format!("cannot read policy {}: {e}", path.display()),
         )
+    })
+}
+
+/// A CreateSandboxRequest carrying `policy_yaml` and the lockfiles it names, read from the
+/// repository's committed HEAD (the rest left to the caller: `..sandbox_request(…)?`). Every
+/// command that creates a sandbox from a policy (`exec`, `create`, `sandbox create`,
+/// `console`) starts from this, so none can send a registries policy without its lockfiles
+/// (`cleanroom create` once did, and the server refused it as not supplied).
+pub(crate) fn sandbox_request(
+    policy_yaml: String,
+    policy_file: Option<&Path>,
+) -> Result<CreateSandboxRequest, ApiError> {
+    let lockfiles = crate::lockfiles::read(&policy_yaml, policy_file)?;
+    Ok(CreateSandboxRequest {
+        lockfiles: lockfiles.into_iter().collect(),
+        policy_yaml,
+        ..Default::default()
     })
 }

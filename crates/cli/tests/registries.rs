@@ -540,6 +540,34 @@ fn a_lockfile_missing_from_head_refuses_the_sandbox() {
     );
 }
 
+/// Every command that creates a sandbox from a registries policy sends its lockfiles:
+/// `cleanroom create` in the repository (it used to answer "package-lock.json was not
+/// supplied" where `exec` worked) and `sandbox create --policy`. A pool of such sandboxes
+/// is refused at `pool create`, at once, instead of never filling.
+#[test]
+fn create_sends_lockfiles_and_pools_refuse_registries_policies() {
+    let s = Server::start();
+    let r = repo(443, &[], "enforce");
+    let r = r.path();
+    let mut c = s.cli();
+    c.current_dir(r).args(["create"]);
+    let o = output_with_timeout(c, std::time::Duration::from_secs(120));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).trim().starts_with("sbx_"), "{}", stdout(&o));
+    let policy = r.join("cleanroom.yaml").display().to_string();
+    let o = s.run(&["sandbox", "create", "--policy", &policy]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = s.run(&["pool", "create", "--policy", &policy, "--min-ready", "1"]);
+    let err = stderr(&o);
+    assert!(
+        err.contains("[policy_invalid]") && err.contains("sandbox.registries"),
+        "{}{err}",
+        stdout(&o)
+    );
+    let o = s.run(&["pool", "ls"]);
+    assert!(!stdout(&o).contains("pool_"), "{}", stdout(&o));
+}
+
 fn events(s: &Server, sbx: &str) -> Vec<serde_json::Value> {
     let o = s.run(&["sandbox", "events", sbx]);
     assert!(o.status.success(), "{}", stderr(&o));

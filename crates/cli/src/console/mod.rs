@@ -114,10 +114,10 @@ pub(crate) async fn create_sandbox(
     let policy = read_policy(policy_file, true).map_err(|e| fail(&e, None))?;
     let limits = limits_msg(limit_args).map_err(|e| fail(&e, None))?;
     let req = CreateSandboxRequest {
-        policy_yaml: policy,
         image_ref: image.unwrap_or_default().to_string(),
         limits: limits.into(),
-        ..Default::default()
+        ..crate::request::sandbox_request(policy, policy_file.map(PathBuf::as_path))
+            .map_err(|e| fail(&e, None))?
     };
     let r = client
         .sandboxes

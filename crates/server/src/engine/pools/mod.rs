@@ -299,6 +299,23 @@ impl Engine {
         spec.runtime = self.backend.name().into();
         // Everything a create would refuse is refused now, not in the warming loop.
         let key = self.template_key(&spec.policy_yaml, &spec.image_ref, spec.requested())?;
+        // A policy with `sandbox.registries` binds each sandbox to the lockfiles its create
+        // supplies, which a pool's warming has none of: such a pool would never fill (and a
+        // create with lockfiles is never served from a pool anyway). Refused here, at once.
+        let registries = cleanroom_policy::registries::lockfile_paths(&spec.policy_yaml);
+        if !registries.is_empty() {
+            return Err(EngineError::new(
+                Class::InvalidArgument,
+                ErrorCode::PolicyInvalid,
+                format!(
+                    "a pool cannot hold sandboxes whose policy mediates registries \
+                     (sandbox.registries pins lockfiles {} per sandbox at create); \
+                     create such sandboxes with `cleanroom create` or `sandbox create`",
+                    registries.join(", ")
+                ),
+            )
+            .with("field", "sandbox.registries"));
+        }
         let id = format!("pool_{}", uuid::Uuid::now_v7().simple());
         let row = PoolRow {
             id: id.clone(),
