@@ -170,6 +170,8 @@ fn sparse_files_and_hard_links_stay_small_in_the_store() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let size: u64 = v["sizeBytes"].as_str().unwrap_or("0").parse().unwrap();
     assert!(size < 4 << 20, "the snapshot reports {size} bytes: {v}");
+    // Retained output was not asked for: it defaults to the disk quota (64 MiB), not 1 GiB.
+    assert_eq!(v["limits"]["outputBytes"].as_str(), Some("67108864"), "{v}");
 
     let r = create(&s, &["--from", &snap]);
     let o = s.sh_in(
@@ -183,6 +185,11 @@ fn sparse_files_and_hard_links_stay_small_in_the_store() {
         "{}",
         stderr(&o)
     );
+    // A smaller disk asked for at restore brings the defaulted output quota down with it.
+    let small = create(&s, &["--from", &snap, "--disk-mb", "32"]);
+    let o = s.run(&["snapshot", "inspect", &snapshot(&s, &small), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["limits"]["outputBytes"].as_str(), Some("33554432"), "{v}");
 }
 
 mod image {

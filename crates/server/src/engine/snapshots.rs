@@ -349,7 +349,17 @@ impl Engine {
             pids: pick(requested.pids, base.pids),
             cpu_millis: pick(requested.cpu_millis, base.cpu_millis),
             disk_bytes: pick(requested.disk_bytes, base.disk_bytes),
-            output_bytes: pick(requested.output_bytes, base.output_bytes),
+            // A defaulted output quota follows a smaller disk asked for at restore
+            // (docs/budgets.md); an explicit one stays.
+            output_bytes: match requested.output_bytes {
+                0 if requested.disk_bytes != 0
+                    && base.output_bytes
+                        == crate::limits::default_output_bytes(base.disk_bytes) =>
+                {
+                    crate::limits::default_output_bytes(requested.disk_bytes)
+                }
+                r => pick(r, base.output_bytes),
+            },
         };
         let restore = Restore {
             snapshot_id: snap.id.clone(),
