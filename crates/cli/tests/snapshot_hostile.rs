@@ -142,6 +142,43 @@ fn hostile_modes_and_fifos_are_stored_as_data_and_come_back_inside_the_restore()
 }
 
 #[test]
+fn snapshots_stored_before_are_made_data_at_start_and_keep_their_modes() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut s = Server::start();
+    let sbx = s.create();
+    let o = s.sh_in(&sbx, "echo u > /workspace/suid");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let snap = snapshot(&s, &sbx);
+    let layers = s.state_dir().join("snapshots").join(&snap).join("layers");
+    // What a capture stored before content was stored as data: the sandbox's mode as it
+    // was, a FIFO, no manifest.
+    std::fs::remove_file(layers.join("special")).unwrap();
+    let suid = layers.join("workspace/suid");
+    std::fs::set_permissions(&suid, std::fs::Permissions::from_mode(0o4755)).unwrap();
+    let o = std::process::Command::new("mkfifo")
+        .args(["-m", "640"])
+        .arg(layers.join("workspace/fifo"))
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    s.kill9();
+    s.spawn();
+    let live = live_inodes(&s.state_dir().join("snapshots"));
+    assert!(live.is_empty(), "live inodes in the store: {live:?}");
+    let r = create(&s, &["--from", &snap]);
+    let o = s.sh_in(
+        &r,
+        "stat -c '%n %a' /workspace/suid /workspace/fifo && test -p /workspace/fifo && cat /workspace/suid",
+    );
+    assert_eq!(
+        stdout(&o),
+        "/workspace/suid 4755\n/workspace/fifo 640\nu\n",
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn sparse_files_and_hard_links_stay_small_in_the_store() {
     let s = Server::start();
     let sbx = create(&s, &["--disk-mb", "64"]);

@@ -38,6 +38,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 
 mod data;
+pub mod migrate;
 pub mod special;
 use special::{stored_mode, Kind, Special};
 

@@ -408,14 +408,28 @@ impl Engine {
         ))
     }
 
-    /// Remove capture temp dirs a crash left behind (called at startup).
+    /// Remove capture temp dirs a crash left behind, and store the content of snapshots
+    /// captured before it was stored as data as data now (called at startup; see
+    /// `cleanroom_backend::linux::capture::migrate`).
     pub fn sweep_snapshot_temps(&self) {
         let Ok(entries) = std::fs::read_dir(self.snapshots_dir()) else {
             return;
         };
         for e in entries.flatten() {
-            if e.file_name().to_string_lossy().starts_with(".tmp-") {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.starts_with(".tmp-") {
                 let _ = std::fs::remove_dir_all(e.path());
+            } else if name.starts_with("snap_") {
+                let layers = e.path().join("layers");
+                match cleanroom_backend::linux::capture::migrate::store_as_data(&layers) {
+                    Ok(0) => {}
+                    Ok(n) => {
+                        tracing::info!(snapshot_id = name, entries = n, "snapshot stored as data")
+                    }
+                    Err(err) => {
+                        tracing::error!(snapshot_id = name, error = %err, "could not store a snapshot as data")
+                    }
+                }
             }
         }
     }

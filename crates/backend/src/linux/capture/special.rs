@@ -137,11 +137,9 @@ pub fn parse(text: &[u8]) -> Result<Vec<Special>, String> {
     Ok(out)
 }
 
-/// Write the manifest into `layers` (nothing when there are no entries).
+/// Write the manifest into `layers` (also when empty: its presence says the layer was
+/// stored as data, see [`super::migrate`]).
 pub fn write(layers: &Path, entries: &[Special]) -> Result<(), String> {
-    if entries.is_empty() {
-        return Ok(());
-    }
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let p = layers.join(FILE);
