@@ -174,13 +174,18 @@ pub trait Backend: Send + Sync + 'static {
     /// `/workspace`) into `dest`, a new empty directory of the server's, as a layer
     /// [`SandboxSpec::restore`] can use. The sandbox is frozen by the caller. Never
     /// follows a link the sandbox made; never includes the setup's own files (resolver
-    /// config, CA). Default: not supported (`filesystem_snapshots` not declared).
+    /// config, CA). Stores what the sandbox wrote as data (no set-id bits, no FIFOs;
+    /// their metadata in a manifest the restore re-applies inside the sandbox), keeps
+    /// holes and hard links, and allocates at most `budget` bytes on the host: past it,
+    /// [`BackendError::NoSpace`] (the caller removes `dest`). Default: not supported
+    /// (`filesystem_snapshots` not declared).
     async fn capture_filesystem(
         &self,
         sandbox_id: &str,
         dest: &std::path::Path,
+        budget: u64,
     ) -> Result<CaptureStats, BackendError> {
-        let _ = (sandbox_id, dest);
+        let _ = (sandbox_id, dest, budget);
         Err(BackendError::Unavailable(format!(
             "backend {:?} cannot capture filesystems",
             self.name()

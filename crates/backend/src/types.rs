@@ -32,8 +32,11 @@ pub struct SandboxSpec {
 pub struct CaptureStats {
     /// Entries captured (files, directories, links, whiteouts).
     pub files: u64,
-    /// Bytes of file content.
+    /// Bytes of file content (apparent sizes; a file with several links once).
     pub bytes: u64,
+    /// Bytes the copy allocated on the host (data blocks and directories, 4 KiB
+    /// granularity; holes and repeated links cost nothing), never more than the budget.
+    pub allocated_bytes: u64,
     /// sha256 (hex) over the canonical manifest: every path, type, mode, owner, link
     /// target and content hash, in order.
     pub manifest_digest: String,

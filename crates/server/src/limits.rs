@@ -77,13 +77,26 @@ pub fn effective(policy: &CompiledPolicy, req: Limits) -> Result<Limits, EngineE
     let pick =
         |req: u64, pol: Option<u64>, def: u64| if req > 0 { req } else { pol.unwrap_or(def) };
     let mib = |m: Option<u64>| m.map(|m| m.saturating_mul(1 << 20));
+    let disk_bytes = pick(req.disk_bytes, mib(r.disk_mb), d.disk_bytes);
     Ok(Limits {
         memory_bytes: pick(req.memory_bytes, mib(r.memory_mb), d.memory_bytes),
         pids: pick(req.pids, r.pids, d.pids),
         cpu_millis: pick(req.cpu_millis, r.cpu_millis, d.cpu_millis),
-        disk_bytes: pick(req.disk_bytes, mib(r.disk_mb), d.disk_bytes),
-        output_bytes: pick(req.output_bytes, mib(r.output_mb), d.output_bytes),
+        disk_bytes,
+        output_bytes: pick(
+            req.output_bytes,
+            mib(r.output_mb),
+            default_output_bytes(disk_bytes),
+        ),
     })
+}
+
+/// Retained output of a sandbox that asks for no particular amount: as much as it may
+/// write to its disk, at most the server's default (1 GiB) — a 64 MiB sandbox keeps at
+/// most 64 MiB of output on the host (docs/budgets.md). An explicit `output_mb` (policy
+/// or request) stands as given, within the bounds table.
+pub fn default_output_bytes(disk_bytes: u64) -> u64 {
+    Limits::default().output_bytes.min(disk_bytes)
 }
 
 #[cfg(test)]
@@ -133,6 +146,11 @@ mod tests {
         assert_eq!(effective(&p, req(|_| {})).unwrap(), Limits::default());
         let l = effective(&p, req(|l| l.output_bytes = 4 << 20)).unwrap();
         assert_eq!(l.output_bytes, 4 << 20);
+        // Not asked for: the disk quota bounds it.
+        let l = effective(&p, req(|l| l.disk_bytes = 64 << 20)).unwrap();
+        assert_eq!(l.output_bytes, 64 << 20);
+        let l = effective(&p, req(|_| {})).unwrap();
+        assert_eq!(l.output_bytes, 1 << 30);
         let l = effective(&p, req(|l| l.pids = 1 << 22)).unwrap();
         assert_eq!(l.pids, 1 << 22);
     }

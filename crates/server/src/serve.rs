@@ -157,7 +157,7 @@ fn reserve_descriptors(max_sandboxes: u32) {
 /// one store and one sandbox root would reconcile each other's sandboxes away.
 fn lock_state_dir(dir: &Path) -> Result<std::fs::File, ServeError> {
     std::fs::create_dir_all(dir).map_err(|e| ServeError::StateDir(dir.into(), e))?;
-    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    secure_state_dir(dir)?;
     let f = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -170,6 +170,45 @@ fn lock_state_dir(dir: &Path) -> Result<std::fs::File, ServeError> {
         return Err(ServeError::StateLocked(dir.into()));
     }
     Ok(f)
+}
+
+/// The state dir holds sandbox-written data (snapshots, output) and the store: it must be
+/// the server's own directory with mode 0700, or the server does not start (fail closed).
+/// The mode is set through a descriptor of the directory itself (not following a link in
+/// its last component) and both owner and mode are checked afterwards.
+fn secure_state_dir(dir: &Path) -> Result<(), ServeError> {
+    use nix::fcntl::OFlag;
+    use nix::sys::stat::Mode;
+    let fail = |what: String| {
+        ServeError::StateDir(
+            dir.into(),
+            std::io::Error::new(std::io::ErrorKind::PermissionDenied, what),
+        )
+    };
+    let fd = nix::fcntl::open(
+        dir,
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| fail(format!("open: {e}")))?;
+    let st = nix::sys::stat::fstat(&fd).map_err(|e| fail(format!("stat: {e}")))?;
+    let me = nix::unistd::geteuid().as_raw();
+    if st.st_uid != me {
+        return Err(fail(format!(
+            "owned by uid {}, not by the server's uid {me}",
+            st.st_uid
+        )));
+    }
+    nix::sys::stat::fchmod(&fd, Mode::from_bits_truncate(0o700))
+        .map_err(|e| fail(format!("cannot set mode 0700: {e}")))?;
+    let st = nix::sys::stat::fstat(&fd).map_err(|e| fail(format!("stat: {e}")))?;
+    if st.st_mode & 0o7777 != 0o700 {
+        return Err(fail(format!(
+            "mode is {:o} after setting 0700",
+            st.st_mode & 0o7777
+        )));
+    }
+    Ok(())
 }
 
 /// Build the router with every service.
@@ -425,4 +464,31 @@ fn restrict_socket(path: &Path) -> Result<(), ServeError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod state_dir_tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_state_dir_is_made_private_or_the_server_does_not_start() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("state");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        secure_state_dir(&dir).unwrap();
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o7777, 0o700);
+        // A link in its place is not followed.
+        let link = t.path().join("link");
+        std::os::unix::fs::symlink(&dir, &link).unwrap();
+        assert!(secure_state_dir(&link).is_err());
+        // Someone else's directory is refused (as root: chown it away).
+        if nix::unistd::geteuid().is_root() {
+            nix::unistd::chown(&dir, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+            let e = secure_state_dir(&dir).unwrap_err().to_string();
+            assert!(e.contains("owned by uid 65534"), "{e}");
+        }
+    }
 }

@@ -17,16 +17,30 @@
 //! whiteouts (0/0 character devices) and opaque-directory markers
 //! (`user.overlay.opaque`) of the upper layer are kept, so the layer means the same when
 //! it becomes a lower layer. Other devices and sockets are skipped (a sandbox cannot
-//! create devices); hard links become separate copies.
+//! create devices).
+//!
+//! What the sandbox wrote is stored as *data* ([`special`]): files and directories with
+//! no setuid, setgid or sticky bit and nothing group- or other-writable, no FIFO (an
+//! overlay whiteout stands in for one in an image root's layer); the modes and FIFOs the
+//! sandbox had are listed in `layers/special` and re-applied inside the restored sandbox.
+//! Content is copied extent by extent ([`data`]: sparse files stay sparse), a file with
+//! several links is copied once and linked again (`linkat` from its first copy), and
+//! every block written is charged to the capture's byte budget *before* it is written:
+//! past it the capture stops ([`Capture::over_budget`]) and the caller deletes it.
 
 use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
 use nix::sys::stat::{fstat, fstatat, FileStat, Mode, SFlag};
 use nix::unistd::{Gid, Uid};
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 use std::ffi::{CStr, CString, OsStr};
-use std::io::{Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+
+mod data;
+pub mod migrate;
+pub mod special;
+use special::{stored_mode, Kind, Special};
 
 /// Deepest directory nesting captured (fail closed beyond it).
 const MAX_DEPTH: usize = 256;
@@ -41,7 +55,22 @@ pub struct Capture {
     id_base: Option<(u32, u32)>,
     manifest: Sha256,
     pub files: u64,
+    /// Bytes of file content (apparent sizes, each inode once).
     pub bytes: u64,
+    /// Host bytes allocated so far, against the budget.
+    budget: data::Budget,
+    over_budget: Option<u64>,
+    /// Entries stored differently from what the sandbox had (see [`special`]).
+    specials: Vec<Special>,
+    /// Files with several links in the current part: (dev, ino) -> (path of the first
+    /// copy relative to the part's copy, content hash).
+    links: HashMap<(u64, u64), (Vec<u8>, Vec<u8>)>,
+    /// The current part's copy, and where the sandbox sees it (`` for the image root).
+    part_dst: Option<OwnedFd>,
+    at: Vec<u8>,
+    /// The current part is an overlay upper (whiteouts, opaque markers), on device `dev`.
+    layer: bool,
+    dev: u64,
 }
 
 fn err(what: &str, path: &str, e: impl std::fmt::Display) -> String {
@@ -97,13 +126,89 @@ fn set_opaque(dir: BorrowedFd<'_>) -> Result<(), String> {
 }
 
 impl Capture {
-    pub fn new(id_base: Option<(u32, u32)>) -> Capture {
+    /// A capture that may allocate at most `budget` bytes on the host.
+    pub fn new(id_base: Option<(u32, u32)>, budget: u64) -> Capture {
         Capture {
             id_base,
             manifest: Sha256::new(),
             files: 0,
             bytes: 0,
+            budget: data::Budget {
+                limit: budget,
+                used: 0,
+            },
+            over_budget: None,
+            specials: Vec::new(),
+            links: HashMap::new(),
+            part_dst: None,
+            at: Vec::new(),
+            layer: false,
+            dev: 0,
         }
+    }
+
+    /// Host bytes the copy allocated (data blocks and directories, each inode once).
+    pub fn allocated(&self) -> u64 {
+        self.budget.used
+    }
+
+    /// The budget, if the capture stopped because the next write would have passed it.
+    pub fn over_budget(&self) -> Option<u64> {
+        self.over_budget
+    }
+
+    /// The entries to re-apply inside a restored sandbox.
+    pub fn specials(&self) -> &[Special] {
+        &self.specials
+    }
+
+    fn charge(&mut self, bytes: u64, path: &str) -> Result<(), String> {
+        self.budget
+            .charge(bytes)
+            .map_err(|e| self.copy_err(path, e))
+    }
+
+    fn copy_err(&mut self, path: &str, e: data::CopyError) -> String {
+        match e {
+            data::CopyError::OverBudget { limit } => {
+                self.over_budget = Some(limit);
+                err(
+                    "copy",
+                    path,
+                    format!("the snapshot would pass its budget of {limit} bytes"),
+                )
+            }
+            data::CopyError::Io(e) => err("copy", path, e),
+        }
+    }
+
+    /// Where the sandbox sees `rel` (a path relative to the current part).
+    fn inside(&self, rel: &[u8]) -> Vec<u8> {
+        let mut p = self.at.clone();
+        p.push(b'/');
+        p.extend_from_slice(rel);
+        p
+    }
+
+    /// Note an entry whose stored mode differs from the sandbox's (a FIFO always).
+    fn special(&mut self, kind: Kind, rel: &[u8], st: &FileStat) {
+        let mode = st.st_mode & 0o7777;
+        if kind == Kind::Mode && (rel.is_empty() || stored_mode(mode) == mode) {
+            return; // a part's own root gets its mode from the restore's setup
+        }
+        // An unprivileged server's sandbox maps only its id 0 (the server's own ids).
+        let (uid, gid) = match self.id_base {
+            Some(_) => self.owner(st),
+            None => (0, 0),
+        };
+        self.specials.push(Special {
+            kind,
+            path: self.inside(rel),
+            mode,
+            uid,
+            gid,
+            mtime: (st.st_mtime, st.st_mtime_nsec),
+        });
     }
 
     /// The sandbox-relative owner of `st` (unchanged for an unprivileged server).
@@ -134,20 +239,66 @@ impl Capture {
     }
 
     /// Copy the tree under `src` (an open directory) into the existing directory `dst`
-    /// (ours) as part `label` (a manifest prefix). `layer`: `src` is an overlay upper
-    /// directory (whiteouts and opaque markers are meaningful).
+    /// (ours) as part `label` (a manifest prefix), which the sandbox sees at `at` (`/`
+    /// for the image root, `/tmp`, …). `layer`: `src` is an overlay upper directory
+    /// (whiteouts and opaque markers are meaningful).
     pub fn copy_tree(
         &mut self,
         src: BorrowedFd<'_>,
         dst: BorrowedFd<'_>,
         label: &str,
+        at: &str,
         layer: bool,
     ) -> Result<(), String> {
         let st = fstat(src).map_err(|e| err("stat", label, e))?;
-        self.copy_dir(src, dst, label, layer, st.st_dev, 0)?;
+        self.links.clear();
+        self.part_dst = Some(dst.try_clone_to_owned().map_err(|e| err("dup", label, e))?);
+        self.at = at.trim_end_matches('/').as_bytes().to_vec();
+        self.charge(data::BLOCK, label)?;
+        (self.layer, self.dev) = (layer, st.st_dev);
+        self.copy_dir(src, dst, label, b"", 0)?;
         self.apply_meta(dst, None, &st)?;
         self.record(label, "dir", &st, b"");
+        self.links.clear();
+        self.part_dst = None;
         Ok(())
+    }
+
+    /// Link `name` in `dst` to the first copy of a file with several links, if there is
+    /// one; returns its content hash.
+    fn link_again(
+        &mut self,
+        key: (u64, u64),
+        dst: BorrowedFd<'_>,
+        name: &CStr,
+        child: &str,
+    ) -> Result<Option<Vec<u8>>, String> {
+        let Some((first, hash)) = self.links.get(&key).cloned() else {
+            return Ok(None);
+        };
+        let Some(root) = &self.part_dst else {
+            return Ok(None);
+        };
+        let (parent, last) = match first.iter().rposition(|b| *b == b'/') {
+            Some(i) => (&first[..i], &first[i + 1..]),
+            None => (&b"."[..], &first[..]),
+        };
+        // Our own copy: directories we made, resolved without links all the same.
+        let dir = super::sys::openat2(
+            root,
+            OsStr::from_bytes(parent),
+            beneath(OFlag::O_PATH | OFlag::O_DIRECTORY),
+        )
+        .map_err(|e| err("open first copy of", child, e))?;
+        nix::unistd::linkat(
+            &dir,
+            OsStr::from_bytes(last),
+            dst,
+            name,
+            nix::fcntl::AtFlags::empty(),
+        )
+        .map_err(|e| err("link", child, e))?;
+        Ok(Some(hash))
     }
 
     fn copy_dir(
@@ -155,10 +306,10 @@ impl Capture {
         src: BorrowedFd<'_>,
         dst: BorrowedFd<'_>,
         path: &str,
-        layer: bool,
-        dev: u64,
+        rel: &[u8],
         depth: usize,
     ) -> Result<(), String> {
+        let (layer, dev) = (self.layer, self.dev);
         if depth > MAX_DEPTH {
             return Err(err(
                 "directory nesting deeper than",
@@ -197,6 +348,11 @@ impl Capture {
                 path.trim_end_matches('/'),
                 OsStr::from_bytes(name.as_bytes()).to_string_lossy()
             );
+            let mut child_rel = rel.to_vec();
+            if !child_rel.is_empty() {
+                child_rel.push(b'/');
+            }
+            child_rel.extend_from_slice(name.as_bytes());
             let name = name.as_c_str();
             let st = fstatat(src, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
                 .map_err(|e| err("stat", &child, e))?;
@@ -212,6 +368,7 @@ impl Capture {
                         beneath(OFlag::O_RDONLY | OFlag::O_DIRECTORY),
                     )
                     .map_err(|e| err("open", &child, e))?;
+                    self.charge(data::BLOCK, &child)?;
                     nix::sys::stat::mkdirat(dst, name, Mode::from_bits_truncate(0o700))
                         .map_err(|e| err("mkdir", &child, e))?;
                     let out = super::sys::openat2(
@@ -220,11 +377,20 @@ impl Capture {
                         beneath(OFlag::O_RDONLY | OFlag::O_DIRECTORY),
                     )
                     .map_err(|e| err("open copy of", &child, e))?;
-                    self.copy_dir(sub.as_fd(), out.as_fd(), &child, layer, dev, depth + 1)?;
+                    self.copy_dir(sub.as_fd(), out.as_fd(), &child, &child_rel, depth + 1)?;
                     self.apply_meta(out.as_fd(), None, &st)?;
+                    self.special(Kind::Mode, &child_rel, &st);
                     self.record(&child, "dir", &st, b"");
                 }
                 SFlag::S_IFREG => {
+                    let key = (st.st_dev, st.st_ino);
+                    if st.st_nlink > 1 {
+                        if let Some(hash) = self.link_again(key, dst, name, &child)? {
+                            self.special(Kind::Mode, &child_rel, &st);
+                            self.record(&child, "file", &st, &hash);
+                            continue;
+                        }
+                    }
                     let f = super::sys::openat2(
                         src,
                         name,
@@ -246,9 +412,15 @@ impl Capture {
                         Mode::from_bits_truncate(0o600),
                     )
                     .map_err(|e| err("create copy of", &child, e))?;
-                    let hash = copy_hashing(f, &out).map_err(|e| err("copy", &child, e))?;
-                    self.bytes += now.st_size as u64;
+                    let size = now.st_size.max(0) as u64;
+                    let hash = data::copy_sparse(&f, &out, size, &mut self.budget)
+                        .map_err(|e| self.copy_err(&child, e))?;
+                    self.bytes += size;
                     self.apply_meta(out.as_fd(), None, &st)?;
+                    if st.st_nlink > 1 {
+                        self.links.insert(key, (child_rel.clone(), hash.clone()));
+                    }
+                    self.special(Kind::Mode, &child_rel, &st);
                     self.record(&child, "file", &st, &hash);
                 }
                 SFlag::S_IFLNK => {
@@ -267,15 +439,15 @@ impl Capture {
                     self.record(&child, "whiteout", &st, b"");
                 }
                 SFlag::S_IFIFO => {
-                    nix::sys::stat::mknodat(
-                        dst,
-                        name,
-                        SFlag::S_IFIFO,
-                        Mode::from_bits_truncate(0o600),
-                        0,
-                    )
-                    .map_err(|e| err("fifo", &child, e))?;
-                    self.apply_meta(dst, Some(name), &st)?;
+                    // Never a FIFO on the host: listed for the restore to make inside the
+                    // sandbox. In an image root's layer a whiteout keeps whatever the
+                    // image has at this path hidden, as the FIFO did.
+                    if layer {
+                        nix::sys::stat::mknodat(dst, name, SFlag::S_IFCHR, Mode::empty(), 0)
+                            .map_err(|e| err("whiteout for fifo", &child, e))?;
+                        self.apply_meta(dst, Some(name), &st)?;
+                    }
+                    self.special(Kind::Fifo, &child_rel, &st);
                     self.record(&child, "fifo", &st, b"");
                 }
                 // Sockets and device nodes are not state a snapshot can carry.
@@ -297,7 +469,9 @@ impl Capture {
         let (uid, gid) = (Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid)));
         let mtime = nix::sys::time::TimeSpec::new(st.st_mtime, st.st_mtime_nsec);
         let is_link = st.st_mode & SFlag::S_IFMT.bits() == SFlag::S_IFLNK.bits();
-        let mode = Mode::from_bits_truncate(st.st_mode & 0o7777);
+        // Stored as data: no set-id or sticky bit, nothing group/other-writable (the
+        // sandbox's own mode is in the special manifest when it differs).
+        let mode = Mode::from_bits_truncate(stored_mode(st.st_mode));
         // Not root (unprivileged server): the copy stays the server's own; ids were
         // the server's anyway.
         let chown_ok = |r: nix::Result<()>| match r {
@@ -320,7 +494,7 @@ impl Capture {
                 ))
                 .map_err(|e| err("chown", "", e))?;
                 if !is_link {
-                    // A fifo or whiteout we just made (never a link: not followed).
+                    // A whiteout we just made (never a link: not followed).
                     nix::sys::stat::fchmodat(
                         fd,
                         n,
@@ -343,126 +517,5 @@ impl Capture {
     }
 }
 
-/// Copy `src` into `dst`, returning the sha256 of the content.
-fn copy_hashing(src: OwnedFd, dst: &OwnedFd) -> std::io::Result<Vec<u8>> {
-    let mut src = std::fs::File::from(src);
-    let mut out = std::fs::File::from(dst.try_clone()?);
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = match src.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        h.update(&buf[..n]);
-        out.write_all(&buf[..n])?;
-    }
-    let d: [u8; 32] = h.finalize().into();
-    Ok(d.to_vec())
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::{symlink, PermissionsExt};
-
-    fn dir_fd(p: &std::path::Path) -> OwnedFd {
-        nix::fcntl::open(
-            p,
-            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-            Mode::empty(),
-        )
-        .unwrap()
-    }
-
-    #[test]
-    fn links_are_copied_as_links_and_never_followed() {
-        let src = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir().unwrap();
-        std::fs::write(outside.path().join("secret"), "host secret").unwrap();
-        std::fs::create_dir(src.path().join("d")).unwrap();
-        std::fs::write(src.path().join("d/f"), "data").unwrap();
-        std::fs::set_permissions(
-            src.path().join("d/f"),
-            std::fs::Permissions::from_mode(0o640),
-        )
-        .unwrap();
-        // Hostile links: to a host directory, to a host file, a loop.
-        symlink(outside.path(), src.path().join("to-dir")).unwrap();
-        symlink(outside.path().join("secret"), src.path().join("to-file")).unwrap();
-        symlink("loop", src.path().join("loop")).unwrap();
-        let dst = tempfile::tempdir().unwrap();
-        let mut c = Capture::new(None);
-        c.copy_tree(
-            dir_fd(src.path()).as_fd(),
-            dir_fd(dst.path()).as_fd(),
-            "/t",
-            false,
-        )
-        .unwrap();
-        assert_eq!(
-            std::fs::read_to_string(dst.path().join("d/f")).unwrap(),
-            "data"
-        );
-        let mode = std::fs::metadata(dst.path().join("d/f"))
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o640);
-        for l in ["to-dir", "to-file", "loop"] {
-            let m = std::fs::symlink_metadata(dst.path().join(l)).unwrap();
-            assert!(m.file_type().is_symlink(), "{l} copied as a link");
-        }
-        assert_eq!(
-            std::fs::read_link(dst.path().join("to-file")).unwrap(),
-            outside.path().join("secret")
-        );
-        // Nothing of the link targets was copied.
-        let mut found = Vec::new();
-        for e in walk(dst.path()) {
-            if std::fs::symlink_metadata(&e).unwrap().is_file() {
-                found.push(std::fs::read_to_string(&e).unwrap());
-            }
-        }
-        assert_eq!(found, vec!["data".to_string()]);
-        assert_eq!(c.bytes, 4);
-    }
-
-    fn walk(p: &std::path::Path) -> Vec<std::path::PathBuf> {
-        let mut out = Vec::new();
-        for e in std::fs::read_dir(p).unwrap().flatten() {
-            let path = e.path();
-            if e.file_type().unwrap().is_dir() {
-                out.extend(walk(&path));
-            }
-            out.push(path);
-        }
-        out
-    }
-
-    #[test]
-    fn the_manifest_digest_follows_content_and_metadata() {
-        let digest = |content: &str, mode: u32| {
-            let src = tempfile::tempdir().unwrap();
-            std::fs::write(src.path().join("f"), content).unwrap();
-            std::fs::set_permissions(src.path().join("f"), std::fs::Permissions::from_mode(mode))
-                .unwrap();
-            std::fs::set_permissions(src.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-            let dst = tempfile::tempdir().unwrap();
-            let mut c = Capture::new(None);
-            c.copy_tree(
-                dir_fd(src.path()).as_fd(),
-                dir_fd(dst.path()).as_fd(),
-                "/t",
-                false,
-            )
-            .unwrap();
-            c.digest()
-        };
-        assert_eq!(digest("a", 0o644), digest("a", 0o644));
-        assert_ne!(digest("a", 0o644), digest("b", 0o644));
-        assert_ne!(digest("a", 0o644), digest("a", 0o600));
-    }
-}
+mod tests;

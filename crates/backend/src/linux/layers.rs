@@ -11,6 +11,7 @@ use std::path::Path;
 pub(super) async fn capture(
     sbx: &super::LinuxSandbox,
     dest: &Path,
+    budget: u64,
 ) -> Result<crate::CaptureStats, crate::BackendError> {
     use crate::BackendError;
     if !procinfo::is_same_process(sbx.init_pid, sbx.init_start) {
@@ -27,25 +28,53 @@ pub(super) async fn capture(
     let dest = dest.to_path_buf();
     let parent = sbx.restored_from.clone();
     tokio::task::spawn_blocking(move || {
-        let mut stats = capture_parts(pid, start, upper, id_base, &dest)?;
+        let mut stats = capture_parts(pid, start, upper, id_base, &dest, budget)?;
         if let Some(parent) = parent {
-            carry_rootfs_layers(&parent, &dest, &mut stats)?;
+            carry_rootfs_layers(&parent, &dest, &mut stats).map_err(BackendError::Unavailable)?;
         }
         Ok(stats)
     })
     .await
     .map_err(|e| BackendError::Unavailable(format!("capture task: {e}")))?
-    .map_err(BackendError::Unavailable)
 }
 
-/// The blocking part of a capture: each writable tree of the sandbox into `dest/<part>`.
+/// The blocking part of a capture: each writable tree of the sandbox into `dest/<part>`,
+/// and the special-entry manifest next to them. At most `budget` bytes are allocated:
+/// past it the capture stops with [`crate::BackendError::NoSpace`] (`resource_exhausted`;
+/// the caller removes `dest`).
 pub(super) fn capture_parts(
     pid: i32,
     start: u64,
     upper: Option<OwnedFd>,
     id_base: Option<(u32, u32)>,
     dest: &Path,
-) -> Result<crate::CaptureStats, String> {
+    budget: u64,
+) -> Result<crate::CaptureStats, crate::BackendError> {
+    let mut cap = capture::Capture::new(id_base, budget);
+    let walked = walk_parts(pid, start, upper, &mut cap, dest);
+    if let Err(e) = walked {
+        return Err(match cap.over_budget() {
+            Some(_) => crate::BackendError::NoSpace(e),
+            None => crate::BackendError::Unavailable(e),
+        });
+    }
+    capture::special::write(dest, cap.specials()).map_err(crate::BackendError::Unavailable)?;
+    let (files, bytes, allocated_bytes) = (cap.files, cap.bytes, cap.allocated());
+    Ok(crate::CaptureStats {
+        files,
+        bytes,
+        allocated_bytes,
+        manifest_digest: cap.digest(),
+    })
+}
+
+fn walk_parts(
+    pid: i32,
+    start: u64,
+    upper: Option<OwnedFd>,
+    cap: &mut capture::Capture,
+    dest: &Path,
+) -> Result<(), String> {
     use nix::fcntl::OFlag;
     let open_dir = |p: &Path, flags: OFlag| {
         nix::fcntl::open(
@@ -82,19 +111,18 @@ pub(super) fn capture_parts(
     for part in restore::PARTS {
         parts.push((part, capture::open_in_root(root.as_fd(), part)?, false));
     }
-    let mut cap = capture::Capture::new(id_base);
     for (name, src, layer) in parts {
         let out = dest.join(name);
         std::fs::create_dir(&out).map_err(|e| format!("create {}: {e}", out.display()))?;
         let out = open_dir(&out, OFlag::O_RDONLY)?;
-        cap.copy_tree(src.as_fd(), out.as_fd(), &format!("/{name}"), layer)?;
+        let at = if layer {
+            "/".to_string()
+        } else {
+            format!("/{name}")
+        };
+        cap.copy_tree(src.as_fd(), out.as_fd(), &format!("/{name}"), &at, layer)?;
     }
-    let (files, bytes) = (cap.files, cap.bytes);
-    Ok(crate::CaptureStats {
-        files,
-        bytes,
-        manifest_digest: cap.digest(),
-    })
+    Ok(())
 }
 
 /// A snapshot of a sandbox restored from `parent`: the parent's image-root layers go

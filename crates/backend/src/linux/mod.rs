@@ -574,8 +574,9 @@ impl Backend for LinuxBackend {
         &self,
         sandbox_id: &str,
         dest: &Path,
+        budget: u64,
     ) -> Result<crate::CaptureStats, BackendError> {
-        layers::capture(&*self.get(sandbox_id)?, dest).await
+        layers::capture(&*self.get(sandbox_id)?, dest, budget).await
     }
 
     async fn file_op(

@@ -369,7 +369,12 @@ fn populate(
             }
         }
     }
+    // The snapshot's modes and FIFOs, stored as data on the host (capture/special.rs):
+    // read from beside its layers now, applied inside the sandbox's own root once the
+    // host is out of reach, before any sandbox process exists.
+    let special = super::capture::special::read(layers)?;
     pivot(&tree)?;
+    super::capture::special::apply(&special)?;
     super::identity::mask_host_identity(!image)?;
     if image {
         return Ok(extra);

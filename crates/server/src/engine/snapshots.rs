@@ -11,6 +11,13 @@
 //! it as a shared read-only lower layer under a fresh upper per sandbox (fork: N sandboxes
 //! from one snapshot share its files, none copies them).
 //!
+//! Budget (docs/budgets.md): a capture may allocate at most the source sandbox's
+//! `disk_bytes` plus the size of the snapshot it was restored from, within what its owner
+//! has left of [`MAX_SNAPSHOT_BYTES_PER_OWNER`] (captures in flight reserved) and what
+//! the state filesystem has free above [`FREE_SPACE_RESERVE`]. The backend charges every
+//! block before writing it and stops past the budget (`resource_exhausted`); the partial
+//! capture is deleted. A snapshot's `size_bytes` is what it allocated on the host.
+//!
 //! Never captured: the setup's own tmpfs at `/run/cleanroom` (resolver config, sandbox
 //! CA), secret values (they never enter a sandbox) and the egress gateway's CA key (it
 //! lives in the server's memory only). A restored sandbox gets a fresh CA and fresh
@@ -30,6 +37,35 @@ use std::path::PathBuf;
 /// Most snapshots one principal may keep (each holds up to the sandbox's writable caps on
 /// the server's disk); beyond it `resource_exhausted`.
 pub const MAX_SNAPSHOTS_PER_OWNER: usize = 64;
+
+/// Host bytes all of one principal's snapshots may hold together: as many snapshots as
+/// [`MAX_SNAPSHOTS_PER_OWNER`] of a sandbox with the default disk quota (1 GiB).
+pub const MAX_SNAPSHOT_BYTES_PER_OWNER: u64 = MAX_SNAPSHOTS_PER_OWNER as u64 * (1 << 30);
+
+/// Free space a capture always leaves on the state filesystem.
+pub const FREE_SPACE_RESERVE: u64 = 1 << 30;
+
+/// Bytes reserved by captures in progress, per owner (released when the capture ends).
+static IN_FLIGHT: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<String, u64>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// One capture's reservation against its owner's snapshot bytes.
+struct Reservation {
+    owner: String,
+    bytes: u64,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        let mut m = crate::sync::lock(&IN_FLIGHT);
+        if let Some(v) = m.get_mut(&self.owner) {
+            *v = v.saturating_sub(self.bytes);
+            if *v == 0 {
+                m.remove(&self.owner);
+            }
+        }
+    }
+}
 
 /// A snapshot to restore a new sandbox from (its id and its layers directory).
 #[derive(Debug, Clone)]
@@ -98,6 +134,14 @@ impl Engine {
         let layers = tmp.join("layers");
         std::fs::create_dir_all(&layers)
             .map_err(|e| EngineError::internal(format!("create {}: {e}", layers.display())))?;
+        let limits = self.sandbox_limits(&row);
+        let (budget, _reservation) = match self.snapshot_budget(owner, sandbox_id, &limits, &dir) {
+            Ok(b) => b,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&tmp);
+                return Err(e);
+            }
+        };
         let was_paused = row.status == ss::PAUSED;
         if !was_paused {
             if let Err(e) = self.backend.pause(sandbox_id).await {
@@ -105,7 +149,10 @@ impl Engine {
                 return Err(e.into());
             }
         }
-        let captured = self.backend.capture_filesystem(sandbox_id, &layers).await;
+        let captured = self
+            .backend
+            .capture_filesystem(sandbox_id, &layers, budget)
+            .await;
         if !was_paused {
             if let Err(e) = self.backend.resume(sandbox_id).await {
                 tracing::warn!(sandbox_id, error = %e, "could not thaw after a snapshot");
@@ -115,10 +162,15 @@ impl Engine {
             Ok(s) => s,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&tmp);
-                return Err(EngineError::from(e).with("sandbox_id", sandbox_id));
+                let over = matches!(e, cleanroom_backend::BackendError::NoSpace(_));
+                let e = EngineError::from(e).with("sandbox_id", sandbox_id);
+                return Err(if over {
+                    e.with("budget_bytes", budget.to_string())
+                } else {
+                    e
+                });
             }
         };
-        let limits = self.sandbox_limits(&row);
         let limits_json = serde_json::to_string(&limits).unwrap_or_default();
         let mut h = Sha256::new();
         for part in [
@@ -143,7 +195,7 @@ impl Engine {
             image_ref: row.image_ref.clone(),
             image_digest: row.image_digest.clone(),
             limits: limits_json,
-            size_bytes: stats.bytes as i64,
+            size_bytes: stats.allocated_bytes as i64,
             file_count: stats.files as i64,
             content_digest: format!("sha256:{}", stats.manifest_digest),
             created_at: now_micros(),
@@ -172,6 +224,60 @@ impl Engine {
             ..Default::default()
         });
         Ok(snap)
+    }
+
+    /// The byte budget of one capture of `sandbox_id` for `owner` (see the module doc),
+    /// reserved against the owner's total until the returned guard drops. Nothing left:
+    /// `resource_exhausted` before anything is written.
+    fn snapshot_budget(
+        &self,
+        owner: &str,
+        sandbox_id: &str,
+        limits: &Limits,
+        dir: &std::path::Path,
+    ) -> Result<(u64, Reservation), EngineError> {
+        let snaps = self.store.list_snapshots()?;
+        let origin = self.store.sandbox_origin(sandbox_id)?;
+        let parent = snaps
+            .iter()
+            .find(|s| !origin.is_empty() && s.id == origin)
+            .map_or(0, |s| s.size_bytes.max(0) as u64);
+        let own = limits.disk_bytes.saturating_add(parent);
+        let held: u64 = snaps
+            .iter()
+            .filter(|s| s.owner == owner)
+            .map(|s| s.size_bytes.max(0) as u64)
+            .sum();
+        let mut in_flight = crate::sync::lock(&IN_FLIGHT);
+        let pending = in_flight.get(owner).copied().unwrap_or(0);
+        let owner_left = MAX_SNAPSHOT_BYTES_PER_OWNER.saturating_sub(held.saturating_add(pending));
+        // An unreadable filesystem counts as full (fail closed).
+        let free = crate::quota::free_bytes(dir)
+            .unwrap_or(0)
+            .saturating_sub(FREE_SPACE_RESERVE);
+        let budget = own.min(owner_left).min(free);
+        if budget == 0 {
+            let why = if owner_left == 0 {
+                format!(
+                    "{owner}'s snapshots hold {held} bytes (at most {MAX_SNAPSHOT_BYTES_PER_OWNER}); remove some first"
+                )
+            } else {
+                format!(
+                    "the server's state filesystem has less than {FREE_SPACE_RESERVE} bytes free"
+                )
+            };
+            return Err(EngineError::resource_exhausted(why)
+                .with("sandbox_id", sandbox_id)
+                .with("budget_bytes", "0"));
+        }
+        *in_flight.entry(owner.to_string()).or_insert(0) += budget;
+        Ok((
+            budget,
+            Reservation {
+                owner: owner.to_string(),
+                bytes: budget,
+            },
+        ))
     }
 
     /// The snapshot, if `who` may see it (others get `snapshot_not_found`).
@@ -260,7 +366,17 @@ impl Engine {
             pids: pick(requested.pids, base.pids),
             cpu_millis: pick(requested.cpu_millis, base.cpu_millis),
             disk_bytes: pick(requested.disk_bytes, base.disk_bytes),
-            output_bytes: pick(requested.output_bytes, base.output_bytes),
+            // A defaulted output quota follows a smaller disk asked for at restore
+            // (docs/budgets.md); an explicit one stays.
+            output_bytes: match requested.output_bytes {
+                0 if requested.disk_bytes != 0
+                    && base.output_bytes
+                        == crate::limits::default_output_bytes(base.disk_bytes) =>
+                {
+                    crate::limits::default_output_bytes(requested.disk_bytes)
+                }
+                r => pick(r, base.output_bytes),
+            },
         };
         let restore = Restore {
             snapshot_id: snap.id.clone(),
@@ -309,14 +425,28 @@ impl Engine {
         ))
     }
 
-    /// Remove capture temp dirs a crash left behind (called at startup).
+    /// Remove capture temp dirs a crash left behind, and store the content of snapshots
+    /// captured before it was stored as data as data now (called at startup; see
+    /// `cleanroom_backend::linux::capture::migrate`).
     pub fn sweep_snapshot_temps(&self) {
         let Ok(entries) = std::fs::read_dir(self.snapshots_dir()) else {
             return;
         };
         for e in entries.flatten() {
-            if e.file_name().to_string_lossy().starts_with(".tmp-") {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.starts_with(".tmp-") {
                 let _ = std::fs::remove_dir_all(e.path());
+            } else if name.starts_with("snap_") {
+                let layers = e.path().join("layers");
+                match cleanroom_backend::linux::capture::migrate::store_as_data(&layers) {
+                    Ok(0) => {}
+                    Ok(n) => {
+                        tracing::info!(snapshot_id = name, entries = n, "snapshot stored as data")
+                    }
+                    Err(err) => {
+                        tracing::error!(snapshot_id = name, error = %err, "could not store a snapshot as data")
+                    }
+                }
             }
         }
     }
