@@ -1,6 +1,7 @@
 //! Following an execution in the terminal: its output byte-for-byte on our stdout and
 //! stderr, warnings and the end rendered with their codes, and Ctrl-C wired to the
-//! session (once cancels, twice detaches — see [`CANCEL_WINDOW`]). The session itself — resume after the last
+//! session (once interrupts the guest with SIGINT at once, as a terminal would; twice
+//! detaches). The session itself — resume after the last
 //! sequence, retries — is the client crate's [`ExecutionOutput`].
 
 use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
@@ -13,16 +14,12 @@ use std::io::Write;
 pub const EXIT_DETACHED: i32 = 130;
 /// Exit code when our own stdout/stderr is gone (as for SIGPIPE).
 const EXIT_OUTPUT_GONE: i32 = 141;
-/// After the first Ctrl-C, how long a second one detaches *instead of* canceling: the
-/// execution and its sandbox then keep running untouched (re-attach with
-/// `cleanroom execution logs -f`). After the window the cancel is sent; a second Ctrl-C
-/// still detaches.
-pub const CANCEL_WINDOW: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// What Ctrl-C does while following.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum CtrlC {
-    /// `exec`: once cancels (after [`CANCEL_WINDOW`]), twice detaches.
+    /// `exec`: once interrupts (SIGINT now, SIGKILL after the server's grace), twice
+    /// detaches (the execution goes on ending; its sandbox stays).
     CancelThenDetach,
     /// `execution logs -f`: we only watch; Ctrl-C stops watching.
     Detach,
@@ -108,28 +105,21 @@ pub async fn follow_output(
     mut tails: Option<&mut crate::retained::Tails>,
 ) -> Followed {
     let mut interrupts = 0;
-    let mut cancel_due: Option<tokio::time::Instant> = None;
     let mut canceled = false;
     let mut out = std::io::stdout().lock();
     let mut err = std::io::stderr();
     let inspect = || Some(format!("cleanroom execution inspect {exec_id}"));
     loop {
-        let due = cancel_due;
         let next = tokio::select! {
             n = output.next() => n,
-            _ = async { tokio::time::sleep_until(due.unwrap_or_else(tokio::time::Instant::now)).await }, if due.is_some() => {
-                cancel_due = None;
-                canceled = true;
-                if let Err(e) = output.cancel().await {
-                    render::error(&e, None);
-                }
-                continue;
-            }
             _ = sigint.recv() => {
                 interrupts += 1;
                 if interrupts == 1 && opts.ctrl_c == CtrlC::CancelThenDetach {
-                    eprintln!("cleanroom: canceling {exec_id} (Ctrl-C again to detach and leave it running)");
-                    cancel_due = Some(tokio::time::Instant::now() + CANCEL_WINDOW);
+                    eprintln!("cleanroom: interrupting {exec_id} (SIGINT; Ctrl-C again to detach)");
+                    canceled = true;
+                    if let Err(e) = output.interrupt().await {
+                        render::error(&e, None);
+                    }
                     continue;
                 }
                 return Followed::Detached { canceled };

@@ -29,9 +29,28 @@ pub async fn cancel_execution(
     sandbox_id: &str,
     execution_id: &str,
 ) -> Result<(), ApiError> {
+    signal_cancel(client, sandbox_id, execution_id, false).await
+}
+
+/// Cancel with SIGINT first (a Ctrl-C), SIGKILL after the server's grace.
+pub async fn interrupt_execution(
+    client: &Client,
+    sandbox_id: &str,
+    execution_id: &str,
+) -> Result<(), ApiError> {
+    signal_cancel(client, sandbox_id, execution_id, true).await
+}
+
+async fn signal_cancel(
+    client: &Client,
+    sandbox_id: &str,
+    execution_id: &str,
+    interrupt: bool,
+) -> Result<(), ApiError> {
     let req = CancelExecutionRequest {
         sandbox_id: sandbox_id.to_string(),
         execution_id: execution_id.to_string(),
+        interrupt,
         ..Default::default()
     };
     client.executions.cancel_execution(req).await?;
@@ -350,6 +369,11 @@ impl<'c> ExecutionOutput<'c> {
     /// Cancel the execution being followed; its exit still arrives on this stream.
     pub async fn cancel(&self) -> Result<(), ApiError> {
         cancel_execution(self.client, &self.sandbox_id, &self.execution_id).await
+    }
+
+    /// [`interrupt_execution`] of this execution.
+    pub async fn interrupt(&self) -> Result<(), ApiError> {
+        interrupt_execution(self.client, &self.sandbox_id, &self.execution_id).await
     }
 }
 

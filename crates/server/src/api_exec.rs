@@ -111,7 +111,7 @@ impl ExecutionService for Api {
         let grace = (req.grace_seconds > 0).then(|| Duration::from_secs(req.grace_seconds.into()));
         let row = self
             .engine
-            .cancel_execution(&req.sandbox_id, &req.execution_id, grace)
+            .cancel_execution(&req.sandbox_id, &req.execution_id, grace, req.interrupt)
             .map_err(to_connect)?;
         Response::ok(CancelExecutionResponse {
             execution: execution_msg(&row).into(),

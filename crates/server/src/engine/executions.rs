@@ -426,19 +426,27 @@ impl Engine {
         })
     }
 
-    /// SIGTERM now, SIGKILL after `grace`. No-op for finished executions.
+    /// SIGTERM (SIGINT with `interrupt`: a client's Ctrl-C) now, SIGKILL after `grace`.
+    /// No-op for finished executions.
     pub fn cancel_execution(
         &self,
         sandbox_id: &str,
         exec_id: &str,
         grace: Option<Duration>,
+        interrupt: bool,
     ) -> Result<ExecutionRow, EngineError> {
         let row = self.find_execution(sandbox_id, exec_id)?;
         if let Some(l) = self.live(exec_id) {
+            let message = if interrupt {
+                "interrupted by client (SIGINT)"
+            } else {
+                "canceled by client"
+            };
             l.cancel(
                 es::CANCELED,
-                "canceled by client",
+                message,
                 grace.unwrap_or(DEFAULT_GRACE),
+                interrupt,
             );
         }
         Ok(row)

@@ -136,13 +136,14 @@ struct LiveExec {
 
 impl LiveExec {
     /// Ask the supervisor to stop the execution, unless a stop was asked for already.
-    fn cancel(&self, status: i32, message: &str, grace: Duration) {
+    fn cancel(&self, status: i32, message: &str, grace: Duration, interrupt: bool) {
         self.cancel.send_if_modified(|c| {
             if c.is_none() {
                 *c = Some(Arc::new(Cancel {
                     status,
                     message: message.into(),
                     grace,
+                    interrupt,
                 }));
                 true
             } else {

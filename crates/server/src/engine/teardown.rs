@@ -155,6 +155,7 @@ impl Engine {
                 crate::status::execution::CANCELED,
                 "sandbox terminated while the execution was running",
                 Duration::ZERO,
+                false,
             );
         }
         Ok(running)

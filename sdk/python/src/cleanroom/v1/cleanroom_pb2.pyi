@@ -463,14 +463,16 @@ class InspectExecutionResponse(_message.Message):
     def __init__(self, execution: _Optional[_Union[Execution, _Mapping]] = ..., message: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., image_ref: _Optional[str] = ..., image_digest: _Optional[str] = ..., artifacts_dir: _Optional[str] = ..., plan_path: _Optional[str] = ..., launched_vm: _Optional[bool] = ..., observability: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., trace_id: _Optional[str] = ..., trace_url: _Optional[str] = ..., policy_hash: _Optional[str] = ..., stdout_bytes: _Optional[int] = ..., stderr_bytes: _Optional[int] = ..., retained_bytes_dropped: _Optional[int] = ..., output_truncated: _Optional[bool] = ..., output_expired: _Optional[bool] = ...) -> None: ...
 
 class CancelExecutionRequest(_message.Message):
-    __slots__ = ("sandbox_id", "execution_id", "grace_seconds")
+    __slots__ = ("sandbox_id", "execution_id", "grace_seconds", "interrupt")
     SANDBOX_ID_FIELD_NUMBER: _ClassVar[int]
     EXECUTION_ID_FIELD_NUMBER: _ClassVar[int]
     GRACE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    INTERRUPT_FIELD_NUMBER: _ClassVar[int]
     sandbox_id: str
     execution_id: str
     grace_seconds: int
-    def __init__(self, sandbox_id: _Optional[str] = ..., execution_id: _Optional[str] = ..., grace_seconds: _Optional[int] = ...) -> None: ...
+    interrupt: bool
+    def __init__(self, sandbox_id: _Optional[str] = ..., execution_id: _Optional[str] = ..., grace_seconds: _Optional[int] = ..., interrupt: _Optional[bool] = ...) -> None: ...
 
 class CancelExecutionResponse(_message.Message):
     __slots__ = ("execution",)
