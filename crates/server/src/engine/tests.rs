@@ -221,7 +221,9 @@ async fn cancel_ends_the_execution_as_canceled() {
         .create_execution(exec(&sbx, &["sleep"]))
         .await
         .unwrap();
-    engine.cancel_execution(&sbx.id, &row.id, None).unwrap();
+    engine
+        .cancel_execution(&sbx.id, &row.id, None, false)
+        .unwrap();
     let done = finished(&engine, &row.id).await;
     assert_eq!(done.status, es::CANCELED);
     assert_eq!(done.message, "canceled by client");
@@ -232,7 +234,7 @@ async fn cancel_ends_the_execution_as_canceled() {
         .await
         .unwrap();
     engine
-        .cancel_execution(&sbx.id, &row.id, Some(Duration::from_millis(50)))
+        .cancel_execution(&sbx.id, &row.id, Some(Duration::from_millis(50)), false)
         .unwrap();
     let done = finished(&engine, &row.id).await;
     assert_eq!(
@@ -249,13 +251,27 @@ async fn cancel_ends_the_execution_as_canceled() {
         .await
         .unwrap();
     engine
-        .cancel_execution(&sbx.id, &row.id, Some(Duration::ZERO))
+        .cancel_execution(&sbx.id, &row.id, Some(Duration::ZERO), false)
         .unwrap();
     assert_eq!(finished(&engine, &row.id).await.status, es::CANCELED);
     assert_eq!(fake.calls().signals[3..], [(3, libc::SIGKILL)]);
-    let again = engine.cancel_execution(&sbx.id, &row.id, None).unwrap();
+    let again = engine
+        .cancel_execution(&sbx.id, &row.id, None, false)
+        .unwrap();
     assert_eq!(again.status, es::CANCELED);
     assert_eq!(fake.calls().signals.len(), 4);
+    // An interrupt (a client's Ctrl-C) is SIGINT first (the fake's "stubborn" process
+    // ignores only SIGTERM, so the SIGINT ends it).
+    let row = engine
+        .create_execution(exec(&sbx, &["stubborn"]))
+        .await
+        .unwrap();
+    engine
+        .cancel_execution(&sbx.id, &row.id, Some(Duration::from_millis(50)), true)
+        .unwrap();
+    let done = finished(&engine, &row.id).await;
+    assert_eq!(done.message, "interrupted by client (SIGINT)");
+    assert_eq!(fake.calls().signals[4..], [(4, libc::SIGINT)]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
