@@ -1,0 +1,166 @@
+//! Shared tables a tenant can fill (issue 30, class 5): every server-wide table and cap
+//! has per-principal shares, and unauthenticated work is bounded per peer and in total
+//! and never starves authenticated callers. Each test floods one table as one principal
+//! (or as nobody) and shows that another principal is still served while the flood is
+//! held. Real servers, real sandboxes, real sockets.
+
+mod common;
+use cleanroom_client::api::*;
+use cleanroom_client::endpoint::{Endpoint, Target};
+use cleanroom_client::{ApiError, Client};
+use common::*;
+use std::time::Duration;
+
+const ALICE: &str = "alice-tables-token-4c6e8a0b2d4f6a8c0e1b3d5f";
+const BOB: &str = "bob-tables-token-7e9a1c3e5b7d9f1a3c5e7b9d";
+
+async fn client_as(addr: &str, token: &str) -> Client {
+    Client::connect_target(&Target {
+        endpoint: Endpoint::Http(addr.to_string()),
+        token: Some(token.to_string()),
+        ca_cert: None,
+        server_cert_sha256: None,
+    })
+    .await
+    .expect("connect")
+}
+
+fn api<T, E: Into<ApiError>>(r: Result<T, E>) -> Result<T, ApiError> {
+    r.map_err(Into::into)
+}
+
+async fn sandbox(c: &Client) -> String {
+    let r = api(c
+        .sandboxes
+        .create_sandbox(CreateSandboxRequest::default())
+        .await)
+    .expect("create sandbox")
+    .into_owned();
+    r.sandbox.as_option().expect("sandbox").sandbox_id.clone()
+}
+
+/// Start an upload (first chunk, not finished); its id.
+async fn start_upload(c: &Client, sbx: &str, name: &str) -> Result<String, ApiError> {
+    let req = WriteSandboxFileRequest {
+        sandbox_id: sbx.into(),
+        path: format!("/workspace/{name}"),
+        data: b"x".to_vec(),
+        ..Default::default()
+    };
+    api(c.files.write_sandbox_file(req).await).map(|r| r.into_owned().upload_id)
+}
+
+async fn cancel(c: &Client, sbx: &str, upload_id: &str) -> Result<(), ApiError> {
+    let req = CancelSandboxUploadRequest {
+        sandbox_id: sbx.into(),
+        upload_id: upload_id.into(),
+        ..Default::default()
+    };
+    api(c.files.cancel_sandbox_upload(req).await).map(|_| ())
+}
+
+fn tokens_server(dir: &tempfile::TempDir, extra: &[&str]) -> TcpServer {
+    let tokens = write_tokens(
+        dir.path(),
+        &[(ALICE, "alice", "user"), (BOB, "bob", "user")],
+    );
+    let mut args = vec!["--tokens-file", tokens.to_str().expect("utf-8 path")];
+    args.extend_from_slice(extra);
+    TcpServer::start("http", &args)
+}
+
+/// Alice opens uploads in every sandbox she may have until the server says no; Bob can
+/// still start one, while all of Alice's are held. On the pre-fix server Alice's flood is
+/// only bounded by the server-wide table (1,024 = her 64 sandboxes × 16): here she is
+/// refused at her share long before, with the table's other shares left to others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_principal_cannot_fill_the_upload_table() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = tokens_server(&dir, &[]);
+    let alice = client_as(&s.addr, ALICE).await;
+    let bob = client_as(&s.addr, BOB).await;
+    // 16 uploads per sandbox; 6 sandboxes hold 96, more than a share (64) and far less
+    // than the table (1,024).
+    let mut mine = Vec::new();
+    for _ in 0..6 {
+        mine.push(sandbox(&alice).await);
+    }
+    let mut held = Vec::new();
+    let mut refused = None;
+    'flood: for sbx in &mine {
+        for n in 0..16 {
+            match start_upload(&alice, sbx, &format!("f{n}")).await {
+                Ok(id) => held.push((sbx.clone(), id)),
+                Err(e) => {
+                    refused = Some(e);
+                    break 'flood;
+                }
+            }
+        }
+    }
+    let e = refused.unwrap_or_else(|| {
+        panic!(
+            "alice opened {} uploads and was never refused: one principal can fill the table",
+            held.len()
+        )
+    });
+    assert_eq!(e.code, "resource_exhausted", "{e:?}");
+    assert!(e.message.contains("per principal"), "{e:?}");
+    assert_eq!(held.len(), 64, "alice's share");
+
+    // While every one of Alice's uploads is held, Bob starts one and finishes it.
+    let theirs = sandbox(&bob).await;
+    let t0 = std::time::Instant::now();
+    let id = start_upload(&bob, &theirs, "bob")
+        .await
+        .expect("bob is served");
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    let req = WriteSandboxFileRequest {
+        sandbox_id: theirs.clone(),
+        upload_id: id.clone(),
+        offset: 1,
+        finish: true,
+        ..Default::default()
+    };
+    let done = api(bob.files.write_sandbox_file(req).await).expect("finish");
+    assert!(done.into_owned().finished);
+
+    // Alice's share frees as her uploads end.
+    let (sbx, first) = held.remove(0);
+    cancel(&alice, &sbx, &first).await.expect("cancel");
+    start_upload(&alice, &mine[5], "again")
+        .await
+        .expect("a freed slot of the share is usable again");
+}
+
+/// `CancelSandboxUpload` with an upload id that is not the caller's (through the
+/// caller's own sandbox), unknown or already finished is `upload_not_found`, and the
+/// owner's upload is untouched. Before the fix, another principal's id answered ok.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_of_another_principals_upload_is_not_found() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = tokens_server(&dir, &[]);
+    let alice = client_as(&s.addr, ALICE).await;
+    let bob = client_as(&s.addr, BOB).await;
+    let theirs = sandbox(&alice).await;
+    let mine = sandbox(&bob).await;
+    let id = start_upload(&alice, &theirs, "partial")
+        .await
+        .expect("upload");
+    for (sbx, upload) in [
+        (mine.as_str(), id.as_str()),
+        (mine.as_str(), "upl_0000000000000000000000000000000a"),
+        (mine.as_str(), "not-an-id"),
+    ] {
+        let e = cancel(&bob, sbx, upload)
+            .await
+            .expect_err("must be refused");
+        assert_eq!(e.code, "upload_not_found", "{upload}: {e:?}");
+    }
+    // Alice's own: her cancel works once, then the id is gone for her too.
+    cancel(&alice, &theirs, &id).await.expect("owner cancels");
+    let e = cancel(&alice, &theirs, &id)
+        .await
+        .expect_err("already gone");
+    assert_eq!(e.code, "upload_not_found", "{e:?}");
+}
