@@ -164,3 +164,138 @@ async fn cancel_of_another_principals_upload_is_not_found() {
         .expect_err("already gone");
     assert_eq!(e.code, "upload_not_found", "{e:?}");
 }
+
+/// Raise this process's descriptor limit to its hard limit (a flood holds >1,000
+/// sockets).
+fn raise_nofile() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit with a valid, owned rlimit struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}
+
+/// `n` connections from `from` (another loopback address than the clients under test)
+/// to `addr`, each sending the start of a request without a token and holding it; a
+/// connection the server closes is opened again after `again`. Runs until `stop`;
+/// returns how many connections were opened in all.
+fn half_open_flood(
+    addr: std::net::SocketAddr,
+    from: std::net::IpAddr,
+    n: usize,
+    again: Duration,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Vec<tokio::task::JoinHandle<usize>> {
+    use std::sync::atomic::Ordering;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    (0..n)
+        .map(|_| {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                let mut opened = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    let sock = tokio::net::TcpSocket::new_v4().expect("socket");
+                    sock.bind(std::net::SocketAddr::new(from, 0)).expect("bind");
+                    let conn =
+                        tokio::time::timeout(Duration::from_secs(5), sock.connect(addr)).await;
+                    if let Ok(Ok(mut s)) = conn {
+                        opened += 1;
+                        let head = format!(
+                            "POST /cleanroom.v1.SandboxService/ListSandboxes HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n"
+                        );
+                        if s.write_all(head.as_bytes()).await.is_ok() {
+                            // Held until the server closes it (or the test ends).
+                            let mut buf = [0u8; 256];
+                            loop {
+                                tokio::select! {
+                                    r = s.read(&mut buf) => match r {
+                                        Ok(0) | Err(_) => break,
+                                        Ok(_) => continue,
+                                    },
+                                    _ = tokio::time::sleep(Duration::from_millis(200)) => {
+                                        if stop.load(Ordering::SeqCst) {
+                                            return opened;
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    tokio::time::sleep(again).await;
+                }
+                opened
+            })
+        })
+        .collect()
+}
+
+/// ~1,150 half-open TCP requests without a token, held (and re-opened as soon as the
+/// server closes them): an authenticated client on a fresh connection is still answered
+/// at once, call after call, while the flood goes on. Before the fix the listener's one
+/// semaphore (1,024, taken at accept) filled up and every caller waited for the flood's
+/// header timeout (30 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn half_open_tcp_flood_does_not_stall_authenticated_callers() {
+    raise_nofile();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = tokens_server(&dir, &[]);
+    let addr: std::net::SocketAddr = s.addr.parse().expect("addr");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let from: std::net::IpAddr = "127.0.0.2".parse().expect("ip");
+    let flood = half_open_flood(addr, from, 1150, Duration::from_millis(500), stop.clone());
+    // Let the flood arrive and settle in.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    for round in 0..5 {
+        let t0 = std::time::Instant::now();
+        let call = async {
+            let bob = client_as(&s.addr, BOB).await;
+            api(bob
+                .sandboxes
+                .list_sandboxes(ListSandboxesRequest::default())
+                .await)
+        };
+        // Far less than the flood's own timeout (the 30 s header timeout).
+        let r = tokio::time::timeout(Duration::from_secs(10), call).await;
+        let took = t0.elapsed();
+        assert!(
+            matches!(r, Ok(Ok(_))),
+            "round {round}: an authenticated caller was not answered during the flood ({took:?}): {:?}",
+            r.map(|r| r.map(|_| ()))
+        );
+        eprintln!("round {round}: answered in {took:?} during the flood");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    // A caller without a token on another address is still answered too (401), not
+    // stalled: the flood only ever evicts the flooder's own connections.
+    let addr_s = s.addr.clone();
+    let unauth = tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let mut st = std::net::TcpStream::connect(&addr_s).expect("connect");
+        st.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        let body = "{}";
+        let head = format!(
+            "POST /cleanroom.v1.SandboxService/ListSandboxes HTTP/1.1\r\nHost: {addr_s}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        st.write_all(head.as_bytes()).expect("write");
+        let mut resp = String::new();
+        let _ = st.read_to_string(&mut resp);
+        resp
+    })
+    .await
+    .expect("join");
+    assert!(unauth.starts_with("HTTP/1.1 401"), "{unauth}");
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut opened = 0;
+    for h in flood {
+        opened += h.await.unwrap_or(0);
+    }
+    eprintln!("the flood opened {opened} connections");
+    assert!(opened >= 1150, "the flood ran: {opened}");
+}
