@@ -6,13 +6,15 @@
 //! - **pre-authentication**: a connection that has not proven a principal yet (TCP before
 //!   its first authenticated request, QUIC before its ticket's hello) holds a slot of a
 //!   small budget, at most `preauth_per_peer` per peer address (an IPv6 /64 counts as one
-//!   address) and `preauth_total` in all. When a peer's budget is full, its *oldest*
-//!   pending connection is closed to admit the new one; when the total is full, the oldest
-//!   of the peer holding the most. A flood of held, half-open connections thus only ever
-//!   keeps the newest few, a peer holding fewer pending connections than the flooder is
-//!   never the one closed, and a client that authenticates at once (its first request
-//!   carries its credentials) is admitted whatever the flood holds. A pending connection
-//!   is closed `preauth_timeout` after it was accepted.
+//!   address) and `preauth_total` in all. At a peer's budget, its *oldest* pending
+//!   connection is closed to admit the new one if it is at least [`MIN_AGE`] old, else
+//!   the new one is refused at once (before any handshake); at the total budget, the
+//!   oldest of the peer holding the most is closed if the newcomer's peer holds fewer
+//!   (or that one is at least [`MIN_AGE`] old). So a flood keeps at most a peer's budget
+//!   of slots, pays a refusal (not a handshake) per further attempt, and a client at
+//!   another address is admitted whatever the flood holds; a client that authenticates
+//!   at once (its first request carries its credentials) then leaves the budget. A
+//!   pending connection is closed `preauth_timeout` after it was accepted.
 //! - **authenticated**: at most `max_connections` in all and `per_principal` per
 //!   principal (admins exempt from the share, not from the total). A connection past
 //!   either is refused with `resource_exhausted`.
@@ -24,7 +26,7 @@ use crate::sync::lock;
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 /// Budgets of one endpoint (see the module docs).
@@ -84,8 +86,13 @@ impl PeerKey {
 
 struct Pending {
     peer: PeerKey,
+    since: Instant,
     closed: Arc<Notify>,
 }
+
+/// A pending connection younger than this is not closed to make room for another: a
+/// flood then costs a refusal per attempt (no handshake), not a handshake.
+pub const MIN_AGE: Duration = Duration::from_secs(1);
 
 #[derive(Default)]
 struct State {
@@ -164,27 +171,34 @@ impl Admission {
         self.limits
     }
 
-    /// Admit a connection from `peer` that has not authenticated yet, closing the oldest
-    /// pending connection of the same peer (or, the total budget being full, the oldest
-    /// of all) to make room.
-    pub fn pending(self: &Arc<Self>, peer: IpAddr) -> Arc<Gate> {
+    /// Admit a connection from `peer` that has not authenticated yet, or `None` (close
+    /// it at once, before any work is spent on it). At the peer's budget its oldest
+    /// pending connection is closed to make room if it is at least [`MIN_AGE`] old; at
+    /// the total budget, the oldest of the peer holding the most, if the newcomer's peer
+    /// holds fewer (or that one is at least [`MIN_AGE`] old).
+    pub fn pending(self: &Arc<Self>, peer: IpAddr) -> Option<Arc<Gate>> {
         let key = PeerKey::of(peer);
-        let closed = Arc::new(Notify::new());
+        let now = Instant::now();
+        let old_enough = |p: &Pending| now.duration_since(p.since) >= MIN_AGE;
         let mut st = lock(&self.state);
         let of_peer = st.per_peer.get(&key).copied().unwrap_or(0);
         let victim = if of_peer >= self.limits.preauth_per_peer {
-            st.pending
-                .iter()
-                .find(|(_, p)| p.peer == key)
-                .map(|(id, _)| *id)
+            let (id, p) = st.pending.iter().find(|(_, p)| p.peer == key)?;
+            if !old_enough(p) {
+                return None;
+            }
+            Some(*id)
         } else if st.pending.len() >= self.limits.preauth_total {
-            // The oldest of the peer holding the most: a peer with fewer pending
-            // connections than another is never the one closed.
-            let heaviest = st.per_peer.iter().max_by_key(|(_, n)| **n).map(|(k, _)| *k);
-            st.pending
+            let (heaviest, most) = st
+                .per_peer
                 .iter()
-                .find(|(_, p)| Some(p.peer) == heaviest)
-                .map(|(id, _)| *id)
+                .max_by_key(|(_, n)| **n)
+                .map(|(k, n)| (*k, *n))?;
+            let (id, p) = st.pending.iter().find(|(_, p)| p.peer == heaviest)?;
+            if of_peer + 1 >= most && !old_enough(p) {
+                return None;
+            }
+            Some(*id)
         } else {
             None
         };
@@ -193,22 +207,24 @@ impl Admission {
         }
         st.next_id += 1;
         let id = st.next_id;
+        let closed = Arc::new(Notify::new());
         st.pending.insert(
             id,
             Pending {
                 peer: key,
+                since: now,
                 closed: closed.clone(),
             },
         );
         *st.per_peer.entry(key).or_insert(0) += 1;
         drop(st);
-        Arc::new(Gate {
+        Some(Arc::new(Gate {
             adm: self.clone(),
             id,
             stage: Mutex::new(Stage::Pending),
             deadline: tokio::time::Instant::now() + self.limits.preauth_timeout,
             closed,
-        })
+        }))
     }
 
     /// Admit a connection whose principal is known at once (a unix socket's peer uid).
@@ -351,19 +367,23 @@ mod tests {
     #[tokio::test]
     async fn a_flood_of_one_peer_keeps_only_its_newest_and_evicts_itself() {
         let adm = Admission::new(limits());
-        let a1 = adm.pending(ip("10.0.0.1"));
-        let a2 = adm.pending(ip("10.0.0.1"));
-        let b1 = adm.pending(ip("10.0.0.2"));
-        // A third from 10.0.0.1 closes its oldest, not the other peer's.
-        let a3 = adm.pending(ip("10.0.0.1"));
+        let a1 = adm.pending(ip("10.0.0.1")).unwrap();
+        let a2 = adm.pending(ip("10.0.0.1")).unwrap();
+        let b1 = adm.pending(ip("10.0.0.2")).unwrap();
+        // At its budget, a peer's new connection is refused while its own are young...
+        assert!(adm.pending(ip("10.0.0.1")).is_none());
+        assert_eq!(adm.counts(), (3, 0));
+        // ...and closes its oldest once that one is MIN_AGE old, not the other peer's.
+        tokio::time::sleep(MIN_AGE + Duration::from_millis(100)).await;
+        let a3 = adm.pending(ip("10.0.0.1")).unwrap();
         tokio::time::timeout(Duration::from_secs(1), a1.must_close())
             .await
             .expect("a1 evicted");
         assert_eq!(adm.counts(), (3, 0));
-        // The total is full: the oldest of the heaviest peer goes (10.0.0.1, not b1 even
-        // though b1 is older than a3).
-        let _c1 = adm.pending(ip("10.0.0.3"));
-        let _c2 = adm.pending(ip("10.0.0.4"));
+        // The total is full: a lighter peer's newcomer closes the oldest of the heaviest
+        // peer (10.0.0.1), not b1 although b1 is older than a3.
+        let _c1 = adm.pending(ip("10.0.0.3")).unwrap();
+        let _c2 = adm.pending(ip("10.0.0.4")).unwrap();
         tokio::time::timeout(Duration::from_secs(1), a2.must_close())
             .await
             .expect("a2 evicted");
@@ -394,14 +414,14 @@ mod tests {
         let adm = Admission::new(limits());
         let alice = who("alice", Role::User);
         let _a = adm.authenticated(&alice).unwrap();
-        let g = adm.pending(ip("10.0.0.1"));
+        let g = adm.pending(ip("10.0.0.1")).unwrap();
         g.authenticate(&alice).unwrap();
         assert_eq!(
             adm.authenticated(&alice).err(),
             Some(Refused::Share(2)),
             "alice's share"
         );
-        let third = adm.pending(ip("10.0.0.1"));
+        let third = adm.pending(ip("10.0.0.1")).unwrap();
         assert_eq!(third.authenticate(&alice), Err(Refused::Share(2)));
         tokio::time::timeout(Duration::from_secs(1), third.must_close())
             .await
@@ -421,8 +441,8 @@ mod tests {
             preauth_timeout: Duration::from_millis(200),
             ..limits()
         });
-        let g = adm.pending(ip("10.0.0.1"));
-        let h = adm.pending(ip("10.0.0.2"));
+        let g = adm.pending(ip("10.0.0.1")).unwrap();
+        let h = adm.pending(ip("10.0.0.2")).unwrap();
         h.authenticate(&who("alice", Role::User)).unwrap();
         tokio::time::timeout(Duration::from_secs(5), g.must_close())
             .await

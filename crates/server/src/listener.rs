@@ -110,7 +110,11 @@ pub async fn serve(
                             }
                         }
                     }
-                    (_, Some(ip)) => admission.pending(ip),
+                    (_, Some(ip)) => match admission.pending(ip) {
+                        Some(g) => g,
+                        // This peer's pending connections are all young: closed at once.
+                        None => continue,
+                    },
                     (_, None) => continue,
                 };
                 (io, peer, gate)
