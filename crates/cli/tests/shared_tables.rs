@@ -500,3 +500,80 @@ async fn ticketless_quic_flood_does_not_lock_consoles_out() {
     eprintln!("the flood attempted {held} connections");
     assert!(held >= 300, "the flood ran: {held}");
 }
+
+/// One local user (uid 4242) opens 1,100 connections to the unix socket and holds them
+/// without a request; another user (uid 4243) and root are still served at once. Before
+/// the fix the listener's one cap (1,024) filled up and accepting paused until the
+/// flood's idle timeout (120 s); now a uid holds at most its share (an eighth).
+#[test]
+fn one_local_user_cannot_fill_the_unix_socket() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    raise_nofile();
+    let s = Server::start();
+    open_socket_to_all(&s);
+    let script = r#"
+import socket, sys
+held = []
+for _ in range(int(sys.argv[2])):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.settimeout(5)
+    try:
+        c.connect(sys.argv[1])
+        held.append(c)
+    except OSError:
+        c.close()
+print("held", len(held), flush=True)
+sys.stdin.read()
+"#;
+    let mut flood = Command::new("setpriv");
+    flood
+        .args([
+            "--reuid=4242",
+            "--regid=4242",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-c",
+        ])
+        .arg(script)
+        .arg(s.socket())
+        .arg("1100")
+        .current_dir("/")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let mut flood = ChildGuard(flood.spawn().expect("python3 under setpriv"));
+    let mut line = String::new();
+    BufReader::new(flood.0.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("flood reports");
+    assert!(line.starts_with("held "), "{line:?}");
+    eprintln!("flood: {}", line.trim());
+    // Another user, then root: answered far sooner than the flood's idle timeout.
+    for round in 0..3 {
+        let t0 = std::time::Instant::now();
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=4243", "--regid=4243", "--clear-groups"])
+            .arg(BIN)
+            .args(["sandbox", "ls"])
+            .env("CLEANROOM_HOST", s.host())
+            .env("HOME", "/nonexistent")
+            .env_remove("XDG_CONFIG_HOME")
+            .current_dir("/");
+        let o = output_with_timeout(c, Duration::from_secs(20));
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "round {round}: uid 4243 not served during the flood ({:?}): {}",
+            t0.elapsed(),
+            stderr(&o)
+        );
+        let o = s.run(&["sandbox", "ls"]);
+        assert_eq!(o.status.code(), Some(0), "root: {}", stderr(&o));
+        eprintln!(
+            "round {round}: served in {:?} during the flood",
+            t0.elapsed()
+        );
+    }
+    // The flood is still held (its process is alive with its sockets open).
+    assert!(flood.0.try_wait().expect("wait").is_none());
+}
