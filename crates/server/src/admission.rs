@@ -9,8 +9,8 @@
 //!   address) and `preauth_total` in all. At a peer's budget, its *oldest* pending
 //!   connection is closed to admit the new one if it is at least [`MIN_AGE`] old, else
 //!   the new one is refused at once (before any handshake); at the total budget, the
-//!   oldest of the peer holding the most is closed if the newcomer's peer holds fewer
-//!   (or that one is at least [`MIN_AGE`] old). So a flood keeps at most a peer's budget
+//!   oldest of the peer holding the most is closed if the newcomer's peer, the newcomer
+//!   counted, would still hold fewer (or that one is at least [`MIN_AGE`] old). So a flood keeps at most a peer's budget
 //!   of slots, pays a refusal (not a handshake) per further attempt, and a client at
 //!   another address is admitted whatever the flood holds; a client that authenticates
 //!   at once (its first request carries its credentials) then leaves the budget. A
@@ -175,7 +175,7 @@ impl Admission {
     /// it at once, before any work is spent on it). At the peer's budget its oldest
     /// pending connection is closed to make room if it is at least [`MIN_AGE`] old; at
     /// the total budget, the oldest of the peer holding the most, if the newcomer's peer
-    /// holds fewer (or that one is at least [`MIN_AGE`] old).
+    /// would still hold fewer with it (or that one is at least [`MIN_AGE`] old).
     pub fn pending(self: &Arc<Self>, peer: IpAddr) -> Option<Arc<Gate>> {
         let key = PeerKey::of(peer);
         let now = Instant::now();
