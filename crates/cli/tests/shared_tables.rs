@@ -577,3 +577,51 @@ sys.stdin.read()
     // The flood is still held (its process is alive with its sockets open).
     assert!(flood.0.try_wait().expect("wait").is_none());
 }
+
+/// The pre-authentication deadline closes a connection that made no authenticated
+/// request in time; a client that connected early and calls later simply reconnects,
+/// and a connection that authenticated is not subject to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn preauth_deadline_spares_authenticated_and_late_clients() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = tokens_server(&dir, &["--api-preauth-timeout", "1"]);
+    let early = client_as(&s.addr, ALICE).await;
+    let busy = client_as(&s.addr, BOB).await;
+    api(busy
+        .sandboxes
+        .list_sandboxes(ListSandboxesRequest::default())
+        .await)
+    .expect("bob");
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    // Alice's connection was closed unauthenticated: her first call reconnects.
+    let r = tokio::time::timeout(
+        Duration::from_secs(10),
+        early
+            .sandboxes
+            .list_sandboxes(ListSandboxesRequest::default()),
+    )
+    .await;
+    assert!(matches!(r, Ok(Ok(_))), "{:?}", r.map(|r| r.map(|_| ())));
+    // Bob's authenticated connection lives on past the deadline.
+    api(busy
+        .sandboxes
+        .list_sandboxes(ListSandboxesRequest::default())
+        .await)
+    .expect("bob again");
+    // A raw connection that never authenticates is closed at the deadline.
+    let addr = s.addr.clone();
+    let closed = tokio::task::spawn_blocking(move || {
+        use std::io::Read;
+        let mut st = std::net::TcpStream::connect(&addr).expect("connect");
+        st.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        let t0 = std::time::Instant::now();
+        let mut buf = [0u8; 64];
+        let n = st.read(&mut buf).unwrap_or(0);
+        (n, t0.elapsed())
+    })
+    .await
+    .expect("join");
+    assert_eq!(closed.0, 0, "closed without an answer");
+    assert!(closed.1 < Duration::from_secs(5), "{:?}", closed.1);
+}
