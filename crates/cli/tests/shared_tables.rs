@@ -625,3 +625,60 @@ async fn preauth_deadline_spares_authenticated_and_late_clients() {
     assert_eq!(closed.0, 0, "closed without an answer");
     assert!(closed.1 < Duration::from_secs(5), "{:?}", closed.1);
 }
+
+/// One authenticated request on a fresh keep-alive connection; the connection (held
+/// open) and the start of the answer.
+fn authenticated_keepalive(addr: &str, token: &str) -> (std::net::TcpStream, String) {
+    use std::io::{Read, Write};
+    let mut st = std::net::TcpStream::connect(addr).expect("connect");
+    st.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let head = format!(
+        "POST /cleanroom.v1.SandboxService/ListSandboxes HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}"
+    );
+    st.write_all(head.as_bytes()).expect("write");
+    let mut buf = vec![0u8; 4096];
+    let n = st.read(&mut buf).unwrap_or(0);
+    (st, String::from_utf8_lossy(&buf[..n]).into_owned())
+}
+
+/// Alice holds authenticated connections up to her share of `--api-max-connections`
+/// (an eighth: 8 of 64 here); the next is refused with `resource_exhausted`, and Bob is
+/// still served while hers are held. Before the fix one principal could hold them all.
+#[test]
+fn authenticated_connections_have_a_share_per_principal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = tokens_server(&dir, &["--api-max-connections", "64"]);
+    let mut held = Vec::new();
+    let mut refused = None;
+    for _ in 0..64 {
+        let (st, resp) = authenticated_keepalive(&s.addr, ALICE);
+        if resp.starts_with("HTTP/1.1 200") {
+            held.push(st);
+        } else {
+            refused = Some(resp);
+            break;
+        }
+    }
+    let resp = refused.unwrap_or_else(|| {
+        panic!(
+            "alice held {} authenticated connections, never refused",
+            held.len()
+        )
+    });
+    assert_eq!(held.len(), 8, "alice's share");
+    assert!(resp.starts_with("HTTP/1.1 429"), "{resp}");
+    assert!(resp.contains("resource_exhausted"), "{resp}");
+    let (_bob, resp) = authenticated_keepalive(&s.addr, BOB);
+    assert!(
+        resp.starts_with("HTTP/1.1 200"),
+        "bob while alice's are held: {resp}"
+    );
+    // One of hers closed: her share has room again.
+    held.pop();
+    assert!(eventually(Duration::from_secs(5), || {
+        authenticated_keepalive(&s.addr, ALICE)
+            .1
+            .starts_with("HTTP/1.1 200")
+    }));
+}
