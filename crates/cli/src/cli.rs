@@ -150,7 +150,9 @@ pub struct ServeArgs {
     pub api_max_connections: usize,
     /// Most TCP connections that have not authenticated yet (a budget separate from
     /// --api-max-connections); one peer address (IPv6: a /64) may hold an eighth. At the
-    /// cap, the oldest of that peer (or of all) is closed to admit the new one
+    /// cap the oldest pending one (of that peer, else of the peer holding the most) is
+    /// closed to admit the new one if it is at least 1 s old; else the new one is
+    /// closed at once (docs/limits.md)
     #[arg(long, value_name = "N", default_value_t = 256)]
     pub api_preauth_connections: usize,
     /// Close a TCP connection that has not sent an authenticated request within this
