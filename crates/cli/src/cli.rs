@@ -144,9 +144,21 @@ pub struct ServeArgs {
     /// Close HTTP/1.1 API connections that do not send a request's headers within this
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub api_header_timeout: u64,
-    /// Most open API connections per listener (accepting pauses at the cap)
+    /// Most authenticated API connections per listener; one principal may hold an eighth
+    /// of them (admins: all). More are refused with resource_exhausted
     #[arg(long, value_name = "N", default_value_t = 1024)]
     pub api_max_connections: usize,
+    /// Most TCP connections that have not authenticated yet (a budget separate from
+    /// --api-max-connections); one peer address (IPv6: a /64) may hold an eighth. At the
+    /// cap the oldest pending one (of that peer, else of the peer holding the most) is
+    /// closed to admit the new one if it is at least 1 s old; else the new one is
+    /// closed at once (docs/limits.md)
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub api_preauth_connections: usize,
+    /// Close a TCP connection that has not sent an authenticated request within this
+    /// long of connecting (TLS handshake included)
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub api_preauth_timeout: u64,
     /// State directory (database, execution logs, sandbox dirs)
     /// [default: /var/lib/cleanroom as root, else $XDG_STATE_HOME/cleanroom]
     #[arg(long, value_name = "DIR", env = "CLEANROOM_STATE_DIR")]

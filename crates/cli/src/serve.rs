@@ -36,6 +36,8 @@ fn settings(args: ServeArgs, listen: Listen) -> ServeSettings {
         api_header_timeout_secs: args.api_header_timeout,
         api_idle_timeout_secs: args.api_idle_timeout,
         api_max_connections: args.api_max_connections,
+        api_preauth_connections: args.api_preauth_connections,
+        api_preauth_timeout_secs: args.api_preauth_timeout,
         max_sandboxes_per_principal: args.max_sandboxes_per_principal,
         max_sandboxes: args.max_sandboxes,
         approvals: args.approvals.settings(),

@@ -1122,7 +1122,10 @@ fn another_principal_cannot_touch_the_files_of_a_sandbox() {
             upload_id: upload_id.clone(),
             ..Default::default()
         };
-        api(bob.files.cancel_sandbox_upload(cancel).await).unwrap();
+        assert_eq!(
+            code(api(bob.files.cancel_sandbox_upload(cancel).await)),
+            "upload_not_found"
+        );
         // Alice's file and upload are untouched; she finishes it.
         assert_eq!(read(&alice, &theirs, p).await.unwrap(), b"alice's");
         assert_eq!(

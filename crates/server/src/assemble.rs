@@ -44,6 +44,9 @@ pub struct ServeSettings {
     pub api_header_timeout_secs: u64,
     pub api_idle_timeout_secs: u64,
     pub api_max_connections: usize,
+    /// Connections not authenticated yet, and how long one may stay so.
+    pub api_preauth_connections: usize,
+    pub api_preauth_timeout_secs: u64,
     pub max_sandboxes_per_principal: u32,
     pub max_sandboxes: u32,
     /// Egress approval defaults (`--approval-timeout`, `--max-pending-approvals`).
@@ -189,6 +192,8 @@ impl ServeSettings {
                     header_read_timeout: Duration::from_secs(self.api_header_timeout_secs.max(1)),
                     idle_timeout: Duration::from_secs(self.api_idle_timeout_secs.max(1)),
                     max_connections: self.api_max_connections.max(1),
+                    preauth_connections: self.api_preauth_connections.max(1),
+                    preauth_timeout: Duration::from_secs(self.api_preauth_timeout_secs.max(1)),
                     ..Default::default()
                 },
                 caps: SandboxCaps {
@@ -245,6 +250,8 @@ mod tests {
             api_header_timeout_secs: 0,
             api_idle_timeout_secs: 9,
             api_max_connections: 0,
+            api_preauth_connections: 0,
+            api_preauth_timeout_secs: 0,
             max_sandboxes_per_principal: 4,
             max_sandboxes: 8,
             approvals: Default::default(),

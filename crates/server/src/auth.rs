@@ -279,6 +279,17 @@ impl AuthInterceptor {
                     .map(|v| v.as_bytes()),
             )
             .map_err(crate::api::to_connect)?;
+        // The connection leaves the pre-authentication budget for the principal's share
+        // (crate::admission); past the share the request is refused and the connection
+        // closed.
+        if let Some(gate) = ctx.extensions().get::<Arc<crate::admission::Gate>>() {
+            gate.authenticate(&principal).map_err(|r| {
+                crate::api::to_connect(
+                    EngineError::resource_exhausted(format!("connection refused: {r}"))
+                        .with("principal", principal.name.clone()),
+                )
+            })?;
+        }
         ctx.extensions_mut().insert(principal);
         Ok(())
     }

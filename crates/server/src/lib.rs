@@ -5,6 +5,7 @@
 //! `owner` and `listener` decide who is calling and what they may see.
 
 pub mod activity;
+pub mod admission;
 pub mod api;
 pub mod api_approvals;
 pub mod api_errors;

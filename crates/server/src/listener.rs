@@ -1,7 +1,12 @@
 //! The API's accept loop: unix socket, TCP and TLS, with bounded connections.
 //!
 //! One loop for every transport so each gets the same guards:
-//! - at most `max_connections` open connections (accepting pauses at the cap);
+//! - admission ([`crate::admission`]): a TCP connection is *pending* until a request on
+//!   it authenticates, in a budget of its own (per peer address and in total, the oldest
+//!   closed to admit a new one, closed `preauth_timeout` after accept); authenticated
+//!   connections (a unix socket's at once, by its peer uid) count against
+//!   `max_connections` and their principal's share of it. Accepting never pauses for
+//!   connections that have not authenticated;
 //! - TCP_NODELAY on every TCP connection (without it each streamed call pays ~40 ms of
 //!   Nagle + delayed-ACK);
 //! - a TLS handshake timeout; HTTP/1.1 header read timeout; HTTP/2 keep-alive pings;
@@ -10,6 +15,7 @@
 //!   that never sent a byte;
 //! - the peer's identity ([`crate::auth::Peer`]) in every request's extensions.
 
+use crate::admission::{Admission, AdmitLimits, Gate};
 use crate::auth::Peer;
 use http_body_util::BodyExt;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -26,8 +32,24 @@ use tower::Service;
 pub struct ConnLimits {
     pub header_read_timeout: Duration,
     pub idle_timeout: Duration,
+    /// Authenticated connections at most; a principal's share is an eighth of it.
     pub max_connections: usize,
     pub tls_handshake_timeout: Duration,
+    /// Connections not authenticated yet at most (an eighth of it per peer address).
+    pub preauth_connections: usize,
+    /// A connection that has not authenticated this long after accept is closed.
+    pub preauth_timeout: Duration,
+}
+
+impl ConnLimits {
+    /// The admission budgets these limits give ([`crate::admission`]).
+    pub fn admission(&self) -> AdmitLimits {
+        AdmitLimits::derived(
+            self.max_connections.clamp(1, 1 << 16),
+            self.preauth_connections.clamp(1, 1 << 14),
+            self.preauth_timeout.max(Duration::from_millis(100)),
+        )
+    }
 }
 
 impl Default for ConnLimits {
@@ -37,6 +59,8 @@ impl Default for ConnLimits {
             idle_timeout: Duration::from_secs(120),
             max_connections: 1024,
             tls_handshake_timeout: Duration::from_secs(10),
+            preauth_connections: 256,
+            preauth_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -56,7 +80,11 @@ pub async fn serve(
     limits: ConnLimits,
     mut stop: watch::Receiver<bool>,
 ) -> std::io::Result<()> {
-    let max = limits.max_connections.clamp(1, 1 << 16);
+    let admission = Admission::new(limits.admission());
+    let budgets = admission.limits();
+    // Every task holds a permit until it ends: the drain below waits for them. The
+    // budgets bound what is open; the slack covers connections being refused right now.
+    let max = budgets.max_connections + budgets.preauth_total + 64;
     let slots = Arc::new(Semaphore::new(max));
     loop {
         let permit = tokio::select! {
@@ -70,8 +98,27 @@ pub async fn serve(
             _ = stop.wait_for(|s| *s) => break,
             a = accept(&transport) => a,
         };
-        let (io, peer_pending) = match accepted {
-            Ok(a) => a,
+        let (io, peer_pending, gate) = match accepted {
+            Ok((io, peer, addr)) => {
+                let gate = match (&peer, addr) {
+                    (Peer::Unix { uid }, _) => {
+                        match admission.authenticated(&crate::auth::unix_principal(*uid)) {
+                            Ok(g) => g,
+                            Err(r) => {
+                                tracing::debug!(uid, reason = %r, "unix connection refused");
+                                continue;
+                            }
+                        }
+                    }
+                    (_, Some(ip)) => match admission.pending(ip) {
+                        Some(g) => g,
+                        // This peer's pending connections are all young: closed at once.
+                        None => continue,
+                    },
+                    (_, None) => continue,
+                };
+                (io, peer, gate)
+            }
             Err(e) => {
                 // EMFILE and friends: back off instead of spinning; never exit the loop.
                 tracing::warn!(error = %e, "accept failed");
@@ -88,26 +135,28 @@ pub async fn serve(
         tokio::spawn(async move {
             let _permit = permit;
             match (io, acceptor) {
-                (Accepted::Unix(s), _) => serve_conn(s, peer_pending, service, limits, stop).await,
+                (Accepted::Unix(s), _) => {
+                    serve_conn(s, peer_pending, gate, service, limits, stop).await
+                }
                 (Accepted::Tcp(s), None) => {
-                    serve_conn(s, peer_pending, service, limits, stop).await
+                    serve_conn(s, peer_pending, gate, service, limits, stop).await
                 }
                 (Accepted::Tcp(s), Some(acceptor)) => {
-                    let tls = match tokio::time::timeout(
-                        limits.tls_handshake_timeout,
-                        acceptor.accept(s),
-                    )
-                    .await
-                    {
-                        Ok(Ok(t)) => t,
-                        Ok(Err(e)) => {
-                            tracing::debug!(error = %e, "TLS handshake failed");
-                            return;
-                        }
-                        Err(_) => {
-                            tracing::debug!("TLS handshake timed out");
-                            return;
-                        }
+                    let handshake =
+                        tokio::time::timeout(limits.tls_handshake_timeout, acceptor.accept(s));
+                    let tls = tokio::select! {
+                        r = handshake => match r {
+                            Ok(Ok(t)) => t,
+                            Ok(Err(e)) => {
+                                tracing::debug!(error = %e, "TLS handshake failed");
+                                return;
+                            }
+                            Err(_) => {
+                                tracing::debug!("TLS handshake timed out");
+                                return;
+                            }
+                        },
+                        _ = gate.must_close() => return,
                     };
                     let cert_principal = tls
                         .get_ref()
@@ -116,12 +165,12 @@ pub async fn serve(
                         .and_then(|c| c.first())
                         .and_then(|leaf| crate::auth::cert_principal(leaf));
                     let peer = Peer::Tcp { cert_principal };
-                    serve_conn(tls, peer, service, limits, stop).await
+                    serve_conn(tls, peer, gate, service, limits, stop).await
                 }
             }
         });
     }
-    // Drain: every connection task holds a permit until it ends (max <= 65536 fits u32).
+    // Drain: every connection task holds a permit until it ends (max <= 2^17 fits u32).
     let _ = tokio::time::timeout(Duration::from_secs(2), slots.acquire_many(max as u32)).await;
     Ok(())
 }
@@ -131,16 +180,16 @@ enum Accepted {
     Tcp(tokio::net::TcpStream),
 }
 
-async fn accept(t: &Transport) -> std::io::Result<(Accepted, Peer)> {
+async fn accept(t: &Transport) -> std::io::Result<(Accepted, Peer, Option<std::net::IpAddr>)> {
     match t {
         Transport::Unix(l) => {
             let (s, _) = l.accept().await?;
             // The kernel's record of who connected: not forgeable by the client.
             let uid = s.peer_cred()?.uid();
-            Ok((Accepted::Unix(s), Peer::Unix { uid }))
+            Ok((Accepted::Unix(s), Peer::Unix { uid }, None))
         }
         Transport::Tcp(l, _) => {
-            let (s, _) = l.accept().await?;
+            let (s, addr) = l.accept().await?;
             if let Err(e) = s.set_nodelay(true) {
                 tracing::warn!(error = %e, "cannot set TCP_NODELAY");
             }
@@ -149,6 +198,7 @@ async fn accept(t: &Transport) -> std::io::Result<(Accepted, Peer)> {
                 Peer::Tcp {
                     cert_principal: None,
                 },
+                Some(addr.ip()),
             ))
         }
     }
@@ -184,6 +234,7 @@ impl Drop for InFlight {
 async fn serve_conn<I>(
     io: I,
     peer: Peer,
+    gate: Arc<Gate>,
     service: Svc,
     limits: ConnLimits,
     mut stop: watch::Receiver<bool>,
@@ -192,8 +243,11 @@ async fn serve_conn<I>(
 {
     let activity = Arc::new(Activity::default());
     let act = activity.clone();
+    let conn_gate = gate.clone();
     let svc = hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
         req.extensions_mut().insert(peer.clone());
+        // The authentication interceptor moves the connection into its principal's share.
+        req.extensions_mut().insert(conn_gate.clone());
         let guard = InFlight::new(act.clone());
         let mut service = service.clone();
         async move {
@@ -228,6 +282,15 @@ async fn serve_conn<I>(
         tokio::select! {
             _ = conn.as_mut() => return,
             _ = stop.wait_for(|s| *s) => break,
+            _ = gate.must_close() => {
+                if gate.is_refused() {
+                    // Let the `resource_exhausted` answer out, then close.
+                    break;
+                }
+                // Evicted or expired before authenticating: nothing of it is owed.
+                tracing::debug!("closing unauthenticated API connection");
+                return;
+            }
             _ = &mut timer => {
                 let epoch = activity.epoch.load(Ordering::SeqCst);
                 if activity.in_flight.load(Ordering::SeqCst) == 0 && epoch == armed {

@@ -33,7 +33,8 @@ pub struct ConsoleServeArgs {
     /// How long an AttachExecution ticket may wait to be used
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub console_token_ttl_secs: u64,
-    /// Most open console connections (more are refused)
+    /// Most attached console connections; one principal may hold an eighth, and a
+    /// quarter more may be connecting without a hello yet (5 s each; docs/limits.md)
     #[arg(long, value_name = "N", default_value_t = 256)]
     pub console_max_connections: usize,
 }

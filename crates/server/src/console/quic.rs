@@ -1,20 +1,29 @@
 //! The console's QUIC endpoint: a self-signed certificate made at startup (clients pin
 //! its sha256, returned by `AttachExecution`), one attach per connection, bounded:
-//! a cap on connections (more are refused at once), handshake and hello timeouts, an idle
-//! timeout, one bidirectional stream per connection, small flow-control windows; it closes
-//! every connection when the server stops.
+//! an idle timeout, one bidirectional stream per connection, small flow-control windows;
+//! it closes every connection when the server stops.
+//!
+//! Admission ([`crate::admission`]): until its hello redeems a ticket, a connection is
+//! *pending* in a budget of its own — a quarter of `max_connections` in all, an eighth of
+//! that per peer address, the oldest of a peer (or of the heaviest peer) closed to admit
+//! a new one — and must complete handshake, stream and hello within [`PREHELLO_TIMEOUT`].
+//! While that budget is half full, peers whose address QUIC has not validated yet are
+//! sent a Retry first (a spoofed source cannot hold a slot). An attached connection
+//! counts against `max_connections` and its principal's share (an eighth). So
+//! ticket-less connections never take an attached console's place.
 
 use super::Broker;
+use crate::admission::{Admission, AdmitLimits, Gate};
 use crate::engine::Engine;
 use quinn::crypto::rustls::QuicServerConfig;
 use sha2::{Digest, Sha256};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 
-/// Time for the QUIC handshake, and then for the first stream and its hello.
-pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Time for the QUIC handshake, the first stream and its hello, together.
+pub const PREHELLO_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Settings of the console endpoint (`cleanroom serve --console-*`).
 #[derive(Debug, Clone)]
@@ -24,7 +33,8 @@ pub struct ConsoleConfig {
     pub listen: Option<SocketAddr>,
     /// How long an `AttachExecution` ticket may wait to be used.
     pub token_ttl: Duration,
-    /// Open console connections at most (more are refused).
+    /// Attached console connections at most (a principal may hold an eighth); a quarter
+    /// of it more may be connecting without a hello yet.
     pub max_connections: usize,
     /// A connection with no traffic for this long is closed (clients send keep-alives).
     pub idle_timeout: Duration,
@@ -88,8 +98,14 @@ fn server_config(cfg: &ConsoleConfig) -> Result<(quinn::ServerConfig, String), S
             quinn::IdleTimeout::try_from(cfg.idle_timeout).map_err(|e| e.to_string())?,
         ));
     server.transport_config(Arc::new(transport));
-    server.max_incoming(cfg.max_connections.max(1));
+    server.max_incoming(admit_limits(cfg).preauth_total.max(64));
     Ok((server, pin))
+}
+
+/// The endpoint's admission budgets (module docs).
+pub fn admit_limits(cfg: &ConsoleConfig) -> AdmitLimits {
+    let max = cfg.max_connections.clamp(1, 1 << 16);
+    AdmitLimits::derived(max, (max / 4).max(8), PREHELLO_TIMEOUT)
 }
 
 /// Bind the endpoint, install its [`Broker`] in the engine and start accepting.
@@ -113,35 +129,60 @@ pub fn start(
     engine.set_console(broker.clone());
     tracing::info!(endpoint = %local, "console endpoint ready");
     let ep = endpoint.clone();
-    let slots = Arc::new(Semaphore::new(cfg.max_connections.max(1)));
+    let admission = Admission::new(admit_limits(cfg));
     let task = tokio::spawn(async move {
         loop {
             let incoming = tokio::select! {
                 i = ep.accept() => match i { Some(i) => i, None => break },
                 _ = stop.changed() => break,
             };
-            let Ok(slot) = slots.clone().try_acquire_owned() else {
+            let pending = admission.counts().0;
+            if !incoming.remote_address_validated()
+                && incoming.may_retry()
+                && pending * 2 >= admission.limits().preauth_total
+            {
+                // Under load, make the peer prove its address before it holds a slot.
+                let _ = incoming.retry();
+                continue;
+            }
+            let Some(gate) = admission.pending(incoming.remote_address().ip()) else {
                 incoming.refuse();
                 continue;
             };
             let (engine, broker) = (engine.clone(), broker.clone());
             tokio::spawn(async move {
-                serve_connection(engine, broker, incoming).await;
-                drop(slot);
+                let serve = serve_connection(engine, broker, incoming, &gate);
+                tokio::pin!(serve);
+                tokio::select! {
+                    _ = &mut serve => {}
+                    _ = gate.must_close() => {
+                        if gate.is_refused() {
+                            // Its `resource_exhausted` frame goes out first (bounded).
+                            let _ = tokio::time::timeout(PREHELLO_TIMEOUT, serve).await;
+                        } else {
+                            tracing::debug!("console connection closed before its hello");
+                        }
+                    }
+                }
             });
         }
     });
     Ok(Console { endpoint, task })
 }
 
-async fn serve_connection(engine: Arc<Engine>, broker: Arc<Broker>, incoming: quinn::Incoming) {
-    let conn = match tokio::time::timeout(HANDSHAKE_TIMEOUT, incoming).await {
-        Ok(Ok(c)) => c,
-        _ => return,
+async fn serve_connection(
+    engine: Arc<Engine>,
+    broker: Arc<Broker>,
+    incoming: quinn::Incoming,
+    gate: &Gate,
+) {
+    // The gate's deadline bounds handshake, stream and hello together.
+    let conn = match incoming.await {
+        Ok(c) => c,
+        Err(_) => return,
     };
-    let stream = tokio::time::timeout(HANDSHAKE_TIMEOUT, conn.accept_bi()).await;
-    if let Ok(Ok((send, recv))) = stream {
-        super::session::run(engine, broker, send, recv).await;
+    if let Ok((send, recv)) = conn.accept_bi().await {
+        super::session::run(engine, broker, gate, send, recv).await;
     }
     conn.close(quinn::VarInt::from_u32(0), b"done");
 }

@@ -3,7 +3,8 @@
 //! (replayed tail, then live, then the exit) and, for a driver, its input, window size
 //! and signals.
 
-use super::{quic::HANDSHAKE_TIMEOUT, Broker};
+use super::{quic::PREHELLO_TIMEOUT, Broker};
+use crate::admission::Gate;
 use crate::engine::{Engine, StreamItem};
 use cleanroom_console::{read_frame, write_frame, Frame, Mode, MAX_PAYLOAD};
 use futures::StreamExt;
@@ -30,10 +31,11 @@ async fn refuse(mut send: quinn::SendStream, code: &str, message: &str) {
 pub async fn run(
     engine: Arc<Engine>,
     broker: Arc<Broker>,
+    gate: &Gate,
     mut send: quinn::SendStream,
     mut recv: quinn::RecvStream,
 ) {
-    let hello = match tokio::time::timeout(HANDSHAKE_TIMEOUT, read_frame(&mut recv)).await {
+    let hello = match tokio::time::timeout(PREHELLO_TIMEOUT, read_frame(&mut recv)).await {
         Ok(Ok(Some(Frame::Hello(h)))) => h,
         _ => return refuse(send, "invalid_argument", "expected a hello frame").await,
     };
@@ -44,6 +46,11 @@ pub async fn run(
             return refuse(send, "unauthenticated", &r.to_string()).await;
         }
     };
+    // Out of the pending budget, into the principal's share of attached consoles.
+    if let Err(r) = gate.authenticate(&grant.principal) {
+        tracing::info!(principal = %grant.principal.name, reason = %r, "console attach refused");
+        return refuse(send, "resource_exhausted", &r.to_string()).await;
+    }
     // Ownership again, now: the ticket is only as good as its principal's rights.
     let row = match engine.owned_execution(&grant.principal, "", &grant.execution_id) {
         Ok(r) => r,

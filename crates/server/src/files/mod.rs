@@ -329,11 +329,14 @@ impl FileService for FileApi {
         self.engine
             .owned_sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
-        // Unknown, finished or someone else's: nothing to do, and nothing is told.
-        if let Ok(up) = self.uploads.get(&who, &req.sandbox_id, &req.upload_id) {
-            self.uploads.remove(&up.id);
-            up.state.lock().await.file = None;
-        }
+        // Unknown, finished, of another sandbox or someone else's: `upload_not_found`,
+        // the same answer for each (no existence oracle), and nothing is dropped.
+        let up = self
+            .uploads
+            .get(&who, &req.sandbox_id, &req.upload_id)
+            .map_err(to_connect)?;
+        self.uploads.remove(&up.id);
+        up.state.lock().await.file = None;
         Response::ok(CancelSandboxUploadResponse::default())
     }
 

@@ -2,7 +2,10 @@
 //! committed by the sandbox's own helper), how many bytes it holds, their running sha256,
 //! and the principal that owns it. Held in memory only: bounded in number per sandbox and
 //! in total, dropped when idle too long or when their sandbox is no longer READY (closing
-//! the last fd of an anonymous file frees its space).
+//! the last fd of an anonymous file frees its space). Every principal has its own share of
+//! the server-wide table ([`PER_PRINCIPAL`], a sixteenth of [`TOTAL`]), so one principal
+//! that opens uploads in all its sandboxes cannot lock every other principal out
+//! (docs/limits.md).
 
 use crate::auth::Principal;
 use crate::error::{Class, EngineError, ErrorCode};
@@ -21,6 +24,9 @@ pub const IDLE: Duration = Duration::from_secs(15 * 60);
 pub const PER_SANDBOX: usize = 16;
 /// Uploads open at once on the server.
 pub const TOTAL: usize = 1024;
+/// Uploads one principal may have open at once (its share of [`TOTAL`]): 16 principals
+/// at their share fill the table, never one.
+pub const PER_PRINCIPAL: usize = TOTAL / 16;
 
 /// What the first call of an upload asked for.
 #[derive(Debug, Clone)]
@@ -114,15 +120,25 @@ impl Uploads {
         file: OwnedFd,
     ) -> Result<Arc<Upload>, EngineError> {
         let mut map = self.lock()?;
-        let in_sandbox = map
-            .values()
-            .filter(|u| u.target.sandbox_id == target.sandbox_id)
-            .count();
-        if in_sandbox >= PER_SANDBOX || map.len() >= TOTAL {
-            return Err(EngineError::resource_exhausted(format!(
-                "too many uploads in progress (at most {PER_SANDBOX} per sandbox, {TOTAL} in all); \
-                 finish or cancel one"
-            )));
+        let (mut in_sandbox, mut mine) = (0, 0);
+        for u in map.values() {
+            in_sandbox += usize::from(u.target.sandbox_id == target.sandbox_id);
+            mine += usize::from(u.owner == who.name);
+        }
+        let refuse = |what: &str, cap: usize| {
+            Err(EngineError::resource_exhausted(format!(
+                "too many uploads in progress ({what}: at most {cap}); finish or cancel one"
+            ))
+            .with("limit", cap.to_string()))
+        };
+        if in_sandbox >= PER_SANDBOX {
+            return refuse("per sandbox", PER_SANDBOX);
+        }
+        if mine >= PER_PRINCIPAL {
+            return refuse("per principal", PER_PRINCIPAL);
+        }
+        if map.len() >= TOTAL {
+            return refuse("on this server", TOTAL);
         }
         let up = Arc::new(Upload {
             id: new_id(),
@@ -243,6 +259,27 @@ mod tests {
         ups.insert(&alice, target("sbx_b"), fd()).unwrap();
         assert_eq!(ups.sweep(|s| s != "sbx_a"), PER_SANDBOX);
         assert_eq!(ups.len(), 1);
+    }
+
+    #[test]
+    fn one_principal_fills_only_its_share() {
+        let ups = Uploads::default();
+        let alice = who("alice", Role::User);
+        for i in 0..PER_PRINCIPAL {
+            ups.insert(&alice, target(&format!("sbx_{}", i / PER_SANDBOX)), fd())
+                .unwrap();
+        }
+        let e = ups.insert(&alice, target("sbx_new"), fd()).err().unwrap();
+        assert_eq!(e.code, ErrorCode::ResourceExhausted);
+        assert!(e.message.contains("per principal"), "{}", e.message);
+        // Everyone else still has the rest of the table.
+        for i in 0..(TOTAL - PER_PRINCIPAL) {
+            let p = who(&format!("p{}", i / PER_PRINCIPAL), Role::User);
+            ups.insert(&p, target(&format!("sbx_o{}", i / PER_SANDBOX)), fd())
+                .unwrap();
+        }
+        let e = ups.insert(&who("late", Role::User), target("sbx_z"), fd());
+        assert!(e.is_err(), "the table is full");
     }
 
     #[test]
