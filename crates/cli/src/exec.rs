@@ -142,11 +142,11 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
                 code = r.code;
                 ran = r;
             }
-            Err((exec_id, canceled)) => {
+            Err((exec_id, interrupted)) => {
                 // Detached: the execution and its sandbox stay as they are (never torn
                 // down behind the user's back); say how to come back.
-                let state = if canceled {
-                    "is being canceled"
+                let state = if interrupted {
+                    "got SIGINT; unless that ends it, it keeps running"
                 } else {
                     "keeps running"
                 };
@@ -303,7 +303,7 @@ async fn exec_in<'c>(
     let mut tails = crate::retained::Tails::default();
     let code = match follow_output(&mut output, &exec_id, sigint, opts, Some(&mut tails)).await {
         Followed::Exit(code) => code,
-        Followed::Detached { canceled } => return Err((exec_id, canceled)),
+        Followed::Detached { interrupted } => return Err((exec_id, interrupted)),
         Followed::Caught => 0,
     };
     if args.print_trace_id && code == 0 {

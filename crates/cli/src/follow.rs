@@ -30,9 +30,9 @@ pub enum CtrlC {
 pub enum Followed {
     /// The execution ended (or following failed): the code to exit with.
     Exit(i32),
-    /// The user detached; the execution was not canceled (`canceled`: the cancel had
-    /// already been sent).
-    Detached { canceled: bool },
+    /// The user detached; the execution was not canceled (`interrupted`: it got the first
+    /// Ctrl-C's SIGINT).
+    Detached { interrupted: bool },
     /// Without follow: everything retained so far was printed; the execution runs on.
     Caught,
 }
@@ -105,7 +105,7 @@ pub async fn follow_output(
     mut tails: Option<&mut crate::retained::Tails>,
 ) -> Followed {
     let mut interrupts = 0;
-    let mut canceled = false;
+    let mut interrupted = false;
     let mut out = std::io::stdout().lock();
     let mut err = std::io::stderr();
     let inspect = || Some(format!("cleanroom execution inspect {exec_id}"));
@@ -116,13 +116,13 @@ pub async fn follow_output(
                 interrupts += 1;
                 if interrupts == 1 && opts.ctrl_c == CtrlC::CancelThenDetach {
                     eprintln!("cleanroom: interrupting {exec_id} (SIGINT; Ctrl-C again to detach)");
-                    canceled = true;
+                    interrupted = true;
                     if let Err(e) = output.interrupt().await {
                         render::error(&e, None);
                     }
                     continue;
                 }
-                return Followed::Detached { canceled };
+                return Followed::Detached { interrupted };
             }
         };
         let seq = output.last_sequence();

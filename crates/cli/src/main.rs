@@ -42,7 +42,7 @@ fn main() {
         cleanroom_backend::linux::init::main();
     }
     let cli = cli::Cli::parse();
-    default_sigpipe_for_filters(&cli.command);
+    quiet_exit_on_closed_stdout();
     // `exec` is a client of one connection doing one thing at a time: a single-threaded
     // runtime starts no worker threads (thread creation is a measurable part of its
     // start-up). The server, and the commands that move bulk data or drive a terminal,
@@ -63,19 +63,23 @@ fn main() {
     std::process::exit(code);
 }
 
+/// Exit code of a filter whose reader went away (128 + SIGPIPE, what a shell shows).
+const EXIT_BROKEN_PIPE: i32 = 141;
+
 /// Commands that print behave as Unix filters: when their reader goes away (`cleanroom
-/// status | head`) SIGPIPE ends them quietly (status 141 in a shell), where Rust's ignored
-/// SIGPIPE made the next `println!` panic with a backtrace. Not for `serve` (a client that
-/// goes away must never kill the server), `exec` (it handles a closed stdout itself and
-/// exits 141) or `console` (it restores the terminal first).
-fn default_sigpipe_for_filters(command: &cli::Command) {
-    use cli::Command as C;
-    if matches!(command, C::Serve(_) | C::Exec(_) | C::Console(_)) {
-        return;
-    }
-    // SAFETY: signal(2) with SIG_DFL installs no handler (nothing of ours runs in signal
-    // context); still single-threaded, before the runtime starts.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+/// status | head`) they end quietly with 141, where the next `println!` used to panic with
+/// a backtrace. SIGPIPE itself stays ignored: restoring its default would also kill the
+/// CLI when a *server connection* breaks (a plain-HTTP client on a TLS port), which must
+/// be a `server_unreachable` error, not a silent death. So the one panic `print!` raises
+/// on a closed stdout is turned into that exit; every other panic is reported as before.
+/// `exec` and `console` handle a closed stdout themselves (exit 141 as well).
+fn quiet_exit_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload_as_str().unwrap_or("");
+        if payload.starts_with("failed printing to stdout") && payload.contains("Broken pipe") {
+            std::process::exit(EXIT_BROKEN_PIPE);
+        }
+        default(info);
+    }));
 }

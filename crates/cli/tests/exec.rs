@@ -233,7 +233,7 @@ fn ctrl_c_interrupts_then_detaches() {
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let id = sandbox_id_from(&stderr(&o));
 
-    // A guest that dies of the SIGINT: 128 + 2, CANCELED.
+    // A guest that dies of the SIGINT: 128 + 2, as in a terminal.
     let child = spawn_started(
         &s,
         &[
@@ -249,12 +249,6 @@ fn ctrl_c_interrupts_then_detaches() {
     );
     let o = interrupt(child, 1, Duration::from_secs(30));
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
-    let i = s.run(&["execution", "inspect", "--sandbox-id", &id, "--last"]);
-    assert!(
-        stdout(&i).contains("status:       CANCELED"),
-        "{}",
-        stdout(&i)
-    );
 
     // Second Ctrl-C detaches at once, even when the command ignores the interrupt.
     let script = "trap '' INT TERM; echo started; while :; do sleep 0.1; done";

@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 /// A ~30 s job: a line a second, a line on stderr at the end, a chosen exit code.
-const JOB: &str = "echo started; i=1; while [ $i -le 30 ]; do echo line $i; i=$((i+1)); sleep 1; done; echo finished >&2; exit 7";
+const JOB: &str = "trap 'echo interrupted >&2' INT; echo started; i=1; while [ $i -le 30 ]; do echo line $i; i=$((i+1)); sleep 1; done; echo finished >&2; exit 7";
 
 fn expected_stdout() -> String {
     let mut s = String::from("started\n");
@@ -56,7 +56,7 @@ fn second_ctrl_c_detaches_and_logs_follow_reattaches() {
             }
         }
     });
-    // Ctrl-C once: the CLI announces the cancel and how to detach instead ...
+    // Ctrl-C once: the CLI interrupts the guest (which traps it) and says how to detach ...
     sigint(child.id());
     let announced = rx
         .recv_timeout(Duration::from_secs(30))
@@ -96,7 +96,7 @@ fn second_ctrl_c_detaches_and_logs_follow_reattaches() {
     let o = output_with_timeout(c, Duration::from_secs(120));
     assert_eq!(o.status.code(), Some(7), "{}", stderr(&o));
     assert_eq!(stdout(&o), expected_stdout());
-    assert_eq!(stderr(&o), "finished\n");
+    assert_eq!(stderr(&o), "interrupted\nfinished\n");
 
     // Replay at an offset: the JSON form gives each event's sequence; everything after
     // sequence K is exactly the rest.

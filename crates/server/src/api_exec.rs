@@ -109,10 +109,15 @@ impl ExecutionService for Api {
             .owned_execution(&who, &req.sandbox_id, &req.execution_id)
             .map_err(to_connect)?;
         let grace = (req.grace_seconds > 0).then(|| Duration::from_secs(req.grace_seconds.into()));
-        let row = self
-            .engine
-            .cancel_execution(&req.sandbox_id, &req.execution_id, grace, req.interrupt)
-            .map_err(to_connect)?;
+        let row = if req.interrupt {
+            self.engine
+                .interrupt_execution(&req.sandbox_id, &req.execution_id)
+                .await
+        } else {
+            self.engine
+                .cancel_execution(&req.sandbox_id, &req.execution_id, grace)
+        }
+        .map_err(to_connect)?;
         Response::ok(CancelExecutionResponse {
             execution: execution_msg(&row).into(),
             ..Default::default()

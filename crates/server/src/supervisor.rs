@@ -54,10 +54,8 @@ pub struct Cancel {
     /// The execution status it ends with.
     pub status: i32,
     pub message: String,
-    /// Time between the first signal and SIGKILL; zero sends SIGKILL at once.
+    /// Time between SIGTERM and SIGKILL; zero sends SIGKILL at once.
     pub grace: Duration,
-    /// The first signal: SIGINT for an interrupt (a client's Ctrl-C), else SIGTERM.
-    pub interrupt: bool,
 }
 
 /// What a supervisor may touch of the server.
@@ -283,7 +281,7 @@ impl Run {
                 }
                 _ = tokio::time::sleep_until(deadline), if reason.is_none() && exit.is_none() && deadline < far => {
                     let secs = self.timeout.map(|t| t.as_secs()).unwrap_or(0);
-                    reason = Some(Arc::new(Cancel { status: es::TIMED_OUT, message: format!("timed out after {secs}s"), grace: DEFAULT_GRACE, interrupt: false }));
+                    reason = Some(Arc::new(Cancel { status: es::TIMED_OUT, message: format!("timed out after {secs}s"), grace: DEFAULT_GRACE }));
                     kill_at = self.terminate(handle, reason.as_ref()).await;
                 }
                 r = cancel_rx.changed(), if reason.is_none() && exit.is_none() => {
@@ -432,8 +430,6 @@ impl Run {
         let grace = reason.map(|r| r.grace).unwrap_or(DEFAULT_GRACE);
         let sig = if grace.is_zero() {
             libc::SIGKILL
-        } else if reason.is_some_and(|r| r.interrupt) {
-            libc::SIGINT
         } else {
             libc::SIGTERM
         };

@@ -119,6 +119,10 @@ export class AttestationSignatureInvalidError extends CleanroomError {}
 export class AttestationExpiredError extends CleanroomError {}
 /** The `attestation_not_yet_valid` error. */
 export class AttestationNotYetValidError extends CleanroomError {}
+/** The `unsafe_archive_entry` error: a tar entry named with `..` or absolutely. */
+export class UnsafeArchiveEntryError extends CleanroomError {}
+/** The `destination_is_link` error (a download found a link where its destination goes). */
+export class DestinationIsLinkError extends CleanroomError {}
 /** The `server_unreachable` error. */
 export class ServerUnreachableError extends CleanroomError {}
 /** The `stream_ended` error. */
@@ -173,6 +177,8 @@ const BY_CODE: Record<string, new (code: string, message: string, connectCode?: 
   attestation_signature_invalid: AttestationSignatureInvalidError,
   attestation_expired: AttestationExpiredError,
   attestation_not_yet_valid: AttestationNotYetValidError,
+  unsafe_archive_entry: UnsafeArchiveEntryError,
+  destination_is_link: DestinationIsLinkError,
   server_unreachable: ServerUnreachableError,
   stream_ended: StreamEndedError,
 };

@@ -184,6 +184,7 @@ impl Engine {
         let (warn_tx, warn_rx) = mpsc::unbounded_channel();
         let live = Arc::new(LiveExec {
             sandbox_id: sandbox.id.clone(),
+            process: handle.id,
             has_stdin: handle.stdin.is_some(),
             stdin: tokio::sync::Mutex::new(handle.stdin),
             cancel: cancel_tx,
@@ -426,28 +427,40 @@ impl Engine {
         })
     }
 
-    /// SIGTERM (SIGINT with `interrupt`: a client's Ctrl-C) now, SIGKILL after `grace`.
-    /// No-op for finished executions.
+    /// SIGTERM now, SIGKILL after `grace`. No-op for finished executions.
     pub fn cancel_execution(
         &self,
         sandbox_id: &str,
         exec_id: &str,
         grace: Option<Duration>,
-        interrupt: bool,
     ) -> Result<ExecutionRow, EngineError> {
         let row = self.find_execution(sandbox_id, exec_id)?;
         if let Some(l) = self.live(exec_id) {
-            let message = if interrupt {
-                "interrupted by client (SIGINT)"
-            } else {
-                "canceled by client"
-            };
             l.cancel(
                 es::CANCELED,
-                message,
+                "canceled by client",
                 grace.unwrap_or(DEFAULT_GRACE),
-                interrupt,
             );
+        }
+        Ok(row)
+    }
+
+    /// SIGINT to the execution's process, as a terminal's Ctrl-C: no escalation and no
+    /// cancel recorded, so the process decides (a shell script that traps it goes on, and
+    /// can still be detached from and re-attached to; one that dies of it ends with 130).
+    /// A later cancel still works. No-op for finished executions.
+    pub async fn interrupt_execution(
+        &self,
+        sandbox_id: &str,
+        exec_id: &str,
+    ) -> Result<ExecutionRow, EngineError> {
+        let row = self.find_execution(sandbox_id, exec_id)?;
+        if let Some(l) = self.live(exec_id) {
+            // Gone meanwhile: nothing to interrupt.
+            let _ = self
+                .backend
+                .signal(&l.sandbox_id, l.process, libc::SIGINT)
+                .await;
         }
         Ok(row)
     }

@@ -111,6 +111,8 @@ pub struct Inspection {
 /// What the engine keeps of a running execution (removed when its supervisor ends).
 struct LiveExec {
     sandbox_id: String,
+    /// The backend's handle of its process (for an interrupt: SIGINT to it alone).
+    process: u64,
     stdin: tokio::sync::Mutex<Option<pipe::Sender>>,
     has_stdin: bool,
     cancel: watch::Sender<Option<Arc<Cancel>>>,
@@ -136,14 +138,13 @@ struct LiveExec {
 
 impl LiveExec {
     /// Ask the supervisor to stop the execution, unless a stop was asked for already.
-    fn cancel(&self, status: i32, message: &str, grace: Duration, interrupt: bool) {
+    fn cancel(&self, status: i32, message: &str, grace: Duration) {
         self.cancel.send_if_modified(|c| {
             if c.is_none() {
                 *c = Some(Arc::new(Cancel {
                     status,
                     message: message.into(),
                     grace,
-                    interrupt,
                 }));
                 true
             } else {

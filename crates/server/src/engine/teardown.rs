@@ -155,7 +155,6 @@ impl Engine {
                 crate::status::execution::CANCELED,
                 "sandbox terminated while the execution was running",
                 Duration::ZERO,
-                false,
             );
         }
         Ok(running)

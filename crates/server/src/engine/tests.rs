@@ -221,9 +221,7 @@ async fn cancel_ends_the_execution_as_canceled() {
         .create_execution(exec(&sbx, &["sleep"]))
         .await
         .unwrap();
-    engine
-        .cancel_execution(&sbx.id, &row.id, None, false)
-        .unwrap();
+    engine.cancel_execution(&sbx.id, &row.id, None).unwrap();
     let done = finished(&engine, &row.id).await;
     assert_eq!(done.status, es::CANCELED);
     assert_eq!(done.message, "canceled by client");
@@ -234,7 +232,7 @@ async fn cancel_ends_the_execution_as_canceled() {
         .await
         .unwrap();
     engine
-        .cancel_execution(&sbx.id, &row.id, Some(Duration::from_millis(50)), false)
+        .cancel_execution(&sbx.id, &row.id, Some(Duration::from_millis(50)))
         .unwrap();
     let done = finished(&engine, &row.id).await;
     assert_eq!(
@@ -251,26 +249,20 @@ async fn cancel_ends_the_execution_as_canceled() {
         .await
         .unwrap();
     engine
-        .cancel_execution(&sbx.id, &row.id, Some(Duration::ZERO), false)
+        .cancel_execution(&sbx.id, &row.id, Some(Duration::ZERO))
         .unwrap();
     assert_eq!(finished(&engine, &row.id).await.status, es::CANCELED);
     assert_eq!(fake.calls().signals[3..], [(3, libc::SIGKILL)]);
-    let again = engine
-        .cancel_execution(&sbx.id, &row.id, None, false)
-        .unwrap();
+    let again = engine.cancel_execution(&sbx.id, &row.id, None).unwrap();
     assert_eq!(again.status, es::CANCELED);
     assert_eq!(fake.calls().signals.len(), 4);
-    // An interrupt (a client's Ctrl-C) is SIGINT first (the fake's "stubborn" process
-    // ignores only SIGTERM, so the SIGINT ends it).
+    // An interrupt (a client's Ctrl-C) is one SIGINT, no cancel: the process decides, and
+    // a cancel afterwards still takes effect.
     let row = engine
         .create_execution(exec(&sbx, &["stubborn"]))
         .await
         .unwrap();
-    engine
-        .cancel_execution(&sbx.id, &row.id, Some(Duration::from_millis(50)), true)
-        .unwrap();
-    let done = finished(&engine, &row.id).await;
-    assert_eq!(done.message, "interrupted by client (SIGINT)");
+    engine.interrupt_execution(&sbx.id, &row.id).await.unwrap();
     assert_eq!(fake.calls().signals[4..], [(4, libc::SIGINT)]);
 }
 

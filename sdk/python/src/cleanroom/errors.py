@@ -97,6 +97,10 @@ AttestationInvalidError = _register("attestation_invalid", "AttestationInvalidEr
 AttestationSignatureInvalidError = _register("attestation_signature_invalid", "AttestationSignatureInvalidError")
 AttestationExpiredError = _register("attestation_expired", "AttestationExpiredError")
 AttestationNotYetValidError = _register("attestation_not_yet_valid", "AttestationNotYetValidError")
+# Archives are hostile data (docs/files.md): the server refuses such a tar upload entry, and
+# this SDK's download_dir refuses it (and a link where the destination would be) too.
+UnsafeArchiveEntryError = _register("unsafe_archive_entry", "UnsafeArchiveEntryError")
+DestinationIsLinkError = _register("destination_is_link", "DestinationIsLinkError")
 # Client side only (never in an ErrorDetail), produced by this SDK.
 ServerUnreachableError = _register("server_unreachable", "ServerUnreachableError")
 StreamEndedError = _register("stream_ended", "StreamEndedError")

@@ -114,7 +114,7 @@ async fn a_running_execution_is_foreground_work_and_the_wait_is_bounded() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(counts(&e, &id), (1, 0), "refilled while an execution ran");
     // ...until it ends.
-    e.cancel_execution(&other.id, &run.id, Some(Duration::ZERO), false)
+    e.cancel_execution(&other.id, &run.id, Some(Duration::ZERO))
         .unwrap();
     until_ready(&e, &id, 2).await;
     assert!(!e.foreground_busy());

@@ -1136,8 +1136,9 @@ export type CancelExecutionRequest = Message<"cleanroom.v1.CancelExecutionReques
   graceSeconds: number;
 
   /**
-   * SIGINT first instead of SIGTERM: an interrupt, as a terminal's Ctrl-C sends it
-   * (`cleanroom exec` on the first Ctrl-C). SIGKILL still follows after the grace.
+   * Instead of a cancel: one SIGINT to the process, as a terminal's Ctrl-C (what
+   * `cleanroom exec` sends on the first Ctrl-C). No SIGKILL follows and nothing is recorded
+   * as canceled: the process decides; a cancel can still follow.
    *
    * @generated from field: bool interrupt = 4;
    */
