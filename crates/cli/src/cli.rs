@@ -334,12 +334,19 @@ pub enum SandboxCommand {
         /// Never take a READY sandbox from a matching warm pool
         #[arg(long)]
         no_pool: bool,
+        /// Label the sandbox (repeatable); `sandbox ls --label` and `sandbox rm --label`
+        /// select by it
+        #[arg(long = "label", value_name = "KEY=VALUE", value_parser = crate::commands::labels::parse)]
+        labels: Vec<(String, String)>,
     },
     /// List sandboxes
     Ls {
         /// Include STOPPED and FAILED sandboxes
         #[arg(short, long)]
         all: bool,
+        /// Only sandboxes with this label (repeatable: all of them must match)
+        #[arg(long = "label", value_name = "KEY=VALUE", value_parser = crate::commands::labels::parse)]
+        labels: Vec<(String, String)>,
         /// Print JSON
         #[arg(long)]
         json: bool,
@@ -369,8 +376,16 @@ pub enum SandboxCommand {
     Requests(crate::approve::RequestsArgs),
     /// Terminate sandboxes: kill every process, remove every mount and directory
     Rm {
-        #[arg(required = true)]
+        #[arg(required_unless_present_any = ["labels", "all"], conflicts_with_all = ["labels", "all"])]
         sandbox_ids: Vec<String>,
+        /// Terminate your own live sandboxes that carry this label (repeatable: all of
+        /// them must match); never another principal's, also for an admin
+        #[arg(long = "label", value_name = "KEY=VALUE", value_parser = crate::commands::labels::parse)]
+        labels: Vec<(String, String)>,
+        /// Terminate all your own live sandboxes (never another principal's, also for an
+        /// admin)
+        #[arg(long, conflicts_with = "labels")]
+        all: bool,
     },
     /// Extend (or shorten) a sandbox's TTL from now, or change its idle timeout
     Timeout(crate::lifetime::TimeoutArgs),

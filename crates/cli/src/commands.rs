@@ -11,6 +11,8 @@ use cleanroom_client::endpoint::{self, Target};
 use cleanroom_client::{ApiError, Client};
 use std::io::Write;
 
+pub(crate) mod labels;
+
 pub async fn run(mut cli: Cli) -> i32 {
     crate::toplevel::apply_output(&mut cli);
     match cli.command {
@@ -127,6 +129,7 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
             agent_key,
             delegation,
             no_pool,
+            labels,
         } => {
             if docker {
                 return Err(crate::toplevel::docker_refused());
@@ -150,6 +153,7 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
                 agent_public_key,
                 delegation_chain,
                 no_pool,
+                labels: labels.into_iter().collect(),
                 ..Default::default()
             };
             let s = client.sandboxes.create_sandbox(req).await?.into_owned();
@@ -161,11 +165,12 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
                     .unwrap_or("")
             );
         }
-        SandboxCommand::Ls { all, json } => {
+        SandboxCommand::Ls { all, labels, json } => {
             let resp = client
                 .sandboxes
                 .list_sandboxes(ListSandboxesRequest {
                     include_stopped: all,
+                    labels: labels.into_iter().collect(),
                     ..Default::default()
                 })
                 .await?
@@ -223,7 +228,14 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
         }
         SandboxCommand::Pause(a) => return Ok(crate::snapshots::pause(&client, a, false).await),
         SandboxCommand::Resume(a) => return Ok(crate::snapshots::pause(&client, a, true).await),
-        SandboxCommand::Rm { sandbox_ids } => {
+        SandboxCommand::Rm {
+            sandbox_ids,
+            labels,
+            all,
+        } => {
+            if all || !labels.is_empty() {
+                return labels::rm_matching(&client, labels).await;
+            }
             let mut failed = false;
             for id in sandbox_ids {
                 match client

@@ -110,6 +110,11 @@ pub fn sandbox_detail(s: &Sandbox) -> String {
     for d in &s.egress_refused {
         out += &format!("egress_refused:      {d}\n");
     }
+    let mut labels: Vec<_> = s.labels.iter().collect();
+    labels.sort();
+    for (k, v) in labels {
+        out += &format!("label:               {k}={v}\n");
+    }
     if !s.pool_id.is_empty() {
         out += &format!("pool_id:             {}\n", s.pool_id);
     }

@@ -16,6 +16,7 @@ fn row(id: &str, owner: &str, status: i32) -> SandboxRow {
         image_ref: String::new(),
         image_digest: String::new(),
         owner: owner.into(),
+        labels: Default::default(),
     }
 }
 
