@@ -55,7 +55,8 @@ pub enum Command {
     Inspect(Lazy<crate::toplevel::InspectArgs>),
     /// Browse the runs `exec`/`console` retained locally under
     /// $XDG_STATE_HOME/cleanroom/executions (command, status, exit code, output tails,
-    /// trace id). No server needed.
+    /// trace id, server). No server needed, but a run recorded as running is checked with
+    /// its server (else shown as unknown).
     Status(Lazy<crate::retained::StatusArgs>),
     /// Generic sandbox lifecycle (does not read cleanroom.yaml unless --policy is given).
     #[command(subcommand)]

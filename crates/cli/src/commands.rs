@@ -19,8 +19,17 @@ pub async fn run(mut cli: Cli) -> i32 {
         Command::Serve(Lazy(args)) => crate::serve::run(args).await,
         // Pure validation of a local file with the server's own compiler; nothing runs.
         Command::Policy(Lazy(cmd)) if !matches!(cmd, PolicyCommand::Suggest(_)) => policy(cmd),
-        // Local files only.
-        Command::Status(Lazy(args)) => crate::retained::status(args),
+        // Local files, and the server they name when a record says a run is still running.
+        Command::Status(Lazy(args)) => {
+            let current = endpoint::resolve_target(
+                cli.host.as_deref(),
+                cli.token.as_deref(),
+                cli.ca_cert.as_deref(),
+                cli.server_cert_sha256.as_deref(),
+            )
+            .ok();
+            crate::retained::status(args, current).await
+        }
         // Offline: the public key and the file are all it needs.
         Command::Attestation(Lazy(crate::attest::AttestationCommand::Verify(args))) => {
             crate::attest::verify(args)
@@ -35,6 +44,7 @@ pub async fn run(mut cli: Cli) -> i32 {
                 Ok(ep) => ep,
                 Err(e) => return render::fail(Code::InvalidArgument, e),
             };
+            crate::retained::set_server(&ep.endpoint);
             match other {
                 Command::Exec(Lazy(args)) => crate::exec::run(&ep, args).await,
                 Command::Policy(Lazy(PolicyCommand::Suggest(a))) => {
