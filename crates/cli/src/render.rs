@@ -279,6 +279,9 @@ pub fn warning(code: &str, message: &str) {
 
 /// Print an API error with its stable code and a follow-up command.
 pub fn error(e: &ApiError, hint: Option<String>) {
+    // An id that names no sandbox (of the caller's) gets the list, never `sandbox inspect`
+    // of that id again.
+    let hint = hint.filter(|_| !e.is(ErrorCode::SandboxNotFound));
     let hint = hint.or_else(|| {
         e.details
             .iter()
@@ -296,7 +299,7 @@ pub fn error(e: &ApiError, hint: Option<String>) {
         ErrorCode::SandboxNotFound => Some("cleanroom sandbox ls --all".to_string()),
         ErrorCode::ServerUnreachable => Some("cleanroom serve   # start the server".to_string()),
         ErrorCode::Unauthenticated => Some(
-            "set CLEANROOM_TOKEN (or --token) to a token from the server's --tokens-file"
+            "set CLEANROOM_TOKEN (or --token) to your plaintext token. The server's --tokens-file holds only `sha256:` hashes of tokens: whoever created that file has the tokens (ask them for yours)"
                 .to_string(),
         ),
         _ => None,
