@@ -32,21 +32,23 @@ pub(crate) fn time(
     >,
 ) -> String {
     match t.as_option() {
-        Some(ts) => {
-            let secs = ts.seconds;
-            // RFC 3339 UTC without pulling in a date crate.
-            let days = secs.div_euclid(86_400);
-            let rem = secs.rem_euclid(86_400);
-            let (y, m, d) = civil_from_days(days);
-            format!(
-                "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-                rem / 3600,
-                rem % 3600 / 60,
-                rem % 60
-            )
-        }
+        Some(ts) => unix_time(ts.seconds),
         None => "-".into(),
     }
+}
+
+/// Seconds since the Unix epoch as RFC 3339 UTC (`2026-11-27T22:08:30Z`): how human text
+/// output shows every time (docs/api.md "Output conventions"), without a date crate.
+pub(crate) fn unix_time(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 /// Howard Hinnant's days-to-civil algorithm.
