@@ -313,8 +313,8 @@ pub enum SandboxCommand {
         #[command(flatten)]
         lifetime: crate::lifetime::LifetimeArgs,
         /// Restore this snapshot (its policy, image, limits and files); cannot be combined
-        /// with --policy or --image
-        #[arg(long, value_name = "SNAPSHOT_ID", conflicts_with_all = ["policy", "image"])]
+        /// with --policy, --image or --dangerously-allow-all
+        #[arg(long, value_name = "SNAPSHOT_ID", conflicts_with_all = ["policy", "image", "dangerously_allow_all"])]
         from: Option<String>,
         /// No egress filtering: the sandbox may reach any host and port (its policy is
         /// `sandbox.network.dangerously_allow_all: true`; secrets are still placeholders)
