@@ -270,7 +270,7 @@ def pools_bench(binary, bwrap_cmd):
         for _ in range(min(RUNS, 100)):
             d, o = _run([binary, "pool", "claim", pool, "--json"], env, cwd)
             claims.append(d)
-            server_us.append(int(json.loads(o)["claim_latency_us"]))
+            server_us.append(int(json.loads(o)["claimLatencyUs"]))
         st = _stats(binary, env, cwd, pool)
         out["pool_claim_cli"] = _row(claims)
         # This series' own server-side latencies (each answer carries its claim_latency_us).

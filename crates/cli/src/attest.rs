@@ -25,7 +25,7 @@ pub enum AttestationCommand {
 pub struct VerifyArgs {
     /// The attestation (DSSE envelope JSON) written by `cleanroom sandbox attest`
     pub file: PathBuf,
-    /// The server's public key: a PEM file (`cleanroom attestation pubkey -o FILE`)
+    /// The server's public key: a PEM file (`cleanroom attestation pubkey --out FILE`)
     #[arg(long, value_name = "PUB")]
     pub key: PathBuf,
     /// Print the verified statement as JSON
@@ -83,8 +83,9 @@ pub fn verify(args: VerifyArgs) -> i32 {
                 println!("delegation.{i}:     {}:{}", k.algorithm, k.public_key);
             }
             println!("pool_id:          {}", or_dash(&s.pool_id));
-            println!("created_at_ms:    {}", s.created_at_unix_ms);
-            println!("valid_until_ms:   {}", s.valid_until_unix_ms);
+            let utc = |ms: u64| crate::render::unix_time((ms / 1000) as i64);
+            println!("created_at:       {}", utc(s.created_at_unix_ms));
+            println!("valid_until:      {}", utc(s.valid_until_unix_ms));
             0
         }
         Err(e) => fail(e.code(), &format!("{}: {e}", args.file.display())),

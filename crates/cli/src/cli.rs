@@ -55,7 +55,8 @@ pub enum Command {
     Inspect(Lazy<crate::toplevel::InspectArgs>),
     /// Browse the runs `exec`/`console` retained locally under
     /// $XDG_STATE_HOME/cleanroom/executions (command, status, exit code, output tails,
-    /// trace id). No server needed.
+    /// trace id, server). No server needed, but a run recorded as running is checked with
+    /// its server (else shown as unknown).
     Status(Lazy<crate::retained::StatusArgs>),
     /// Generic sandbox lifecycle (does not read cleanroom.yaml unless --policy is given).
     #[command(subcommand)]
@@ -324,8 +325,8 @@ pub enum SandboxCommand {
         #[command(flatten)]
         lifetime: crate::lifetime::LifetimeArgs,
         /// Restore this snapshot (its policy, image, limits and files); cannot be combined
-        /// with --policy or --image
-        #[arg(long, value_name = "SNAPSHOT_ID", conflicts_with_all = ["policy", "image"])]
+        /// with --policy, --image or --dangerously-allow-all
+        #[arg(long, value_name = "SNAPSHOT_ID", conflicts_with_all = ["policy", "image", "dangerously_allow_all"])]
         from: Option<String>,
         /// No egress filtering: the sandbox may reach any host and port (its policy is
         /// `sandbox.network.dangerously_allow_all: true`; secrets are still placeholders)
@@ -346,12 +347,19 @@ pub enum SandboxCommand {
         /// Never take a READY sandbox from a matching warm pool
         #[arg(long)]
         no_pool: bool,
+        /// Label the sandbox (repeatable); `sandbox ls --label` and `sandbox rm --label`
+        /// select by it
+        #[arg(long = "label", value_name = "KEY=VALUE", value_parser = crate::commands::labels::parse)]
+        labels: Vec<(String, String)>,
     },
     /// List sandboxes
     Ls {
         /// Include STOPPED and FAILED sandboxes
         #[arg(short, long)]
         all: bool,
+        /// Only sandboxes with this label (repeatable: all of them must match)
+        #[arg(long = "label", value_name = "KEY=VALUE", value_parser = crate::commands::labels::parse)]
+        labels: Vec<(String, String)>,
         /// Print JSON
         #[arg(long)]
         json: bool,
@@ -381,8 +389,16 @@ pub enum SandboxCommand {
     Requests(crate::approve::RequestsArgs),
     /// Terminate sandboxes: kill every process, remove every mount and directory
     Rm {
-        #[arg(required = true)]
+        #[arg(required_unless_present_any = ["labels", "all"], conflicts_with_all = ["labels", "all"])]
         sandbox_ids: Vec<String>,
+        /// Terminate your own live sandboxes that carry this label (repeatable: all of
+        /// them must match); never another principal's, also for an admin
+        #[arg(long = "label", value_name = "KEY=VALUE", value_parser = crate::commands::labels::parse)]
+        labels: Vec<(String, String)>,
+        /// Terminate all your own live sandboxes (never another principal's, also for an
+        /// admin)
+        #[arg(long, conflicts_with = "labels")]
+        all: bool,
     },
     /// Extend (or shorten) a sandbox's TTL from now, or change its idle timeout
     Timeout(crate::lifetime::TimeoutArgs),

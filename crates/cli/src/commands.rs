@@ -11,14 +11,25 @@ use cleanroom_client::endpoint::{self, Target};
 use cleanroom_client::{ApiError, Client};
 use std::io::Write;
 
+pub(crate) mod labels;
+
 pub async fn run(mut cli: Cli) -> i32 {
     crate::toplevel::apply_output(&mut cli);
     match cli.command {
         Command::Serve(Lazy(args)) => crate::serve::run(args).await,
         // Pure validation of a local file with the server's own compiler; nothing runs.
         Command::Policy(Lazy(cmd)) if !matches!(cmd, PolicyCommand::Suggest(_)) => policy(cmd),
-        // Local files only.
-        Command::Status(Lazy(args)) => crate::retained::status(args),
+        // Local files, and the server they name when a record says a run is still running.
+        Command::Status(Lazy(args)) => {
+            let current = endpoint::resolve_target(
+                cli.host.as_deref(),
+                cli.token.as_deref(),
+                cli.ca_cert.as_deref(),
+                cli.server_cert_sha256.as_deref(),
+            )
+            .ok();
+            crate::retained::status(args, current).await
+        }
         // Offline: the public key and the file are all it needs.
         Command::Attestation(Lazy(crate::attest::AttestationCommand::Verify(args))) => {
             crate::attest::verify(args)
@@ -33,6 +44,7 @@ pub async fn run(mut cli: Cli) -> i32 {
                 Ok(ep) => ep,
                 Err(e) => return render::fail(Code::InvalidArgument, e),
             };
+            crate::retained::set_server(&ep.endpoint);
             match other {
                 Command::Exec(Lazy(args)) => crate::exec::run(&ep, args).await,
                 Command::Policy(Lazy(PolicyCommand::Suggest(a))) => {
@@ -127,6 +139,7 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
             agent_key,
             delegation,
             no_pool,
+            labels,
         } => {
             if docker {
                 return Err(crate::toplevel::docker_refused());
@@ -147,6 +160,7 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
                 agent_public_key,
                 delegation_chain,
                 no_pool,
+                labels: labels.into_iter().collect(),
                 ..crate::request::sandbox_request(policy_yaml, policy.as_deref())?
             };
             let s = client.sandboxes.create_sandbox(req).await?.into_owned();
@@ -158,11 +172,12 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
                     .unwrap_or("")
             );
         }
-        SandboxCommand::Ls { all, json } => {
+        SandboxCommand::Ls { all, labels, json } => {
             let resp = client
                 .sandboxes
                 .list_sandboxes(ListSandboxesRequest {
                     include_stopped: all,
+                    labels: labels.into_iter().collect(),
                     ..Default::default()
                 })
                 .await?
@@ -220,7 +235,14 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
         }
         SandboxCommand::Pause(a) => return Ok(crate::snapshots::pause(&client, a, false).await),
         SandboxCommand::Resume(a) => return Ok(crate::snapshots::pause(&client, a, true).await),
-        SandboxCommand::Rm { sandbox_ids } => {
+        SandboxCommand::Rm {
+            sandbox_ids,
+            labels,
+            all,
+        } => {
+            if all || !labels.is_empty() {
+                return labels::rm_matching(&client, labels).await;
+            }
             let mut failed = false;
             for id in sandbox_ids {
                 match client

@@ -188,7 +188,7 @@ fn json_line(out: &mut impl Write, sequence: u64, ev: &OutputEvent) -> std::io::
             "sequence": sequence,
             "exit": {
                 "status": render::execution_status_name(x.status.to_i32()),
-                "exit_code": x.exit_code,
+                "exitCode": x.exit_code,
                 "code": x.code,
                 "message": x.message,
             }

@@ -244,7 +244,7 @@ pub async fn run(ep: &Target, cmd: PoolCommand) -> Result<i32, ApiError> {
                 println!(
                     "{}",
                     serde_json::to_string_pretty(&serde_json::json!({
-                        "sandbox": s, "claim_latency_us": r.claim_latency_us
+                        "sandbox": s, "claimLatencyUs": r.claim_latency_us
                     }))
                     .unwrap_or_default()
                 );

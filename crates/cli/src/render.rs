@@ -32,21 +32,23 @@ pub(crate) fn time(
     >,
 ) -> String {
     match t.as_option() {
-        Some(ts) => {
-            let secs = ts.seconds;
-            // RFC 3339 UTC without pulling in a date crate.
-            let days = secs.div_euclid(86_400);
-            let rem = secs.rem_euclid(86_400);
-            let (y, m, d) = civil_from_days(days);
-            format!(
-                "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-                rem / 3600,
-                rem % 3600 / 60,
-                rem % 60
-            )
-        }
+        Some(ts) => unix_time(ts.seconds),
         None => "-".into(),
     }
+}
+
+/// Seconds since the Unix epoch as RFC 3339 UTC (`2026-11-27T22:08:30Z`): how human text
+/// output shows every time (docs/api.md "Output conventions"), without a date crate.
+pub(crate) fn unix_time(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 /// Howard Hinnant's days-to-civil algorithm.
@@ -109,6 +111,11 @@ pub fn sandbox_detail(s: &Sandbox) -> String {
     }
     for d in &s.egress_refused {
         out += &format!("egress_refused:      {d}\n");
+    }
+    let mut labels: Vec<_> = s.labels.iter().collect();
+    labels.sort();
+    for (k, v) in labels {
+        out += &format!("label:               {k}={v}\n");
     }
     if !s.pool_id.is_empty() {
         out += &format!("pool_id:             {}\n", s.pool_id);
@@ -274,6 +281,9 @@ pub fn warning(code: &str, message: &str) {
 
 /// Print an API error with its stable code and a follow-up command.
 pub fn error(e: &ApiError, hint: Option<String>) {
+    // An id that names no sandbox (of the caller's) gets the list, never `sandbox inspect`
+    // of that id again.
+    let hint = hint.filter(|_| !e.is(ErrorCode::SandboxNotFound));
     let hint = hint.or_else(|| {
         e.details
             .iter()
@@ -291,7 +301,7 @@ pub fn error(e: &ApiError, hint: Option<String>) {
         ErrorCode::SandboxNotFound => Some("cleanroom sandbox ls --all".to_string()),
         ErrorCode::ServerUnreachable => Some("cleanroom serve   # start the server".to_string()),
         ErrorCode::Unauthenticated => Some(
-            "set CLEANROOM_TOKEN (or --token) to a token from the server's --tokens-file"
+            "set CLEANROOM_TOKEN (or --token) to your plaintext token. The server's --tokens-file holds only `sha256:` hashes of tokens: whoever created that file has the tokens (ask them for yours)"
                 .to_string(),
         ),
         _ => None,

@@ -3,10 +3,10 @@
 //! `InspectExecution` as JSON (with the output tails) plus the non-empty tails as text — under
 //! `$XDG_STATE_HOME/cleanroom/executions/<execution_id>/` (else `~/.local/state/…`),
 //! private to the user (0700/0600), the newest [`KEEP`] runs at most (the oldest
-//! [`PRUNE_BATCH`] are removed together when the limit is reached).
+//! [`PRUNE_BATCH`] are removed together when the limit is reached). Each run also records
+//! the server it ran on ([`SERVER_FILE`]): `status` ([`status`]) tells runs of the server
+//! the CLI talks to from other servers' runs.
 
-use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
-use clap::Args;
 use cleanroom_client::api::*;
 use cleanroom_client::Client;
 use std::io::Write;
@@ -22,6 +22,26 @@ const KEEP: usize = 100;
 const PRUNE_BATCH: usize = 20;
 /// Bytes of each output tail kept.
 const TAIL: usize = 64 * 1024;
+/// A run's server endpoint (`unix:///…`, `http://…`), beside its execution.json.
+const SERVER_FILE: &str = "server";
+
+mod status;
+pub use status::{status, StatusArgs};
+
+/// The endpoint of the server this process talks to, recorded with every run it retains.
+static SERVER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Say which server this process's runs come from (once, before any run is recorded).
+pub fn set_server(endpoint: &cleanroom_client::endpoint::Endpoint) {
+    let _ = SERVER.set(endpoint.display());
+}
+
+fn write_server(dir: &Path) -> std::io::Result<()> {
+    match SERVER.get() {
+        Some(s) => write_private(&dir.join(SERVER_FILE), s.as_bytes()),
+        None => Ok(()),
+    }
+}
 
 /// Where retained runs live.
 pub fn root() -> PathBuf {
@@ -125,6 +145,7 @@ pub fn record_started(execution: &Execution) -> Option<Started> {
         .open(dir.join("execution.json"))
         .ok()?;
     file.write_all(&json).ok()?;
+    write_server(&dir).ok()?;
     Some(Started {
         id,
         file,
@@ -238,6 +259,7 @@ fn keep(execution_id: &str, resp: InspectExecutionResponse, prune_after: bool) {
             .create(&dir)?;
         let json = serde_json::to_vec_pretty(&resp).map_err(std::io::Error::other)?;
         write_private(&dir.join("execution.json"), &json)?;
+        write_server(&dir)?;
         write_tails(&dir, &resp)
     })();
     if let Err(e) = r {
@@ -297,103 +319,6 @@ fn prune_beyond(root: &Path, limit: usize) {
             let _ = std::fs::remove_dir_all(root.join(id));
         }
     }
-}
-
-/// `cleanroom status [--last | --execution-id ID]`.
-#[derive(Debug, Args)]
-pub struct StatusArgs {
-    /// The newest retained execution
-    #[arg(long, conflicts_with = "execution_id")]
-    pub last: bool,
-    /// This retained execution
-    #[arg(long, value_name = "EXECUTION_ID")]
-    pub execution_id: Option<String>,
-    /// Print JSON (same as -o json)
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// Show one retained run (or list them all).
-pub fn status(args: StatusArgs) -> i32 {
-    let id = match (&args.execution_id, args.last) {
-        (Some(id), _) => {
-            if !is_execution_id(id) {
-                return render::fail(
-                    Code::InvalidArgument,
-                    format!("not an execution id: {id:?}"),
-                );
-            }
-            id.clone()
-        }
-        (None, true) => match ids().pop() {
-            Some(id) => id,
-            None => {
-                return render::fail(
-                    Code::InvalidArgument,
-                    format!("no retained executions under {}", root().display()),
-                )
-            }
-        },
-        (None, false) => {
-            let ids = ids();
-            if args.json {
-                println!("{}", serde_json::to_string_pretty(&ids).unwrap_or_default());
-            } else {
-                for id in ids.iter().rev() {
-                    println!("{id}");
-                }
-            }
-            return 0;
-        }
-    };
-    let dir = root().join(&id);
-    let text = match std::fs::read_to_string(dir.join("execution.json")) {
-        Ok(t) => t,
-        Err(e) => {
-            return render::fail(
-                Code::InvalidArgument,
-                format!("no retained execution {id} under {}: {e}", root().display()),
-            )
-        }
-    };
-    if args.json {
-        // A record finished in place may end in padding (see `finish`).
-        println!("{}", text.trim_end());
-        return 0;
-    }
-    let v: serde_json::Value = match serde_json::from_str(&text) {
-        Ok(v) => v,
-        Err(e) => {
-            render::report("internal", &format!("{}: {e}", dir.display()), None);
-            return EXIT_CLEANROOM_ERROR;
-        }
-    };
-    let e = &v["execution"];
-    let s = |v: &serde_json::Value| v.as_str().unwrap_or("").to_string();
-    println!("execution_id: {}", s(&e["executionId"]));
-    println!("sandbox_id:   {}", s(&e["sandboxId"]));
-    println!("command:      {}", e["command"]);
-    println!("status:       {}", s(&e["status"]));
-    println!("exit_code:    {}", e["exitCode"].as_i64().unwrap_or(0));
-    if !s(&v["message"]).is_empty() {
-        println!("message:      {}", s(&v["message"]));
-    }
-    println!("trace_id:     {}", s(&e["traceId"]));
-    if !s(&v["traceUrl"]).is_empty() {
-        println!("trace_url:    {}", s(&v["traceUrl"]));
-    }
-    println!("artifacts:    {}", dir.display());
-    for name in ["stdout", "stderr"] {
-        let t = s(&v[name]);
-        if !t.is_empty() {
-            println!("--- {name} (tail) ---");
-            print!("{t}");
-            if !t.ends_with('\n') {
-                println!();
-            }
-        }
-    }
-    0
 }
 
 #[cfg(test)]

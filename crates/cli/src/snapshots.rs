@@ -111,13 +111,9 @@ pub async fn pause(client: &Client, args: PauseArgs, resume: bool) -> i32 {
 
 fn detail(s: &Snapshot) -> String {
     let l = s.limits.as_option().cloned().unwrap_or_default();
-    let created = s
-        .created_at
-        .as_option()
-        .map(|t| t.seconds.to_string())
-        .unwrap_or_default();
+    let created = crate::render::time(&s.created_at);
     format!(
-        "snapshot_id:     {}\nsource_sandbox:  {}\nparent:          {}\nsize_bytes:      {}\nfiles:           {}\ncontent_digest:  {}\npolicy_hash:     {}\nimage:           {}\nlimits:          memory={}MiB pids={} cpu={}m disk={}MiB\ncreated_at_unix: {}\n",
+        "snapshot_id:     {}\nsource_sandbox:  {}\nparent:          {}\nsize_bytes:      {}\nfiles:           {}\ncontent_digest:  {}\npolicy_hash:     {}\nimage:           {}\nlimits:          memory={}MiB pids={} cpu={}m disk={}MiB\ncreated_at:      {}\n",
         s.snapshot_id,
         s.source_sandbox_id,
         if s.parent_snapshot_id.is_empty() { "-" } else { &s.parent_snapshot_id },

@@ -2,9 +2,12 @@
 //! keeps the sandbox), `cleanroom inspect <typeid>` (dispatch on the id's prefix), and the
 //! global `-o json` of read commands.
 
+use crate::attest::AttestationCommand;
 use crate::cli::{Cli, Command, ExecutionCommand, ImageCommand, LimitArgs, SandboxCommand};
 use crate::lazy::Lazy;
+use crate::pools::PoolCommand;
 use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
+use crate::snapshots::SnapshotCommand;
 use clap::Args;
 use cleanroom_client::endpoint::Target;
 use cleanroom_client::Client;
@@ -49,6 +52,19 @@ pub fn apply_output(cli: &mut Cli) {
         Command::Cp(Lazy(a)) => a.json = true,
         Command::Sandbox(Lazy(SandboxCommand::Pause(a)))
         | Command::Sandbox(Lazy(SandboxCommand::Resume(a))) => a.json = true,
+        Command::Execution(Lazy(ExecutionCommand::Logs(a))) => a.json = true,
+        Command::Snapshot(Lazy(
+            SnapshotCommand::Create { json, .. }
+            | SnapshotCommand::Ls { json }
+            | SnapshotCommand::Inspect { json, .. },
+        )) => *json = true,
+        Command::Pool(Lazy(
+            PoolCommand::Create { json, .. }
+            | PoolCommand::Ls { json }
+            | PoolCommand::Stats { json, .. }
+            | PoolCommand::Claim { json, .. },
+        )) => *json = true,
+        Command::Attestation(Lazy(AttestationCommand::Verify(a))) => a.json = true,
         _ => {}
     }
 }

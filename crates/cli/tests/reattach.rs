@@ -107,7 +107,7 @@ fn second_ctrl_c_detaches_and_logs_follow_reattaches() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     let last = events.last().unwrap();
-    assert_eq!(last["exit"]["exit_code"], 7, "{last}");
+    assert_eq!(last["exit"]["exitCode"], 7, "{last}");
     let k = events[10]["sequence"].as_u64().unwrap();
     let rest: String = events[11..]
         .iter()

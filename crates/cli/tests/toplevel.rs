@@ -264,3 +264,99 @@ fn server_log_to_a_file_has_no_colour_codes() {
     assert!(log.contains("INFO"), "{log}");
     assert!(!log.contains('\x1b'), "{log}");
 }
+
+/// Issue 31 item 13: retained runs are per user, servers are many. `status --last` is the
+/// newest run of the server the CLI talks to, a run of another server says so, and a run
+/// recorded as RUNNING is never shown as running from the record alone.
+#[test]
+fn status_tells_servers_apart_and_never_trusts_a_stale_running() {
+    let a = Server::start();
+    let mut b = Server::start();
+    let state = tempfile::tempdir().unwrap();
+    let run = |s: &Server, args: &[&str]| {
+        let mut c = s.cli();
+        c.env("XDG_STATE_HOME", state.path()).args(args);
+        output_with_timeout(c, std::time::Duration::from_secs(60))
+    };
+    let o = run(&a, &["exec", "-n", "--", "echo", "from-a"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let a_run = json(&run(&a, &["status", "--last", "-o", "json"]))["execution"]["executionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // A run on B whose client dies while it runs, then B dies too: its record says RUNNING.
+    let mut c = b.cli();
+    c.env("XDG_STATE_HOME", state.path())
+        .args(["exec", "-n", "--", "sleep", "30"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut client = c.spawn().unwrap();
+    let runs = state.path().join("cleanroom/executions");
+    let b_started = || {
+        std::fs::read_dir(&runs)
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .find(|n| *n != a_run)
+    };
+    assert!(
+        eventually(std::time::Duration::from_secs(30), || b_started().is_some()),
+        "no record while the command runs"
+    );
+    client.kill().unwrap();
+    client.wait().unwrap();
+    let b_run = b_started().unwrap();
+    // While B lives, asking B shows what B says.
+    let o = run(&b, &["status", "--last"]);
+    assert!(stdout(&o).contains(&b_run), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("(asked the server now)"),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    b.kill9();
+
+    // A's newest run, not B's newer one.
+    let o = run(&a, &["status", "--last"]);
+    let text = stdout(&o);
+    assert!(text.contains(&a_run) && text.contains("from-a"), "{text}");
+    assert!(
+        text.contains(&format!("server:       {}", a.host())),
+        "{text}"
+    );
+    let v = json(&run(&a, &["status", "--last", "-o", "json"]));
+    assert_eq!(v["server"], a.host().as_str());
+    // B's run through A: unknown, naming B.
+    let o = run(&a, &["status", "--execution-id", &b_run]);
+    let text = stdout(&o);
+    assert!(!text.contains("EXECUTION_STATUS_RUNNING\n"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "status:       unknown — recorded EXECUTION_STATUS_RUNNING on the server at {}",
+            b.host()
+        )),
+        "{text}"
+    );
+    // Through B's own (dead) address: unknown, it cannot say.
+    let o = run(&b, &["status", "--execution-id", &b_run]);
+    assert!(
+        stdout(&o).contains("which cannot say now"),
+        "{}",
+        stdout(&o)
+    );
+    let v = json(&run(
+        &b,
+        &["status", "--execution-id", &b_run, "-o", "json"],
+    ));
+    assert_eq!(v["execution"]["status"], "EXECUTION_STATUS_UNSPECIFIED");
+    assert!(v["statusUnknown"].as_str().unwrap().contains("unknown"));
+    // The list marks other servers' runs.
+    let o = run(&a, &["status"]);
+    assert!(
+        stdout(&o).contains(&format!("{b_run}  (server {})", b.host())),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stdout(&o).lines().any(|l| l == a_run), "{}", stdout(&o));
+}

@@ -98,6 +98,15 @@ impl From<ConnectError> for ApiError {
     }
 }
 
+/// Whether a TLS handshake failed because the peer answered in plain text (an `http://`
+/// server): the first bytes back are no TLS record, which rustls reports as a corrupt
+/// message of type `InvalidContentType` (an HTTP/1 `HTTP/1.1 400`, an HTTP/2 GOAWAY).
+fn plaintext_answer(e: &ConnectError) -> bool {
+    e.message
+        .as_deref()
+        .is_some_and(|m| m.contains("InvalidContentType"))
+}
+
 /// Clients for both services over one HTTP/2 connection.
 pub struct Client {
     pub sandboxes: SandboxServiceClient<SharedHttp2Connection>,
@@ -189,7 +198,12 @@ impl Client {
                     builder()
                         .connect_with_connector(connector, base.clone())
                         .await
-                        .map_err(unreachable)?,
+                        .map_err(|e| match plaintext_answer(&e) {
+                            true => bad(format!(
+                                "the server at https://{auth} does not speak TLS (it answered a TLS handshake in plain text); use http://{auth}"
+                            )),
+                            false => unreachable(e),
+                        })?,
                     base,
                 )
             }

@@ -306,8 +306,7 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
     if yaml.trim().is_empty() {
         return Ok(CompiledPolicy::builtin());
     }
-    let file: PolicyFile =
-        serde_saphyr::from_str(yaml).map_err(|e| PolicyError::Invalid(e.to_string()))?;
+    let file: PolicyFile = crate::decode::from_yaml(yaml).map_err(PolicyError::Invalid)?;
     if file.version != 1 {
         return Err(invalid(
             "version",

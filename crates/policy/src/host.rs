@@ -25,7 +25,18 @@ impl HostPattern {
                 "{raw:?}: only a leading \"*.\" wildcard is supported"
             ));
         }
-        if name.contains(':') || name.contains('/') {
+        if let Some((scheme, _)) = name.split_once("://") {
+            return Err(format!(
+                "{raw:?}: host must be a host name like api.example.com, not a URL; drop the scheme `{scheme}://`{}",
+                if name.split_once("://").is_some_and(|(_, r)| r.contains('/')) { " and the path" } else { "" }
+            ));
+        }
+        if name.contains('/') {
+            return Err(format!(
+                "{raw:?}: host must be a host name only, without a path (like api.example.com)"
+            ));
+        }
+        if name.contains(':') {
             return Err(format!(
                 "{raw:?}: give the port in `ports`, not in the host"
             ));

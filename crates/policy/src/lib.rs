@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 
 pub mod ask;
 mod compile;
+mod decode;
 pub mod egress;
 pub mod git;
 pub mod host;

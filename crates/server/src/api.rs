@@ -70,6 +70,11 @@ pub(crate) fn sandbox_msg(r: &SandboxRow) -> Sandbox {
             info.into_iter().collect::<Struct>().into()
         },
         egress_asks: crate::approvals::policy_asks(&r.compiled_policy),
+        labels: r
+            .labels
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
         ..Default::default()
     }
 }
@@ -188,7 +193,12 @@ impl SandboxService for Api {
             .owned_sandboxes(&who, req.include_stopped)
             .map_err(to_connect)?;
         Response::ok(ListSandboxesResponse {
-            sandboxes: rows.iter().map(|r| self.sandbox_out(r)).collect(),
+            sandboxes: rows
+                .iter()
+                .filter(|r| !req.only_own || r.owner == who.name)
+                .filter(|r| crate::store::labels::matches(&r.labels, req.labels.iter()))
+                .map(|r| self.sandbox_out(r))
+                .collect(),
             ..Default::default()
         })
     }

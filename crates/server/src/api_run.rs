@@ -50,6 +50,10 @@ async fn make(
                 req.idle_timeout_seconds,
             )
         })
+        .and_then(|()| {
+            crate::store::labels::check(req.labels.iter())
+                .map_err(|m| EngineError::invalid(m).with("field", "labels"))
+        })
         .map_err(to_connect)?;
     let l = req.limits.as_option().cloned().unwrap_or_default();
     let limits = crate::limits::RequestedLimits {
@@ -132,12 +136,24 @@ async fn make(
 }
 
 /// The sandbox's lifetime clocks (TTL, idle timeout) as the request, its policy or the
-/// server's defaults set them.
+/// server's defaults set them, and the request's labels (checked in [`make`]): both are
+/// the caller's, so a pool's sandbox gets them only once its claim is committed.
 fn start_clocks(
     api: &Api,
     row: &SandboxRow,
     req: &CreateSandboxRequest,
 ) -> Result<(), ConnectError> {
+    if !req.labels.is_empty() {
+        let labels = req
+            .labels
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        api.engine
+            .store
+            .set_sandbox_labels(&row.id, &labels)
+            .map_err(|e| to_connect(e.into()))?;
+    }
     api.engine
         .init_lifetime(row, req.ttl_seconds, req.idle_timeout_seconds)
         .map_err(to_connect)

@@ -94,6 +94,7 @@ mod tests {
                     image_ref: String::new(),
                     image_digest: String::new(),
                     owner: "uid:0".into(),
+                    labels: Default::default(),
                 },
                 crate::store::SandboxCaps::default(),
             )

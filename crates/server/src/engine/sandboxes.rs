@@ -137,6 +137,7 @@ impl Engine {
                 .map(|p| p.digest.clone())
                 .unwrap_or_default(),
             owner: owner.to_string(),
+            labels: Default::default(),
         };
         // One commit: the row (within the caps), its snapshot facts and its event.
         let provisioning = EventLog::sandbox_status_row(&id, ss::PROVISIONING, "");

@@ -39,6 +39,8 @@ pub struct SandboxRow {
     /// Owning principal (see [`crate::auth`]); rows from before ownership existed are
     /// owned by [`LEGACY_OWNER`], which only admins see.
     pub owner: String,
+    /// CreateSandboxRequest.labels (stored as a JSON object, see [`labels`]).
+    pub labels: std::collections::BTreeMap<String, String>,
 }
 
 /// An execution row.
@@ -166,7 +168,7 @@ pub fn now_micros() -> i64 {
         .unwrap_or(0)
 }
 
-const SANDBOX_COLS: &str = "id, status, backend, policy_hash, compiled_policy, created_at, updated_at, last_execution_id, active_execution_id, message, provisioned, image_ref, image_digest, owner";
+const SANDBOX_COLS: &str = "id, status, backend, policy_hash, compiled_policy, created_at, updated_at, last_execution_id, active_execution_id, message, provisioned, image_ref, image_digest, owner, labels";
 
 /// Columns added after the first schema, with their default for existing rows; added to
 /// older databases on open.
@@ -175,6 +177,7 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("sandboxes", "image_digest", ""),
     ("sandboxes", "owner", LEGACY_OWNER),
     ("executions", "owner", LEGACY_OWNER),
+    ("sandboxes", "labels", "{}"),
 ];
 const EXEC_COLS: &str = "id, sandbox_id, status, command, exit_code, created_at, started_at, finished_at, message, cwd, tty, kind, trace_id, owner";
 
@@ -204,6 +207,7 @@ fn sandbox_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<SandboxRow> {
         image_ref: r.get(11)?,
         image_digest: r.get(12)?,
         owner: r.get(13)?,
+        labels: labels::decode(&r.get::<_, String>(14)?),
     })
 }
 
@@ -426,7 +430,7 @@ fn insert_sandbox_on(
         return Ok(Some(CapHit::Total(caps.total)));
     }
     exec(c,
-            &format!("INSERT INTO sandboxes ({SANDBOX_COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"),
+            &format!("INSERT INTO sandboxes ({SANDBOX_COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)"),
             params![
                 s.id,
                 s.status,
@@ -441,7 +445,8 @@ fn insert_sandbox_on(
                 s.provisioned,
                 s.image_ref,
                 s.image_digest,
-                s.owner
+                s.owner,
+                labels::encode(&s.labels)
             ],
         )
         .map(|_| None)
@@ -555,6 +560,7 @@ mod approvals;
 mod checkpoint;
 mod event_seq;
 mod images;
+pub mod labels;
 mod lifetimes;
 mod output;
 pub use lifetimes::{LifetimeCheck, LifetimeRow};

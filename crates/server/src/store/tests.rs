@@ -16,6 +16,7 @@ fn row(id: &str, owner: &str, status: i32) -> SandboxRow {
         image_ref: String::new(),
         image_digest: String::new(),
         owner: owner.into(),
+        labels: Default::default(),
     }
 }
 
@@ -47,6 +48,35 @@ fn rows_from_before_ownership_belong_to_legacy() {
         s.get_execution("exe_old").unwrap().unwrap().owner,
         LEGACY_OWNER
     );
+    // Rows from before labels have none; labels survive a reopen.
+    assert!(s.get_sandbox("sbx_old").unwrap().unwrap().labels.is_empty());
+    let labels: labels::Labels = [("team".to_string(), "search".to_string())].into();
+    s.set_sandbox_labels("sbx_old", &labels).unwrap();
+    drop(s);
+    let s = Store::open(&path).unwrap();
+    assert_eq!(s.get_sandbox("sbx_old").unwrap().unwrap().labels, labels);
+    assert_eq!(s.list_sandboxes().unwrap()[0].labels, labels);
+}
+
+#[test]
+fn labels_are_bounded() {
+    let ok: labels::Labels = [("app.kubernetes.io/name".to_string(), "x".to_string())].into();
+    assert!(labels::check(ok.iter()).is_ok());
+    for (k, v, field) in [
+        ("", "x", "labels: key"),
+        ("a b", "x", "labels: key"),
+        (&"k".repeat(64) as &str, "x", "labels: key"),
+        ("k", &"v".repeat(257) as &str, "labels.k"),
+        ("k", "a\nb", "labels.k"),
+    ] {
+        let one: labels::Labels = [(k.to_string(), v.to_string())].into();
+        let e = labels::check(one.iter()).unwrap_err();
+        assert!(e.starts_with(field), "{k:?}={v:?}: {e}");
+    }
+    let many: labels::Labels = (0..65).map(|i| (format!("k{i}"), String::new())).collect();
+    assert!(labels::check(many.iter())
+        .unwrap_err()
+        .contains("at most 64"));
 }
 
 #[test]

@@ -107,6 +107,7 @@ mod tests {
             image_ref: String::new(),
             image_digest: String::new(),
             owner: String::new(),
+            labels: Default::default(),
         };
         assert_eq!(InitProc::of(&row), None);
     }
