@@ -36,7 +36,8 @@ impl Default for RegistrySettings {
 }
 
 impl RegistrySettings {
-    /// Parse `serve --registry-upstream KIND=HOST[:PORT]` flags.
+    /// Parse `serve --registry-upstream KIND=HOST[:PORT][,files=HOST[:PORT]]…` flags (file
+    /// hosts: pypi only, the hosts its index links files on).
     pub fn parse_upstreams(specs: &[String]) -> Result<BTreeMap<RegistryKind, String>, String> {
         let mut out = BTreeMap::new();
         for spec in specs {
@@ -45,8 +46,16 @@ impl RegistrySettings {
                 .ok_or_else(|| format!("{spec:?}: expected KIND=HOST[:PORT]"))?;
             let kind = RegistryKind::parse(kind.trim())
                 .ok_or_else(|| format!("{spec:?}: unknown registry kind (supported: npm, pypi)"))?;
-            let host = registries::parse_upstream(host).map_err(|e| format!("{spec:?}: {e}"))?;
-            out.insert(kind, host);
+            let (index, files) =
+                registries::parse_upstream_spec(host).map_err(|e| format!("{spec:?}: {e}"))?;
+            if !files.is_empty() && kind != RegistryKind::Pypi {
+                return Err(format!("{spec:?}: files= hosts are a pypi setting"));
+            }
+            let normalized = std::iter::once(index)
+                .chain(files.into_iter().map(|f| format!("files={f}")))
+                .collect::<Vec<_>>()
+                .join(",");
+            out.insert(kind, normalized);
         }
         Ok(out)
     }

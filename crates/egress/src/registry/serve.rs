@@ -152,7 +152,7 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>, host: String, port: u16) 
     }
     let accept = req.headers().get(hyper::header::ACCEPT).cloned();
     if reg.kind == RegistryKind::Pypi {
-        return super::pypi_serve::handle(&ctx, &reg, &path, enforce).await;
+        return super::pypi_serve::handle(&ctx, &reg, &host, port, &path, enforce).await;
     }
     match what {
         NpmRequest::Packument { name } => {
@@ -343,7 +343,6 @@ pub(super) fn upstream_bad(ctx: &Ctx, host: &str, port: u16, msg: String) -> Res
 }
 
 /// GET `path` from the registry's upstream over verified TLS; the whole body, bounded.
-/// Credentials are never forwarded; compression is refused (bodies are checked).
 pub(super) async fn fetch(
     ctx: &Ctx,
     reg: &BoundRegistry,
@@ -351,12 +350,36 @@ pub(super) async fn fetch(
     accept: Option<hyper::header::HeaderValue>,
     max: usize,
 ) -> Result<(StatusCode, String, Bytes, Held), Response<Body>> {
+    let f = fetch_at(ctx, &reg.host, reg.port, path, accept, max).await?;
+    Ok((f.status, f.ctype, f.body, f.held))
+}
+
+/// One whole upstream answer.
+pub(super) struct Fetched {
+    pub status: StatusCode,
+    pub ctype: String,
+    /// A redirect's target, as sent.
+    pub location: Option<String>,
+    pub body: Bytes,
+    pub held: Held,
+}
+
+/// GET `path` from `host:port` over verified TLS; the whole body, bounded.
+/// Credentials are never forwarded; compression is refused (bodies are checked).
+pub(super) async fn fetch_at(
+    ctx: &Ctx,
+    host: &str,
+    port: u16,
+    path: &str,
+    accept: Option<hyper::header::HeaderValue>,
+    max: usize,
+) -> Result<Fetched, Response<Body>> {
     let exchange = async {
-        let mut sender = open_upstream(ctx, &reg.host, reg.port).await?;
-        let authority = if reg.port == 443 {
-            reg.host.clone()
+        let mut sender = open_upstream(ctx, host, port).await?;
+        let authority = if port == 443 {
+            host.to_string()
         } else {
-            format!("{}:{}", reg.host, reg.port)
+            format!("{host}:{port}")
         };
         let mut b = Request::get(path)
             .header(hyper::header::HOST, authority)
@@ -367,11 +390,11 @@ pub(super) async fn fetch(
         }
         let req = b
             .body(empty())
-            .map_err(|e| upstream_bad(ctx, &reg.host, reg.port, e.to_string()))?;
+            .map_err(|e| upstream_bad(ctx, host, port, e.to_string()))?;
         let resp = sender
             .send_request(req)
             .await
-            .map_err(|e| upstream_bad(ctx, &reg.host, reg.port, e.to_string()))?;
+            .map_err(|e| upstream_bad(ctx, host, port, e.to_string()))?;
         let status = resp.status();
         if resp
             .headers()
@@ -380,8 +403,8 @@ pub(super) async fn fetch(
         {
             return Err(upstream_bad(
                 ctx,
-                &reg.host,
-                reg.port,
+                host,
+                port,
                 "the upstream sent a compressed body".into(),
             ));
         }
@@ -391,6 +414,11 @@ pub(super) async fn fetch(
             .and_then(|v| v.to_str().ok())
             .unwrap_or("application/octet-stream")
             .to_string();
+        let location = resp
+            .headers()
+            .get(hyper::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
         let (body, held) = ctx
             .registries
             .budget()
@@ -399,19 +427,25 @@ pub(super) async fn fetch(
             .map_err(|e| {
                 upstream_bad(
                     ctx,
-                    &reg.host,
-                    reg.port,
+                    host,
+                    port,
                     format!("{path}: body: {e} (limit {max} bytes)"),
                 )
             })?;
-        Ok((status, ctype, body, held))
+        Ok(Fetched {
+            status,
+            ctype,
+            location,
+            body,
+            held,
+        })
     };
     match tokio::time::timeout(UPSTREAM_WAIT, exchange).await {
         Ok(r) => r,
         Err(_) => Err(upstream_bad(
             ctx,
-            &reg.host,
-            reg.port,
+            host,
+            port,
             format!("{path}: no complete answer in time"),
         )),
     }
