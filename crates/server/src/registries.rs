@@ -95,3 +95,29 @@ impl RegistryHub {
         Ok(Mediation::new(bound, hub.map(|h| h.cache.clone())).with_git(policy.git.clone()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upstream_flags_name_pypi_file_hosts() {
+        let u = RegistrySettings::parse_upstreams(&[
+            "npm=Registry.Test".into(),
+            "pypi=index.test:8443, files=Files.Test".into(),
+        ])
+        .unwrap();
+        assert_eq!(u[&RegistryKind::Npm], "registry.test");
+        assert_eq!(u[&RegistryKind::Pypi], "index.test:8443,files=files.test");
+        for bad in [
+            "npm=registry.test,files=files.test",
+            "pypi=index.test,cdn.test",
+            "pypi=index.test,files=https://files.test/",
+        ] {
+            assert!(
+                RegistrySettings::parse_upstreams(&[bad.into()]).is_err(),
+                "{bad}"
+            );
+        }
+    }
+}
