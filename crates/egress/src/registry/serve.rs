@@ -5,7 +5,7 @@
 use super::budget::Held;
 use super::npm::{self, NpmRequest};
 use super::BoundRegistry;
-use crate::event::EgressEvent;
+use crate::event::{EgressEvent, Notice};
 use crate::http::{empty, text, Body};
 use crate::Ctx;
 use bytes::Bytes;
@@ -93,12 +93,26 @@ pub(super) fn deny(ctx: &Ctx, reg: &BoundRegistry, r: DenyReason, msg: String) -
     crate::http::denied(ctx, &reg.host, reg.port, PROTO, r, msg)
 }
 
-/// Allowed, but outside the lockfile: warn mode's event.
+/// Allowed, but outside the lockfile: warn mode's event (a warning on `exec` too).
 pub(super) fn warned(ctx: &Ctx, reg: &BoundRegistry, msg: String) {
     let mut ev = EgressEvent::allow(&reg.host, reg.port, PROTO);
     ev.reason = DenyReason::LockfileViolation.as_str();
     ev.message = format!("warn mode, let through: {msg}");
+    ev.notice = Notice::Warn;
     ctx.events.emit(ev);
+}
+
+/// A refusal npm expects and handles by itself (its audit, its update check): recorded as
+/// a deny, but not a warning on `exec`.
+fn deny_quietly(ctx: &Ctx, reg: &BoundRegistry, r: DenyReason, msg: String) -> Response<Body> {
+    let mut ev = EgressEvent::deny(&reg.host, reg.port, PROTO, r, msg.clone());
+    ev.notice = Notice::Quiet;
+    ctx.events.emit(ev);
+    text(
+        StatusCode::FORBIDDEN,
+        Some(r.as_str()),
+        format!("cleanroom: egress denied [{r}]: {msg}\n"),
+    )
 }
 
 async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>, host: String, port: u16) -> Response<Body> {
@@ -139,6 +153,11 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>, host: String, port: u16) 
     };
     let enforce = reg.mode == RegistryMode::Enforce;
     let what = npm::classify(&path);
+    if reg.kind == RegistryKind::Npm && enforce {
+        if let Some(msg) = npm::housekeeping(req.method(), &path, &reg.pins) {
+            return deny_quietly(&ctx, &reg, DenyReason::RegistryNotAllowed, msg);
+        }
+    }
     if req.method() != Method::GET {
         return deny(
             &ctx,
@@ -246,16 +265,34 @@ async fn packument(
         }
     };
     let pins = enforce.then_some(&reg.pins);
-    if let Err(e) = npm::filter_packument(&mut doc, name, &origin(reg), pins) {
-        return upstream_bad(
-            ctx,
-            &reg.host,
-            reg.port,
-            format!("packument of {name}: {e}"),
-        );
-    }
+    let hidden = match npm::filter_packument(&mut doc, name, &origin(reg), pins) {
+        Ok(h) => h,
+        Err(e) => {
+            return upstream_bad(
+                ctx,
+                &reg.host,
+                reg.port,
+                format!("packument of {name}: {e}"),
+            )
+        }
+    };
     let mut ev = EgressEvent::allow(&reg.host, reg.port, PROTO);
     ev.message = format!("npm metadata {name}");
+    if hidden > 0 {
+        // npm reports a wanted version that was filtered out only as `notarget`: say why.
+        let kept: Vec<&str> = reg
+            .pins
+            .versions(name)
+            .map(|v| v.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        ev.reason = DenyReason::LockfileViolation.as_str();
+        ev.notice = Notice::Warn;
+        ev.message = format!(
+            "npm metadata {name}: only the lockfile's version(s) {} offered, {hidden} other(s) \
+             hidden (a version outside the lockfile is npm's `notarget`)",
+            kept.join(", ")
+        );
+    }
     ctx.events.emit(ev);
     // The filtered document replaces the fetched one: same budget.
     respond(
