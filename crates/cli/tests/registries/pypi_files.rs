@@ -222,7 +222,9 @@ fn pip_installs_from_an_index_whose_files_live_on_another_host_and_caches_them()
         ,
         files.port
     );
+    let t0 = std::time::Instant::now();
     let o = exec_in_repo(&s, r, &script);
+    eprintln!("first install (and three curls): {:?}", t0.elapsed());
     let out = stdout(&o);
     assert!(
         out.starts_with("demo-1.0.0 second-1.0.0\n"),
@@ -266,7 +268,9 @@ fn pip_installs_from_an_index_whose_files_live_on_another_host_and_caches_them()
         index.paths.lock().unwrap()
     );
     // A second sandbox: the same install, every file from the cache.
+    let t0 = std::time::Instant::now();
     let o = exec_in_repo(&s, r, &pip);
+    eprintln!("second install (cache): {:?}", t0.elapsed());
     assert_eq!(stdout(&o), "demo-1.0.0 second-1.0.0\n", "{}", stderr(&o));
     assert_eq!(files.wheel_requests(), first, "no second download");
 }
