@@ -36,6 +36,24 @@ fn exec_warns_of_hidden_versions_and_dead_upstreams_but_not_of_npm_housekeeping(
         "npm's housekeeping is refused quietly: {err}"
     );
     let s = &t.server;
+    // A real `npm ci` with npm's audit (and update check) left on: installs, no warning.
+    std::fs::write(
+        r.path().join(".npmrc"),
+        format!("registry={origin}/\ncache=/tmp/npm-cache\naudit=true\nupdate-notifier=true\n"),
+    )
+    .unwrap();
+    git(r.path(), &["commit", "-q", "-am", "audit on"]);
+    let o = exec_in_repo(
+        s,
+        r.path(),
+        "npm ci --no-fund --loglevel http && node -e 'console.log(require(\"left-pad\"))'; sleep 1",
+    );
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(out.contains("pad-1.0.0"), "{out}\n{err}");
+    assert!(
+        err.contains("advisories/bulk") && !err.contains("cleanroom: warning"),
+        "npm asked for its audit, the refusal was quiet: {out}\n{err}"
+    );
     // An allowed registry whose upstream cannot be reached: a warning on exec.
     let dead = free_port();
     let r = repo(dead, &[("left-pad", "1.0.0", &pad)], "enforce");
