@@ -194,7 +194,8 @@ pub struct ServeArgs {
     pub upstream_ca: Vec<PathBuf>,
     /// Registry host for `sandbox.registries` entries of KIND that name no `upstream:`
     /// (repeatable; KIND: npm or pypi), e.g. the public registry or a mirror. No built-in default.
-    #[arg(long, value_name = "KIND=HOST[:PORT]")]
+    /// pypi: append `,files=HOST[:PORT]` for each host the index links its files on.
+    #[arg(long, value_name = "KIND=HOST[:PORT][,files=HOST[:PORT]]")]
     pub registry_upstream: Vec<String>,
     /// Size cap of the package artifact cache shared by all sandboxes (LRU)
     #[arg(long, value_name = "MB", default_value_t = cleanroom_server::registries::DEFAULT_CACHE_MB)]

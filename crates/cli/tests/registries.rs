@@ -5,6 +5,10 @@
 //! in real git repositories.
 
 mod common;
+#[path = "registries/notices.rs"]
+mod notices;
+#[path = "registries/pypi_files.rs"]
+mod pypi_files;
 use base64::Engine as _;
 use common::*;
 use sha2::Digest as _;

@@ -27,6 +27,33 @@ pub struct EgressEvent {
     /// The approval request a `pending` event opens (`DecideEgress` answers it); empty
     /// otherwise.
     pub request_id: String,
+    /// Whether the sandbox's running executions see it as a warning.
+    pub notice: Notice,
+}
+
+/// Whether an event is also a warning on the sandbox's running executions (`exec`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Notice {
+    /// Denies and errors (an allowed upstream that failed) are; the rest is not.
+    #[default]
+    Auto,
+    /// Recorded only: an expected refusal a tool handles by itself (npm's audit and
+    /// update check through a mediated registry).
+    Quiet,
+    /// Also an allow the user should know about (a registry answer narrowed to the
+    /// lockfile, warn mode letting something unpinned through).
+    Warn,
+}
+
+impl EgressEvent {
+    /// Is this event a warning on the running executions?
+    pub fn warns(&self) -> bool {
+        match self.notice {
+            Notice::Auto => matches!(self.decision, Decision::Deny | Decision::Error),
+            Notice::Quiet => false,
+            Notice::Warn => true,
+        }
+    }
 }
 
 impl EgressEvent {
@@ -47,6 +74,7 @@ impl EgressEvent {
             suppressed: 0,
             secrets: Vec::new(),
             request_id: String::new(),
+            notice: Notice::Auto,
         }
     }
 
@@ -61,6 +89,7 @@ impl EgressEvent {
             suppressed: 0,
             secrets: Vec::new(),
             request_id: String::new(),
+            notice: Notice::Auto,
         }
     }
 
@@ -98,6 +127,7 @@ impl EgressEvent {
             suppressed: 0,
             secrets: Vec::new(),
             request_id: String::new(),
+            notice: Notice::Auto,
         }
     }
 }

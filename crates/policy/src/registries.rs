@@ -9,6 +9,7 @@
 //!       lockfile: package-lock.json   # relative to the policy file's directory
 //!       mode: enforce                 # enforce (default) | warn | off
 //!       upstream: registry.example    # optional: the server's default for the kind
+//!       files: [files.example]        # pypi only, optional: hosts the index links files on
 //! ```
 //!
 //! The policy names the lockfile; its content comes from the client (the CLI reads it from
@@ -75,6 +76,11 @@ pub struct RegistryRule {
     /// (then the server's default for the kind).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<String>,
+    /// pypi: hosts (`host` or `host:port`) the index links its files on. They are mediated
+    /// like the index host (never a plain allow); empty for an index that serves its own
+    /// files. Filled at bind from the server's default when the policy names no upstream.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
     /// `sha256:<hex>` of the lockfile bound at CreateSandbox (so the policy hash covers the
     /// pinned set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -91,6 +97,8 @@ pub(crate) struct RegistrySection {
     mode: Option<String>,
     #[serde(default)]
     upstream: Option<String>,
+    #[serde(default)]
+    files: Option<Vec<String>>,
 }
 
 fn invalid(path: &str, msg: impl std::fmt::Display) -> PolicyError {
@@ -126,6 +134,32 @@ pub fn parse_upstream(raw: &str) -> Result<String, String> {
     } else {
         format!("{h}:{port}")
     })
+}
+
+/// Most file hosts one registry may name.
+pub const MAX_FILE_HOSTS: usize = 8;
+
+/// `HOST[:PORT][,files=HOST[:PORT]]…` (`serve --registry-upstream pypi=…`) → the
+/// normalized index upstream and file hosts.
+pub fn parse_upstream_spec(raw: &str) -> Result<(String, Vec<String>), String> {
+    let mut parts = raw.split(',');
+    let index = parse_upstream(parts.next().unwrap_or_default())?;
+    let mut files = Vec::new();
+    for p in parts {
+        let Some(h) = p.trim().strip_prefix("files=") else {
+            return Err(format!(
+                "{p:?}: expected files=HOST[:PORT] after the index host"
+            ));
+        };
+        let h = parse_upstream(h)?;
+        if !files.contains(&h) {
+            files.push(h);
+        }
+    }
+    if files.len() > MAX_FILE_HOSTS {
+        return Err(format!("more than {MAX_FILE_HOSTS} file hosts"));
+    }
+    Ok((index, files))
 }
 
 /// `host[:port]` → (normalized host, port; 443 by default).
@@ -173,6 +207,33 @@ pub(crate) fn compile_registries(
             .upstream
             .map(|u| parse_upstream(&u).map_err(|e| invalid(&format!("{path}.upstream"), e)))
             .transpose()?;
+        let files = match s.files {
+            None => Vec::new(),
+            Some(_) if kind != RegistryKind::Pypi => {
+                return Err(invalid(
+                    &format!("{path}.files"),
+                    "file hosts are a pypi setting (an npm packument's tarballs come back \
+                     through the registry host)",
+                ))
+            }
+            Some(list) if list.len() > MAX_FILE_HOSTS => {
+                return Err(invalid(
+                    &format!("{path}.files"),
+                    format!("more than {MAX_FILE_HOSTS} file hosts"),
+                ))
+            }
+            Some(list) => {
+                let mut out = Vec::new();
+                for (j, h) in list.iter().enumerate() {
+                    let h =
+                        parse_upstream(h).map_err(|e| invalid(&format!("{path}.files[{j}]"), e))?;
+                    if !out.contains(&h) {
+                        out.push(h);
+                    }
+                }
+                out
+            }
+        };
         if out.iter().any(|r| r.kind == kind) {
             return Err(PolicyError::Conflict(format!(
                 "{path}: a second {} registry (one per kind)",
@@ -184,6 +245,7 @@ pub(crate) fn compile_registries(
             lockfile,
             mode,
             upstream,
+            files,
             lockfile_digest: None,
         });
     }
@@ -213,7 +275,18 @@ pub struct BoundRegistry {
     pub host: String,
     /// Its HTTPS port (443 unless the upstream names another).
     pub port: u16,
+    /// pypi: the hosts (and ports) the index links files on, mediated like `host`.
+    pub files: Vec<(String, u16)>,
     pub pins: Pins,
+}
+
+impl BoundRegistry {
+    /// Is `host:port` the registry host or one of its file hosts (where the gateway may
+    /// fetch from, redirects included)?
+    pub fn serves(&self, host: &str, port: u16) -> bool {
+        (self.host == host && self.port == port)
+            || self.files.iter().any(|(h, p)| h == host && *p == port)
+    }
 }
 
 /// Bind the lockfiles (`path -> content`, read by the client from the committed HEAD) and
@@ -246,7 +319,15 @@ fn bind_rules(
             continue;
         }
         if rule.upstream.is_none() {
-            rule.upstream = default_upstreams.get(&rule.kind).cloned();
+            // The server's default: the index host and the file hosts it names.
+            if let Some(spec) = default_upstreams.get(&rule.kind) {
+                let (index, files) = parse_upstream_spec(spec)
+                    .map_err(|e| invalid(&format!("{path}.upstream"), e))?;
+                rule.upstream = Some(index);
+                if rule.files.is_empty() {
+                    rule.files = files;
+                }
+            }
         }
         let Some(upstream) = rule.upstream.clone() else {
             return Err(invalid(
@@ -261,10 +342,17 @@ fn bind_rules(
         let (host, port) =
             split_upstream(&upstream).map_err(|e| invalid(&format!("{path}.upstream"), e))?;
         // The registry is reachable on its port: its mediation is the way through.
-        let reach = crate::Rule::new(crate::HostPattern::Exact(host.clone()), vec![port]);
-        if !policy.network.allow.iter().any(|r| r.covers(&reach)) {
-            policy.network.allow.push(reach);
-            policy.network.allow.sort();
+        // So are its file hosts: mediated the same way, never a plain allow.
+        let mut files = Vec::new();
+        for f in &rule.files {
+            files.push(split_upstream(f).map_err(|e| invalid(&format!("{path}.files"), e))?);
+        }
+        for (h, p) in std::iter::once((host.clone(), port)).chain(files.iter().cloned()) {
+            let reach = crate::Rule::new(crate::HostPattern::Exact(h), vec![p]);
+            if !policy.network.allow.iter().any(|r| r.covers(&reach)) {
+                policy.network.allow.push(reach);
+                policy.network.allow.sort();
+            }
         }
         let Some(content) = lockfiles.get(&rule.lockfile) else {
             return Err(invalid(
@@ -304,6 +392,7 @@ fn bind_rules(
             mode: rule.mode,
             host,
             port,
+            files,
             pins,
         });
     }
@@ -390,5 +479,60 @@ mod tests {
             bind(&mut p3, &files, &defaults).unwrap()[0].host,
             "mirror.test"
         );
+    }
+
+    #[test]
+    fn pypi_file_hosts_are_bound_reachable_and_hashed() {
+        assert_eq!(
+            parse_upstream_spec("Index.Test:8443,files=files.test,files=cdn.test:444").unwrap(),
+            (
+                "index.test:8443".to_string(),
+                vec!["files.test".to_string(), "cdn.test:444".to_string()]
+            )
+        );
+        for bad in [
+            "i.test,f.test",
+            "i.test,files=",
+            "i.test,files=http://x",
+            "",
+        ] {
+            assert!(parse_upstream_spec(bad).is_err(), "{bad}");
+        }
+        let req = format!("demo==1.0 --hash=sha256:{}\n", "ab".repeat(32));
+        let files: BTreeMap<_, _> = [("r.txt".to_string(), req.into_bytes())].into();
+        let yaml = |extra: &str| {
+            compile(&format!(
+                "version: 1\nsandbox:\n  registries:\n    - {{kind: pypi, lockfile: r.txt{extra}}}\n"
+            ))
+        };
+        let defaults: BTreeMap<_, _> = [(
+            RegistryKind::Pypi,
+            "index.test,files=files.test:8444".to_string(),
+        )]
+        .into();
+        let mut p = yaml("").unwrap();
+        let b = bind(&mut p, &files, &defaults).unwrap();
+        assert_eq!(b[0].files, vec![("files.test".to_string(), 8444)]);
+        assert!(b[0].serves("files.test", 8444) && !b[0].serves("files.test", 443));
+        assert_eq!(p.registries[0].files, vec!["files.test:8444".to_string()]);
+        let reach = crate::Rule::new(crate::HostPattern::Exact("files.test".into()), vec![8444]);
+        assert!(p.network.allow.iter().any(|r| r.covers(&reach)));
+        // The policy's own upstream brings its own file hosts (none: same-host layout).
+        let mut own = yaml(", upstream: mirror.test").unwrap();
+        assert!(bind(&mut own, &files, &defaults).unwrap()[0]
+            .files
+            .is_empty());
+        let mut own = yaml(", upstream: mirror.test, files: [Cdn.Test]").unwrap();
+        assert_eq!(
+            bind(&mut own, &files, &defaults).unwrap()[0].files,
+            vec![("cdn.test".to_string(), 443)]
+        );
+        assert_ne!(own.policy_hash(), p.policy_hash());
+        // Only pypi has file hosts; they are host names.
+        assert!(compile(
+            "version: 1\nsandbox:\n  registries:\n    - {kind: npm, lockfile: a, files: [f.test]}\n"
+        )
+        .is_err());
+        assert!(yaml(", files: ['https://f.test/x']").is_err());
     }
 }

@@ -36,7 +36,8 @@ impl Default for RegistrySettings {
 }
 
 impl RegistrySettings {
-    /// Parse `serve --registry-upstream KIND=HOST[:PORT]` flags.
+    /// Parse `serve --registry-upstream KIND=HOST[:PORT][,files=HOST[:PORT]]…` flags (file
+    /// hosts: pypi only, the hosts its index links files on).
     pub fn parse_upstreams(specs: &[String]) -> Result<BTreeMap<RegistryKind, String>, String> {
         let mut out = BTreeMap::new();
         for spec in specs {
@@ -45,8 +46,16 @@ impl RegistrySettings {
                 .ok_or_else(|| format!("{spec:?}: expected KIND=HOST[:PORT]"))?;
             let kind = RegistryKind::parse(kind.trim())
                 .ok_or_else(|| format!("{spec:?}: unknown registry kind (supported: npm, pypi)"))?;
-            let host = registries::parse_upstream(host).map_err(|e| format!("{spec:?}: {e}"))?;
-            out.insert(kind, host);
+            let (index, files) =
+                registries::parse_upstream_spec(host).map_err(|e| format!("{spec:?}: {e}"))?;
+            if !files.is_empty() && kind != RegistryKind::Pypi {
+                return Err(format!("{spec:?}: files= hosts are a pypi setting"));
+            }
+            let normalized = std::iter::once(index)
+                .chain(files.into_iter().map(|f| format!("files={f}")))
+                .collect::<Vec<_>>()
+                .join(",");
+            out.insert(kind, normalized);
         }
         Ok(out)
     }
@@ -84,5 +93,31 @@ impl RegistryHub {
         let defaults = hub.map(|h| &h.upstreams).unwrap_or(&empty);
         let bound = registries::bind(policy, lockfiles, defaults)?;
         Ok(Mediation::new(bound, hub.map(|h| h.cache.clone())).with_git(policy.git.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upstream_flags_name_pypi_file_hosts() {
+        let u = RegistrySettings::parse_upstreams(&[
+            "npm=Registry.Test".into(),
+            "pypi=index.test:8443, files=Files.Test".into(),
+        ])
+        .unwrap();
+        assert_eq!(u[&RegistryKind::Npm], "registry.test");
+        assert_eq!(u[&RegistryKind::Pypi], "index.test:8443,files=files.test");
+        for bad in [
+            "npm=registry.test,files=files.test",
+            "pypi=index.test,cdn.test",
+            "pypi=index.test,files=https://files.test/",
+        ] {
+            assert!(
+                RegistrySettings::parse_upstreams(&[bad.into()]).is_err(),
+                "{bad}"
+            );
+        }
     }
 }

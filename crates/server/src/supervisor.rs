@@ -191,7 +191,7 @@ pub struct Run {
     pub row: ExecutionRow,
     pub process: u64,
     pub timeout: Option<Duration>,
-    /// Egress denies to record in the output log as warnings.
+    /// Egress denies, failures and notices to record in the output log as warnings.
     pub warnings: mpsc::UnboundedReceiver<WarningRecord>,
     /// The sandbox's output retention quota.
     pub budget: Arc<SandboxBudget>,

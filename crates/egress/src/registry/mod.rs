@@ -30,6 +30,9 @@ pub struct Mediation {
     cache: Option<ArtifactCache>,
     git: Vec<GitRule>,
     budget: budget::Budget,
+    /// pypi: where each file an index page linked lives upstream (by its sha256, hex), so
+    /// the gateway's rewritten links can be fetched server-side.
+    pypi_links: pypi::Links,
 }
 
 impl Mediation {
@@ -45,6 +48,7 @@ impl Mediation {
             cache,
             git: Vec::new(),
             budget: budget::Budget::default(),
+            pypi_links: pypi::Links::default(),
         }
     }
 
@@ -71,9 +75,11 @@ impl Mediation {
             .filter(move |g| g.host == host && g.port == port)
     }
 
-    /// The registry served at `host`, if any.
+    /// The registry served at `host` (its registry host or one of its file hosts), if any.
     pub fn claims(&self, host: &str) -> Option<&BoundRegistry> {
-        self.registries.iter().find(|r| r.host == host)
+        self.registries
+            .iter()
+            .find(|r| r.host == host || r.files.iter().any(|(h, _)| h == host))
     }
 
     /// Hosts whose TLS the sandbox CA must be able to terminate.
@@ -81,7 +87,9 @@ impl Mediation {
         let mut hosts: Vec<String> = self
             .registries
             .iter()
-            .map(|r| r.host.clone())
+            .flat_map(|r| {
+                std::iter::once(r.host.clone()).chain(r.files.iter().map(|(h, _)| h.clone()))
+            })
             .chain(self.git.iter().map(|g| g.host.clone()))
             .collect();
         hosts.sort();
@@ -95,5 +103,9 @@ impl Mediation {
 
     pub(crate) fn cache(&self) -> Option<&ArtifactCache> {
         self.cache.as_ref()
+    }
+
+    pub(crate) fn pypi_links(&self) -> &pypi::Links {
+        &self.pypi_links
     }
 }

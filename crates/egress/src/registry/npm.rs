@@ -68,15 +68,34 @@ pub fn tarball_url(origin: &str, name: &str, version: &str) -> String {
     format!("{origin}/{name}/-/{base}-{version}.tgz")
 }
 
+/// npm's own calls beside an install that a mediated registry refuses (enforce mode) and
+/// npm handles by itself: its audit (`POST /-/npm/v1/security/…`) and its update check
+/// (the packument of `npm` itself, when the lockfile does not pin it). The refusal is
+/// recorded but is not worth a warning on every `npm ci`; the reason is returned.
+pub fn housekeeping(method: &hyper::Method, path: &str, pins: &Pins) -> Option<String> {
+    if *method == hyper::Method::POST && path.starts_with("/-/npm/v1/security/") {
+        return Some(format!(
+            "POST {path}: npm's audit is not served through a mediated registry (npm skips it)"
+        ));
+    }
+    if *method == hyper::Method::GET && path == "/npm" && pins.versions("npm").is_none() {
+        return Some(
+            "GET /npm: npm's update check is not served (npm is not in the lockfile)".into(),
+        );
+    }
+    None
+}
+
 /// Rewrite a packument: every tarball URL points back through the gateway (`origin`, e.g.
 /// `https://registry.test:8443`); with `pins`, only pinned versions remain (and the
-/// dist-tags and times that name them), so a resolver can never choose another.
+/// dist-tags and times that name them), so a resolver can never choose another. Returns
+/// how many versions were hidden.
 pub fn filter_packument(
     doc: &mut Value,
     name: &str,
     origin: &str,
     pins: Option<&Pins>,
-) -> Result<(), String> {
+) -> Result<usize, String> {
     let obj = doc
         .as_object_mut()
         .ok_or("packument is not a JSON object")?;
@@ -91,10 +110,12 @@ pub fn filter_packument(
         .get_mut("versions")
         .and_then(Value::as_object_mut)
         .ok_or("packument has no versions object")?;
+    let before = versions.len();
     if let Some(pins) = pins {
         let keep = pins.versions(name);
         versions.retain(|v, _| keep.is_some_and(|k| k.contains_key(v)));
     }
+    let hidden = before - versions.len();
     for (v, meta) in versions.iter_mut() {
         if let Some(dist) = meta.get_mut("dist").and_then(Value::as_object_mut) {
             dist.insert("tarball".into(), tarball_url(origin, name, v).into());
@@ -102,7 +123,7 @@ pub fn filter_packument(
     }
     let kept: Vec<String> = versions.keys().cloned().collect();
     if pins.is_none() {
-        return Ok(());
+        return Ok(hidden);
     }
     if let Some(tags) = obj.get_mut("dist-tags").and_then(Value::as_object_mut) {
         tags.retain(|_, v| v.as_str().is_some_and(|v| kept.iter().any(|k| k == v)));
@@ -115,7 +136,7 @@ pub fn filter_packument(
     if let Some(times) = obj.get_mut("time").and_then(Value::as_object_mut) {
         times.retain(|k, _| k == "created" || k == "modified" || kept.iter().any(|v| v == k));
     }
-    Ok(())
+    Ok(hidden)
 }
 
 #[cfg(test)]
@@ -184,7 +205,10 @@ mod tests {
             "time":{"created":"x","1.0.0":"y","2.0.0":"z"}}"#,
         )
         .unwrap();
-        filter_packument(&mut doc, "p", "https://r.test", Some(&pins)).unwrap();
+        assert_eq!(
+            filter_packument(&mut doc, "p", "https://r.test", Some(&pins)).unwrap(),
+            1
+        );
         assert_eq!(doc["versions"].as_object().unwrap().len(), 1);
         assert_eq!(
             doc["versions"]["1.0.0"]["dist"]["tarball"],
@@ -195,5 +219,20 @@ mod tests {
         let mut wrong: Value = serde_json::from_str(r#"{"name":"q","versions":{}}"#).unwrap();
         assert!(filter_packument(&mut wrong, "p", "https://r.test", Some(&pins)).is_err());
         assert!(filter_packument(&mut Value::Null, "p", "https://r.test", None).is_err());
+    }
+
+    #[test]
+    fn npm_housekeeping_is_recognized() {
+        use hyper::Method;
+        let pins = cleanroom_policy::lockfile::Pins::default();
+        assert!(housekeeping(&Method::POST, "/-/npm/v1/security/advisories/bulk", &pins).is_some());
+        assert!(housekeeping(&Method::POST, "/-/npm/v1/security/audits/quick", &pins).is_some());
+        assert!(housekeeping(&Method::GET, "/npm", &pins).is_some());
+        assert!(housekeeping(&Method::GET, "/left-pad", &pins).is_none());
+        assert!(housekeeping(&Method::PUT, "/npm", &pins).is_none());
+        assert!(housekeeping(&Method::GET, "/-/npm/v1/security/advisories/bulk", &pins).is_none());
+        let lock = br#"{"lockfileVersion":3,"packages":{"node_modules/npm":{"version":"10.0.0","integrity":"sha1-qUqZ1H0ZlOR7i1x5n3cX5U2a3lc="}}}"#;
+        let pinned = cleanroom_policy::lockfile::parse_npm(lock).unwrap();
+        assert!(housekeeping(&Method::GET, "/npm", &pinned).is_none());
     }
 }

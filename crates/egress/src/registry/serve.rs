@@ -5,7 +5,7 @@
 use super::budget::Held;
 use super::npm::{self, NpmRequest};
 use super::BoundRegistry;
-use crate::event::EgressEvent;
+use crate::event::{EgressEvent, Notice};
 use crate::http::{empty, text, Body};
 use crate::Ctx;
 use bytes::Bytes;
@@ -93,12 +93,26 @@ pub(super) fn deny(ctx: &Ctx, reg: &BoundRegistry, r: DenyReason, msg: String) -
     crate::http::denied(ctx, &reg.host, reg.port, PROTO, r, msg)
 }
 
-/// Allowed, but outside the lockfile: warn mode's event.
+/// Allowed, but outside the lockfile: warn mode's event (a warning on `exec` too).
 pub(super) fn warned(ctx: &Ctx, reg: &BoundRegistry, msg: String) {
     let mut ev = EgressEvent::allow(&reg.host, reg.port, PROTO);
     ev.reason = DenyReason::LockfileViolation.as_str();
     ev.message = format!("warn mode, let through: {msg}");
+    ev.notice = Notice::Warn;
     ctx.events.emit(ev);
+}
+
+/// A refusal npm expects and handles by itself (its audit, its update check): recorded as
+/// a deny, but not a warning on `exec`.
+fn deny_quietly(ctx: &Ctx, reg: &BoundRegistry, r: DenyReason, msg: String) -> Response<Body> {
+    let mut ev = EgressEvent::deny(&reg.host, reg.port, PROTO, r, msg.clone());
+    ev.notice = Notice::Quiet;
+    ctx.events.emit(ev);
+    text(
+        StatusCode::FORBIDDEN,
+        Some(r.as_str()),
+        format!("cleanroom: egress denied [{r}]: {msg}\n"),
+    )
 }
 
 async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>, host: String, port: u16) -> Response<Body> {
@@ -139,6 +153,11 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>, host: String, port: u16) 
     };
     let enforce = reg.mode == RegistryMode::Enforce;
     let what = npm::classify(&path);
+    if reg.kind == RegistryKind::Npm && enforce {
+        if let Some(msg) = npm::housekeeping(req.method(), &path, &reg.pins) {
+            return deny_quietly(&ctx, &reg, DenyReason::RegistryNotAllowed, msg);
+        }
+    }
     if req.method() != Method::GET {
         return deny(
             &ctx,
@@ -152,7 +171,7 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>, host: String, port: u16) 
     }
     let accept = req.headers().get(hyper::header::ACCEPT).cloned();
     if reg.kind == RegistryKind::Pypi {
-        return super::pypi_serve::handle(&ctx, &reg, &path, enforce).await;
+        return super::pypi_serve::handle(&ctx, &reg, &host, port, &path, enforce).await;
     }
     match what {
         NpmRequest::Packument { name } => {
@@ -246,16 +265,34 @@ async fn packument(
         }
     };
     let pins = enforce.then_some(&reg.pins);
-    if let Err(e) = npm::filter_packument(&mut doc, name, &origin(reg), pins) {
-        return upstream_bad(
-            ctx,
-            &reg.host,
-            reg.port,
-            format!("packument of {name}: {e}"),
-        );
-    }
+    let hidden = match npm::filter_packument(&mut doc, name, &origin(reg), pins) {
+        Ok(h) => h,
+        Err(e) => {
+            return upstream_bad(
+                ctx,
+                &reg.host,
+                reg.port,
+                format!("packument of {name}: {e}"),
+            )
+        }
+    };
     let mut ev = EgressEvent::allow(&reg.host, reg.port, PROTO);
     ev.message = format!("npm metadata {name}");
+    if hidden > 0 {
+        // npm reports a wanted version that was filtered out only as `notarget`: say why.
+        let kept: Vec<&str> = reg
+            .pins
+            .versions(name)
+            .map(|v| v.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        ev.reason = DenyReason::LockfileViolation.as_str();
+        ev.notice = Notice::Warn;
+        ev.message = format!(
+            "npm metadata {name}: only the lockfile's version(s) {} offered, {hidden} other(s) \
+             hidden (a version outside the lockfile is npm's `notarget`)",
+            kept.join(", ")
+        );
+    }
     ctx.events.emit(ev);
     // The filtered document replaces the fetched one: same budget.
     respond(
@@ -343,7 +380,6 @@ pub(super) fn upstream_bad(ctx: &Ctx, host: &str, port: u16, msg: String) -> Res
 }
 
 /// GET `path` from the registry's upstream over verified TLS; the whole body, bounded.
-/// Credentials are never forwarded; compression is refused (bodies are checked).
 pub(super) async fn fetch(
     ctx: &Ctx,
     reg: &BoundRegistry,
@@ -351,12 +387,36 @@ pub(super) async fn fetch(
     accept: Option<hyper::header::HeaderValue>,
     max: usize,
 ) -> Result<(StatusCode, String, Bytes, Held), Response<Body>> {
+    let f = fetch_at(ctx, &reg.host, reg.port, path, accept, max).await?;
+    Ok((f.status, f.ctype, f.body, f.held))
+}
+
+/// One whole upstream answer.
+pub(super) struct Fetched {
+    pub status: StatusCode,
+    pub ctype: String,
+    /// A redirect's target, as sent.
+    pub location: Option<String>,
+    pub body: Bytes,
+    pub held: Held,
+}
+
+/// GET `path` from `host:port` over verified TLS; the whole body, bounded.
+/// Credentials are never forwarded; compression is refused (bodies are checked).
+pub(super) async fn fetch_at(
+    ctx: &Ctx,
+    host: &str,
+    port: u16,
+    path: &str,
+    accept: Option<hyper::header::HeaderValue>,
+    max: usize,
+) -> Result<Fetched, Response<Body>> {
     let exchange = async {
-        let mut sender = open_upstream(ctx, &reg.host, reg.port).await?;
-        let authority = if reg.port == 443 {
-            reg.host.clone()
+        let mut sender = open_upstream(ctx, host, port).await?;
+        let authority = if port == 443 {
+            host.to_string()
         } else {
-            format!("{}:{}", reg.host, reg.port)
+            format!("{host}:{port}")
         };
         let mut b = Request::get(path)
             .header(hyper::header::HOST, authority)
@@ -367,11 +427,11 @@ pub(super) async fn fetch(
         }
         let req = b
             .body(empty())
-            .map_err(|e| upstream_bad(ctx, &reg.host, reg.port, e.to_string()))?;
+            .map_err(|e| upstream_bad(ctx, host, port, e.to_string()))?;
         let resp = sender
             .send_request(req)
             .await
-            .map_err(|e| upstream_bad(ctx, &reg.host, reg.port, e.to_string()))?;
+            .map_err(|e| upstream_bad(ctx, host, port, e.to_string()))?;
         let status = resp.status();
         if resp
             .headers()
@@ -380,8 +440,8 @@ pub(super) async fn fetch(
         {
             return Err(upstream_bad(
                 ctx,
-                &reg.host,
-                reg.port,
+                host,
+                port,
                 "the upstream sent a compressed body".into(),
             ));
         }
@@ -391,6 +451,11 @@ pub(super) async fn fetch(
             .and_then(|v| v.to_str().ok())
             .unwrap_or("application/octet-stream")
             .to_string();
+        let location = resp
+            .headers()
+            .get(hyper::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
         let (body, held) = ctx
             .registries
             .budget()
@@ -399,19 +464,25 @@ pub(super) async fn fetch(
             .map_err(|e| {
                 upstream_bad(
                     ctx,
-                    &reg.host,
-                    reg.port,
+                    host,
+                    port,
                     format!("{path}: body: {e} (limit {max} bytes)"),
                 )
             })?;
-        Ok((status, ctype, body, held))
+        Ok(Fetched {
+            status,
+            ctype,
+            location,
+            body,
+            held,
+        })
     };
     match tokio::time::timeout(UPSTREAM_WAIT, exchange).await {
         Ok(r) => r,
         Err(_) => Err(upstream_bad(
             ctx,
-            &reg.host,
-            reg.port,
+            host,
+            port,
             format!("{path}: no complete answer in time"),
         )),
     }

@@ -213,9 +213,10 @@ impl Engine {
         Ok(self.events.tail(sandbox_id, after_seq, follow))
     }
 
-    /// Persist one gateway decision as a sandbox event; a deny also becomes a warning on
-    /// the sandbox's running executions (attributed to the execution when it is the only
-    /// one running).
+    /// Persist one gateway decision as a sandbox event; a deny, an error (an allowed
+    /// upstream that failed) or a notice also becomes a warning on the sandbox's running
+    /// executions (attributed to the execution when it is the only one running), unless
+    /// the gateway marked it quiet ([`cleanroom_egress::event::Notice`]).
     pub(super) fn record_egress(&self, note: EgressNote) {
         let live: Vec<(String, Arc<LiveExec>)> = self.live_in(&note.sandbox_id);
         let e = &note.event;
@@ -227,12 +228,17 @@ impl Engine {
                 e.decision, e.host, e.port, e.protocol, e.message
             )
         };
-        if e.decision == cleanroom_vocab::Decision::Deny {
+        if e.warns() {
+            let what = match e.decision {
+                cleanroom_vocab::Decision::Deny => "egress denied",
+                cleanroom_vocab::Decision::Error => "egress failed",
+                _ => "egress",
+            };
             for (_, l) in &live {
                 let _ = l.warnings.send(WarningRecord {
                     code: e.reason.to_string(),
                     message: format!(
-                        "egress denied: {}:{} ({}): {}",
+                        "{what}: {}:{} ({}): {}",
                         e.host, e.port, e.protocol, e.message
                     ),
                 });
