@@ -91,8 +91,8 @@ impl EgressHub {
     /// Resolve the policy's secrets against the server's values and make the sandbox's CA.
     /// Fails closed (`secret_unavailable`) when a secret has no value on this server.
     /// Placeholders are random per sandbox, so one seen in one sandbox means nothing in
-    /// another. The gateway's flows are charged to `account`'s share of the server's
-    /// budget (the principal the sandbox counts for: see [`crate::engine::Engine`]'s
+    /// another. The gateway's flows and buffered bodies are charged to `account`'s share
+    /// of the server's budgets (the principal the sandbox counts for: see [`crate::engine::Engine`]'s
     /// `account_of`).
     pub fn prepare(
         &self,
@@ -102,6 +102,8 @@ impl EgressHub {
         account: &str,
     ) -> Result<Prepared, EngineError> {
         let share = cleanroom_egress::share::Shares::server().owner(account);
+        // Mediated bodies are charged to the same owner's share of the body budget.
+        let registries = registries.with_share(share.clone());
         let missing: Vec<&str> = policy
             .secrets
             .keys()
