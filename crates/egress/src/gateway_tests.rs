@@ -56,7 +56,7 @@ fn gateway_with(
         registries: crate::registry::Mediation::none(),
         names: crate::names::Names::default(),
         events: crate::event::Limited::new(sink),
-        limits: crate::limits::SandboxLimits::new(),
+        limits: crate::limits::SandboxLimits::new(crate::share::Shares::server().solitary()),
         approvals: Arc::new(Approvals::new(Duration::from_secs(1), 8)),
     };
     (Arc::new(ctx), events)

@@ -33,6 +33,7 @@ pub mod redact;
 pub mod registry;
 mod relay;
 pub mod secrets;
+pub mod share;
 pub mod sniff;
 #[cfg(test)]
 mod stack_tests;
@@ -148,6 +149,9 @@ pub struct Mediators {
     pub registries: registry::Mediation,
     /// The sandbox's approval requests (`network.unknown: ask`, learn mode).
     pub approvals: Arc<Approvals>,
+    /// The sandbox owner's share of the server-wide flow budget (the server's
+    /// [`share::Shares::owner`] for the owner's key).
+    pub share: share::Share,
 }
 
 impl Gateway {
@@ -166,6 +170,7 @@ impl Gateway {
         let Mediators {
             registries,
             approvals,
+            share,
         } = mediators;
         let dev = device::TunDevice::new(device)?;
         let traffic = dev.traffic();
@@ -190,7 +195,7 @@ impl Gateway {
             registries,
             names: names::Names::default(),
             events: event::Limited::new(sink),
-            limits: limits::SandboxLimits::new(),
+            limits: limits::SandboxLimits::new(share),
             approvals,
         });
         let stack = IpStack::new(cfg, dev);

@@ -4,9 +4,12 @@
 //! [`crate::TCP_WINDOW`] each way) and usually one upstream socket — a file descriptor of
 //! the server. A sandbox at its cap is refused more (`too_many_connections`) and nothing
 //! else; the per-sandbox caps are far below the server-wide budget, so one sandbox cannot
-//! take the descriptors the API and the other sandboxes need.
+//! take the descriptors the API and the other sandboxes need. Each sandbox's owner also has
+//! a share of the server-wide budget ([`crate::share`]), so one principal's many sandboxes
+//! cannot take it either.
 
-use std::sync::{Arc, OnceLock};
+use crate::share::Share;
+use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Most TCP connections the gateway serves at once for one sandbox.
@@ -38,7 +41,7 @@ pub fn raise_fd_limit() {
 
 /// Upstream connections all gateways of this server may hold together: the descriptor
 /// limit minus a reserve (half the limit when it is small).
-fn server_budget() -> usize {
+pub(crate) fn server_budget() -> usize {
     use nix::sys::resource::{getrlimit, Resource};
     let soft = match getrlimit(Resource::RLIMIT_NOFILE) {
         Ok((soft, _)) => usize::try_from(soft).unwrap_or(usize::MAX),
@@ -51,28 +54,27 @@ fn server_budget() -> usize {
     }
 }
 
-fn server_flows() -> &'static Arc<Semaphore> {
-    static FLOWS: OnceLock<Arc<Semaphore>> = OnceLock::new();
-    FLOWS.get_or_init(|| Arc::new(Semaphore::new(server_budget())))
-}
-
 /// One sandbox's counters.
 pub(crate) struct SandboxLimits {
     tcp: Arc<Semaphore>,
     udp: Arc<Semaphore>,
+    share: Share,
 }
 
-/// A TCP flow's share of both budgets; released when dropped.
+/// A TCP flow's part of the three budgets; released when dropped.
 pub(crate) struct TcpPermit {
     _sandbox: OwnedSemaphorePermit,
+    _owner: OwnedSemaphorePermit,
     _server: OwnedSemaphorePermit,
 }
 
 impl SandboxLimits {
-    pub(crate) fn new() -> Self {
+    /// A sandbox's caps; its TCP flows also count against its owner's `share`.
+    pub(crate) fn new(share: Share) -> Self {
         SandboxLimits {
             tcp: Arc::new(Semaphore::new(MAX_FLOWS)),
             udp: Arc::new(Semaphore::new(MAX_UDP_FLOWS)),
+            share,
         }
     }
 
@@ -83,12 +85,23 @@ impl SandboxLimits {
             .clone()
             .try_acquire_owned()
             .map_err(|_| format!("more than {MAX_FLOWS} connections at once"))?;
-        let server = server_flows()
+        let owner = self
+            .share
+            .owner_flows()
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| {
+                "the sandbox's owner holds its share of the server's connection budget".to_string()
+            })?;
+        let server = self
+            .share
+            .total_flows
             .clone()
             .try_acquire_owned()
             .map_err(|_| "the server's gateways are at their connection budget".to_string())?;
         Ok(TcpPermit {
             _sandbox: sandbox,
+            _owner: owner,
             _server: server,
         })
     }
@@ -105,11 +118,12 @@ impl SandboxLimits {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::share::Shares;
 
     #[test]
     fn caps_are_per_sandbox_and_released() {
-        let a = SandboxLimits::new();
-        let b = SandboxLimits::new();
+        let a = SandboxLimits::new(Shares::server().solitary());
+        let b = SandboxLimits::new(Shares::server().solitary());
         let held: Vec<_> = (0..MAX_FLOWS).map(|_| a.tcp().unwrap()).collect();
         assert!(a.tcp().is_err());
         assert!(b.tcp().is_ok(), "another sandbox is not starved");
@@ -120,5 +134,38 @@ mod tests {
         drop(udp);
         assert!(a.udp().is_ok());
         assert!(server_budget() >= MAX_FLOWS / 2);
+    }
+
+    /// One owner's sandboxes flood with every flow they can get; another owner's sandbox
+    /// is still served, and a flood stopped by the share is refused with a reason.
+    #[test]
+    fn one_owner_cannot_take_the_server_budget() {
+        // A server like a default one: 64,512 flows, 64 sandboxes of one principal.
+        let shares = Shares::new(64_512, 2048);
+        let flood: Vec<_> = (0..64)
+            .map(|_| SandboxLimits::new(shares.owner("uid:1000")))
+            .collect();
+        let mut held = Vec::new();
+        let mut refused = None;
+        for sbx in &flood {
+            loop {
+                match sbx.tcp() {
+                    Ok(p) => held.push(p),
+                    Err(e) => {
+                        refused = Some(e);
+                        break;
+                    }
+                }
+            }
+        }
+        let other = SandboxLimits::new(shares.owner("uid:1001"));
+        let served: Vec<_> = (0..MAX_FLOWS).map_while(|_| other.tcp().ok()).collect();
+        assert_eq!(served.len(), MAX_FLOWS, "another principal is still served");
+        assert_eq!(held.len(), shares.flow_share(), "the flood holds its share");
+        assert!(held.len() <= 64_512 / 8);
+        let why = refused.expect("the flood was refused"); // the last sandbox's refusal
+        assert!(why.contains("owner"), "{why}");
+        drop(held);
+        assert!(flood[0].tcp().is_ok(), "released with the flows");
     }
 }

@@ -48,6 +48,8 @@ pub struct Prepared {
     secrets: Secrets,
     ca: Option<SandboxCa>,
     registries: cleanroom_egress::registry::Mediation,
+    /// The owner's share of the gateways' server-wide budgets.
+    share: cleanroom_egress::share::Share,
 }
 
 impl Prepared {
@@ -89,13 +91,19 @@ impl EgressHub {
     /// Resolve the policy's secrets against the server's values and make the sandbox's CA.
     /// Fails closed (`secret_unavailable`) when a secret has no value on this server.
     /// Placeholders are random per sandbox, so one seen in one sandbox means nothing in
-    /// another.
+    /// another. The gateway's flows and buffered bodies are charged to `account`'s share
+    /// of the server's budgets (the principal the sandbox counts for: see [`crate::engine::Engine`]'s
+    /// `account_of`).
     pub fn prepare(
         &self,
         sandbox_id: &str,
         policy: &CompiledPolicy,
         registries: cleanroom_egress::registry::Mediation,
+        account: &str,
     ) -> Result<Prepared, EngineError> {
+        let share = cleanroom_egress::share::Shares::server().owner(account);
+        // Mediated bodies are charged to the same owner's share of the body budget.
+        let registries = registries.with_share(share.clone());
         let missing: Vec<&str> = policy
             .secrets
             .keys()
@@ -141,6 +149,7 @@ impl EgressHub {
             secrets: Secrets::new(entries),
             ca,
             registries,
+            share,
         })
     }
 
@@ -176,6 +185,7 @@ impl EgressHub {
             cleanroom_egress::Mediators {
                 registries: prepared.registries,
                 approvals: self.approvals.open(sandbox_id, &policy.network),
+                share: prepared.share,
             },
         )?;
         lock(&self.sandboxes).insert(sandbox_id.to_string(), Attached { gateway, env });

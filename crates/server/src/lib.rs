@@ -24,6 +24,7 @@ pub mod egress;
 pub mod engine;
 pub mod error;
 pub mod execlog;
+pub mod fair_slots;
 pub mod files;
 pub mod guest;
 pub mod ids;

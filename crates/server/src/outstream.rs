@@ -73,24 +73,29 @@ const TAIL_READS: usize = 2;
 /// `cleanroom exec` reads one).
 const READ_IN_PLACE: u64 = 16 << 10;
 
-/// [`read_tails`] on tokio's blocking pool, at most [`TAIL_READS`] at a time (in place
-/// for a log of at most [`READ_IN_PLACE`] bytes).
+/// [`read_tails`] on tokio's blocking pool, at most [`TAIL_READS`] at a time and one of them
+/// for `owner` (the principal whose sandbox's log it is), in place for a log of at most
+/// [`READ_IN_PLACE`] bytes.
 ///
 /// Why: the work grows with the log, whose size and number of records the sandbox chose
 /// (up to its output quota: 1 GiB by default). On a runtime worker, an inspect of such a
 /// log stalled every call and stream sharing that worker (rule 4: nothing a sandbox does
 /// may block the server's runtime); unbounded on the blocking pool, concurrent inspects
-/// would each take a thread. Waiting callers queue fairly on the semaphore.
+/// would each take a thread. Waiting callers queue fairly ([`crate::fair_slots`]): one
+/// principal's many inspects of large logs hold one slot and queue behind their own, so
+/// another principal's inspect or console attach is not starved by them.
 pub async fn read_tails_off_runtime(
     path: PathBuf,
     tail: u64,
+    owner: &str,
 ) -> std::io::Result<(Vec<u8>, Vec<u8>, u64, u64)> {
     let len = std::fs::metadata(&path)?.len();
     if len <= READ_IN_PLACE {
         return tails_below(&path, len, tail);
     }
-    static SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(TAIL_READS);
-    let _slot = SLOTS.acquire().await.map_err(std::io::Error::other)?;
+    static SLOTS: std::sync::LazyLock<crate::fair_slots::FairSlots> =
+        std::sync::LazyLock::new(|| crate::fair_slots::FairSlots::new(TAIL_READS, 1));
+    let _slot = SLOTS.enter(owner).await.map_err(std::io::Error::other)?;
     tokio::task::spawn_blocking(move || tails_below(&path, len, tail))
         .await
         .map_err(std::io::Error::other)?
@@ -514,7 +519,9 @@ mod tests {
                     tokio::time::sleep(std::time::Duration::from_millis(1)).await;
                 }
             });
-            let tails = super::read_tails_off_runtime(p.clone(), 3).await.unwrap();
+            let tails = super::read_tails_off_runtime(p.clone(), 3, "t")
+                .await
+                .unwrap();
             pinger.abort();
             tails
         });

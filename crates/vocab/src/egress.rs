@@ -53,7 +53,9 @@ stable_codes! {
         /// A secret placeholder was sent somewhere its binding does not allow.
         SecretScopeViolation => "secret_scope_violation",
         /// The sandbox already has the most concurrent connections the gateway serves for one
-        /// sandbox.
+        /// sandbox, or its owner holds its share of the server's connection budget (an
+        /// eighth), or all gateways of the server hold the whole budget. The event's message
+        /// says which.
         TooManyConnections => "too_many_connections",
         /// The opening of a connection (HTTP request head, TLS ClientHello) could not be parsed
         /// strictly, or is ambiguous (two Host headers, Transfer-Encoding with Content-Length,

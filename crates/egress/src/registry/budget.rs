@@ -2,14 +2,17 @@
 //!
 //! Registry artifacts are verified whole before any byte reaches the sandbox, and git request
 //! bodies are re-sent with a length, so both are buffered. Each buffered MiB takes a permit
-//! from the sandbox's budget and from the server's; the permits travel with the bytes (they
-//! are released when the response body is dropped), so a sandbox opening many connections
-//! cannot make the server hold more than its budget, nor all sandboxes more than the server's.
+//! from the sandbox's budget, from its owner's share of the server's ([`crate::share`]) and
+//! from the server's; the permits travel with the bytes (they are released when the response
+//! body is dropped), so a sandbox opening many connections cannot make the server hold more
+//! than its budget, nor one principal's sandboxes more than its share, nor all sandboxes more
+//! than the server's.
 //! A body that cannot get its permits in time is refused (fail closed), never half-buffered.
 
+use crate::share::{Share, Shares};
 use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -21,20 +24,17 @@ pub const SERVER_BUDGET_MIB: usize = 2048;
 /// How long a body may wait for budget before it is refused.
 const BUDGET_WAIT: Duration = Duration::from_secs(30);
 
-static SERVER: LazyLock<Arc<Semaphore>> =
-    LazyLock::new(|| Arc::new(Semaphore::new(SERVER_BUDGET_MIB)));
-
 /// One sandbox's budget (cheap to clone).
 #[derive(Debug, Clone)]
 pub struct Budget {
     sandbox: Arc<Semaphore>,
+    share: Share,
 }
 
 impl Default for Budget {
+    /// A sandbox grouped with no other (tests, sandboxes without mediation).
     fn default() -> Self {
-        Budget {
-            sandbox: Arc::new(Semaphore::new(SANDBOX_BUDGET_MIB)),
-        }
+        Budget::new(Shares::server().solitary())
     }
 }
 
@@ -43,23 +43,34 @@ impl Default for Budget {
 pub struct Held(Vec<OwnedSemaphorePermit>);
 
 impl Budget {
+    /// A sandbox's budget, drawing on its owner's `share` too.
+    pub fn new(share: Share) -> Budget {
+        Budget {
+            sandbox: Arc::new(Semaphore::new(SANDBOX_BUDGET_MIB)),
+            share,
+        }
+    }
+
     async fn take(&self, mib: u32, held: &mut Held) -> Result<(), String> {
         let get = async {
+            // Always in this order (sandbox, owner, server): no two takers wait on each other.
             let a = self.sandbox.clone().acquire_many_owned(mib).await;
-            let b = SERVER.clone().acquire_many_owned(mib).await;
-            match (a, b) {
-                (Ok(a), Ok(b)) => Ok((a, b)),
+            let b = self.share.owner_mib().clone().acquire_many_owned(mib).await;
+            let c = self.share.total_mib.clone().acquire_many_owned(mib).await;
+            match (a, b, c) {
+                (Ok(a), Ok(b), Ok(c)) => Ok([a, b, c]),
                 _ => Err("budget closed".to_string()),
             }
         };
         match tokio::time::timeout(BUDGET_WAIT, get).await {
-            Ok(Ok((a, b))) => {
-                held.0.push(a);
-                held.0.push(b);
+            Ok(Ok(permits)) => {
+                held.0.extend(permits);
                 Ok(())
             }
             Ok(Err(e)) => Err(e),
-            Err(_) => Err("too much is being buffered for this sandbox or server".into()),
+            Err(_) => {
+                Err("too much is being buffered for this sandbox, its owner or the server".into())
+            }
         }
     }
 
@@ -117,5 +128,35 @@ mod tests {
         drop(held);
         assert_eq!(b.sandbox.available_permits(), SANDBOX_BUDGET_MIB);
         assert!(b.collect(Full::new(data), MIB).await.is_err());
+    }
+
+    /// One principal's sandboxes hold every MiB they can get; another principal's body is
+    /// still buffered at once. (On the server's own budget, four sandboxes of one owner
+    /// took all 2,048 MiB and everyone else waited and was refused.)
+    #[tokio::test]
+    async fn one_owner_cannot_take_the_server_budget() {
+        let shares = Shares::new(64_512, SERVER_BUDGET_MIB);
+        let mut held = Vec::new();
+        for _ in 0..4 {
+            let b = Budget::new(shares.owner("uid:1000"));
+            // Each sandbox asks for all of its own budget, without waiting for the share.
+            let got =
+                tokio::time::timeout(Duration::from_millis(200), b.hold(SANDBOX_BUDGET_MIB * MIB))
+                    .await;
+            if let Ok(Ok(h)) = got {
+                held.push(h);
+            }
+        }
+        assert_eq!(held.len() * SANDBOX_BUDGET_MIB, shares.mib_share());
+        let other = Budget::new(shares.owner("uid:1001"));
+        let served = tokio::time::timeout(
+            Duration::from_millis(200),
+            other.hold(SANDBOX_BUDGET_MIB * MIB),
+        )
+        .await;
+        assert!(
+            matches!(served, Ok(Ok(_))),
+            "another principal is still served"
+        );
     }
 }

@@ -52,6 +52,12 @@ impl Mediation {
         }
     }
 
+    /// Charge the bodies this sandbox buffers to its owner's `share` too ([`crate::share`]).
+    pub fn with_share(mut self, share: crate::share::Share) -> Mediation {
+        self.budget = budget::Budget::new(share);
+        self
+    }
+
     /// Also mediate git smart-HTTP to these repositories (`sandbox.git`).
     pub fn with_git(mut self, git: Vec<GitRule>) -> Mediation {
         self.git = git;

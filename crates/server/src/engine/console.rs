@@ -76,7 +76,13 @@ impl Engine {
         exec_id: &str,
     ) -> Result<BoxStream<'static, Result<StreamItem, EngineError>>, EngineError> {
         let path = execlog::path_for(&self.logs_dir, exec_id);
-        let (_, _, out_total, _) = crate::outstream::read_tails_off_runtime(path, 0)
+        // The read is charged to the sandbox's owner (as an inspect's is).
+        let owner = self
+            .store
+            .get_sandbox(sandbox_id)?
+            .map(|s| s.owner)
+            .unwrap_or_default();
+        let (_, _, out_total, _) = crate::outstream::read_tails_off_runtime(path, 0, &owner)
             .await
             .map_err(|e| EngineError::internal(format!("read output log: {e}")))?;
         let from = out_total.saturating_sub(REPLAY_TAIL);

@@ -409,7 +409,11 @@ impl Engine {
         let (stdout_tail, stderr_tail, stdout_bytes, stderr_bytes) = if output.expired_at > 0 {
             Default::default()
         } else {
-            crate::outstream::read_tails_off_runtime(log_path.clone(), tail)
+            // Charged to the sandbox's owner: only its owner (or an admin) inspects it.
+            let owner = sandbox
+                .as_ref()
+                .map_or(execution.owner.as_str(), |s| s.owner.as_str());
+            crate::outstream::read_tails_off_runtime(log_path.clone(), tail, owner)
                 .await
                 .unwrap_or_default()
         };

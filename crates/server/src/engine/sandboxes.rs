@@ -14,6 +14,19 @@ use cleanroom_vocab::ErrorCode;
 use std::sync::Arc;
 
 impl Engine {
+    /// The principal a sandbox of `owner` counts for: the owner, or for a pool's warm
+    /// sandbox (`pool:<id>`) the pool's owner, as with the sandbox caps. The gateway's
+    /// shares of server-wide budgets are keyed by it (a claimed warm sandbox keeps its
+    /// pool owner's share: its gateway is already running).
+    pub(crate) fn account_of(&self, owner: &str) -> String {
+        let pool = owner.strip_prefix("pool:").and_then(|id| {
+            crate::sync::lock(&self.pools.map)
+                .get(id)
+                .map(|p| p.owner.clone())
+        });
+        pool.unwrap_or_else(|| owner.to_string())
+    }
+
     /// Compile the policy once, check capabilities, provision. Returns the READY sandbox,
     /// owned by `owner`; refused with `resource_exhausted` when `sandbox_caps` are reached.
     pub async fn create_sandbox(
@@ -117,7 +130,9 @@ impl Engine {
         let id = ids::sandbox_id();
         // Secrets and the sandbox CA before anything exists: a secret this server has no
         // value for refuses the sandbox like a capability mismatch does.
-        let prepared = self.egress.prepare(&id, &policy, mediation)?;
+        let prepared = self
+            .egress
+            .prepare(&id, &policy, mediation, &self.account_of(owner))?;
         let now = now_micros();
         let row = SandboxRow {
             id: id.clone(),
