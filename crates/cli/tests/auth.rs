@@ -37,15 +37,6 @@ fn serve_refused(listen: &str, extra: &[&str]) -> String {
     stderr(&o)
 }
 
-fn assert_code(o: &Output, code: &str) {
-    assert_eq!(o.status.code(), Some(125), "{}{}", stdout(o), stderr(o));
-    assert!(
-        stderr(o).contains(&format!("[{code}]")),
-        "want {code}: {}",
-        stderr(o)
-    );
-}
-
 #[test]
 fn tcp_listener_refuses_to_start_without_authentication() {
     // No credentials: refused, on any address.

@@ -15,15 +15,6 @@ fn ok(o: &Output) {
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(o), stderr(o));
 }
 
-fn assert_code(o: &Output, code: &str) {
-    assert_eq!(o.status.code(), Some(125), "{}{}", stdout(o), stderr(o));
-    assert!(
-        stderr(o).contains(&format!("[{code}]")),
-        "want {code}: {}",
-        stderr(o)
-    );
-}
-
 /// Everything under `dir`, for "nothing was written here" assertions.
 fn contents(dir: &Path) -> Vec<String> {
     let mut out: Vec<String> = std::fs::read_dir(dir)

@@ -86,15 +86,6 @@ fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).expect("json summary")
 }
 
-fn assert_code(o: &Output, code: &str) {
-    assert_eq!(o.status.code(), Some(125), "{}{}", stdout(o), stderr(o));
-    assert!(
-        stderr(o).contains(&format!("[{code}]")),
-        "want {code}: {}",
-        stderr(o)
-    );
-}
-
 /// The sandbox's own view: `sha256sum` of a file inside it.
 fn sha_in(s: &Server, sbx: &str, path: &str) -> String {
     let o = s.sh_in(sbx, &format!("sha256sum {path}"));

@@ -207,15 +207,6 @@ fn a_paused_sandbox_expires_and_its_clock_can_be_moved() {
     assert_eq!(stdout(&o), "back\n", "{}", stderr(&o));
 }
 
-fn assert_code(o: &std::process::Output, code: &str) {
-    assert!(
-        stderr(o).contains(&format!("[{code}]")),
-        "want {code}: {}{}",
-        stdout(o),
-        stderr(o)
-    );
-}
-
 /// The ownership and quota cells of the state × rule table (docs/states.md) for a paused
 /// sandbox: another principal gets `sandbox_not_found` from every verb, and a paused
 /// sandbox holds its owner's quota slot until it is removed.

@@ -9,16 +9,6 @@ use common::*;
 use std::collections::HashSet;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::process::Output;
-
-fn assert_code(o: &Output, code: &str) {
-    assert_eq!(o.status.code(), Some(125), "{}{}", stdout(o), stderr(o));
-    assert!(
-        stderr(o).contains(&format!("[{code}]")),
-        "want {code}: {}",
-        stderr(o)
-    );
-}
 
 fn snapshot(s: &Server, sandbox_id: &str) -> String {
     let o = s.run(&["snapshot", "create", sandbox_id]);

@@ -7,17 +7,7 @@ use cleanroom_client::api::*;
 use cleanroom_client::Client;
 use common::*;
 use std::path::PathBuf;
-use std::process::Output;
 use std::time::Duration;
-
-fn assert_code(o: &Output, code: &str) {
-    assert_eq!(o.status.code(), Some(125), "{}{}", stdout(o), stderr(o));
-    assert!(
-        stderr(o).contains(&format!("[{code}]")),
-        "want {code}: {}",
-        stderr(o)
-    );
-}
 
 /// The sandbox's CPU time in ns, read from its own cgroup (v1 `cpuacct.usage` or v2
 /// `cpu.stat usage_usec`).

@@ -991,3 +991,13 @@ pub fn hello_upstream() -> u16 {
 pub fn body_upstream(len: usize) -> u16 {
     http_upstream(move |_| vec![b'x'; len])
 }
+
+/// The CLI failed with Cleanroom's own exit code (125) and the stable `code`.
+pub fn assert_code(o: &Output, code: &str) {
+    assert_eq!(o.status.code(), Some(125), "{}{}", stdout(o), stderr(o));
+    assert!(
+        stderr(o).contains(&format!("[{code}]")),
+        "want {code}: {}",
+        stderr(o)
+    );
+}
