@@ -243,24 +243,19 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
             if all || !labels.is_empty() {
                 return labels::rm_matching(&client, labels).await;
             }
-            let mut failed = false;
-            for id in sandbox_ids {
-                match client
+            let client = &client;
+            return Ok(render::each_id(sandbox_ids, |id| async move {
+                client
                     .sandboxes
                     .terminate_sandbox(TerminateSandboxRequest {
-                        sandbox_id: id.clone(),
+                        sandbox_id: id,
                         ..Default::default()
                     })
                     .await
-                {
-                    Ok(_) => println!("{id}"),
-                    Err(e) => {
-                        render::error(&e.into(), None);
-                        failed = true;
-                    }
-                }
-            }
-            return Ok(if failed { EXIT_CLEANROOM_ERROR } else { 0 });
+                    .map(drop)
+                    .map_err(Into::into)
+            })
+            .await);
         }
         SandboxCommand::Timeout(_) => unreachable!("dispatched in run()"),
         SandboxCommand::Attest { sandbox_id, out } => {

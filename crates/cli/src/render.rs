@@ -431,3 +431,28 @@ mod tests {
         assert!(e.details.is_empty());
     }
 }
+
+/// `rm` of several objects: run `op` for each id in order, printing the id when it succeeds
+/// and the error when it fails (the others still run). [`EXIT_CLEANROOM_ERROR`] when any
+/// failed, else 0.
+pub async fn each_id<F, Fut>(ids: impl IntoIterator<Item = String>, mut op: F) -> i32
+where
+    F: FnMut(String) -> Fut,
+    Fut: std::future::Future<Output = Result<(), ApiError>>,
+{
+    let mut failed = false;
+    for id in ids {
+        match op(id.clone()).await {
+            Ok(()) => println!("{id}"),
+            Err(e) => {
+                error(&e, None);
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        EXIT_CLEANROOM_ERROR
+    } else {
+        0
+    }
+}

@@ -201,24 +201,19 @@ async fn snapshot(ep: &Target, cmd: SnapshotCommand) -> Result<i32, ApiError> {
             }
         }
         SnapshotCommand::Rm { snapshot_ids } => {
-            let mut failed = false;
-            for id in snapshot_ids {
-                match client
+            let client = &client;
+            return Ok(render::each_id(snapshot_ids, |id| async move {
+                client
                     .snapshots
                     .remove_snapshot(RemoveSnapshotRequest {
-                        snapshot_id: id.clone(),
+                        snapshot_id: id,
                         ..Default::default()
                     })
                     .await
-                {
-                    Ok(_) => println!("{id}"),
-                    Err(e) => {
-                        render::error(&e.into(), None);
-                        failed = true;
-                    }
-                }
-            }
-            return Ok(if failed { EXIT_CLEANROOM_ERROR } else { 0 });
+                    .map(drop)
+                    .map_err(Into::into)
+            })
+            .await);
         }
         SnapshotCommand::Checkpoint { sandbox_id } => {
             let r = client

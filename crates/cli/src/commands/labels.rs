@@ -1,6 +1,6 @@
 //! `--label KEY=VALUE` of `sandbox create`, `sandbox ls` and `sandbox rm`.
 
-use crate::render::{self, EXIT_CLEANROOM_ERROR};
+use crate::render;
 use cleanroom_client::api::*;
 use cleanroom_client::{ApiError, Client};
 
@@ -25,23 +25,17 @@ pub async fn rm_matching(client: &Client, labels: Vec<(String, String)>) -> Resu
         })
         .await?
         .into_owned();
-    let mut failed = false;
-    for s in list.sandboxes {
-        let id = s.sandbox_id;
-        match client
+    let ids = list.sandboxes.into_iter().map(|s| s.sandbox_id);
+    Ok(render::each_id(ids, |id| async move {
+        client
             .sandboxes
             .terminate_sandbox(TerminateSandboxRequest {
-                sandbox_id: id.clone(),
+                sandbox_id: id,
                 ..Default::default()
             })
             .await
-        {
-            Ok(_) => println!("{id}"),
-            Err(e) => {
-                render::error(&e.into(), None);
-                failed = true;
-            }
-        }
-    }
-    Ok(if failed { EXIT_CLEANROOM_ERROR } else { 0 })
+            .map(drop)
+            .map_err(Into::into)
+    })
+    .await)
 }
