@@ -5,7 +5,7 @@
 
 mod common;
 use cleanroom_client::api::*;
-use cleanroom_client::endpoint::{Endpoint, Target};
+use cleanroom_client::endpoint::Endpoint;
 use cleanroom_client::{ApiError, Client};
 use common::*;
 use std::io::{Read, Write};
@@ -113,17 +113,6 @@ fn raw_post(addr: &str, method: &str, body: &str, authorization: Option<&str>) -
     let mut resp = String::new();
     let _ = st.read_to_string(&mut resp);
     resp
-}
-
-async fn client_as(addr: &str, token: &str) -> Client {
-    Client::connect_target(&Target {
-        endpoint: Endpoint::Http(addr.to_string()),
-        token: Some(token.to_string()),
-        ca_cert: None,
-        server_cert_sha256: None,
-    })
-    .await
-    .expect("connect")
 }
 
 fn inspect_json(o: &Output) -> serde_json::Value {

@@ -5,27 +5,11 @@
 
 mod common;
 use cleanroom_client::api::*;
-use cleanroom_client::endpoint::{Endpoint, Target};
-use cleanroom_client::{ApiError, Client};
+use cleanroom_client::Client;
 use common::*;
 use std::time::Duration;
 
 const BOB: &str = "bob-console-flood-token-3a5c7e9b1d3f5a7c9e1b";
-
-async fn client_as(addr: &str, token: &str) -> Client {
-    Client::connect_target(&Target {
-        endpoint: Endpoint::Http(addr.to_string()),
-        token: Some(token.to_string()),
-        ca_cert: None,
-        server_cert_sha256: None,
-    })
-    .await
-    .expect("connect")
-}
-
-fn api<T, E: Into<ApiError>>(r: Result<T, E>) -> Result<T, ApiError> {
-    r.map_err(Into::into)
-}
 
 async fn sandbox(c: &Client) -> String {
     let r = api(c

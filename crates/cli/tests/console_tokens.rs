@@ -6,7 +6,6 @@
 mod common;
 use cleanroom_client::api::*;
 use cleanroom_client::console as remote;
-use cleanroom_client::endpoint::{Endpoint, Target};
 use cleanroom_client::{ApiError, Client};
 use cleanroom_console::{read_frame, write_frame, Frame, Mode};
 use common::*;
@@ -14,17 +13,6 @@ use std::time::Duration;
 
 const ALICE: &str = "alice-token-5d1f3b7a9c2e4f6a8b0d1e3f5a7c9b2d";
 const BOB: &str = "bob-token-8a6c4e2f0b9d7f5a3c1e2b4d6f8a0c9e";
-
-async fn client_as(addr: &str, token: &str) -> Client {
-    Client::connect_target(&Target {
-        endpoint: Endpoint::Http(addr.to_string()),
-        token: Some(token.to_string()),
-        ca_cert: None,
-        server_cert_sha256: None,
-    })
-    .await
-    .expect("connect")
-}
 
 async fn sandbox(c: &Client) -> String {
     let r = c

@@ -97,10 +97,6 @@ fn sha_in(s: &Server, sbx: &str, path: &str) -> String {
         .to_string()
 }
 
-fn api<T, E: Into<ApiError>>(r: Result<T, E>) -> Result<T, ApiError> {
-    r.map_err(Into::into)
-}
-
 /// One-call write (no upload id, finish).
 async fn write(
     c: &Client,
@@ -1011,18 +1007,6 @@ fn directory_tar_round_trip_through_cp() {
 const ALICE: &str = "alice-files-token-1b3d5f7a9c2e4a6c8e0b";
 const BOB: &str = "bob-files-token-8e0b2d4f6a1c3e5a7c9e";
 
-async fn tcp_client(addr: &str, token: &str) -> Client {
-    use cleanroom_client::endpoint::{Endpoint, Target};
-    Client::connect_target(&Target {
-        endpoint: Endpoint::Http(addr.to_string()),
-        token: Some(token.to_string()),
-        ca_cert: None,
-        server_cert_sha256: None,
-    })
-    .await
-    .expect("connect")
-}
-
 #[test]
 fn another_principal_cannot_touch_the_files_of_a_sandbox() {
     let dir = tempfile::tempdir().unwrap();
@@ -1039,8 +1023,8 @@ fn another_principal_cannot_touch_the_files_of_a_sandbox() {
     };
     let (theirs, mine) = (create(ALICE), create(BOB));
     let rt = runtime();
-    let alice = rt.block_on(tcp_client(&s.addr, ALICE));
-    let bob = rt.block_on(tcp_client(&s.addr, BOB));
+    let alice = rt.block_on(client_as(&s.addr, ALICE));
+    let bob = rt.block_on(client_as(&s.addr, BOB));
     rt.block_on(async {
         write(
             &alice,

@@ -7,28 +7,12 @@
 
 mod common;
 use cleanroom_client::api::*;
-use cleanroom_client::endpoint::{Endpoint, Target};
 use cleanroom_client::{ApiError, Client};
 use common::*;
 use std::time::Duration;
 
 const ALICE: &str = "alice-tables-token-4c6e8a0b2d4f6a8c0e1b3d5f";
 const BOB: &str = "bob-tables-token-7e9a1c3e5b7d9f1a3c5e7b9d";
-
-async fn client_as(addr: &str, token: &str) -> Client {
-    Client::connect_target(&Target {
-        endpoint: Endpoint::Http(addr.to_string()),
-        token: Some(token.to_string()),
-        ca_cert: None,
-        server_cert_sha256: None,
-    })
-    .await
-    .expect("connect")
-}
-
-fn api<T, E: Into<ApiError>>(r: Result<T, E>) -> Result<T, ApiError> {
-    r.map_err(Into::into)
-}
 
 async fn sandbox(c: &Client) -> String {
     let r = api(c

@@ -1001,3 +1001,23 @@ pub fn assert_code(o: &Output, code: &str) {
         stderr(o)
     );
 }
+
+/// A typed client of a TCP (`http://`) server, authenticated with a bearer `token`.
+pub async fn client_as(addr: &str, token: &str) -> cleanroom_client::Client {
+    use cleanroom_client::endpoint::{Endpoint, Target};
+    cleanroom_client::Client::connect_target(&Target {
+        endpoint: Endpoint::Http(addr.to_string()),
+        token: Some(token.to_string()),
+        ca_cert: None,
+        server_cert_sha256: None,
+    })
+    .await
+    .expect("connect")
+}
+
+/// A Connect call's result with the client's typed error.
+pub fn api<T, E: Into<cleanroom_client::ApiError>>(
+    r: Result<T, E>,
+) -> Result<T, cleanroom_client::ApiError> {
+    r.map_err(Into::into)
+}
