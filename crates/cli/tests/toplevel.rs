@@ -292,10 +292,12 @@ fn status_tells_servers_apart_and_never_trusts_a_stale_running() {
         .stderr(std::process::Stdio::null());
     let mut client = c.spawn().unwrap();
     let runs = state.path().join("cleanroom/executions");
+    // A record is complete once its `server` file is written (after execution.json).
     let b_started = || {
         std::fs::read_dir(&runs)
             .unwrap()
             .filter_map(Result::ok)
+            .filter(|e| e.path().join("server").exists())
             .map(|e| e.file_name().to_string_lossy().to_string())
             .find(|n| *n != a_run)
     };
