@@ -74,6 +74,23 @@ fn write_private(path: &std::path::Path, data: &[u8]) -> std::io::Result<()> {
         .write_all(data)
 }
 
+/// Write a run's execution.json so that a reader (`status`, another CLI) never sees it
+/// partial or without its [`SERVER_FILE`]: the server file is written first (by the
+/// callers), the record goes to a staging name and is renamed into place. The open file is
+/// returned so a started record can be completed in place later ([`finish`]).
+fn write_record(dir: &Path, json: &[u8]) -> std::io::Result<std::fs::File> {
+    let staging = dir.join(".execution.json.partial");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&staging)?;
+    file.write_all(json)?;
+    std::fs::rename(&staging, dir.join("execution.json"))?;
+    Ok(file)
+}
+
 /// The last [`TAIL`] bytes of a run's stdout and stderr as the client received them: the
 /// record's tails when the server's final record came without them (RunExecution).
 #[derive(Debug, Default)]
@@ -137,15 +154,8 @@ pub fn record_started(execution: &Execution) -> Option<Started> {
         ..Default::default()
     };
     let json = serde_json::to_vec_pretty(&resp).ok()?;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(dir.join("execution.json"))
-        .ok()?;
-    file.write_all(&json).ok()?;
     write_server(&dir).ok()?;
+    let file = write_record(&dir, &json).ok()?;
     Some(Started {
         id,
         file,
@@ -258,8 +268,8 @@ fn keep(execution_id: &str, resp: InspectExecutionResponse, prune_after: bool) {
             .mode(0o700)
             .create(&dir)?;
         let json = serde_json::to_vec_pretty(&resp).map_err(std::io::Error::other)?;
-        write_private(&dir.join("execution.json"), &json)?;
         write_server(&dir)?;
+        write_record(&dir, &json)?;
         write_tails(&dir, &resp)
     })();
     if let Err(e) = r {
