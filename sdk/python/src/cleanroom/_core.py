@@ -158,12 +158,3 @@ def stdin_chunks(data) -> List[bytes]:
     if isinstance(data, str):
         data = data.encode()
     return [bytes(data[i : i + STDIN_CHUNK]) for i in range(0, len(data), STDIN_CHUNK)]
-
-
-def limits_message(limits) -> Optional["pb.ResourceLimits"]:
-    """``{"memory_bytes": …, "pids": …}`` (or a ``ResourceLimits``) → the proto message."""
-    if limits is None:
-        return None
-    if isinstance(limits, pb.ResourceLimits):
-        return limits
-    return pb.ResourceLimits(**limits)

@@ -22,7 +22,6 @@ from ._core import (
     CommandResult,
     OutputCallback,
     create_request,
-    limits_message,
     stdin_chunks,
 )
 from .client import AsyncClient
@@ -36,6 +35,7 @@ from .files import (
     _reader,
     _size_of,
 )
+from .options import Policy, checked, limits_message, policy_text
 from .lifetime import Lifetime, Seconds, Usage, seconds, timeout_request
 from .v1 import cleanroom_pb2 as pb
 from .v1 import files_pb2 as fpb
@@ -257,9 +257,10 @@ class AsyncSandbox:
         self.files = AsyncFiles(self)
 
     @classmethod
+    @checked
     def create(
         cls,
-        policy: Optional[str] = None,
+        policy: Policy = None,
         image: Optional[str] = None,
         *,
         labels: Optional[Mapping[str, str]] = None,
@@ -274,7 +275,7 @@ class AsyncSandbox:
         server_cert_sha256: Optional[str] = None,
     ) -> _Opening:
         req = pb.CreateSandboxRequest(
-            policy_yaml=policy or "",
+            policy_yaml=policy_text(policy),
             image_ref=image or "",
             idempotency_key=idempotency_key,
             labels=dict(labels or {}),
@@ -299,6 +300,7 @@ class AsyncSandbox:
         return _Opening(make)
 
     @classmethod
+    @checked
     def connect(
         cls,
         sandbox_id: str,
@@ -354,6 +356,7 @@ class AsyncSandbox:
         )
         return Lifetime.from_proto(r.sandbox)
 
+    @checked
     async def start(
         self,
         *command: str,
@@ -380,6 +383,7 @@ class AsyncSandbox:
             await h.close_stdin()
         return h
 
+    @checked
     async def run(
         self,
         *command: str,
