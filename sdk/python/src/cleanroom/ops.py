@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Mapping, Optional
 
-from .options import Policy, limits_message, policy_text
+from .options import Policy, checked, limits_message, policy_text
 from .v1 import cleanroom_pb2 as pb
 from .v1 import attestation_pb2 as apb
 from .v1 import pools_pb2 as ppb
@@ -52,6 +52,7 @@ class Operations:
 
     # ---- sandboxes ---------------------------------------------------------------------
 
+    @checked
     def list_sandboxes(
         self,
         *,
@@ -95,6 +96,7 @@ class Operations:
 
     # ---- warm pools --------------------------------------------------------------------
 
+    @checked
     def create_pool(
         self,
         name: str = "",

@@ -6,9 +6,10 @@ sandbox with the default memory is worse than an error): every name is checked a
 names this SDK knows and an unknown one raises :class:`~cleanroom.errors.UnknownOptionError`
 (code ``unknown_option``, also a ``TypeError``) naming the closest known one.
 
-Units are those of the CLI and the policy file: MiB (``memory_mib``, ``disk_mib``,
-``output_mib``), or bytes when the name says so (``memory_bytes``...). ``cpus`` is cores
-(``0.5``), ``cpu_millis`` milli-CPUs (1000 = one core), as ``ResourceLimits.cpu_millis``.
+Limits take the names and units of the CLI's flags and the policy's ``sandbox.resources``:
+``memory_mb``, ``disk_mb``, ``output_mb`` in MiB, ``cpu_millis`` (1000 = one core), ``pids``;
+or bytes when the name says so (``memory_bytes``, ``disk_bytes``, ``output_bytes``, the API's
+``ResourceLimits`` fields).
 """
 
 from __future__ import annotations
@@ -65,21 +66,21 @@ def checked(fn):
 
 # name -> (ResourceLimits field, multiplier)
 _LIMITS = {
-    "memory_mib": ("memory_bytes", MIB),
+    "memory_mb": ("memory_bytes", MIB),
     "memory_bytes": ("memory_bytes", 1),
     "pids": ("pids", 1),
     "cpu_millis": ("cpu_millis", 1),
-    "disk_mib": ("disk_bytes", MIB),
+    "disk_mb": ("disk_bytes", MIB),
     "disk_bytes": ("disk_bytes", 1),
-    "output_mib": ("output_bytes", MIB),
+    "output_mb": ("output_bytes", MIB),
     "output_bytes": ("output_bytes", 1),
 }
 
 
 def limits_message(limits) -> Optional["pb.ResourceLimits"]:
-    """A ``ResourceLimits``, or a mapping of the names above (plus ``cpus``) → the message.
-    Unknown names raise ``unknown_option``; a value that is not a non-negative number, or a
-    field given twice in two units, raises ``invalid_argument``."""
+    """A ``ResourceLimits``, or a mapping of the names above → the message. Unknown names
+    raise ``unknown_option``; a value that is not a non-negative integer, or a field given
+    twice in two units, raises ``invalid_argument``."""
     if limits is None:
         return None
     if isinstance(limits, pb.ResourceLimits):
@@ -88,17 +89,17 @@ def limits_message(limits) -> Optional["pb.ResourceLimits"]:
         raise errors.error(
             "invalid_argument", f"limits must be a mapping or ResourceLimits, not {type(limits).__name__}"
         )
-    reject_unknown("limits", limits, [*_LIMITS, "cpus"])
+    reject_unknown("limits", limits, _LIMITS)
     out: dict = {}
     for name, value in limits.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise errors.error(
-                "invalid_argument", f"limits.{name} must be a non-negative number, not {value!r}"
+                "invalid_argument", f"limits.{name} must be a non-negative integer, not {value!r}"
             )
-        field, mult = ("cpu_millis", 1000) if name == "cpus" else _LIMITS[name]
+        field, mult = _LIMITS[name]
         if field in out:
             raise errors.error("invalid_argument", f"limits: {field} given twice ({name})")
-        out[field] = int(round(value * mult))
+        out[field] = value * mult
     return pb.ResourceLimits(**out)
 
 
