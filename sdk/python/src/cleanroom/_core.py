@@ -158,3 +158,10 @@ def stdin_chunks(data) -> List[bytes]:
     if isinstance(data, str):
         data = data.encode()
     return [bytes(data[i : i + STDIN_CHUNK]) for i in range(0, len(data), STDIN_CHUNK)]
+
+
+def shell_argv(command: Sequence[str]) -> List[str]:
+    """``("echo $HOME | wc -c",)`` → ``["/bin/sh", "-c", "echo $HOME | wc -c"]``."""
+    if len(command) != 1 or not isinstance(command[0], str):
+        raise errors.error("invalid_argument", "shell=True takes exactly one command string")
+    return ["/bin/sh", "-c", command[0]]

@@ -13,10 +13,22 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from typing import Any, Awaitable, Callable, Generator, List, Mapping, Optional, Union
+from typing import (
+    Any,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Union,
+)
 
 from . import errors
 from ._core import (
+    shell_argv,
     STREAM_RETRIES,
     Collector,
     CommandResult,
@@ -24,7 +36,9 @@ from ._core import (
     create_request,
     stdin_chunks,
 )
+from .calls import SandboxCalls
 from .client import AsyncClient
+from .events import AsyncEgressAnswerer, Event
 from .files import (
     Data,
     Download,
@@ -39,6 +53,7 @@ from .options import Policy, checked, limits_message, policy_text
 from .lifetime import Lifetime, Seconds, Usage, seconds, timeout_request
 from .v1 import cleanroom_pb2 as pb
 from .v1 import files_pb2 as fpb
+from .v1 import pools_pb2 as ppb
 
 
 class AsyncCommandHandle:
@@ -247,14 +262,39 @@ class _Opening:
             await self._sbx.__aexit__(*exc)
 
 
-class AsyncSandbox:
-    """A sandbox driven from asyncio; methods mirror :class:`cleanroom.Sandbox`."""
+class AsyncSandbox(SandboxCalls):
+    """A sandbox driven from asyncio; methods mirror :class:`cleanroom.Sandbox` (the calls
+    of :class:`~cleanroom.calls.SandboxCalls` — pause, snapshot, approvals... — are
+    awaited)."""
 
     def __init__(self, client: AsyncClient, sandbox: "pb.Sandbox", owns_client: bool) -> None:
         self.client = client
         self.id: str = sandbox.sandbox_id
+        self._info = sandbox
         self._owns_client = owns_client
+        self.claim_latency_us = 0
         self.files = AsyncFiles(self)
+
+    @classmethod
+    def _opening(cls, call, client, host, token, ca_cert, server_cert_sha256) -> _Opening:
+        """``call(c)`` → (awaitable response, how to get the ``pb.Sandbox`` out of it)."""
+
+        async def make() -> AsyncSandbox:
+            owns = client is None
+            c = client or AsyncClient(
+                host, token=token, ca_cert=ca_cert, server_cert_sha256=server_cert_sha256
+            )
+            try:
+                r = await call(c)
+            except BaseException:
+                if owns:
+                    await c.aclose()
+                raise
+            sbx = cls(c, r.sandbox, owns)
+            sbx.claim_latency_us = getattr(r, "claim_latency_us", 0)
+            return sbx
+
+        return _Opening(make)
 
     @classmethod
     @checked
@@ -268,12 +308,17 @@ class AsyncSandbox:
         idempotency_key: str = "",
         ttl: Optional[Seconds] = None,
         idle_timeout: Optional[Seconds] = None,
+        from_snapshot: str = "",
+        no_pool: bool = False,
+        agent_public_key: str = "",
+        delegation_chain: Sequence[str] = (),
         client: Optional[AsyncClient] = None,
         host: Optional[str] = None,
         token: Optional[str] = None,
         ca_cert: Optional[str] = None,
         server_cert_sha256: Optional[str] = None,
     ) -> _Opening:
+        """See :meth:`cleanroom.Sandbox.create`."""
         req = pb.CreateSandboxRequest(
             policy_yaml=policy_text(policy),
             image_ref=image or "",
@@ -282,22 +327,58 @@ class AsyncSandbox:
             limits=limits_message(limits),
             ttl_seconds=seconds(ttl, "ttl"),
             idle_timeout_seconds=seconds(idle_timeout, "idle_timeout"),
+            from_snapshot=from_snapshot,
+            no_pool=no_pool,
+            agent_public_key=agent_public_key,
+            delegation_chain=list(delegation_chain),
+        )
+        return cls._opening(
+            lambda c: c.call(c.sandboxes.create_sandbox, req),
+            client, host, token, ca_cert, server_cert_sha256,
         )
 
-        async def make() -> AsyncSandbox:
-            owns = client is None
-            c = client or AsyncClient(
-                host, token=token, ca_cert=ca_cert, server_cert_sha256=server_cert_sha256
-            )
-            try:
-                r = await c.call(c.sandboxes.create_sandbox, req)
-            except BaseException:
-                if owns:
-                    await c.aclose()
-                raise
-            return cls(c, r.sandbox, owns)
+    @classmethod
+    @checked
+    def fork(
+        cls,
+        snapshot_id: str,
+        *,
+        labels: Optional[Mapping[str, str]] = None,
+        client: Optional[AsyncClient] = None,
+        host: Optional[str] = None,
+        token: Optional[str] = None,
+        ca_cert: Optional[str] = None,
+        server_cert_sha256: Optional[str] = None,
+    ) -> _Opening:
+        """See :meth:`cleanroom.Sandbox.fork`."""
+        return cls.create(
+            from_snapshot=snapshot_id, labels=labels, client=client, host=host, token=token,
+            ca_cert=ca_cert, server_cert_sha256=server_cert_sha256,
+        )
 
-        return _Opening(make)
+    @classmethod
+    @checked
+    def claim(
+        cls,
+        pool_id: str,
+        *,
+        agent_public_key: str = "",
+        delegation_chain: Sequence[str] = (),
+        client: Optional[AsyncClient] = None,
+        host: Optional[str] = None,
+        token: Optional[str] = None,
+        ca_cert: Optional[str] = None,
+        server_cert_sha256: Optional[str] = None,
+    ) -> _Opening:
+        """See :meth:`cleanroom.Sandbox.claim`."""
+        req = ppb.ClaimSandboxRequest(
+            pool_id=pool_id, agent_public_key=agent_public_key,
+            delegation_chain=list(delegation_chain),
+        )
+        return cls._opening(
+            lambda c: c.call(c.pools.claim_sandbox, req),
+            client, host, token, ca_cert, server_cert_sha256,
+        )
 
     @classmethod
     @checked
@@ -311,25 +392,40 @@ class AsyncSandbox:
         ca_cert: Optional[str] = None,
         server_cert_sha256: Optional[str] = None,
     ) -> _Opening:
-        async def make() -> AsyncSandbox:
-            owns = client is None
-            c = client or AsyncClient(
-                host, token=token, ca_cert=ca_cert, server_cert_sha256=server_cert_sha256
-            )
-            try:
-                r = await c.call(c.sandboxes.get_sandbox, pb.GetSandboxRequest(sandbox_id=sandbox_id))
-            except BaseException:
-                if owns:
-                    await c.aclose()
-                raise
-            return cls(c, r.sandbox, owns)
+        return cls._opening(
+            lambda c: c.call(c.sandboxes.get_sandbox, pb.GetSandboxRequest(sandbox_id=sandbox_id)),
+            client, host, token, ca_cert, server_cert_sha256,
+        )
 
-        return _Opening(make)
+    async def labels(self) -> dict:
+        """The sandbox's labels, as the server reports them now (a coroutine here)."""
+        return dict((await self.info()).labels)
+
+    async def events(self, after_sequence: int = 0, follow: bool = False) -> AsyncIterator[Event]:
+        """See :meth:`cleanroom.Sandbox.events` (``async for``)."""
+        c = self.client
+        stream = c.stream(
+            c.sandboxes.stream_sandbox_events,
+            pb.StreamSandboxEventsRequest(
+                sandbox_id=self.id, after_sequence=after_sequence, follow=follow
+            ),
+        )
+        try:
+            async for e in stream:
+                yield Event.from_proto(e)
+        finally:
+            await stream.aclose()
+
+    def answer_egress(self, callback, *, interval: float = 0.1) -> AsyncEgressAnswerer:
+        """See :meth:`cleanroom.Sandbox.answer_egress`; ``callback`` may be a coroutine
+        function. Runs as a task until ``await w.stop()`` / the end of ``async with``."""
+        return AsyncEgressAnswerer(self, callback, interval)
 
     async def info(self) -> "pb.Sandbox":
         r = await self.client.call(
             self.client.sandboxes.get_sandbox, pb.GetSandboxRequest(sandbox_id=self.id)
         )
+        self._info = r.sandbox
         return r.sandbox
 
     async def lifetime(self) -> Lifetime:
@@ -364,13 +460,14 @@ class AsyncSandbox:
         env: Optional[Mapping[str, str]] = None,
         cwd: Optional[str] = None,
         timeout: Optional[int] = None,
+        shell: bool = False,
     ) -> AsyncCommandHandle:
         c = self.client
         r = await c.call(
             c.executions.create_execution,
             create_request(
                 self.id,
-                command,
+                shell_argv(command) if shell else command,
                 env=env,
                 cwd=cwd,
                 timeout=timeout,
@@ -393,12 +490,31 @@ class AsyncSandbox:
         timeout: Optional[int] = None,
         on_stdout: Optional[OutputCallback] = None,
         on_stderr: Optional[OutputCallback] = None,
+        shell: bool = False,
     ) -> CommandResult:
         h = await self.start(
             *command, stdin=stdin if stdin is not None else False, env=env, cwd=cwd,
-            timeout=timeout,
+            timeout=timeout, shell=shell,
         )
         return await h.wait(on_stdout=on_stdout, on_stderr=on_stderr)
+
+    @checked
+    async def run_shell(
+        self,
+        script: str,
+        *,
+        stdin: Union[str, bytes, None] = None,
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+        timeout: Optional[int] = None,
+        on_stdout: Optional[OutputCallback] = None,
+        on_stderr: Optional[OutputCallback] = None,
+    ) -> CommandResult:
+        """``await run(script, shell=True)``."""
+        return await self.run(
+            script, stdin=stdin, env=env, cwd=cwd, timeout=timeout, on_stdout=on_stdout,
+            on_stderr=on_stderr, shell=True,
+        )
 
     async def attach(self, execution_id: str) -> AsyncCommandHandle:
         h = AsyncCommandHandle(self, execution_id)

@@ -107,6 +107,10 @@ class Client(Operations):
         except (httpx.TransportError, OSError) as e:
             raise unreachable(self.target, e) from None
 
+    def _unary(self, method, request, shape):
+        """:meth:`call`, then ``shape`` the response (see :class:`~cleanroom.ops.Operations`)."""
+        return shape(self.call(method, request))
+
     def stream(self, method, request) -> Iterator:
         """Iterate a server-streaming stub method, mapping failures to typed errors."""
         try:
@@ -126,8 +130,9 @@ class Client(Operations):
         self.close()
 
 
-class AsyncClient:
-    """The asyncio twin of :class:`Client`."""
+class AsyncClient(Operations):
+    """The asyncio twin of :class:`Client` (its :class:`~cleanroom.ops.Operations` are
+    coroutines)."""
 
     def __init__(
         self,
@@ -162,6 +167,9 @@ class AsyncClient:
             raise _mapped(self.target, e) from None
         except (httpx.TransportError, OSError) as e:
             raise unreachable(self.target, e) from None
+
+    async def _unary(self, method, request, shape):
+        return shape(await self.call(method, request))
 
     async def stream(self, method, request):
         try:

@@ -13,7 +13,9 @@ background thread — or by listing ``sbx.pending_egress()`` and calling
 
 from __future__ import annotations
 
+import asyncio
 import datetime as _dt
+import inspect
 import json
 import threading
 from dataclasses import dataclass, field
@@ -166,6 +168,63 @@ class EgressAnswerer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+class AsyncEgressAnswerer:
+    """The asyncio twin of :class:`EgressAnswerer`: a task on the running loop; the
+    callback may be a coroutine function. ``await w.stop()`` or ``async with``."""
+
+    def __init__(self, sandbox, callback, interval: float = 0.1) -> None:
+        self._sbx = sandbox
+        self._cb = callback
+        self._interval = interval
+        self._seen: set = set()
+        self.answered: List[tuple] = []
+        self.failures: List[BaseException] = []
+        self._task = asyncio.get_running_loop().create_task(self._loop())
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                for req in await self._sbx.pending_egress():
+                    if req.request_id not in self._seen:
+                        self._seen.add(req.request_id)
+                        await self._answer(req)
+            except errors.SandboxNotFoundError:
+                return
+            except errors.CleanroomError as e:
+                self.failures.append(e)
+            await asyncio.sleep(self._interval)
+
+    async def _answer(self, req) -> None:
+        try:
+            a = self._cb(req)
+            if inspect.isawaitable(a):
+                a = await a
+            d = decision_of(a)
+        except Exception as e:  # the caller's code: fail closed
+            self.failures.append(e)
+            d = Decision(False)
+        if d is None:
+            return
+        try:
+            await self._sbx.decide_egress(req.request_id, d.allow, remember=d.remember)
+            self.answered.append((req, d))
+        except errors.ApprovalNotFoundError:
+            pass
+
+    async def stop(self) -> None:
+        self._task.cancel()
+        try:
+            await self._task
+        except asyncio.CancelledError:
+            pass
+
+    async def __aenter__(self) -> "AsyncEgressAnswerer":
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.stop()
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,10 @@ connection (and one set of credentials) serves them all:
             print(s.sandbox_id, s.labels)
         pool = c.create_pool("py", policy=Path("cleanroom.yaml"), min_ready=2)
 
+On an :class:`cleanroom.AsyncClient` the same calls are coroutines (``await
+c.list_snapshots()``): each builds its request and shapes its answer here, and the client's
+``_unary`` runs it blocking or awaitable.
+
 Records are the API's own messages (``cleanroom.v1.*_pb2``: ``Snapshot``, ``Pool``,
 ``PoolStats``, ``Image``...), whose field names carry their units (``size_bytes``,
 ``max_age_seconds``, ``avg_claim_latency_us``). Everything the server refuses raises the
@@ -47,8 +51,8 @@ class PublicKey:
 
 
 class Operations:
-    """The server-wide calls (see the module doc). Needs ``call`` and the service stubs of
-    :class:`cleanroom.Client`."""
+    """The server-wide calls (see the module doc). Needs ``_unary(method, request, shape)``
+    and the service stubs of :class:`cleanroom.Client` / :class:`cleanroom.AsyncClient`."""
 
     # ---- sandboxes ---------------------------------------------------------------------
 
@@ -62,37 +66,45 @@ class Operations:
     ) -> List["pb.Sandbox"]:
         """Sandboxes the caller may see (an admin: everyone's, unless ``only_own``) carrying
         every one of ``labels``; STOPPED ones only with ``include_stopped``."""
-        r = self.call(
+        return self._unary(
             self.sandboxes.list_sandboxes,
             pb.ListSandboxesRequest(
                 labels=dict(labels or {}), include_stopped=include_stopped, only_own=only_own
             ),
+            lambda r: list(r.sandboxes),
         )
-        return list(r.sandboxes)
 
     def get_sandbox(self, sandbox_id: str) -> "pb.Sandbox":
         """One sandbox (with live ``usage``); ``SandboxNotFoundError`` if not the caller's."""
-        return self.call(
-            self.sandboxes.get_sandbox, pb.GetSandboxRequest(sandbox_id=sandbox_id)
-        ).sandbox
+        return self._unary(
+            self.sandboxes.get_sandbox,
+            pb.GetSandboxRequest(sandbox_id=sandbox_id),
+            lambda r: r.sandbox,
+        )
 
     # ---- snapshots ---------------------------------------------------------------------
 
     def list_snapshots(self) -> List["spb.Snapshot"]:
         """The caller's snapshots."""
-        return list(self.call(self.snapshots.list_snapshots, spb.ListSnapshotsRequest()).snapshots)
+        return self._unary(
+            self.snapshots.list_snapshots, spb.ListSnapshotsRequest(), lambda r: list(r.snapshots)
+        )
 
     def get_snapshot(self, snapshot_id: str) -> "spb.Snapshot":
         """One snapshot (``SnapshotNotFoundError`` if not the caller's)."""
-        return self.call(
-            self.snapshots.get_snapshot, spb.GetSnapshotRequest(snapshot_id=snapshot_id)
-        ).snapshot
+        return self._unary(
+            self.snapshots.get_snapshot,
+            spb.GetSnapshotRequest(snapshot_id=snapshot_id),
+            lambda r: r.snapshot,
+        )
 
     def remove_snapshot(self, snapshot_id: str) -> "spb.Snapshot":
         """Delete a snapshot (``SnapshotInUseError`` while a sandbox restored from it lives)."""
-        return self.call(
-            self.snapshots.remove_snapshot, spb.RemoveSnapshotRequest(snapshot_id=snapshot_id)
-        ).snapshot
+        return self._unary(
+            self.snapshots.remove_snapshot,
+            spb.RemoveSnapshotRequest(snapshot_id=snapshot_id),
+            lambda r: r.snapshot,
+        )
 
     # ---- warm pools --------------------------------------------------------------------
 
@@ -133,41 +145,56 @@ class Operations:
                 enabled=autoscale, headroom_factor=headroom, interval_seconds=interval_seconds
             ),
         )
-        return self.call(self.pools.create_pool, req).pool
+        return self._unary(self.pools.create_pool, req, lambda r: r.pool)
 
     def list_pools(self) -> List[PoolInfo]:
         """The caller's pools with their statistics."""
-        r = self.call(self.pools.list_pools, ppb.ListPoolsRequest())
-        return [PoolInfo(p, s) for p, s in zip(r.pools, r.stats)]
+        return self._unary(
+            self.pools.list_pools,
+            ppb.ListPoolsRequest(),
+            lambda r: [PoolInfo(p, s) for p, s in zip(r.pools, r.stats)],
+        )
 
     def pool_stats(self, pool_id: str) -> PoolInfo:
         """One pool with its statistics (``PoolNotFoundError`` if not the caller's)."""
-        r = self.call(self.pools.get_pool_stats, ppb.GetPoolStatsRequest(pool_id=pool_id))
-        return PoolInfo(r.pool, r.stats)
+        return self._unary(
+            self.pools.get_pool_stats,
+            ppb.GetPoolStatsRequest(pool_id=pool_id),
+            lambda r: PoolInfo(r.pool, r.stats),
+        )
 
     def destroy_pool(self, pool_id: str) -> None:
         """Remove a pool and the READY sandboxes it holds (claimed ones stay the claimers')."""
-        self.call(self.pools.destroy_pool, ppb.DestroyPoolRequest(pool_id=pool_id))
+        return self._unary(
+            self.pools.destroy_pool, ppb.DestroyPoolRequest(pool_id=pool_id), lambda r: None
+        )
 
     # ---- images ------------------------------------------------------------------------
 
     def pull_image(self, image_ref: str) -> "pb.Image":
         """Pull, verify and unpack a digest-pinned image (no-op when cached)."""
-        return self.call(self.images.pull_image, pb.PullImageRequest(image_ref=image_ref)).image
+        return self._unary(
+            self.images.pull_image, pb.PullImageRequest(image_ref=image_ref), lambda r: r.image
+        )
 
     def list_images(self) -> List["pb.Image"]:
-        return list(self.call(self.images.list_images, pb.ListImagesRequest()).images)
+        return self._unary(
+            self.images.list_images, pb.ListImagesRequest(), lambda r: list(r.images)
+        )
 
     def remove_image(self, digest: str) -> "pb.Image":
         """Remove a cached image (``ImageInUseError`` while a sandbox uses it)."""
-        return self.call(self.images.remove_image, pb.RemoveImageRequest(digest=digest)).image
+        return self._unary(
+            self.images.remove_image, pb.RemoveImageRequest(digest=digest), lambda r: r.image
+        )
 
     # ---- attestation -------------------------------------------------------------------
 
     def attestation_public_key(self) -> PublicKey:
         """The key the server signs attestations with (check envelopes offline with it, e.g.
         ``cleanroom attestation verify``)."""
-        r = self.call(
-            self.attestations.get_attestation_public_key, apb.GetAttestationPublicKeyRequest()
+        return self._unary(
+            self.attestations.get_attestation_public_key,
+            apb.GetAttestationPublicKeyRequest(),
+            lambda r: PublicKey(r.public_key_pem, r.key_id),
         )
-        return PublicKey(r.public_key_pem, r.key_id)

@@ -20,26 +20,18 @@ from ._core import (
     CommandResult,
     OutputCallback,
     create_request,
+    shell_argv,
     stdin_chunks,
 )
 from .client import Client
-from .events import Approver, Attestation, EgressAnswerer, Event, decide_request, Decision
+from .calls import SandboxCalls
+from .events import Approver, EgressAnswerer, Event
 from .options import Policy, checked, limits_message, policy_text
 from .lifetime import Lifetime, Seconds, Usage, seconds, timeout_request
-from .v1 import approvals_pb2 as apb
-from .v1 import attestation_pb2 as atpb
 from .v1 import cleanroom_pb2 as pb
 from .v1 import pools_pb2 as ppb
-from .v1 import snapshots_pb2 as spb
 
 Stdin = Union[str, bytes, None]
-
-
-def shell_argv(command: Sequence[str]) -> List[str]:
-    """``("echo $HOME | wc -c",)`` → ``["/bin/sh", "-c", "echo $HOME | wc -c"]``."""
-    if len(command) != 1 or not isinstance(command[0], str):
-        raise errors.error("invalid_argument", "shell=True takes exactly one command string")
-    return ["/bin/sh", "-c", command[0]]
 
 
 class CommandHandle:
@@ -114,7 +106,7 @@ class CommandHandle:
         return r.execution
 
 
-class Sandbox:
+class Sandbox(SandboxCalls):
     """A sandbox on a Cleanroom server. Create one with :meth:`create`, or connect to an
     existing one with :meth:`connect`."""
 
@@ -423,47 +415,6 @@ class Sandbox:
         h.info()
         return h
 
-    # ---- pause, snapshots, pools -------------------------------------------------------
-
-    def pause(self) -> None:
-        """Freeze every process (status ``paused``); idempotent."""
-        c = self.client
-        self._info = c.call(
-            c.snapshots.pause_sandbox, spb.PauseSandboxRequest(sandbox_id=self.id)
-        ).sandbox
-
-    def resume(self) -> None:
-        """Thaw a paused sandbox (status ``ready``); idempotent."""
-        c = self.client
-        self._info = c.call(
-            c.snapshots.resume_sandbox, spb.ResumeSandboxRequest(sandbox_id=self.id)
-        ).sandbox
-
-    def snapshot(self) -> "spb.Snapshot":
-        """Capture the sandbox's writable state (frozen during the capture) → the
-        ``Snapshot`` record (``snapshot_id``, ``size_bytes``...). Restore it with
-        :meth:`fork`; list/inspect/remove with the ``Client``'s snapshot calls."""
-        c = self.client
-        return c.call(
-            c.snapshots.create_snapshot, spb.CreateSnapshotRequest(sandbox_id=self.id)
-        ).snapshot
-
-    def checkpoint(self) -> "spb.CheckpointSandboxResponse":
-        """Process checkpoint (CRIU); ``BackendCapabilityMismatchError`` when the server's
-        runtime has none."""
-        c = self.client
-        return c.call(
-            c.snapshots.checkpoint_sandbox, spb.CheckpointSandboxRequest(sandbox_id=self.id)
-        )
-
-    def release(self, reusable: bool = False) -> None:
-        """Give a sandbox claimed from a pool back (it is destroyed; its slot re-warmed)."""
-        c = self.client
-        c.call(
-            c.pools.release_sandbox,
-            ppb.ReleaseSandboxRequest(sandbox_id=self.id, reusable=reusable),
-        )
-
     # ---- events, approvals, attestation ------------------------------------------------
 
     def events(self, after_sequence: int = 0, follow: bool = False) -> Iterator[Event]:
@@ -482,38 +433,12 @@ class Sandbox:
         finally:
             stream.close()
 
-    def pending_egress(self) -> List["apb.EgressRequest"]:
-        """Open egress requests (``request_id``, ``host``, ``port``, ``protocol``,
-        ``expires_at``), oldest first."""
-        c = self.client
-        r = c.call(
-            c.approvals.list_egress_requests, apb.ListEgressRequestsRequest(sandbox_id=self.id)
-        )
-        return list(r.requests)
-
-    def decide_egress(self, request_id: str, allow: bool, *, remember: bool = False) -> None:
-        """Answer one egress request; ``remember`` answers every later connection of the
-        sandbox to that host:port the same way. ``ApprovalNotFoundError`` when it is no
-        longer open."""
-        c = self.client
-        c.call(
-            c.approvals.decide_egress,
-            decide_request(self.id, request_id, Decision(allow, remember)),
-        )
-
     def answer_egress(self, callback: Approver, *, interval: float = 0.1) -> EgressAnswerer:
         """Answer this sandbox's egress requests with ``callback(request)`` → ``True``/
         ``False``/``"allow"``/``"deny"``/``Decision(allow, remember)``/``None`` (leave
         open), in a background thread, until ``.stop()`` or the end of a ``with`` block.
         A callback that raises denies (fail closed)."""
         return EgressAnswerer(self, callback, interval)
-
-    def attestation(self) -> Attestation:
-        """The statement the server signed at create/claim (``envelope_json``, verifiable
-        offline with :meth:`cleanroom.Client.attestation_public_key`'s key)."""
-        c = self.client
-        r = c.call(c.attestations.get_attestation, atpb.GetAttestationRequest(sandbox_id=self.id))
-        return Attestation.from_proto(r)
 
     def terminate(self) -> None:
         """Stop the sandbox and everything in it."""
