@@ -1,0 +1,64 @@
+/**
+ * Commands in a sandbox: {@link CommandHandle} (a started execution: stdin, wait, kill,
+ * re-attach) and the folding of an execution's output stream into a {@link CommandResult}.
+ * Output is retained by the server, so a handle resumes a broken stream where it stopped.
+ */
+import type { CleanroomClient } from "./client.js";
+import { type Execution } from "./gen/cleanroom/v1/cleanroom_pb.js";
+/** What a command handle needs of its sandbox. */
+export interface SandboxRef {
+    readonly client: CleanroomClient;
+    readonly id: string;
+}
+export type OutputCallback = (text: string) => void;
+/** What a finished command produced. */
+export interface CommandResult {
+    executionId: string;
+    exitCode: number;
+    /** `succeeded`, `failed`, `canceled`, `timed_out`... */
+    status: string;
+    /** UTF-8 decoded output (invalid bytes replaced); the exact bytes are in `*Bytes`. */
+    stdout: string;
+    stderr: string;
+    stdoutBytes: Uint8Array;
+    stderrBytes: Uint8Array;
+    /** Why the execution ended the way it did. */
+    message: string;
+    /** Stable code when the end is an error to report (`oom_killed`), else empty. */
+    errorCode: string;
+    warnings: string[];
+}
+/** Options of {@link Sandbox.start} and {@link Sandbox.run}. */
+export interface CommandOptions {
+    /** KEY=VALUE additions to the sandbox's environment. */
+    env?: Record<string, string>;
+    /** Working directory inside the sandbox (default: the workspace). */
+    cwd?: string;
+    /** Seconds before the server stops the command (0/absent: none). */
+    timeout?: number;
+    /** `true` keeps stdin open for {@link CommandHandle.sendStdin}; data is written then closed. */
+    stdin?: boolean | string | Uint8Array;
+}
+/** Options of {@link CommandHandle.wait} and {@link Sandbox.run}. */
+export interface OutputOptions {
+    onStdout?: OutputCallback;
+    onStderr?: OutputCallback;
+}
+export declare function toBytes(data: string | Uint8Array): Uint8Array;
+/** A command running in a sandbox (from {@link Sandbox.start} or {@link Sandbox.attach}). */
+export declare class CommandHandle {
+    readonly sandbox: SandboxRef;
+    readonly id: string;
+    constructor(sandbox: SandboxRef, id: string);
+    get executionId(): string;
+    /** Write to the command's stdin (started with `stdin: true`). */
+    sendStdin(data: string | Uint8Array): Promise<void>;
+    /** Send EOF to the command's stdin. */
+    closeStdin(): Promise<void>;
+    /** Stream the output from the start until the command exits; resolve with the result. */
+    wait(o?: OutputOptions): Promise<CommandResult>;
+    /** Cancel: SIGTERM, then SIGKILL after `graceSeconds` (0 = server default). */
+    kill(graceSeconds?: number): Promise<void>;
+    /** The execution as the server reports it now. */
+    info(): Promise<Execution>;
+}

@@ -1,0 +1,144 @@
+// The calls beyond run and files: list with label filters, describe, runShell, pause and
+// resume, limits in MiB, the policy as text / file path / object, and unknown option names
+// refused with `unknown_option` at run time (not only by the type checker).
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { test } from "node:test";
+import {
+  FileNotFoundError,
+  InvalidArgumentError,
+  Sandbox,
+  SandboxPausedError,
+  UnknownOptionError,
+  type CreateOptions,
+} from "../src/index.js";
+import { host } from "./helpers.js";
+
+test("list filters by labels, which come back on the sandbox", async () => {
+  const run = randomUUID();
+  const a = await Sandbox.create({ host: host(), labels: { run, role: "worker" } });
+  const b = await Sandbox.create({ host: host(), labels: { run, role: "judge" } });
+  try {
+    const mine = await Sandbox.list({ host: host(), labels: { run } });
+    assert.deepEqual(mine.map((s) => s.id).sort(), [a.id, b.id].sort());
+    const workers = await Sandbox.list({ host: host(), labels: { run, role: "worker" } });
+    assert.deepEqual(workers.map((s) => [s.id, s.status, s.labels]), [[a.id, "ready", { run, role: "worker" }]]);
+    assert.deepEqual((await b.describe()).labels, { run, role: "judge" });
+    assert.deepEqual(await Sandbox.list({ host: host(), labels: { run, role: "nobody" } }), []);
+    await b.terminate();
+    assert.deepEqual((await Sandbox.list({ host: host(), labels: { run } })).map((s) => s.id), [a.id]);
+    const all = await Sandbox.list({ host: host(), labels: { run }, includeStopped: true, onlyOwn: true });
+    assert.deepEqual(all.map((s) => s.id).sort(), [a.id, b.id].sort());
+    assert.equal(all.find((s) => s.id === b.id)?.status, "stopped");
+  } finally {
+    await a[Symbol.asyncDispose]();
+    await b[Symbol.asyncDispose]();
+  }
+});
+
+test("runShell takes a command line; argv stays argv", async () => {
+  const sbx = await Sandbox.create({ host: host() });
+  try {
+    const r = await sbx.runShell("echo $((6 * 7)) | tr 4 x && echo 'a b' > /tmp/f; cat /tmp/f >&2; exit 5");
+    assert.deepEqual([r.stdout, r.stderr, r.exitCode], ["x2\n", "a b\n", 5]);
+    const h = await sbx.startShell("sleep 0.2; echo later", { env: { X: "1" } });
+    assert.equal((await h.wait()).stdout, "later\n");
+    assert.equal((await sbx.run(["echo", "$((1+1))"])).stdout, "$((1+1))\n");
+    await assert.rejects(sbx.runShell("  "), InvalidArgumentError);
+  } finally {
+    await sbx.terminate();
+  }
+});
+
+test("pause freezes the sandbox, resume thaws it", async () => {
+  const sbx = await Sandbox.create({ host: host() });
+  try {
+    const job = await sbx.startShell("i=0; while [ $i -lt 50 ]; do echo $i; i=$((i+1)); sleep 0.1; done");
+    assert.equal((await sbx.pause()).status, "paused");
+    assert.equal((await sbx.pause()).status, "paused", "idempotent");
+    assert.equal((await sbx.describe()).status, "paused");
+    await assert.rejects(sbx.run(["true"]), (e: unknown) => e instanceof SandboxPausedError && e.code === "sandbox_paused");
+    assert.equal((await sbx.resume()).status, "ready");
+    assert.equal((await sbx.run(["echo", "awake"])).stdout, "awake\n");
+    assert.equal((await job.wait()).exitCode, 0);
+  } finally {
+    await sbx.terminate();
+  }
+});
+
+test("unknown or misspelled option names are an error with a stable code", async () => {
+  const bad: [() => Promise<unknown>, string][] = [
+    [() => Sandbox.create({ host: host(), limits: { memory_mb: 512 } } as unknown as CreateOptions), "memory_mb"],
+    [() => Sandbox.create({ host: host(), ttl_seconds: 60 } as unknown as CreateOptions), "ttl_seconds"],
+    [() => Sandbox.create({ host: host(), polciy: "version: 1\n" } as unknown as CreateOptions), "polciy"],
+    [() => Sandbox.list({ host: host(), label: { a: "b" } } as never), "label"],
+    [() => Sandbox.connect("sbx_x", { hots: host() } as never), "hots"],
+  ];
+  for (const [call, option] of bad) {
+    await assert.rejects(call(), (e: unknown) => {
+      assert.ok(e instanceof UnknownOptionError && e instanceof InvalidArgumentError, String(e));
+      assert.deepEqual([e.code, e.details.option], ["unknown_option", option]);
+      return true;
+    });
+  }
+  await assert.rejects(
+    Sandbox.create({ host: host(), limits: { memoryMB: 512 } } as never),
+    (e: unknown) => e instanceof UnknownOptionError && /did you mean memoryMb\?/.test(e.message),
+  );
+  await assert.rejects(Sandbox.create({ host: host(), limits: { memoryMb: 512, memoryBytes: 1 } }), InvalidArgumentError);
+  const sbx = await Sandbox.create({ host: host() });
+  try {
+    await assert.rejects(sbx.run(["true"], { timeoutSeconds: 5 } as never), (e: unknown) => e instanceof UnknownOptionError);
+    await assert.rejects(sbx.setTimeout({ ttl: 60, idle: 5 } as never), (e: unknown) => e instanceof UnknownOptionError);
+    await assert.rejects(sbx.files.write("/tmp/x", "x", { mod: 0o600 } as never), (e: unknown) => e instanceof UnknownOptionError);
+    await assert.rejects(sbx.events({ folow: true } as never).next(), (e: unknown) => e instanceof UnknownOptionError);
+  } finally {
+    await sbx.terminate();
+  }
+});
+
+test("limits in MiB (as the CLI and the policy) reach the sandbox", async () => {
+  const sbx = await Sandbox.create({ host: host(), limits: { memoryMb: 384, pids: 200 } });
+  try {
+    const snap = await sbx.snapshot();
+    try {
+      assert.equal(snap.info.limits?.memoryMb, 384);
+      assert.equal(snap.info.limits?.memoryBytes, 384 * 1024 * 1024);
+      assert.equal(snap.info.limits?.pids, 200);
+    } finally {
+      await snap.remove();
+    }
+    // What the backend set on the sandbox's cgroup, as it reports it.
+    const limits = String((await sbx.info()).backendInfo?.limits);
+    assert.match(limits, /\bmemory=384MiB\b/);
+    assert.match(limits, /\bpids=200\b/);
+  } finally {
+    await sbx.terminate();
+  }
+});
+
+test("the policy as text, as a file path or file URL, and as an object", async () => {
+  const yaml = "version: 1\nsandbox:\n  resources:\n    memory_mb: 320\n  network:\n    allow:\n      - host: example.invalid\n        ports: [443]\n";
+  const obj = { version: 1, sandbox: { resources: { memory_mb: 320 }, network: { allow: [{ host: "example.invalid", ports: [443] }] } } };
+  const dir = mkdtempSync(join(tmpdir(), "cleanroom-ts-policy-"));
+  const file = join(dir, "cleanroom.yaml");
+  writeFileSync(file, yaml);
+  const made: Sandbox[] = [];
+  try {
+    for (const policy of [yaml, file, pathToFileURL(file), obj]) made.push(await Sandbox.create({ host: host(), policy }));
+    made.push(await Sandbox.create({ host: host() }));
+    const hashes = await Promise.all(made.map(async (s) => (await s.describe()).policyHash));
+    assert.equal(new Set(hashes.slice(0, 4)).size, 1, JSON.stringify(hashes));
+    assert.notEqual(hashes[4], hashes[0], "the policy was not applied");
+    await assert.rejects(
+      Sandbox.create({ host: host(), policy: join(dir, "missing.yaml") }),
+      (e: unknown) => e instanceof FileNotFoundError && e.code === "file_not_found",
+    );
+  } finally {
+    for (const s of made) await s.terminate();
+  }
+});
