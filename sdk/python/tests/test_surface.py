@@ -209,6 +209,11 @@ def test_unknown_options_are_typed_errors(sbx, host):
         lambda: sbx.start("true", timout=3),
         lambda: sbx.run_shell("true", shell=False),
         lambda: Client(host).create_pool("x", min_redy=1),
+        lambda: Client(host).list_sandboxes(label={"a": "b"}),
+        lambda: sbx.files.write("/tmp/x", b"", mod=0o644),
+        lambda: sbx.files.remove("/tmp/x", recursiv=True),
+        lambda: sbx.set_timeout(tll=5),
+        lambda: sbx.events(folow=True),
     ]
     for call in cases:
         with pytest.raises(UnknownOptionError) as e:

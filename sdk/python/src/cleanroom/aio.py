@@ -84,6 +84,7 @@ class AsyncCommandHandle:
             pb.CloseExecutionStdinRequest(sandbox_id=self.sandbox.id, execution_id=self.id),
         )
 
+    @checked
     async def wait(
         self,
         on_stdout: Optional[OutputCallback] = None,
@@ -102,6 +103,7 @@ class AsyncCommandHandle:
                 await events.aclose()  # release the HTTP response now, not at GC
         raise col.ended_without_exit()
 
+    @checked
     async def kill(self, grace_seconds: int = 0) -> None:
         c = self.sandbox.client
         await c.call(
@@ -127,6 +129,7 @@ class AsyncFiles:
         self._sbx = sandbox
         self._svc = sandbox.client.files
 
+    @checked
     async def write(
         self,
         path: str,
@@ -182,6 +185,7 @@ class AsyncFiles:
             up.resync(r.upload.offset)
             return
 
+    @checked
     async def read(self, path: str, offset: int = 0, length: int = 0) -> bytes:
         """A file's bytes; a stream that breaks off is re-opened at the offset reached."""
         dl = Download(self._sbx.id, path, offset, length)
@@ -199,9 +203,11 @@ class AsyncFiles:
                 return b"".join(parts)
             await asyncio.sleep(dl.interrupted(dl.short()))
 
+    @checked
     async def read_text(self, path: str, encoding: str = "utf-8") -> str:
         return (await self.read(path)).decode(encoding)
 
+    @checked
     async def list(self, path: str) -> List[FileInfo]:
         out: List[FileInfo] = []
         after = ""
@@ -214,6 +220,7 @@ class AsyncFiles:
                 return out
             after = r.entries[-1].name
 
+    @checked
     async def stat(self, path: str, follow_symlinks: bool = False) -> FileInfo:
         r = await self._sbx.client.call(
             self._svc.stat_sandbox_file,
@@ -223,6 +230,7 @@ class AsyncFiles:
         )
         return FileInfo.from_proto(r.file)
 
+    @checked
     async def mkdir(self, path: str, mode: int = 0, parents: bool = True) -> FileInfo:
         r = await self._sbx.client.call(
             self._svc.make_sandbox_directory,
@@ -232,6 +240,7 @@ class AsyncFiles:
         )
         return FileInfo.from_proto(r.directory)
 
+    @checked
     async def remove(self, path: str, recursive: bool = False, missing_ok: bool = False) -> bool:
         r = await self._sbx.client.call(
             self._svc.remove_sandbox_file,
@@ -401,6 +410,7 @@ class AsyncSandbox(SandboxCalls):
         """The sandbox's labels, as the server reports them now (a coroutine here)."""
         return dict((await self.info()).labels)
 
+    @checked
     async def events(self, after_sequence: int = 0, follow: bool = False) -> AsyncIterator[Event]:
         """See :meth:`cleanroom.Sandbox.events` (``async for``)."""
         c = self.client
@@ -416,6 +426,7 @@ class AsyncSandbox(SandboxCalls):
         finally:
             await stream.aclose()
 
+    @checked
     def answer_egress(self, callback, *, interval: float = 0.1) -> AsyncEgressAnswerer:
         """See :meth:`cleanroom.Sandbox.answer_egress`; ``callback`` may be a coroutine
         function. Runs as a task until ``await w.stop()`` / the end of ``async with``."""
@@ -436,6 +447,7 @@ class AsyncSandbox(SandboxCalls):
         """See :meth:`cleanroom.Sandbox.usage`."""
         return Usage.from_proto(await self.info())
 
+    @checked
     async def set_timeout(
         self,
         ttl: Optional[Seconds] = None,

@@ -65,6 +65,7 @@ class CommandHandle:
             pb.CloseExecutionStdinRequest(sandbox_id=self.sandbox.id, execution_id=self.id),
         )
 
+    @checked
     def wait(
         self,
         on_stdout: Optional[OutputCallback] = None,
@@ -85,6 +86,7 @@ class CommandHandle:
                 events.close()  # release the HTTP response now, not at GC
         raise col.ended_without_exit()
 
+    @checked
     def kill(self, grace_seconds: int = 0) -> None:
         """Cancel the command: SIGTERM, then SIGKILL after ``grace_seconds`` (0 = server
         default)."""
@@ -320,6 +322,7 @@ class Sandbox(SandboxCalls):
         network bytes); ``None`` when the sandbox is not live."""
         return Usage.from_proto(self.info())
 
+    @checked
     def set_timeout(
         self,
         ttl: Optional[Seconds] = None,
@@ -417,6 +420,7 @@ class Sandbox(SandboxCalls):
 
     # ---- events, approvals, attestation ------------------------------------------------
 
+    @checked
     def events(self, after_sequence: int = 0, follow: bool = False) -> Iterator[Event]:
         """The sandbox's events after ``after_sequence``; with ``follow`` the iterator
         tails new ones until the sandbox stops (``break`` or ``.close()`` it to stop)."""
@@ -433,6 +437,7 @@ class Sandbox(SandboxCalls):
         finally:
             stream.close()
 
+    @checked
     def answer_egress(self, callback: Approver, *, interval: float = 0.1) -> EgressAnswerer:
         """Answer this sandbox's egress requests with ``callback(request)`` → ``True``/
         ``False``/``"allow"``/``"deny"``/``Decision(allow, remember)``/``None`` (leave
