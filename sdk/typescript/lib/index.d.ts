@@ -11,6 +11,7 @@ export { Snapshot, type SnapshotInfo } from "./snapshots.js";
 export { Pool, type PoolInfo, type PoolOptions, type PoolStats } from "./pools.js";
 export { ApprovalRequest, type ApprovalAnswer, type ApprovalAnswerer, type EventOptions, type Remember, type SandboxEventInfo, } from "./events.js";
 export { attestationPublicKey, PAYLOAD_TYPE, verifyAttestation, type Attestation, type AttestationStatement, } from "./attestation.js";
+export { listImages, pullImage, removeImage, type ImageInfo } from "./images.js";
 export * as api from "./gen/cleanroom/v1/cleanroom_pb.js";
 export * as filesApi from "./gen/cleanroom/v1/files_pb.js";
 export * as lifetimeApi from "./gen/cleanroom/v1/lifetime_pb.js";

@@ -8,6 +8,7 @@ export { Snapshot } from "./snapshots.js";
 export { Pool } from "./pools.js";
 export { ApprovalRequest, } from "./events.js";
 export { attestationPublicKey, PAYLOAD_TYPE, verifyAttestation, } from "./attestation.js";
+export { listImages, pullImage, removeImage } from "./images.js";
 export * as api from "./gen/cleanroom/v1/cleanroom_pb.js";
 export * as filesApi from "./gen/cleanroom/v1/files_pb.js";
 export * as lifetimeApi from "./gen/cleanroom/v1/lifetime_pb.js";

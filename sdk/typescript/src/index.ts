@@ -42,6 +42,7 @@ export {
   type Attestation,
   type AttestationStatement,
 } from "./attestation.js";
+export { listImages, pullImage, removeImage, type ImageInfo } from "./images.js";
 export * as api from "./gen/cleanroom/v1/cleanroom_pb.js";
 export * as filesApi from "./gen/cleanroom/v1/files_pb.js";
 export * as lifetimeApi from "./gen/cleanroom/v1/lifetime_pb.js";

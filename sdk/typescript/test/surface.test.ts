@@ -10,7 +10,12 @@ import { pathToFileURL } from "node:url";
 import { test } from "node:test";
 import {
   FileNotFoundError,
+  ImageNotFoundError,
   InvalidArgumentError,
+  listImages,
+  PolicyInvalidError,
+  pullImage,
+  removeImage,
   Sandbox,
   SandboxPausedError,
   UnknownOptionError,
@@ -141,4 +146,11 @@ test("the policy as text, as a file path or file URL, and as an object", async (
   } finally {
     for (const s of made) await s.terminate();
   }
+});
+
+test("images: list, and pull/remove answered with their typed errors", async () => {
+  assert.ok(Array.isArray(await listImages({ host: host() })));
+  await assert.rejects(removeImage(`sha256:${"0".repeat(64)}`, { host: host() }), (e: unknown) => e instanceof ImageNotFoundError);
+  await assert.rejects(pullImage("docker.invalid/library/python:3.12", { host: host() }), (e: unknown) => e instanceof PolicyInvalidError);
+  await assert.rejects(listImages({ host: host(), tokn: "x" } as never), (e: unknown) => e instanceof UnknownOptionError);
 });
