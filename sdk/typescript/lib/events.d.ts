@@ -84,7 +84,7 @@ export type ApprovalAnswer = "allow" | "deny" | {
     verdict: "allow" | "deny";
     remember?: Remember;
 };
-/** A running {@link Sandbox.answerApprovals}: `stop()` ends it; `done` settles when it ends. */
+/** A running {@link Sandbox.answerApprovals}: `stop()` ends it; `done` settles when it ends (rejects with a failure of `decide` or of the server). */
 export interface ApprovalAnswerer {
     stop(): Promise<void>;
     done: Promise<void>;

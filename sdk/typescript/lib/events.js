@@ -134,6 +134,8 @@ export function answerApprovals(client, sandboxId, decide) {
             }
         }
     })();
+    // Marked handled so an answerer nobody awaits cannot crash the process; `await done` still throws.
+    done.catch(() => undefined);
     return {
         done,
         async stop() {

@@ -179,7 +179,7 @@ export async function* approvalRequests(
 /** What an approval callback answers: a verdict, or a verdict with how long it holds. */
 export type ApprovalAnswer = "allow" | "deny" | { verdict: "allow" | "deny"; remember?: Remember };
 
-/** A running {@link Sandbox.answerApprovals}: `stop()` ends it; `done` settles when it ends. */
+/** A running {@link Sandbox.answerApprovals}: `stop()` ends it; `done` settles when it ends (rejects with a failure of `decide` or of the server). */
 export interface ApprovalAnswerer {
   stop(): Promise<void>;
   done: Promise<void>;
@@ -207,6 +207,8 @@ export function answerApprovals(
       }
     }
   })();
+  // Marked handled so an answerer nobody awaits cannot crash the process; `await done` still throws.
+  done.catch(() => undefined);
   return {
     done,
     async stop() {
