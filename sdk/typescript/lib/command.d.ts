@@ -59,6 +59,11 @@ export declare class CommandHandle {
     wait(o?: OutputOptions): Promise<CommandResult>;
     /** Cancel: SIGTERM, then SIGKILL after `graceSeconds` (0 = server default). */
     kill(graceSeconds?: number): Promise<void>;
+    /**
+     * One SIGINT to the command, as a terminal's Ctrl-C: no SIGKILL follows and nothing is
+     * recorded as canceled (the command decides; {@link CommandHandle.kill} can still follow).
+     */
+    interrupt(): Promise<void>;
     /** The execution as the server reports it now. */
     info(): Promise<Execution>;
 }

@@ -128,6 +128,14 @@ export class CommandHandle {
         const c = this.sandbox.client;
         await c.call(c.executions.cancelExecution({ sandboxId: this.sandbox.id, executionId: this.id, graceSeconds }));
     }
+    /**
+     * One SIGINT to the command, as a terminal's Ctrl-C: no SIGKILL follows and nothing is
+     * recorded as canceled (the command decides; {@link CommandHandle.kill} can still follow).
+     */
+    async interrupt() {
+        const c = this.sandbox.client;
+        await c.call(c.executions.cancelExecution({ sandboxId: this.sandbox.id, executionId: this.id, interrupt: true }));
+    }
     /** The execution as the server reports it now. */
     async info() {
         const c = this.sandbox.client;

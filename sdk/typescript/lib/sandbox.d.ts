@@ -138,8 +138,13 @@ export declare class Sandbox {
     attestation(): Promise<Attestation>;
     /** The attestation, checked against the server's public key (or `publicKeyPem` when given, e.g. pinned out of band). */
     verifiedAttestation(publicKeyPem?: string): Promise<AttestationStatement>;
-    /** Stop the sandbox and everything in it. */
-    terminate(): Promise<void>;
+    /**
+     * Stop the sandbox and everything in it. `background`: return once it is `stopping` (its
+     * commands canceled) and let the server finish the teardown.
+     */
+    terminate(o?: {
+        background?: boolean;
+    }): Promise<void>;
     /** `await using sbx = await Sandbox.create()` terminates it at scope exit. */
     [Symbol.asyncDispose](): Promise<void>;
 }

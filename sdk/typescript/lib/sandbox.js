@@ -244,9 +244,13 @@ export class Sandbox {
         const pem = publicKeyPem ?? (await attestationPublicKey({ client: this.client })).publicKeyPem;
         return verifyAttestation(a.envelopeJson, pem);
     }
-    /** Stop the sandbox and everything in it. */
-    async terminate() {
-        await this.client.call(this.client.sandboxes.terminateSandbox({ sandboxId: this.id }));
+    /**
+     * Stop the sandbox and everything in it. `background`: return once it is `stopping` (its
+     * commands canceled) and let the server finish the teardown.
+     */
+    async terminate(o = {}) {
+        checkOptions(o, ["background"], "terminate");
+        await this.client.call(this.client.sandboxes.terminateSandbox({ sandboxId: this.id, background: o.background ?? false }));
     }
     /** `await using sbx = await Sandbox.create()` terminates it at scope exit. */
     async [Symbol.asyncDispose]() {

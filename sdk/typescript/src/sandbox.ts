@@ -318,9 +318,13 @@ export class Sandbox {
     return verifyAttestation(a.envelopeJson, pem);
   }
 
-  /** Stop the sandbox and everything in it. */
-  async terminate(): Promise<void> {
-    await this.client.call(this.client.sandboxes.terminateSandbox({ sandboxId: this.id }));
+  /**
+   * Stop the sandbox and everything in it. `background`: return once it is `stopping` (its
+   * commands canceled) and let the server finish the teardown.
+   */
+  async terminate(o: { background?: boolean } = {}): Promise<void> {
+    checkOptions(o, ["background"], "terminate");
+    await this.client.call(this.client.sandboxes.terminateSandbox({ sandboxId: this.id, background: o.background ?? false }));
   }
 
   /** `await using sbx = await Sandbox.create()` terminates it at scope exit. */

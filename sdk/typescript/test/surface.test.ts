@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { test } from "node:test";
 import {
+  BackendCapabilityMismatchError,
   FileNotFoundError,
   ImageNotFoundError,
   InvalidArgumentError,
@@ -70,6 +71,8 @@ test("pause freezes the sandbox, resume thaws it", async () => {
     assert.equal((await sbx.resume()).status, "ready");
     assert.equal((await sbx.run(["echo", "awake"])).stdout, "awake\n");
     assert.equal((await job.wait()).exitCode, 0);
+    // No process checkpoint on this backend: a typed refusal, not a hang or a generic error.
+    await assert.rejects(sbx.checkpoint(), (e: unknown) => e instanceof BackendCapabilityMismatchError);
   } finally {
     await sbx.terminate();
   }
@@ -153,4 +156,19 @@ test("images: list, and pull/remove answered with their typed errors", async () 
   await assert.rejects(removeImage(`sha256:${"0".repeat(64)}`, { host: host() }), (e: unknown) => e instanceof ImageNotFoundError);
   await assert.rejects(pullImage("docker.invalid/library/python:3.12", { host: host() }), (e: unknown) => e instanceof PolicyInvalidError);
   await assert.rejects(listImages({ host: host(), tokn: "x" } as never), (e: unknown) => e instanceof UnknownOptionError);
+});
+
+test("interrupt is one SIGINT the command handles; terminate in the background", async () => {
+  const sbx = await Sandbox.create({ host: host() });
+  const h = await sbx.startShell("trap 'echo got-int; exit 7' INT; echo armed; while :; do sleep 0.1; done");
+  let armed!: () => void;
+  const ready = new Promise<void>((r) => (armed = r));
+  const done = h.wait({ onStdout: (t) => t.includes("armed") && armed() });
+  await ready;
+  await h.interrupt();
+  const r = await done;
+  assert.deepEqual([r.exitCode, r.stdout, r.status], [7, "armed\ngot-int\n", "failed"]);
+  await sbx.terminate({ background: true });
+  assert.ok(["stopping", "stopped"].includes((await sbx.describe()).status));
+  await assert.rejects(sbx.terminate({ wait: true } as never), (e: unknown) => e instanceof UnknownOptionError);
 });
