@@ -51,6 +51,12 @@ export interface CreateOptions extends ClientOptions {
     /** Agent identity (`ed25519:<base64>`, raw base64 or SPKI PEM), bound into the attestation. */
     agentPublicKey?: string;
     delegationChain?: string[];
+    /**
+     * Lockfiles of the policy's `sandbox.registries` (path relative to the policy file's
+     * directory → content), as the CLI sends them from the repository's committed HEAD; the
+     * policy hash covers them.
+     */
+    lockfiles?: Record<string, string | Uint8Array>;
 }
 /** Options of {@link Sandbox.list}. */
 export interface ListOptions extends ClientOptions {

@@ -42,6 +42,7 @@ const CREATE_KEYS = [
     "learn",
     "agentPublicKey",
     "delegationChain",
+    "lockfiles",
 ];
 const COMMAND_KEYS = ["env", "cwd", "timeout", "stdin"];
 const RUN_KEYS = [...COMMAND_KEYS, "onStdout", "onStderr"];
@@ -79,6 +80,7 @@ export class Sandbox {
             learn: opts.learn ?? false,
             agentPublicKey: opts.agentPublicKey ?? "",
             delegationChain: opts.delegationChain ?? [],
+            lockfiles: Object.fromEntries(Object.entries(opts.lockfiles ?? {}).map(([k, v]) => [k, toBytes(v)])),
         }));
         return new Sandbox(c, r.sandbox?.sandboxId ?? "");
     }

@@ -63,6 +63,12 @@ export interface CreateOptions extends ClientOptions {
   /** Agent identity (`ed25519:<base64>`, raw base64 or SPKI PEM), bound into the attestation. */
   agentPublicKey?: string;
   delegationChain?: string[];
+  /**
+   * Lockfiles of the policy's `sandbox.registries` (path relative to the policy file's
+   * directory → content), as the CLI sends them from the repository's committed HEAD; the
+   * policy hash covers them.
+   */
+  lockfiles?: Record<string, string | Uint8Array>;
 }
 
 const CREATE_KEYS = [
@@ -79,6 +85,7 @@ const CREATE_KEYS = [
   "learn",
   "agentPublicKey",
   "delegationChain",
+  "lockfiles",
 ];
 const COMMAND_KEYS = ["env", "cwd", "timeout", "stdin"];
 const RUN_KEYS = [...COMMAND_KEYS, "onStdout", "onStderr"];
@@ -130,6 +137,7 @@ export class Sandbox {
         learn: opts.learn ?? false,
         agentPublicKey: opts.agentPublicKey ?? "",
         delegationChain: opts.delegationChain ?? [],
+        lockfiles: Object.fromEntries(Object.entries(opts.lockfiles ?? {}).map(([k, v]) => [k, toBytes(v)])),
       }),
     );
     return new Sandbox(c, r.sandbox?.sandboxId ?? "");

@@ -172,3 +172,22 @@ test("interrupt is one SIGINT the command handles; terminate in the background",
   assert.ok(["stopping", "stopped"].includes((await sbx.describe()).status));
   await assert.rejects(sbx.terminate({ wait: true } as never), (e: unknown) => e instanceof UnknownOptionError);
 });
+
+test("lockfiles of a registries policy are sent with it (and its hash covers them)", async () => {
+  const policy = {
+    version: 1,
+    sandbox: { registries: [{ kind: "npm", lockfile: "package-lock.json", upstream: "registry.invalid" }] },
+  };
+  const lock = (v: string) =>
+    JSON.stringify({ name: "x", version: v, lockfileVersion: 3, requires: true, packages: { "": { name: "x", version: v } } });
+  await assert.rejects(Sandbox.create({ host: host(), policy }), (e: unknown) => e instanceof PolicyInvalidError && /package-lock\.json/.test(e.message));
+  const a = await Sandbox.create({ host: host(), policy, lockfiles: { "package-lock.json": lock("1.0.0") } });
+  const b = await Sandbox.create({ host: host(), policy, lockfiles: { "package-lock.json": new TextEncoder().encode(lock("2.0.0")) } });
+  try {
+    const [ha, hb] = [(await a.describe()).policyHash, (await b.describe()).policyHash];
+    assert.ok(ha && hb && ha !== hb, `${ha} ${hb}`);
+  } finally {
+    await a.terminate();
+    await b.terminate();
+  }
+});
