@@ -5,6 +5,29 @@
  */
 import type { CleanroomClient } from "./client.js";
 import { type Execution } from "./gen/cleanroom/v1/cleanroom_pb.js";
+/** An execution's record with its retained output (InspectExecution), e.g. after the fact or from another process. */
+export interface ExecutionReport {
+    executionId: string;
+    /** `queued`, `running`, `succeeded`, `failed`, `canceled`, `timed_out`. */
+    status: string;
+    exitCode: number;
+    command: string[];
+    message: string;
+    startedAt?: Date;
+    finishedAt?: Date;
+    /** Retained output tails (capped, lossy UTF-8); the full bytes stream with {@link CommandHandle.wait}. */
+    stdout: string;
+    stderr: string;
+    stdoutBytes: number;
+    stderrBytes: number;
+    /** Output written but not retained (a retention quota or watermark was reached). */
+    retainedBytesDropped: number;
+    outputTruncated: boolean;
+    /** The retained output was deleted by the server's retention GC. */
+    outputExpired: boolean;
+    policyHash: string;
+    traceId: string;
+}
 /** What a command handle needs of its sandbox. */
 export interface SandboxRef {
     readonly client: CleanroomClient;
@@ -64,6 +87,8 @@ export declare class CommandHandle {
      * recorded as canceled (the command decides; {@link CommandHandle.kill} can still follow).
      */
     interrupt(): Promise<void>;
+    /** The execution's record and retained output as the server reports them now. */
+    inspect(): Promise<ExecutionReport>;
     /** The execution as the server reports it now. */
     info(): Promise<Execution>;
 }

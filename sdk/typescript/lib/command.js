@@ -1,4 +1,5 @@
 import { errorFor } from "./errors.js";
+import { dateOf } from "./info.js";
 import { ExecutionStatus, OutputStream } from "./gen/cleanroom/v1/cleanroom_pb.js";
 /** WriteExecutionStdin accepts at most 4 MiB a call; stay well below. */
 const STDIN_CHUNK = 1 << 20;
@@ -135,6 +136,32 @@ export class CommandHandle {
     async interrupt() {
         const c = this.sandbox.client;
         await c.call(c.executions.cancelExecution({ sandboxId: this.sandbox.id, executionId: this.id, interrupt: true }));
+    }
+    /** The execution's record and retained output as the server reports them now. */
+    async inspect() {
+        const c = this.sandbox.client;
+        const r = await c.call(c.executions.inspectExecution({ sandboxId: this.sandbox.id, executionId: this.id }));
+        const e = r.execution;
+        if (!e)
+            throw errorFor("internal", "InspectExecution returned no execution");
+        return {
+            executionId: e.executionId,
+            status: statusName(e.status),
+            exitCode: e.exitCode,
+            command: [...e.command],
+            message: r.message || e.message,
+            startedAt: dateOf(e.startedAt),
+            finishedAt: dateOf(e.finishedAt),
+            stdout: r.stdout,
+            stderr: r.stderr,
+            stdoutBytes: Number(r.stdoutBytes),
+            stderrBytes: Number(r.stderrBytes),
+            retainedBytesDropped: Number(r.retainedBytesDropped),
+            outputTruncated: r.outputTruncated,
+            outputExpired: r.outputExpired,
+            policyHash: r.policyHash,
+            traceId: r.traceId || e.traceId,
+        };
     }
     /** The execution as the server reports it now. */
     async info() {

@@ -6,6 +6,7 @@ export { Files, type FileInfo, type WriteOptions } from "./files.js";
 export type { FilesystemUsage, Lifetime, TimeoutOptions, Usage } from "./lifetime.js";
 export type { Limits, LimitsInfo, PolicyInput } from "./options.js";
 export type { SandboxInfo } from "./info.js";
+export type { ExecutionReport } from "./command.js";
 export { CommandHandle, Sandbox, withSandbox, type CommandOptions, type CommandResult, type CreateOptions, type ListOptions, type OutputCallback, type OutputOptions, } from "./sandbox.js";
 export { Snapshot, type SnapshotInfo } from "./snapshots.js";
 export { Pool, type PoolInfo, type PoolOptions, type PoolStats } from "./pools.js";

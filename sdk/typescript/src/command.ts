@@ -5,7 +5,32 @@
  */
 import type { CleanroomClient } from "./client.js";
 import { errorFor } from "./errors.js";
+import { dateOf } from "./info.js";
 import { ExecutionStatus, OutputStream, type Execution, type ExecutionStreamEvent } from "./gen/cleanroom/v1/cleanroom_pb.js";
+
+/** An execution's record with its retained output (InspectExecution), e.g. after the fact or from another process. */
+export interface ExecutionReport {
+  executionId: string;
+  /** `queued`, `running`, `succeeded`, `failed`, `canceled`, `timed_out`. */
+  status: string;
+  exitCode: number;
+  command: string[];
+  message: string;
+  startedAt?: Date;
+  finishedAt?: Date;
+  /** Retained output tails (capped, lossy UTF-8); the full bytes stream with {@link CommandHandle.wait}. */
+  stdout: string;
+  stderr: string;
+  stdoutBytes: number;
+  stderrBytes: number;
+  /** Output written but not retained (a retention quota or watermark was reached). */
+  retainedBytesDropped: number;
+  outputTruncated: boolean;
+  /** The retained output was deleted by the server's retention GC. */
+  outputExpired: boolean;
+  policyHash: string;
+  traceId: string;
+}
 
 /** What a command handle needs of its sandbox. */
 export interface SandboxRef {
@@ -192,6 +217,32 @@ export class CommandHandle {
   async interrupt(): Promise<void> {
     const c = this.sandbox.client;
     await c.call(c.executions.cancelExecution({ sandboxId: this.sandbox.id, executionId: this.id, interrupt: true }));
+  }
+
+  /** The execution's record and retained output as the server reports them now. */
+  async inspect(): Promise<ExecutionReport> {
+    const c = this.sandbox.client;
+    const r = await c.call(c.executions.inspectExecution({ sandboxId: this.sandbox.id, executionId: this.id }));
+    const e = r.execution;
+    if (!e) throw errorFor("internal", "InspectExecution returned no execution");
+    return {
+      executionId: e.executionId,
+      status: statusName(e.status),
+      exitCode: e.exitCode,
+      command: [...e.command],
+      message: r.message || e.message,
+      startedAt: dateOf(e.startedAt),
+      finishedAt: dateOf(e.finishedAt),
+      stdout: r.stdout,
+      stderr: r.stderr,
+      stdoutBytes: Number(r.stdoutBytes),
+      stderrBytes: Number(r.stderrBytes),
+      retainedBytesDropped: Number(r.retainedBytesDropped),
+      outputTruncated: r.outputTruncated,
+      outputExpired: r.outputExpired,
+      policyHash: r.policyHash,
+      traceId: r.traceId || e.traceId,
+    };
   }
 
   /** The execution as the server reports it now. */

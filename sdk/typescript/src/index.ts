@@ -14,6 +14,7 @@ export { Files, type FileInfo, type WriteOptions } from "./files.js";
 export type { FilesystemUsage, Lifetime, TimeoutOptions, Usage } from "./lifetime.js";
 export type { Limits, LimitsInfo, PolicyInput } from "./options.js";
 export type { SandboxInfo } from "./info.js";
+export type { ExecutionReport } from "./command.js";
 export {
   CommandHandle,
   Sandbox,

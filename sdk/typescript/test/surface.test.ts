@@ -55,6 +55,12 @@ test("runShell takes a command line; argv stays argv", async () => {
     assert.equal((await h.wait()).stdout, "later\n");
     assert.equal((await sbx.run(["echo", "$((1+1))"])).stdout, "$((1+1))\n");
     await assert.rejects(sbx.runShell("  "), InvalidArgumentError);
+    const rep = await (await Sandbox.connect(sbx.id, { host: host() })).attach(r.executionId).then((x) => x.inspect());
+    assert.deepEqual(
+      [rep.status, rep.exitCode, rep.stdout, rep.stderr, rep.stdoutBytes, rep.command[0]],
+      ["failed", 5, "x2\n", "a b\n", 3, "/bin/sh"],
+    );
+    assert.ok(rep.finishedAt instanceof Date && !rep.outputExpired);
   } finally {
     await sbx.terminate();
   }
