@@ -4,7 +4,7 @@
  * Output is retained by the server, so a handle resumes a broken stream where it stopped.
  */
 import type { CleanroomClient } from "./client.js";
-import { type Execution } from "./gen/cleanroom/v1/cleanroom_pb.js";
+import { type Execution, type ExecutionStreamEvent } from "./gen/cleanroom/v1/cleanroom_pb.js";
 /** An execution's record with its retained output (InspectExecution), e.g. after the fact or from another process. */
 export interface ExecutionReport {
     executionId: string;
@@ -68,6 +68,21 @@ export interface OutputOptions {
     onStderr?: OutputCallback;
 }
 export declare function toBytes(data: string | Uint8Array): Uint8Array;
+/** Folds an execution's event stream: buffers, feeds callbacks, remembers the resume point. */
+/** @internal Exported for the one-call run (Sandbox.exec), which starts folding from RunExecution's stream. */
+export declare class Collector {
+    private readonly executionId;
+    private readonly o;
+    lastSequence: bigint;
+    result?: CommandResult;
+    private out;
+    private err;
+    private warnings;
+    private decOut;
+    private decErr;
+    constructor(executionId: string, o: OutputOptions);
+    feed(ev: ExecutionStreamEvent): void;
+}
 /** A command running in a sandbox (from {@link Sandbox.start} or {@link Sandbox.attach}). */
 export declare class CommandHandle {
     readonly sandbox: SandboxRef;
@@ -80,6 +95,8 @@ export declare class CommandHandle {
     closeStdin(): Promise<void>;
     /** Stream the output from the start until the command exits; resolve with the result. */
     wait(o?: OutputOptions): Promise<CommandResult>;
+    /** @internal Stream from where `col` stands until the exit. */
+    follow(col: Collector): Promise<CommandResult>;
     /** Cancel: SIGTERM, then SIGKILL after `graceSeconds` (0 = server default). */
     kill(graceSeconds?: number): Promise<void>;
     /**

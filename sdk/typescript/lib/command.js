@@ -21,7 +21,8 @@ export function toBytes(data) {
     return typeof data === "string" ? new TextEncoder().encode(data) : data;
 }
 /** Folds an execution's event stream: buffers, feeds callbacks, remembers the resume point. */
-class Collector {
+/** @internal Exported for the one-call run (Sandbox.exec), which starts folding from RunExecution's stream. */
+export class Collector {
     executionId;
     o;
     lastSequence = 0n;
@@ -108,8 +109,13 @@ export class CommandHandle {
     }
     /** Stream the output from the start until the command exits; resolve with the result. */
     async wait(o = {}) {
+        return this.follow(new Collector(this.id, o));
+    }
+    /** @internal Stream from where `col` stands until the exit. */
+    async follow(col) {
+        if (col.result)
+            return col.result;
         const c = this.sandbox.client;
-        const col = new Collector(this.id, o);
         for (let i = 0; i <= STREAM_RETRIES; i++) {
             const events = c.executions.streamExecution({
                 sandboxId: this.sandbox.id,

@@ -67,6 +67,13 @@ export interface ListOptions extends ClientOptions {
     /** Only your own sandboxes, also for an admin (who otherwise sees everyone's). */
     onlyOwn?: boolean;
 }
+/** Options of {@link Sandbox.exec}: where to run (a new sandbox from the create options, or `inSandbox`) and the command's. */
+export interface ExecOptions extends CreateOptions, CommandOptions, OutputOptions {
+    /** Run in this existing sandbox instead of making one (create options are then refused). */
+    inSandbox?: string;
+    /** Keep the sandbox this call made (default: torn down in the background once the command ended). */
+    keep?: boolean;
+}
 /** A sandbox on a Cleanroom server. */
 export declare class Sandbox {
     readonly client: CleanroomClient;
@@ -78,6 +85,15 @@ export declare class Sandbox {
     static of(client: CleanroomClient, id: string): Sandbox;
     /** Create a sandbox (or restore one: `fromSnapshot`). */
     static create(opts?: CreateOptions): Promise<Sandbox>;
+    /**
+     * Make a sandbox (or claim one from a matching pool), run one command in it and tear it
+     * down, in one call (RunExecution: what `cleanroom exec` does, no round trip per step).
+     * The result carries the sandbox's id. A policy that asks for a repository bootstrap is
+     * refused (`invalid_argument`): create the sandbox and run the steps yourself.
+     */
+    static exec(command: string[], opts?: ExecOptions): Promise<CommandResult & {
+        sandboxId: string;
+    }>;
     /** An existing sandbox by id (`SandboxNotFoundError` when absent or not yours). */
     static connect(sandboxId: string, opts?: ClientOptions): Promise<Sandbox>;
     /** The sandboxes you can see (live ones unless `includeStopped`), filtered by labels. */

@@ -100,7 +100,8 @@ export function toBytes(data: string | Uint8Array): Uint8Array {
 }
 
 /** Folds an execution's event stream: buffers, feeds callbacks, remembers the resume point. */
-class Collector {
+/** @internal Exported for the one-call run (Sandbox.exec), which starts folding from RunExecution's stream. */
+export class Collector {
   lastSequence = 0n;
   result?: CommandResult;
   private out: Uint8Array[] = [];
@@ -186,8 +187,13 @@ export class CommandHandle {
 
   /** Stream the output from the start until the command exits; resolve with the result. */
   async wait(o: OutputOptions = {}): Promise<CommandResult> {
+    return this.follow(new Collector(this.id, o));
+  }
+
+  /** @internal Stream from where `col` stands until the exit. */
+  async follow(col: Collector): Promise<CommandResult> {
+    if (col.result) return col.result;
     const c = this.sandbox.client;
-    const col = new Collector(this.id, o);
     for (let i = 0; i <= STREAM_RETRIES; i++) {
       const events = c.executions.streamExecution({
         sandboxId: this.sandbox.id,

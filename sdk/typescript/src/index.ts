@@ -22,6 +22,7 @@ export {
   type CommandOptions,
   type CommandResult,
   type CreateOptions,
+  type ExecOptions,
   type ListOptions,
   type OutputCallback,
   type OutputOptions,

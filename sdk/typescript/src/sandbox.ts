@@ -19,7 +19,7 @@
  */
 import { attestationPublicKey, sandboxAttestation, verifyAttestation, type Attestation, type AttestationStatement } from "./attestation.js";
 import { clientFor, type CleanroomClient, type ClientOptions } from "./client.js";
-import { CommandHandle, toBytes, type CommandOptions, type CommandResult, type OutputOptions } from "./command.js";
+import { Collector, CommandHandle, toBytes, type CommandOptions, type CommandResult, type OutputOptions } from "./command.js";
 import { errorFor, SandboxNotFoundError } from "./errors.js";
 import {
   answerApprovals,
@@ -100,6 +100,33 @@ export interface ListOptions extends ClientOptions {
   onlyOwn?: boolean;
 }
 
+/** The CreateSandbox request of `opts` (checked by the caller). */
+function createRequest(opts: CreateOptions) {
+  return {
+    policyYaml: policyText(opts.policy, "Sandbox.create"),
+    imageRef: opts.image ?? "",
+    idempotencyKey: opts.idempotencyKey ?? "",
+    labels: opts.labels ?? {},
+    limits: limitFields(opts.limits, "Sandbox.create"),
+    ttlSeconds: seconds(opts.ttl, "ttl"),
+    idleTimeoutSeconds: seconds(opts.idleTimeout, "idleTimeout"),
+    fromSnapshot: opts.fromSnapshot ?? "",
+    noPool: opts.noPool ?? false,
+    learn: opts.learn ?? false,
+    agentPublicKey: opts.agentPublicKey ?? "",
+    delegationChain: opts.delegationChain ?? [],
+    lockfiles: Object.fromEntries(Object.entries(opts.lockfiles ?? {}).map(([k, v]) => [k, toBytes(v)])),
+  };
+}
+
+/** Options of {@link Sandbox.exec}: where to run (a new sandbox from the create options, or `inSandbox`) and the command's. */
+export interface ExecOptions extends CreateOptions, CommandOptions, OutputOptions {
+  /** Run in this existing sandbox instead of making one (create options are then refused). */
+  inSandbox?: string;
+  /** Keep the sandbox this call made (default: torn down in the background once the command ended). */
+  keep?: boolean;
+}
+
 /** A sandbox on a Cleanroom server. */
 export class Sandbox {
   /** File operations in the sandbox (with the sandbox's own identity). */
@@ -120,27 +147,61 @@ export class Sandbox {
   /** Create a sandbox (or restore one: `fromSnapshot`). */
   static async create(opts: CreateOptions = {}): Promise<Sandbox> {
     checkOptions(opts, CREATE_KEYS, "Sandbox.create");
-    const ttlSeconds = seconds(opts.ttl, "ttl");
-    const idleTimeoutSeconds = seconds(opts.idleTimeout, "idleTimeout");
     const c = clientFor(opts);
-    const r = await c.call(
-      c.sandboxes.createSandbox({
-        policyYaml: policyText(opts.policy, "Sandbox.create"),
-        imageRef: opts.image ?? "",
-        idempotencyKey: opts.idempotencyKey ?? "",
-        labels: opts.labels ?? {},
-        limits: limitFields(opts.limits, "Sandbox.create"),
-        ttlSeconds,
-        idleTimeoutSeconds,
-        fromSnapshot: opts.fromSnapshot ?? "",
-        noPool: opts.noPool ?? false,
-        learn: opts.learn ?? false,
-        agentPublicKey: opts.agentPublicKey ?? "",
-        delegationChain: opts.delegationChain ?? [],
-        lockfiles: Object.fromEntries(Object.entries(opts.lockfiles ?? {}).map(([k, v]) => [k, toBytes(v)])),
-      }),
-    );
+    const r = await c.call(c.sandboxes.createSandbox(createRequest(opts)));
     return new Sandbox(c, r.sandbox?.sandboxId ?? "");
+  }
+
+  /**
+   * Make a sandbox (or claim one from a matching pool), run one command in it and tear it
+   * down, in one call (RunExecution: what `cleanroom exec` does, no round trip per step).
+   * The result carries the sandbox's id. A policy that asks for a repository bootstrap is
+   * refused (`invalid_argument`): create the sandbox and run the steps yourself.
+   */
+  static async exec(command: string[], opts: ExecOptions = {}): Promise<CommandResult & { sandboxId: string }> {
+    checkOptions(opts, [...CREATE_KEYS, ...RUN_KEYS, "inSandbox", "keep"], "Sandbox.exec");
+    if (!Array.isArray(command) || command.length === 0) throw errorFor("invalid_argument", "a command is a non-empty array of arguments");
+    const made = opts.inSandbox === undefined;
+    if (!made && CREATE_KEYS.some((k) => !CONNECT_KEYS.includes(k as never) && opts[k as keyof ExecOptions] !== undefined)) {
+      throw errorFor("invalid_argument", "Sandbox.exec: inSandbox excludes the create options");
+    }
+    const c = clientFor(opts);
+    const create = made ? createRequest(opts) : undefined;
+    const events = c.executions.runExecution({
+      execution: {
+        sandboxId: opts.inSandbox ?? "",
+        command,
+        env: opts.env ?? {},
+        cwd: opts.cwd ?? "",
+        timeoutSeconds: opts.timeout ?? 0,
+        kind: ExecutionKind.BATCH,
+        attachStdin: opts.stdin !== undefined && opts.stdin !== false,
+      },
+      create,
+      terminateOnExit: made && !opts.keep,
+    });
+    let col: Collector | undefined;
+    let handle: CommandHandle | undefined;
+    for await (const ev of c.stream(events)) {
+      const p = ev.payload;
+      if (p.case === "started") {
+        if (p.value.bootstrap) throw errorFor("invalid_argument", "the policy asks for a repository bootstrap: use Sandbox.create and run it");
+        const sbx = new Sandbox(c, p.value.sandbox?.sandboxId ?? "");
+        handle = new CommandHandle(sbx, p.value.execution?.executionId ?? "");
+        col = new Collector(handle.id, { onStdout: opts.onStdout, onStderr: opts.onStderr });
+        if (typeof opts.stdin === "string" || opts.stdin instanceof Uint8Array) {
+          await handle.sendStdin(toBytes(opts.stdin));
+          await handle.closeStdin();
+        }
+      } else if (col) {
+        col.feed(ev);
+      }
+      // Read on to the end (`finished` follows the exit): a caller gone before it counts as
+      // detached and the server keeps the sandbox.
+    }
+    if (!handle || !col) throw errorFor("stream_ended", "RunExecution ended before the command started");
+    const result = await handle.follow(col);
+    return { ...result, sandboxId: handle.sandbox.id };
   }
 
   /** An existing sandbox by id (`SandboxNotFoundError` when absent or not yours). */

@@ -197,3 +197,26 @@ test("lockfiles of a registries policy are sent with it (and its hash covers the
     await b.terminate();
   }
 });
+
+test("Sandbox.exec: one call makes a sandbox, runs a command with stdin, tears it down", async () => {
+  const run = randomUUID();
+  const r = await Sandbox.exec(["sh", "-c", "cat; echo err >&2; exit 3"], { host: host(), labels: { run }, stdin: "piped\n" });
+  assert.deepEqual([r.stdout, r.stderr, r.exitCode], ["piped\n", "err\n", 3]);
+  const made = await Sandbox.connect(r.sandboxId, { host: host() });
+  const deadline = Date.now() + 60_000;
+  while ((await made.describe()).status !== "stopped") {
+    assert.ok(Date.now() < deadline, "the one-shot sandbox was not torn down");
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  const kept = await Sandbox.exec(["echo", "kept"], { host: host(), keep: true });
+  try {
+    const again = await Sandbox.exec(["sh", "-c", "echo in $((1+1))"], { host: host(), inSandbox: kept.sandboxId });
+    assert.deepEqual([kept.stdout, again.stdout, again.sandboxId], ["kept\n", "in 2\n", kept.sandboxId]);
+    const sbx = await Sandbox.connect(kept.sandboxId, { host: host() });
+    assert.equal((await sbx.describe()).status, "ready");
+    await assert.rejects(Sandbox.exec(["true"], { host: host(), inSandbox: kept.sandboxId, labels: { a: "b" } }), InvalidArgumentError);
+    await assert.rejects(Sandbox.exec(["true"], { host: host(), keepp: true } as never), UnknownOptionError);
+  } finally {
+    await (await Sandbox.connect(kept.sandboxId, { host: host() })).terminate();
+  }
+});
