@@ -63,6 +63,12 @@ async def test_async_surface(host):
             assert a.key_id == (await c.attestation_public_key()).key_id
             with pytest.raises(UnknownOptionError):
                 await sbx.run("true", cwdd="/")
+            h = await sbx.start("trap 'echo int; exit 5' INT; echo up; while :; do sleep 0.05; done", shell=True)
+            while "up" not in (await h.inspect()).stdout:
+                await asyncio.sleep(0.05)
+            await h.interrupt()
+            assert ((r := await h.wait()).exit_code, r.stdout) == (5, "up\nint\n")
+            assert (await h.inspect()).execution.exit_code == 5
         await c.remove_snapshot(snap.snapshot_id)
         pool = await c.create_pool("async", min_ready=1, policy={"version": 1})
         try:

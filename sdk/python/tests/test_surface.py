@@ -254,3 +254,42 @@ def test_policy_from_text_path_and_mapping(host, tmp_path):
         Sandbox.create({"version": 1, "sandbox": {"no_such_key": 1}}, host=host)
     with pytest.raises(errors.PolicyInvalidError):
         Sandbox.create(Path(tmp_path / "missing.yaml"), host=host)
+
+
+def test_exec_one_call(host):
+    tag = f"x{time.monotonic_ns()}"
+    got = []
+    r = Sandbox.exec(
+        "sh", "-c", "cat; echo err >&2; exit 4", host=host, stdin="in", labels={"suite": tag},
+        limits={"memory_mb": 128}, on_stdout=got.append,
+    )
+    assert (r.exit_code, r.stdout, r.stderr, "".join(got)) == (4, "in", "err\n", "in")
+    assert r.sandbox_id.startswith("sbx_")
+    # Torn down after the exit (in the background): it is not live any more.
+    eventually("the exec sandbox to stop", lambda: Sandbox.list(host=host, labels={"suite": tag}) == [])
+    kept = Sandbox.exec("echo kept", shell=True, keep=True, host=host)
+    with Sandbox.connect(kept.sandbox_id, host=host) as s:
+        assert kept.stdout == "kept\n" and s.status == "ready"
+        again = Sandbox.exec("echo", "in", "it", in_sandbox=s.id, host=host)
+        assert (again.stdout, again.sandbox_id) == ("in it\n", s.id)
+        with pytest.raises(errors.InvalidArgumentError):
+            Sandbox.exec("true", in_sandbox=s.id, policy="version: 1\n", host=host)
+    with pytest.raises(UnknownOptionError):
+        Sandbox.exec("true", host=host, in_sandbx="sbx_x")
+
+
+def test_interrupt_inspect_and_background_terminate(host):
+    sbx = Sandbox.create(host=host)
+    try:
+        h = sbx.start("sh", "-c", "trap 'echo got-int; exit 7' INT; echo ready; while :; do sleep 0.05; done")
+        eventually("the trap to be set", lambda: "ready" in h.inspect().stdout)
+        h.interrupt()
+        r = h.wait()
+        assert (r.exit_code, r.stdout) == (7, "ready\ngot-int\n"), r
+        rec = h.inspect()
+        assert rec.execution.execution_id == h.id and rec.stdout == "ready\ngot-int\n"
+        assert rec.policy_hash == sbx.info().policy_hash
+        sbx.terminate(background=True)
+        eventually("the sandbox to stop", lambda: sbx.info() and sbx.status == "stopped")
+    finally:
+        sbx.close()

@@ -44,6 +44,8 @@ class CommandResult:
     #: Stable code when the end is an error to report (``oom_killed``), else empty.
     error_code: str = ""
     warnings: List[str] = field(default_factory=list)
+    #: The sandbox it ran in (set by ``Sandbox.exec``, which may have made it).
+    sandbox_id: str = ""
 
     @property
     def stdout(self) -> str:

@@ -113,6 +113,24 @@ class AsyncCommandHandle:
             ),
         )
 
+    async def interrupt(self) -> None:
+        """See :meth:`cleanroom.CommandHandle.interrupt`."""
+        c = self.sandbox.client
+        await c.call(
+            c.executions.cancel_execution,
+            pb.CancelExecutionRequest(
+                sandbox_id=self.sandbox.id, execution_id=self.id, interrupt=True
+            ),
+        )
+
+    async def inspect(self) -> "pb.InspectExecutionResponse":
+        """See :meth:`cleanroom.CommandHandle.inspect`."""
+        c = self.sandbox.client
+        return await c.call(
+            c.executions.inspect_execution,
+            pb.InspectExecutionRequest(sandbox_id=self.sandbox.id, execution_id=self.id),
+        )
+
     async def info(self) -> "pb.Execution":
         c = self.sandbox.client
         r = await c.call(
@@ -533,9 +551,11 @@ class AsyncSandbox(SandboxCalls):
         await h.info()
         return h
 
-    async def terminate(self) -> None:
+    async def terminate(self, background: bool = False) -> None:
+        """See :meth:`cleanroom.Sandbox.terminate`."""
         await self.client.call(
-            self.client.sandboxes.terminate_sandbox, pb.TerminateSandboxRequest(sandbox_id=self.id)
+            self.client.sandboxes.terminate_sandbox,
+            pb.TerminateSandboxRequest(sandbox_id=self.id, background=background),
         )
 
     async def aclose(self) -> None:

@@ -42,7 +42,8 @@ def reject_unknown(where: str, given: Iterable[str], known: Iterable[str]) -> No
             raise errors.UnknownOptionError(
                 "unknown_option",
                 f"{where}: unknown option {name!r}{hint}; known: {', '.join(known)}",
-                details={"option": name, "where": where},
+                "invalid_argument",
+                {"option": name, "where": where},
             )
 
 
@@ -101,6 +102,37 @@ def limits_message(limits) -> Optional["pb.ResourceLimits"]:
             raise errors.error("invalid_argument", f"limits: {field} given twice ({name})")
         out[field] = value * mult
     return pb.ResourceLimits(**out)
+
+
+def sandbox_request(
+    policy: Policy,
+    image: Optional[str],
+    labels,
+    limits,
+    idempotency_key: str,
+    ttl,
+    idle_timeout,
+    from_snapshot: str,
+    no_pool: bool,
+    agent_public_key: str,
+    delegation_chain,
+) -> "pb.CreateSandboxRequest":
+    """The ``CreateSandboxRequest`` of ``Sandbox.create``'s options (also ``Sandbox.exec``'s)."""
+    from .lifetime import seconds
+
+    return pb.CreateSandboxRequest(
+        policy_yaml=policy_text(policy),
+        image_ref=image or "",
+        idempotency_key=idempotency_key,
+        labels=dict(labels or {}),
+        limits=limits_message(limits),
+        ttl_seconds=seconds(ttl, "ttl"),
+        idle_timeout_seconds=seconds(idle_timeout, "idle_timeout"),
+        from_snapshot=from_snapshot,
+        no_pool=no_pool,
+        agent_public_key=agent_public_key,
+        delegation_chain=list(delegation_chain),
+    )
 
 
 def policy_text(policy: Policy) -> str:

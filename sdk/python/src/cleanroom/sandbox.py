@@ -26,7 +26,8 @@ from ._core import (
 from .client import Client
 from .calls import SandboxCalls
 from .events import Approver, EgressAnswerer, Event
-from .options import Policy, checked, limits_message, policy_text
+from .oneshot import run_execution
+from .options import Policy, checked, sandbox_request
 from .lifetime import Lifetime, Seconds, Usage, seconds, timeout_request
 from .v1 import cleanroom_pb2 as pb
 from .v1 import pools_pb2 as ppb
@@ -98,6 +99,27 @@ class CommandHandle:
             ),
         )
 
+    def interrupt(self) -> None:
+        """One SIGINT to the command, as a terminal's Ctrl-C: no SIGKILL follows and nothing
+        is recorded as canceled (the process decides; :meth:`kill` can still follow)."""
+        c = self.sandbox.client
+        c.call(
+            c.executions.cancel_execution,
+            pb.CancelExecutionRequest(
+                sandbox_id=self.sandbox.id, execution_id=self.id, interrupt=True
+            ),
+        )
+
+    def inspect(self) -> "pb.InspectExecutionResponse":
+        """The execution's full record: ``execution``, ``message``, the retained output's
+        tails (``stdout``/``stderr``, lossy text) and sizes, ``policy_hash``,
+        ``output_truncated``/``output_expired``..."""
+        c = self.sandbox.client
+        return c.call(
+            c.executions.inspect_execution,
+            pb.InspectExecutionRequest(sandbox_id=self.sandbox.id, execution_id=self.id),
+        )
+
     def info(self) -> "pb.Execution":
         """The execution as the server reports it now (status, exit code...)."""
         c = self.sandbox.client
@@ -160,18 +182,9 @@ class Sandbox(SandboxCalls):
         attestation. Without ``client``, one is built from ``host``/``token``/``ca_cert``/
         ``server_cert_sha256`` or the CLI's sources. An unknown option raises
         ``UnknownOptionError``."""
-        req = pb.CreateSandboxRequest(
-            policy_yaml=policy_text(policy),
-            image_ref=image or "",
-            idempotency_key=idempotency_key,
-            labels=dict(labels or {}),
-            limits=limits_message(limits),
-            ttl_seconds=seconds(ttl, "ttl"),
-            idle_timeout_seconds=seconds(idle_timeout, "idle_timeout"),
-            from_snapshot=from_snapshot,
-            no_pool=no_pool,
-            agent_public_key=agent_public_key,
-            delegation_chain=list(delegation_chain),
+        req = sandbox_request(
+            policy, image, labels, limits, idempotency_key, ttl, idle_timeout, from_snapshot,
+            no_pool, agent_public_key, delegation_chain,
         )
         return cls._open(
             lambda c: c.call(c.sandboxes.create_sandbox, req).sandbox,
@@ -210,6 +223,69 @@ class Sandbox(SandboxCalls):
             lambda c: c.get_sandbox(sandbox_id),
             client, host, token, ca_cert, server_cert_sha256,
         )
+
+    @classmethod
+    @checked
+    def exec(
+        cls,
+        *command: str,
+        policy: Policy = None,
+        image: Optional[str] = None,
+        labels: Optional[Mapping[str, str]] = None,
+        limits=None,
+        ttl: Optional[Seconds] = None,
+        idle_timeout: Optional[Seconds] = None,
+        from_snapshot: str = "",
+        no_pool: bool = False,
+        in_sandbox: str = "",
+        keep: bool = False,
+        stdin: Stdin = None,
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+        timeout: Optional[int] = None,
+        shell: bool = False,
+        on_stdout: Optional[OutputCallback] = None,
+        on_stderr: Optional[OutputCallback] = None,
+        client: Optional[Client] = None,
+        host: Optional[str] = None,
+        token: Optional[str] = None,
+        ca_cert: Optional[str] = None,
+        server_cert_sha256: Optional[str] = None,
+    ) -> CommandResult:
+        """One call (RunExecution, what ``cleanroom exec`` does): make a sandbox (or claim
+        one from a matching pool; ``in_sandbox``: use that existing one), run the command,
+        stream its output, and tear the sandbox down after the exit unless ``keep``. The
+        result's ``sandbox_id`` names the sandbox. Create options as :meth:`create`."""
+        creating = not in_sandbox
+        if not creating and any(
+            (policy, image, labels, limits, ttl, idle_timeout, from_snapshot, no_pool, keep)
+        ):
+            raise errors.error(
+                "invalid_argument", "Sandbox.exec: in_sandbox excludes the create options"
+            )
+        req = pb.RunExecutionRequest(
+            execution=create_request(
+                in_sandbox,
+                shell_argv(command) if shell else command,
+                env=env,
+                cwd=cwd,
+                timeout=timeout,
+                attach_stdin=stdin is not None,
+            ),
+            create=sandbox_request(
+                policy, image, labels, limits, "", ttl, idle_timeout, from_snapshot, no_pool,
+                "", (),
+            ) if creating else None,
+            terminate_on_exit=creating and not keep,
+        )
+        c = client or Client(
+            host, token=token, ca_cert=ca_cert, server_cert_sha256=server_cert_sha256
+        )
+        try:
+            return run_execution(c, req, stdin, on_stdout, on_stderr)
+        finally:
+            if client is None:
+                c.close()
 
     @classmethod
     @checked
@@ -445,10 +521,12 @@ class Sandbox(SandboxCalls):
         A callback that raises denies (fail closed)."""
         return EgressAnswerer(self, callback, interval)
 
-    def terminate(self) -> None:
-        """Stop the sandbox and everything in it."""
+    def terminate(self, background: bool = False) -> None:
+        """Stop the sandbox and everything in it. ``background``: return once it is
+        STOPPING (executions canceled, teardown started), not STOPPED."""
         self.client.call(
-            self.client.sandboxes.terminate_sandbox, pb.TerminateSandboxRequest(sandbox_id=self.id)
+            self.client.sandboxes.terminate_sandbox,
+            pb.TerminateSandboxRequest(sandbox_id=self.id, background=background),
         )
 
     def close(self) -> None:
