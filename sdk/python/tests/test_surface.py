@@ -293,3 +293,23 @@ def test_interrupt_inspect_and_background_terminate(host):
         eventually("the sandbox to stop", lambda: sbx.info() and sbx.status == "stopped")
     finally:
         sbx.close()
+
+
+def test_lockfiles_and_learn(host):
+    policy = {
+        "version": 1,
+        "sandbox": {"registries": [{"kind": "npm", "lockfile": "package-lock.json", "upstream": "registry.invalid"}]},
+    }
+
+    def lock(v):
+        return json.dumps({"name": "x", "version": v, "lockfileVersion": 3, "requires": True,
+                           "packages": {"": {"name": "x", "version": v}}})
+
+    with pytest.raises(errors.PolicyInvalidError) as e:
+        Sandbox.create(policy, host=host)
+    assert "package-lock.json" in str(e.value)
+    with Sandbox.create(policy, host=host, lockfiles={"package-lock.json": lock("1.0.0")}) as a, \
+            Sandbox.create(policy, host=host, lockfiles={"package-lock.json": lock("2.0.0").encode()}) as b:
+        assert a.info().policy_hash != b.info().policy_hash
+    with Sandbox.create(host=host) as plain, Sandbox.create(host=host, learn=True) as learning:
+        assert plain.info().policy_hash != learning.info().policy_hash

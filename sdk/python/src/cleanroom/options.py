@@ -116,6 +116,8 @@ def sandbox_request(
     no_pool: bool,
     agent_public_key: str,
     delegation_chain,
+    lockfiles=None,
+    learn: bool = False,
 ) -> "pb.CreateSandboxRequest":
     """The ``CreateSandboxRequest`` of ``Sandbox.create``'s options (also ``Sandbox.exec``'s)."""
     from .lifetime import seconds
@@ -132,6 +134,8 @@ def sandbox_request(
         no_pool=no_pool,
         agent_public_key=agent_public_key,
         delegation_chain=list(delegation_chain),
+        lockfiles={k: v.encode() if isinstance(v, str) else bytes(v) for k, v in (lockfiles or {}).items()},
+        learn=learn,
     )
 
 

@@ -162,6 +162,8 @@ class Sandbox(SandboxCalls):
         no_pool: bool = False,
         agent_public_key: str = "",
         delegation_chain: Sequence[str] = (),
+        lockfiles: Optional[Mapping[str, Union[str, bytes]]] = None,
+        learn: bool = False,
         client: Optional[Client] = None,
         host: Optional[str] = None,
         token: Optional[str] = None,
@@ -179,12 +181,15 @@ class Sandbox(SandboxCalls):
         restores (forks) a snapshot: its policy, image and limits are used (give no
         ``policy``/``image``). ``no_pool`` never takes a ready sandbox from a matching warm
         pool. ``agent_public_key``/``delegation_chain`` bind an agent identity into the
-        attestation. Without ``client``, one is built from ``host``/``token``/``ca_cert``/
+        attestation. ``lockfiles`` are the lock files a ``sandbox.registries`` policy names
+        (path relative to the policy file → content; the policy hash covers them); ``learn``
+        compiles the policy in learn mode (``cleanroom exec --learn``: unknown destinations
+        allowed and recorded as ``egress.learn`` events). Without ``client``, one is built from ``host``/``token``/``ca_cert``/
         ``server_cert_sha256`` or the CLI's sources. An unknown option raises
         ``UnknownOptionError``."""
         req = sandbox_request(
             policy, image, labels, limits, idempotency_key, ttl, idle_timeout, from_snapshot,
-            no_pool, agent_public_key, delegation_chain,
+            no_pool, agent_public_key, delegation_chain, lockfiles, learn,
         )
         return cls._open(
             lambda c: c.call(c.sandboxes.create_sandbox, req).sandbox,
@@ -237,6 +242,8 @@ class Sandbox(SandboxCalls):
         idle_timeout: Optional[Seconds] = None,
         from_snapshot: str = "",
         no_pool: bool = False,
+        lockfiles: Optional[Mapping[str, Union[str, bytes]]] = None,
+        learn: bool = False,
         in_sandbox: str = "",
         keep: bool = False,
         stdin: Stdin = None,
@@ -258,7 +265,8 @@ class Sandbox(SandboxCalls):
         result's ``sandbox_id`` names the sandbox. Create options as :meth:`create`."""
         creating = not in_sandbox
         if not creating and any(
-            (policy, image, labels, limits, ttl, idle_timeout, from_snapshot, no_pool, keep)
+            (policy, image, labels, limits, ttl, idle_timeout, from_snapshot, no_pool, keep,
+             lockfiles, learn)
         ):
             raise errors.error(
                 "invalid_argument", "Sandbox.exec: in_sandbox excludes the create options"
@@ -274,7 +282,7 @@ class Sandbox(SandboxCalls):
             ),
             create=sandbox_request(
                 policy, image, labels, limits, "", ttl, idle_timeout, from_snapshot, no_pool,
-                "", (),
+                "", (), lockfiles, learn,
             ) if creating else None,
             terminate_on_exit=creating and not keep,
         )
