@@ -2,8 +2,11 @@
 //! a unix socket and one on TCP with a tokens file, started here with the common helpers;
 //! the SDKs' own suites (pytest, node --test) run with CLEANROOM_HOST pointing at them and
 //! this test fails when they fail (lifetimes, usage through a loopback upstream, TLS with a
-//! CA and with a certificate pin, transfers resumed after a dropped connection). The tools come from scripts/deps.sh (.tools/venv,
-//! sdk/typescript/node_modules). Also: the committed generated code is fresh.
+//! CA and with a certificate pin, transfers resumed after a dropped connection, the whole
+//! API surface, egress approvals answered by SDK callbacks, and offline installs into a
+//! fresh venv from the repository path and from the artifacts of scripts/sdk-dist.sh). The
+//! tools come from scripts/deps.sh (.tools/venv, sdk/typescript/node_modules). Also: the
+//! committed generated code is fresh.
 
 mod common;
 use common::*;

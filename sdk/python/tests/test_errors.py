@@ -27,10 +27,33 @@ def test_bad_policy_is_policy_invalid(host):
     assert isinstance(e.value, errors.PolicyInvalidError)
 
 
-def test_unreachable_server(tmp_path):
+def test_unreachable_server(tmp_path, monkeypatch):
+    sock = f"{tmp_path}/nothing.sock"
     with pytest.raises(errors.ServerUnreachableError) as e:
-        Sandbox.create(host=f"unix://{tmp_path}/nothing.sock")
+        Sandbox.create(host=f"unix://{sock}")
     assert e.value.code == "server_unreachable"
+    # The message names the socket that was tried and the fix, not only "[Errno 2]".
+    msg = str(e.value)
+    assert f"no cleanroom server socket at {sock}" in msg, msg
+    assert "`cleanroom serve`" in msg and "CLEANROOM_HOST" in msg, msg
+    assert "Errno" not in msg, msg
+    assert e.value.details["endpoint"] == f"unix://{sock}"
+    # The same from the environment (no host argument), and from the asyncio client.
+    monkeypatch.setenv("CLEANROOM_HOST", f"unix://{sock}")
+    with pytest.raises(errors.ServerUnreachableError) as e:
+        Sandbox.list()
+    assert sock in str(e.value)
+    # A socket file nobody listens on: the cause, with the address and the fix.
+    import socket
+
+    dead = tmp_path / "dead.sock"
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(dead))
+    s.close()
+    with pytest.raises(errors.ServerUnreachableError) as e:
+        Sandbox.create(host=f"unix://{dead}")
+    assert f"cannot reach the cleanroom server at unix://{dead}" in str(e.value)
+    assert "`cleanroom serve`" in str(e.value)
     with pytest.raises(errors.InvalidArgumentError):
         Sandbox.create(host="ftp://x")
 

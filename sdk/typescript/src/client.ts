@@ -14,10 +14,15 @@ import tls from "node:tls";
 import { ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { displayEndpoint, resolveTarget, type ConnectOptions, type Target } from "./config.js";
+import { CONNECT_KEYS, checkOptions } from "./options.js";
 import { errorFor, fromConnect, type CleanroomError } from "./errors.js";
 import { ExecutionService, ImageService, SandboxService } from "./gen/cleanroom/v1/cleanroom_pb.js";
 import { FileService } from "./gen/cleanroom/v1/files_pb.js";
 import { SandboxLifetimeService } from "./gen/cleanroom/v1/lifetime_pb.js";
+import { ApprovalService } from "./gen/cleanroom/v1/approvals_pb.js";
+import { AttestationService } from "./gen/cleanroom/v1/attestation_pb.js";
+import { WarmPoolService } from "./gen/cleanroom/v1/pools_pb.js";
+import { SnapshotService } from "./gen/cleanroom/v1/snapshots_pb.js";
 
 /** Code of the error a pinned connection fails with when the certificate differs. */
 export const CERT_PIN_MISMATCH = "ERR_CLEANROOM_CERT_PIN_MISMATCH";
@@ -104,8 +109,13 @@ export class CleanroomClient {
   readonly images: Client<typeof ImageService>;
   readonly files: Client<typeof FileService>;
   readonly lifetimes: Client<typeof SandboxLifetimeService>;
+  readonly snapshots: Client<typeof SnapshotService>;
+  readonly pools: Client<typeof WarmPoolService>;
+  readonly approvals: Client<typeof ApprovalService>;
+  readonly attestations: Client<typeof AttestationService>;
 
   constructor(opts: ConnectOptions = {}) {
+    checkOptions(opts, CONNECT_KEYS.filter((k) => k !== "client"), "CleanroomClient");
     this.target = resolveTarget(opts);
     const ep = this.target.endpoint;
     const interceptors: Interceptor[] = [];
@@ -138,6 +148,10 @@ export class CleanroomClient {
     this.images = createClient(ImageService, transport);
     this.files = createClient(FileService, transport);
     this.lifetimes = createClient(SandboxLifetimeService, transport);
+    this.snapshots = createClient(SnapshotService, transport);
+    this.pools = createClient(WarmPoolService, transport);
+    this.approvals = createClient(ApprovalService, transport);
+    this.attestations = createClient(AttestationService, transport);
   }
 
   /** Await a unary call, mapping failures to typed errors. */
@@ -174,4 +188,14 @@ export class CleanroomClient {
     }
     return err;
   }
+}
+
+/** Options that name a server, or hand an existing client over. */
+export type ClientOptions = ConnectOptions & { client?: CleanroomClient };
+
+/** `o.client`, else a client built from `o`'s connection options (the others are ignored here). */
+export function clientFor(o: ClientOptions): CleanroomClient {
+  if (o.client) return o.client;
+  const { host, token, caCert, serverCertSha256 } = o;
+  return new CleanroomClient({ host, token, caCert, serverCertSha256 });
 }

@@ -123,6 +123,12 @@ export class AttestationNotYetValidError extends CleanroomError {}
 export class UnsafeArchiveEntryError extends CleanroomError {}
 /** The `destination_is_link` error (a download found a link where its destination goes). */
 export class DestinationIsLinkError extends CleanroomError {}
+/**
+ * The `unknown_option` error (SDK-side, never sent by a server): an option name the call
+ * does not know, misspelled or from another version; `details.option` names it. An
+ * {@link InvalidArgumentError}, so code that catches those catches it too.
+ */
+export class UnknownOptionError extends InvalidArgumentError {}
 /** The `server_unreachable` error. */
 export class ServerUnreachableError extends CleanroomError {}
 /** The `stream_ended` error. */
@@ -180,6 +186,7 @@ const BY_CODE: Record<string, new (code: string, message: string, connectCode?: 
   unsafe_archive_entry: UnsafeArchiveEntryError,
   destination_is_link: DestinationIsLinkError,
   server_unreachable: ServerUnreachableError,
+  unknown_option: UnknownOptionError,
   stream_ended: StreamEndedError,
 };
 

@@ -12,6 +12,7 @@
  * progress (`ServerUnreachableError`). A server restart reclaims its sandboxes and their
  * uploads: that surfaces as the server's own typed error.
  */
+import { checkOptions } from "./options.js";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { createHash } from "node:crypto";
 import type { CleanroomClient } from "./client.js";
@@ -98,6 +99,7 @@ export class Files {
 
   /** Write `data` to `path` atomically, in chunks. */
   async write(path: string, data: string | Uint8Array, o: WriteOptions = {}): Promise<FileInfo> {
+    checkOptions(o, ["mode", "uid", "gid", "createParents", "overwrite"], "files.write");
     const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
     return this.upload(path, bytes, o, SandboxUploadFormat.FILE);
   }
@@ -305,6 +307,7 @@ export class Files {
   }
 
   async mkdir(path: string, o: { mode?: number; parents?: boolean } = {}): Promise<FileInfo> {
+    checkOptions(o, ["mode", "parents"], "files.mkdir");
     const r = await this.client.call(
       this.client.files.makeSandboxDirectory({
         sandboxId: this.sandboxId,
@@ -317,6 +320,7 @@ export class Files {
   }
 
   async remove(path: string, o: { recursive?: boolean; missingOk?: boolean } = {}): Promise<boolean> {
+    checkOptions(o, ["recursive", "missingOk"], "files.remove");
     const r = await this.client.call(
       this.client.files.removeSandboxFile({
         sandboxId: this.sandboxId,

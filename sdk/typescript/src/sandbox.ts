@@ -1,5 +1,7 @@
 /**
- * The promise-based, idiomatic layer: {@link Sandbox} and {@link CommandHandle}.
+ * The promise-based, idiomatic layer: {@link Sandbox} (create, list, look up, run, pause,
+ * snapshot, events, approvals, attestation, release) with {@link CommandHandle} for the
+ * commands in it.
  *
  * ```ts
  * const sbx = await Sandbox.create({ policy });
@@ -13,220 +15,116 @@
  *
  * Commands are executions of the server; their output is retained there, so a background
  * command can be re-attached by id from this process or another (`Sandbox.connect(id)`).
+ * Every options object is checked at run time: an unknown name is `UnknownOptionError`.
  */
-import { create } from "@bufbuild/protobuf";
-import { CleanroomClient } from "./client.js";
-import type { ConnectOptions } from "./config.js";
+import { attestationPublicKey, sandboxAttestation, verifyAttestation, type Attestation, type AttestationStatement } from "./attestation.js";
+import { clientFor, type CleanroomClient, type ClientOptions } from "./client.js";
+import { Collector, CommandHandle, toBytes, type CommandOptions, type CommandResult, type OutputOptions } from "./command.js";
 import { errorFor, SandboxNotFoundError } from "./errors.js";
-import { Files } from "./files.js";
-import { lifetimeOf, seconds, timeoutFields, usageOf, type Lifetime, type TimeoutOptions, type Usage } from "./lifetime.js";
 import {
-  ExecutionKind,
-  ExecutionStatus,
-  OutputStream,
-  ResourceLimitsSchema,
-  type Execution,
-  type ExecutionStreamEvent,
-  type ResourceLimits,
-  type Sandbox as SandboxMessage,
-} from "./gen/cleanroom/v1/cleanroom_pb.js";
-
-/** WriteExecutionStdin accepts at most 4 MiB a call; stay well below. */
-const STDIN_CHUNK = 1 << 20;
-/** Re-open an output stream that ended without an exit this many times (resuming). */
-const STREAM_RETRIES = 3;
-
-export type OutputCallback = (text: string) => void;
-
-/** What a finished command produced. */
-export interface CommandResult {
-  executionId: string;
-  exitCode: number;
-  /** `succeeded`, `failed`, `canceled`, `timed_out`... */
-  status: string;
-  /** UTF-8 decoded output (invalid bytes replaced); the exact bytes are in `*Bytes`. */
-  stdout: string;
-  stderr: string;
-  stdoutBytes: Uint8Array;
-  stderrBytes: Uint8Array;
-  /** Why the execution ended the way it did. */
-  message: string;
-  /** Stable code when the end is an error to report (`oom_killed`), else empty. */
-  errorCode: string;
-  warnings: string[];
-}
-
-/** Options of {@link Sandbox.start} and {@link Sandbox.run}. */
-export interface CommandOptions {
-  /** KEY=VALUE additions to the sandbox's environment. */
-  env?: Record<string, string>;
-  /** Working directory inside the sandbox (default: the workspace). */
-  cwd?: string;
-  /** Seconds before the server stops the command (0/absent: none). */
-  timeout?: number;
-  /** `true` keeps stdin open for {@link CommandHandle.sendStdin}; data is written then closed. */
-  stdin?: boolean | string | Uint8Array;
-}
-
-/** Options of {@link CommandHandle.wait} and {@link Sandbox.run}. */
-export interface OutputOptions {
-  onStdout?: OutputCallback;
-  onStderr?: OutputCallback;
-}
-
-function statusName(s: ExecutionStatus): string {
-  return (ExecutionStatus[s] ?? "UNSPECIFIED").replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
-function toBytes(data: string | Uint8Array): Uint8Array {
-  return typeof data === "string" ? new TextEncoder().encode(data) : data;
-}
-
-/** Folds an execution's event stream: buffers, feeds callbacks, remembers the resume point. */
-class Collector {
-  lastSequence = 0n;
-  result?: CommandResult;
-  private out: Uint8Array[] = [];
-  private err: Uint8Array[] = [];
-  private warnings: string[] = [];
-  private decOut = new TextDecoder("utf-8");
-  private decErr = new TextDecoder("utf-8");
-
-  constructor(
-    private readonly executionId: string,
-    private readonly o: OutputOptions,
-  ) {}
-
-  feed(ev: ExecutionStreamEvent): void {
-    if (ev.sequence <= this.lastSequence) return;
-    this.lastSequence = ev.sequence;
-    const p = ev.payload;
-    if (p.case === "output") {
-      const isOut = p.value.stream === OutputStream.STDOUT;
-      (isOut ? this.out : this.err).push(p.value.data);
-      const cb = isOut ? this.o.onStdout : this.o.onStderr;
-      if (cb) {
-        const text = (isOut ? this.decOut : this.decErr).decode(p.value.data, { stream: true });
-        if (text) cb(text);
-      }
-    } else if (p.case === "warning") {
-      this.warnings.push(`${p.value.code}: ${p.value.message}`);
-    } else if (p.case === "exit") {
-      const tailOut = this.decOut.decode();
-      const tailErr = this.decErr.decode();
-      if (tailOut && this.o.onStdout) this.o.onStdout(tailOut);
-      if (tailErr && this.o.onStderr) this.o.onStderr(tailErr);
-      const stdoutBytes = concat(this.out);
-      const stderrBytes = concat(this.err);
-      const td = new TextDecoder("utf-8");
-      this.result = {
-        executionId: this.executionId,
-        exitCode: p.value.exitCode,
-        status: statusName(p.value.status),
-        stdout: td.decode(stdoutBytes),
-        stderr: td.decode(stderrBytes),
-        stdoutBytes,
-        stderrBytes,
-        message: p.value.message,
-        errorCode: p.value.code,
-        warnings: this.warnings,
-      };
-    }
-  }
-}
-
-/** A command running in a sandbox (from {@link Sandbox.start} or {@link Sandbox.attach}). */
-export class CommandHandle {
-  constructor(
-    readonly sandbox: Sandbox,
-    readonly id: string,
-  ) {}
-
-  get executionId(): string {
-    return this.id;
-  }
-
-  /** Write to the command's stdin (started with `stdin: true`). */
-  async sendStdin(data: string | Uint8Array): Promise<void> {
-    const c = this.sandbox.client;
-    const bytes = toBytes(data);
-    for (let at = 0; at < bytes.length; at += STDIN_CHUNK) {
-      await c.call(
-        c.executions.writeExecutionStdin({
-          sandboxId: this.sandbox.id,
-          executionId: this.id,
-          data: bytes.subarray(at, at + STDIN_CHUNK),
-        }),
-      );
-    }
-  }
-
-  /** Send EOF to the command's stdin. */
-  async closeStdin(): Promise<void> {
-    const c = this.sandbox.client;
-    await c.call(c.executions.closeExecutionStdin({ sandboxId: this.sandbox.id, executionId: this.id }));
-  }
-
-  /** Stream the output from the start until the command exits; resolve with the result. */
-  async wait(o: OutputOptions = {}): Promise<CommandResult> {
-    const c = this.sandbox.client;
-    const col = new Collector(this.id, o);
-    for (let i = 0; i <= STREAM_RETRIES; i++) {
-      const events = c.executions.streamExecution({
-        sandboxId: this.sandbox.id,
-        executionId: this.id,
-        afterSequence: col.lastSequence,
-      });
-      for await (const ev of c.stream(events)) {
-        col.feed(ev);
-        if (col.result) return col.result;
-      }
-    }
-    throw errorFor("stream_ended", `the output stream of ${this.id} ended without an exit status`);
-  }
-
-  /** Cancel: SIGTERM, then SIGKILL after `graceSeconds` (0 = server default). */
-  async kill(graceSeconds = 0): Promise<void> {
-    const c = this.sandbox.client;
-    await c.call(
-      c.executions.cancelExecution({ sandboxId: this.sandbox.id, executionId: this.id, graceSeconds }),
-    );
-  }
-
-  /** The execution as the server reports it now. */
-  async info(): Promise<Execution> {
-    const c = this.sandbox.client;
-    const r = await c.call(c.executions.getExecution({ sandboxId: this.sandbox.id, executionId: this.id }));
-    if (!r.execution) throw errorFor("internal", "GetExecution returned no execution");
-    return r.execution;
-  }
-}
+  answerApprovals,
+  approvalRequests,
+  egressRequests,
+  sandboxEvents,
+  type ApprovalAnswer,
+  type ApprovalAnswerer,
+  type ApprovalRequest,
+  type EventOptions,
+  type SandboxEventInfo,
+} from "./events.js";
+import { Files } from "./files.js";
+import { ExecutionKind, type Sandbox as SandboxMessage } from "./gen/cleanroom/v1/cleanroom_pb.js";
+import { sandboxInfo, type SandboxInfo } from "./info.js";
+import { lifetimeOf, seconds, timeoutFields, usageOf, type Lifetime, type TimeoutOptions, type Usage } from "./lifetime.js";
+import { CONNECT_KEYS, checkOptions, limitFields, policyText, type Limits, type PolicyInput } from "./options.js";
+import { Snapshot, snapshotInfo } from "./snapshots.js";
 
 /** Options of {@link Sandbox.create}. */
-export interface CreateOptions extends ConnectOptions {
-  /** cleanroom.yaml text; empty: the built-in deny-by-default policy. */
-  policy?: string;
+export interface CreateOptions extends ClientOptions {
+  /** The policy: cleanroom.yaml text, a policy file's path (or `file:` URL), or the policy as an object. Empty: deny by default. */
+  policy?: PolicyInput;
   /** Digest-pinned OCI image reference; empty: the host-view root. */
   image?: string;
+  /** Free-form labels, returned on the sandbox and usable as a filter in {@link Sandbox.list}. */
   labels?: Record<string, string>;
-  limits?: Partial<Omit<ResourceLimits, "$typeName">>;
+  /** Resource limits: MiB (`memoryMb`…) as the CLI and the policy, or bytes (`memoryBytes`…). */
+  limits?: Limits;
   idempotencyKey?: string;
   /** Seconds after creation the sandbox ends (default: the policy's, else the server's). */
   ttl?: number;
   /** Seconds without activity after which the sandbox ends. */
   idleTimeout?: number;
-  /** Reuse an existing client (else one is built from the connect options). */
-  client?: CleanroomClient;
+  /** Restore from this snapshot (`snap_…`): a fork with its policy, image and limits. */
+  fromSnapshot?: string;
+  /** Never take a READY sandbox from a matching warm pool. */
+  noPool?: boolean;
+  /** Learn mode: allow unknown destinations by name and record them as `egress.learn` events. */
+  learn?: boolean;
+  /** Agent identity (`ed25519:<base64>`, raw base64 or SPKI PEM), bound into the attestation. */
+  agentPublicKey?: string;
+  delegationChain?: string[];
+  /**
+   * Lockfiles of the policy's `sandbox.registries` (path relative to the policy file's
+   * directory → content), as the CLI sends them from the repository's committed HEAD; the
+   * policy hash covers them.
+   */
+  lockfiles?: Record<string, string | Uint8Array>;
+}
+
+const CREATE_KEYS = [
+  ...CONNECT_KEYS,
+  "policy",
+  "image",
+  "labels",
+  "limits",
+  "idempotencyKey",
+  "ttl",
+  "idleTimeout",
+  "fromSnapshot",
+  "noPool",
+  "learn",
+  "agentPublicKey",
+  "delegationChain",
+  "lockfiles",
+];
+const COMMAND_KEYS = ["env", "cwd", "timeout", "stdin"];
+const RUN_KEYS = [...COMMAND_KEYS, "onStdout", "onStderr"];
+
+/** Options of {@link Sandbox.list}. */
+export interface ListOptions extends ClientOptions {
+  /** Only sandboxes carrying every one of these labels (key and value equal). */
+  labels?: Record<string, string>;
+  /** Include STOPPED sandboxes (default: omitted). */
+  includeStopped?: boolean;
+  /** Only your own sandboxes, also for an admin (who otherwise sees everyone's). */
+  onlyOwn?: boolean;
+}
+
+/** The CreateSandbox request of `opts` (checked by the caller). */
+function createRequest(opts: CreateOptions) {
+  return {
+    policyYaml: policyText(opts.policy, "Sandbox.create"),
+    imageRef: opts.image ?? "",
+    idempotencyKey: opts.idempotencyKey ?? "",
+    labels: opts.labels ?? {},
+    limits: limitFields(opts.limits, "Sandbox.create"),
+    ttlSeconds: seconds(opts.ttl, "ttl"),
+    idleTimeoutSeconds: seconds(opts.idleTimeout, "idleTimeout"),
+    fromSnapshot: opts.fromSnapshot ?? "",
+    noPool: opts.noPool ?? false,
+    learn: opts.learn ?? false,
+    agentPublicKey: opts.agentPublicKey ?? "",
+    delegationChain: opts.delegationChain ?? [],
+    lockfiles: Object.fromEntries(Object.entries(opts.lockfiles ?? {}).map(([k, v]) => [k, toBytes(v)])),
+  };
+}
+
+/** Options of {@link Sandbox.exec}: where to run (a new sandbox from the create options, or `inSandbox`) and the command's. */
+export interface ExecOptions extends CreateOptions, CommandOptions, OutputOptions {
+  /** Run in this existing sandbox instead of making one (create options are then refused). */
+  inSandbox?: string;
+  /** Keep the sandbox this call made (default: torn down in the background once the command ended). */
+  keep?: boolean;
 }
 
 /** A sandbox on a Cleanroom server. */
@@ -241,40 +139,103 @@ export class Sandbox {
     this.files = new Files(client, id);
   }
 
-  /** Create a sandbox. */
+  /** @internal A handle on a sandbox id the server returned. */
+  static of(client: CleanroomClient, id: string): Sandbox {
+    return new Sandbox(client, id);
+  }
+
+  /** Create a sandbox (or restore one: `fromSnapshot`). */
   static async create(opts: CreateOptions = {}): Promise<Sandbox> {
-    const ttlSeconds = seconds(opts.ttl, "ttl");
-    const idleTimeoutSeconds = seconds(opts.idleTimeout, "idleTimeout");
-    const c = opts.client ?? new CleanroomClient(opts);
-    const r = await c.call(
-      c.sandboxes.createSandbox({
-        policyYaml: opts.policy ?? "",
-        imageRef: opts.image ?? "",
-        idempotencyKey: opts.idempotencyKey ?? "",
-        labels: opts.labels ?? {},
-        limits: opts.limits ? create(ResourceLimitsSchema, opts.limits) : undefined,
-        ttlSeconds,
-        idleTimeoutSeconds,
-      }),
-    );
+    checkOptions(opts, CREATE_KEYS, "Sandbox.create");
+    const c = clientFor(opts);
+    const r = await c.call(c.sandboxes.createSandbox(createRequest(opts)));
     return new Sandbox(c, r.sandbox?.sandboxId ?? "");
   }
 
+  /**
+   * Make a sandbox (or claim one from a matching pool), run one command in it and tear it
+   * down, in one call (RunExecution: what `cleanroom exec` does, no round trip per step).
+   * The result carries the sandbox's id. A policy that asks for a repository bootstrap is
+   * refused (`invalid_argument`): create the sandbox and run the steps yourself.
+   */
+  static async exec(command: string[], opts: ExecOptions = {}): Promise<CommandResult & { sandboxId: string }> {
+    checkOptions(opts, [...CREATE_KEYS, ...RUN_KEYS, "inSandbox", "keep"], "Sandbox.exec");
+    if (!Array.isArray(command) || command.length === 0) throw errorFor("invalid_argument", "a command is a non-empty array of arguments");
+    const made = opts.inSandbox === undefined;
+    if (!made && CREATE_KEYS.some((k) => !CONNECT_KEYS.includes(k as never) && opts[k as keyof ExecOptions] !== undefined)) {
+      throw errorFor("invalid_argument", "Sandbox.exec: inSandbox excludes the create options");
+    }
+    const c = clientFor(opts);
+    const create = made ? createRequest(opts) : undefined;
+    const events = c.executions.runExecution({
+      execution: {
+        sandboxId: opts.inSandbox ?? "",
+        command,
+        env: opts.env ?? {},
+        cwd: opts.cwd ?? "",
+        timeoutSeconds: opts.timeout ?? 0,
+        kind: ExecutionKind.BATCH,
+        attachStdin: opts.stdin !== undefined && opts.stdin !== false,
+      },
+      create,
+      terminateOnExit: made && !opts.keep,
+    });
+    let col: Collector | undefined;
+    let handle: CommandHandle | undefined;
+    for await (const ev of c.stream(events)) {
+      const p = ev.payload;
+      if (p.case === "started") {
+        if (p.value.bootstrap) throw errorFor("invalid_argument", "the policy asks for a repository bootstrap: use Sandbox.create and run it");
+        const sbx = new Sandbox(c, p.value.sandbox?.sandboxId ?? "");
+        handle = new CommandHandle(sbx, p.value.execution?.executionId ?? "");
+        col = new Collector(handle.id, { onStdout: opts.onStdout, onStderr: opts.onStderr });
+        if (typeof opts.stdin === "string" || opts.stdin instanceof Uint8Array) {
+          await handle.sendStdin(toBytes(opts.stdin));
+          await handle.closeStdin();
+        }
+      } else if (col) {
+        col.feed(ev);
+      }
+      // Read on to the end (`finished` follows the exit): a caller gone before it counts as
+      // detached and the server keeps the sandbox.
+    }
+    if (!handle || !col) throw errorFor("stream_ended", "RunExecution ended before the command started");
+    const result = await handle.follow(col);
+    return { ...result, sandboxId: handle.sandbox.id };
+  }
+
   /** An existing sandbox by id (`SandboxNotFoundError` when absent or not yours). */
-  static async connect(
-    sandboxId: string,
-    opts: ConnectOptions & { client?: CleanroomClient } = {},
-  ): Promise<Sandbox> {
-    const c = opts.client ?? new CleanroomClient(opts);
+  static async connect(sandboxId: string, opts: ClientOptions = {}): Promise<Sandbox> {
+    checkOptions(opts, CONNECT_KEYS, "Sandbox.connect");
+    const c = clientFor(opts);
     const r = await c.call(c.sandboxes.getSandbox({ sandboxId }));
     return new Sandbox(c, r.sandbox?.sandboxId ?? sandboxId);
   }
 
-  /** The sandbox as the server reports it now. */
+  /** The sandboxes you can see (live ones unless `includeStopped`), filtered by labels. */
+  static async list(opts: ListOptions = {}): Promise<SandboxInfo[]> {
+    checkOptions(opts, [...CONNECT_KEYS, "labels", "includeStopped", "onlyOwn"], "Sandbox.list");
+    const c = clientFor(opts);
+    const r = await c.call(
+      c.sandboxes.listSandboxes({
+        labels: opts.labels ?? {},
+        includeStopped: opts.includeStopped ?? false,
+        onlyOwn: opts.onlyOwn ?? false,
+      }),
+    );
+    return r.sandboxes.map(sandboxInfo);
+  }
+
+  /** The sandbox as the server reports it now (the API message). */
   async info(): Promise<SandboxMessage> {
     const r = await this.client.call(this.client.sandboxes.getSandbox({ sandboxId: this.id }));
     if (!r.sandbox) throw errorFor("internal", "GetSandbox returned no sandbox");
     return r.sandbox;
+  }
+
+  /** The sandbox now as a plain record: `status` (`ready`, `paused`…), `labels`, `poolId`… */
+  async describe(): Promise<SandboxInfo> {
+    return sandboxInfo(await this.info());
   }
 
   /** The sandbox's TTL, idle timeout and (once stopped) why it stopped. */
@@ -293,15 +254,23 @@ export class Sandbox {
    * (`SandboxNotReadyError` otherwise).
    */
   async setTimeout(o: TimeoutOptions): Promise<Lifetime> {
+    checkOptions(o, ["ttl", "idleTimeout", "clearTtl", "clearIdleTimeout"], "setTimeout");
     const fields = timeoutFields(o);
     const r = await this.client.call(this.client.lifetimes.setSandboxTimeout({ sandboxId: this.id, ...fields }));
     if (!r.sandbox) throw errorFor("internal", "SetSandboxTimeout returned no sandbox");
     return lifetimeOf(r.sandbox);
   }
 
-  /** Start a command in the background. */
+  /** Start a command (argv) in the background. */
   async start(command: string[], o: CommandOptions = {}): Promise<CommandHandle> {
-    if (command.length === 0) throw errorFor("invalid_argument", "a command needs at least one argument");
+    checkOptions(o, COMMAND_KEYS, "start");
+    return this.startChecked(command, o);
+  }
+
+  private async startChecked(command: string[], o: CommandOptions): Promise<CommandHandle> {
+    if (!Array.isArray(command) || command.length === 0) {
+      throw errorFor("invalid_argument", "a command is a non-empty array of arguments (for a shell string: runShell)");
+    }
     const c = this.client;
     const r = await c.call(
       c.executions.createExecution({
@@ -316,16 +285,29 @@ export class Sandbox {
     );
     const h = new CommandHandle(this, r.execution?.executionId ?? "");
     if (typeof o.stdin === "string" || o.stdin instanceof Uint8Array) {
-      await h.sendStdin(o.stdin);
+      await h.sendStdin(toBytes(o.stdin));
       await h.closeStdin();
     }
     return h;
   }
 
-  /** Run a command to completion. A non-zero exit is a result, not an exception. */
+  /** Run a command (argv) to completion. A non-zero exit is a result, not an exception. */
   async run(command: string[], o: CommandOptions & OutputOptions = {}): Promise<CommandResult> {
-    const h = await this.start(command, o);
-    return h.wait(o);
+    checkOptions(o, RUN_KEYS, "run");
+    const h = await this.startChecked(command, o);
+    return h.wait({ onStdout: o.onStdout, onStderr: o.onStderr });
+  }
+
+  /** Run a shell command line (`/bin/sh -c script`) to completion: pipes, globs, `&&`. */
+  async runShell(script: string, o: CommandOptions & OutputOptions = {}): Promise<CommandResult> {
+    if (typeof script !== "string" || script.trim() === "") throw errorFor("invalid_argument", "runShell: an empty command line");
+    return this.run(["/bin/sh", "-c", script], o);
+  }
+
+  /** Start a shell command line (`/bin/sh -c script`) in the background. */
+  async startShell(script: string, o: CommandOptions = {}): Promise<CommandHandle> {
+    if (typeof script !== "string" || script.trim() === "") throw errorFor("invalid_argument", "startShell: an empty command line");
+    return this.start(["/bin/sh", "-c", script], o);
   }
 
   /** Re-attach to an execution of this sandbox by id (checks that it exists). */
@@ -335,9 +317,83 @@ export class Sandbox {
     return h;
   }
 
-  /** Stop the sandbox and everything in it. */
-  async terminate(): Promise<void> {
-    await this.client.call(this.client.sandboxes.terminateSandbox({ sandboxId: this.id }));
+  /** Freeze every process (status `paused`); idempotent. Commands are refused with `sandbox_paused` meanwhile. */
+  async pause(): Promise<SandboxInfo> {
+    const r = await this.client.call(this.client.snapshots.pauseSandbox({ sandboxId: this.id }));
+    if (!r.sandbox) throw errorFor("internal", "PauseSandbox returned no sandbox");
+    return sandboxInfo(r.sandbox);
+  }
+
+  /** Thaw a paused sandbox (status `ready`); idempotent. */
+  async resume(): Promise<SandboxInfo> {
+    const r = await this.client.call(this.client.snapshots.resumeSandbox({ sandboxId: this.id }));
+    if (!r.sandbox) throw errorFor("internal", "ResumeSandbox returned no sandbox");
+    return sandboxInfo(r.sandbox);
+  }
+
+  /** Capture the sandbox's writable state; restore it with `snapshot.restore()` (a fork each time). */
+  async snapshot(): Promise<Snapshot> {
+    const r = await this.client.call(this.client.snapshots.createSnapshot({ sandboxId: this.id }));
+    return Snapshot.of(this.client, snapshotInfo(r.snapshot, "CreateSnapshot"));
+  }
+
+  /** Process checkpoint (CRIU): `BackendCapabilityMismatchError` where the backend has none. */
+  async checkpoint(): Promise<{ checkpointId: string; sizeBytes: number }> {
+    const r = await this.client.call(this.client.snapshots.checkpointSandbox({ sandboxId: this.id }));
+    return { checkpointId: r.checkpointId, sizeBytes: Number(r.sizeBytes) };
+  }
+
+  /** Give a sandbox claimed from a pool back (destroyed; its slot is re-warmed). */
+  async release(o: { reusable?: boolean } = {}): Promise<SandboxInfo> {
+    checkOptions(o, ["reusable"], "release");
+    const r = await this.client.call(this.client.pools.releaseSandbox({ sandboxId: this.id, reusable: o.reusable ?? false }));
+    if (!r.sandbox) throw errorFor("internal", "ReleaseSandbox returned no sandbox");
+    return sandboxInfo(r.sandbox);
+  }
+
+  /** The sandbox's events (`follow: true` tails them until it stops): `for await (const ev of sbx.events())`. */
+  events(o: EventOptions = {}): AsyncGenerator<SandboxEventInfo> {
+    return sandboxEvents(this.client, this.id, o);
+  }
+
+  /**
+   * Open egress requests (policy `ask`), each once, as they come: `for await (const req of
+   * sbx.approvals()) await req.approve({ remember: "sandbox" })`. Ends when the sandbox
+   * stops, the loop breaks or `signal` aborts.
+   */
+  approvals(o: { signal?: AbortSignal } = {}): AsyncGenerator<ApprovalRequest> {
+    return approvalRequests(this.client, this.id, o);
+  }
+
+  /** Answer every egress request with `decide` in the background until `stop()` or the sandbox stops. */
+  answerApprovals(decide: (r: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>): ApprovalAnswerer {
+    return answerApprovals(this.client, this.id, decide);
+  }
+
+  /** The open egress requests now, and the destinations answered for the whole sandbox. */
+  async egressRequests(): Promise<{ requests: ApprovalRequest[]; approved: string[]; refused: string[] }> {
+    return egressRequests(this.client, this.id);
+  }
+
+  /** The attestation the server signed at create/claim (unverified: see {@link Sandbox.verifiedAttestation}). */
+  async attestation(): Promise<Attestation> {
+    return sandboxAttestation(this.client, this.id);
+  }
+
+  /** The attestation, checked against the server's public key (or `publicKeyPem` when given, e.g. pinned out of band). */
+  async verifiedAttestation(publicKeyPem?: string): Promise<AttestationStatement> {
+    const a = await this.attestation();
+    const pem = publicKeyPem ?? (await attestationPublicKey({ client: this.client })).publicKeyPem;
+    return verifyAttestation(a.envelopeJson, pem);
+  }
+
+  /**
+   * Stop the sandbox and everything in it. `background`: return once it is `stopping` (its
+   * commands canceled) and let the server finish the teardown.
+   */
+  async terminate(o: { background?: boolean } = {}): Promise<void> {
+    checkOptions(o, ["background"], "terminate");
+    await this.client.call(this.client.sandboxes.terminateSandbox({ sandboxId: this.id, background: o.background ?? false }));
   }
 
   /** `await using sbx = await Sandbox.create()` terminates it at scope exit. */
@@ -359,3 +415,5 @@ export async function withSandbox<T>(opts: CreateOptions, fn: (sbx: Sandbox) => 
     await sbx[Symbol.asyncDispose]();
   }
 }
+
+export { CommandHandle, type CommandOptions, type CommandResult, type OutputCallback, type OutputOptions } from "./command.js";

@@ -44,6 +44,8 @@ class CommandResult:
     #: Stable code when the end is an error to report (``oom_killed``), else empty.
     error_code: str = ""
     warnings: List[str] = field(default_factory=list)
+    #: The sandbox it ran in (set by ``Sandbox.exec``, which may have made it).
+    sandbox_id: str = ""
 
     @property
     def stdout(self) -> str:
@@ -160,10 +162,8 @@ def stdin_chunks(data) -> List[bytes]:
     return [bytes(data[i : i + STDIN_CHUNK]) for i in range(0, len(data), STDIN_CHUNK)]
 
 
-def limits_message(limits) -> Optional["pb.ResourceLimits"]:
-    """``{"memory_bytes": …, "pids": …}`` (or a ``ResourceLimits``) → the proto message."""
-    if limits is None:
-        return None
-    if isinstance(limits, pb.ResourceLimits):
-        return limits
-    return pb.ResourceLimits(**limits)
+def shell_argv(command: Sequence[str]) -> List[str]:
+    """``("echo $HOME | wc -c",)`` → ``["/bin/sh", "-c", "echo $HOME | wc -c"]``."""
+    if len(command) != 1 or not isinstance(command[0], str):
+        raise errors.error("invalid_argument", "shell=True takes exactly one command string")
+    return ["/bin/sh", "-c", command[0]]

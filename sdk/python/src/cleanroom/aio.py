@@ -13,19 +13,32 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from typing import Any, Awaitable, Callable, Generator, List, Mapping, Optional, Union
+from typing import (
+    Any,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Union,
+)
 
 from . import errors
 from ._core import (
+    shell_argv,
     STREAM_RETRIES,
     Collector,
     CommandResult,
     OutputCallback,
     create_request,
-    limits_message,
     stdin_chunks,
 )
+from .calls import SandboxCalls
 from .client import AsyncClient
+from .events import AsyncEgressAnswerer, Event
 from .files import (
     Data,
     Download,
@@ -36,9 +49,11 @@ from .files import (
     _reader,
     _size_of,
 )
+from .options import Policy, checked, limits_message, policy_text
 from .lifetime import Lifetime, Seconds, Usage, seconds, timeout_request
 from .v1 import cleanroom_pb2 as pb
 from .v1 import files_pb2 as fpb
+from .v1 import pools_pb2 as ppb
 
 
 class AsyncCommandHandle:
@@ -69,6 +84,7 @@ class AsyncCommandHandle:
             pb.CloseExecutionStdinRequest(sandbox_id=self.sandbox.id, execution_id=self.id),
         )
 
+    @checked
     async def wait(
         self,
         on_stdout: Optional[OutputCallback] = None,
@@ -87,6 +103,7 @@ class AsyncCommandHandle:
                 await events.aclose()  # release the HTTP response now, not at GC
         raise col.ended_without_exit()
 
+    @checked
     async def kill(self, grace_seconds: int = 0) -> None:
         c = self.sandbox.client
         await c.call(
@@ -94,6 +111,24 @@ class AsyncCommandHandle:
             pb.CancelExecutionRequest(
                 sandbox_id=self.sandbox.id, execution_id=self.id, grace_seconds=grace_seconds
             ),
+        )
+
+    async def interrupt(self) -> None:
+        """See :meth:`cleanroom.CommandHandle.interrupt`."""
+        c = self.sandbox.client
+        await c.call(
+            c.executions.cancel_execution,
+            pb.CancelExecutionRequest(
+                sandbox_id=self.sandbox.id, execution_id=self.id, interrupt=True
+            ),
+        )
+
+    async def inspect(self) -> "pb.InspectExecutionResponse":
+        """See :meth:`cleanroom.CommandHandle.inspect`."""
+        c = self.sandbox.client
+        return await c.call(
+            c.executions.inspect_execution,
+            pb.InspectExecutionRequest(sandbox_id=self.sandbox.id, execution_id=self.id),
         )
 
     async def info(self) -> "pb.Execution":
@@ -112,6 +147,7 @@ class AsyncFiles:
         self._sbx = sandbox
         self._svc = sandbox.client.files
 
+    @checked
     async def write(
         self,
         path: str,
@@ -167,6 +203,7 @@ class AsyncFiles:
             up.resync(r.upload.offset)
             return
 
+    @checked
     async def read(self, path: str, offset: int = 0, length: int = 0) -> bytes:
         """A file's bytes; a stream that breaks off is re-opened at the offset reached."""
         dl = Download(self._sbx.id, path, offset, length)
@@ -184,9 +221,11 @@ class AsyncFiles:
                 return b"".join(parts)
             await asyncio.sleep(dl.interrupted(dl.short()))
 
+    @checked
     async def read_text(self, path: str, encoding: str = "utf-8") -> str:
         return (await self.read(path)).decode(encoding)
 
+    @checked
     async def list(self, path: str) -> List[FileInfo]:
         out: List[FileInfo] = []
         after = ""
@@ -199,6 +238,7 @@ class AsyncFiles:
                 return out
             after = r.entries[-1].name
 
+    @checked
     async def stat(self, path: str, follow_symlinks: bool = False) -> FileInfo:
         r = await self._sbx.client.call(
             self._svc.stat_sandbox_file,
@@ -208,6 +248,7 @@ class AsyncFiles:
         )
         return FileInfo.from_proto(r.file)
 
+    @checked
     async def mkdir(self, path: str, mode: int = 0, parents: bool = True) -> FileInfo:
         r = await self._sbx.client.call(
             self._svc.make_sandbox_directory,
@@ -217,6 +258,7 @@ class AsyncFiles:
         )
         return FileInfo.from_proto(r.directory)
 
+    @checked
     async def remove(self, path: str, recursive: bool = False, missing_ok: bool = False) -> bool:
         r = await self._sbx.client.call(
             self._svc.remove_sandbox_file,
@@ -247,41 +289,22 @@ class _Opening:
             await self._sbx.__aexit__(*exc)
 
 
-class AsyncSandbox:
-    """A sandbox driven from asyncio; methods mirror :class:`cleanroom.Sandbox`."""
+class AsyncSandbox(SandboxCalls):
+    """A sandbox driven from asyncio; methods mirror :class:`cleanroom.Sandbox` (the calls
+    of :class:`~cleanroom.calls.SandboxCalls` — pause, snapshot, approvals... — are
+    awaited)."""
 
     def __init__(self, client: AsyncClient, sandbox: "pb.Sandbox", owns_client: bool) -> None:
         self.client = client
         self.id: str = sandbox.sandbox_id
+        self._info = sandbox
         self._owns_client = owns_client
+        self.claim_latency_us = 0
         self.files = AsyncFiles(self)
 
     @classmethod
-    def create(
-        cls,
-        policy: Optional[str] = None,
-        image: Optional[str] = None,
-        *,
-        labels: Optional[Mapping[str, str]] = None,
-        limits=None,
-        idempotency_key: str = "",
-        ttl: Optional[Seconds] = None,
-        idle_timeout: Optional[Seconds] = None,
-        client: Optional[AsyncClient] = None,
-        host: Optional[str] = None,
-        token: Optional[str] = None,
-        ca_cert: Optional[str] = None,
-        server_cert_sha256: Optional[str] = None,
-    ) -> _Opening:
-        req = pb.CreateSandboxRequest(
-            policy_yaml=policy or "",
-            image_ref=image or "",
-            idempotency_key=idempotency_key,
-            labels=dict(labels or {}),
-            limits=limits_message(limits),
-            ttl_seconds=seconds(ttl, "ttl"),
-            idle_timeout_seconds=seconds(idle_timeout, "idle_timeout"),
-        )
+    def _opening(cls, call, client, host, token, ca_cert, server_cert_sha256) -> _Opening:
+        """``call(c)`` → (awaitable response, how to get the ``pb.Sandbox`` out of it)."""
 
         async def make() -> AsyncSandbox:
             owns = client is None
@@ -289,16 +312,103 @@ class AsyncSandbox:
                 host, token=token, ca_cert=ca_cert, server_cert_sha256=server_cert_sha256
             )
             try:
-                r = await c.call(c.sandboxes.create_sandbox, req)
+                r = await call(c)
             except BaseException:
                 if owns:
                     await c.aclose()
                 raise
-            return cls(c, r.sandbox, owns)
+            sbx = cls(c, r.sandbox, owns)
+            sbx.claim_latency_us = getattr(r, "claim_latency_us", 0)
+            return sbx
 
         return _Opening(make)
 
     @classmethod
+    @checked
+    def create(
+        cls,
+        policy: Policy = None,
+        image: Optional[str] = None,
+        *,
+        labels: Optional[Mapping[str, str]] = None,
+        limits=None,
+        idempotency_key: str = "",
+        ttl: Optional[Seconds] = None,
+        idle_timeout: Optional[Seconds] = None,
+        from_snapshot: str = "",
+        no_pool: bool = False,
+        agent_public_key: str = "",
+        delegation_chain: Sequence[str] = (),
+        client: Optional[AsyncClient] = None,
+        host: Optional[str] = None,
+        token: Optional[str] = None,
+        ca_cert: Optional[str] = None,
+        server_cert_sha256: Optional[str] = None,
+    ) -> _Opening:
+        """See :meth:`cleanroom.Sandbox.create`."""
+        req = pb.CreateSandboxRequest(
+            policy_yaml=policy_text(policy),
+            image_ref=image or "",
+            idempotency_key=idempotency_key,
+            labels=dict(labels or {}),
+            limits=limits_message(limits),
+            ttl_seconds=seconds(ttl, "ttl"),
+            idle_timeout_seconds=seconds(idle_timeout, "idle_timeout"),
+            from_snapshot=from_snapshot,
+            no_pool=no_pool,
+            agent_public_key=agent_public_key,
+            delegation_chain=list(delegation_chain),
+        )
+        return cls._opening(
+            lambda c: c.call(c.sandboxes.create_sandbox, req),
+            client, host, token, ca_cert, server_cert_sha256,
+        )
+
+    @classmethod
+    @checked
+    def fork(
+        cls,
+        snapshot_id: str,
+        *,
+        labels: Optional[Mapping[str, str]] = None,
+        client: Optional[AsyncClient] = None,
+        host: Optional[str] = None,
+        token: Optional[str] = None,
+        ca_cert: Optional[str] = None,
+        server_cert_sha256: Optional[str] = None,
+    ) -> _Opening:
+        """See :meth:`cleanroom.Sandbox.fork`."""
+        return cls.create(
+            from_snapshot=snapshot_id, labels=labels, client=client, host=host, token=token,
+            ca_cert=ca_cert, server_cert_sha256=server_cert_sha256,
+        )
+
+    @classmethod
+    @checked
+    def claim(
+        cls,
+        pool_id: str,
+        *,
+        agent_public_key: str = "",
+        delegation_chain: Sequence[str] = (),
+        client: Optional[AsyncClient] = None,
+        host: Optional[str] = None,
+        token: Optional[str] = None,
+        ca_cert: Optional[str] = None,
+        server_cert_sha256: Optional[str] = None,
+    ) -> _Opening:
+        """See :meth:`cleanroom.Sandbox.claim`."""
+        req = ppb.ClaimSandboxRequest(
+            pool_id=pool_id, agent_public_key=agent_public_key,
+            delegation_chain=list(delegation_chain),
+        )
+        return cls._opening(
+            lambda c: c.call(c.pools.claim_sandbox, req),
+            client, host, token, ca_cert, server_cert_sha256,
+        )
+
+    @classmethod
+    @checked
     def connect(
         cls,
         sandbox_id: str,
@@ -309,25 +419,42 @@ class AsyncSandbox:
         ca_cert: Optional[str] = None,
         server_cert_sha256: Optional[str] = None,
     ) -> _Opening:
-        async def make() -> AsyncSandbox:
-            owns = client is None
-            c = client or AsyncClient(
-                host, token=token, ca_cert=ca_cert, server_cert_sha256=server_cert_sha256
-            )
-            try:
-                r = await c.call(c.sandboxes.get_sandbox, pb.GetSandboxRequest(sandbox_id=sandbox_id))
-            except BaseException:
-                if owns:
-                    await c.aclose()
-                raise
-            return cls(c, r.sandbox, owns)
+        return cls._opening(
+            lambda c: c.call(c.sandboxes.get_sandbox, pb.GetSandboxRequest(sandbox_id=sandbox_id)),
+            client, host, token, ca_cert, server_cert_sha256,
+        )
 
-        return _Opening(make)
+    async def labels(self) -> dict:
+        """The sandbox's labels, as the server reports them now (a coroutine here)."""
+        return dict((await self.info()).labels)
+
+    @checked
+    async def events(self, after_sequence: int = 0, follow: bool = False) -> AsyncIterator[Event]:
+        """See :meth:`cleanroom.Sandbox.events` (``async for``)."""
+        c = self.client
+        stream = c.stream(
+            c.sandboxes.stream_sandbox_events,
+            pb.StreamSandboxEventsRequest(
+                sandbox_id=self.id, after_sequence=after_sequence, follow=follow
+            ),
+        )
+        try:
+            async for e in stream:
+                yield Event.from_proto(e)
+        finally:
+            await stream.aclose()
+
+    @checked
+    def answer_egress(self, callback, *, interval: float = 0.1) -> AsyncEgressAnswerer:
+        """See :meth:`cleanroom.Sandbox.answer_egress`; ``callback`` may be a coroutine
+        function. Runs as a task until ``await w.stop()`` / the end of ``async with``."""
+        return AsyncEgressAnswerer(self, callback, interval)
 
     async def info(self) -> "pb.Sandbox":
         r = await self.client.call(
             self.client.sandboxes.get_sandbox, pb.GetSandboxRequest(sandbox_id=self.id)
         )
+        self._info = r.sandbox
         return r.sandbox
 
     async def lifetime(self) -> Lifetime:
@@ -338,6 +465,7 @@ class AsyncSandbox:
         """See :meth:`cleanroom.Sandbox.usage`."""
         return Usage.from_proto(await self.info())
 
+    @checked
     async def set_timeout(
         self,
         ttl: Optional[Seconds] = None,
@@ -354,6 +482,7 @@ class AsyncSandbox:
         )
         return Lifetime.from_proto(r.sandbox)
 
+    @checked
     async def start(
         self,
         *command: str,
@@ -361,13 +490,14 @@ class AsyncSandbox:
         env: Optional[Mapping[str, str]] = None,
         cwd: Optional[str] = None,
         timeout: Optional[int] = None,
+        shell: bool = False,
     ) -> AsyncCommandHandle:
         c = self.client
         r = await c.call(
             c.executions.create_execution,
             create_request(
                 self.id,
-                command,
+                shell_argv(command) if shell else command,
                 env=env,
                 cwd=cwd,
                 timeout=timeout,
@@ -380,6 +510,7 @@ class AsyncSandbox:
             await h.close_stdin()
         return h
 
+    @checked
     async def run(
         self,
         *command: str,
@@ -389,21 +520,42 @@ class AsyncSandbox:
         timeout: Optional[int] = None,
         on_stdout: Optional[OutputCallback] = None,
         on_stderr: Optional[OutputCallback] = None,
+        shell: bool = False,
     ) -> CommandResult:
         h = await self.start(
             *command, stdin=stdin if stdin is not None else False, env=env, cwd=cwd,
-            timeout=timeout,
+            timeout=timeout, shell=shell,
         )
         return await h.wait(on_stdout=on_stdout, on_stderr=on_stderr)
+
+    @checked
+    async def run_shell(
+        self,
+        script: str,
+        *,
+        stdin: Union[str, bytes, None] = None,
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+        timeout: Optional[int] = None,
+        on_stdout: Optional[OutputCallback] = None,
+        on_stderr: Optional[OutputCallback] = None,
+    ) -> CommandResult:
+        """``await run(script, shell=True)``."""
+        return await self.run(
+            script, stdin=stdin, env=env, cwd=cwd, timeout=timeout, on_stdout=on_stdout,
+            on_stderr=on_stderr, shell=True,
+        )
 
     async def attach(self, execution_id: str) -> AsyncCommandHandle:
         h = AsyncCommandHandle(self, execution_id)
         await h.info()
         return h
 
-    async def terminate(self) -> None:
+    async def terminate(self, background: bool = False) -> None:
+        """See :meth:`cleanroom.Sandbox.terminate`."""
         await self.client.call(
-            self.client.sandboxes.terminate_sandbox, pb.TerminateSandboxRequest(sandbox_id=self.id)
+            self.client.sandboxes.terminate_sandbox,
+            pb.TerminateSandboxRequest(sandbox_id=self.id, background=background),
         )
 
     async def aclose(self) -> None:

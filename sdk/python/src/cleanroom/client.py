@@ -8,6 +8,7 @@ failure surfaces as a typed :class:`~cleanroom.errors.CleanroomError` with a sta
 
 from __future__ import annotations
 
+import os
 from typing import Iterator, Optional
 
 import httpx
@@ -17,24 +18,51 @@ from pyqwest import SyncClient
 
 from . import errors, transport
 from .config import Target, resolve_target
+from .ops import Operations
 from .v1 import cleanroom_connect as rpc
-from .v1 import files_connect, lifetime_connect
+from .v1 import (
+    approvals_connect,
+    attestation_connect,
+    files_connect,
+    lifetime_connect,
+    pools_connect,
+    snapshots_connect,
+)
 
 _OPTS = dict(send_compression=None, accept_compression=[])
 
 
-def _unreachable(target: Target, e: Exception) -> errors.CleanroomError:
+def unreachable(target: Target, cause: object) -> errors.CleanroomError:
+    """``server_unreachable`` naming where the SDK looked and what to do: no server (or a
+    server elsewhere) is the common case for a new user, so the message says which socket or
+    address was tried, from which source it came, and how to fix it."""
+    ep = target.endpoint
+    where = ep.display()
+    if ep.kind == "unix" and not os.path.exists(ep.address):
+        what = f"no cleanroom server socket at {ep.address} (the file does not exist)"
+    else:
+        what = f"cannot reach the cleanroom server at {where}: {cause}"
     return errors.error(
         "server_unreachable",
-        f"cannot reach the cleanroom server at {target.endpoint.display()}: {e}. "
-        "Start it with `cleanroom serve`.",
+        f"{what}. Start the server with `cleanroom serve`, or point the SDK at a running one "
+        "with host=... or CLEANROOM_HOST (unix:///path, http://host:port, https://host:port).",
         "unavailable",
+        {"endpoint": where},
     )
 
 
-class Client:
-    """Blocking clients for SandboxService, ExecutionService, ImageService, FileService and
-    SandboxLifetimeService.
+def _mapped(target: Target, e: ConnectError) -> errors.CleanroomError:
+    err = errors.from_connect(e)
+    if err.code == "server_unreachable":  # a transport failure, never a server's detail
+        return unreachable(target, err.message)
+    return err
+
+
+class Client(Operations):
+    """Blocking clients for every service (SandboxService, ExecutionService, ImageService,
+    FileService, SandboxLifetimeService, SnapshotService, WarmPoolService, ApprovalService,
+    AttestationService), plus the server-wide calls of :class:`~cleanroom.ops.Operations`
+    (list sandboxes, snapshots, pools, the attestation key).
 
     Arguments override the CLI's sources (``CLEANROOM_HOST``/``_TOKEN``/``_CA_CERT``/
     ``_SERVER_CERT_SHA256``, the config file, the default sockets); see
@@ -59,24 +87,38 @@ class Client:
         self.lifetimes = lifetime_connect.SandboxLifetimeServiceClientSync(
             base, http_client=pq, **_OPTS
         )
+        self.snapshots = snapshots_connect.SnapshotServiceClientSync(
+            base, http_client=pq, **_OPTS
+        )
+        self.pools = pools_connect.WarmPoolServiceClientSync(base, http_client=pq, **_OPTS)
+        self.approvals = approvals_connect.ApprovalServiceClientSync(
+            base, http_client=pq, **_OPTS
+        )
+        self.attestations = attestation_connect.AttestationServiceClientSync(
+            base, http_client=pq, **_OPTS
+        )
 
     def call(self, method, request):
         """Call a unary stub method, mapping failures to typed errors."""
         try:
             return method(request)
         except ConnectError as e:
-            raise errors.from_connect(e) from None
+            raise _mapped(self.target, e) from None
         except (httpx.TransportError, OSError) as e:
-            raise _unreachable(self.target, e) from None
+            raise unreachable(self.target, e) from None
+
+    def _unary(self, method, request, shape):
+        """:meth:`call`, then ``shape`` the response (see :class:`~cleanroom.ops.Operations`)."""
+        return shape(self.call(method, request))
 
     def stream(self, method, request) -> Iterator:
         """Iterate a server-streaming stub method, mapping failures to typed errors."""
         try:
             yield from method(request)
         except ConnectError as e:
-            raise errors.from_connect(e) from None
+            raise _mapped(self.target, e) from None
         except (httpx.TransportError, OSError) as e:
-            raise _unreachable(self.target, e) from None
+            raise unreachable(self.target, e) from None
 
     def close(self) -> None:
         self._http.close()
@@ -88,8 +130,9 @@ class Client:
         self.close()
 
 
-class AsyncClient:
-    """The asyncio twin of :class:`Client`."""
+class AsyncClient(Operations):
+    """The asyncio twin of :class:`Client` (its :class:`~cleanroom.ops.Operations` are
+    coroutines)."""
 
     def __init__(
         self,
@@ -110,23 +153,32 @@ class AsyncClient:
         self.lifetimes = lifetime_connect.SandboxLifetimeServiceClient(
             base, http_client=pq, **_OPTS
         )
+        self.snapshots = snapshots_connect.SnapshotServiceClient(base, http_client=pq, **_OPTS)
+        self.pools = pools_connect.WarmPoolServiceClient(base, http_client=pq, **_OPTS)
+        self.approvals = approvals_connect.ApprovalServiceClient(base, http_client=pq, **_OPTS)
+        self.attestations = attestation_connect.AttestationServiceClient(
+            base, http_client=pq, **_OPTS
+        )
 
     async def call(self, method, request):
         try:
             return await method(request)
         except ConnectError as e:
-            raise errors.from_connect(e) from None
+            raise _mapped(self.target, e) from None
         except (httpx.TransportError, OSError) as e:
-            raise _unreachable(self.target, e) from None
+            raise unreachable(self.target, e) from None
+
+    async def _unary(self, method, request, shape):
+        return shape(await self.call(method, request))
 
     async def stream(self, method, request):
         try:
             async for ev in method(request):
                 yield ev
         except ConnectError as e:
-            raise errors.from_connect(e) from None
+            raise _mapped(self.target, e) from None
         except (httpx.TransportError, OSError) as e:
-            raise _unreachable(self.target, e) from None
+            raise unreachable(self.target, e) from None
 
     async def aclose(self) -> None:
         await self._http.aclose()

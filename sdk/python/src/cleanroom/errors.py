@@ -105,6 +105,17 @@ DestinationIsLinkError = _register("destination_is_link", "DestinationIsLinkErro
 ServerUnreachableError = _register("server_unreachable", "ServerUnreachableError")
 StreamEndedError = _register("stream_ended", "StreamEndedError")
 
+
+class UnknownOptionError(CleanroomError, TypeError):
+    """An option name this SDK does not know (a misspelling: ``limits={"memory_mb": …}``),
+    raised before anything is sent; also a ``TypeError``, as Python's own for an unknown
+    keyword argument. ``details["option"]`` is the name."""
+
+    code = "unknown_option"
+
+
+_BY_CODE["unknown_option"] = UnknownOptionError
+
 #: Every code this SDK has a class for.
 KNOWN_CODES = frozenset(_BY_CODE)
 

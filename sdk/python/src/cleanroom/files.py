@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Iterator, List, Optional, Union
 
 from . import _extract, errors
+from .options import checked
 from .v1 import files_pb2 as fpb
 
 Data = Union[str, bytes, bytearray, memoryview, BinaryIO]
@@ -333,6 +334,7 @@ class Files:
     def _call(self, method, req):
         return self._sbx.client.call(method, req)
 
+    @checked
     def write(
         self,
         path: str,
@@ -394,6 +396,7 @@ class Files:
             up.resync(r.upload.offset)
             return
 
+    @checked
     def upload_dir(self, local_dir: str, remote_dir: str) -> FileInfo:
         """Copy the contents of ``local_dir`` into ``remote_dir`` (created with its parents)
         as one tar stream, extracted in the sandbox with the sandbox's own identity."""
@@ -412,6 +415,7 @@ class Files:
             )
             return self._upload(up)
 
+    @checked
     def iter_archive(self, path: str) -> Iterator[bytes]:
         """A file or directory tree as a tar stream (entries named ``<basename>/…``)."""
         req = fpb.ReadSandboxArchiveRequest(sandbox_id=self._sbx.id, path=path)
@@ -419,6 +423,7 @@ class Files:
             if m.data:
                 yield m.data
 
+    @checked
     def download_dir(self, path: str, local_dir: str) -> List[str]:
         """Copy ``path`` (a file or directory tree of the sandbox) into ``local_dir`` as
         ``local_dir/<basename>``; returns the member names. The archive comes from the
@@ -437,6 +442,7 @@ class Files:
             with tarfile.open(fileobj=buf, mode="r") as tar:
                 return _extract.extract(tar, local_dir, base)
 
+    @checked
     def iter_read(self, path: str, offset: int = 0, length: int = 0) -> Iterator[bytes]:
         """Stream a file's bytes from ``offset`` (at most ``length``; 0 = to the end). A
         stream that breaks off or ends short is re-opened at the offset reached."""
@@ -457,13 +463,16 @@ class Files:
                 return
             time.sleep(dl.interrupted(dl.short()))
 
+    @checked
     def read(self, path: str, offset: int = 0, length: int = 0) -> bytes:
         """A file's bytes (or the slice ``offset``..``offset+length``)."""
         return b"".join(self.iter_read(path, offset, length))
 
+    @checked
     def read_text(self, path: str, encoding: str = "utf-8") -> str:
         return self.read(path).decode(encoding)
 
+    @checked
     def list(self, path: str) -> List[FileInfo]:
         """The entries of a directory, sorted by name (all pages)."""
         out: List[FileInfo] = []
@@ -475,6 +484,7 @@ class Files:
                 return out
             after = r.entries[-1].name
 
+    @checked
     def stat(self, path: str, follow_symlinks: bool = False) -> FileInfo:
         r = self._call(
             self._svc.stat_sandbox_file,
@@ -484,6 +494,7 @@ class Files:
         )
         return FileInfo.from_proto(r.file)
 
+    @checked
     def exists(self, path: str) -> bool:
         try:
             self.stat(path)
@@ -491,6 +502,7 @@ class Files:
         except errors.SandboxFileNotFoundError:
             return False
 
+    @checked
     def mkdir(self, path: str, mode: int = 0, parents: bool = True) -> FileInfo:
         r = self._call(
             self._svc.make_sandbox_directory,
@@ -500,6 +512,7 @@ class Files:
         )
         return FileInfo.from_proto(r.directory)
 
+    @checked
     def remove(self, path: str, recursive: bool = False, missing_ok: bool = False) -> bool:
         r = self._call(
             self._svc.remove_sandbox_file,

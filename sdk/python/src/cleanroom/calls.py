@@ -1,0 +1,101 @@
+"""Per-sandbox calls shared by :class:`cleanroom.Sandbox` and :class:`cleanroom.AsyncSandbox`:
+pause/resume, snapshots, checkpoint, release to a pool, egress approvals and attestation.
+
+Each builds its request and shapes its answer once; the sandbox's client runs it (blocking on
+a ``Client``, a coroutine on an ``AsyncClient``: ``await sbx.pause()``)."""
+
+from __future__ import annotations
+
+from typing import List
+
+from .events import Attestation, Decision, decide_request
+from .v1 import approvals_pb2 as apb
+from .v1 import attestation_pb2 as atpb
+from .v1 import pools_pb2 as ppb
+from .v1 import snapshots_pb2 as spb
+
+
+class SandboxCalls:
+    """Needs ``self.id``, ``self.client`` and ``self._info`` (the last ``pb.Sandbox`` seen)."""
+
+    def _keep(self, sandbox) -> None:
+        self._info = sandbox
+
+    def pause(self) -> None:
+        """Freeze every process (status ``paused``); idempotent."""
+        c = self.client
+        return c._unary(
+            c.snapshots.pause_sandbox,
+            spb.PauseSandboxRequest(sandbox_id=self.id),
+            lambda r: self._keep(r.sandbox),
+        )
+
+    def resume(self) -> None:
+        """Thaw a paused sandbox (status ``ready``); idempotent."""
+        c = self.client
+        return c._unary(
+            c.snapshots.resume_sandbox,
+            spb.ResumeSandboxRequest(sandbox_id=self.id),
+            lambda r: self._keep(r.sandbox),
+        )
+
+    def snapshot(self) -> "spb.Snapshot":
+        """Capture the sandbox's writable state (frozen during the capture) → the
+        ``Snapshot`` record (``snapshot_id``, ``size_bytes``, ``limits``...). Restore it with
+        ``fork``; list/inspect/remove with the client's snapshot calls."""
+        c = self.client
+        return c._unary(
+            c.snapshots.create_snapshot,
+            spb.CreateSnapshotRequest(sandbox_id=self.id),
+            lambda r: r.snapshot,
+        )
+
+    def checkpoint(self) -> "spb.CheckpointSandboxResponse":
+        """Process checkpoint (CRIU); ``BackendCapabilityMismatchError`` when the server's
+        runtime has none."""
+        c = self.client
+        return c._unary(
+            c.snapshots.checkpoint_sandbox,
+            spb.CheckpointSandboxRequest(sandbox_id=self.id),
+            lambda r: r,
+        )
+
+    def release(self, reusable: bool = False) -> None:
+        """Give a sandbox claimed from a pool back (it is destroyed; its slot re-warmed)."""
+        c = self.client
+        return c._unary(
+            c.pools.release_sandbox,
+            ppb.ReleaseSandboxRequest(sandbox_id=self.id, reusable=reusable),
+            lambda r: self._keep(r.sandbox),
+        )
+
+    def pending_egress(self) -> List["apb.EgressRequest"]:
+        """Open egress requests (``request_id``, ``host``, ``port``, ``protocol``,
+        ``expires_at``), oldest first."""
+        c = self.client
+        return c._unary(
+            c.approvals.list_egress_requests,
+            apb.ListEgressRequestsRequest(sandbox_id=self.id),
+            lambda r: list(r.requests),
+        )
+
+    def decide_egress(self, request_id: str, allow: bool, *, remember: bool = False) -> None:
+        """Answer one egress request; ``remember`` answers every later connection of the
+        sandbox to that host:port the same way. ``ApprovalNotFoundError`` when it is no
+        longer open (answered, timed out, never asked)."""
+        c = self.client
+        return c._unary(
+            c.approvals.decide_egress,
+            decide_request(self.id, request_id, Decision(allow, remember)),
+            lambda r: None,
+        )
+
+    def attestation(self) -> Attestation:
+        """The statement the server signed at create/claim (``envelope_json``, verifiable
+        offline with the key of the client's ``attestation_public_key()``)."""
+        c = self.client
+        return c._unary(
+            c.attestations.get_attestation,
+            atpb.GetAttestationRequest(sandbox_id=self.id),
+            Attestation.from_proto,
+        )

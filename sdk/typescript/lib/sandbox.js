@@ -1,0 +1,335 @@
+/**
+ * The promise-based, idiomatic layer: {@link Sandbox} (create, list, look up, run, pause,
+ * snapshot, events, approvals, attestation, release) with {@link CommandHandle} for the
+ * commands in it.
+ *
+ * ```ts
+ * const sbx = await Sandbox.create({ policy });
+ * try {
+ *   const r = await sbx.run(["python3", "-c", "print(1)"]);
+ *   console.log(r.stdout, r.exitCode);
+ * } finally {
+ *   await sbx.terminate();
+ * }
+ * ```
+ *
+ * Commands are executions of the server; their output is retained there, so a background
+ * command can be re-attached by id from this process or another (`Sandbox.connect(id)`).
+ * Every options object is checked at run time: an unknown name is `UnknownOptionError`.
+ */
+import { attestationPublicKey, sandboxAttestation, verifyAttestation } from "./attestation.js";
+import { clientFor } from "./client.js";
+import { Collector, CommandHandle, toBytes } from "./command.js";
+import { errorFor, SandboxNotFoundError } from "./errors.js";
+import { answerApprovals, approvalRequests, egressRequests, sandboxEvents, } from "./events.js";
+import { Files } from "./files.js";
+import { ExecutionKind } from "./gen/cleanroom/v1/cleanroom_pb.js";
+import { sandboxInfo } from "./info.js";
+import { lifetimeOf, seconds, timeoutFields, usageOf } from "./lifetime.js";
+import { CONNECT_KEYS, checkOptions, limitFields, policyText } from "./options.js";
+import { Snapshot, snapshotInfo } from "./snapshots.js";
+const CREATE_KEYS = [
+    ...CONNECT_KEYS,
+    "policy",
+    "image",
+    "labels",
+    "limits",
+    "idempotencyKey",
+    "ttl",
+    "idleTimeout",
+    "fromSnapshot",
+    "noPool",
+    "learn",
+    "agentPublicKey",
+    "delegationChain",
+    "lockfiles",
+];
+const COMMAND_KEYS = ["env", "cwd", "timeout", "stdin"];
+const RUN_KEYS = [...COMMAND_KEYS, "onStdout", "onStderr"];
+/** The CreateSandbox request of `opts` (checked by the caller). */
+function createRequest(opts) {
+    return {
+        policyYaml: policyText(opts.policy, "Sandbox.create"),
+        imageRef: opts.image ?? "",
+        idempotencyKey: opts.idempotencyKey ?? "",
+        labels: opts.labels ?? {},
+        limits: limitFields(opts.limits, "Sandbox.create"),
+        ttlSeconds: seconds(opts.ttl, "ttl"),
+        idleTimeoutSeconds: seconds(opts.idleTimeout, "idleTimeout"),
+        fromSnapshot: opts.fromSnapshot ?? "",
+        noPool: opts.noPool ?? false,
+        learn: opts.learn ?? false,
+        agentPublicKey: opts.agentPublicKey ?? "",
+        delegationChain: opts.delegationChain ?? [],
+        lockfiles: Object.fromEntries(Object.entries(opts.lockfiles ?? {}).map(([k, v]) => [k, toBytes(v)])),
+    };
+}
+/** A sandbox on a Cleanroom server. */
+export class Sandbox {
+    client;
+    id;
+    /** File operations in the sandbox (with the sandbox's own identity). */
+    files;
+    constructor(client, id) {
+        this.client = client;
+        this.id = id;
+        this.files = new Files(client, id);
+    }
+    /** @internal A handle on a sandbox id the server returned. */
+    static of(client, id) {
+        return new Sandbox(client, id);
+    }
+    /** Create a sandbox (or restore one: `fromSnapshot`). */
+    static async create(opts = {}) {
+        checkOptions(opts, CREATE_KEYS, "Sandbox.create");
+        const c = clientFor(opts);
+        const r = await c.call(c.sandboxes.createSandbox(createRequest(opts)));
+        return new Sandbox(c, r.sandbox?.sandboxId ?? "");
+    }
+    /**
+     * Make a sandbox (or claim one from a matching pool), run one command in it and tear it
+     * down, in one call (RunExecution: what `cleanroom exec` does, no round trip per step).
+     * The result carries the sandbox's id. A policy that asks for a repository bootstrap is
+     * refused (`invalid_argument`): create the sandbox and run the steps yourself.
+     */
+    static async exec(command, opts = {}) {
+        checkOptions(opts, [...CREATE_KEYS, ...RUN_KEYS, "inSandbox", "keep"], "Sandbox.exec");
+        if (!Array.isArray(command) || command.length === 0)
+            throw errorFor("invalid_argument", "a command is a non-empty array of arguments");
+        const made = opts.inSandbox === undefined;
+        if (!made && CREATE_KEYS.some((k) => !CONNECT_KEYS.includes(k) && opts[k] !== undefined)) {
+            throw errorFor("invalid_argument", "Sandbox.exec: inSandbox excludes the create options");
+        }
+        const c = clientFor(opts);
+        const create = made ? createRequest(opts) : undefined;
+        const events = c.executions.runExecution({
+            execution: {
+                sandboxId: opts.inSandbox ?? "",
+                command,
+                env: opts.env ?? {},
+                cwd: opts.cwd ?? "",
+                timeoutSeconds: opts.timeout ?? 0,
+                kind: ExecutionKind.BATCH,
+                attachStdin: opts.stdin !== undefined && opts.stdin !== false,
+            },
+            create,
+            terminateOnExit: made && !opts.keep,
+        });
+        let col;
+        let handle;
+        for await (const ev of c.stream(events)) {
+            const p = ev.payload;
+            if (p.case === "started") {
+                if (p.value.bootstrap)
+                    throw errorFor("invalid_argument", "the policy asks for a repository bootstrap: use Sandbox.create and run it");
+                const sbx = new Sandbox(c, p.value.sandbox?.sandboxId ?? "");
+                handle = new CommandHandle(sbx, p.value.execution?.executionId ?? "");
+                col = new Collector(handle.id, { onStdout: opts.onStdout, onStderr: opts.onStderr });
+                if (typeof opts.stdin === "string" || opts.stdin instanceof Uint8Array) {
+                    await handle.sendStdin(toBytes(opts.stdin));
+                    await handle.closeStdin();
+                }
+            }
+            else if (col) {
+                col.feed(ev);
+            }
+            // Read on to the end (`finished` follows the exit): a caller gone before it counts as
+            // detached and the server keeps the sandbox.
+        }
+        if (!handle || !col)
+            throw errorFor("stream_ended", "RunExecution ended before the command started");
+        const result = await handle.follow(col);
+        return { ...result, sandboxId: handle.sandbox.id };
+    }
+    /** An existing sandbox by id (`SandboxNotFoundError` when absent or not yours). */
+    static async connect(sandboxId, opts = {}) {
+        checkOptions(opts, CONNECT_KEYS, "Sandbox.connect");
+        const c = clientFor(opts);
+        const r = await c.call(c.sandboxes.getSandbox({ sandboxId }));
+        return new Sandbox(c, r.sandbox?.sandboxId ?? sandboxId);
+    }
+    /** The sandboxes you can see (live ones unless `includeStopped`), filtered by labels. */
+    static async list(opts = {}) {
+        checkOptions(opts, [...CONNECT_KEYS, "labels", "includeStopped", "onlyOwn"], "Sandbox.list");
+        const c = clientFor(opts);
+        const r = await c.call(c.sandboxes.listSandboxes({
+            labels: opts.labels ?? {},
+            includeStopped: opts.includeStopped ?? false,
+            onlyOwn: opts.onlyOwn ?? false,
+        }));
+        return r.sandboxes.map(sandboxInfo);
+    }
+    /** The sandbox as the server reports it now (the API message). */
+    async info() {
+        const r = await this.client.call(this.client.sandboxes.getSandbox({ sandboxId: this.id }));
+        if (!r.sandbox)
+            throw errorFor("internal", "GetSandbox returned no sandbox");
+        return r.sandbox;
+    }
+    /** The sandbox now as a plain record: `status` (`ready`, `paused`…), `labels`, `poolId`… */
+    async describe() {
+        return sandboxInfo(await this.info());
+    }
+    /** The sandbox's TTL, idle timeout and (once stopped) why it stopped. */
+    async lifetime() {
+        return lifetimeOf(await this.info());
+    }
+    /** Live usage (CPU, memory now/peak, pids, disk per writable fs, network bytes); undefined when not live. */
+    async usage() {
+        return usageOf(await this.info());
+    }
+    /**
+     * Extend (or shorten) the sandbox's life: it now expires `ttl` seconds from now;
+     * `idleTimeout` replaces the idle timeout; `clear*` removes one. READY sandboxes only
+     * (`SandboxNotReadyError` otherwise).
+     */
+    async setTimeout(o) {
+        checkOptions(o, ["ttl", "idleTimeout", "clearTtl", "clearIdleTimeout"], "setTimeout");
+        const fields = timeoutFields(o);
+        const r = await this.client.call(this.client.lifetimes.setSandboxTimeout({ sandboxId: this.id, ...fields }));
+        if (!r.sandbox)
+            throw errorFor("internal", "SetSandboxTimeout returned no sandbox");
+        return lifetimeOf(r.sandbox);
+    }
+    /** Start a command (argv) in the background. */
+    async start(command, o = {}) {
+        checkOptions(o, COMMAND_KEYS, "start");
+        return this.startChecked(command, o);
+    }
+    async startChecked(command, o) {
+        if (!Array.isArray(command) || command.length === 0) {
+            throw errorFor("invalid_argument", "a command is a non-empty array of arguments (for a shell string: runShell)");
+        }
+        const c = this.client;
+        const r = await c.call(c.executions.createExecution({
+            sandboxId: this.id,
+            command,
+            env: o.env ?? {},
+            cwd: o.cwd ?? "",
+            timeoutSeconds: o.timeout ?? 0,
+            kind: ExecutionKind.BATCH,
+            attachStdin: o.stdin !== undefined && o.stdin !== false,
+        }));
+        const h = new CommandHandle(this, r.execution?.executionId ?? "");
+        if (typeof o.stdin === "string" || o.stdin instanceof Uint8Array) {
+            await h.sendStdin(toBytes(o.stdin));
+            await h.closeStdin();
+        }
+        return h;
+    }
+    /** Run a command (argv) to completion. A non-zero exit is a result, not an exception. */
+    async run(command, o = {}) {
+        checkOptions(o, RUN_KEYS, "run");
+        const h = await this.startChecked(command, o);
+        return h.wait({ onStdout: o.onStdout, onStderr: o.onStderr });
+    }
+    /** Run a shell command line (`/bin/sh -c script`) to completion: pipes, globs, `&&`. */
+    async runShell(script, o = {}) {
+        if (typeof script !== "string" || script.trim() === "")
+            throw errorFor("invalid_argument", "runShell: an empty command line");
+        return this.run(["/bin/sh", "-c", script], o);
+    }
+    /** Start a shell command line (`/bin/sh -c script`) in the background. */
+    async startShell(script, o = {}) {
+        if (typeof script !== "string" || script.trim() === "")
+            throw errorFor("invalid_argument", "startShell: an empty command line");
+        return this.start(["/bin/sh", "-c", script], o);
+    }
+    /** Re-attach to an execution of this sandbox by id (checks that it exists). */
+    async attach(executionId) {
+        const h = new CommandHandle(this, executionId);
+        await h.info();
+        return h;
+    }
+    /** Freeze every process (status `paused`); idempotent. Commands are refused with `sandbox_paused` meanwhile. */
+    async pause() {
+        const r = await this.client.call(this.client.snapshots.pauseSandbox({ sandboxId: this.id }));
+        if (!r.sandbox)
+            throw errorFor("internal", "PauseSandbox returned no sandbox");
+        return sandboxInfo(r.sandbox);
+    }
+    /** Thaw a paused sandbox (status `ready`); idempotent. */
+    async resume() {
+        const r = await this.client.call(this.client.snapshots.resumeSandbox({ sandboxId: this.id }));
+        if (!r.sandbox)
+            throw errorFor("internal", "ResumeSandbox returned no sandbox");
+        return sandboxInfo(r.sandbox);
+    }
+    /** Capture the sandbox's writable state; restore it with `snapshot.restore()` (a fork each time). */
+    async snapshot() {
+        const r = await this.client.call(this.client.snapshots.createSnapshot({ sandboxId: this.id }));
+        return Snapshot.of(this.client, snapshotInfo(r.snapshot, "CreateSnapshot"));
+    }
+    /** Process checkpoint (CRIU): `BackendCapabilityMismatchError` where the backend has none. */
+    async checkpoint() {
+        const r = await this.client.call(this.client.snapshots.checkpointSandbox({ sandboxId: this.id }));
+        return { checkpointId: r.checkpointId, sizeBytes: Number(r.sizeBytes) };
+    }
+    /** Give a sandbox claimed from a pool back (destroyed; its slot is re-warmed). */
+    async release(o = {}) {
+        checkOptions(o, ["reusable"], "release");
+        const r = await this.client.call(this.client.pools.releaseSandbox({ sandboxId: this.id, reusable: o.reusable ?? false }));
+        if (!r.sandbox)
+            throw errorFor("internal", "ReleaseSandbox returned no sandbox");
+        return sandboxInfo(r.sandbox);
+    }
+    /** The sandbox's events (`follow: true` tails them until it stops): `for await (const ev of sbx.events())`. */
+    events(o = {}) {
+        return sandboxEvents(this.client, this.id, o);
+    }
+    /**
+     * Open egress requests (policy `ask`), each once, as they come: `for await (const req of
+     * sbx.approvals()) await req.approve({ remember: "sandbox" })`. Ends when the sandbox
+     * stops, the loop breaks or `signal` aborts.
+     */
+    approvals(o = {}) {
+        return approvalRequests(this.client, this.id, o);
+    }
+    /** Answer every egress request with `decide` in the background until `stop()` or the sandbox stops. */
+    answerApprovals(decide) {
+        return answerApprovals(this.client, this.id, decide);
+    }
+    /** The open egress requests now, and the destinations answered for the whole sandbox. */
+    async egressRequests() {
+        return egressRequests(this.client, this.id);
+    }
+    /** The attestation the server signed at create/claim (unverified: see {@link Sandbox.verifiedAttestation}). */
+    async attestation() {
+        return sandboxAttestation(this.client, this.id);
+    }
+    /** The attestation, checked against the server's public key (or `publicKeyPem` when given, e.g. pinned out of band). */
+    async verifiedAttestation(publicKeyPem) {
+        const a = await this.attestation();
+        const pem = publicKeyPem ?? (await attestationPublicKey({ client: this.client })).publicKeyPem;
+        return verifyAttestation(a.envelopeJson, pem);
+    }
+    /**
+     * Stop the sandbox and everything in it. `background`: return once it is `stopping` (its
+     * commands canceled) and let the server finish the teardown.
+     */
+    async terminate(o = {}) {
+        checkOptions(o, ["background"], "terminate");
+        await this.client.call(this.client.sandboxes.terminateSandbox({ sandboxId: this.id, background: o.background ?? false }));
+    }
+    /** `await using sbx = await Sandbox.create()` terminates it at scope exit. */
+    async [Symbol.asyncDispose]() {
+        try {
+            await this.terminate();
+        }
+        catch (e) {
+            if (!(e instanceof SandboxNotFoundError))
+                throw e;
+        }
+    }
+}
+/** Create a sandbox, run `fn` with it, and terminate it afterwards (even on error). */
+export async function withSandbox(opts, fn) {
+    const sbx = await Sandbox.create(opts);
+    try {
+        return await fn(sbx);
+    }
+    finally {
+        await sbx[Symbol.asyncDispose]();
+    }
+}
+export { CommandHandle } from "./command.js";
