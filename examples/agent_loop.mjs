@@ -4,7 +4,7 @@
 //
 //   (cd sdk/typescript && npm install && npm run build)
 //   node examples/agent_loop.mjs        # server found like the CLI finds it
-import { withSandbox } from "../sdk/typescript/dist/src/index.js";
+import { withSandbox } from "../sdk/typescript/lib/index.js";
 
 const TOOL = `
 import json, sys

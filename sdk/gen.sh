@@ -55,4 +55,7 @@ rm -rf "$py_dst" "$ts_dst"
 mkdir -p "$(dirname "$ts_dst")"
 cp -r "$scratch/py/cleanroom/v1" "$py_dst"
 cp -r "$scratch/ts/src/gen" "$ts_dst"
-echo "gen.sh: regenerated $py_dst and $ts_dst"
+# The committed, installable TypeScript package (sdk/typescript/lib: compiled SDK + vendored
+# runtime deps) includes the generated code: rebuild it too (its freshness is tested).
+node sdk/typescript/tools/build-lib.mjs
+echo "gen.sh: regenerated $py_dst, $ts_dst and sdk/typescript/lib"
