@@ -140,11 +140,23 @@ fn graph(mods: &BTreeMap<String, String>) -> Graph {
                 full.pop();
                 up += 1;
             }
-            if segs.is_empty() || (up == 0 && own.contains(segs[0].as_str())) {
+            if segs.is_empty() {
                 continue;
             }
+            let parent = if full.is_empty() {
+                "crate".to_string()
+            } else {
+                full.join("::")
+            };
+            let first = segs[0].clone();
             full.extend(segs);
-            edges.insert(resolve(mods, &full));
+            let target = resolve(mods, &full);
+            // An item of the parent with the name of one of this file's own items: an
+            // inline `mod tests` naming the file itself.
+            if target == parent && up == 0 && own.contains(first.as_str()) {
+                continue;
+            }
+            edges.insert(target);
         }
         let children: Vec<&String> = mods
             .keys()
@@ -249,10 +261,7 @@ fn the_gateway_files_import_each_other_without_a_cycle() {
     let mods = modules(&src);
     assert!(mods.len() > 30, "read {} files", mods.len());
     let g = graph(&mods);
-    assert!(
-        g["http"].contains("judge") && g["tcp"].contains("http"),
-        "{g:?}"
-    );
+    assert!(g["tcp"].contains("http"), "{g:?}");
     assert_eq!(
         cycles(&g),
         Vec::<Vec<String>>::new(),
