@@ -13,6 +13,7 @@ use crate::approve::{decide_request, RememberArg};
 use clap::{Args, ValueEnum};
 use cleanroom_client::api::*;
 use cleanroom_client::Client;
+use cleanroom_client::ErrorCode;
 use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -369,7 +370,7 @@ pub async fn print_learned(client: &Client, sandbox_id: &str, dest: &std::path::
             0
         }
         Err(e) => crate::render::fail(
-            crate::render::Code::InvalidArgument,
+            ErrorCode::InvalidArgument,
             format!("cannot write {}: {e}", dest.display()),
         ),
     }

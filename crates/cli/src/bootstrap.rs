@@ -9,10 +9,11 @@
 //! runs is what is committed, as it would be in CI.
 
 use crate::follow::stream_until_exit;
-use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
+use crate::render::{self, EXIT_CLEANROOM_ERROR};
 use cleanroom_client::api::*;
 use cleanroom_client::session;
 use cleanroom_client::Client;
+use cleanroom_client::ErrorCode;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -56,7 +57,7 @@ pub async fn run(
         let code = run_step(client, sandbox_id, req, sigint).await;
         if code != 0 {
             return Err(fail(
-                Code::DependenciesFailed,
+                ErrorCode::DependenciesFailed,
                 format!(
                     "sandbox.dependencies.command exited with {code}; the workload did not run"
                 ),
@@ -114,7 +115,7 @@ async fn checkout(
 ) -> Result<(), i32> {
     let top = git(dir, &["rev-parse", "--show-toplevel"]).map_err(|e| {
         fail(
-            Code::RepositoryUnavailable,
+            ErrorCode::RepositoryUnavailable,
             format!(
                 "the policy sets repository.path but {} is not in a git repository ({e})",
                 dir.display()
@@ -124,14 +125,14 @@ async fn checkout(
     let top = PathBuf::from(top);
     let head = git(&top, &["rev-parse", "--verify", "HEAD"]).map_err(|e| {
         fail(
-            Code::RepositoryUnavailable,
+            ErrorCode::RepositoryUnavailable,
             format!("{} has no commit to check out ({e})", top.display()),
         )
     })?;
     let short = head.get(..12).unwrap_or(&head);
     match git(&top, &["status", "--porcelain", "--untracked-files=no"]) {
         Ok(s) if !s.is_empty() => render::warning(
-            Code::RepositoryDirty.as_str(),
+            ErrorCode::RepositoryDirty.as_str(),
             &format!("uncommitted changes are not copied into the sandbox; using HEAD {short}"),
         ),
         _ => {}
@@ -148,12 +149,12 @@ async fn checkout(
         .spawn()
         .map_err(|e| {
             fail(
-                Code::RepositoryUnavailable,
+                ErrorCode::RepositoryUnavailable,
                 format!("cannot run git archive: {e}"),
             )
         })?;
     let Some(tar) = archive.stdout.take() else {
-        return Err(fail(Code::Internal, "git archive has no stdout"));
+        return Err(fail(ErrorCode::Internal, "git archive has no stdout"));
     };
     let req = CreateExecutionRequest {
         sandbox_id: sandbox_id.to_string(),
@@ -184,13 +185,13 @@ async fn checkout(
             .map(|o| String::from_utf8_lossy(&o.stderr).trim().to_string())
             .unwrap_or_else(|e| e.to_string());
         return Err(fail(
-            Code::RepositoryCheckoutFailed,
+            ErrorCode::RepositoryCheckoutFailed,
             format!("git archive failed: {why}"),
         ));
     }
     if code != 0 || !complete {
         return Err(fail(
-            Code::RepositoryCheckoutFailed,
+            ErrorCode::RepositoryCheckoutFailed,
             format!("unpacking the checkout into {path} failed (exit {code}); does the sandbox have tar and a writable {path}?"),
         ));
     }

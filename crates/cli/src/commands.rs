@@ -4,10 +4,11 @@
 
 use crate::cli::{Cli, Command, ExecutionCommand, ImageCommand, PolicyCommand, SandboxCommand};
 use crate::lazy::Lazy;
-use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
+use crate::render::{self, EXIT_CLEANROOM_ERROR};
 use crate::request::{limits_msg, read_policy};
 use cleanroom_client::api::*;
 use cleanroom_client::endpoint::{self, Target};
+use cleanroom_client::ErrorCode;
 use cleanroom_client::{ApiError, Client};
 use std::io::Write;
 
@@ -42,7 +43,7 @@ pub async fn run(mut cli: Cli) -> i32 {
                 cli.server_cert_sha256.as_deref(),
             ) {
                 Ok(ep) => ep,
-                Err(e) => return render::fail(Code::InvalidArgument, e),
+                Err(e) => return render::fail(ErrorCode::InvalidArgument, e),
             };
             crate::retained::set_server(&ep.endpoint);
             match other {
@@ -97,7 +98,7 @@ fn policy(cmd: PolicyCommand) -> i32 {
         Ok(t) => t,
         Err(e) => {
             return render::fail(
-                Code::PolicyInvalid,
+                ErrorCode::PolicyInvalid,
                 format!("cannot read {}: {e}", file.display()),
             )
         }

@@ -4,9 +4,10 @@
 //! transfer logic is the client crate's ([`cleanroom_client::files`]); this module only
 //! decides names, walks local trees and renders.
 
-use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
+use crate::render::{self, EXIT_CLEANROOM_ERROR};
 use clap::Args;
 use cleanroom_client::endpoint::Target;
+use cleanroom_client::ErrorCode;
 use cleanroom_client::{ApiError, Client};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -118,7 +119,7 @@ fn sandbox_join(dir: &str, name: &str) -> String {
 }
 
 fn bad(message: impl Into<String>) -> ApiError {
-    render::local(Code::InvalidArgument, message)
+    render::local(ErrorCode::InvalidArgument, message)
 }
 
 fn io_err(what: &str, e: std::io::Error) -> ApiError {

@@ -5,11 +5,12 @@
 
 use crate::cli::ExecArgs;
 use crate::follow::{follow_output, CtrlC, FollowOpts, Followed, EXIT_DETACHED};
-use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
+use crate::render::{self, EXIT_CLEANROOM_ERROR};
 use crate::request::{invalid, limits_msg, read_policy};
 use cleanroom_client::api::*;
 use cleanroom_client::endpoint::Target;
 use cleanroom_client::session::{self, ExecutionOutput};
+use cleanroom_client::ErrorCode;
 use cleanroom_client::{ApiError, Client};
 use std::path::PathBuf;
 
@@ -33,7 +34,7 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
     let mut sigint = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
     {
         Ok(s) => s,
-        Err(e) => return render::fail(Code::Internal, format!("cannot handle SIGINT: {e}")),
+        Err(e) => return render::fail(ErrorCode::Internal, format!("cannot handle SIGINT: {e}")),
     };
     let env = match parse_env(&args.env) {
         Ok(e) => e,

@@ -4,10 +4,11 @@
 //! detaches). The session itself — resume after the last
 //! sequence, retries — is the client crate's [`ExecutionOutput`].
 
-use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
+use crate::render::{self, EXIT_CLEANROOM_ERROR};
 use cleanroom_client::api::{ExecutionExit, ExecutionStatus};
 use cleanroom_client::session::{ExecutionOutput, OutputEvent};
 use cleanroom_client::Client;
+use cleanroom_client::ErrorCode;
 use std::io::Write;
 
 /// Exit code after the user detached with a second Ctrl-C.
@@ -153,7 +154,7 @@ pub async fn follow_output(
             Ok(None) if !opts.follow => return Followed::Caught,
             Ok(None) => {
                 let e = render::local(
-                    Code::StreamEnded,
+                    ErrorCode::StreamEnded,
                     "output stream ended without an exit status",
                 );
                 render::error(&e, inspect());

@@ -2,8 +2,9 @@
 //! checkout: what is pinned is what is committed) and sent with CreateSandbox, where the
 //! server binds them to the policy.
 
-use crate::render::{self, Code};
+use crate::render;
 use cleanroom_client::ApiError;
+use cleanroom_client::ErrorCode;
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Stdio;
@@ -15,7 +16,7 @@ pub fn read(
     policy_yaml: &str,
     policy_file: Option<&Path>,
 ) -> Result<HashMap<String, Vec<u8>>, ApiError> {
-    let paths = cleanroom_policy::registries::lockfile_paths(policy_yaml);
+    let paths = cleanroom_client::policy::lockfile_paths(policy_yaml);
     let mut out = HashMap::new();
     if paths.is_empty() {
         return Ok(out);
@@ -32,11 +33,14 @@ pub fn read(
             .stdin(Stdio::null())
             .output()
             .map_err(|e| {
-                render::local(Code::RepositoryUnavailable, format!("cannot run git: {e}"))
+                render::local(
+                    ErrorCode::RepositoryUnavailable,
+                    format!("cannot run git: {e}"),
+                )
             })?;
         if !o.status.success() {
             return Err(render::local(
-                Code::RepositoryUnavailable,
+                ErrorCode::RepositoryUnavailable,
                 format!(
                     "sandbox.registries names lockfile {path}, which is not committed at HEAD of the repository in {}: {}",
                     dir.display(),

@@ -4,9 +4,10 @@
 //! `exec` detached, or to one started in the background through the API.
 
 use crate::follow::{follow, CtrlC, FollowOpts, Followed, EXIT_DETACHED};
-use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
+use crate::render::{self, EXIT_CLEANROOM_ERROR};
 use cleanroom_client::endpoint::Target;
 use cleanroom_client::Client;
+use cleanroom_client::ErrorCode;
 
 /// Arguments of `cleanroom execution logs`.
 #[derive(Debug, clap::Args)]
@@ -34,7 +35,7 @@ pub async fn run(ep: &Target, args: LogsArgs) -> i32 {
     let mut sigint = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
     {
         Ok(s) => s,
-        Err(e) => return render::fail(Code::Internal, format!("cannot handle SIGINT: {e}")),
+        Err(e) => return render::fail(ErrorCode::Internal, format!("cannot handle SIGINT: {e}")),
     };
     let client = match Client::connect_target(ep).await {
         Ok(c) => c,

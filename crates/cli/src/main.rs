@@ -9,6 +9,8 @@ mod cli;
 mod commands;
 mod console;
 mod cp;
+#[cfg(test)]
+mod deps_tests;
 mod exec;
 mod follow;
 mod lazy;
@@ -27,11 +29,12 @@ mod toplevel;
 
 use crate::lazy::Lazy;
 use clap::Parser;
+use cleanroom_client::ErrorCode;
 
 fn main() {
     // First, while this is the only thread and nothing was looked up (see nss.rs).
     if let Err(e) = nss::pin_builtin_services() {
-        std::process::exit(render::fail(render::Code::Internal, e));
+        std::process::exit(render::fail(ErrorCode::Internal, e));
     }
     // The sandbox pid 1 must start single-threaded, before any runtime exists.
     // Its configuration arrives on the control socket (fd 3), never on the command line.
@@ -54,7 +57,7 @@ fn main() {
     let rt = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => std::process::exit(render::fail(
-            render::Code::Internal,
+            ErrorCode::Internal,
             format!("cannot start async runtime: {e}"),
         )),
     };

@@ -190,57 +190,8 @@ fn or_dash(s: &str) -> &str {
 /// Exit code for failures of cleanroom itself (before or around the guest command).
 pub const EXIT_CLEANROOM_ERROR: i32 = 125;
 
-/// Stable codes of failures the CLI finds itself, before or around any RPC (the
-/// server's codes arrive in [`ApiError`]). One list, so no print invents a code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Code {
-    /// A flag, endpoint or local input the CLI refuses.
-    InvalidArgument,
-    /// A policy file that cannot be read.
-    PolicyInvalid,
-    /// `serve`: the server could not start.
-    ServerStartFailed,
-    /// The CLI's own machinery failed (signal handling, a missing pipe).
-    Internal,
-    /// The output stream ended without an exit status.
-    StreamEnded,
-    /// The policy's `sandbox.dependencies.command` failed; the workload did not run.
-    DependenciesFailed,
-    /// The policy asks for a checkout but there is no repository or commit.
-    RepositoryUnavailable,
-    /// The checkout could not be made inside the sandbox.
-    RepositoryCheckoutFailed,
-    /// Warning: uncommitted changes are not copied into the sandbox.
-    RepositoryDirty,
-    /// `cp` from a sandbox: a symbolic link is where the destination (or a directory on the
-    /// way beneath it) would be; refused, never followed (docs/files.md).
-    DestinationIsLink,
-    /// `cp` from a sandbox: an archive entry named with `..`, an absolute name, outside the
-    /// archived directory, or a hard link to something the download did not extract.
-    UnsafeArchiveEntry,
-}
-
-impl Code {
-    /// The stable code as printed in `[code]`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Code::InvalidArgument => "invalid_argument",
-            Code::PolicyInvalid => "policy_invalid",
-            Code::ServerStartFailed => "server_start_failed",
-            Code::Internal => "internal",
-            Code::StreamEnded => "stream_ended",
-            Code::DependenciesFailed => "dependencies_failed",
-            Code::RepositoryUnavailable => "repository_unavailable",
-            Code::RepositoryCheckoutFailed => "repository_checkout_failed",
-            Code::RepositoryDirty => "repository_dirty",
-            Code::DestinationIsLink => "destination_is_link",
-            Code::UnsafeArchiveEntry => "unsafe_archive_entry",
-        }
-    }
-}
-
 /// A CLI-side failure as an [`ApiError`], so it takes the same paths as the server's.
-pub fn local(code: Code, message: impl Into<String>) -> ApiError {
+pub fn local(code: ErrorCode, message: impl Into<String>) -> ApiError {
     ApiError {
         code: code.as_str().into(),
         message: message.into(),
@@ -250,14 +201,14 @@ pub fn local(code: Code, message: impl Into<String>) -> ApiError {
 }
 
 /// Print a CLI-side failure and return [`EXIT_CLEANROOM_ERROR`].
-pub fn fail(code: Code, message: impl std::fmt::Display) -> i32 {
+pub fn fail(code: ErrorCode, message: impl std::fmt::Display) -> i32 {
     report(code.as_str(), &message.to_string(), None);
     EXIT_CLEANROOM_ERROR
 }
 
 /// The one place an error line is printed: `cleanroom: error [code]: message`, then the
 /// follow-up command, if any. `code` is a stable code from the server, the policy
-/// compiler, or [`Code`].
+/// compiler, or the CLI's own (client-side [`ErrorCode`]s).
 pub fn report(code: &str, message: &str, hint: Option<String>) {
     eprintln!("cleanroom: error [{code}]: {message}");
     if let Some(h) = hint {
@@ -397,36 +348,9 @@ mod event_json_tests {
 mod tests {
     use super::*;
 
-    const ALL: [Code; 11] = [
-        Code::InvalidArgument,
-        Code::PolicyInvalid,
-        Code::ServerStartFailed,
-        Code::Internal,
-        Code::StreamEnded,
-        Code::DependenciesFailed,
-        Code::RepositoryUnavailable,
-        Code::RepositoryCheckoutFailed,
-        Code::RepositoryDirty,
-        Code::DestinationIsLink,
-        Code::UnsafeArchiveEntry,
-    ];
-
-    #[test]
-    fn cli_codes_are_distinct_snake_case() {
-        let mut seen = std::collections::HashSet::new();
-        for c in ALL {
-            let s = c.as_str();
-            assert!(seen.insert(s), "{s} twice");
-            assert!(
-                !s.is_empty() && s.chars().all(|ch| ch.is_ascii_lowercase() || ch == '_'),
-                "{s}"
-            );
-        }
-    }
-
     #[test]
     fn local_errors_carry_their_code() {
-        let e = local(Code::StreamEnded, "m");
+        let e = local(ErrorCode::StreamEnded, "m");
         assert_eq!((e.code.as_str(), e.message.as_str()), ("stream_ended", "m"));
         assert!(e.details.is_empty());
     }

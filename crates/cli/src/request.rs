@@ -1,13 +1,14 @@
 //! Request parts built from flags and local files, shared by `exec` and `sandbox create`
 //! (kept apart from the commands so neither command module imports the other).
 
-use crate::render::{self, Code};
+use crate::render;
 use cleanroom_client::api::{CreateSandboxRequest, ResourceLimits};
 use cleanroom_client::ApiError;
+use cleanroom_client::ErrorCode;
 use std::path::{Path, PathBuf};
 
 pub(crate) fn invalid(msg: impl Into<String>) -> ApiError {
-    render::local(Code::InvalidArgument, msg)
+    render::local(ErrorCode::InvalidArgument, msg)
 }
 
 /// The request's limits. Bounds are the server's to check (one table, shared with the
@@ -53,7 +54,7 @@ pub(crate) fn read_policy(path: Option<&PathBuf>, repo_default: bool) -> Result<
     };
     std::fs::read_to_string(&path).map_err(|e| {
         render::local(
-            Code::PolicyInvalid,
+            ErrorCode::PolicyInvalid,
             format!("cannot read policy {}: {e}", path.display()),
         )
     })

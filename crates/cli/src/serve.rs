@@ -2,8 +2,9 @@
 //! configuration), logging, the stop deadline and the shutdown signals.
 
 use crate::cli::ServeArgs;
-use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
+use crate::render::{self, EXIT_CLEANROOM_ERROR};
 use cleanroom_client::endpoint::{self, Endpoint};
+use cleanroom_client::ErrorCode;
 use cleanroom_server::assemble::{self, ServeSettings};
 use cleanroom_server::serve::Listen;
 
@@ -71,7 +72,7 @@ pub async fn run(args: ServeArgs) -> i32 {
         Ok(Endpoint::Unix(p)) => Listen::Unix(p),
         Ok(Endpoint::Http(a)) => Listen::Tcp(a),
         Ok(Endpoint::Https(a)) => Listen::Https(a),
-        Err(e) => return render::fail(Code::InvalidArgument, e),
+        Err(e) => return render::fail(ErrorCode::InvalidArgument, e),
     };
     let cfg = match settings(args, listen).into_config() {
         Ok(c) => c,
@@ -84,7 +85,7 @@ pub async fn run(args: ServeArgs) -> i32 {
     // Whatever happens to the graceful stop below, a signal ends the process in bounded time.
     if let Err(e) = crate::stop_deadline::arm() {
         return render::fail(
-            Code::ServerStartFailed,
+            ErrorCode::ServerStartFailed,
             format!("cannot arm the stop deadline: {e}"),
         );
     }

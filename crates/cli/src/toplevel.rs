@@ -6,11 +6,12 @@ use crate::attest::AttestationCommand;
 use crate::cli::{Cli, Command, ExecutionCommand, ImageCommand, LimitArgs, SandboxCommand};
 use crate::lazy::Lazy;
 use crate::pools::PoolCommand;
-use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
+use crate::render::{self, EXIT_CLEANROOM_ERROR};
 use crate::snapshots::SnapshotCommand;
 use clap::Args;
 use cleanroom_client::endpoint::Target;
 use cleanroom_client::Client;
+use cleanroom_client::ErrorCode;
 use std::path::PathBuf;
 
 /// The built-in policy of `sandbox create --dangerously-allow-all`.
@@ -144,7 +145,7 @@ pub async fn inspect(ep: &Target, args: InspectArgs) -> i32 {
         }
         _ => {
             return render::fail(
-                Code::InvalidArgument,
+                ErrorCode::InvalidArgument,
                 format!(
                     "cannot inspect {:?}: not a sandbox (sbx_…) or execution (exe_…) id",
                     args.id

@@ -6,4 +6,8 @@
 //! the server (`CreateSandboxResponse.bootstrap`), and the server compiles the text it is
 //! sent. This module exists so clients depend on the compiler through one door.
 
+/// The lockfiles a policy's `sandbox.registries` name, which the client reads from its
+/// committed HEAD and sends with `CreateSandbox` (empty when the policy does not compile:
+/// the server then says why).
+pub use cleanroom_policy::registries::lockfile_paths;
 pub use cleanroom_policy::{compile, resource_bounds, CompiledPolicy, PolicyError};

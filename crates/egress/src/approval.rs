@@ -1,6 +1,7 @@
 //! Verdicts that ask, and learn mode, inside one sandbox's gateway.
 //!
-//! A connection the policy asks about (`Verdict::Ask`) is held in its own task — no
+//! The judge (`judge.rs`) rules; this module keeps what its asking and learning rulings
+//! need. A connection the policy asks about (`Verdict::Ask`) is held in its own task — no
 //! runtime thread waits — after its destination is known (the name our DNS handed out or
 //! the proxy target, and the port). The gateway emits `egress.pending` with a request id
 //! and waits for [`Approvals::decide`] (the server's `DecideEgress`), at most the approval
@@ -14,8 +15,7 @@
 //! (`egress.learn`), up to [`MAX_LEARNED`] distinct destinations per sandbox.
 
 use crate::event::{EgressEvent, Limited};
-use crate::Ctx;
-use cleanroom_policy::{DenyReason, Unknown, Verdict};
+use cleanroom_policy::DenyReason;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -147,7 +147,7 @@ impl Approvals {
 
     /// Wait for an answer about `host:port`: remembered answers first, then an open request
     /// (joined) or a new one (announced with an `egress.pending` event).
-    async fn ask(
+    pub(crate) async fn ask(
         &self,
         events: &Limited,
         host: &str,
@@ -246,7 +246,7 @@ impl Approvals {
 
     /// Learn mode: record the first use of `host:port`. `learned` says whether the policy
     /// itself does not allow it (then a full record refuses it).
-    fn note_use(
+    pub(crate) fn note_use(
         &self,
         events: &Limited,
         host: &str,
@@ -279,38 +279,6 @@ impl Approvals {
     }
 }
 
-/// Admit a connection to `host:port` (normalized name) that the policy does not simply
-/// allow or deny: ask, or learn. Called from the connection's own task.
-pub(crate) async fn admit(
-    ctx: &Ctx,
-    host: &str,
-    port: u16,
-    protocol: &'static str,
-) -> Result<(), (DenyReason, String)> {
-    let learning = ctx.policy.unknown == Unknown::Learn;
-    match ctx.policy.verdict(host, port) {
-        Verdict::Allow if learning => {
-            ctx.approvals
-                .note_use(&ctx.events, host, port, protocol, false)
-        }
-        Verdict::Allow => Ok(()),
-        Verdict::Deny(r) => Err((r, format!("{host}:{port} is not allowed by the policy"))),
-        Verdict::Learn => ctx
-            .approvals
-            .note_use(&ctx.events, host, port, protocol, true),
-        Verdict::Ask => ctx.approvals.ask(&ctx.events, host, port, protocol).await,
-    }
-}
-
-/// Does this destination need [`admit`] (rather than the plain allow path)?
-pub(crate) fn needs_admit(ctx: &Ctx, host: &str, port: u16) -> bool {
-    ctx.policy.unknown == Unknown::Learn
-        || matches!(
-            ctx.policy.verdict(host, port),
-            Verdict::Ask | Verdict::Learn
-        )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,7 +288,7 @@ mod tests {
     fn sink() -> (Limited, Arc<Mutex<Vec<EgressEvent>>>) {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let s = seen.clone();
-        let sink: crate::EventSink = Arc::new(move |e| s.lock().unwrap().push(e));
+        let sink: crate::event::EventSink = Arc::new(move |e| s.lock().unwrap().push(e));
         (Limited::new(sink), seen)
     }
 

@@ -1,13 +1,14 @@
-//! Closing a sandbox connection that hyper gave up on.
+//! Closing a sandbox connection: one that hyper gave up on, or one the gateway refused.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 
 /// The client side of a served connection. hyper drops its IO without shutting it down
 /// when a connection ends in an error (a refused head, a body cut off for a secret); the
 /// sandbox would wait for a FIN that never comes. Dropping this sends it, in the
-/// background and bounded (see [`crate::tcp::close_soon`]). When the framing gate refused
+/// background and bounded (see [`close_soon`]). When the framing gate refused
 /// a head (hyper never saw it), the client is first told why, with a 400.
 pub(crate) struct Closing<S: AsyncWrite + Unpin + Send + 'static> {
     io: Option<S>,
@@ -41,7 +42,7 @@ impl<S: AsyncWrite + Unpin + Send + 'static> Drop for Closing<S> {
                     )
                     .await;
                 }
-                crate::tcp::close_soon(&mut io).await
+                close_soon(&mut io).await
             });
         }
     }
@@ -89,6 +90,20 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> AsyncWrite for Closing<
         match self.io.as_mut() {
             Some(io) => Pin::new(io).poll_shutdown(cx),
             None => Poll::Ready(Err(gone())),
+        }
+    }
+}
+
+/// Send FIN to the sandbox's side. The userspace stack only sends it once the handshake is
+/// complete, which a connection refused right after its SYN may not be yet: retry for a
+/// moment instead of waiting forever on a FIN that was never sent.
+pub(crate) async fn close_soon<S: AsyncWrite + Unpin>(client: &mut S) {
+    for _ in 0..40 {
+        if tokio::time::timeout(Duration::from_millis(50), client.shutdown())
+            .await
+            .is_ok()
+        {
+            return;
         }
     }
 }

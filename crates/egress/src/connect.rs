@@ -2,15 +2,34 @@
 //! the tunnel's opening is judged like a transparent connection's (`tcp::splice_checked`),
 //! or, for a secret-bound host, its TLS is terminated (`tcp::handle_named`).
 
-use crate::http::{check, denied, empty, resp_for, text, Body};
+use crate::body::{empty, text, Body};
+use crate::ctx::{denied, resp_for, Ctx};
+use crate::http::{check, Mode};
 use crate::strict::{same_authority, split_authority};
 use crate::tcp::splice_checked;
-use crate::Ctx;
 use cleanroom_policy::DenyReason;
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use std::sync::Arc;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// Serve the explicit proxy (`HTTP_PROXY`/`HTTPS_PROXY`) on one client connection: HTTP
+/// ([`crate::http`]) whose CONNECT requests are answered here.
+pub(crate) async fn serve_proxy<S>(io: S, ctx: Arc<Ctx>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    crate::http::serve(io, ctx, Mode::Proxy(connect_boxed)).await
+}
+
+/// [`connect`] as the proxy's [`crate::http::ConnectHandler`].
+fn connect_boxed(
+    req: Request<Incoming>,
+    ctx: Arc<Ctx>,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Response<Body>> + Send>> {
+    Box::pin(connect(req, ctx))
+}
 
 /// Answer a CONNECT request and serve its tunnel.
 pub(crate) async fn connect(req: Request<Incoming>, ctx: Arc<Ctx>) -> Response<Body> {

@@ -5,8 +5,9 @@
 //! cannot be used as a tunnel out of the sandbox.
 
 use crate::event::EgressEvent;
+use crate::judge::{judge, Query, Ruling};
 use crate::names::Names;
-use cleanroom_policy::{normalize_wire_host, NetworkPolicy};
+use cleanroom_policy::NetworkPolicy;
 use hickory_proto::op::{Message, MessageType, OpCode, ResponseCode};
 use hickory_proto::rr::{rdata::A, RData, Record, RecordType};
 
@@ -18,7 +19,7 @@ const TCP_IDLE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Serve DNS over TCP (RFC 7766: two-byte length prefix per message) on one connection:
 /// resolvers fall back to it, and `dig +tcp` uses it. Same answers and events as UDP.
-pub(crate) async fn serve_tcp<S>(mut stream: S, ctx: &crate::Ctx)
+pub(crate) async fn serve_tcp<S>(mut stream: S, ctx: &crate::ctx::Ctx)
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
@@ -78,30 +79,27 @@ pub fn answer(
     };
     resp.add_query(q.clone());
     let raw = q.name().to_ascii();
-    let host = normalize_wire_host(raw.trim_end_matches('.'));
-    let decision = match &host {
-        Some(h) => policy.may_resolve(h).map(|_| h.clone()),
-        None => Err(cleanroom_policy::DenyReason::HostNotAllowed),
-    };
-    match decision {
-        Err(reason) => {
+    match judge(policy, Query::Resolve(raw.trim_end_matches('.'))) {
+        Ruling::Deny(d) => {
             resp.metadata.response_code = ResponseCode::NXDomain;
             events.push(EgressEvent::deny(
-                host.unwrap_or(raw),
+                d.host,
                 53,
                 "dns",
-                reason,
+                d.reason,
                 format!("DNS {} query refused", q.query_type()),
             ));
         }
         // IPv4 only: other record types of an allowed name exist but have no data.
-        Ok(h) if q.query_type() == RecordType::A => match names.address_for(&h) {
+        Ruling::Allow(h) if q.query_type() == RecordType::A => match names.address_for(&h) {
             Some(addr) => {
                 resp.add_answer(Record::from_rdata(q.name().clone(), TTL, RData::A(A(addr))));
             }
             None => resp.metadata.response_code = ResponseCode::ServFail,
         },
-        Ok(_) => {}
+        // A resolvable name's other record types exist but have no data; a name is never
+        // asked about or learned (its connections are).
+        _ => {}
     }
     (resp.to_vec().ok(), events)
 }

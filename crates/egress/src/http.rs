@@ -6,14 +6,15 @@
 //! request to another host past the first check, and the upstream gets a re-serialization
 //! of the checked form (Host written from the decided target), never the client's bytes.
 
+use crate::body::text;
+pub(crate) use crate::body::Body;
+use crate::ctx::{denied, resp_for, Ctx};
 use crate::event::EgressEvent;
+use crate::judge::{judge, settle, Query};
 use crate::strict::split_authority;
-use crate::upstream::UpstreamError;
-use crate::Ctx;
-use bytes::Bytes;
 use cleanroom_policy::{normalize_wire_host, DenyReason};
 use cleanroom_vocab::FailReason;
-use http_body_util::{combinators::BoxBody, BodyExt, Full};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
 use hyper::{Method, Request, Response, StatusCode};
@@ -23,13 +24,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-pub(crate) type Body = BoxBody<Bytes, crate::redact::BoxError>;
+/// What answers a CONNECT request on the proxy (`connect.rs`): passed in, so the proxy's
+/// tunnels, which serve HTTP again (`Mode::Fixed`, `Mode::Intercept`), need no import back.
+pub type ConnectHandler =
+    fn(
+        Request<Incoming>,
+        Arc<Ctx>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Response<Body>> + Send>>;
 
 /// Who decides the destination of each request.
 #[derive(Clone)]
 pub enum Mode {
-    /// The explicit proxy: CONNECT targets and absolute-form URIs.
-    Proxy,
+    /// The explicit proxy: CONNECT targets (answered by the handler) and absolute-form URIs.
+    Proxy(ConnectHandler),
     /// A transparent connection the sandbox opened to `host:port` (a name from our DNS):
     /// every request's Host must name that host.
     Fixed { host: String, port: u16 },
@@ -47,7 +54,7 @@ where
     // requests (no new TCP + TLS handshake per request); the proxy's requests may each go
     // elsewhere, so they do not.
     let slot = match mode {
-        Mode::Proxy => None,
+        Mode::Proxy(_) => None,
         Mode::Fixed { .. } | Mode::Intercept { .. } => Some(UpstreamSlot::default()),
     };
     let served = Arc::new(AtomicU64::new(0));
@@ -128,9 +135,9 @@ impl Mode {
     /// Host, port and protocol that events about this connection name.
     fn event_target(&self) -> (String, u16, &'static str) {
         match self {
-            Mode::Proxy => (
-                crate::GATEWAY_ADDR.to_string(),
-                crate::PROXY_PORT,
+            Mode::Proxy(_) => (
+                crate::link::GATEWAY_ADDR.to_string(),
+                crate::link::PROXY_PORT,
                 "http-proxy",
             ),
             Mode::Fixed { host, port } => (host.clone(), *port, "http"),
@@ -139,43 +146,10 @@ impl Mode {
     }
 }
 
-pub(crate) fn text(status: StatusCode, reason: Option<&str>, msg: String) -> Response<Body> {
-    let mut b = Response::builder()
-        .status(status)
-        .header("content-type", "text/plain; charset=utf-8")
-        .header("connection", "close");
-    if let Some(r) = reason {
-        b = b.header("x-cleanroom-deny", r);
-    }
-    b.body(Full::new(Bytes::from(msg)).map_err(|n| match n {}).boxed())
-        .unwrap_or_else(|_| Response::new(empty()))
-}
-
-pub(crate) fn empty() -> Body {
-    Full::new(Bytes::new()).map_err(|n| match n {}).boxed()
-}
-
-pub(crate) fn denied(
-    ctx: &Ctx,
-    host: &str,
-    port: u16,
-    proto: &'static str,
-    r: DenyReason,
-    msg: String,
-) -> Response<Body> {
-    ctx.events
-        .emit(EgressEvent::deny(host, port, proto, r, msg.clone()));
-    text(
-        StatusCode::FORBIDDEN,
-        Some(r.as_str()),
-        format!("cleanroom: egress denied [{r}]: {msg}\n"),
-    )
-}
-
-/// Policy check for a named destination; the normalized host on success. With `admit`,
-/// a destination the policy asks about is held for a decision (or learned) here; without,
-/// the connection carrying the request was admitted already (a transparent connection or
-/// a CONNECT tunnel to this very host and port).
+/// The judge's ruling for a destination a request names ([`crate::judge`]); the host to go
+/// to on success. With `admit`, a destination the policy asks about is held for a decision
+/// (or learned) here; without, the connection carrying the request was admitted already (a
+/// transparent connection or a CONNECT tunnel to this very host and port).
 pub(crate) async fn check(
     ctx: &Ctx,
     raw_host: &str,
@@ -183,38 +157,17 @@ pub(crate) async fn check(
     proto: &'static str,
     admit: bool,
 ) -> Result<String, (String, DenyReason, String)> {
-    let Some(host) = normalize_wire_host(raw_host) else {
-        if raw_host.parse::<std::net::IpAddr>().is_ok() && ctx.policy.allows_ip_literals() {
-            return Ok(raw_host.to_string());
-        }
-        return Err((
-            raw_host.to_string(),
-            DenyReason::IpLiteralNotAllowed,
-            format!("{raw_host:?} is not a host name the policy can allow"),
-        ));
-    };
-    if crate::approval::needs_admit(ctx, &host, port) {
-        if admit {
-            return match crate::approval::admit(ctx, &host, port, proto).await {
-                Ok(()) => Ok(host),
-                Err((r, msg)) => Err((host, r, msg)),
-            };
-        }
-        if !matches!(
-            ctx.policy.verdict(&host, port),
-            cleanroom_policy::Verdict::Deny(_)
-        ) {
-            return Ok(host);
-        }
-    }
-    ctx.policy.decide(&host, port).map_err(|r| {
-        (
-            host.clone(),
-            r,
-            format!("{host}:{port} is not allowed by the policy"),
-        )
-    })?;
-    Ok(host)
+    let ruling = judge(
+        &ctx.policy,
+        Query::Reach {
+            host: raw_host,
+            port,
+        },
+    );
+    let ruling = if admit { ruling } else { ruling.on_admitted() };
+    settle(ctx, ruling, proto)
+        .await
+        .map_err(|d| (d.host, d.reason, d.message))
 }
 
 /// The upstream connection a client connection reuses across its requests.
@@ -237,7 +190,7 @@ async fn handle(
     }
     if req.method() == Method::CONNECT {
         return match mode {
-            Mode::Proxy => crate::connect::connect(req, ctx).await,
+            Mode::Proxy(on_connect) => on_connect(req, ctx).await,
             Mode::Fixed { .. } | Mode::Intercept { .. } => text(
                 StatusCode::METHOD_NOT_ALLOWED,
                 None,
@@ -246,7 +199,7 @@ async fn handle(
         };
     }
     let (host, port, proto) = match &mode {
-        Mode::Proxy => {
+        Mode::Proxy(_) => {
             let uri = req.uri();
             if uri.scheme_str() != Some("http") {
                 return text(
@@ -292,7 +245,7 @@ async fn handle(
             (host.clone(), *port, proto)
         }
     };
-    let admit = matches!(mode, Mode::Proxy);
+    let admit = matches!(mode, Mode::Proxy(_));
     let host = match check(&ctx, &host, port, proto, admit).await {
         Ok(h) => h,
         Err((h, r, msg)) => return denied(&ctx, &h, port, proto, r, msg),
@@ -568,25 +521,4 @@ async fn exchange_reusing(
         .map_err(|e| request_failed(ctx, t, e.to_string()))?;
     *kept = Some(sender);
     Ok(resp)
-}
-
-pub(crate) fn resp_for(
-    ctx: &Ctx,
-    host: &str,
-    port: u16,
-    proto: &'static str,
-    e: UpstreamError,
-) -> Response<Body> {
-    match e {
-        UpstreamError::Denied(r, msg) => denied(ctx, host, port, proto, r, msg),
-        UpstreamError::Unreachable(msg) => {
-            ctx.events
-                .emit(EgressEvent::error(host, port, proto, msg.clone()));
-            text(
-                StatusCode::BAD_GATEWAY,
-                None,
-                format!("cleanroom: upstream unreachable: {msg}\n"),
-            )
-        }
-    }
 }

@@ -5,8 +5,8 @@
 //! certificate from its sandbox CA; each request is then checked and rewritten by
 //! [`crate::http`] (`Mode::Intercept`) and sent on over a verified TLS connection.
 
+use crate::ctx::Ctx;
 use crate::event::EgressEvent;
-use crate::Ctx;
 use cleanroom_vocab::FailReason;
 use std::sync::Arc;
 use std::time::Duration;

@@ -8,18 +8,10 @@
 //! a share of the server-wide budget ([`crate::share`]), so one principal's many sandboxes
 //! cannot take it either.
 
+pub use crate::caps::{MAX_FLOWS, MAX_UDP_FLOWS};
 use crate::share::Share;
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-
-/// Most TCP connections the gateway serves at once for one sandbox.
-pub const MAX_FLOWS: usize = 1024;
-/// Most UDP flows (DNS clients, one per source port, each served until it has been quiet
-/// for a second) at once for one sandbox.
-pub const MAX_UDP_FLOWS: usize = 1024;
-/// File descriptors kept out of the gateways' budget for the API, the store, the
-/// sandboxes' own plumbing.
-const FD_RESERVE: usize = 1024;
 
 /// Highest soft `RLIMIT_NOFILE` [`raise_fd_limit`] asks for: plenty for the budget, and no
 /// pathological value (some hard limits are in the millions) for processes that inherit it.
@@ -36,21 +28,6 @@ pub fn raise_fd_limit() {
             // Best effort: the budget below follows whatever limit is in force.
             let _ = setrlimit(Resource::RLIMIT_NOFILE, target, hard);
         }
-    }
-}
-
-/// Upstream connections all gateways of this server may hold together: the descriptor
-/// limit minus a reserve (half the limit when it is small).
-pub(crate) fn server_budget() -> usize {
-    use nix::sys::resource::{getrlimit, Resource};
-    let soft = match getrlimit(Resource::RLIMIT_NOFILE) {
-        Ok((soft, _)) => usize::try_from(soft).unwrap_or(usize::MAX),
-        Err(_) => 1024,
-    };
-    if soft > 2 * FD_RESERVE {
-        (soft - FD_RESERVE).min(Semaphore::MAX_PERMITS)
-    } else {
-        soft / 2
     }
 }
 
@@ -133,7 +110,7 @@ mod tests {
         assert!(a.udp().is_err());
         drop(udp);
         assert!(a.udp().is_ok());
-        assert!(server_budget() >= MAX_FLOWS / 2);
+        assert!(crate::caps::server_budget() >= MAX_FLOWS / 2);
     }
 
     /// One owner's sandboxes flood with every flow they can get; another owner's sandbox

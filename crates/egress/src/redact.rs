@@ -2,12 +2,13 @@
 //!
 //! Every byte the sandbox receives from a bound host passes through here: the status line's
 //! reason phrase, header names and values, the body, and trailers. The values are searched
-//! for as sent and in their common encodings ([`encodings`]). A body the gateway was not
+//! for as sent and in their common encodings ([`crate::secrets::encodings`]). A body the gateway was not
 //! told is compressed is still searched through its decompressions: gzip, zlib and zstd
 //! by their magic, raw deflate by trial (whatever Content-Encoding says), and a body in a
 //! compression format the gateway cannot open (xz, bzip2, lz4) is refused with
 //! `response_not_inspectable` before any of it is sent.
 
+use crate::body::BoxError;
 use crate::secrets::Redactor;
 use crate::trial::{Trials, Verdict};
 use bytes::Bytes;
@@ -18,82 +19,15 @@ use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use zeroize::Zeroizing;
 
-/// Shortest encoded form searched for: shorter ones would mask unrelated text.
-const MIN_FORM: usize = 6;
 /// Body bytes looked at before the response head is passed on (compression magic).
 const SNIFF: usize = 8;
 /// Most output held back while a decompressed view ends in the start of a value; beyond
 /// that the body is refused.
 const HOLD_MAX: usize = 1 << 20;
 
-/// The error a refused body ends with (the connection to the sandbox is cut).
-pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
 /// Called with a message when a response is refused as not inspectable.
 pub(crate) type OnRefuse = Arc<dyn Fn(String) + Send + Sync>;
-
-/// The forms of `value` searched for: as is; hex (lower, upper); percent-encoded (reserved
-/// bytes only, and every byte; upper- and lower-case hex); base64 and base64url at each of
-/// the three alignments, as the characters that depend only on the value (so padded and
-/// unpadded, and any surrounding data, are all covered).
-pub fn encodings(value: &[u8]) -> Vec<Zeroizing<Vec<u8>>> {
-    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
-    use base64::Engine;
-    let mut out: Vec<Zeroizing<Vec<u8>>> = vec![Zeroizing::new(value.to_vec())];
-    let mut add = |form: Vec<u8>| {
-        let form = Zeroizing::new(form);
-        if form.len() >= MIN_FORM && !out.contains(&form) {
-            out.push(form);
-        }
-    };
-    let hex = |upper: bool| {
-        value
-            .iter()
-            .flat_map(|b| {
-                if upper {
-                    format!("{b:02X}")
-                } else {
-                    format!("{b:02x}")
-                }
-                .into_bytes()
-            })
-            .collect::<Vec<u8>>()
-    };
-    add(hex(false));
-    add(hex(true));
-    for upper in [true, false] {
-        for all in [false, true] {
-            let mut pct = Vec::new();
-            for &b in value {
-                if !all && (b.is_ascii_alphanumeric() || b"-._~".contains(&b)) {
-                    pct.push(b);
-                } else if upper {
-                    pct.extend(format!("%{b:02X}").bytes());
-                } else {
-                    pct.extend(format!("%{b:02x}").bytes());
-                }
-            }
-            add(pct);
-        }
-    }
-    for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
-        for align in 0..3usize {
-            // `align` bytes before the value: the characters covering only value bits are
-            // [ceil(8a/6), floor(8(a+n)/6)).
-            let mut data = Zeroizing::new(vec![0u8; align]);
-            data.extend_from_slice(value);
-            let enc = Zeroizing::new(engine.encode(&*data).into_bytes());
-            let start = (8 * align).div_ceil(6);
-            let end = (8 * (align + value.len())) / 6;
-            if end > start {
-                add(enc[start..end].to_vec());
-            }
-        }
-    }
-    out
-}
 
 /// Mask values in every header name and value. A name that masking would make invalid is
 /// dropped with its value.
@@ -140,7 +74,7 @@ pub(crate) async fn redact_response(
     resp: Response<Incoming>,
     redactor: Redactor,
     on_refuse: OnRefuse,
-) -> Result<Response<crate::http::Body>, String> {
+) -> Result<Response<crate::body::Body>, String> {
     let encoded = resp
         .headers()
         .get_all(hyper::header::CONTENT_ENCODING)

@@ -165,7 +165,7 @@ impl Secrets {
         Redactor::new(
             self.entries
                 .iter()
-                .flat_map(|s| crate::redact::encodings(s.value.as_bytes()))
+                .flat_map(|s| encodings(s.value.as_bytes()))
                 .collect(),
         )
     }
@@ -182,7 +182,7 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-/// Masks secret values (and their common encodings, see [`crate::redact::encodings`]) in a
+/// Masks secret values (and their common encodings, see [`encodings`]) in a
 /// byte stream, across chunk boundaries: each occurrence becomes a run of `*` of the same
 /// length (so `Content-Length` stays true).
 #[derive(Clone)]
@@ -283,6 +283,69 @@ impl Redactor {
 }
 
 /// One secret bound to `a.test` with `value`, for the redaction unit tests.
+/// Shortest encoded form searched for: shorter ones would mask unrelated text.
+const MIN_FORM: usize = 6;
+/// The forms of `value` searched for: as is; hex (lower, upper); percent-encoded (reserved
+/// bytes only, and every byte; upper- and lower-case hex); base64 and base64url at each of
+/// the three alignments, as the characters that depend only on the value (so padded and
+/// unpadded, and any surrounding data, are all covered).
+pub fn encodings(value: &[u8]) -> Vec<Zeroizing<Vec<u8>>> {
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    use base64::Engine;
+    let mut out: Vec<Zeroizing<Vec<u8>>> = vec![Zeroizing::new(value.to_vec())];
+    let mut add = |form: Vec<u8>| {
+        let form = Zeroizing::new(form);
+        if form.len() >= MIN_FORM && !out.contains(&form) {
+            out.push(form);
+        }
+    };
+    let hex = |upper: bool| {
+        value
+            .iter()
+            .flat_map(|b| {
+                if upper {
+                    format!("{b:02X}")
+                } else {
+                    format!("{b:02x}")
+                }
+                .into_bytes()
+            })
+            .collect::<Vec<u8>>()
+    };
+    add(hex(false));
+    add(hex(true));
+    for upper in [true, false] {
+        for all in [false, true] {
+            let mut pct = Vec::new();
+            for &b in value {
+                if !all && (b.is_ascii_alphanumeric() || b"-._~".contains(&b)) {
+                    pct.push(b);
+                } else if upper {
+                    pct.extend(format!("%{b:02X}").bytes());
+                } else {
+                    pct.extend(format!("%{b:02x}").bytes());
+                }
+            }
+            add(pct);
+        }
+    }
+    for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+        for align in 0..3usize {
+            // `align` bytes before the value: the characters covering only value bits are
+            // [ceil(8a/6), floor(8(a+n)/6)).
+            let mut data = Zeroizing::new(vec![0u8; align]);
+            data.extend_from_slice(value);
+            let enc = Zeroizing::new(engine.encode(&*data).into_bytes());
+            let start = (8 * align).div_ceil(6);
+            let end = (8 * (align + value.len())) / 6;
+            if end > start {
+                add(enc[start..end].to_vec());
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 pub(crate) fn test_redactor(value: &[u8]) -> Redactor {
     Secrets::new(vec![Secret::new(

@@ -1,7 +1,7 @@
 //! Per-owner shares of the server-wide gateway budgets (issue 30, class 5).
 //!
 //! The server's gateways share two budgets: upstream flows ([`crate::limits`]) and memory for
-//! mediated bodies ([`crate::registry::budget`]). Each sandbox has its own cap of both, but a
+//! mediated bodies ([`crate::registry::budget`]), both sized in [`crate::caps`]. Each sandbox has its own cap of both, but a
 //! principal may run many sandboxes, so each *owner* also gets a share of each total: an
 //! eighth, and never less than one sandbox's cap. A flow or a buffered MiB takes a permit from
 //! its sandbox, then its owner's share, then the total.
@@ -62,21 +62,18 @@ impl Shares {
     pub fn new(flows: usize, body_mib: usize) -> Shares {
         Shares {
             flows: Arc::new(Semaphore::new(flows)),
-            flow_share: share_of(flows, crate::limits::MAX_FLOWS),
+            flow_share: share_of(flows, crate::caps::MAX_FLOWS),
             body_mib: Arc::new(Semaphore::new(body_mib)),
-            mib_share: share_of(body_mib, crate::registry::budget::SANDBOX_BUDGET_MIB),
+            mib_share: share_of(body_mib, crate::caps::SANDBOX_BUDGET_MIB),
             owners: Mutex::new(HashMap::new()),
         }
     }
 
-    /// This server's budgets (the descriptor budget of [`crate::limits`], the body budget of
-    /// [`crate::registry::budget`]).
+    /// This server's budgets ([`crate::caps`]: descriptors for upstream flows, MiB of
+    /// mediated bodies).
     pub fn server() -> &'static Shares {
         static SERVER: LazyLock<Shares> = LazyLock::new(|| {
-            Shares::new(
-                crate::limits::server_budget(),
-                crate::registry::budget::SERVER_BUDGET_MIB,
-            )
+            Shares::new(crate::caps::server_budget(), crate::caps::SERVER_BUDGET_MIB)
         });
         &SERVER
     }

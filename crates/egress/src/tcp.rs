@@ -7,12 +7,12 @@
 //! parse is refused. A client that sends nothing at first may be waiting for the server
 //! (SSH, SMTP): the upstream is connected and whichever side speaks first decides.
 
+use crate::closing::close_soon;
+use crate::ctx::Ctx;
 use crate::event::EgressEvent;
 use crate::sniff::{peek, peek_from, Opening, Prefixed, Refused, FIRST_BYTE_WAIT};
-use crate::Ctx;
 use cleanroom_policy::{normalize_wire_host, DenyReason};
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -143,7 +143,7 @@ async fn decide<S>(
             }
             if ctx.registries.mediates(&host) {
                 drop(upstream);
-                crate::registry::terminate(Prefixed::new(prefix, client), ctx, host, port).await;
+                crate::mediate::terminate(Prefixed::new(prefix, client), ctx, host, port).await;
                 return;
             }
             if ctx.secrets.binds(&host) {
@@ -242,20 +242,6 @@ fn sni_matches(
             DenyReason::HostMismatch,
             format!("TLS server name {s:?} on a connection to {host}"),
         )),
-    }
-}
-
-/// Send FIN to the sandbox's side. The userspace stack only sends it once the handshake is
-/// complete, which a connection refused right after its SYN may not be yet: retry for a
-/// moment instead of waiting forever on a FIN that was never sent.
-pub(crate) async fn close_soon<S: AsyncWrite + Unpin>(client: &mut S) {
-    for _ in 0..40 {
-        if tokio::time::timeout(Duration::from_millis(50), client.shutdown())
-            .await
-            .is_ok()
-        {
-            return;
-        }
     }
 }
 

@@ -114,6 +114,10 @@ stable_codes! {
         /// A download found a symbolic link where the destination (or a directory beneath
         /// it) would be: refused, never followed.
         DestinationIsLink => "destination_is_link",
+        // ---- client side: the CLI's own (one home for every code the CLI prints) ------
+        /// A warning, not a failure: the repository checkout has uncommitted changes, which
+        /// are not copied into the sandbox (only what is committed at HEAD is).
+        RepositoryDirty => "repository_dirty",
     }
 }
 
@@ -134,6 +138,7 @@ impl ErrorCode {
                 | ErrorCode::AttestationExpired
                 | ErrorCode::AttestationNotYetValid
                 | ErrorCode::DestinationIsLink
+                | ErrorCode::RepositoryDirty
         )
     }
 }
@@ -156,6 +161,7 @@ mod tests {
         }
         assert!("nope".parse::<ErrorCode>().is_err());
         assert!(ErrorCode::StreamEnded.is_client_side());
+        assert!(ErrorCode::RepositoryDirty.is_client_side());
         assert!(!ErrorCode::Internal.is_client_side());
         assert!(!ErrorCode::DeadlineExceeded.is_client_side());
         assert!(!ErrorCode::UploadOffsetMismatch.is_client_side());

@@ -69,6 +69,7 @@ def test_every_vocab_code_has_a_class():
         "repository_unavailable",
         "repository_checkout_failed",
         "dependencies_failed",
+        "repository_dirty",
     }
     missing = codes - cli_only - errors.KNOWN_CODES
     assert not missing, f"add typed errors for {sorted(missing)} to cleanroom/errors.py"

@@ -7,12 +7,13 @@
 mod term;
 
 use crate::cli::LimitArgs;
-use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
+use crate::render::{self, EXIT_CLEANROOM_ERROR};
 use crate::request::{invalid, limits_msg, read_policy};
 use clap::Args;
 use cleanroom_client::api::*;
 use cleanroom_client::console as remote;
 use cleanroom_client::endpoint::{Endpoint, Target};
+use cleanroom_client::ErrorCode;
 use cleanroom_client::{ApiError, Client};
 use cleanroom_console::{read_frame, write_frame, Frame, Mode};
 use std::io::Write;
@@ -134,7 +135,7 @@ pub(crate) async fn create_sandbox(
     let mut cwd = None;
     if let Some(plan) = r.bootstrap.as_option() {
         let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-            .map_err(|e| render::fail(Code::Internal, format!("cannot handle SIGINT: {e}")))?;
+            .map_err(|e| render::fail(ErrorCode::Internal, format!("cannot handle SIGINT: {e}")))?;
         let file = policy_file
             .cloned()
             .or_else(|| Some(PathBuf::from("cleanroom.yaml")));
@@ -351,7 +352,7 @@ async fn attach_and_run(
         Ok(r) => r,
         Err(e) => {
             console.close().await;
-            return End::Failed(render::local(Code::Internal, format!("raw mode: {e}")));
+            return End::Failed(render::local(ErrorCode::Internal, format!("raw mode: {e}")));
         }
     };
     let end = pump(console, &raw, viewer).await;
@@ -386,7 +387,7 @@ async fn pump(console: remote::Console, raw: &term::RawMode, viewer: bool) -> En
                 Ok(Some(_)) => continue,
                 Ok(None) | Err(_) => {
                     break End::Failed(render::local(
-                        Code::StreamEnded,
+                        ErrorCode::StreamEnded,
                         "the console connection was lost",
                     ))
                 }
@@ -406,7 +407,7 @@ async fn pump(console: remote::Console, raw: &term::RawMode, viewer: bool) -> En
         _ => {
             reader.abort();
             closer.close(send).await;
-            return End::Failed(render::local(Code::Internal, "cannot handle signals"));
+            return End::Failed(render::local(ErrorCode::Internal, "cannot handle signals"));
         }
     };
     let end = loop {

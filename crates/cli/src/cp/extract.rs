@@ -9,7 +9,7 @@
 //!   component is opened with `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
 //!   RESOLVE_NO_MAGICLINKS)` plus `O_NOFOLLOW | O_DIRECTORY` from a directory fd of DEST.
 //!   A link where a directory (or the destination `DEST/<base>`) would be is refused with
-//!   [`Code::DestinationIsLink`] instead of being followed.
+//!   [`ErrorCode::DestinationIsLink`] instead of being followed.
 //! * Files are written to `O_CREAT | O_EXCL | O_NOFOLLOW` temporary names with a random
 //!   suffix in their final directory, then `renameat`ed within that directory fd: a name
 //!   planted in advance (a link, a FIFO) is never opened.
@@ -18,9 +18,9 @@
 //! * Modes are masked to `0o777` (no setuid, setgid or sticky bit); devices and FIFOs are not
 //!   recreated (counted in [`Stats::skipped`]).
 //! * An entry named with `..`, an absolute name, or outside the archived base is refused with
-//!   its name ([`Code::UnsafeArchiveEntry`]), never rewritten.
+//!   its name ([`ErrorCode::UnsafeArchiveEntry`]), never rewritten.
 
-use crate::render::Code;
+use cleanroom_client::ErrorCode;
 use nix::errno::Errno;
 use nix::fcntl::{openat2, renameat, AtFlags, OFlag, OpenHow, ResolveFlag};
 use nix::sys::stat::{fchmod, fstatat, futimens, mkdirat, FileStat, Mode, SFlag};
@@ -51,11 +51,11 @@ pub enum ExtractError {
 }
 
 impl ExtractError {
-    pub fn code(&self) -> Code {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ExtractError::DestinationIsLink(_) => Code::DestinationIsLink,
-            ExtractError::UnsafeEntry { .. } => Code::UnsafeArchiveEntry,
-            ExtractError::InTheWay { .. } | ExtractError::Io { .. } => Code::InvalidArgument,
+            ExtractError::DestinationIsLink(_) => ErrorCode::DestinationIsLink,
+            ExtractError::UnsafeEntry { .. } => ErrorCode::UnsafeArchiveEntry,
+            ExtractError::InTheWay { .. } | ExtractError::Io { .. } => ErrorCode::InvalidArgument,
         }
     }
 
@@ -555,17 +555,17 @@ mod tests {
         // The second archive has a real directory where the link now is.
         let second = tar_of(&[("d/link/pwned", T::Regular, "bytes", 0o644)]);
         let e = run(&dest, &second).expect_err("through a link");
-        assert_eq!(e.code(), Code::DestinationIsLink, "{e}");
+        assert_eq!(e.code(), ErrorCode::DestinationIsLink, "{e}");
         assert_eq!(std::fs::read_dir(&outside).expect("ls").count(), 0);
         for bad in ["../x", "/abs", "e/x"] {
             let t = tar_of(&[(bad, T::Regular, "x", 0o644)]);
             let e = run(&dest, &t).expect_err(bad);
-            assert_eq!(e.code(), Code::UnsafeArchiveEntry, "{e}");
+            assert_eq!(e.code(), ErrorCode::UnsafeArchiveEntry, "{e}");
         }
         let t = tar_of(&[("d/h2", T::Link, "/etc/passwd", 0o644)]);
         assert_eq!(
             run(&dest, &t).expect_err("link").code(),
-            Code::UnsafeArchiveEntry
+            ErrorCode::UnsafeArchiveEntry
         );
     }
 }

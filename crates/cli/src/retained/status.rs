@@ -4,11 +4,12 @@
 //! alone — its server is asked, or its status is "unknown".
 
 use super::{ids, is_execution_id, root, SERVER_FILE};
-use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
+use crate::render::{self, EXIT_CLEANROOM_ERROR};
 use clap::Args;
 use cleanroom_client::api::*;
 use cleanroom_client::endpoint::Target;
 use cleanroom_client::Client;
+use cleanroom_client::ErrorCode;
 
 /// `cleanroom status [--last | --execution-id ID]`.
 #[derive(Debug, Args)]
@@ -87,7 +88,7 @@ pub async fn status(args: StatusArgs, current: Option<Target>) -> i32 {
         (Some(id), _) => {
             if !is_execution_id(id) {
                 return render::fail(
-                    Code::InvalidArgument,
+                    ErrorCode::InvalidArgument,
                     format!("not an execution id: {id:?}"),
                 );
             }
@@ -103,13 +104,13 @@ pub async fn status(args: StatusArgs, current: Option<Target>) -> i32 {
                 Some(id) => id.clone(),
                 None if all.is_empty() => {
                     return render::fail(
-                        Code::InvalidArgument,
+                        ErrorCode::InvalidArgument,
                         format!("no retained executions under {}", root().display()),
                     )
                 }
                 None => {
                     return render::fail(
-                        Code::InvalidArgument,
+                        ErrorCode::InvalidArgument,
                         format!(
                             "no retained executions of the server at {} under {} ({} of other servers: `cleanroom status` lists them, `--execution-id` shows one)",
                             here.as_deref().unwrap_or("?"),
@@ -145,7 +146,7 @@ async fn show(id: &str, json: bool, current: Option<&Target>) -> i32 {
         Ok(t) => t,
         Err(e) => {
             return render::fail(
-                Code::InvalidArgument,
+                ErrorCode::InvalidArgument,
                 format!("no retained execution {id} under {}: {e}", root().display()),
             )
         }

@@ -9,6 +9,7 @@
 //! than the server's.
 //! A body that cannot get its permits in time is refused (fail closed), never half-buffered.
 
+pub use crate::caps::{SANDBOX_BUDGET_MIB, SERVER_BUDGET_MIB};
 use crate::share::{Share, Shares};
 use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt;
@@ -17,10 +18,6 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 const MIB: usize = 1 << 20;
-/// Buffered bodies of one sandbox at once.
-pub const SANDBOX_BUDGET_MIB: usize = 512;
-/// Buffered bodies of all sandboxes of the server at once.
-pub const SERVER_BUDGET_MIB: usize = 2048;
 /// How long a body may wait for budget before it is refused.
 const BUDGET_WAIT: Duration = Duration::from_secs(30);
 

@@ -7,18 +7,17 @@
 //! Nothing reaches a registry host any other way: plain HTTP to it is refused
 //! (`registry_not_allowed`), and every TLS connection to it is terminated here whatever
 //! else the policy says about the host.
+//!
+//! This folder is what is mediated (the registries bound at create, their URL schemes, the
+//! cache, the body budget); serving it on a terminated connection is [`crate::mediate`].
 
 pub mod budget;
 pub mod cache;
-pub mod git;
 pub mod npm;
 pub mod pypi;
-mod pypi_serve;
-mod serve;
 
 pub use cache::ArtifactCache;
 pub use cleanroom_policy::registries::BoundRegistry;
-pub(crate) use serve::terminate;
 
 use cleanroom_policy::git::GitRule;
 use cleanroom_policy::HostPattern;

@@ -8,10 +8,10 @@
 //! repositories) is `registry_not_allowed`. Request bodies are bounded and re-sent with a
 //! length; responses stream back unchanged.
 
-use super::serve::{open_upstream, upstream_bad, PROTO};
+use super::fetch::{open_upstream, upstream_bad, PROTO};
+use crate::body::Body;
+use crate::ctx::Ctx;
 use crate::event::EgressEvent;
-use crate::http::Body;
-use crate::Ctx;
 use cleanroom_policy::git::{repo_key, GitAccess};
 use cleanroom_policy::DenyReason;
 use http_body_util::{BodyExt, Full};
@@ -80,7 +80,7 @@ pub(super) async fn serve(
     host: &str,
     port: u16,
 ) -> Response<Body> {
-    let refuse = |r: DenyReason, msg: String| crate::http::denied(ctx, host, port, PROTO, r, msg);
+    let refuse = |r: DenyReason, msg: String| crate::ctx::denied(ctx, host, port, PROTO, r, msg);
     let declared = ctx
         .registries
         .git_repos(host, port)

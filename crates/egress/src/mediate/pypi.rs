@@ -10,13 +10,13 @@
 //! serves it. The file hosts are mediated too (never a plain allow): a direct request
 //! there is judged like one on the index host.
 
-use super::budget::Held;
-use super::pypi::{self, FileLink, PypiRequest};
-use super::serve::{fetch_at, origin, respond, upstream_bad, warned, Fetched, PROTO};
-use super::BoundRegistry;
+use super::fetch::{fetch_at, origin, respond, upstream_bad, warned, Fetched, PROTO};
+use crate::body::{text, Body};
+use crate::ctx::Ctx;
 use crate::event::EgressEvent;
-use crate::http::{text, Body};
-use crate::Ctx;
+use crate::registry::budget::Held;
+use crate::registry::pypi::{self, FileLink, PypiRequest};
+use crate::registry::BoundRegistry;
 use bytes::Bytes;
 use cleanroom_policy::lockfile::Digest;
 use cleanroom_policy::DenyReason;
@@ -40,7 +40,7 @@ struct On<'a> {
 
 impl On<'_> {
     fn deny(&self, r: DenyReason, msg: String) -> Response<Body> {
-        crate::http::denied(self.ctx, self.host, self.port, PROTO, r, msg)
+        crate::ctx::denied(self.ctx, self.host, self.port, PROTO, r, msg)
     }
 
     fn bad(&self, msg: String) -> Response<Body> {
@@ -262,7 +262,10 @@ async fn fetch_verified(
     if f.status != StatusCode::OK {
         return respond(f.status, &f.ctype, f.body, f.held);
     }
-    let Some(d) = digests.iter().find(|d| super::cache::verify(d, &f.body)) else {
+    let Some(d) = digests
+        .iter()
+        .find(|d| crate::registry::cache::verify(d, &f.body))
+    else {
         return on.deny(
             DenyReason::IntegrityMismatch,
             format!("{what}: the upstream's file matches none of the lockfile's hashes"),
