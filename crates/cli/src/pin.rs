@@ -109,9 +109,9 @@ fn edit(text: &str, reference: &str) -> Result<String, PinError> {
         .filter(|e| !e.is_empty())
         .unwrap_or("\n");
     let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-    let sandbox = lines.iter().position(|l| {
-        key_line(l).is_some_and(|k| k.indent == 0 && k.key == "sandbox")
-    });
+    let sandbox = lines
+        .iter()
+        .position(|l| key_line(l).is_some_and(|k| k.indent == 0 && k.key == "sandbox"));
     let Some(s) = sandbox else {
         // No sandbox section: append one.
         let mut t = text.to_string();
@@ -121,7 +121,9 @@ fn edit(text: &str, reference: &str) -> Result<String, PinError> {
         if t.trim().is_empty() {
             t = format!("version: 1{nl}");
         }
-        return Ok(format!("{t}sandbox:{nl}  image:{nl}    ref: {reference}{nl}"));
+        return Ok(format!(
+            "{t}sandbox:{nl}  image:{nl}    ref: {reference}{nl}"
+        ));
     };
     let sk = key_line(lines[s]).ok_or_else(|| flow("sandbox", reference))?;
     if !opens_block(sk.rest) {
@@ -151,10 +153,7 @@ fn edit(text: &str, reference: &str) -> Result<String, PinError> {
     let r = (im + 1..i_end)
         .find(|&i| key_line(lines[i]).is_some_and(|k| k.indent == gi && k.key == "ref"));
     match r {
-        None => out.insert(
-            im + 1,
-            format!("{}ref: {reference}{nl}", " ".repeat(gi)),
-        ),
+        None => out.insert(im + 1, format!("{}ref: {reference}{nl}", " ".repeat(gi))),
         Some(r) => {
             let rk = key_line(lines[r]).ok_or_else(|| flow("sandbox.image.ref", reference))?;
             // Keep a trailing comment (references never contain `#`).
@@ -230,7 +229,9 @@ pub fn write_pin(path: &Path, reference: &str) -> Result<(), PinError> {
             let mode = std::fs::metadata(&target).map_err(|e| ioerr(path, e))?;
             (target, t, Some(mode.permissions()))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (path.to_path_buf(), String::new(), None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            (path.to_path_buf(), String::new(), None)
+        }
         Err(e) => return Err(ioerr(path, e)),
     };
     let new = set_image_ref(&old, reference)?;
@@ -286,11 +287,17 @@ mod tests {
         let new = set_image_ref(old, &r()).unwrap();
         assert_eq!(
             new,
-            format!("version: 1\nsandbox:\n    image:\n        ref: {}\n    env:\n        A: b\n", r())
+            format!(
+                "version: 1\nsandbox:\n    image:\n        ref: {}\n    env:\n        A: b\n",
+                r()
+            )
         );
         let old = "version: 1\nsandbox:\n  image:\n  env:\n    A: b\n";
         let new = set_image_ref(old, &r()).unwrap();
-        assert!(new.contains(&format!("  image:\n    ref: {}\n  env:", r())), "{new}");
+        assert!(
+            new.contains(&format!("  image:\n    ref: {}\n  env:", r())),
+            "{new}"
+        );
         let old = "version: 1 # keep\nrepository:\n  path: /workspace/app";
         let new = set_image_ref(old, &r()).unwrap();
         assert_eq!(
@@ -303,7 +310,10 @@ mod tests {
         );
         // CRLF files stay CRLF.
         let new = set_image_ref("version: 1\r\nsandbox:\r\n  env: {}\r\n", &r()).unwrap();
-        assert!(new.contains(&format!("  image:\r\n    ref: {}\r\n", r())), "{new:?}");
+        assert!(
+            new.contains(&format!("  image:\r\n    ref: {}\r\n", r())),
+            "{new:?}"
+        );
     }
 
     #[test]

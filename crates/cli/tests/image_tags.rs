@@ -65,9 +65,21 @@ fn a_tag_resolves_to_the_registrys_digest_and_pins_into_the_policy() {
     let file = d.path().join("cleanroom.yaml");
     let before = POLICY.replace("TAGREF", &tagref);
     std::fs::write(&file, &before).unwrap();
-    let o = run_in(&s, d.path(), &["exec", "-n", "--", "/bin/cat", "/etc/os-release"]);
+    let o = run_in(
+        &s,
+        d.path(),
+        &["exec", "-n", "--", "/bin/cat", "/etc/os-release"],
+    );
     assert_code(&o, "policy_invalid");
-    let o = s.run(&["exec", "-n", "--image", &tagref, "--", "/bin/cat", "/etc/os-release"]);
+    let o = s.run(&[
+        "exec",
+        "-n",
+        "--image",
+        &tagref,
+        "--",
+        "/bin/cat",
+        "/etc/os-release",
+    ]);
     assert_code(&o, "policy_invalid");
     assert!(stderr(&o).contains("--pin"), "{}", stderr(&o));
 
@@ -82,7 +94,14 @@ fn a_tag_resolves_to_the_registrys_digest_and_pins_into_the_policy() {
     let o = run_in(
         &s,
         d.path(),
-        &["exec", "-n", "--", "/bin/sh", "-c", "cat /etc/os-release; echo $GREETING"],
+        &[
+            "exec",
+            "-n",
+            "--",
+            "/bin/sh",
+            "-c",
+            "cat /etc/os-release; echo $GREETING",
+        ],
     );
     assert_eq!(stdout(&o), "ID=first\nhi\n", "{}{}", stderr(&o), s.log());
 
@@ -90,7 +109,11 @@ fn a_tag_resolves_to_the_registrys_digest_and_pins_into_the_policy() {
     let second = reg.push_image("team/py", &[image_layer("second")]);
     let digest2 = digest_of(&second);
     assert_eq!(reg.tag("team/py", &digest2, "3.12"), digest2);
-    let o = run_in(&s, d.path(), &["exec", "-n", "--", "/bin/cat", "/etc/os-release"]);
+    let o = run_in(
+        &s,
+        d.path(),
+        &["exec", "-n", "--", "/bin/cat", "/etc/os-release"],
+    );
     assert_eq!(stdout(&o), "ID=first\n", "{}", stderr(&o));
     // ...until it is pinned again (`--policy FILE`), which picks up the new digest.
     let o = s.run(&[
@@ -111,7 +134,11 @@ fn a_tag_resolves_to_the_registrys_digest_and_pins_into_the_policy() {
         std::fs::read_to_string(&file).unwrap(),
         POLICY.replace("TAGREF", &format!("{tagref}@{digest2}"))
     );
-    let o = run_in(&s, d.path(), &["exec", "-n", "--", "/bin/cat", "/etc/os-release"]);
+    let o = run_in(
+        &s,
+        d.path(),
+        &["exec", "-n", "--", "/bin/cat", "/etc/os-release"],
+    );
     assert_eq!(stdout(&o), "ID=second\n", "{}", stderr(&o));
 
     // No policy file yet: --pin creates a minimal one.
@@ -120,7 +147,10 @@ fn a_tag_resolves_to_the_registrys_digest_and_pins_into_the_policy() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(
         std::fs::read_to_string(e.path().join("cleanroom.yaml")).unwrap(),
-        format!("version: 1\nsandbox:\n  image:\n    ref: {}/team/py@{digest}\n", reg.host())
+        format!(
+            "version: 1\nsandbox:\n  image:\n    ref: {}/team/py@{digest}\n",
+            reg.host()
+        )
     );
 }
 

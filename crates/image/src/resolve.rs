@@ -134,12 +134,12 @@ mod tests {
             AnyRef::Pinned(_)
         ));
         for bad in [
-            "python:3.12",           // no registry: refused, never an implicit default
-            "reg.example/app",       // no tag: no implicit latest
-            "127.0.0.1:5000/app",    // the colon is the port
-            "reg.example/app:.bad",  // tag grammar
-            "reg.example/app:a b",   // tag grammar
-            "reg.example/App:1",     // repository grammar
+            "python:3.12",          // no registry: refused, never an implicit default
+            "reg.example/app",      // no tag: no implicit latest
+            "127.0.0.1:5000/app",   // the colon is the port
+            "reg.example/app:.bad", // tag grammar
+            "reg.example/app:a b",  // tag grammar
+            "reg.example/App:1",    // repository grammar
             "reg.example/app:1@sha256:abc",
         ] {
             let e = AnyRef::parse(bad).unwrap_err();

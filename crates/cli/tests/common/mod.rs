@@ -350,7 +350,8 @@ pub mod oci {
 
     pub const REGISTRY_BIN: &str = "/usr/bin/docker-registry";
     pub const BUSYBOX: &str = "/bin/busybox";
-    const OCI_ACCEPT: &str = "application/vnd.oci.image.manifest.v1+json, application/vnd.oci.image.index.v1+json";
+    const OCI_ACCEPT: &str =
+        "application/vnd.oci.image.manifest.v1+json, application/vnd.oci.image.index.v1+json";
 
     pub fn sha256(data: &[u8]) -> String {
         let d = Sha256::digest(data);
@@ -558,11 +559,8 @@ pub mod oci {
             let (status, text) =
                 self.request("PUT", &format!("/v2/{repo}/manifests/{tag}"), &ctype, &body);
             assert_eq!(status, 201, "tag push: {text}");
-            let (status, text) = self.request_accept(
-                "HEAD",
-                &format!("/v2/{repo}/manifests/{tag}"),
-                OCI_ACCEPT,
-            );
+            let (status, text) =
+                self.request_accept("HEAD", &format!("/v2/{repo}/manifests/{tag}"), OCI_ACCEPT);
             assert_eq!(status, 200, "tag head: {text}");
             text.lines()
                 .find_map(|l| l.strip_prefix("Docker-Content-Digest: "))
@@ -573,8 +571,11 @@ pub mod oci {
 
         /// A manifest's media type and exact bytes.
         fn get_manifest(&self, repo: &str, reference: &str) -> (String, Vec<u8>) {
-            let (status, text) =
-                self.request_accept("GET", &format!("/v2/{repo}/manifests/{reference}"), OCI_ACCEPT);
+            let (status, text) = self.request_accept(
+                "GET",
+                &format!("/v2/{repo}/manifests/{reference}"),
+                OCI_ACCEPT,
+            );
             assert_eq!(status, 200, "manifest get: {text}");
             let (head, body) = text.split_once("\r\n\r\n").expect("http response");
             let ctype = head
