@@ -16,22 +16,33 @@ Measures, in the same run and on the same machine:
   * HTTPS with secret injection (the gateway terminates TLS with the sandbox CA, writes the
     secret into the header, redacts the response, and speaks verified TLS upstream) next to
     the same HTTPS request made on the host: latency and 64 MiB download throughput.
-Progress goes to stderr. BENCH_BINARY=path skips the release build and uses that binary;
-BENCH_ONLY=gateway only the egress gateway rows (HTTP, HTTPS with secret injection).
-BENCH_ONLY=approvals only the egress approval / learn mode rows (bench/approvals.py).
-BENCH_ONLY=registries only first vs cached `npm ci` through the registry mediation
-(bench/registries.py).
-BENCH_ONLY=api measures only the exec-in-existing-sandbox rows (unix vs TCP) and the
-in-process API exec round trip (bench/api.py).
-BENCH_ONLY=snapshots the API rows plus snapshot/restore/fork/pause rows (bench/snapshots.py).
-BENCH_ONLY=console only the console's keystroke echo rows (bench/console.py).
-BENCH_ONLY=files only the files API rows (bench/files.py).
-BENCH_ONLY=sdk only the SDK round trips (bench/sdk.py).
-BENCH_ONLY=memory only host memory per idle sandbox, whole and broken down (bench/memory.py).
-BENCH_ONLY=scale only BENCH_SCALE_N (default 5000) idle sandboxes on one server: latency, threads,
-descriptors and memory with them, teardown and leftovers (bench/scale.py).
+Progress goes to stderr. BENCH_BINARY=path skips the release build and uses that binary.
+BENCH_RUNS=N (default 200) samples per latency series.
+
+Rows come in groups; BENCH_ONLY=group[,group...] runs only those (a full run: every group but
+scale and memory):
+  sdk         the SDK round trips (bench/sdk.py)
+  api         exec-in-existing-sandbox (unix vs TCP) and the in-process API round trip (bench/api.py)
+  exec        exec vs bwrap, create->READY, exec in an existing sandbox
+  stream      stdout throughput (BENCH_BYTES, default 1 GiB)
+  gateway     the egress gateway rows (HTTP, HTTPS with secret injection)
+  approvals   egress approval / learn mode rows (bench/approvals.py)
+  registries  first vs cached `npm ci` through the registry mediation (bench/registries.py)
+  snapshots   snapshot/restore/fork/pause rows, plus the api rows (bench/snapshots.py)
+  console     the console's keystroke echo (bench/console.py)
+  files       the files API rows (bench/files.py)
+  pools       warm pools, attestation (bench/pools.py)
+  scale       BENCH_SCALE_N (default 5000) idle sandboxes on one server (bench/scale.py)
+  memory      host memory per idle sandbox, whole and broken down (bench/memory.py)
+
+A row that cannot run does not lose the others: it becomes {"error": "..."} in the JSON, its
+name is listed in "failed", the JSON is printed anyway and the exit status is 1 (0 when every
+row ran; a row reporting {"skipped": ...} is not a failure). bench/rows.py; its self-test is
+crates/cli/tests/bench.rs.
+
 A run refuses to start while another server's sandboxes are alive on the host
-(BENCH_ALLOW_BUSY_HOST=1 measures anyway, with a warning).
+(BENCH_ALLOW_BUSY_HOST=1 measures anyway, with a warning); an idle server (its zygote) is not
+counted.
 """
 import hashlib, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
@@ -44,6 +55,7 @@ import snapshots  # noqa: E402  snapshot / restore / fork / pause (BENCH_ONLY=sn
 from console import console_bench  # noqa: E402  keystroke echo (BENCH_ONLY=console)
 from files import files_bench  # noqa: E402  upload/download rows (BENCH_ONLY=files)
 from pools import pools_bench  # noqa: E402  warm pools, attestation, scale (BENCH_ONLY=pools)
+from rows import Rows, live_sandboxes  # noqa: E402  row failures -> {"error"}, the busy-host check
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS = int(os.environ.get("BENCH_RUNS", "200"))
@@ -245,49 +257,146 @@ def exec_existing(binary, env, label):
     return r
 
 
-def live_sandbox_processes():
-    """Sandbox processes (zygotes, shims, pid 1s: `cleanroom-init __sandbox-init`) alive on
-    the host right now, of any server."""
-    n = 0
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                n += f.read().startswith(b"cleanroom-init\0__sandbox-init")
-        except OSError:
-            pass
-    return n
+GROUPS = ["sdk", "api", "exec", "stream", "gateway", "approvals", "registries", "snapshots", "console",
+          "files", "pools", "scale", "memory"]
+# Groups that start servers of their own (run.py's servers are not needed for them alone).
+STANDALONE = {"registries", "pools", "scale", "memory"}
+ONLY = {g for g in os.environ.get("BENCH_ONLY", "").split(",") if g}
+
+
+def want(group):
+    if not ONLY:
+        return group not in ("scale", "memory")  # those run only when named
+    return group in ONLY or (group == "api" and "snapshots" in ONLY)  # snapshots: API rows too
 
 
 def refuse_a_busy_host():
     """Another server's live sandboxes skew every row (CPU, the kernel's per-host walks,
     host-wide id blocks, memory cgroup costs): a run that started among them measured
-    create->READY 3x too slow. Refuse to start unless BENCH_ALLOW_BUSY_HOST=1."""
-    n = live_sandbox_processes()
+    create->READY 3x too slow. Refuse to start unless BENCH_ALLOW_BUSY_HOST=1. Idle servers
+    (the system server's zygote) do not count: bench/rows.py, live_sandboxes."""
+    n = live_sandboxes()
     if n and os.environ.get("BENCH_ALLOW_BUSY_HOST") != "1":
-        raise SystemExit(f"bench: {n} sandbox processes of other servers are alive on this host; "
+        raise SystemExit(f"bench: {n} sandboxes of other servers are alive on this host; "
                          "stop those servers (or set BENCH_ALLOW_BUSY_HOST=1 to measure anyway)")
     if n:
-        print(f"bench: warning: measuring with {n} other sandbox processes alive", file=sys.stderr)
+        print(f"bench: warning: measuring with {n} other sandboxes alive", file=sys.stderr)
+
+
+def stdout_throughput(binary, env, tmp):
+    print(f"bench: streaming {BYTES} bytes", file=sys.stderr)
+    raw = []
+    to_file = []
+    via = []
+    sink = os.path.join(tmp, "pipe-sink")
+    for _ in range(3):
+        raw.append(timed(["sh", "-c", f"head -c {BYTES} /dev/zero | cat > /dev/null"]))
+        # Same bytes through a pipe into a file on the state dir's filesystem: what the
+        # durable execution log costs at minimum.
+        to_file.append(timed(["sh", "-c", f"head -c {BYTES} /dev/zero | cat > {sink}; rm -f {sink}"]))
+        via.append(timed([binary, "exec", "-n", "--", "head", "-c", str(BYTES), "/dev/zero"], env))
+    mib = BYTES / (1 << 20)
+    return {
+        "bytes": BYTES,
+        "cleanroom_exec_mib_s": round(mib / statistics.median(via), 1),
+        "raw_pipe_mib_s": round(mib / statistics.median(raw), 1),
+        "pipe_to_file_mib_s": round(mib / statistics.median(to_file), 1),
+        "ratio_vs_raw_pipe": round(statistics.median(raw) / statistics.median(via), 3),
+        "ratio_vs_pipe_to_file": round(statistics.median(to_file) / statistics.median(via), 3),
+    }
+
+
+def exec_rows(rows, binary, env):
+    """exec vs bwrap, create->READY, then reuse: exec in an existing sandbox."""
+    rows.measure("exec_true", series, "cleanroom exec -- true", [binary, "exec", "-n", "--", "true"], env)
+    rows.measure("bwrap_true", series, "bwrap --unshare-all true", BWRAP)
+    if rows.ok("exec_true", "bwrap_true"):
+        rows.result["exec_true_vs_bwrap_p50_ratio"] = round(
+            rows.result["exec_true"]["p50_ms"] / rows.result["bwrap_true"]["p50_ms"], 2)
+    ids = []
+
+    def create_ready():
+        create = []
+        for _ in range(min(RUNS, 50)):
+            t = time.perf_counter()
+            out = subprocess.run([binary, "sandbox", "create"], env=env, check=True, capture_output=True).stdout
+            create.append((time.perf_counter() - t) * 1000)
+            ids.append(out.decode().strip())
+        return {"runs": len(create), "p50_ms": round(pct(create, 50), 3), "p99_ms": round(pct(create, 99), 3)}
+
+    def in_existing():
+        if not ids:
+            raise SystemExit("bench: no sandbox (sandbox_create_ready failed)")
+        return series("cleanroom exec --in ID -- true", [binary, "exec", "-n", "--in", ids[0], "--", "true"], env)
+
+    rows.measure("sandbox_create_ready", create_ready)
+    rows.measure("exec_true_in_existing_sandbox", in_existing)
+    if ids:
+        subprocess.run([binary, "sandbox", "rm", *ids], env=env, stdout=subprocess.DEVNULL)
+
+
+def api_exec_in_existing_sandbox(binary, env, tcp_env):
+    """The API's own round trip: unix socket vs authenticated TCP (TCP_NODELAY on both ends)."""
+    unix_row = exec_existing(binary, env, "unix socket")
+    tcp_row = exec_existing(binary, tcp_env, "tcp")
+    return {"unix": unix_row, "tcp": tcp_row,
+            "tcp_minus_unix_p50_ms": round(tcp_row["p50_ms"] - unix_row["p50_ms"], 3)}
+
+
+def server_rows(rows, binary, env, tcp_env, tmp, web_port, tls_port, ca):
+    """Every selected row that uses run.py's servers (and, in a full run, the others in their
+    place in the order)."""
+    if want("sdk"):
+        rows.measure("sdk_exec_round_trip", __import__("sdk").sdk_rows, RUNS, env, tcp_env)
+    if want("api"):
+        rows.measure("api_exec_in_existing_sandbox", api_exec_in_existing_sandbox, binary, env, tcp_env)
+        rows.measure("api_exec_round_trip", api.api_rows, env["CLEANROOM_HOST"], tcp_env["CLEANROOM_HOST"],
+                     tcp_env["CLEANROOM_TOKEN"], RUNS)
+    if want("exec"):
+        exec_rows(rows, binary, env)
+    if want("stream"):
+        rows.measure("stdout_throughput", stdout_throughput, binary, env, tmp)
+    if want("gateway"):
+        rows.measure("egress_http", egress_bench, binary, env, tmp, web_port)
+        rows.measure("egress_https_secret_injection", secret_bench, binary, env, tmp, tls_port, ca)
+    if want("approvals"):
+        rows.measure("egress_approvals", approvals_bench.run, binary, env, tmp, web_port)
+    if want("registries"):
+        rows.measure("registries", registries.run, binary)
+    if want("snapshots"):
+        rows.measure("snapshots", snapshots.run, binary, env, os.path.join(tmp, "state"), min(RUNS, 20))
+    if want("console"):
+        rows.measure("console", console_bench, binary, env)
+    if want("files"):
+        rows.measure("files", files_bench, binary, env, tmp)
+    standalone_rows(rows, binary, skip_registries=True)
+
+
+def standalone_rows(rows, binary, skip_registries=False):
+    if want("registries") and not skip_registries:
+        rows.measure("registries", registries.run, binary)
+    if want("pools"):
+        rows.measure("pools", pools_bench, binary, BWRAP)
+    if want("scale"):  # many idle sandboxes on one server (bench/scale.py)
+        rows.measure("scale", __import__("scale").scale_bench, binary)
+    if want("memory"):  # host memory per idle sandbox (bench/memory.py)
+        rows.measure("memory", __import__("memory").memory_bench, binary)
 
 
 def main():
+    unknown = ONLY - set(GROUPS)
+    if unknown:
+        raise SystemExit(f"bench: unknown BENCH_ONLY {sorted(unknown)}; groups: {', '.join(GROUPS)}")
     refuse_a_busy_host()
     binary = os.environ.get("BENCH_BINARY")
     if not binary:
         subprocess.run(["cargo", "build", "--release", "--locked", "-p", "cleanroom-cli"], cwd=ROOT, check=True,
                        stdout=sys.stderr)
         binary = os.path.join(ROOT, "target/x86_64-unknown-linux-gnu/release/cleanroom")
-    only_api = os.environ.get("BENCH_ONLY") == "api"
-    if os.environ.get("BENCH_ONLY") == "registries":  # bench/registries.py: first vs cached npm ci
-        print(json.dumps({"registries": registries.run(binary)}, indent=2))
-        return
-    if os.environ.get("BENCH_ONLY") == "scale":  # many idle sandboxes on one server (bench/scale.py)
-        return print(json.dumps({"scale": __import__("scale").scale_bench(binary)}, indent=2))
-    if os.environ.get("BENCH_ONLY") == "memory":  # host memory per idle sandbox (bench/memory.py)
-        return print(json.dumps({"memory": __import__("memory").memory_bench(binary)}, indent=2))
-    if os.environ.get("BENCH_ONLY") == "pools":  # warm pools, attestation, scale (bench/pools.py)
-        print(json.dumps({"machine": {"cpus": os.cpu_count(), "kernel": os.uname().release},
-                          "pools": pools_bench(binary, BWRAP)}, indent=2)); return
+    rows = Rows({"machine": {"cpus": os.cpu_count(), "kernel": os.uname().release}})
+    if ONLY and ONLY <= STANDALONE:
+        standalone_rows(rows, binary)
+        sys.exit(rows.finish())
     tmp = tempfile.mkdtemp(prefix="cleanroom-bench-")
     sock = os.path.join(tmp, "s.sock")
     web_port = free_port()
@@ -311,84 +420,7 @@ def main():
             except OSError:
                 time.sleep(0.05)
         env = dict(os.environ, CLEANROOM_HOST="unix://" + sock)
-        result = {"machine": {"cpus": os.cpu_count(), "kernel": os.uname().release}}
-        if os.environ.get("BENCH_ONLY") == "gateway":  # the egress gateway rows only
-            result["egress_http"] = egress_bench(binary, env, tmp, web_port)
-            result["egress_https_secret_injection"] = secret_bench(binary, env, tmp, tls_port, ca)
-            return print(json.dumps(result, indent=2))
-        if os.environ.get("BENCH_ONLY") == "approvals":
-            print(json.dumps({"egress_approvals": approvals_bench.run(binary, env, tmp, web_port)}, indent=2))
-            return
-        if os.environ.get("BENCH_ONLY") == "console":  # bench/console.py
-            return print(json.dumps(dict(result, console=console_bench(binary, env)), indent=2))
-        if os.environ.get("BENCH_ONLY") == "files":
-            return print(json.dumps(dict(result, files=files_bench(binary, env, tmp)), indent=2))
-        if __import__("sdk").hook(result, RUNS, env, tcp_env):  # bench/sdk.py, BENCH_ONLY=sdk
-            return
-        # The API's own round trip: unix socket vs authenticated TCP (TCP_NODELAY on both ends).
-        unix_row = exec_existing(binary, env, "unix socket")
-        tcp_row = exec_existing(binary, tcp_env, "tcp")
-        result["api_exec_in_existing_sandbox"] = {
-            "unix": unix_row, "tcp": tcp_row,
-            "tcp_minus_unix_p50_ms": round(tcp_row["p50_ms"] - unix_row["p50_ms"], 3)}
-        result["api_exec_round_trip"] = api.api_rows(env["CLEANROOM_HOST"], tcp_env["CLEANROOM_HOST"],
-                                                     tcp_env["CLEANROOM_TOKEN"], RUNS)
-        if only_api:
-            print(json.dumps(result, indent=2))
-            return
-        if os.environ.get("BENCH_ONLY") == "snapshots":  # bench/snapshots.py
-            result["snapshots"] = snapshots.run(binary, env, os.path.join(tmp, "state"), min(RUNS, 20))
-            print(json.dumps(result, indent=2))
-            return
-
-        result["exec_true"] = series("cleanroom exec -- true", [binary, "exec", "-n", "--", "true"], env)
-        bwrap = BWRAP
-        result["bwrap_true"] = series("bwrap --unshare-all true", bwrap)
-        result["exec_true_vs_bwrap_p50_ratio"] = round(result["exec_true"]["p50_ms"] / result["bwrap_true"]["p50_ms"], 2)
-
-        # create -> READY, then reuse: exec in an existing sandbox.
-        create = []
-        ids = []
-        for _ in range(min(RUNS, 50)):
-            t = time.perf_counter()
-            out = subprocess.run([binary, "sandbox", "create"], env=env, check=True, capture_output=True).stdout
-            create.append((time.perf_counter() - t) * 1000)
-            ids.append(out.decode().strip())
-        result["sandbox_create_ready"] = {"runs": len(create), "p50_ms": round(pct(create, 50), 3),
-                                          "p99_ms": round(pct(create, 99), 3)}
-        result["exec_true_in_existing_sandbox"] = series("cleanroom exec --in ID -- true",
-                                                         [binary, "exec", "-n", "--in", ids[0], "--", "true"], env)
-        subprocess.run([binary, "sandbox", "rm", *ids], env=env, check=True, stdout=subprocess.DEVNULL)
-
-        print(f"bench: streaming {BYTES} bytes", file=sys.stderr)
-        raw = []
-        to_file = []
-        via = []
-        sink = os.path.join(tmp, "pipe-sink")
-        for _ in range(3):
-            raw.append(timed(["sh", "-c", f"head -c {BYTES} /dev/zero | cat > /dev/null"]))
-            # Same bytes through a pipe into a file on the state dir's filesystem: what the
-            # durable execution log costs at minimum.
-            to_file.append(timed(["sh", "-c", f"head -c {BYTES} /dev/zero | cat > {sink}; rm -f {sink}"]))
-            via.append(timed([binary, "exec", "-n", "--", "head", "-c", str(BYTES), "/dev/zero"], env))
-        mib = BYTES / (1 << 20)
-        result["stdout_throughput"] = {
-            "bytes": BYTES,
-            "cleanroom_exec_mib_s": round(mib / statistics.median(via), 1),
-            "raw_pipe_mib_s": round(mib / statistics.median(raw), 1),
-            "pipe_to_file_mib_s": round(mib / statistics.median(to_file), 1),
-            "ratio_vs_raw_pipe": round(statistics.median(raw) / statistics.median(via), 3),
-            "ratio_vs_pipe_to_file": round(statistics.median(to_file) / statistics.median(via), 3),
-        }
-        result["egress_http"] = egress_bench(binary, env, tmp, web_port)
-        result["egress_https_secret_injection"] = secret_bench(binary, env, tmp, tls_port, ca)
-        result["egress_approvals"] = approvals_bench.run(binary, env, tmp, web_port)
-        result["registries"] = registries.run(binary)
-        result["snapshots"] = snapshots.run(binary, env, os.path.join(tmp, "state"), min(RUNS, 20))
-        result["console"] = console_bench(binary, env)
-        result["files"] = files_bench(binary, env, tmp)
-        result["pools"] = pools_bench(binary, BWRAP)
-        print(json.dumps(result, indent=2))
+        server_rows(rows, binary, env, tcp_env, tmp, web_port, tls_port, ca)
     finally:
         tcp.send_signal(signal.SIGTERM)
         web.kill()
@@ -403,6 +435,7 @@ def main():
         except subprocess.TimeoutExpired:
             tcp.kill()
         shutil.rmtree(tmp, ignore_errors=True)
+    sys.exit(rows.finish())
 
 
 if __name__ == "__main__":

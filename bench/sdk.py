@@ -50,15 +50,3 @@ def sdk_rows(runs, env_unix, env_tcp):
     rows["python_sdk_vs_raw_stubs_p50_ratio"] = round(rows["python_sdk_unix"]["p50_ms"] / ref, 3)
     rows["typescript_sdk_vs_python_raw_stubs_p50_ratio"] = round(rows["typescript_sdk_unix"]["p50_ms"] / ref, 3)
     return rows
-
-
-def hook(result, runs, env_unix, env_tcp):
-    """Called by bench/run.py once its servers are up; True when BENCH_ONLY=sdk (done)."""
-    only = os.environ.get("BENCH_ONLY")
-    if only not in (None, "", "sdk"):
-        return False
-    result["sdk_exec_round_trip"] = sdk_rows(runs, env_unix, env_tcp)
-    if only == "sdk":
-        print(json.dumps(result, indent=2))
-        return True
-    return False

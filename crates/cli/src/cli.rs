@@ -247,10 +247,23 @@ pub struct QuotaArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ImageCommand {
-    /// Pull, verify and unpack an image pinned by digest (registry/repo@sha256:...)
+    /// Pull, verify and unpack an image: pinned by digest (host/repo@sha256:...), or a tag
+    /// (host/repo:TAG), which the server resolves once to the digest its registry serves
+    /// now; prints that pinned reference. Sandboxes only ever use digests: `--pin` writes
+    /// the reference into the policy as `sandbox.image.ref`.
     Pull {
         #[arg(value_name = "REF")]
         reference: String,
+        /// Write the pinned reference into the policy file as sandbox.image.ref (an edit of
+        /// that line only; the rest of the file, comments included, is kept)
+        #[arg(long)]
+        pin: bool,
+        /// Policy file --pin edits [default: ./cleanroom.yaml, created if absent]
+        #[arg(long, value_name = "FILE", requires = "pin")]
+        policy: Option<PathBuf>,
+        /// Print JSON: {"reference", "digest", "pinned"} (pinned: the file written, or null)
+        #[arg(long)]
+        json: bool,
     },
     /// List cached images
     Ls {

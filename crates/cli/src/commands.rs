@@ -2,7 +2,7 @@
 //! `execution`, `policy`). `exec` lives in [`crate::exec`], `serve` in
 //! [`crate::serve`]. Each is a thin client of the server.
 
-use crate::cli::{Cli, Command, ExecutionCommand, ImageCommand, PolicyCommand, SandboxCommand};
+use crate::cli::{Cli, Command, ExecutionCommand, PolicyCommand, SandboxCommand};
 use crate::lazy::Lazy;
 use crate::render::{self, EXIT_CLEANROOM_ERROR};
 use crate::request::{limits_msg, read_policy};
@@ -12,6 +12,7 @@ use cleanroom_client::ErrorCode;
 use cleanroom_client::{ApiError, Client};
 use std::io::Write;
 
+mod images;
 pub(crate) mod labels;
 
 pub async fn run(mut cli: Cli) -> i32 {
@@ -68,7 +69,7 @@ pub async fn run(mut cli: Cli) -> i32 {
                     crate::logs::run(&ep, a).await
                 }
                 Command::Execution(Lazy(cmd)) => report(execution(&ep, cmd).await),
-                Command::Image(Lazy(cmd)) => report(image(&ep, cmd).await),
+                Command::Image(Lazy(cmd)) => report(images::run(&ep, cmd).await),
                 Command::Snapshot(Lazy(cmd)) => crate::snapshots::run(&ep, cmd).await,
                 Command::Cp(Lazy(args)) => crate::cp::run(&ep, args).await,
                 Command::Pool(Lazy(cmd)) => report(crate::pools::run(&ep, cmd).await),
@@ -261,57 +262,6 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
         SandboxCommand::Timeout(_) => unreachable!("dispatched in run()"),
         SandboxCommand::Attest { sandbox_id, out } => {
             return crate::attest::sandbox_attest(ep, sandbox_id, out).await;
-        }
-    }
-    Ok(0)
-}
-
-async fn image(ep: &Target, cmd: ImageCommand) -> Result<i32, ApiError> {
-    let client = Client::connect_target(ep).await?;
-    match cmd {
-        ImageCommand::Pull { reference } => {
-            let resp = client
-                .images
-                .pull_image(PullImageRequest {
-                    image_ref: reference,
-                    ..Default::default()
-                })
-                .await?
-                .into_owned();
-            let i = resp.image.as_option().cloned().unwrap_or_default();
-            println!("{}", i.digest);
-        }
-        ImageCommand::Ls { json } => {
-            let resp = client
-                .images
-                .list_images(ListImagesRequest::default())
-                .await?
-                .into_owned();
-            if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&resp.images).unwrap_or_default()
-                );
-            } else {
-                print!("{}", render::image_table(&resp.images));
-            }
-        }
-        ImageCommand::Rm { digests } => {
-            let mut failed = false;
-            for digest in digests {
-                let req = RemoveImageRequest {
-                    digest: digest.clone(),
-                    ..Default::default()
-                };
-                match client.images.remove_image(req).await {
-                    Ok(_) => println!("{digest}"),
-                    Err(e) => {
-                        render::error(&e.into(), None);
-                        failed = true;
-                    }
-                }
-            }
-            return Ok(if failed { EXIT_CLEANROOM_ERROR } else { 0 });
         }
     }
     Ok(0)

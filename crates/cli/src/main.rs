@@ -18,6 +18,7 @@ mod lifetime;
 mod lockfiles;
 mod logs;
 mod nss;
+mod pin;
 mod pools;
 mod render;
 mod request;

@@ -47,7 +47,8 @@ pub fn apply_output(cli: &mut Cli) {
         Command::Sandbox(Lazy(SandboxCommand::Ls { json, .. }))
         | Command::Sandbox(Lazy(SandboxCommand::Inspect { json, .. }))
         | Command::Execution(Lazy(ExecutionCommand::Inspect { json, .. }))
-        | Command::Image(Lazy(ImageCommand::Ls { json, .. })) => *json = true,
+        | Command::Image(Lazy(ImageCommand::Ls { json, .. }))
+        | Command::Image(Lazy(ImageCommand::Pull { json, .. })) => *json = true,
         Command::Inspect(Lazy(a)) => a.json = true,
         Command::Status(Lazy(a)) => a.json = true,
         Command::Cp(Lazy(a)) => a.json = true,

@@ -17,6 +17,7 @@
 //! pull leaves nothing in the cache. Pulls of the same digest are serialized per digest.
 
 pub mod pull;
+pub mod resolve;
 pub mod unpack;
 
 use cleanroom_vocab::reference::{split_pinned, PinError};
@@ -86,7 +87,7 @@ impl PinnedRef {
         let (name, hex) = split_pinned(s).map_err(|e| {
             ImageError::InvalidReference(match e {
                 PinError::NotPinned => format!(
-                    "image {s:?} must be pinned by digest (registry/repo@sha256:<64 hex>); tags are mutable"
+                    "image {s:?} must be pinned by digest (registry/repo@sha256:<64 hex>); tags are mutable (`cleanroom image pull host/repo:TAG --pin` resolves a tag once and writes the digest into cleanroom.yaml)"
                 ),
                 PinError::BadDigest => {
                     format!("image {s:?}: digest must be sha256 with 64 lowercase hex digits")
@@ -101,28 +102,10 @@ impl PinnedRef {
                 n
             }
         });
-        let (registry, repository) = name.split_once('/').ok_or_else(|| {
-            ImageError::InvalidReference(format!(
-                "image {s:?} must name its registry (host[:port]/repository@sha256:...)"
-            ))
-        })?;
-        let registry_ok =
-            registry.contains('.') || registry.contains(':') || registry == "localhost";
-        let repo_ok = !repository.is_empty()
-            && repository.split('/').all(|c| {
-                !c.is_empty()
-                    && c.bytes().all(|b| {
-                        b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b)
-                    })
-            });
-        if !registry_ok || !repo_ok || registry.contains(['@', ' ']) {
-            return Err(ImageError::InvalidReference(format!(
-                "image {s:?} is not host[:port]/repository@sha256:<hex>"
-            )));
-        }
+        let (registry, repository) = split_name(name, s)?;
         Ok(PinnedRef {
-            registry: registry.to_string(),
-            repository: repository.to_string(),
+            registry,
+            repository,
             digest: format!("sha256:{hex}"),
         })
     }
@@ -130,6 +113,31 @@ impl PinnedRef {
     pub fn hex(&self) -> &str {
         self.digest.trim_start_matches("sha256:")
     }
+}
+
+/// Split `host[:port]/repository` (no tag, no digest) and check both parts; `whole` is the
+/// reference as the caller wrote it, for messages. Shared by pinned and tagged references
+/// so both name images by the same rules.
+pub(crate) fn split_name(name: &str, whole: &str) -> Result<(String, String), ImageError> {
+    let s = whole;
+    let (registry, repository) = name.split_once('/').ok_or_else(|| {
+        ImageError::InvalidReference(format!(
+            "image {s:?} must name its registry (host[:port]/repository@sha256:... or host[:port]/repository:TAG)"
+        ))
+    })?;
+    let registry_ok = registry.contains('.') || registry.contains(':') || registry == "localhost";
+    let repo_ok = !repository.is_empty()
+        && repository.split('/').all(|c| {
+            !c.is_empty()
+                && c.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b))
+        });
+    if !registry_ok || !repo_ok || registry.contains(['@', ' ']) {
+        return Err(ImageError::InvalidReference(format!(
+            "image {s:?} is not host[:port]/repository@sha256:<hex>"
+        )));
+    }
+    Ok((registry.to_string(), repository.to_string()))
 }
 
 impl std::fmt::Display for PinnedRef {
@@ -322,6 +330,11 @@ impl ImageStore {
         std::fs::rename(&dir, &trash).map_err(|e| io(format!("remove {}", dir.display()), e))?;
         std::fs::remove_dir_all(&trash).map_err(|e| io("remove image", e))?;
         Ok(rec)
+    }
+
+    /// The digest a tag names right now at its registry (see [`resolve`]); caches nothing.
+    pub async fn resolve(&self, reference: &str) -> Result<resolve::Resolved, ImageError> {
+        resolve::resolve(&self.registry, reference).await
     }
 
     /// Make sure the image `reference` names is cached; pull, verify and unpack it if not.

@@ -141,7 +141,7 @@ fn valid_digest(d: &str) -> Result<(), ImageError> {
 }
 
 /// Map client errors onto our stable codes.
-fn map_err(what: &str, e: OciDistributionError) -> ImageError {
+pub(crate) fn map_err(what: &str, e: OciDistributionError) -> ImageError {
     use OciDistributionError as E;
     match e {
         E::DigestError(DigestError::VerificationError { expected, actual }) => {
@@ -195,6 +195,29 @@ fn ensure_crypto_provider() {
     });
 }
 
+/// Every manifest kind a reference may name (an index is resolved to linux/amd64 later).
+pub(crate) const ACCEPTED: [&str; 4] = [OCI_MANIFEST, DOCKER_MANIFEST, OCI_INDEX, DOCKER_LIST];
+
+/// A registry client with the server's transport settings (plain HTTP only for the
+/// configured insecure registries).
+pub(crate) fn client(cfg: &RegistryConfig) -> Client {
+    ensure_crypto_provider();
+    Client::new(ClientConfig {
+        protocol: ClientProtocol::HttpsExcept(cfg.insecure.clone()),
+        // We resolve indexes ourselves (below) so the chosen manifest's digest is verified.
+        platform_resolver: None,
+        ..Default::default()
+    })
+}
+
+/// The server's credentials for `registry`, else anonymous.
+pub(crate) fn auth(cfg: &RegistryConfig, registry: &str) -> RegistryAuth {
+    match cfg.credentials.get(registry) {
+        Some(c) => RegistryAuth::Basic(c.username.clone(), c.password.clone()),
+        None => RegistryAuth::Anonymous,
+    }
+}
+
 /// Pull `pinned` into `blobs/`: manifest (resolving an index to linux/amd64), config and
 /// layers, each verified.
 /// Downloaded bytes (config + layers, compressed) are capped at `max_bytes`: a layer whose
@@ -206,18 +229,9 @@ pub async fn pull(
     blobs: &Path,
     max_bytes: u64,
 ) -> Result<Pulled, ImageError> {
-    ensure_crypto_provider();
-    let client = Client::new(ClientConfig {
-        protocol: ClientProtocol::HttpsExcept(cfg.insecure.clone()),
-        // We resolve indexes ourselves (below) so the chosen manifest's digest is verified.
-        platform_resolver: None,
-        ..Default::default()
-    });
-    let auth = match cfg.credentials.get(&pinned.registry) {
-        Some(c) => RegistryAuth::Basic(c.username.clone(), c.password.clone()),
-        None => RegistryAuth::Anonymous,
-    };
-    let accepted = [OCI_MANIFEST, DOCKER_MANIFEST, OCI_INDEX, DOCKER_LIST];
+    let client = client(cfg);
+    let auth = auth(cfg, &pinned.registry);
+    let accepted = ACCEPTED;
     let reference = Reference::with_digest(
         pinned.registry.clone(),
         pinned.repository.clone(),
@@ -339,6 +353,11 @@ fn parse_manifest(body: &[u8]) -> Result<Manifest, ImageError> {
         return Err(ImageError::Unsupported("manifest larger than 4 MiB".into()));
     }
     serde_json::from_slice(body).map_err(|e| ImageError::Unsupported(format!("manifest: {e}")))
+}
+
+/// Refuse a body that is not a manifest or index we could pull (size, JSON shape).
+pub(crate) fn check_manifest(body: &[u8]) -> Result<(), ImageError> {
+    parse_manifest(body).map(drop)
 }
 
 /// Download one blob to `path` and verify its digest; on mismatch the file is removed.

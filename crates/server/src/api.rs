@@ -302,6 +302,25 @@ impl ImageService for Api {
         })
     }
 
+    async fn resolve_image(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, ResolveImageRequest>,
+    ) -> ServiceResult<ResolveImageResponse> {
+        who(&ctx)?;
+        let req = request.to_owned_message();
+        let r = self
+            .engine
+            .resolve_image(&req.image_ref)
+            .await
+            .map_err(to_connect)?;
+        Response::ok(ResolveImageResponse {
+            reference: r.reference,
+            digest: r.digest,
+            ..Default::default()
+        })
+    }
+
     async fn list_images(
         &self,
         ctx: RequestContext,

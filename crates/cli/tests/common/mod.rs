@@ -350,6 +350,8 @@ pub mod oci {
 
     pub const REGISTRY_BIN: &str = "/usr/bin/docker-registry";
     pub const BUSYBOX: &str = "/bin/busybox";
+    const OCI_ACCEPT: &str =
+        "application/vnd.oci.image.manifest.v1+json, application/vnd.oci.image.index.v1+json";
 
     pub fn sha256(data: &[u8]) -> String {
         let d = Sha256::digest(data);
@@ -547,6 +549,61 @@ pub mod oci {
             );
             assert_eq!(status, 201, "index push: {text}");
             format!("{}/{repo}@{d}", self.host())
+        }
+
+        /// Point tag `tag` of `repo` at the manifest (or index) `digest` already pushed: its
+        /// exact bytes are fetched and PUT again under the tag, as `docker tag && push` does.
+        /// Returns the digest the registry now reports for the tag (`Docker-Content-Digest`).
+        pub fn tag(&self, repo: &str, digest: &str, tag: &str) -> String {
+            let (ctype, body) = self.get_manifest(repo, digest);
+            let (status, text) =
+                self.request("PUT", &format!("/v2/{repo}/manifests/{tag}"), &ctype, &body);
+            assert_eq!(status, 201, "tag push: {text}");
+            let (status, text) =
+                self.request_accept("HEAD", &format!("/v2/{repo}/manifests/{tag}"), OCI_ACCEPT);
+            assert_eq!(status, 200, "tag head: {text}");
+            text.lines()
+                .find_map(|l| l.strip_prefix("Docker-Content-Digest: "))
+                .expect("Docker-Content-Digest")
+                .trim()
+                .to_string()
+        }
+
+        /// A manifest's media type and exact bytes.
+        fn get_manifest(&self, repo: &str, reference: &str) -> (String, Vec<u8>) {
+            let (status, text) = self.request_accept(
+                "GET",
+                &format!("/v2/{repo}/manifests/{reference}"),
+                OCI_ACCEPT,
+            );
+            assert_eq!(status, 200, "manifest get: {text}");
+            let (head, body) = text.split_once("\r\n\r\n").expect("http response");
+            let ctype = head
+                .lines()
+                .find_map(|l| l.strip_prefix("Content-Type: "))
+                .expect("Content-Type")
+                .trim()
+                .to_string();
+            (ctype, body.as_bytes().to_vec())
+        }
+
+        /// A body-less request with an `Accept` header.
+        fn request_accept(&self, method: &str, path: &str, accept: &str) -> (u16, String) {
+            let mut s = TcpStream::connect(("127.0.0.1", self.port)).expect("registry");
+            let head = format!(
+                "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAccept: {accept}\r\n\r\n",
+                self.host()
+            );
+            s.write_all(head.as_bytes()).unwrap();
+            let mut resp = Vec::new();
+            let _ = s.read_to_end(&mut resp);
+            let text = String::from_utf8_lossy(&resp).into_owned();
+            let status = text
+                .split_whitespace()
+                .nth(1)
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(0);
+            (status, text)
         }
 
         /// Path of a blob's bytes in the registry's filesystem storage (to tamper with it).

@@ -272,6 +272,14 @@ impl Engine {
         Ok(self.image_store()?.ensure(&pinned.to_string()).await?)
     }
 
+    /// Resolve a tag to its current digest (for pinning; nothing is pulled or cached).
+    pub async fn resolve_image(
+        &self,
+        reference: &str,
+    ) -> Result<cleanroom_image::resolve::Resolved, EngineError> {
+        Ok(self.image_store()?.resolve(reference).await?)
+    }
+
     pub fn list_images(&self) -> Result<Vec<ImageRecord>, EngineError> {
         Ok(self.image_store()?.list())
     }

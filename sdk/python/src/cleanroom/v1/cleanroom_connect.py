@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .cleanroom_pb2 import AttachExecutionRequest, AttachExecutionResponse, CancelExecutionRequest, CancelExecutionResponse, CloseExecutionStdinRequest, CloseExecutionStdinResponse, CreateExecutionRequest, CreateExecutionResponse, CreateSandboxRequest, CreateSandboxResponse, DownloadSandboxFileRequest, DownloadSandboxFileResponse, ExecutionStreamEvent, GetExecutionRequest, GetExecutionResponse, GetSandboxRequest, GetSandboxResponse, InspectExecutionRequest, InspectExecutionResponse, ListImagesRequest, ListImagesResponse, ListSandboxesRequest, ListSandboxesResponse, PullImageRequest, PullImageResponse, RemoveImageRequest, RemoveImageResponse, RunExecutionRequest, SandboxEvent, StreamExecutionRequest, StreamSandboxEventsRequest, TerminateSandboxRequest, TerminateSandboxResponse, WriteExecutionStdinRequest, WriteExecutionStdinResponse
+from .cleanroom_pb2 import AttachExecutionRequest, AttachExecutionResponse, CancelExecutionRequest, CancelExecutionResponse, CloseExecutionStdinRequest, CloseExecutionStdinResponse, CreateExecutionRequest, CreateExecutionResponse, CreateSandboxRequest, CreateSandboxResponse, DownloadSandboxFileRequest, DownloadSandboxFileResponse, ExecutionStreamEvent, GetExecutionRequest, GetExecutionResponse, GetSandboxRequest, GetSandboxResponse, InspectExecutionRequest, InspectExecutionResponse, ListImagesRequest, ListImagesResponse, ListSandboxesRequest, ListSandboxesResponse, PullImageRequest, PullImageResponse, RemoveImageRequest, RemoveImageResponse, ResolveImageRequest, ResolveImageResponse, RunExecutionRequest, SandboxEvent, StreamExecutionRequest, StreamSandboxEventsRequest, TerminateSandboxRequest, TerminateSandboxResponse, WriteExecutionStdinRequest, WriteExecutionStdinResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
@@ -1328,7 +1328,17 @@ class ImageService(Protocol):
     """
     async def pull_image(self, request: PullImageRequest, ctx: RequestContext[PullImageRequest, PullImageResponse], /) -> PullImageResponse:
         """
-        Pull, verify and unpack an image (no-op when already cached).
+        Pull, verify and unpack an image (no-op when already cached). Digest-pinned only.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def resolve_image(self, request: ResolveImageRequest, ctx: RequestContext[ResolveImageRequest, ResolveImageResponse], /) -> ResolveImageResponse:
+        """
+        Resolve a tag (`host[:port]/repository:TAG`) to the digest its registry serves now,
+        so a client can pin it; nothing is downloaded beyond the manifest and nothing is
+        cached. A pinned reference is returned unchanged (no network). Errors:
+        `policy_invalid` (no registry host, or neither tag nor digest), `image_not_found`
+        (no such tag or repository), `registry_unavailable`, `registry_unauthorized`.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1365,6 +1375,17 @@ class ImageServiceASGIApplication(ConnectASGIApplication[ImageService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.pull_image,
+                ),
+                "/cleanroom.v1.ImageService/ResolveImage": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ResolveImage",
+                        service_name="cleanroom.v1.ImageService",
+                        input=ResolveImageRequest,
+                        output=ResolveImageResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.resolve_image,
                 ),
                 "/cleanroom.v1.ImageService/ListImages": Endpoint.unary(
                     method=MethodInfo(
@@ -1440,7 +1461,7 @@ class ImageServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> PullImageResponse:
         """
-        Pull, verify and unpack an image (no-op when already cached).
+        Pull, verify and unpack an image (no-op when already cached). Digest-pinned only.
         """
         return await self.execute_unary(
             request=request,
@@ -1449,6 +1470,33 @@ class ImageServiceClient(ConnectClient):
                 service_name="cleanroom.v1.ImageService",
                 input=PullImageRequest,
                 output=PullImageResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def resolve_image(
+        self,
+        request: ResolveImageRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ResolveImageResponse:
+        """
+        Resolve a tag (`host[:port]/repository:TAG`) to the digest its registry serves now,
+        so a client can pin it; nothing is downloaded beyond the manifest and nothing is
+        cached. A pinned reference is returned unchanged (no network). Errors:
+        `policy_invalid` (no registry host, or neither tag nor digest), `image_not_found`
+        (no such tag or repository), `registry_unavailable`, `registry_unauthorized`.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ResolveImage",
+                service_name="cleanroom.v1.ImageService",
+                input=ResolveImageRequest,
+                output=ResolveImageResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),
@@ -1508,7 +1556,17 @@ class ImageServiceSync(Protocol):
     """
     def pull_image(self, request: PullImageRequest, ctx: RequestContext[PullImageRequest, PullImageResponse], /) -> PullImageResponse:
         """
-        Pull, verify and unpack an image (no-op when already cached).
+        Pull, verify and unpack an image (no-op when already cached). Digest-pinned only.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def resolve_image(self, request: ResolveImageRequest, ctx: RequestContext[ResolveImageRequest, ResolveImageResponse], /) -> ResolveImageResponse:
+        """
+        Resolve a tag (`host[:port]/repository:TAG`) to the digest its registry serves now,
+        so a client can pin it; nothing is downloaded beyond the manifest and nothing is
+        cached. A pinned reference is returned unchanged (no network). Errors:
+        `policy_invalid` (no registry host, or neither tag nor digest), `image_not_found`
+        (no such tag or repository), `registry_unavailable`, `registry_unauthorized`.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1543,6 +1601,17 @@ class ImageServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.pull_image,
+                ),
+                "/cleanroom.v1.ImageService/ResolveImage": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ResolveImage",
+                        service_name="cleanroom.v1.ImageService",
+                        input=ResolveImageRequest,
+                        output=ResolveImageResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.resolve_image,
                 ),
                 "/cleanroom.v1.ImageService/ListImages": EndpointSync.unary(
                     method=MethodInfo(
@@ -1618,7 +1687,7 @@ class ImageServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> PullImageResponse:
         """
-        Pull, verify and unpack an image (no-op when already cached).
+        Pull, verify and unpack an image (no-op when already cached). Digest-pinned only.
         """
         return self.execute_unary(
             request=request,
@@ -1627,6 +1696,33 @@ class ImageServiceClientSync(ConnectClientSync):
                 service_name="cleanroom.v1.ImageService",
                 input=PullImageRequest,
                 output=PullImageResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def resolve_image(
+        self,
+        request: ResolveImageRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ResolveImageResponse:
+        """
+        Resolve a tag (`host[:port]/repository:TAG`) to the digest its registry serves now,
+        so a client can pin it; nothing is downloaded beyond the manifest and nothing is
+        cached. A pinned reference is returned unchanged (no network). Errors:
+        `policy_invalid` (no registry host, or neither tag nor digest), `image_not_found`
+        (no such tag or repository), `registry_unavailable`, `registry_unauthorized`.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ResolveImage",
+                service_name="cleanroom.v1.ImageService",
+                input=ResolveImageRequest,
+                output=ResolveImageResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

@@ -646,6 +646,20 @@ class PullImageResponse(_message.Message):
     image: Image
     def __init__(self, image: _Optional[_Union[Image, _Mapping]] = ...) -> None: ...
 
+class ResolveImageRequest(_message.Message):
+    __slots__ = ("image_ref",)
+    IMAGE_REF_FIELD_NUMBER: _ClassVar[int]
+    image_ref: str
+    def __init__(self, image_ref: _Optional[str] = ...) -> None: ...
+
+class ResolveImageResponse(_message.Message):
+    __slots__ = ("reference", "digest")
+    REFERENCE_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    reference: str
+    digest: str
+    def __init__(self, reference: _Optional[str] = ..., digest: _Optional[str] = ...) -> None: ...
+
 class ListImagesRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
