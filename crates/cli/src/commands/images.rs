@@ -4,7 +4,8 @@
 //! sandboxes stay digest-only.
 
 use crate::cli::ImageCommand;
-use crate::render::{self, Code, EXIT_CLEANROOM_ERROR};
+use crate::render::{self, EXIT_CLEANROOM_ERROR};
+use cleanroom_client::ErrorCode;
 use cleanroom_client::api::*;
 use cleanroom_client::endpoint::Target;
 use cleanroom_client::{ApiError, Client};
@@ -90,7 +91,7 @@ async fn pull(
     if let Some(path) = &pin_to {
         if let Err(e) = crate::pin::write_pin(path, &resolved.reference) {
             return Ok(render::fail(
-                Code::PolicyInvalid,
+                ErrorCode::PolicyInvalid,
                 format!("--pin {}: {e}", path.display()),
             ));
         }

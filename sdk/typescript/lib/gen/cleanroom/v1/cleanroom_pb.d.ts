@@ -1385,6 +1385,43 @@ export type PullImageResponse = Message<"cleanroom.v1.PullImageResponse"> & {
  */
 export declare const PullImageResponseSchema: GenMessage<PullImageResponse>;
 /**
+ * @generated from message cleanroom.v1.ResolveImageRequest
+ */
+export type ResolveImageRequest = Message<"cleanroom.v1.ResolveImageRequest"> & {
+    /**
+     * @generated from field: string image_ref = 1;
+     */
+    imageRef: string;
+};
+/**
+ * Describes the message cleanroom.v1.ResolveImageRequest.
+ * Use `create(ResolveImageRequestSchema)` to create a new message.
+ */
+export declare const ResolveImageRequestSchema: GenMessage<ResolveImageRequest>;
+/**
+ * @generated from message cleanroom.v1.ResolveImageResponse
+ */
+export type ResolveImageResponse = Message<"cleanroom.v1.ResolveImageResponse"> & {
+    /**
+     * `host[:port]/repository:TAG@sha256:<hex>` (the tag kept for readers; pulls use the
+     * digest), or the pinned reference as given, canonicalised.
+     *
+     * @generated from field: string reference = 1;
+     */
+    reference: string;
+    /**
+     * `sha256:<hex>` of the manifest or index the registry served for the tag.
+     *
+     * @generated from field: string digest = 2;
+     */
+    digest: string;
+};
+/**
+ * Describes the message cleanroom.v1.ResolveImageResponse.
+ * Use `create(ResolveImageResponseSchema)` to create a new message.
+ */
+export declare const ResolveImageResponseSchema: GenMessage<ResolveImageResponse>;
+/**
  * @generated from message cleanroom.v1.ListImagesRequest
  */
 export type ListImagesRequest = Message<"cleanroom.v1.ListImagesRequest"> & {};
@@ -1717,7 +1754,7 @@ export declare const ExecutionService: GenService<{
  */
 export declare const ImageService: GenService<{
     /**
-     * Pull, verify and unpack an image (no-op when already cached).
+     * Pull, verify and unpack an image (no-op when already cached). Digest-pinned only.
      *
      * @generated from rpc cleanroom.v1.ImageService.PullImage
      */
@@ -1725,6 +1762,20 @@ export declare const ImageService: GenService<{
         methodKind: "unary";
         input: typeof PullImageRequestSchema;
         output: typeof PullImageResponseSchema;
+    };
+    /**
+     * Resolve a tag (`host[:port]/repository:TAG`) to the digest its registry serves now,
+     * so a client can pin it; nothing is downloaded beyond the manifest and nothing is
+     * cached. A pinned reference is returned unchanged (no network). Errors:
+     * `policy_invalid` (no registry host, or neither tag nor digest), `image_not_found`
+     * (no such tag or repository), `registry_unavailable`, `registry_unauthorized`.
+     *
+     * @generated from rpc cleanroom.v1.ImageService.ResolveImage
+     */
+    resolveImage: {
+        methodKind: "unary";
+        input: typeof ResolveImageRequestSchema;
+        output: typeof ResolveImageResponseSchema;
     };
     /**
      * @generated from rpc cleanroom.v1.ImageService.ListImages
