@@ -138,7 +138,7 @@ async fn checkout(
         _ => {}
     }
     eprintln!("cleanroom: checking out {short} into {path}");
-    let mut archive = tokio::process::Command::new("git")
+    let archive = tokio::process::Command::new("git")
         .arg("-C")
         .arg(&top)
         .args(["archive", "--format=tar", &head])
@@ -153,8 +153,75 @@ async fn checkout(
                 format!("cannot run git archive: {e}"),
             )
         })?;
-    let Some(tar) = archive.stdout.take() else {
-        return Err(fail(ErrorCode::Internal, "git archive has no stdout"));
+    unpack(
+        client,
+        sandbox_id,
+        archive,
+        path,
+        sigint,
+        ErrorCode::RepositoryCheckoutFailed,
+        "git archive",
+    )
+    .await
+}
+
+/// Where a workload runs when neither `--cwd` nor the policy's `repository.path` says so:
+/// the guest layout's workspace (`cleanroom_backend::GuestLayout`).
+pub const WORKSPACE: &str = "/workspace";
+
+/// `exec --workdir-from DIR`: stream DIR's files into the sandbox at `path`. `tar` runs as
+/// the invoking user (the CLI copies only what its user can read), archives links as links
+/// and never follows them; what lands in the sandbox is bounded by the sandbox's own disk
+/// limit, like anything its processes write.
+pub async fn copy_dir(
+    client: &Client,
+    sandbox_id: &str,
+    dir: &Path,
+    path: &str,
+    sigint: &mut tokio::signal::unix::Signal,
+) -> Result<(), i32> {
+    if !dir.is_dir() {
+        return Err(fail(
+            ErrorCode::WorkdirCopyFailed,
+            format!("--workdir-from {}: not a directory", dir.display()),
+        ));
+    }
+    eprintln!("cleanroom: copying {} into {path}", dir.display());
+    let tar = tokio::process::Command::new("tar")
+        .args(["-c", "-f", "-", "-C"])
+        .arg(dir)
+        .arg(".")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| fail(ErrorCode::WorkdirCopyFailed, format!("cannot run tar: {e}")))?;
+    unpack(
+        client,
+        sandbox_id,
+        tar,
+        path,
+        sigint,
+        ErrorCode::WorkdirCopyFailed,
+        "tar",
+    )
+    .await
+}
+
+/// Pipe `producer`'s tar stream into an execution that unpacks it at `path`; both sides
+/// must succeed (`code` and `what`, the producer's name, for the error otherwise).
+async fn unpack(
+    client: &Client,
+    sandbox_id: &str,
+    mut producer: tokio::process::Child,
+    path: &str,
+    sigint: &mut tokio::signal::unix::Signal,
+    code: ErrorCode,
+    what: &str,
+) -> Result<(), i32> {
+    let Some(tar) = producer.stdout.take() else {
+        return Err(fail(ErrorCode::Internal, format!("{what} has no stdout")));
     };
     let req = CreateExecutionRequest {
         sandbox_id: sandbox_id.to_string(),
@@ -176,23 +243,19 @@ async fn checkout(
         exec_id.clone(),
         tar,
     ));
-    let code = stream_until_exit(client, sandbox_id, &exec_id, sigint, true).await;
+    let exit = stream_until_exit(client, sandbox_id, &exec_id, sigint, true).await;
     let complete = pump.await.unwrap_or(false);
-    let git_status = archive.wait_with_output().await;
-    let git_ok = matches!(&git_status, Ok(o) if o.status.success());
-    if !git_ok {
-        let why = git_status
+    let status = producer.wait_with_output().await;
+    if !matches!(&status, Ok(o) if o.status.success()) {
+        let why = status
             .map(|o| String::from_utf8_lossy(&o.stderr).trim().to_string())
             .unwrap_or_else(|e| e.to_string());
-        return Err(fail(
-            ErrorCode::RepositoryCheckoutFailed,
-            format!("git archive failed: {why}"),
-        ));
+        return Err(fail(code, format!("{what} failed: {why}")));
     }
-    if code != 0 || !complete {
+    if exit != 0 || !complete {
         return Err(fail(
-            ErrorCode::RepositoryCheckoutFailed,
-            format!("unpacking the checkout into {path} failed (exit {code}); does the sandbox have tar and a writable {path}?"),
+            code,
+            format!("unpacking into {path} failed (exit {exit}); does the sandbox have tar and a writable {path}?"),
         ));
     }
     Ok(())

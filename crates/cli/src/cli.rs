@@ -307,6 +307,11 @@ pub struct ExecArgs {
     /// Working directory inside the sandbox [default: the policy's repository.path, else /workspace]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<String>,
+    /// Copy this local directory's files (as they are, uncommitted and untracked ones
+    /// included; links are copied as links) into the working directory before the command
+    /// runs — for directories that are not a git repository or whose working tree you want
+    #[arg(long, value_name = "DIR")]
+    pub workdir_from: Option<PathBuf>,
     /// Kill the command (SIGTERM, then SIGKILL) after this many seconds
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u32>,

@@ -78,7 +78,13 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
         .into(),
         ..Default::default()
     };
-    let started = match ExecutionOutput::run(&client, run_req).await {
+    // With --workdir-from the command must wait for the copy: make (or find) the sandbox
+    // alone, and start the command after the copy (step 3).
+    let made = match &args.workdir_from {
+        None => ExecutionOutput::run(&client, run_req).await,
+        Some(_) => sandbox_only(&client, run_req).await,
+    };
+    let started = match made {
         Ok(s) => s,
         Err(e) => {
             let hint = args
@@ -127,7 +133,19 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
             Err(c) => code = c,
         }
     }
-    // 3. The workload (already running unless a bootstrap came first).
+    // 2b. The local directory the user asked for, where the workload will run.
+    if let (0, Some(dir)) = (code, &args.workdir_from) {
+        let dest = args
+            .cwd
+            .clone()
+            .or(default_cwd.clone())
+            .unwrap_or_else(|| crate::bootstrap::WORKSPACE.to_string());
+        match crate::bootstrap::copy_dir(&client, &sandbox_id, dir, &dest, &mut sigint).await {
+            Ok(()) => default_cwd = Some(dest),
+            Err(c) => code = c,
+        }
+    }
+    // 3. The workload (already running unless a bootstrap or a copy came first).
     let mut ran = Ran::default();
     if code == 0 {
         let stdin = std::mem::replace(&mut answerer.guest_stdin, Box::new(tokio::io::empty()));
@@ -195,6 +213,46 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
     };
     tokio::join!(retain, teardown);
     code
+}
+
+/// The sandbox of a RunExecution request without starting its command: CreateSandbox for
+/// `create`, else the named sandbox (GetSandbox checks that it is the caller's).
+async fn sandbox_only<'c>(
+    client: &'c Client,
+    req: RunExecutionRequest,
+) -> Result<session::RunStarted<'c>, ApiError> {
+    if let Some(create) = req.create.as_option() {
+        let made = client
+            .sandboxes
+            .create_sandbox(create.clone())
+            .await?
+            .into_owned();
+        return Ok(session::RunStarted {
+            sandbox: made.sandbox.as_option().cloned().unwrap_or_default(),
+            created: true,
+            bootstrap: made.bootstrap.as_option().cloned(),
+            execution: None,
+        });
+    }
+    let sandbox_id = req
+        .execution
+        .as_option()
+        .map(|e| e.sandbox_id.clone())
+        .unwrap_or_default();
+    let got = client
+        .sandboxes
+        .get_sandbox(GetSandboxRequest {
+            sandbox_id,
+            ..Default::default()
+        })
+        .await?
+        .into_owned();
+    Ok(session::RunStarted {
+        sandbox: got.sandbox.as_option().cloned().unwrap_or_default(),
+        created: false,
+        bootstrap: None,
+        execution: None,
+    })
 }
 
 /// The sandbox's side of the CLI's `exec`: what CreateSandbox (or RunExecution) is asked for.

@@ -346,3 +346,83 @@ fn limit_flags_and_trace_id() {
         .expect("trace id printed");
     assert_eq!(trace.len(), 32, "{err}");
 }
+
+/// `exec --workdir-from DIR` (issue 31 item 8): a directory that is not a git repository is
+/// copied as it is into the working directory before the command runs — files, nested
+/// directories and links (as links: one naming a host file reads the sandbox's file, never
+/// the host's); `--cwd` moves the destination; `--in` copies into an existing sandbox; a
+/// path that is not a directory is refused before any command runs.
+#[test]
+fn workdir_from_copies_a_plain_directory_before_the_command() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hello.txt"), "hello from the host\n").unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    std::fs::write(dir.path().join("sub/x"), "nested\n").unwrap();
+    let secret = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(secret.path(), "HOST-ONLY-SECRET\n").unwrap();
+    std::os::unix::fs::symlink(secret.path(), dir.path().join("link")).unwrap();
+    let script = "pwd; cat hello.txt sub/x; readlink link; cat link 2>/dev/null || echo no-target";
+    let mut c = s.cli();
+    c.current_dir(dir.path()).args([
+        "exec",
+        "-n",
+        "--workdir-from",
+        ".",
+        "--",
+        "sh",
+        "-c",
+        script,
+    ]);
+    let o = output_with_timeout(c, Duration::from_secs(60));
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let want = format!(
+        "/workspace\nhello from the host\nnested\n{}\nno-target\n",
+        secret.path().display()
+    );
+    assert_eq!(stdout(&o), want, "{}", stderr(&o));
+    assert!(!stdout(&o).contains("HOST-ONLY-SECRET"));
+    // Without the flag the directory is not there (what a new user met).
+    let mut c = s.cli();
+    c.current_dir(dir.path())
+        .args(["exec", "-n", "--", "cat", "hello.txt"]);
+    let o = output_with_timeout(c, Duration::from_secs(60));
+    assert!(!o.status.success(), "{}", stdout(&o));
+
+    // --cwd moves the destination; --in copies into a sandbox that already runs.
+    let made = s.run(&["sandbox", "create"]);
+    let id = stdout(&made).trim().to_string();
+    let dir_arg = dir.path().to_str().unwrap();
+    let o = s.run(&[
+        "exec",
+        "--in",
+        &id,
+        "--workdir-from",
+        dir_arg,
+        "--cwd",
+        "/tmp/w",
+        "--",
+        "cat",
+        "sub/x",
+    ]);
+    assert_eq!(stdout(&o), "nested\n", "{}", stderr(&o));
+    let o = s.run(&["exec", "--in", &id, "--", "cat", "/tmp/w/hello.txt"]);
+    assert_eq!(stdout(&o), "hello from the host\n", "{}", stderr(&o));
+
+    // Not a directory: refused with its code, the command never runs.
+    let o = s.run(&[
+        "exec",
+        "--in",
+        &id,
+        "--workdir-from",
+        secret.path().to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        "echo ran",
+    ]);
+    assert_code(&o, "workdir_copy_failed");
+    assert!(!stdout(&o).contains("ran"));
+    s.run(&["sandbox", "rm", &id]);
+    assert_no_leftovers(&s.state_dir(), &id);
+}

@@ -118,6 +118,13 @@ stable_codes! {
         /// A warning, not a failure: the repository checkout has uncommitted changes, which
         /// are not copied into the sandbox (only what is committed at HEAD is).
         RepositoryDirty => "repository_dirty",
+        /// `exec --workdir-from DIR`: the directory could not be read or its copy could not
+        /// be placed in the sandbox; the workload did not run.
+        WorkdirCopyFailed => "workdir_copy_failed",
+        // ---- client side: the SDKs' --------------------------------------------------
+        /// An SDK call was given an option name it does not know (a misspelling, a unit
+        /// suffix that does not exist): refused, never ignored.
+        UnknownOption => "unknown_option",
     }
 }
 
@@ -139,6 +146,8 @@ impl ErrorCode {
                 | ErrorCode::AttestationNotYetValid
                 | ErrorCode::DestinationIsLink
                 | ErrorCode::RepositoryDirty
+                | ErrorCode::WorkdirCopyFailed
+                | ErrorCode::UnknownOption
         )
     }
 }

@@ -70,6 +70,7 @@ def test_every_vocab_code_has_a_class():
         "repository_checkout_failed",
         "dependencies_failed",
         "repository_dirty",
+        "workdir_copy_failed",
     }
     missing = codes - cli_only - errors.KNOWN_CODES
     assert not missing, f"add typed errors for {sorted(missing)} to cleanroom/errors.py"

@@ -52,6 +52,7 @@ test("every vocab code has a typed error", () => {
     "repository_checkout_failed",
     "dependencies_failed",
     "repository_dirty",
+    "workdir_copy_failed",
   ]);
   const missing = [...codes].filter((c) => !cliOnly.has(c) && !KNOWN_CODES.includes(c));
   assert.deepEqual(missing, [], "add typed errors to src/errors.ts");

@@ -5,9 +5,9 @@
 
 use crate::cli::ImageCommand;
 use crate::render::{self, EXIT_CLEANROOM_ERROR};
-use cleanroom_client::ErrorCode;
 use cleanroom_client::api::*;
 use cleanroom_client::endpoint::Target;
+use cleanroom_client::ErrorCode;
 use cleanroom_client::{ApiError, Client};
 use std::path::PathBuf;
 
