@@ -34,7 +34,7 @@ use nix::unistd::{Gid, Uid};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::ffi::{CStr, CString, OsStr};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 
 mod data;
@@ -103,26 +103,11 @@ pub fn open_in_root(root: BorrowedFd<'_>, name: &str) -> Result<OwnedFd, String>
 
 fn get_opaque(dir: BorrowedFd<'_>) -> bool {
     let mut buf = [0u8; 4];
-    // SAFETY: fgetxattr writes at most buf.len() bytes into buf; both outlive the call.
-    let n = unsafe {
-        libc::fgetxattr(
-            dir.as_raw_fd(),
-            OPAQUE.as_ptr(),
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-        )
-    };
-    n == 1 && buf[0] == b'y'
+    matches!(crate::linux::sys::fgetxattr(dir, OPAQUE, &mut buf), Ok(1)) && buf[0] == b'y'
 }
 
 fn set_opaque(dir: BorrowedFd<'_>) -> Result<(), String> {
-    // SAFETY: the name and value are valid for the call; the fd is open.
-    let r =
-        unsafe { libc::fsetxattr(dir.as_raw_fd(), OPAQUE.as_ptr(), b"y".as_ptr().cast(), 1, 0) };
-    if r != 0 {
-        return Err(err("mark opaque", "", std::io::Error::last_os_error()));
-    }
-    Ok(())
+    crate::linux::sys::fsetxattr(dir, OPAQUE, b"y").map_err(|e| err("mark opaque", "", e))
 }
 
 impl Capture {

@@ -19,7 +19,7 @@
 //! table grows as before, each doubling rarer than the last.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsFd;
 
 /// Descriptors a live sandbox costs the server: three held while it lives (its control
 /// socket, its shim's pidfd, its tun device; counted on a server with 100 idle sandboxes)
@@ -55,15 +55,9 @@ pub fn reserve(slots: usize) -> io::Result<usize> {
     if top > table_size()? {
         let any = std::fs::File::open("/dev/null")?;
         let highest = libc::c_int::try_from(top - 1).map_err(io::Error::other)?;
-        // SAFETY: F_DUPFD_CLOEXEC on a descriptor we own returns a new descriptor (the
-        // lowest free one >= `highest`, which is `highest` itself or, if taken, a higher
-        // one: either way the table now covers it) or -1; it is owned and closed below.
-        let dup = unsafe { libc::fcntl(any.as_raw_fd(), libc::F_DUPFD_CLOEXEC, highest) };
-        if dup < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `dup` was just returned by fcntl and nothing else owns it.
-        drop(unsafe { OwnedFd::from_raw_fd(dup) });
+        // The lowest free descriptor >= `highest` is `highest` itself or, if taken, a
+        // higher one: either way the table now covers it. Closed at once.
+        drop(crate::linux::sys::dup_at_least(any.as_fd(), highest)?);
     }
     table_size()
 }

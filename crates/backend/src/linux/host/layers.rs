@@ -205,40 +205,12 @@ fn link_tree(src: &Path, dst: &Path, h: &mut sha2::Sha256, depth: usize) -> Resu
 
 /// The overlay opaque marker of one of the server's own directories.
 fn xattr_get(p: &Path) -> std::io::Result<Option<Vec<u8>>> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(p.as_os_str().as_bytes())?;
     let mut buf = [0u8; 4];
-    // SAFETY: valid C strings and a buffer of the given length, all outliving the call.
-    let n = unsafe {
-        libc::lgetxattr(
-            c.as_ptr(),
-            c"user.overlay.opaque".as_ptr(),
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-        )
-    };
-    Ok((n > 0).then(|| buf[..n as usize].to_vec()))
+    let n = crate::linux::sys::lgetxattr(p, c"user.overlay.opaque", &mut buf).unwrap_or(0);
+    Ok((n > 0).then(|| buf[..n].to_vec()))
 }
 
 fn xattr_set(p: &Path, v: &[u8]) -> Result<(), String> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(|e| e.to_string())?;
-    // SAFETY: valid C strings and value buffer, all outliving the call.
-    let r = unsafe {
-        libc::lsetxattr(
-            c.as_ptr(),
-            c"user.overlay.opaque".as_ptr(),
-            v.as_ptr().cast(),
-            v.len(),
-            0,
-        )
-    };
-    if r != 0 {
-        return Err(format!(
-            "mark {} opaque: {}",
-            p.display(),
-            std::io::Error::last_os_error()
-        ));
-    }
-    Ok(())
+    crate::linux::sys::lsetxattr(p, c"user.overlay.opaque", v)
+        .map_err(|e| format!("mark {} opaque: {e}", p.display()))
 }

@@ -127,8 +127,7 @@ pub fn read(dirs: &[PathBuf], init_pid: i32, init_start: u64) -> Usage {
 
 /// CPU time of the processes listed in the sandbox's cgroup, with their reaped children.
 fn proc_cpu_usec(dirs: &[PathBuf]) -> u64 {
-    // SAFETY: sysconf takes an integer and returns one.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    let ticks = crate::linux::sys::clock_ticks();
     let Some(procs) = dirs
         .iter()
         .find_map(|d| fs::read_to_string(d.join("cgroup.procs")).ok())

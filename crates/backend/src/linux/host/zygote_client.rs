@@ -3,7 +3,6 @@
 //! lives as long as the server), asks it to fork each sandbox's shim, restarts it after its
 //! death and retires it after [`ROTATE_EVERY`] forks. Runs in the server process.
 
-use crate::linux::config::CONTROL_FD;
 use crate::linux::protocol::{self, ZygoteReply, ZygoteRequest};
 use crate::linux::sys;
 use crate::linux::sys::pidfd::PidFd;
@@ -289,39 +288,10 @@ fn spawn_process(
         .env_clear()
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null());
-    // SAFETY: only async-signal-safe calls (dup2, fcntl, close_range, prctl, getppid)
-    // between fork and exec, no allocation; a failed step fails the spawn.
+    // SAFETY: `zygote_child_setup` makes only async-signal-safe calls and allocates
+    // nothing; a failed step fails the spawn.
     unsafe {
-        cmd.pre_exec(move || {
-            if child_raw == CONTROL_FD {
-                let flags = libc::fcntl(CONTROL_FD, libc::F_GETFD);
-                if flags < 0
-                    || libc::fcntl(CONTROL_FD, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-            } else if libc::dup2(child_raw, CONTROL_FD) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // Nothing else of the server's reaches the zygote: fds the server inherited
-            // without close-on-exec (from whoever started it) close at the exec.
-            sys::cloexec_from(CONTROL_FD as u32 + 1)?;
-            // The sandboxes' descriptor limit, not the server's raised one (lowering is
-            // always allowed).
-            let lim = libc::rlimit {
-                rlim_cur: soft,
-                rlim_max: hard,
-            };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            sys::kill_with_parent()?;
-            // The server died before the signal was armed: don't outlive it.
-            if libc::getppid() != server.as_raw() {
-                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-            }
-            Ok(())
-        });
+        cmd.pre_exec(move || sys::zygote_child_setup(child_raw, (soft, hard), server));
     }
     let child = cmd.spawn().map_err(|e| {
         BackendError::Unavailable(format!(

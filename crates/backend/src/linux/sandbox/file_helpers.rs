@@ -51,7 +51,7 @@ pub(super) fn open_file(
                 Err(_) => 1,
             };
             // SAFETY: leave without running pid 1's destructors or atexit handlers.
-            unsafe { libc::_exit(code) }
+            crate::linux::sys::exit_now(code)
         }
         Ok(ForkResult::Parent { child }) => {
             let helper = Helper {
@@ -102,14 +102,14 @@ pub(super) fn file_op(
             // A reader that went away is an error to report (EPIPE), not a silent death;
             // modes are exactly the ones asked for.
             // SAFETY: setting a signal disposition in a single-threaded child.
-            unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+            crate::linux::sys::ignore_sigpipe();
             nix::sys::stat::umask(nix::sys::stat::Mode::empty());
             let code = match file_helper(id, done_id, op, fds) {
                 Ok(()) => 0,
                 Err(_) => 1,
             };
             // SAFETY: leave without running pid 1's destructors or atexit handlers.
-            unsafe { libc::_exit(code) }
+            crate::linux::sys::exit_now(code)
         }
         Ok(ForkResult::Parent { child }) => {
             drop(fds);

@@ -437,8 +437,9 @@ fn handle(
                 (false, [stdin, out, err]) => Ok([stdin.as_fd(), out.as_fd(), err.as_fd()]),
                 _ => Err(format!("spawn: unexpected {} stdio fds", fds.len())),
             };
-            let pid =
-                stdio.and_then(|stdio| super::spawn::spawn(&argv, &env, &cwd, stdio, tty, mask));
+            let pid = stdio.and_then(|stdio| {
+                crate::linux::sys::spawn::spawn(&argv, &env, &cwd, stdio, tty, mask)
+            });
             match pid {
                 Ok(pid) => {
                     drop(fds);

@@ -15,6 +15,5 @@ mod rootfs;
 mod scratch;
 mod seccomp_bpf;
 mod shim_wait;
-mod spawn;
 mod tree;
 pub mod trim;

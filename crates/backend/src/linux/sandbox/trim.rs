@@ -148,59 +148,38 @@ pub fn idle() -> usize {
         // from /proc/self/maps, single-threaded, nothing unmaps in between): a private,
         // read-only, file-backed mapping without anonymous pages, so dropping its entries
         // loses no data — the next access maps the same file pages again.
-        let rc = unsafe {
-            libc::madvise(
-                now.start as *mut libc::c_void,
-                now.end - now.start,
-                libc::MADV_DONTNEED,
-            )
-        };
-        if rc == 0 {
+        let rc = unsafe { crate::linux::sys::drop_mapping_pages(now.start, now.end - now.start) };
+        if rc {
             done += 1;
         }
     });
     done
 }
 
-/// Call `each` with every whole line of `/proc/self/maps` that fits in `buf` (raw
-/// calls, a fixed buffer: no allocation).
+/// Call `each` with every whole line of `/proc/self/maps` that fits in `buf` (plain
+/// open/read, a fixed buffer: no allocation).
 fn stream_maps(buf: &mut [u8], mut each: impl FnMut(&str)) -> Option<()> {
-    // SAFETY: open(2) with a NUL-terminated constant path; the fd is owned below.
-    let fd = unsafe {
-        libc::open(
-            c"/proc/self/maps".as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: `fd` was just returned by open and is owned by nobody else.
-    let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let fd = nix::fcntl::open(
+        c"/proc/self/maps",
+        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )
+    .ok()?;
     let (mut filled, mut skipping) = (0, false);
     loop {
         if filled == buf.len() {
             // A line longer than the buffer: skipped up to its end.
             (filled, skipping) = (0, true);
         }
-        // SAFETY: read(2) into the unfilled tail of `buf`, valid for that many bytes.
-        let n = unsafe {
-            libc::read(
-                std::os::fd::AsRawFd::as_raw_fd(&fd),
-                buf[filled..].as_mut_ptr().cast(),
-                buf.len() - filled,
-            )
+        let n = match nix::unistd::read(&fd, &mut buf[filled..]) {
+            Ok(n) => n,
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => return None,
         };
-        if n < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return None;
-        }
         if n == 0 {
             return Some(());
         }
-        filled += n as usize;
+        filled += n;
         let mut start = 0;
         if skipping {
             let Some(end) = buf[..filled].iter().position(|b| *b == b'\n') else {

@@ -1,12 +1,20 @@
 //! The one home of the backend's raw Linux calls: mount API syscalls, fd-table syscalls,
 //! interface/TUN/route ioctls and the prctl bits nix does not cover.
 //!
-//! Everything else in `linux/` calls these safe wrappers (or `nix`) and holds no `unsafe`
-//! of its own, except between fork and exec where only async-signal-safe calls may run
-//! (`init::spawn`, `launch`). Every wrapper returns the kernel's error instead of ignoring
+//! Everything else in `linux/` calls these safe wrappers (or `nix`) and calls no `libc`
+//! function of its own: the raw code that must run between fork (or a `CLONE_VM` clone)
+//! and exec lives here too ([`spawn`], [`zygote_child_setup`]). Outside `sys`, `unsafe`
+//! is left only for `fork` itself, fds received or borrowed by number, and tokio's fd
+//! registration. Every wrapper returns the kernel's error instead of ignoring
 //! it: a sandbox whose setup step failed must not start (fail closed).
 
 pub mod pidfd;
+mod process;
+pub mod spawn;
+mod xattr;
+
+pub use process::*;
+pub use xattr::*;
 
 use std::ffi::CString;
 use std::io;
@@ -154,40 +162,6 @@ pub fn open_ofd_locked(path: &Path) -> io::Result<OfdLock> {
         Err(nix::errno::Errno::EAGAIN | nix::errno::Errno::EACCES) => Ok(OfdLock::Held),
         Err(e) => Err(e.into()),
     }
-}
-
-// ---- process ----------------------------------------------------------------------------
-
-/// Ask the kernel to SIGKILL this process when its parent dies (so a sandbox never
-/// outlives the shim, nor the shim the server).
-pub fn kill_with_parent() -> nix::Result<()> {
-    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
-}
-
-/// Lock the securebits so uid 0 gains no capabilities from exec, for good:
-/// SECBIT_NOROOT|_LOCKED, SECBIT_NO_SETUID_FIXUP|_LOCKED, SECBIT_KEEP_CAPS_LOCKED.
-/// (nix has no securebits call.)
-pub fn lock_securebits() -> io::Result<()> {
-    const BITS: libc::c_ulong = 0x01 | 0x02 | 0x04 | 0x08 | 0x20;
-    // SAFETY: prctl(PR_SET_SECUREBITS) with constant integer arguments; no pointers.
-    let rc = unsafe { libc::prctl(libc::PR_SET_SECUREBITS, BITS, 0, 0, 0) };
-    check(rc.into()).map(drop)
-}
-
-/// Send `signal` to `pid` (a positive pid). Errors (already gone) are the caller's to judge.
-pub fn kill(pid: i32, signal: nix::sys::signal::Signal) -> nix::Result<()> {
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal)
-}
-
-/// Send the raw signal number `signal` (any, real-time ones included, which nix's
-/// `Signal` cannot name) to process group `pid`, or to process `pid` if it leads none.
-pub fn signal_group_or_process(pid: i32, signal: i32) -> io::Result<()> {
-    // SAFETY: kill(2) takes integers only and touches no memory of this process.
-    if unsafe { libc::kill(-pid, signal) } == 0 {
-        return Ok(());
-    }
-    // SAFETY: as above.
-    check(unsafe { libc::kill(pid, signal) }.into()).map(drop)
 }
 
 // ---- new mount API ------------------------------------------------------------------------

@@ -171,14 +171,12 @@ fn become_shim(control: OwnedFd, zygote: Pid) -> ! {
     if sys::kill_with_parent().is_err() || nix::unistd::getppid() != zygote {
         std::process::exit(125);
     }
-    if reset_signals().is_err() {
+    if sys::reset_signals().is_err() {
         std::process::exit(125);
     }
     // The control socket replaces the zygote's socket at fd 3 (dup2 clears CLOEXEC);
     // everything above it (the zygote's signalfd, the original fd) closes.
-    // SAFETY: dup2 on two fds this process owns; fd 3 (the zygote socket) is not used by
-    // this child again.
-    if unsafe { libc::dup2(control.as_raw_fd(), CONTROL_FD) } < 0 {
+    if sys::dup2_onto(control.as_fd(), CONTROL_FD).is_err() {
         std::process::exit(125);
     }
     drop(control);
@@ -186,102 +184,4 @@ fn become_shim(control: OwnedFd, zygote: Pid) -> ! {
         std::process::exit(125);
     }
     crate::linux::sandbox::init::shim_main()
-}
-
-/// Every signal back to its default disposition (SIGPIPE ignored, as the Rust runtime
-/// sets it in any freshly exec'd process) and an empty mask: nothing of the zygote's (or
-/// of whatever the server ignored when it exec'd the zygote) reaches a sandbox.
-pub fn reset_signals() -> std::io::Result<()> {
-    /// The kernel's `struct sigaction` (x86_64, aarch64): the raw syscall is used because
-    /// glibc refuses to touch its internal signals (32, 33), which an ignored disposition
-    /// inherited across exec can still name.
-    #[repr(C)]
-    struct KernelSigaction {
-        handler: libc::sighandler_t,
-        flags: libc::c_ulong,
-        restorer: usize,
-        mask: u64,
-    }
-    for sig in 1..=64 {
-        if sig == libc::SIGKILL || sig == libc::SIGSTOP {
-            continue;
-        }
-        let act = KernelSigaction {
-            handler: if sig == libc::SIGPIPE {
-                libc::SIG_IGN
-            } else {
-                libc::SIG_DFL
-            },
-            flags: 0,
-            restorer: 0,
-            mask: 0,
-        };
-        // SAFETY: rt_sigaction with a valid pointer to a fully initialised kernel struct
-        // of the size the kernel expects (sigset of 8 bytes); no handler code installed.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_rt_sigaction,
-                sig,
-                &act as *const KernelSigaction,
-                std::ptr::null_mut::<KernelSigaction>(),
-                8usize,
-            )
-        };
-        if rc < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    SigSet::empty()
-        .thread_set_mask()
-        .map_err(std::io::Error::from)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reset_signals_clears_ignored_dispositions_and_the_mask() {
-        // In a forked child (the test harness is multi-threaded: only raw syscalls there).
-        // SAFETY: the child only calls signal/sigprocmask/_exit-level functions.
-        match unsafe { fork() }.unwrap() {
-            ForkResult::Child => {
-                // SAFETY: signal(2)/sigprocmask with constants; then checks and _exit.
-                unsafe {
-                    libc::signal(libc::SIGTERM, libc::SIG_IGN);
-                    libc::signal(libc::SIGHUP, libc::SIG_IGN);
-                    // glibc's own signal 32, ignored as an inherited disposition could be.
-                    let ign = [libc::SIG_IGN, 0, 0, 0];
-                    libc::syscall(libc::SYS_rt_sigaction, 32, ign.as_ptr(), 0usize, 8usize);
-                    let mut set: libc::sigset_t = std::mem::zeroed();
-                    libc::sigemptyset(&mut set);
-                    libc::sigaddset(&mut set, libc::SIGUSR1);
-                    libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-                }
-                let ok = reset_signals().is_ok();
-                // SAFETY: querying dispositions and the mask into zeroed locals.
-                let clean = unsafe {
-                    let mut old: libc::sigaction = std::mem::zeroed();
-                    libc::sigaction(libc::SIGTERM, std::ptr::null(), &mut old);
-                    let term_default = old.sa_sigaction == libc::SIG_DFL;
-                    libc::sigaction(libc::SIGHUP, std::ptr::null(), &mut old);
-                    let hup_default = old.sa_sigaction == libc::SIG_DFL;
-                    let mut cur: libc::sigset_t = std::mem::zeroed();
-                    libc::sigprocmask(libc::SIG_BLOCK, std::ptr::null(), &mut cur);
-                    let mut raw = [1usize; 4];
-                    libc::syscall(libc::SYS_rt_sigaction, 32, 0usize, raw.as_mut_ptr(), 8usize);
-                    term_default
-                        && hup_default
-                        && raw[0] == libc::SIG_DFL
-                        && libc::sigismember(&cur, libc::SIGUSR1) == 0
-                };
-                // SAFETY: _exit ends the forked child without running the harness's code.
-                unsafe { libc::_exit(if ok && clean { 0 } else { 1 }) }
-            }
-            ForkResult::Parent { child } => {
-                let st = waitpid(child, None).unwrap();
-                assert_eq!(st, WaitStatus::Exited(child, 0), "signals leaked");
-            }
-        }
-    }
 }

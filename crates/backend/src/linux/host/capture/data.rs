@@ -9,7 +9,7 @@
 //! the copy).
 
 use sha2::{Digest, Sha256};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::fd::{AsFd, BorrowedFd};
 
 /// Size of one read/write.
 const CHUNK: usize = 1 << 20;
@@ -53,17 +53,16 @@ impl Budget {
 }
 
 /// `lseek(fd, off, whence)`; `None` for ENXIO (no data at or after `off`).
-fn seek(fd: BorrowedFd<'_>, off: u64, whence: libc::c_int) -> Result<Option<u64>, CopyError> {
-    // SAFETY: lseek on an open fd has no memory effects.
-    let r = unsafe { libc::lseek(fd.as_raw_fd(), off as libc::off_t, whence) };
-    if r < 0 {
-        let e = std::io::Error::last_os_error();
-        if e.raw_os_error() == Some(libc::ENXIO) {
-            return Ok(None);
-        }
-        return Err(CopyError::Io(e));
+fn seek(
+    fd: BorrowedFd<'_>,
+    off: u64,
+    whence: nix::unistd::Whence,
+) -> Result<Option<u64>, CopyError> {
+    match nix::unistd::lseek(fd, off as libc::off_t, whence) {
+        Ok(r) => Ok(Some(r as u64)),
+        Err(nix::errno::Errno::ENXIO) => Ok(None),
+        Err(e) => Err(CopyError::Io(e.into())),
     }
-    Ok(Some(r as u64))
 }
 
 /// The data extents of the first `size` bytes of `fd` as (start, end); the whole file
@@ -72,7 +71,7 @@ fn extents(fd: BorrowedFd<'_>, size: u64) -> Result<Vec<(u64, u64)>, CopyError> 
     let mut out = Vec::new();
     let mut off = 0;
     while off < size {
-        let start = match seek(fd, off, libc::SEEK_DATA) {
+        let start = match seek(fd, off, nix::unistd::Whence::SeekData) {
             Ok(Some(s)) => s,
             Ok(None) => break,
             Err(CopyError::Io(e)) if e.raw_os_error() == Some(libc::EINVAL) => {
@@ -83,7 +82,9 @@ fn extents(fd: BorrowedFd<'_>, size: u64) -> Result<Vec<(u64, u64)>, CopyError> 
         if start >= size {
             break;
         }
-        let end = seek(fd, start, libc::SEEK_HOLE)?.unwrap_or(size).min(size);
+        let end = seek(fd, start, nix::unistd::Whence::SeekHole)?
+            .unwrap_or(size)
+            .min(size);
         if end <= start {
             break;
         }
