@@ -281,11 +281,11 @@ impl Backend for LinuxBackend {
         "linux"
     }
 
-    fn capabilities(&self) -> Vec<&'static str> {
-        use cleanroom_vocab::Capability as C;
+    fn capabilities(&self) -> Vec<crate::Capability> {
+        use crate::Capability as C;
         // Only what this backend (with the server's egress gateway on the tun device it
         // hands back) truly enforces.
-        let mut caps = C::keys(&[
+        let mut caps = vec![
             C::PolicyImmutability,
             // The netns's only route is the tun device; the gateway drops what policy
             // does not allow.
@@ -301,12 +301,12 @@ impl Backend for LinuxBackend {
             C::MountIsolation,
             // Digest-pinned OCI image roots (overlay on a shared, verified cache).
             C::OciImages,
-        ]);
+        ];
         // The cgroup freezer (v1 freezer controller or v2 cgroup.freeze).
         if self.cgroups.can_freeze() {
-            caps.push(C::PauseResume.as_str());
+            caps.push(C::PauseResume);
             // A capture needs the sandbox frozen for a consistent copy.
-            caps.push(C::FilesystemSnapshots.as_str());
+            caps.push(C::FilesystemSnapshots);
         }
         caps
     }
