@@ -14,7 +14,8 @@
 use super::tree::Tree;
 use crate::linux::config::InitConfig;
 use crate::linux::snapshot::rootfs_layers;
-use nix::mount::{mount, MsFlags};
+use crate::linux::sys::Mounts;
+use nix::mount::MsFlags;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
@@ -29,35 +30,41 @@ pub fn upper_mountpoint(cfg: &InitConfig, part: &str) -> PathBuf {
 }
 
 /// Attach the snapshot (if any) and return where its layers are.
-pub fn attach(cfg: &InitConfig, tree: Option<OwnedFd>) -> Result<Option<PathBuf>, String> {
+pub fn attach(
+    cfg: &InitConfig,
+    m: &dyn Mounts,
+    tree: Option<OwnedFd>,
+) -> Result<Option<PathBuf>, String> {
     let Some(src) = &cfg.restore else {
         return Ok(None);
     };
     let at = layers_mountpoint(cfg);
     match tree {
-        Some(t) => crate::linux::sys::move_mount(t.as_fd(), &at)
+        Some(t) => m
+            .move_mount(t.as_fd(), &at)
             .map_err(|e| format!("attach snapshot layers at {}: {e}", at.display()))?,
-        None => mount(
-            Some(src.as_path()),
-            &at,
-            None::<&str>,
-            MsFlags::MS_BIND | MsFlags::MS_REC,
-            None::<&str>,
-        )
-        .and_then(|()| {
-            mount(
-                None::<&str>,
+        None => m
+            .mount(
+                Some(src.as_path()),
                 &at,
-                None::<&str>,
-                MsFlags::MS_REMOUNT
-                    | MsFlags::MS_BIND
-                    | MsFlags::MS_RDONLY
-                    | MsFlags::MS_NOSUID
-                    | MsFlags::MS_NODEV,
-                None::<&str>,
+                None,
+                MsFlags::MS_BIND | MsFlags::MS_REC,
+                None,
             )
-        })
-        .map_err(|e| format!("bind snapshot layers at {}: {e}", at.display()))?,
+            .and_then(|()| {
+                m.mount(
+                    None,
+                    &at,
+                    None,
+                    MsFlags::MS_REMOUNT
+                        | MsFlags::MS_BIND
+                        | MsFlags::MS_RDONLY
+                        | MsFlags::MS_NOSUID
+                        | MsFlags::MS_NODEV,
+                    None,
+                )
+            })
+            .map_err(|e| format!("bind snapshot layers at {}: {e}", at.display()))?,
     }
     Ok(Some(at))
 }
@@ -97,14 +104,15 @@ pub fn overlay_part(
     };
     let scratch = upper_mountpoint(cfg, inside);
     let opts = format!("mode=755,size={}", cfg.disk_bytes.max(1 << 20));
-    mount(
-        Some("tmpfs"),
-        &scratch,
-        Some("tmpfs"),
-        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-        Some(opts.as_str()),
-    )
-    .map_err(|e| format!("mount tmpfs on {}: {e}", scratch.display()))?;
+    tree.mounts()
+        .mount(
+            Some(Path::new("tmpfs")),
+            &scratch,
+            Some("tmpfs"),
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+            Some(opts.as_str()),
+        )
+        .map_err(|e| format!("mount tmpfs on {}: {e}", scratch.display()))?;
     let (upper, work) = (scratch.join("upper"), scratch.join("work"));
     let mode = u32::from_str_radix(mode, 8).map_err(|e| format!("mode {mode}: {e}"))?;
     for d in [&upper, &work] {

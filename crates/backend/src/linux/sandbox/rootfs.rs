@@ -14,14 +14,20 @@
 //! cache or another sandbox, and vanish with the mount namespace. `/proc`, `/dev`, `/tmp`,
 //! `/root` and `/workspace` are mounted over it exactly as for the host view.
 
-use super::tree::{bind_onto, fd_path, is_regular, Entry, Tree};
+use super::tree::{bind_onto, fd_path, Tree};
 use crate::linux::config::{InitConfig, WORKSPACE_PATH};
 use crate::linux::protocol::SetupFailure;
-use nix::mount::{mount, umount2, MntFlags, MsFlags};
+use crate::linux::snapshot::special::{self, Special};
+use crate::linux::sys::Mounts;
+use nix::mount::{MntFlags, MsFlags};
 use std::fs;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
+
+mod generated;
+#[cfg(test)]
+mod tests;
 
 /// A failed setup: what went wrong, and whether the image is the reason (then the server
 /// reports `image_unsupported` rather than an internal launch failure).
@@ -74,8 +80,9 @@ fn err(what: &str, target: &Path, e: impl std::fmt::Display) -> String {
     format!("{what} {}: {e}", target.display())
 }
 
-fn bind(src: &Path, dst: &Path, readonly: bool) -> Result<(), String> {
+fn bind(m: &dyn Mounts, src: &Path, dst: &Path, readonly: bool) -> Result<(), String> {
     bind_with(
+        m,
         src,
         dst,
         if readonly {
@@ -88,7 +95,7 @@ fn bind(src: &Path, dst: &Path, readonly: bool) -> Result<(), String> {
 
 /// Bind `src` on `dst` (both paths the setup controls: host system dirs, its own tmpfs),
 /// remounted nosuid plus `extra` through [`bind_onto`].
-fn bind_with(src: &Path, dst: &Path, extra: MsFlags) -> Result<(), String> {
+fn bind_with(m: &dyn Mounts, src: &Path, dst: &Path, extra: MsFlags) -> Result<(), String> {
     let open = || {
         nix::fcntl::open(
             dst,
@@ -97,27 +104,27 @@ fn bind_with(src: &Path, dst: &Path, extra: MsFlags) -> Result<(), String> {
         )
         .map_err(|e| err("open", dst, e))
     };
-    bind_onto(src, open, extra)
+    bind_onto(m, src, open, extra)
 }
 
 /// Show a host system directory read-only. A read-only overlay with the host dir as its
 /// only lower layer reads the same files as a bind would, but the sandbox's mountinfo then
 /// names `overlay` instead of the host's block device and its mount options. Where
 /// overlay is unavailable (old kernels, odd lower filesystems) a read-only bind is used.
-fn system_view(host: &Path, inside: &Path, empty: &Path) -> Result<(), String> {
+fn system_view(m: &dyn Mounts, host: &Path, inside: &Path, empty: &Path) -> Result<(), String> {
     // A lower-only overlay needs two layers: the host dir above an empty one. The empty
     // one is named relative to the cwd so that no host path of ours shows in the options.
     let (Some(parent), Some(name)) = (empty.parent(), empty.file_name()) else {
-        return bind(host, inside, true);
+        return bind(m, host, inside, true);
     };
     let opts = format!("lowerdir={}:{}", host.display(), name.to_string_lossy());
     let flags = MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
     let plain = !opts.contains([',', '\\']) && opts.matches(':').count() == 1;
     if plain
         && empty.is_dir()
-        && nix::unistd::chdir(parent).is_ok()
-        && mount(
-            Some("cleanroom"),
+        && m.chdir(parent).is_ok()
+        && m.mount(
+            Some(Path::new("cleanroom")),
             inside,
             Some("overlay"),
             flags,
@@ -127,7 +134,7 @@ fn system_view(host: &Path, inside: &Path, empty: &Path) -> Result<(), String> {
     {
         return Ok(());
     }
-    bind(host, inside, true)
+    bind(m, host, inside, true)
 }
 
 fn mkdir(p: &Path, mode: u32) -> Result<(), String> {
@@ -136,8 +143,8 @@ fn mkdir(p: &Path, mode: u32) -> Result<(), String> {
 }
 
 /// Attach a detached mount (from `open_tree`) at `target`.
-fn attach(tree: &OwnedFd, target: &Path) -> Result<(), String> {
-    crate::linux::sys::move_mount(tree.as_fd(), target)
+fn attach(m: &dyn Mounts, tree: &OwnedFd, target: &Path) -> Result<(), String> {
+    m.move_mount(tree.as_fd(), target)
         .map_err(|e| err("attach image mount", target, e))
 }
 
@@ -145,14 +152,15 @@ fn attach(tree: &OwnedFd, target: &Path) -> Result<(), String> {
 /// tmpfs of this sandbox. Returns the merged directory to pivot into.
 fn image_root(
     cfg: &InitConfig,
+    m: &dyn Mounts,
     image: &Path,
     lower_tree: Option<OwnedFd>,
     layers: Option<&Path>,
 ) -> Result<(PathBuf, OwnedFd), String> {
     let base = cfg.root_dir.as_path();
     let opts = format!("mode=755,size={}", cfg.disk_bytes.max(1 << 20));
-    mount(
-        Some("tmpfs"),
+    m.mount(
+        Some(Path::new("tmpfs")),
         base,
         Some("tmpfs"),
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
@@ -169,8 +177,8 @@ fn image_root(
         mkdir(d, 0o755)?;
     }
     match lower_tree {
-        Some(tree) => attach(&tree, &lower)?,
-        None => bind(image, &lower, true)?,
+        Some(tree) => attach(m, &tree, &lower)?,
+        None => bind(m, image, &lower, true)?,
     }
     // A restored snapshot's copy-on-write layer sits above the image.
     let lowers = match super::restore::rootfs_layer(layers)? {
@@ -183,8 +191,8 @@ fn image_root(
         upper.display(),
         work.display()
     );
-    mount(
-        Some("overlay"),
+    m.mount(
+        Some(Path::new("overlay")),
         &merged,
         Some("overlay"),
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
@@ -217,25 +225,50 @@ pub fn build(
     snapshot: Option<OwnedFd>,
     devs: Option<OwnedFd>,
 ) -> Result<Built, SetupError> {
-    mount(
-        None::<&str>,
-        "/",
-        None::<&str>,
+    let m = &crate::linux::sys::REAL;
+    let root = assemble(cfg, m, image_lower, snapshot, devs)?;
+    pivot(&root.tree)?;
+    settle(root)
+}
+
+/// A root assembled and not yet entered.
+struct Assembled {
+    tree: Tree,
+    image: bool,
+    /// Writable paths for landlock besides the fixed set.
+    extra: Vec<String>,
+    /// The image root's upper directory (snapshots).
+    upper: Option<OwnedFd>,
+    /// The restored snapshot's special entries, applied once inside.
+    special: Vec<Special>,
+}
+
+/// Everything before `pivot_root`: the root's mounts, through the seam `m`.
+fn assemble(
+    cfg: &InitConfig,
+    m: &'static dyn Mounts,
+    image_lower: Option<OwnedFd>,
+    snapshot: Option<OwnedFd>,
+    devs: Option<OwnedFd>,
+) -> Result<Assembled, SetupError> {
+    m.mount(
+        None,
+        Path::new("/"),
+        None,
         MsFlags::MS_REC | MsFlags::MS_PRIVATE,
-        None::<&str>,
+        None,
     )
     .map_err(|e| err("make-rprivate", Path::new("/"), e))?;
-    let layers = super::restore::attach(cfg, snapshot)?;
+    let layers = super::restore::attach(cfg, m, snapshot)?;
     if let Some(image) = &cfg.image_rootfs {
-        let (root, upper) = image_root(cfg, image, image_lower, layers.as_deref())?;
-        return Ok((
-            populate(cfg, &root, true, layers.as_deref(), devs.as_ref())?,
-            Some(upper),
-        ));
+        let (root, upper) = image_root(cfg, m, image, image_lower, layers.as_deref())?;
+        let mut built = populate(cfg, m, &root, true, layers.as_deref(), devs.as_ref())?;
+        built.upper = Some(upper);
+        return Ok(built);
     }
     let root = cfg.root_dir.as_path();
-    mount(
-        Some("tmpfs"),
+    m.mount(
+        Some(Path::new("tmpfs")),
         root,
         Some("tmpfs"),
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
@@ -256,13 +289,14 @@ pub fn build(
             symlink(&target, &inside).map_err(|e| err("symlink", &inside, e))?;
         } else if meta.is_dir() {
             mkdir(&inside, 0o755)?;
-            system_view(&host, &inside, &empty)?;
+            system_view(m, &host, &inside, &empty)?;
         }
     }
     for file in MASKED_FILES {
         let inside = root.join(file);
         if inside.exists() {
             bind_with(
+                m,
                 Path::new("/dev/null"),
                 &inside,
                 MsFlags::MS_RDONLY | MsFlags::MS_NOEXEC,
@@ -270,28 +304,45 @@ pub fn build(
         }
     }
 
-    Ok((
-        populate(cfg, root, false, layers.as_deref(), devs.as_ref())?,
-        None,
-    ))
+    populate(cfg, m, root, false, layers.as_deref(), devs.as_ref())
+}
+
+/// After `pivot_root`: a restored snapshot's special entries, the host's identifiers
+/// masked, and the host view's skeleton read-only.
+fn settle(root: Assembled) -> Result<Built, SetupError> {
+    special::apply(&root.special)?;
+    super::identity::mask_host_identity(!root.image)?;
+    if !root.image {
+        // The tmpfs skeleton itself is read-only from now on; only the binds are writable.
+        root.tree
+            .mounts()
+            .mount(
+                None,
+                Path::new("/"),
+                None,
+                MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+                None,
+            )
+            .map_err(|e| err("remount ro", Path::new("/"), e))?;
+    }
+    Ok((root.extra, root.upper))
 }
 
 /// Where the setup keeps the files it generates (resolver config, sandbox CA, bundle): a
 /// small tmpfs it mounts itself, so nothing an image put there is ever written through.
 const OWN_DIR: &str = "run/cleanroom";
-/// Largest system CA bundle taken over from a root (a real one is well under 1 MiB).
-const MAX_BUNDLE: u64 = 8 << 20;
 
-/// Mount /proc, /dev and the writable tmpfs dirs into `root`, then pivot into it. Every
-/// path inside `root` goes through [`Tree`]: an image root's links never lead outside it.
+/// Mount /proc, /dev and the writable tmpfs dirs into `root`. Every path inside `root`
+/// goes through [`Tree`]: an image root's links never lead outside it.
 fn populate(
     cfg: &InitConfig,
+    m: &'static dyn Mounts,
     root: &Path,
     image: bool,
     layers: Option<&Path>,
     devs: Option<&OwnedFd>,
-) -> Result<Vec<String>, SetupError> {
-    let tree = Tree::open(root, image)?;
+) -> Result<Assembled, SetupError> {
+    let tree = Tree::open(root, image, m)?;
     // An image root is the image's copy-on-write tree: the setup's files get a small tmpfs
     // of their own, read-only once written. The host view's skeleton is the setup's own
     // tmpfs already (read-only after pivot_root, before any sandbox process exists): a
@@ -308,23 +359,23 @@ fn populate(
         tree.dir(OWN_DIR, 0o755)?
     };
     if let Some(tun) = &cfg.tun {
-        point_dns_at_gateway(&tree, &own, tun.gateway)?;
+        generated::point_dns_at_gateway(&tree, &own, tun.gateway)?;
     }
     if let Some(pem) = &cfg.trusted_ca_pem {
-        install_ca(&tree, &own, pem)?;
+        generated::install_ca(&tree, &own, pem)?;
     }
     // What the setup wrote there is fixed for the sandbox's life.
     if image {
-        mount(
-            None::<&str>,
+        m.mount(
+            None,
             &fd_path(own.fd()),
-            None::<&str>,
+            None,
             MsFlags::MS_REMOUNT
                 | MsFlags::MS_RDONLY
                 | MsFlags::MS_NOSUID
                 | MsFlags::MS_NODEV
                 | MsFlags::MS_NOEXEC,
-            None::<&str>,
+            None,
         )
         .map_err(|e| format!("remount /{OWN_DIR} read-only: {e}"))?;
     }
@@ -370,141 +421,17 @@ fn populate(
             }
         }
     }
-    // The snapshot's modes and FIFOs, stored as data on the host (capture/special.rs):
+    // The snapshot's modes and FIFOs, stored as data on the host (snapshot/special.rs):
     // read from beside its layers now, applied inside the sandbox's own root once the
-    // host is out of reach, before any sandbox process exists.
-    let special = crate::linux::snapshot::special::read(layers)?;
-    pivot(&tree)?;
-    crate::linux::snapshot::special::apply(&special)?;
-    super::identity::mask_host_identity(!image)?;
-    if image {
-        return Ok(extra);
-    }
-    // The tmpfs skeleton itself is read-only from now on; only the binds above are writable.
-    mount(
-        None::<&str>,
-        "/",
-        None::<&str>,
-        MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-        None::<&str>,
-    )
-    .map_err(|e| err("remount ro", Path::new("/"), e))?;
-    Ok(extra)
-}
-
-/// The sandbox's only resolver is the gateway: a generated `resolv.conf` (on the setup's own
-/// tmpfs) is bound read-only over the root's. The root's `/etc` is found with its links
-/// confined to the root; `resolv.conf` itself is never followed: in an image's
-/// copy-on-write layer a link there is replaced by a file to bind over, in the host view a
-/// host link into `/run` (systemd-resolved) gets its target written on the skeleton.
-fn point_dns_at_gateway(
-    tree: &Tree,
-    own: &Tree,
-    gateway: std::net::Ipv4Addr,
-) -> Result<(), SetupError> {
-    const NAME: &str = "resolv.conf";
-    let content = format!("# written by cleanroom: the egress gateway answers DNS\nnameserver {gateway}\noptions edns0\n");
-    own.create_file(NAME, content.as_bytes(), 0o644)?;
-    let ours = own.leaf(NAME)?;
-    let etc = match tree.resolve("etc", true)? {
-        Some(etc) => etc,
-        // An image without /etc (`FROM scratch`) gets one in its copy-on-write layer.
-        None if tree.cow() && tree.entry("etc")? == Entry::Missing => tree.dir("etc", 0o755)?,
-        None => {
-            return Err(SetupError::image(
-                "/etc is not a directory inside the image: cannot point /etc/resolv.conf at the egress gateway",
-            ))
-        }
-    };
-    let entry = etc.entry(NAME)?;
-    match entry {
-        Entry::File => {}
-        Entry::Missing | Entry::Symlink if tree.cow() => etc.create_file(NAME, b"", 0o644)?,
-        Entry::Symlink => return host_resolv_link(tree, &etc, &content),
-        Entry::Missing => {
-            return Err("the host view has no /etc/resolv.conf to point at the egress gateway".into())
-        }
-        Entry::Dir | Entry::Other => {
-            return Err(SetupError::image(
-                "/etc/resolv.conf is a directory or special file: cannot point it at the egress gateway",
-            ))
-        }
-    }
-    bind_onto(
-        &fd_path(&ours),
-        || etc.leaf(NAME),
-        MsFlags::MS_RDONLY | MsFlags::MS_NOEXEC,
-    )?;
-    Ok(())
-}
-
-/// Host view, `/etc/resolv.conf` a link of the host's: write the gateway config where it
-/// points, which must be under `/run` (the view's own skeleton, never a host directory).
-fn host_resolv_link(tree: &Tree, etc: &Tree, content: &str) -> Result<(), SetupError> {
-    let target = nix::fcntl::readlinkat(etc.fd(), "resolv.conf")
-        .map_err(|e| format!("readlink /etc/resolv.conf: {e}"))?;
-    let target = Path::new("/etc").join(target);
-    // Lexical: `..` pops a component (the link is the host's; nothing here is followed).
-    let mut parts: Vec<String> = Vec::new();
-    for c in target.components() {
-        match c {
-            std::path::Component::Normal(n) => parts.push(n.to_string_lossy().into_owned()),
-            std::path::Component::ParentDir => {
-                parts.pop();
-            }
-            _ => {}
-        }
-    }
-    if parts.len() < 2 || parts[0] != "run" || parts[1] == "cleanroom" {
-        return Err(format!(
-            "/etc/resolv.conf points at {}, outside /run: cannot redirect DNS",
-            target.display()
-        )
-        .into());
-    }
-    let name = parts.pop().unwrap_or_default();
-    tree.dir(&parts.join("/"), 0o755)?
-        .create_file(&name, content.as_bytes(), 0o644)?;
-    Ok(())
-}
-
-/// The system CA bundle a root may carry (Debian, Ubuntu, Alpine and friends).
-const SYSTEM_BUNDLE: &str = "etc/ssl/certs/ca-certificates.crt";
-
-fn own_name(path: &'static str) -> &'static str {
-    path.rsplit('/').next().unwrap_or(path)
-}
-
-/// Make the sandbox trust one extra CA: written alone and as part of a full bundle on the
-/// setup's own tmpfs (`/run/cleanroom`), and the bundle bound read-only over the root's
-/// system bundle, so tools that read the default path trust it too. The root's bundle is
-/// read and covered with its links confined to the root (an image's `…/ca-certificates.crt
-/// -> ../../../pki/x` is the image's own file; a link to a host path finds nothing); the
-/// host's and the cached image's files are never modified.
-fn install_ca(tree: &Tree, own: &Tree, pem: &str) -> Result<(), SetupError> {
-    own.create_file(own_name(crate::SANDBOX_CA_PATH), pem.as_bytes(), 0o644)?;
-    let system = tree
-        .read_regular(SYSTEM_BUNDLE, MAX_BUNDLE + 1)?
-        .filter(|b| b.len() as u64 <= MAX_BUNDLE);
-    let mut bundle = system.clone().unwrap_or_default();
-    if !bundle.is_empty() && !bundle.ends_with(b"\n") {
-        bundle.push(b'\n');
-    }
-    bundle.extend_from_slice(pem.as_bytes());
-    let combined = own_name(crate::SANDBOX_CA_BUNDLE);
-    own.create_file(combined, &bundle, 0o644)?;
-    if system.is_some() {
-        let src = own.leaf(combined)?;
-        bind_onto(
-            &fd_path(&src),
-            || match tree.resolve(SYSTEM_BUNDLE, false)? {
-                Some(t) if is_regular(t.fd())? => t.fd().try_clone().map_err(|e| e.to_string()),
-                _ => Err(format!("/{SYSTEM_BUNDLE} changed during setup")),
-            },
-            MsFlags::MS_RDONLY | MsFlags::MS_NOEXEC,
-        )?;
-    }
-    Ok(())
+    // host is out of reach (`settle`), before any sandbox process exists.
+    let special = special::read(layers)?;
+    Ok(Assembled {
+        tree,
+        image,
+        extra,
+        upper: None,
+        special,
+    })
 }
 
 /// A minimal `/dev`: a tmpfs with the harmless devices bound in (the sandbox's own copies
@@ -554,7 +481,7 @@ fn build_dev(cfg: &InitConfig, tree: &Tree, devs: Option<&OwnedFd>) -> Result<()
             Some(own) if super::devnodes::is_char_device(&own) => own,
             _ => Path::new("/dev").join(name),
         };
-        bind_onto(&src, || dev.leaf(name), MsFlags::MS_NOEXEC)?;
+        bind_onto(tree.mounts(), &src, || dev.leaf(name), MsFlags::MS_NOEXEC)?;
     }
     for (link, target) in [
         ("fd", "/proc/self/fd"),
@@ -577,8 +504,12 @@ fn build_dev(cfg: &InitConfig, tree: &Tree, devs: Option<&OwnedFd>) -> Result<()
 
 /// pivot_root(".", ".") then detach the old root: the host tree is gone from this namespace.
 fn pivot(root: &Tree) -> Result<(), String> {
+    let m = root.mounts();
     root.enter()?;
-    nix::unistd::pivot_root(".", ".").map_err(|e| format!("pivot_root: {e}"))?;
-    umount2(".", MntFlags::MNT_DETACH).map_err(|e| format!("umount old root: {e}"))?;
-    nix::unistd::chdir("/").map_err(|e| err("chdir", Path::new("/"), e))
+    m.pivot_root(Path::new("."), Path::new("."))
+        .map_err(|e| format!("pivot_root: {e}"))?;
+    m.umount2(Path::new("."), MntFlags::MNT_DETACH)
+        .map_err(|e| format!("umount old root: {e}"))?;
+    m.chdir(Path::new("/"))
+        .map_err(|e| err("chdir", Path::new("/"), e))
 }

@@ -19,7 +19,7 @@
 
 use super::tree::{bind_onto, fd_path, Tree};
 use crate::linux::config::InitConfig;
-use nix::mount::{mount, umount2, MntFlags, MsFlags};
+use nix::mount::{MntFlags, MsFlags};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
@@ -57,8 +57,9 @@ pub fn bind_dirs_with(
     }
     let at = cfg.root_dir.with_file_name("empty");
     let opts = format!("mode=755,size={size}");
-    mount(
-        Some("tmpfs"),
+    let m = tree.mounts();
+    m.mount(
+        Some(Path::new("tmpfs")),
         &at,
         Some("tmpfs"),
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
@@ -67,7 +68,8 @@ pub fn bind_dirs_with(
     .map_err(|e| format!("mount tmpfs on {}: {e}", at.display()))?;
     let bound = bind_all(&at, tree, dirs);
     // The binds keep the filesystem; its root leaves this namespace now.
-    let detached = umount2(&at, MntFlags::MNT_DETACH)
+    let detached = m
+        .umount2(&at, MntFlags::MNT_DETACH)
         .map_err(|e| format!("detach the writable tmpfs from {}: {e}", at.display()));
     bound.and(detached)
 }
@@ -81,6 +83,7 @@ fn bind_all(at: &Path, tree: &Tree, dirs: &[(&str, u32, MsFlags)]) -> Result<(),
         std::fs::set_permissions(&src, std::fs::Permissions::from_mode(*mode))
             .map_err(|e| format!("chmod {}: {e}", src.display()))?;
         bind_onto(
+            tree.mounts(),
             &src,
             || {
                 tree.dir(inside, 0o755)

@@ -16,12 +16,13 @@
 //!   and `..` resolve against the sandbox's root, like `chroot` (runc's securejoin), so an
 //!   image's own layout (`/etc/ssl/certs/x -> ../../../pki/x`) keeps working;
 //! * **mounts** land on the exact inode an fd names (`/proc/self/fd/N` of the host's
-//!   procfs), never on a path the kernel would resolve again.
+//!   procfs), never on a path the kernel would resolve again. They go through the tree's
+//!   [`Mounts`] seam (the kernel, or a recorder in unit tests).
 
-use crate::linux::sys::openat2;
+use crate::linux::sys::{openat2, Mounts};
 use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag, OpenHow, ResolveFlag};
-use nix::mount::{mount, MsFlags};
+use nix::mount::MsFlags;
 use nix::sys::stat::{fstat, fstatat, mkdirat, Mode, SFlag};
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
@@ -45,6 +46,8 @@ pub struct Tree {
     /// This tree is an image's private copy-on-write layer: entries in the way may be
     /// replaced.
     cow: bool,
+    /// Where its mounts go.
+    m: &'static dyn Mounts,
 }
 
 /// The magic link naming `fd` in the host's procfs (valid only before `pivot_root`).
@@ -82,7 +85,7 @@ fn in_root(flags: OFlag) -> OpenHow {
 impl Tree {
     /// Open the root of a mount the setup itself just made (its path is the setup's own
     /// mountpoint, not the image's). `cow`: see [`Tree::cow`].
-    pub fn open(path: &Path, cow: bool) -> Result<Tree, String> {
+    pub fn open(path: &Path, cow: bool, m: &'static dyn Mounts) -> Result<Tree, String> {
         let fd = nix::fcntl::open(
             path,
             OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
@@ -93,7 +96,13 @@ impl Tree {
             fd,
             label: "/".into(),
             cow,
+            m,
         })
+    }
+
+    /// The mount seam this tree's mounts go through.
+    pub fn mounts(&self) -> &'static dyn Mounts {
+        self.m
     }
 
     /// True for an image's copy-on-write root (and its subtrees).
@@ -118,6 +127,7 @@ impl Tree {
             fd,
             label: self.child_label(rel),
             cow: self.cow,
+            m: self.m,
         }
     }
 
@@ -162,6 +172,7 @@ impl Tree {
                 fd: cur,
                 label: done.clone(),
                 cow: self.cow,
+                m: self.m,
             };
             let how = || beneath(OFlag::O_PATH | OFlag::O_DIRECTORY);
             cur = match openat2(&here.fd, name, how()) {
@@ -190,6 +201,7 @@ impl Tree {
             fd: cur,
             label: done,
             cow: self.cow,
+            m: self.m,
         })
     }
 
@@ -277,21 +289,24 @@ impl Tree {
         data: Option<&str>,
     ) -> Result<Tree, String> {
         let target = self.dir(rel, mode)?;
-        mount(
-            Some(fstype),
-            &fd_path(&target.fd),
-            Some(fstype),
-            flags,
-            data,
-        )
-        .map_err(|e| format!("mount {fstype} on {}: {e}", target.label))?;
+        self.m
+            .mount(
+                Some(Path::new(fstype)),
+                &fd_path(&target.fd),
+                Some(fstype),
+                flags,
+                data,
+            )
+            .map_err(|e| format!("mount {fstype} on {}: {e}", target.label))?;
         // Walk again: the lookup now enters the new mount.
         self.dir(rel, mode)
     }
 
     /// Make this tree the calling process's working directory (for `pivot_root(".", ".")`).
     pub fn enter(&self) -> Result<(), String> {
-        nix::unistd::fchdir(&self.fd).map_err(|e| format!("chdir {}: {e}", self.label))
+        self.m
+            .fchdir(self.fd.as_fd())
+            .map_err(|e| format!("chdir {}: {e}", self.label))
     }
 }
 
@@ -306,17 +321,18 @@ pub fn is_regular(fd: &impl AsFd) -> Result<bool, String> {
 /// `target()`, which now lands on the new mount). Every bind in the sandbox goes through
 /// here: no mount may honour setuid bits.
 pub fn bind_onto(
+    m: &dyn Mounts,
     src: &Path,
     target: impl Fn() -> Result<OwnedFd, String>,
     extra: MsFlags,
 ) -> Result<(), String> {
     let dst = target()?;
-    mount(
+    m.mount(
         Some(src),
         &fd_path(&dst),
-        None::<&str>,
+        None,
         MsFlags::MS_BIND | MsFlags::MS_REC,
-        None::<&str>,
+        None,
     )
     .map_err(|e| format!("bind mount {}: {e}", src.display()))?;
     let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_NOSUID | extra;
@@ -331,14 +347,8 @@ pub fn bind_onto(
         }
     }
     let top = target()?;
-    mount(
-        None::<&str>,
-        &fd_path(&top),
-        None::<&str>,
-        flags,
-        None::<&str>,
-    )
-    .map_err(|e| format!("remount {}: {e}", src.display()))
+    m.mount(None, &fd_path(&top), None, flags, None)
+        .map_err(|e| format!("remount {}: {e}", src.display()))
 }
 
 #[cfg(test)]
@@ -379,12 +389,12 @@ mod tests {
         symlink(d.outside(), d.root().join("tmp")).unwrap();
         symlink("../outside", d.root().join("run")).unwrap();
         std::fs::write(d.root().join("proc"), "a file").unwrap();
-        let host_view = Tree::open(&d.root(), false).unwrap();
+        let host_view = Tree::open(&d.root(), false, &crate::linux::sys::REAL).unwrap();
         for rel in ["tmp/x", "run/cleanroom", "proc"] {
             assert!(host_view.dir(rel, 0o755).is_err(), "{rel}");
         }
         assert!(host_view.dir("a/../b", 0o755).is_err());
-        let image = Tree::open(&d.root(), true).unwrap();
+        let image = Tree::open(&d.root(), true, &crate::linux::sys::REAL).unwrap();
         for rel in ["tmp/x", "run/cleanroom", "proc"] {
             image.dir(rel, 0o700).unwrap();
             let m = std::fs::symlink_metadata(d.root().join(rel)).unwrap();
@@ -399,13 +409,13 @@ mod tests {
         std::fs::create_dir(d.root().join("etc")).unwrap();
         let victim = d.outside().join("victim");
         symlink(&victim, d.root().join("etc/resolv.conf")).unwrap();
-        let etc = Tree::open(&d.root(), false)
+        let etc = Tree::open(&d.root(), false, &crate::linux::sys::REAL)
             .unwrap()
             .dir("etc", 0o755)
             .unwrap();
         assert!(etc.create_file("resolv.conf", b"x", 0o644).is_err());
         assert!(etc.create_file("../escape", b"x", 0o644).is_err());
-        let etc = Tree::open(&d.root(), true)
+        let etc = Tree::open(&d.root(), true, &crate::linux::sys::REAL)
             .unwrap()
             .dir("etc", 0o755)
             .unwrap();
@@ -432,7 +442,7 @@ mod tests {
         std::fs::create_dir(d.root().join("pki")).unwrap();
         std::fs::write(d.root().join("pki/own"), "mine").unwrap();
         symlink("/pki/own", d.root().join("inside")).unwrap();
-        let tree = Tree::open(&d.root(), true).unwrap();
+        let tree = Tree::open(&d.root(), true, &crate::linux::sys::REAL).unwrap();
         for rel in ["abs", "rel"] {
             assert_eq!(tree.read_regular(rel, 100).unwrap(), None, "{rel}");
             assert!(tree.resolve(rel, false).unwrap().is_none(), "{rel}");

@@ -8,11 +8,13 @@
 //! registration. Every wrapper returns the kernel's error instead of ignoring
 //! it: a sandbox whose setup step failed must not start (fail closed).
 
+pub mod mounts;
 pub mod pidfd;
 mod process;
 pub mod spawn;
 mod xattr;
 
+pub use mounts::{Mounts, REAL};
 pub use process::*;
 pub use xattr::*;
 
