@@ -2,7 +2,7 @@
 //! server holds (this file runs in the server process).
 //!
 //! Each sandbox is one `cleanroom __sandbox-init` process tree (see
-//! [`crate::linux::sandbox::init`]) in fresh
+//! [`crate::linux::sandbox::shim`] and [`crate::linux::sandbox::pid1`]) in fresh
 //! mount, pid, net, uts, ipc and cgroup namespaces. The server talks to its pid 1 over a
 //! seqpacket socket ([`crate::linux::protocol`]); killing pid 1 kills the whole pid namespace, which
 //! releases every mount and the network namespace with it. The only host-visible state is

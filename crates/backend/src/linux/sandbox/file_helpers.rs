@@ -1,7 +1,7 @@
 //! pid 1's file helpers: for each files-API request (open a file, an operation, an archive
 //! stream), pid 1 forks a child that acts with the sandbox's own identity inside its root
 //! and answers the server itself over the control socket; pid 1 goes straight back to its
-//! loop, reaps them, and kills the ones that overrun their deadline (`init::serve`).
+//! loop, reaps them, and kills the ones that overrun their deadline (`pid1::serve`).
 
 use crate::linux::config::CONTROL_FD;
 use crate::linux::helper::archive;

@@ -2,18 +2,19 @@
 //! async runtime): building the sandbox's root and pivoting into it, hardening, the
 //! network interfaces, spawning user processes, and pid 1's management of file helpers.
 //!
-//! [`init`] is the entry of both processes; everything else is a step it takes.
+//! [`shim`] and [`pid1`] are the two processes' code; everything else is a step they take.
 
 mod devnodes;
 mod file_helpers;
 pub mod harden;
 mod identity;
-pub mod init;
 mod netif;
+mod pid1;
 mod restore;
 mod rootfs;
 mod scratch;
 mod seccomp_bpf;
+pub mod shim;
 mod shim_wait;
 mod tree;
 pub mod trim;

@@ -8,7 +8,7 @@
 //! environment cleared, stdin/stdout `/dev/null`), connected by a seqpacket socket on
 //! fd 3. For each sandbox the server sends [`ZygoteRequest::Fork`] with the sandbox's
 //! control socket attached; the zygote forks, and the child becomes the shim running
-//! exactly the code an exec'd shim ran ([`crate::linux::sandbox::init::shim_main`]). Every shim and pid 1
+//! exactly the code an exec'd shim ran ([`crate::linux::sandbox::shim::shim_main`]). Every shim and pid 1
 //! shares the zygote's already-relocated pages copy-on-write.
 //!
 //! ```text
@@ -38,7 +38,7 @@ use nix::unistd::{fork, ForkResult, Pid};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 
 /// Entry point of `cleanroom __sandbox-init`: the server's sandbox launcher, which forks
-/// every shim ([`crate::linux::sandbox::init::shim_main`]). Never returns.
+/// every shim ([`crate::linux::sandbox::shim::shim_main`]). Never returns.
 pub fn main() -> ! {
     // Which of its mappings an idle shim or pid 1 may give back (see trim.rs), once.
     crate::linux::sandbox::trim::prepare();
@@ -183,5 +183,5 @@ fn become_shim(control: OwnedFd, zygote: Pid) -> ! {
     if sys::close_range(CONTROL_FD as u32 + 1, u32::MAX).is_err() {
         std::process::exit(125);
     }
-    crate::linux::sandbox::init::shim_main()
+    crate::linux::sandbox::shim::shim_main()
 }
