@@ -256,3 +256,58 @@ fn a_host_resolv_conf_link_out_of_run_is_refused_without_a_bind() {
     assert!(!mounts(&m.calls()).iter().any(|(t, _, _)| *t == target));
     assert_eq!(fs::read_dir(l.outside()).unwrap().count(), 0);
 }
+
+#[test]
+fn a_restored_part_is_an_overlay_of_the_read_only_snapshot_and_a_private_upper() {
+    let l = Layout::new("restore");
+    Layout::writable_dirs(&l.root());
+    fs::create_dir_all(l.root().join("etc")).unwrap();
+    fs::write(l.root().join("etc/resolv.conf"), "").unwrap();
+    // What the server makes next to the root mountpoint for a restore, and (standing for
+    // the bound snapshot, since nothing is really bound) its `tmp` part.
+    let (snap, upper) = (l.0.join("snap"), l.0.join("upper-tmp"));
+    fs::create_dir_all(snap.join("tmp")).unwrap();
+    fs::create_dir_all(&upper).unwrap();
+    let mut cfg = l.config(None);
+    cfg.restore = Some(l.0.join("layers"));
+    let m = Recorder::leaked();
+    let built = assemble(&cfg, m, None, None, None).unwrap();
+    pivot(&built.tree).unwrap();
+    let calls = m.calls();
+    check_flags_and_places(&calls, &l.0);
+    check_pivot(&calls, &l.root());
+    let all = mounts(&calls);
+    // The snapshot is attached read-only (and nosuid, nodev) at `snap`.
+    assert!(all.iter().any(|(t, f, fl)| *t == snap
+        && f.is_none()
+        && fl.contains(MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NODEV)));
+    // `/tmp` is an overlay of its part with an upper on the sandbox's own tmpfs; `/root`
+    // (no part in the snapshot) is a fresh bind.
+    assert!(all
+        .iter()
+        .any(|(t, f, _)| *t == upper && *f == Some("tmpfs")));
+    let tmp = calls
+        .iter()
+        .find_map(|c| match c {
+            Call::Mount {
+                target,
+                fstype: Some(f),
+                data: Some(d),
+                ..
+            } if *target == l.root().join("tmp") && f == "overlay" => Some(d.clone()),
+            _ => None,
+        })
+        .expect("an overlay on /tmp");
+    assert_eq!(
+        tmp,
+        format!(
+            "lowerdir={},upperdir={},workdir={},userxattr",
+            snap.join("tmp").display(),
+            upper.join("upper").display(),
+            upper.join("work").display()
+        )
+    );
+    assert!(!all
+        .iter()
+        .any(|(t, f, _)| *t == l.root().join("root") && *f == Some("overlay")));
+}
