@@ -10,6 +10,7 @@ pub mod files;
 pub mod linux;
 pub mod types;
 
+pub use cleanroom_vocab::Capability;
 pub use error::BackendError;
 pub use types::*;
 
@@ -21,9 +22,10 @@ pub trait Backend: Send + Sync + 'static {
     /// Stable backend name recorded on every sandbox (`linux`, `gvisor`, `firecracker`).
     fn name(&self) -> &'static str;
 
-    /// Capability keys this backend can honour (`cleanroom_vocab::Capability` strings);
-    /// CreateSandbox fails closed when a policy needs one that is missing.
-    fn capabilities(&self) -> Vec<&'static str>;
+    /// What this backend truly enforces. CreateSandbox fails closed
+    /// (`backend_capability_mismatch`) when a policy needs one that is missing; the wire and
+    /// the attestation carry each one's stable key ([`Capability::as_str`]).
+    fn capabilities(&self) -> Vec<Capability>;
 
     /// Where the workspace and the trusted CA files are inside this backend's sandboxes
     /// (the default working directory of executions, the CA variables of the guest's

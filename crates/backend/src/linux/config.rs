@@ -2,6 +2,10 @@
 
 use std::path::PathBuf;
 
+/// Paths (inside the sandbox) that stay writable (landlock, `sandbox::harden`; reported in
+/// the sandbox's info by the server).
+pub const WRITABLE: &[&str] = &["/tmp", "/workspace", "/root", "/dev"];
+
 /// Fd number on which init finds its control socket.
 pub const CONTROL_FD: i32 = 3;
 

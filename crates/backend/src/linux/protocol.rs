@@ -41,7 +41,7 @@ pub enum Request {
     /// The server wrote the shim's uid_map/gid_map; setup may continue.
     IdsMapped,
     /// Open `path` (as the sandbox sees it) with the sandbox's own identity for a file RPC;
-    /// answered by [`Reply::Opened`] carrying the fd (see [`super::fileio`]).
+    /// answered by [`Reply::Opened`] carrying the fd (see [`super::served`]).
     OpenFile {
         id: u64,
         path: String,
@@ -103,12 +103,12 @@ pub enum Reply {
     /// Answer to [`Request::OpenFile`]: the file's size with its fd attached, or why not.
     Opened {
         id: u64,
-        result: Result<u64, super::fileio::FileRefusal>,
+        result: Result<u64, super::served::FileRefusal>,
     },
     /// Answer to [`Request::FileOp`] (fds attached as the operation says).
     FileDone {
         id: u64,
-        result: Result<crate::files::FileAnswer, super::fileio::FileRefusal>,
+        result: Result<crate::files::FileAnswer, super::served::FileRefusal>,
     },
 }
 

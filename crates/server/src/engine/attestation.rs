@@ -72,6 +72,6 @@ impl Engine {
 
     /// The backend's capabilities (attested).
     pub fn backend_capabilities(&self) -> Vec<&'static str> {
-        self.backend.capabilities()
+        cleanroom_vocab::Capability::keys(&self.backend.capabilities())
     }
 }

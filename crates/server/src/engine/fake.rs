@@ -99,18 +99,19 @@ impl Backend for FakeBackend {
         "fake"
     }
 
-    fn capabilities(&self) -> Vec<&'static str> {
+    fn capabilities(&self) -> Vec<cleanroom_backend::Capability> {
+        use cleanroom_backend::Capability as C;
         vec![
-            "policy_immutability",
-            "network_default_deny",
-            "network_egress",
-            "network_host_port_filtering",
-            "dns_control_or_equivalent",
-            "audit_event_emission",
-            "secret_isolation",
-            "pid_isolation",
-            "mount_isolation",
-            "oci_images",
+            C::PolicyImmutability,
+            C::NetworkDefaultDeny,
+            C::NetworkEgress,
+            C::NetworkHostPortFiltering,
+            C::DnsControlOrEquivalent,
+            C::AuditEventEmission,
+            C::SecretIsolation,
+            C::PidIsolation,
+            C::MountIsolation,
+            C::OciImages,
         ]
     }
 

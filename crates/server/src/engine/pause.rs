@@ -85,7 +85,7 @@ impl Engine {
 
     /// Fail closed with `backend_capability_mismatch` when the backend lacks `cap`.
     pub(crate) fn require_capability(&self, cap: Capability) -> Result<(), EngineError> {
-        if self.backend.capabilities().contains(&cap.as_str()) {
+        if self.backend.capabilities().contains(&cap) {
             return Ok(());
         }
         Err(EngineError::new(

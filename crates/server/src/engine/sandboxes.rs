@@ -96,7 +96,7 @@ impl Engine {
     ) -> Result<SandboxRow, EngineError> {
         let requested: Limits = requested.into();
         // Capability handshake: fail closed before anything is provisioned.
-        let caps = self.backend.capabilities();
+        let caps = cleanroom_vocab::Capability::keys(&self.backend.capabilities());
         let mut required = policy.required_capabilities();
         if restore.is_some() {
             required.push(cleanroom_vocab::Capability::FilesystemSnapshots.as_str());

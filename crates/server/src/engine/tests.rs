@@ -415,8 +415,8 @@ impl Backend for NoCapabilities {
     fn name(&self) -> &'static str {
         "none"
     }
-    fn capabilities(&self) -> Vec<&'static str> {
-        vec!["policy_immutability"]
+    fn capabilities(&self) -> Vec<cleanroom_backend::Capability> {
+        vec![cleanroom_backend::Capability::PolicyImmutability]
     }
     async fn provision(&self, _: &SandboxSpec) -> Result<ProvisionedSandbox, BackendError> {
         self.provisioned.store(true, Ordering::SeqCst);

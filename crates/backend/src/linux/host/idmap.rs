@@ -1,0 +1,36 @@
+//! What only the host's root can do for a sandbox's user namespace: write its id maps and
+//! shift the shared image's ids through an idmapped mount.
+
+use crate::linux::config;
+use crate::linux::sys;
+use crate::BackendError;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::Path;
+
+/// A detached, read-only, nosuid/nodev clone of `src` whose ids are shifted through the
+/// user namespace of `shim_pid` (host uid N on disk appears as that namespace's uid N).
+/// Made here because only the host's root may idmap a host filesystem; pid 1 attaches it.
+pub(super) fn idmapped_tree(src: &Path, shim_pid: i32) -> Result<OwnedFd, BackendError> {
+    use sys::{MOUNT_ATTR_IDMAP, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY};
+    let tree = sys::open_tree_clone(src)
+        .map_err(|e| BackendError::io(format!("open_tree {}", src.display()), e))?;
+    let userns = std::fs::File::open(format!("/proc/{shim_pid}/ns/user"))
+        .map_err(|e| BackendError::io("open sandbox user namespace", e))?;
+    sys::mount_setattr(
+        tree.as_fd(),
+        MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+        Some(userns.as_fd()),
+    )
+    .map_err(|e| BackendError::io("idmap the image mount", e))?;
+    Ok(tree)
+}
+
+/// Map ids 0..count of the shim's new user namespace to the sandbox's host range.
+pub(super) fn write_id_maps(shim_pid: i32, r: config::IdRange) -> Result<(), BackendError> {
+    let map = format!("0 {} {}\n", r.host_base, r.count);
+    for file in ["uid_map", "gid_map"] {
+        std::fs::write(format!("/proc/{shim_pid}/{file}"), &map)
+            .map_err(|e| BackendError::io(format!("write {file} of pid {shim_pid}"), e))?;
+    }
+    Ok(())
+}
