@@ -30,6 +30,8 @@ pub fn to_connect(e: EngineError) -> ConnectError {
         Class::Unavailable => ErrorCode::Unavailable,
         Class::Internal => ErrorCode::Internal,
         Class::Unimplemented => ErrorCode::Unimplemented,
+        Class::DeadlineExceeded => ErrorCode::DeadlineExceeded,
+        Class::Canceled => ErrorCode::Canceled,
     };
     crate::api_errors::engine_error(code, e.code.as_str(), &e.message, &e.details)
 }

@@ -281,11 +281,14 @@ impl AttestationService for Api {
     ) -> ServiceResult<GetAttestationPublicKeyResponse> {
         who(&ctx)?;
         let pk = self.engine.attestation_public_key().ok_or_else(|| {
-            to_connect(EngineError::new(
-                Class::FailedPrecondition,
-                ErrorCode::BackendUnavailable,
-                "this server has no attestation key",
-            ))
+            to_connect(
+                EngineError::new(
+                    ErrorCode::BackendUnavailable,
+                    "this server has no attestation key",
+                )
+                // A setting of this server, not a passing outage: no retry will help.
+                .in_class(Class::FailedPrecondition),
+            )
         })?;
         Response::ok(GetAttestationPublicKeyResponse {
             public_key_pem: cleanroom_attest::public_key_pem(&pk),

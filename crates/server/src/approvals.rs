@@ -8,7 +8,7 @@
 
 use crate::auth::Principal;
 use crate::engine::Engine;
-use crate::error::{Class, EngineError, ErrorCode};
+use crate::error::{EngineError, ErrorCode};
 use crate::store::{EventRow, Store};
 use crate::sync::lock;
 use cleanroom_egress::approval::{PendingRequest, Remember};
@@ -88,7 +88,6 @@ pub struct Listing {
 
 fn not_found(request_id: &str) -> EngineError {
     EngineError::new(
-        Class::NotFound,
         ErrorCode::ApprovalNotFound,
         format!("no open approval request {request_id:?} in this sandbox (never asked, already answered, or timed out)"),
     )

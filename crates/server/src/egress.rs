@@ -6,7 +6,7 @@
 //! (`egress.allow`, `egress.deny`, `egress.error`) and, for denies, as warnings on the
 //! running executions' output streams.
 
-use crate::error::{Class, EngineError, ErrorCode};
+use crate::error::{EngineError, ErrorCode};
 use crate::secrets::SecretStore;
 use crate::sync::lock;
 use cleanroom_backend::{GuestLayout, NetworkDevice};
@@ -112,7 +112,6 @@ impl EgressHub {
             .collect();
         if !missing.is_empty() {
             return Err(EngineError::new(
-                Class::FailedPrecondition,
                 ErrorCode::SecretUnavailable,
                 format!(
                     "the policy needs secret(s) {} that this server has no value for \

@@ -9,7 +9,7 @@
 
 use crate::auth::Principal;
 use crate::engine::Engine;
-use crate::error::{Class, EngineError, ErrorCode};
+use crate::error::{EngineError, ErrorCode};
 use crate::status::sandbox as ss;
 use crate::store::{ExecutionRow, SandboxRow};
 use cleanroom_image::ImageRecord;
@@ -114,7 +114,6 @@ impl Engine {
             .collect();
         if !mine_using.is_empty() {
             return Err(EngineError::new(
-                Class::FailedPrecondition,
                 ErrorCode::ImageInUse,
                 format!("image {digest} is used by {}", mine_using.join(", ")),
             )

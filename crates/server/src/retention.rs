@@ -8,7 +8,7 @@
 //! of an I/O error. Logs of running executions and of live sandboxes are never touched;
 //! their growth is bounded by [`crate::quota`] instead.
 
-use crate::error::{Class, EngineError, ErrorCode};
+use crate::error::{EngineError, ErrorCode};
 use crate::execlog;
 use crate::quota::{logs_size, Retention};
 use crate::status::sandbox as ss;
@@ -18,7 +18,6 @@ use std::path::Path;
 /// The error for a stream of output the GC deleted.
 pub fn expired(execution_id: &str) -> EngineError {
     EngineError::new(
-        Class::FailedPrecondition,
         ErrorCode::OutputExpired,
         format!(
             "the retained output of {execution_id} was deleted by the server's retention policy"

@@ -173,7 +173,6 @@ pub fn attach(
     let row = engine.owned_execution(who, sandbox_id, execution_id)?;
     if !row.tty {
         return Err(EngineError::new(
-            crate::error::Class::FailedPrecondition,
             cleanroom_vocab::ErrorCode::ExecutionNotInteractive,
             format!("execution {} has no terminal (create it with tty)", row.id),
         )

@@ -5,7 +5,7 @@
 use super::Engine;
 use crate::attest::Attestor;
 use crate::auth::Principal;
-use crate::error::{Class, EngineError, ErrorCode};
+use crate::error::{EngineError, ErrorCode};
 use std::sync::Arc;
 
 /// The identity bound to a sandbox (inspect).
@@ -44,7 +44,6 @@ impl Engine {
             .filter(|e| !e.is_empty())
             .ok_or_else(|| {
                 EngineError::new(
-                    Class::NotFound,
                     ErrorCode::AttestationNotFound,
                     format!("sandbox {sandbox_id} has no attestation"),
                 )

@@ -4,7 +4,7 @@
 use super::events::EventLog;
 use super::pools::pending::PendingClaim;
 use super::{Engine, ExecRequest, Inspection, LiveExec, StreamItem, DEFAULT_GRACE};
-use crate::error::{Class, EngineError};
+use crate::error::EngineError;
 use crate::execlog::{self, ExitRecord, LogReader, LogWriter};
 use crate::status::{execution as es, sandbox as ss};
 use crate::store::{now_micros, ExecutionRow, SandboxRow};
@@ -328,7 +328,6 @@ impl Engine {
         let sbx = self.get_sandbox(sandbox_id)?;
         if sbx.last_execution_id.is_empty() {
             return Err(EngineError::new(
-                Class::NotFound,
                 ErrorCode::ExecutionNotFound,
                 format!("sandbox {sandbox_id} has no executions"),
             )
@@ -478,7 +477,6 @@ impl Engine {
         let row = self.find_execution(sandbox_id, exec_id)?;
         let not_open = || {
             EngineError::new(
-                Class::FailedPrecondition,
                 ErrorCode::StdinClosed,
                 "stdin is not open for this execution",
             )
@@ -487,7 +485,6 @@ impl Engine {
         let live = self.live(exec_id).ok_or_else(not_open)?;
         if !live.has_stdin {
             return Err(EngineError::new(
-                Class::FailedPrecondition,
                 ErrorCode::StdinNotAttached,
                 "execution was created without attach_stdin",
             ));

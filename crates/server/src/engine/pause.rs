@@ -11,7 +11,7 @@
 //! Terminating a paused sandbox kills and thaws it.
 
 use super::Engine;
-use crate::error::{Class, EngineError};
+use crate::error::EngineError;
 use crate::status::sandbox as ss;
 use crate::store::SandboxRow;
 use cleanroom_vocab::{Capability, ErrorCode};
@@ -89,7 +89,6 @@ impl Engine {
             return Ok(());
         }
         Err(EngineError::new(
-            Class::FailedPrecondition,
             ErrorCode::BackendCapabilityMismatch,
             format!(
                 "backend {:?} does not declare {}",
@@ -136,11 +135,7 @@ pub(crate) fn not_ready(row: &SandboxRow) -> EngineError {
     } else {
         format!(": {next}")
     };
-    EngineError::new(
-        Class::FailedPrecondition,
-        code,
-        format!("sandbox {id} is {status}{why}{next}"),
-    )
-    .with("sandbox_id", id)
-    .with("status", status)
+    EngineError::new(code, format!("sandbox {id} is {status}{why}{next}"))
+        .with("sandbox_id", id)
+        .with("status", status)
 }

@@ -3,7 +3,7 @@
 
 use super::events::EventLog;
 use super::Engine;
-use crate::error::{Class, EngineError};
+use crate::error::EngineError;
 use crate::ids;
 use crate::status::sandbox as ss;
 use crate::store::{now_micros, CapHit, SandboxCaps, SandboxRow};
@@ -115,7 +115,6 @@ impl Engine {
         let missing: Vec<&str> = required.into_iter().filter(|c| !caps.contains(c)).collect();
         if !missing.is_empty() {
             return Err(EngineError::new(
-                Class::FailedPrecondition,
                 ErrorCode::BackendCapabilityMismatch,
                 format!(
                     "backend {:?} lacks capabilities this sandbox needs: {}",
@@ -257,7 +256,6 @@ impl Engine {
     fn image_store(&self) -> Result<&Arc<ImageStore>, EngineError> {
         self.images.as_ref().ok_or_else(|| {
             EngineError::new(
-                Class::FailedPrecondition,
                 ErrorCode::BackendCapabilityMismatch,
                 "this server has no image store",
             )
@@ -292,7 +290,6 @@ impl Engine {
             .collect();
         if !users.is_empty() {
             return Err(EngineError::new(
-                Class::FailedPrecondition,
                 ErrorCode::ImageInUse,
                 format!("image {digest} is used by {}", users.join(", ")),
             )

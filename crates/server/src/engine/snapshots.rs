@@ -25,7 +25,7 @@
 
 use super::Engine;
 use crate::auth::Principal;
-use crate::error::{Class, EngineError};
+use crate::error::EngineError;
 use crate::ids;
 use crate::status::sandbox as ss;
 use crate::store::{now_micros, SandboxCaps, SandboxRow, SnapshotRow};
@@ -76,7 +76,6 @@ pub struct Restore {
 
 fn snapshot_not_found(id: &str) -> EngineError {
     EngineError::new(
-        Class::NotFound,
         ErrorCode::SnapshotNotFound,
         format!("no snapshot with id {id:?}"),
     )
@@ -326,7 +325,6 @@ impl Engine {
             }
             let ids: Vec<String> = users.into_iter().map(|s| s.id).collect();
             return Err(EngineError::new(
-                Class::FailedPrecondition,
                 ErrorCode::SnapshotInUse,
                 format!("snapshot {id} is the lower layer of {}", ids.join(", ")),
             )
@@ -392,7 +390,6 @@ impl Engine {
         // restored with unmediated access to its registry hosts.
         if !policy.registries.is_empty() {
             return Err(EngineError::new(
-                Class::FailedPrecondition,
                 ErrorCode::BackendCapabilityMismatch,
                 format!(
                     "snapshot {snapshot_id} comes from a sandbox with mediated package \

@@ -9,7 +9,7 @@ pub mod uploads;
 use crate::api::to_connect;
 use crate::auth::{principal_of, Principal};
 use crate::engine::Engine;
-use crate::error::{Class, EngineError, ErrorCode};
+use crate::error::{EngineError, ErrorCode};
 use buffa_types::google::protobuf::Timestamp;
 use cleanroom_backend::files::{FileAnswer, FileOp};
 use cleanroom_backend::linux::fileops::normalize;
@@ -71,7 +71,6 @@ fn path_of(path: &str) -> Result<String, EngineError> {
 
 fn offset_mismatch(at: u64) -> EngineError {
     EngineError::new(
-        Class::FailedPrecondition,
         ErrorCode::UploadOffsetMismatch,
         format!("the upload stands at offset {at}: resume from there"),
     )

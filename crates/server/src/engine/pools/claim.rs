@@ -35,7 +35,7 @@ use super::{PoolHandle, TemplateKey, Warm};
 use crate::attest::AgentBinding;
 use crate::auth::Principal;
 use crate::engine::Engine;
-use crate::error::{Class, EngineError, ErrorCode};
+use crate::error::{EngineError, ErrorCode};
 use crate::limits::RequestedLimits;
 use crate::store::{
     now_micros, ClaimCommit, ClaimOutcome, ClaimRow, EventRow, SandboxCaps, SandboxRow,
@@ -78,7 +78,6 @@ pub(super) fn cap_reached(who: &Principal, caps: SandboxCaps) -> EngineError {
 
 fn no_ready(pool_id: &str) -> EngineError {
     EngineError::new(
-        Class::Unavailable,
         ErrorCode::NoReadySandboxes,
         format!("pool {pool_id} has no READY sandbox right now"),
     )
