@@ -56,7 +56,7 @@ pub(crate) fn sandbox_msg(r: &SandboxRow) -> Sandbox {
     );
     Sandbox {
         sandbox_id: r.id.clone(),
-        status: r.status.into(),
+        status: r.status.number().into(),
         backend: r.backend.clone(),
         policy_hash: r.policy_hash.clone(),
         created_at: ts(r.created_at),

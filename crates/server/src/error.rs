@@ -76,7 +76,18 @@ impl EngineError {
 
 impl From<crate::store::StoreError> for EngineError {
     fn from(e: crate::store::StoreError) -> Self {
-        EngineError::internal(e.to_string())
+        match e {
+            crate::store::StoreError::Transition(t) => {
+                let err = EngineError::new(ErrorCode::IllegalStatusTransition, t.to_string())
+                    .with("sandbox_id", &t.id)
+                    .with("to", t.to.name());
+                match t.from {
+                    Some(from) => err.with("status", from.name()),
+                    None => err,
+                }
+            }
+            e @ crate::store::StoreError::Sql(_) => EngineError::internal(e.to_string()),
+        }
     }
 }
 

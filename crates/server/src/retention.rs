@@ -75,7 +75,13 @@ mod tests {
     use crate::store::SandboxRow;
     use std::time::Duration;
 
-    fn setup(dir: &Path, store: &Store, sandbox: &str, status: i32, execs: &[(&str, i64, usize)]) {
+    fn setup(
+        dir: &Path,
+        store: &Store,
+        sandbox: &str,
+        status: crate::status::SandboxStatus,
+        execs: &[(&str, i64, usize)],
+    ) {
         store
             .insert_sandbox(
                 &SandboxRow {

@@ -114,6 +114,13 @@ stable_codes! {
         /// A download found a symbolic link where the destination (or a directory beneath
         /// it) would be: refused, never followed.
         DestinationIsLink => "destination_is_link",
+        // ---- typed rows (issue 32) --------------------------------------------------
+        /// A sandbox status change its state machine does not allow (a sandbox being
+        /// stopped cannot become READY; nothing leaves STOPPED or FAILED).
+        IllegalStatusTransition => "illegal_status_transition",
+        /// The policy stored with a sandbox (or snapshot) cannot be decoded: whatever
+        /// needs it is refused, never run under another policy.
+        StoredPolicyInvalid => "stored_policy_invalid",
     }
 }
 
@@ -220,6 +227,8 @@ impl ErrorCode {
             E::AttestationNotYetValid => K::FailedPrecondition,
             E::UnsafeArchiveEntry => K::InvalidArgument,
             E::DestinationIsLink => K::FailedPrecondition,
+            E::IllegalStatusTransition => K::FailedPrecondition,
+            E::StoredPolicyInvalid => K::Internal,
         }
     }
 }

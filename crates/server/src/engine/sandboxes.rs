@@ -184,8 +184,7 @@ impl Engine {
             Some(p) => match self.image_root(p).await {
                 Ok(i) => Some(i),
                 Err(e) => {
-                    self.events
-                        .set_sandbox_status(&id, ss::FAILED, &e.message)?;
+                    self.events.end_sandbox(&id, ss::FAILED, &e.message)?;
                     return Err(e.with("sandbox_id", &id));
                 }
             },
@@ -237,7 +236,7 @@ impl Engine {
             }
             Err(e) => {
                 let msg = e.to_string();
-                self.events.set_sandbox_status(&id, ss::FAILED, &msg)?;
+                self.events.end_sandbox(&id, ss::FAILED, &msg)?;
                 return Err(EngineError::from(e).with("sandbox_id", &id));
             }
         }

@@ -217,7 +217,7 @@ impl Engine {
             sandbox_id: sandbox_id.to_string(),
             kind: "sandbox.snapshot".into(),
             at: now_micros(),
-            sandbox_status: self.get_sandbox(sandbox_id)?.status,
+            sandbox_status: self.get_sandbox(sandbox_id)?.status.number(),
             message: format!("snapshot {id} captured"),
             attributes: serde_json::json!({ "snapshot_id": id }).to_string(),
             ..Default::default()

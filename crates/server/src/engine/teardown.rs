@@ -148,7 +148,10 @@ impl Engine {
 
     /// STOPPING, and every running execution asked to stop at once (SIGKILL).
     fn begin_teardown(&self, id: &str) -> Result<Vec<(String, Arc<LiveExec>)>, EngineError> {
-        self.events.set_sandbox_status(id, ss::STOPPING, "")?;
+        // A teardown whose caller went away left it STOPPING: this one carries it on.
+        if self.get_sandbox(id)?.status != ss::STOPPING {
+            self.events.set_sandbox_status(id, ss::STOPPING, "")?;
+        }
         let running = self.live_in(id);
         for (_, l) in &running {
             l.cancel(
@@ -176,11 +179,11 @@ impl Engine {
         self.retention.remove_sandbox(id);
         match result {
             Ok(()) => {
-                self.events.set_sandbox_status(id, ss::STOPPED, message)?;
+                self.events.end_sandbox(id, ss::STOPPED, message)?;
             }
             Err(e) => {
                 let msg = format!("terminate failed: {e}");
-                self.events.set_sandbox_status(id, ss::FAILED, &msg)?;
+                self.events.end_sandbox(id, ss::FAILED, &msg)?;
                 return Err(e.into());
             }
         }

@@ -7,14 +7,30 @@
 //! The store knows nothing about RPC types: rows are plain structs, statuses are the proto
 //! enum numbers, times are microseconds since the Unix epoch (UTC).
 
+use crate::status::SandboxStatus;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
 use std::sync::Mutex;
 
-/// Store failures (always reported as `internal`).
+/// Store failures: the database's (reported as `internal`), or a status write the state
+/// machine refuses (`illegal_status_transition`).
 #[derive(Debug, thiserror::Error)]
-#[error("state store: {0}")]
-pub struct StoreError(#[from] rusqlite::Error);
+pub enum StoreError {
+    #[error("state store: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error(transparent)]
+    Transition(#[from] IllegalTransition),
+}
+
+/// A status write [`SandboxStatus::can_become`] refuses (or a sandbox that is not there).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("sandbox {id} is {}; it cannot become {}", from.map(|s| s.name()).unwrap_or("gone"), to.name())]
+pub struct IllegalTransition {
+    pub id: String,
+    /// `None`: no such sandbox row.
+    pub from: Option<SandboxStatus>,
+    pub to: SandboxStatus,
+}
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
@@ -22,7 +38,7 @@ pub type Result<T> = std::result::Result<T, StoreError>;
 #[derive(Debug, Clone)]
 pub struct SandboxRow {
     pub id: String,
-    pub status: i32,
+    pub status: SandboxStatus,
     pub backend: String,
     pub policy_hash: String,
     pub compiled_policy: String,
@@ -183,6 +199,12 @@ const EXEC_COLS: &str = "id, sandbox_id, status, command, exit_code, created_at,
 
 /// `1,2,3` for an `IN (...)` clause. Only integers (status numbers) are ever formatted
 /// into SQL text; everything else is bound as a parameter.
+fn status_list(statuses: &[SandboxStatus]) -> String {
+    let numbers: Vec<i32> = statuses.iter().map(|s| s.number()).collect();
+    sql_int_list(&numbers)
+}
+
+/// `1,2,3` for an `IN (...)` clause (execution status numbers).
 fn sql_int_list(values: &[i32]) -> String {
     values
         .iter()
@@ -194,7 +216,7 @@ fn sql_int_list(values: &[i32]) -> String {
 fn sandbox_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<SandboxRow> {
     Ok(SandboxRow {
         id: r.get(0)?,
-        status: r.get(1)?,
+        status: status_from(r, 1)?,
         backend: r.get(2)?,
         policy_hash: r.get(3)?,
         compiled_policy: r.get(4)?,
@@ -208,6 +230,18 @@ fn sandbox_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<SandboxRow> {
         image_digest: r.get(12)?,
         owner: r.get(13)?,
         labels: labels::decode(&r.get::<_, String>(14)?),
+    })
+}
+
+/// A stored sandbox status; a number that is no status is a corrupt row, not a guess.
+fn status_from(r: &rusqlite::Row<'_>, col: usize) -> rusqlite::Result<SandboxStatus> {
+    let n: i32 = r.get(col)?;
+    SandboxStatus::from_number(n).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            col,
+            rusqlite::types::Type::Integer,
+            format!("{n} is no sandbox status").into(),
+        )
     })
 }
 
@@ -307,6 +341,16 @@ impl Store {
         Ok(f(&guard)?)
     }
 
+    /// Run `f` in a write transaction, committed only when `f` succeeds (a refused
+    /// status write rolls back whatever `f` wrote before it).
+    fn with_tx<T>(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>) -> Result<T> {
+        let guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let tx = write_transaction(&guard)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
     /// Insert a new sandbox unless that would exceed `caps` (counted in the same locked
     /// transaction, so concurrent creates cannot both slip under a cap).
     pub fn insert_sandbox(&self, s: &SandboxRow, caps: SandboxCaps) -> Result<Option<CapHit>> {
@@ -335,8 +379,22 @@ impl Store {
         })
     }
 
-    pub fn set_sandbox_status(&self, id: &str, status: i32, message: &str) -> Result<()> {
-        self.with(|c| set_sandbox_status_on(c, id, status, message))
+    /// Move a sandbox to `status` (refused unless the state machine allows it).
+    pub fn set_sandbox_status(&self, id: &str, status: SandboxStatus, message: &str) -> Result<()> {
+        self.with_tx(|tx| write_status_on(tx, id, None, status, Some(message)))
+    }
+
+    /// Add why a STOPPED sandbox stopped, when its final write said nothing (a teardown
+    /// that someone else began). Not a transition: the status stays STOPPED.
+    pub fn annotate_stopped(&self, id: &str, message: &str) -> Result<()> {
+        self.with(|c| {
+            exec(
+                c,
+                "UPDATE sandboxes SET message = ?2, updated_at = ?3 WHERE id = ?1 AND status = ?4 AND message = ''",
+                params![id, message, now_micros(), SandboxStatus::Stopped.number()],
+            )
+            .map(drop)
+        })
     }
 
     pub fn set_sandbox_executions(&self, id: &str, last: &str, active: &str) -> Result<()> {
@@ -413,8 +471,12 @@ fn insert_sandbox_on(
     // STOPPED and FAILED are adjacent: "live" is two index ranges (sandboxes_by_status,
     // sandboxes_by_owner_status), so a count reads live rows only, not every sandbox
     // the server ever ran.
-    debug_assert_eq!(ss::FAILED, ss::STOPPED + 1);
-    let live = format!("(status < {} OR status > {})", ss::STOPPED, ss::FAILED);
+    debug_assert_eq!(ss::FAILED.number(), ss::STOPPED.number() + 1);
+    let live = format!(
+        "(status < {} OR status > {})",
+        ss::STOPPED.number(),
+        ss::FAILED.number()
+    );
     let count = |sql: &str, p: &[&dyn rusqlite::ToSql]| -> rusqlite::Result<u32> {
         query_row(c, sql, p, |r| r.get(0))
     };
@@ -433,7 +495,7 @@ fn insert_sandbox_on(
             &format!("INSERT INTO sandboxes ({SANDBOX_COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)"),
             params![
                 s.id,
-                s.status,
+                s.status.number(),
                 s.backend,
                 s.policy_hash,
                 s.compiled_policy,
@@ -452,19 +514,39 @@ fn insert_sandbox_on(
         .map(|_| None)
 }
 
-/// [`Store::set_sandbox_status`] on a connection (or inside a caller's transaction).
-fn set_sandbox_status_on(
+/// The one writer of a sandbox's status. Reads the current status inside the caller's
+/// transaction and refuses (with nothing written) a transition
+/// [`SandboxStatus::can_become`] does not allow, or one from another status than
+/// `expect` when given (a compare-and-set: pause and resume). `message`: `None` keeps
+/// the row's message, `Some` replaces it.
+pub(super) fn write_status_on(
     c: &Connection,
     id: &str,
-    status: i32,
-    message: &str,
-) -> rusqlite::Result<()> {
+    expect: Option<SandboxStatus>,
+    to: SandboxStatus,
+    message: Option<&str>,
+) -> Result<()> {
+    let current: Option<i32> =
+        query_row(c, "SELECT status FROM sandboxes WHERE id = ?1", [id], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    let from = current.and_then(SandboxStatus::from_number);
+    let allowed = from.is_some_and(|f| f.can_become(to) && expect.is_none_or(|e| e == f));
+    if !allowed {
+        return Err(IllegalTransition {
+            id: id.to_string(),
+            from,
+            to,
+        }
+        .into());
+    }
     exec(
         c,
-        "UPDATE sandboxes SET status = ?2, message = ?3, updated_at = ?4 WHERE id = ?1",
-        params![id, status, message, now_micros()],
-    )
-    .map(drop)
+        "UPDATE sandboxes SET status = ?2, message = COALESCE(?3, message), updated_at = ?4 WHERE id = ?1",
+        params![id, to.number(), message, now_micros()],
+    )?;
+    Ok(())
 }
 
 /// A write transaction that takes the write lock when it begins (`BEGIN IMMEDIATE`), waiting
@@ -572,6 +654,8 @@ mod provisioning;
 mod runs;
 pub use pools::{ClaimCommit, ClaimOutcome, ClaimRow, PoolRow};
 
+#[cfg(test)]
+mod status_tests;
 #[cfg(test)]
 mod tests;
 

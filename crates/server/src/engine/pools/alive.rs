@@ -94,7 +94,7 @@ mod tests {
     fn unreadable_provision_records_are_not_offered() {
         let row = SandboxRow {
             id: "sbx_x".into(),
-            status: 0,
+            status: crate::status::SandboxStatus::Provisioning,
             backend: String::new(),
             policy_hash: String::new(),
             compiled_policy: String::new(),

@@ -201,7 +201,7 @@ impl Engine {
         let event = EventRow {
             sandbox_id: row.id.clone(),
             kind: "pool.claim".into(),
-            sandbox_status: row.status,
+            sandbox_status: row.status.number(),
             message: format!("claimed from pool {} by {}", pool.id, who.name),
             attributes: serde_json::json!({
                 "pool_id": pool.id,
@@ -332,7 +332,7 @@ impl Engine {
         self.events.record(EventRow {
             sandbox_id: row.id.clone(),
             kind: "pool.release".into(),
-            sandbox_status: row.status,
+            sandbox_status: row.status.number(),
             message: format!("released to pool {} by {}", claim.pool_id, who.name),
             attributes: serde_json::json!({
                 "pool_id": claim.pool_id,
