@@ -170,15 +170,15 @@ impl SandboxService for Api {
     ) -> ServiceResult<GetSandboxResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        let row = self
+        let sbx = self
             .engine
-            .owned_sandbox(&who, &req.sandbox_id)
+            .sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
-        let mut sandbox = self.sandbox_live(&row).await;
+        let mut sandbox = self.sandbox_live(&sbx).await;
         (sandbox.egress_approved, sandbox.egress_refused) =
-            self.engine.effective_egress(&row.id).map_err(to_connect)?;
+            sbx.effective_egress().map_err(to_connect)?;
         Response::ok(GetSandboxResponse {
-            sandbox: crate::api_pools::with_identity(&self.engine, sandbox).into(),
+            sandbox: crate::api_pools::with_identity(&sbx, sandbox).into(),
             ..Default::default()
         })
     }
@@ -212,12 +212,12 @@ impl SandboxService for Api {
     ) -> ServiceResult<DownloadSandboxFileResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        self.engine
-            .owned_sandbox(&who, &req.sandbox_id)
-            .map_err(to_connect)?;
-        let f = self
+        let sbx = self
             .engine
-            .download_file(&req.sandbox_id, &req.path, req.max_bytes)
+            .sandbox(&who, &req.sandbox_id)
+            .map_err(to_connect)?;
+        let f = sbx
+            .download_file(&req.path, req.max_bytes)
             .await
             .map_err(to_connect)?;
         Response::ok(DownloadSandboxFileResponse {
@@ -236,12 +236,13 @@ impl SandboxService for Api {
     ) -> ServiceResult<TerminateSandboxResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        self.engine
-            .owned_sandbox(&who, &req.sandbox_id)
+        let sbx = self
+            .engine
+            .sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
         let row = match req.background {
-            true => self.engine.terminate_sandbox_in_background(&req.sandbox_id),
-            false => self.engine.terminate_sandbox(&req.sandbox_id).await,
+            true => sbx.terminate_in_background(),
+            false => sbx.terminate().await,
         }
         .map_err(to_connect)?;
         Response::ok(TerminateSandboxResponse {
@@ -257,12 +258,12 @@ impl SandboxService for Api {
     ) -> ServiceResult<ServiceStream<SandboxEvent>> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        self.engine
-            .owned_sandbox(&who, &req.sandbox_id)
-            .map_err(to_connect)?;
-        let rows = self
+        let sbx = self
             .engine
-            .stream_events(&req.sandbox_id, req.after_sequence, req.follow)
+            .sandbox(&who, &req.sandbox_id)
+            .map_err(to_connect)?;
+        let rows = sbx
+            .stream_events(req.after_sequence, req.follow)
             .map_err(to_connect)?;
         Response::ok(Box::pin(rows.map(|r| Ok(event_msg(r)))))
     }

@@ -32,8 +32,8 @@ pub fn start(
 }
 
 /// `sandbox` with the agent identity, delegation chain and pool bound to it.
-pub fn with_identity(engine: &Engine, mut sandbox: Sandbox) -> Sandbox {
-    let id = engine.sandbox_identity(&sandbox.sandbox_id);
+pub fn with_identity(sbx: &crate::engine::OwnedSandbox, mut sandbox: Sandbox) -> Sandbox {
+    let id = sbx.identity();
     sandbox.agent_public_key = id.agent_public_key;
     sandbox.delegation_chain = id.delegation_chain;
     sandbox.pool_id = id.pool_id;

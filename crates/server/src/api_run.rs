@@ -239,11 +239,11 @@ pub(crate) async fn run_execution(
                  leave execution.sandbox_id empty to make one",
             )));
         }
-        let row = api
+        let sbx = api
             .engine
-            .owned_sandbox(&who, &exec.sandbox_id)
+            .sandbox(&who, &exec.sandbox_id)
             .map_err(to_connect)?;
-        (row, None, Unseen(None), None)
+        (sbx.into_row(), None, Unseen(None), None)
     };
     let started = |execution: Option<&crate::store::ExecutionRow>| RunStarted {
         sandbox: api.sandbox_out(&row).into(),

@@ -62,14 +62,11 @@ impl SnapshotService for Api {
     ) -> ServiceResult<PauseSandboxResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        self.engine
-            .owned_sandbox(&who, &req.sandbox_id)
-            .map_err(to_connect)?;
-        let row = self
+        let sbx = self
             .engine
-            .pause_sandbox(&req.sandbox_id)
-            .await
+            .sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
+        let row = sbx.pause().await.map_err(to_connect)?;
         Response::ok(PauseSandboxResponse {
             sandbox: sandbox_msg(&row).into(),
             ..Default::default()
@@ -83,14 +80,11 @@ impl SnapshotService for Api {
     ) -> ServiceResult<ResumeSandboxResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        self.engine
-            .owned_sandbox(&who, &req.sandbox_id)
-            .map_err(to_connect)?;
-        let row = self
+        let sbx = self
             .engine
-            .resume_sandbox(&req.sandbox_id)
-            .await
+            .sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
+        let row = sbx.resume().await.map_err(to_connect)?;
         Response::ok(ResumeSandboxResponse {
             sandbox: sandbox_msg(&row).into(),
             ..Default::default()
@@ -104,14 +98,11 @@ impl SnapshotService for Api {
     ) -> ServiceResult<CreateSnapshotResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        self.engine
-            .owned_sandbox(&who, &req.sandbox_id)
-            .map_err(to_connect)?;
-        let row = self
+        let sbx = self
             .engine
-            .create_snapshot(&who.name, &req.sandbox_id)
-            .await
+            .sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
+        let row = sbx.snapshot(&who.name).await.map_err(to_connect)?;
         Response::ok(CreateSnapshotResponse {
             snapshot: snapshot_msg(&row).into(),
             ..Default::default()
@@ -127,8 +118,9 @@ impl SnapshotService for Api {
         let req = request.to_owned_message();
         let row = self
             .engine
-            .owned_snapshot(&who, &req.snapshot_id)
-            .map_err(to_connect)?;
+            .snapshot(&who, &req.snapshot_id)
+            .map_err(to_connect)?
+            .into_row();
         Response::ok(GetSnapshotResponse {
             snapshot: snapshot_msg(&row).into(),
             ..Default::default()
@@ -155,14 +147,12 @@ impl SnapshotService for Api {
     ) -> ServiceResult<RemoveSnapshotResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        let row = self
+        let snap = self
             .engine
-            .owned_snapshot(&who, &req.snapshot_id)
+            .snapshot(&who, &req.snapshot_id)
             .map_err(to_connect)?;
-        self.engine
-            .remove_snapshot(&row.id)
-            .await
-            .map_err(to_connect)?;
+        snap.remove().await.map_err(to_connect)?;
+        let row = snap.into_row();
         Response::ok(RemoveSnapshotResponse {
             snapshot: snapshot_msg(&row).into(),
             ..Default::default()
@@ -176,14 +166,11 @@ impl SnapshotService for Api {
     ) -> ServiceResult<CheckpointSandboxResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        self.engine
-            .owned_sandbox(&who, &req.sandbox_id)
-            .map_err(to_connect)?;
-        let id = self
+        let sbx = self
             .engine
-            .checkpoint_sandbox(&req.sandbox_id)
-            .await
+            .sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
+        let id = sbx.checkpoint().await.map_err(to_connect)?;
         Response::ok(CheckpointSandboxResponse {
             checkpoint_id: id,
             ..Default::default()

@@ -8,6 +8,7 @@
 
 use crate::auth::Principal;
 use crate::engine::Engine;
+use crate::engine::OwnedSandbox;
 use crate::error::{EngineError, ErrorCode};
 use crate::store::{EventRow, Store};
 use crate::sync::lock;
@@ -96,12 +97,8 @@ fn not_found(request_id: &str) -> EngineError {
 
 impl Engine {
     /// `ListEgressRequests` for `who` (the owner or an admin; others: `sandbox_not_found`).
-    pub fn list_egress_requests(
-        &self,
-        who: &Principal,
-        sandbox_id: &str,
-    ) -> Result<Listing, EngineError> {
-        self.owned_sandbox(who, sandbox_id)?;
+    pub fn list_egress_requests(&self, sbx: &OwnedSandbox) -> Result<Listing, EngineError> {
+        let sandbox_id = sbx.id();
         let (approved, refused) = effective_egress(&self.store, sandbox_id)?;
         let requests = self
             .egress
@@ -121,12 +118,12 @@ impl Engine {
     pub fn decide_egress(
         &self,
         who: &Principal,
-        sandbox_id: &str,
+        sbx: &OwnedSandbox,
         request_id: &str,
         allow: bool,
         remember: Remember,
     ) -> Result<PendingRequest, EngineError> {
-        let row = self.owned_sandbox(who, sandbox_id)?;
+        let (row, sandbox_id) = (sbx.row(), sbx.id());
         let approvals = self
             .egress
             .approvals

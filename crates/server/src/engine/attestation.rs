@@ -51,7 +51,7 @@ impl Engine {
     }
 
     /// Agent identity, delegation chain and pool of a sandbox (empty when none).
-    pub fn sandbox_identity(&self, sandbox_id: &str) -> SandboxIdentity {
+    pub(in crate::engine) fn sandbox_identity(&self, sandbox_id: &str) -> SandboxIdentity {
         match self.store.get_claim(sandbox_id) {
             Ok(Some(c)) => SandboxIdentity {
                 agent_public_key: c.agent,

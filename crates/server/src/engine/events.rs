@@ -223,7 +223,7 @@ impl Tail {
 
 impl Engine {
     /// Tail a sandbox's events after `after_seq`; with `follow`, until the sandbox ends.
-    pub fn stream_events(
+    pub(in crate::engine) fn stream_events(
         &self,
         sandbox_id: &str,
         after_seq: u64,

@@ -24,7 +24,7 @@ const INSPECT_TAIL: u64 = 1 << 20;
 
 impl Engine {
     /// Start a command. The execution is RUNNING when this returns.
-    pub async fn create_execution(
+    pub(in crate::engine) async fn create_execution(
         self: &Arc<Self>,
         req: ExecRequest,
     ) -> Result<ExecutionRow, EngineError> {
@@ -324,7 +324,10 @@ impl Engine {
     }
 
     /// Resolve `--sandbox-id X --last`.
-    pub fn last_execution(&self, sandbox_id: &str) -> Result<ExecutionRow, EngineError> {
+    pub(in crate::engine) fn last_execution(
+        &self,
+        sandbox_id: &str,
+    ) -> Result<ExecutionRow, EngineError> {
         let sbx = self.get_sandbox(sandbox_id)?;
         if sbx.last_execution_id.is_empty() {
             return Err(EngineError::new(
@@ -336,7 +339,7 @@ impl Engine {
         self.find_execution(sandbox_id, &sbx.last_execution_id)
     }
 
-    pub async fn inspect_execution(
+    pub(in crate::engine) async fn inspect_execution(
         &self,
         sandbox_id: &str,
         exec_id: &str,
@@ -349,7 +352,7 @@ impl Engine {
     /// exit code and times: the exit event reaches streams a moment before; the output
     /// log's flush to disk may still be running), then inspect it
     /// without output tails (RunExecution's `finished`: its caller saw the output).
-    pub async fn settled_execution(
+    pub(crate) async fn settled_execution(
         &self,
         sandbox_id: &str,
         exec_id: &str,
@@ -431,7 +434,7 @@ impl Engine {
     }
 
     /// SIGTERM now, SIGKILL after `grace`. No-op for finished executions.
-    pub fn cancel_execution(
+    pub(in crate::engine) fn cancel_execution(
         &self,
         sandbox_id: &str,
         exec_id: &str,
@@ -452,7 +455,7 @@ impl Engine {
     /// cancel recorded, so the process decides (a shell script that traps it goes on, and
     /// can still be detached from and re-attached to; one that dies of it ends with 130).
     /// A later cancel still works. No-op for finished executions.
-    pub async fn interrupt_execution(
+    pub(in crate::engine) async fn interrupt_execution(
         &self,
         sandbox_id: &str,
         exec_id: &str,
@@ -468,7 +471,7 @@ impl Engine {
         Ok(row)
     }
 
-    pub async fn write_stdin(
+    pub(in crate::engine) async fn write_stdin(
         &self,
         sandbox_id: &str,
         exec_id: &str,
@@ -502,7 +505,11 @@ impl Engine {
         }
     }
 
-    pub async fn close_stdin(&self, sandbox_id: &str, exec_id: &str) -> Result<(), EngineError> {
+    pub(in crate::engine) async fn close_stdin(
+        &self,
+        sandbox_id: &str,
+        exec_id: &str,
+    ) -> Result<(), EngineError> {
         self.find_execution(sandbox_id, exec_id)?;
         if let Some(live) = self.live(exec_id) {
             live.stdin.lock().await.take();
@@ -511,7 +518,7 @@ impl Engine {
     }
 
     /// Stream an execution's output from its durable log: retained part first, then live.
-    pub fn stream_execution(
+    pub(in crate::engine) fn stream_execution(
         &self,
         sandbox_id: &str,
         exec_id: &str,

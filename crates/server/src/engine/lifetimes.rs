@@ -101,7 +101,7 @@ impl Engine {
 
     /// `SetSandboxTimeout`: the TTL now ends `ttl` seconds from now and/or the idle timeout
     /// becomes `idle` (0: unchanged); `clear_*` removes one. Counts as activity.
-    pub fn set_sandbox_timeout(
+    pub(in crate::engine) fn set_sandbox_timeout(
         &self,
         id: &str,
         ttl: u64,

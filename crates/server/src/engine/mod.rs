@@ -21,6 +21,7 @@ mod fake;
 pub mod files;
 pub mod foreground;
 pub mod lifetimes;
+pub mod owned;
 pub mod pause;
 pub mod pools;
 #[cfg(test)]
@@ -47,6 +48,7 @@ use cleanroom_backend::{Backend, ReconcileRecord};
 use cleanroom_egress::UpstreamConfig;
 use cleanroom_image::ImageStore;
 use events::EventLog;
+pub use owned::{OwnedExecution, OwnedSandbox, OwnedSnapshot};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -40,7 +40,10 @@ pub(crate) struct FreezeGuard(#[allow(dead_code)] tokio::sync::OwnedMutexGuard<(
 
 impl Engine {
     /// Freeze a READY sandbox. Idempotent for a PAUSED one.
-    pub async fn pause_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
+    pub(in crate::engine) async fn pause_sandbox(
+        &self,
+        id: &str,
+    ) -> Result<SandboxRow, EngineError> {
         self.get_sandbox(id)?;
         let _guard = freeze_guard(id).await;
         let row = self.get_sandbox(id)?;
@@ -64,7 +67,10 @@ impl Engine {
     }
 
     /// Thaw a PAUSED sandbox. Idempotent for a READY one.
-    pub async fn resume_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
+    pub(in crate::engine) async fn resume_sandbox(
+        &self,
+        id: &str,
+    ) -> Result<SandboxRow, EngineError> {
         self.get_sandbox(id)?;
         let _guard = freeze_guard(id).await;
         let row = self.get_sandbox(id)?;

@@ -316,7 +316,7 @@ impl Engine {
     }
 
     /// Read a file out of a READY sandbox (at most `max_bytes`, default 4 MiB, cap 16 MiB).
-    pub async fn download_file(
+    pub(in crate::engine) async fn download_file(
         &self,
         sandbox_id: &str,
         path: &str,

@@ -101,7 +101,7 @@ impl Engine {
 
     /// Capture `sandbox_id` (READY or PAUSED) into a snapshot owned by `owner`. A READY
     /// sandbox is frozen for the capture and thawed afterwards; a PAUSED one stays paused.
-    pub async fn create_snapshot(
+    pub(in crate::engine) async fn create_snapshot(
         &self,
         owner: &str,
         sandbox_id: &str,
@@ -280,7 +280,11 @@ impl Engine {
     }
 
     /// The snapshot, if `who` may see it (others get `snapshot_not_found`).
-    pub fn owned_snapshot(&self, who: &Principal, id: &str) -> Result<SnapshotRow, EngineError> {
+    pub(in crate::engine) fn owned_snapshot(
+        &self,
+        who: &Principal,
+        id: &str,
+    ) -> Result<SnapshotRow, EngineError> {
         if !ids::looks_valid(id, "snap_") {
             return Err(snapshot_not_found(id));
         }
@@ -305,7 +309,7 @@ impl Engine {
     /// just finished is torn down in the background) are waited for, up to
     /// [`STOPPING_USERS_WAIT`]: `snapshot rm` right after such an `exec` used to fail
     /// `snapshot_in_use`.
-    pub async fn remove_snapshot(&self, id: &str) -> Result<(), EngineError> {
+    pub(in crate::engine) async fn remove_snapshot(&self, id: &str) -> Result<(), EngineError> {
         let deadline = tokio::time::Instant::now() + STOPPING_USERS_WAIT;
         loop {
             let users: Vec<SandboxRow> = self
@@ -411,7 +415,10 @@ impl Engine {
 
     /// Process checkpoint (CRIU): only on a backend that declares `checkpoint_restore`;
     /// everywhere else `backend_capability_mismatch`, never a partial checkpoint.
-    pub async fn checkpoint_sandbox(&self, sandbox_id: &str) -> Result<String, EngineError> {
+    pub(in crate::engine) async fn checkpoint_sandbox(
+        &self,
+        sandbox_id: &str,
+    ) -> Result<String, EngineError> {
         let row = self.get_sandbox(sandbox_id)?;
         if row.status != ss::READY && row.status != ss::PAUSED {
             return Err(super::pause::not_ready(&row));

@@ -64,7 +64,7 @@ impl Stopping {
 impl Engine {
     /// Kill everything in the sandbox and remove it; returns once it is STOPPED (or
     /// FAILED). Idempotent; a teardown already in flight is joined, not repeated.
-    pub async fn terminate_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
+    pub(crate) async fn terminate_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
         self.terminate_sandbox_because(id, "").await
     }
 
@@ -98,7 +98,7 @@ impl Engine {
     /// Start the teardown and return the sandbox as it is now (STOPPING); the rest runs
     /// in a task of the engine. Failures are recorded on the sandbox (FAILED, with the
     /// reason) and as events, like those of [`Engine::terminate_sandbox`].
-    pub fn terminate_sandbox_in_background(
+    pub(crate) fn terminate_sandbox_in_background(
         self: &Arc<Self>,
         id: &str,
     ) -> Result<SandboxRow, EngineError> {
@@ -113,7 +113,7 @@ impl Engine {
     /// over the final record, and the teardown (the shim's and pid 1's exits, the kernel
     /// freeing namespaces and mounts, the server's unmounts and cgroup removal) then ran on
     /// the same cores as the caller reading that record and exiting.
-    pub fn terminate_sandbox_after_foreground(
+    pub(crate) fn terminate_sandbox_after_foreground(
         self: &Arc<Self>,
         id: &str,
     ) -> Result<SandboxRow, EngineError> {
