@@ -71,7 +71,9 @@ pub(crate) fn sandbox_msg(r: &SandboxRow) -> Sandbox {
         } else {
             info.into_iter().collect::<Struct>().into()
         },
-        egress_asks: crate::approvals::policy_asks(&r.compiled_policy),
+        // A display field: a policy that cannot be decoded asks nothing here (every use
+        // of it is refused, see `store::policy`).
+        egress_asks: r.policy.get(&r.id).is_ok_and(|p| p.network.asks()),
         labels: r
             .labels
             .iter()

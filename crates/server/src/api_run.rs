@@ -119,7 +119,7 @@ async fn make(
                 row
             }
         };
-        crate::bootstrap::plan_stored(&row.id, &row.compiled_policy).map_err(to_connect)
+        crate::bootstrap::plan_stored(&row.id, &row.policy).map_err(to_connect)
     };
     match finish() {
         Ok(bootstrap) => Ok((taken, bootstrap)),

@@ -14,7 +14,7 @@ use crate::store::{EventRow, Store};
 use crate::sync::lock;
 use cleanroom_egress::approval::{PendingRequest, Remember};
 use cleanroom_egress::Approvals;
-use cleanroom_policy::{CompiledPolicy, NetworkPolicy};
+use cleanroom_policy::NetworkPolicy;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -195,9 +195,4 @@ fn effective_egress(
         approved.into_iter().collect(),
         refused.into_iter().collect(),
     ))
-}
-
-/// Does the stored compiled policy (canonical JSON) ever ask?
-pub fn policy_asks(compiled_policy: &str) -> bool {
-    serde_json::from_str::<CompiledPolicy>(compiled_policy).is_ok_and(|p| p.network.asks())
 }

@@ -91,6 +91,19 @@ impl From<crate::store::StoreError> for EngineError {
     }
 }
 
+impl From<crate::store::UndecodablePolicy> for EngineError {
+    fn from(e: crate::store::UndecodablePolicy) -> Self {
+        let owner = e.owner.clone();
+        let key = if owner.starts_with("snap_") {
+            "snapshot_id"
+        } else {
+            "sandbox_id"
+        };
+        // `internal` (a corrupt row is the server's fault), the same code everywhere.
+        EngineError::internal(e.to_string()).with(key, owner)
+    }
+}
+
 impl From<cleanroom_backend::BackendError> for EngineError {
     fn from(e: cleanroom_backend::BackendError) -> Self {
         let err = EngineError::new(e.code(), e.to_string());

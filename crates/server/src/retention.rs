@@ -89,7 +89,7 @@ mod tests {
                     status,
                     backend: "linux".into(),
                     policy_hash: String::new(),
-                    compiled_policy: "{}".into(),
+                    policy: crate::store::StoredPolicy::decode("{}"),
                     created_at: 1,
                     updated_at: 1,
                     last_execution_id: String::new(),

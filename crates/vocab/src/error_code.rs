@@ -118,9 +118,6 @@ stable_codes! {
         /// A sandbox status change its state machine does not allow (a sandbox being
         /// stopped cannot become READY; nothing leaves STOPPED or FAILED).
         IllegalStatusTransition => "illegal_status_transition",
-        /// The policy stored with a sandbox (or snapshot) cannot be decoded: whatever
-        /// needs it is refused, never run under another policy.
-        StoredPolicyInvalid => "stored_policy_invalid",
     }
 }
 
@@ -228,7 +225,6 @@ impl ErrorCode {
             E::UnsafeArchiveEntry => K::InvalidArgument,
             E::DestinationIsLink => K::FailedPrecondition,
             E::IllegalStatusTransition => K::FailedPrecondition,
-            E::StoredPolicyInvalid => K::Internal,
         }
     }
 }

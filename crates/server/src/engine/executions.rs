@@ -72,7 +72,7 @@ impl Engine {
             guest::Sources {
                 sandbox_id: &sandbox.id,
                 execution_id: &id,
-                policy_env: self.compiled_policy(sandbox).env,
+                policy_env: self.compiled_policy(sandbox)?.env.clone(),
                 egress_env: self.egress.guest_env(&sandbox.id),
             },
             &req.env,

@@ -67,7 +67,7 @@ impl Engine {
     /// Fix a new sandbox's lifetime: `ttl`/`idle` from the request (0: the policy's, then
     /// the server default). The TTL counts from now (the sandbox just became READY).
     pub fn init_lifetime(&self, row: &SandboxRow, ttl: u64, idle: u64) -> Result<(), EngineError> {
-        let policy = self.compiled_policy(row);
+        let policy = self.compiled_policy(row)?;
         let defaults = *lock(&self.lifetime_defaults);
         let pick = |req: u64, pol: Option<u64>, def: u64| {
             if req > 0 {

@@ -23,6 +23,8 @@ pub mod foreground;
 pub mod lifetimes;
 pub mod owned;
 pub mod pause;
+#[cfg(test)]
+mod policy_tests;
 pub mod pools;
 #[cfg(test)]
 mod recovery_tests;

@@ -138,7 +138,7 @@ impl Engine {
             status: ss::PROVISIONING,
             backend: self.backend.name().into(),
             policy_hash: policy.policy_hash(),
-            compiled_policy: policy.canonical_json(),
+            policy: crate::store::StoredPolicy::new(policy.clone()),
             created_at: now,
             updated_at: now,
             last_execution_id: String::new(),
@@ -339,8 +339,10 @@ impl Engine {
         Ok(self.backend.read_file(sandbox_id, path, max).await?)
     }
 
-    pub fn compiled_policy(&self, row: &SandboxRow) -> CompiledPolicy {
-        serde_json::from_str(&row.compiled_policy).unwrap_or_else(|_| CompiledPolicy::builtin())
+    /// The sandbox's compiled policy; one that cannot be decoded is refused
+    /// (`internal`, see [`crate::store::policy`]).
+    pub fn compiled_policy(&self, row: &SandboxRow) -> Result<Arc<CompiledPolicy>, EngineError> {
+        Ok(row.policy.get(&row.id)?.clone())
     }
 }
 

@@ -190,7 +190,7 @@ impl Engine {
             source_sandbox_id: sandbox_id.to_string(),
             parent_id: self.store.sandbox_origin(sandbox_id)?,
             policy_hash: row.policy_hash.clone(),
-            compiled_policy: row.compiled_policy.clone(),
+            compiled_policy: row.policy.get(&row.id)?.canonical_json(),
             image_ref: row.image_ref.clone(),
             image_digest: row.image_digest.clone(),
             limits: limits_json,
@@ -359,8 +359,10 @@ impl Engine {
     ) -> Result<SandboxRow, EngineError> {
         let snap = self.owned_snapshot(who, snapshot_id)?;
         self.require_capability(Capability::FilesystemSnapshots)?;
-        let policy: cleanroom_policy::CompiledPolicy = serde_json::from_str(&snap.compiled_policy)
-            .map_err(|e| EngineError::internal(format!("stored policy of {snapshot_id}: {e}")))?;
+        let policy = crate::store::StoredPolicy::decode(&snap.compiled_policy)
+            .get(snapshot_id)?
+            .as_ref()
+            .clone();
         let base: Limits = serde_json::from_str(&snap.limits).unwrap_or_default();
         let pick = |r: u64, b: u64| if r != 0 { r } else { b };
         let limits = crate::limits::RequestedLimits {

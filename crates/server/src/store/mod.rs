@@ -41,7 +41,8 @@ pub struct SandboxRow {
     pub status: SandboxStatus,
     pub backend: String,
     pub policy_hash: String,
-    pub compiled_policy: String,
+    /// The compiled policy, decoded once when the row was read (see [`policy`]).
+    pub policy: StoredPolicy,
     pub created_at: i64,
     pub updated_at: i64,
     pub last_execution_id: String,
@@ -174,6 +175,8 @@ pub struct Store {
     conn: Mutex<Connection>,
     /// WAL checkpoints run off the request path ([`checkpoint`]).
     _checkpoint: Option<checkpoint::Checkpointer>,
+    /// Stored policies decoded once ([`policy`]).
+    policies: PolicyCache,
 }
 
 /// Current time in microseconds since the epoch.
@@ -213,13 +216,13 @@ fn sql_int_list(values: &[i32]) -> String {
         .join(",")
 }
 
-fn sandbox_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<SandboxRow> {
+fn sandbox_from(policies: &PolicyCache, r: &rusqlite::Row<'_>) -> rusqlite::Result<SandboxRow> {
     Ok(SandboxRow {
         id: r.get(0)?,
         status: status_from(r, 1)?,
         backend: r.get(2)?,
         policy_hash: r.get(3)?,
-        compiled_policy: r.get(4)?,
+        policy: policies.decode(r.get(4)?),
         created_at: r.get(5)?,
         updated_at: r.get(6)?,
         last_execution_id: r.get(7)?,
@@ -331,6 +334,7 @@ impl Store {
         Ok(Store {
             conn: Mutex::new(conn),
             _checkpoint: checkpoint,
+            policies: PolicyCache::default(),
         })
     }
 
@@ -363,7 +367,7 @@ impl Store {
                 c,
                 &format!("SELECT {SANDBOX_COLS} FROM sandboxes WHERE id = ?1"),
                 [id],
-                sandbox_from,
+                |r| sandbox_from(&self.policies, r),
             )
             .optional()
         })
@@ -374,7 +378,7 @@ impl Store {
             let mut st = c.prepare(&format!(
                 "SELECT {SANDBOX_COLS} FROM sandboxes ORDER BY created_at, id"
             ))?;
-            let rows = st.query_map([], sandbox_from)?;
+            let rows = st.query_map([], |r| sandbox_from(&self.policies, r))?;
             rows.collect()
         })
     }
@@ -498,7 +502,7 @@ fn insert_sandbox_on(
                 s.status.number(),
                 s.backend,
                 s.policy_hash,
-                s.compiled_policy,
+                s.policy.canonical_json(),
                 s.created_at,
                 s.updated_at,
                 s.last_execution_id,
@@ -645,7 +649,10 @@ mod images;
 pub mod labels;
 mod lifetimes;
 mod output;
+pub mod policy;
 pub use lifetimes::{LifetimeCheck, LifetimeRow};
+use policy::PolicyCache;
+pub use policy::{StoredPolicy, UndecodablePolicy};
 mod snapshots;
 pub use output::OutputState;
 pub use snapshots::SnapshotRow;

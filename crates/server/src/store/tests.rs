@@ -6,7 +6,7 @@ pub(super) fn row(id: &str, owner: &str, status: SandboxStatus) -> SandboxRow {
         status,
         backend: "linux".into(),
         policy_hash: String::new(),
-        compiled_policy: String::new(),
+        policy: StoredPolicy::decode(""),
         created_at: 1,
         updated_at: 1,
         last_execution_id: String::new(),

@@ -97,7 +97,7 @@ mod tests {
             status: crate::status::SandboxStatus::Provisioning,
             backend: String::new(),
             policy_hash: String::new(),
-            compiled_policy: String::new(),
+            policy: crate::store::StoredPolicy::decode(""),
             created_at: 0,
             updated_at: 0,
             last_execution_id: String::new(),
