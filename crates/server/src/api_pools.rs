@@ -181,17 +181,11 @@ impl WarmPoolService for Api {
             .map_err(to_connect)?;
         // One store transaction hands the sandbox over, records the claim and event, and
         // gives the claimer its hold on the image.
+        // Its lifetime clocks start at the claim, as for every sandbox a caller gets.
         let c = self
             .engine
-            .claim_sandbox(&who, &req.pool_id, &binding, self.caps)
+            .claim_with_clocks(&who, &req.pool_id, &binding, self.caps)
             .map_err(to_connect)?;
-        // Its lifetime clocks (the policy's, else the server's TTL and idle timeout) start
-        // at the claim, as for every sandbox a caller gets. Unrecorded clocks would leave
-        // it unbounded: fail closed, and take it down.
-        if let Err(e) = self.engine.init_lifetime(&c.sandbox, 0, 0) {
-            let _ = self.engine.terminate_sandbox_in_background(&c.sandbox.id);
-            return Err(to_connect(e));
-        }
         // The identity just bound, without reading it back.
         let mut sandbox = sandbox_msg(&c.sandbox);
         sandbox.agent_public_key = binding.agent_display();

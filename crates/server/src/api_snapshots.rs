@@ -32,27 +32,6 @@ pub(crate) fn snapshot_msg(r: &SnapshotRow) -> Snapshot {
     }
 }
 
-/// `CreateSandbox` with `from_snapshot`: the snapshot brings its own policy and image, so
-/// a request that also names either is refused (seed 000: `--image`, `--docker` and
-/// `--dangerously-allow-all` cannot be combined with `--from`).
-pub(crate) async fn create_from(
-    engine: &crate::engine::Engine,
-    who: &crate::auth::Principal,
-    caps: crate::store::SandboxCaps,
-    req: &CreateSandboxRequest,
-    limits: crate::limits::RequestedLimits,
-) -> Result<crate::store::SandboxRow, crate::error::EngineError> {
-    if !req.policy_yaml.trim().is_empty() || !req.image_ref.trim().is_empty() {
-        return Err(crate::error::EngineError::invalid(
-            "from_snapshot cannot be combined with a policy or an image: the snapshot brings its own",
-        )
-        .with("field", "from_snapshot"));
-    }
-    engine
-        .create_sandbox_from_snapshot(who, caps, &req.from_snapshot, limits)
-        .await
-}
-
 #[allow(refining_impl_trait)]
 impl SnapshotService for Api {
     async fn pause_sandbox(

@@ -47,7 +47,7 @@ impl Principal {
     /// a pool's unclaimed sandboxes (owner `pool:<id>`): they must stay pristine until one
     /// claim hands them over (see docs/pools.md).
     pub fn can_see(&self, owner: &str) -> bool {
-        !crate::engine::pools::is_internal_owner(owner) && (self.is_admin() || self.name == owner)
+        !crate::ids::is_internal_owner(owner) && (self.is_admin() || self.name == owner)
     }
 }
 

@@ -14,6 +14,7 @@
 
 pub mod attestation;
 pub mod console;
+pub mod create;
 pub mod events;
 pub mod executions;
 #[cfg(test)]

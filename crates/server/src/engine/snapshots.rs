@@ -350,7 +350,7 @@ impl Engine {
 
     /// Create a sandbox from the caller's snapshot: its compiled policy, image and limits
     /// (non-zero `requested` fields override the limits), its files as a shared lower layer.
-    pub async fn create_sandbox_from_snapshot(
+    pub(in crate::engine) async fn create_sandbox_from_snapshot(
         &self,
         who: &Principal,
         sandbox_caps: SandboxCaps,

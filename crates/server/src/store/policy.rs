@@ -79,6 +79,20 @@ impl PolicyCache {
 }
 
 #[cfg(test)]
+impl super::Store {
+    /// Overwrite a sandbox's stored policy text (a corrupt row, as tests make one).
+    pub(crate) fn set_policy_json_for_test(&self, id: &str, json: &str) {
+        self.with(|c| {
+            c.execute(
+                "UPDATE sandboxes SET compiled_policy = ?2 WHERE id = ?1",
+                [id, json],
+            )
+        })
+        .expect("update policy");
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -103,19 +117,5 @@ mod tests {
         let b = cache.decode(json);
         assert!(Arc::ptr_eq(a.get("x").unwrap(), b.get("x").unwrap()));
         assert!(cache.decode("{}".into()).get("x").is_err());
-    }
-}
-
-#[cfg(test)]
-impl super::Store {
-    /// Overwrite a sandbox's stored policy text (a corrupt row, as tests make one).
-    pub(crate) fn set_policy_json_for_test(&self, id: &str, json: &str) {
-        self.with(|c| {
-            c.execute(
-                "UPDATE sandboxes SET compiled_policy = ?2 WHERE id = ?1",
-                [id, json],
-            )
-        })
-        .expect("update policy");
     }
 }

@@ -87,7 +87,7 @@ fn no_ready(pool_id: &str) -> EngineError {
 impl Engine {
     /// Claim a READY sandbox of pool `pool_id` for `who`. The caller records the latency
     /// with [`Engine::claim_answered`] once its answer is built.
-    pub fn claim_sandbox(
+    pub(in crate::engine) fn claim_sandbox(
         &self,
         who: &Principal,
         pool_id: &str,
@@ -233,7 +233,7 @@ impl Engine {
     /// here, and the claim is committed together with the command's start, after the
     /// spawn ([`PendingClaim`]): the signing and the commit are off the way to the
     /// command. A fresh sandbox is made (and committed) as by `create_or_claim`.
-    pub async fn create_or_take(
+    pub(in crate::engine) async fn create_or_take(
         self: &Arc<Self>,
         who: &Principal,
         caps: SandboxCaps,

@@ -164,10 +164,7 @@ pub fn internal_owner(pool_id: &str) -> String {
     format!("pool:{pool_id}")
 }
 
-/// Is `owner` a pool's internal owner (an unclaimed warm sandbox)?
-pub fn is_internal_owner(owner: &str) -> bool {
-    owner.starts_with("pool:")
-}
+pub use crate::ids::is_internal_owner;
 
 /// Every pool of the server.
 #[derive(Default)]
