@@ -7,8 +7,8 @@
 //! steps itself, waits for the execution's final row before its last message (the client
 //! no longer polls InspectExecution for it) and starts the teardown the caller asked for.
 
+use crate::api::exec::{exec_request, inspect_msg, stream_event};
 use crate::api::{to_connect, Api};
-use crate::api_exec::{exec_request, inspect_msg, stream_event};
 use crate::auth::Principal;
 use crate::engine::create::{CreateSpec, Source};
 use crate::engine::pools::pending::Taken;

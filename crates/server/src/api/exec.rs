@@ -156,7 +156,7 @@ impl ExecutionService for Api {
         // The call's server time is measured from here (`server_time_us` on `finished`).
         let entered = std::time::Instant::now();
         let who = who(&ctx)?;
-        crate::api_run::run_execution(self, who, request.to_owned_message(), entered).await
+        crate::api::run::run_execution(self, who, request.to_owned_message(), entered).await
     }
 
     async fn stream_execution(
