@@ -329,7 +329,7 @@ pub async fn run(
     let service = crate::api::errors::ApiService::new(
         connectrpc::ConnectRpcService::new(router(engine.clone(), cfg.auth.caps))
             .with_interceptor(crate::api::errors::DetailInterceptor)
-            .with_interceptor(crate::auth::AuthInterceptor(auth)),
+            .with_interceptor(crate::api::interceptor::AuthInterceptor(auth)),
     );
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);

@@ -13,6 +13,7 @@ pub mod errors;
 pub mod exec;
 pub mod files;
 pub mod images;
+pub mod interceptor;
 pub mod lifetime;
 pub mod pools;
 pub mod run;
