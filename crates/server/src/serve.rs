@@ -67,8 +67,8 @@ pub struct ServeConfig {
     pub image_limits: cleanroom_image::ImageLimits,
     /// Authentication, TLS, connection limits and sandbox caps.
     pub auth: AuthConfig,
-    /// Egress approval defaults ([`crate::approvals`]).
-    pub approvals: crate::approvals::ApprovalSettings,
+    /// Egress approval defaults ([`crate::engine::approvals`]).
+    pub approvals: crate::engine::approvals::ApprovalSettings,
     /// Default sandbox TTL / idle timeout ([`crate::engine::lifetimes`]).
     pub lifetimes: crate::engine::lifetimes::LifetimeDefaults,
     /// The interactive console's QUIC endpoint ([`crate::console`]).

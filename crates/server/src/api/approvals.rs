@@ -1,5 +1,5 @@
 //! `cleanroom.v1.ApprovalService`: translation only; the rules are in
-//! [`crate::approvals`].
+//! [`crate::engine::approvals`].
 
 use crate::api::{to_connect, Api};
 use crate::auth::principal_of;

@@ -98,7 +98,7 @@ pub(crate) async fn run_execution(
     let spec = create_spec(&req.create.as_option().cloned().unwrap_or_default());
     let (row, bootstrap, mut unseen, mut pending) = if made {
         // A request refused anyway is refused before a sandbox is made or taken.
-        crate::guest::validate(&exec_request(exec.clone(), &who)).map_err(to_connect)?;
+        crate::engine::guest::validate(&exec_request(exec.clone(), &who)).map_err(to_connect)?;
         let (taken, bootstrap) = api
             .engine
             .create(&who, api.caps, &spec, true)

@@ -82,9 +82,10 @@ impl Engine {
             .get_sandbox(sandbox_id)?
             .map(|s| s.owner)
             .unwrap_or_default();
-        let (_, _, out_total, _) = crate::outstream::read_tails_off_runtime(path, 0, &owner)
-            .await
-            .map_err(|e| EngineError::internal(format!("read output log: {e}")))?;
+        let (_, _, out_total, _) =
+            crate::engine::outstream::read_tails_off_runtime(path, 0, &owner)
+                .await
+                .map_err(|e| EngineError::internal(format!("read output log: {e}")))?;
         let from = out_total.saturating_sub(REPLAY_TAIL);
         // `stderr_offset` far ahead: a terminal writes everything as stdout.
         self.stream_execution(sandbox_id, exec_id, 0, from, u64::MAX, true)

@@ -2,7 +2,7 @@
 //! the store ([`EventRow`]), and a watch wakes the live tails of `StreamSandboxEvents`.
 
 use super::{Engine, LiveExec};
-use crate::egress::EgressNote;
+use crate::engine::egress::EgressNote;
 use crate::error::EngineError;
 use crate::execlog::WarningRecord;
 use crate::status::sandbox as ss;
@@ -272,7 +272,7 @@ impl Engine {
             },
             kind: format!("egress.{}", e.decision),
             message,
-            attributes: crate::egress::attributes(&note).to_string(),
+            attributes: crate::engine::egress::attributes(&note).to_string(),
             ..Default::default()
         });
     }

@@ -4,13 +4,14 @@
 use super::events::EventLog;
 use super::pools::pending::PendingClaim;
 use super::{Engine, ExecRequest, Inspection, LiveExec, StreamItem, DEFAULT_GRACE};
+use crate::engine::guest;
+use crate::engine::supervisor::{self, Run};
 use crate::error::EngineError;
 use crate::execlog::{self, ExitRecord, LogReader, LogWriter};
+use crate::ids;
 use crate::status::{execution as es, sandbox as ss};
 use crate::store::{now_micros, ExecutionRow, SandboxRow};
-use crate::supervisor::{self, Run};
 use crate::sync::lock;
-use crate::{guest, ids};
 use cleanroom_backend::ProcessSpec;
 use cleanroom_vocab::ErrorCode;
 use futures::stream::BoxStream;
@@ -415,7 +416,7 @@ impl Engine {
             let owner = sandbox
                 .as_ref()
                 .map_or(execution.owner.as_str(), |s| s.owner.as_str());
-            crate::outstream::read_tails_off_runtime(log_path.clone(), tail, owner)
+            crate::engine::outstream::read_tails_off_runtime(log_path.clone(), tail, owner)
                 .await
                 .unwrap_or_default()
         };
@@ -531,7 +532,7 @@ impl Engine {
         if self.store.output_state(&row.id)?.expired_at > 0 {
             return Err(crate::retention::expired(&row.id));
         }
-        let from = crate::outstream::From {
+        let from = crate::engine::outstream::From {
             after_seq,
             stdout_offset,
             stderr_offset,
@@ -546,7 +547,7 @@ impl Engine {
         &self,
         started: &ExecutionRow,
     ) -> Result<BoxStream<'static, Result<StreamItem, EngineError>>, EngineError> {
-        let from = crate::outstream::From {
+        let from = crate::engine::outstream::From {
             after_seq: 0,
             stdout_offset: 0,
             stderr_offset: 0,
@@ -558,7 +559,7 @@ impl Engine {
     fn open_stream(
         &self,
         exec_id: &str,
-        from: crate::outstream::From,
+        from: crate::engine::outstream::From,
     ) -> Result<BoxStream<'static, Result<StreamItem, EngineError>>, EngineError> {
         let path = execlog::path_for(&self.logs_dir, exec_id);
         let reader = LogReader::open(&path)
@@ -571,7 +572,9 @@ impl Engine {
             ),
             None => (None, None),
         };
-        Ok(crate::outstream::open(reader, path, commit, live, from))
+        Ok(crate::engine::outstream::open(
+            reader, path, commit, live, from,
+        ))
     }
 }
 

@@ -32,8 +32,8 @@ pub struct EgressHub {
     secrets: Arc<SecretStore>,
     notes: mpsc::UnboundedSender<EgressNote>,
     sandboxes: Mutex<HashMap<String, Attached>>,
-    /// Each running sandbox's approval requests ([`crate::approvals`]).
-    pub(crate) approvals: crate::approvals::ApprovalHub,
+    /// Each running sandbox's approval requests ([`crate::engine::approvals`]).
+    pub(crate) approvals: crate::engine::approvals::ApprovalHub,
 }
 
 struct Attached {
