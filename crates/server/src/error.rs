@@ -78,7 +78,9 @@ impl From<crate::store::StoreError> for EngineError {
     fn from(e: crate::store::StoreError) -> Self {
         match e {
             crate::store::StoreError::Transition(t) => {
-                let err = EngineError::new(ErrorCode::IllegalStatusTransition, t.to_string())
+                // `sandbox_not_ready`, with the status it is in and the one refused: the
+                // code every client already reads for "not in a state for that".
+                let err = EngineError::new(ErrorCode::SandboxNotReady, t.to_string())
                     .with("sandbox_id", &t.id)
                     .with("to", t.to.name());
                 match t.from {

@@ -4,7 +4,7 @@
 //!
 //! A sandbox's status is a typed [`SandboxStatus`] with one state machine
 //! ([`SandboxStatus::can_become`]); the store's one status writer refuses every transition
-//! it does not allow (`illegal_status_transition`). Executions keep their numbers.
+//! it does not allow (`sandbox_not_ready`, naming both statuses). Executions keep their numbers.
 
 use buffa::Enumeration;
 use cleanroom_proto::cleanroom::v1::{ExecutionStatus as E, SandboxStatus as S};

@@ -114,10 +114,6 @@ stable_codes! {
         /// A download found a symbolic link where the destination (or a directory beneath
         /// it) would be: refused, never followed.
         DestinationIsLink => "destination_is_link",
-        // ---- typed rows (issue 32) --------------------------------------------------
-        /// A sandbox status change its state machine does not allow (a sandbox being
-        /// stopped cannot become READY; nothing leaves STOPPED or FAILED).
-        IllegalStatusTransition => "illegal_status_transition",
     }
 }
 
@@ -224,7 +220,6 @@ impl ErrorCode {
             E::AttestationNotYetValid => K::FailedPrecondition,
             E::UnsafeArchiveEntry => K::InvalidArgument,
             E::DestinationIsLink => K::FailedPrecondition,
-            E::IllegalStatusTransition => K::FailedPrecondition,
         }
     }
 }

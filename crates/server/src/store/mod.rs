@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 /// Store failures: the database's (reported as `internal`), or a status write the state
-/// machine refuses (`illegal_status_transition`).
+/// machine refuses (`sandbox_not_ready`).
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("state store: {0}")]

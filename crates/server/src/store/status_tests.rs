@@ -38,7 +38,11 @@ fn assert_refused(from: SandboxStatus, to: SandboxStatus) {
         StoreError::Transition(ref t) => {
             assert_eq!((t.id.as_str(), t.from, t.to), ("sbx_a", Some(from), to));
             let e = crate::error::EngineError::from(err);
-            assert_eq!(e.code, crate::error::ErrorCode::IllegalStatusTransition);
+            assert_eq!(e.code, crate::error::ErrorCode::SandboxNotReady);
+            assert!(
+                e.details.contains(&("to".into(), to.name().into())),
+                "{e:?}"
+            );
             assert_eq!(e.class, crate::error::Class::FailedPrecondition);
         }
         other => panic!("{from:?} -> {to:?}: {other}"),
