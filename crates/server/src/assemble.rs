@@ -50,7 +50,7 @@ pub struct ServeSettings {
     pub max_sandboxes_per_principal: u32,
     pub max_sandboxes: u32,
     /// Egress approval defaults (`--approval-timeout`, `--max-pending-approvals`).
-    pub approvals: crate::approvals::ApprovalSettings,
+    pub approvals: crate::engine::approvals::ApprovalSettings,
     /// Default sandbox TTL and idle timeout in seconds (0: none).
     pub sandbox_ttl_secs: u64,
     pub sandbox_idle_timeout_secs: u64,

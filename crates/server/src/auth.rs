@@ -20,7 +20,6 @@
 use crate::error::EngineError;
 use sha2::{Digest, Sha256};
 use std::path::Path;
-use std::sync::Arc;
 use subtle::ConstantTimeEq;
 
 /// What a principal may do beyond its own objects.
@@ -47,7 +46,7 @@ impl Principal {
     /// a pool's unclaimed sandboxes (owner `pool:<id>`): they must stay pristine until one
     /// claim hands them over (see docs/pools.md).
     pub fn can_see(&self, owner: &str) -> bool {
-        !crate::engine::pools::is_internal_owner(owner) && (self.is_admin() || self.name == owner)
+        !crate::ids::is_internal_owner(owner) && (self.is_admin() || self.name == owner)
     }
 }
 
@@ -259,61 +258,6 @@ pub fn unix_principal(uid: u32) -> Principal {
         } else {
             Role::User
         },
-    }
-}
-
-/// The Connect interceptor that authenticates every RPC (unary and streaming) and puts
-/// the [`Principal`] into the request's extensions for the handlers.
-pub struct AuthInterceptor(pub Arc<Authenticator>);
-
-impl AuthInterceptor {
-    fn resolve(
-        &self,
-        ctx: &mut connectrpc::RequestContext,
-    ) -> Result<(), connectrpc::ConnectError> {
-        let principal = self
-            .0
-            .authenticate(
-                ctx.extensions().get::<Peer>(),
-                ctx.header(http::header::AUTHORIZATION)
-                    .map(|v| v.as_bytes()),
-            )
-            .map_err(crate::api::to_connect)?;
-        // The connection leaves the pre-authentication budget for the principal's share
-        // (crate::admission); past the share the request is refused and the connection
-        // closed.
-        if let Some(gate) = ctx.extensions().get::<Arc<crate::admission::Gate>>() {
-            gate.authenticate(&principal).map_err(|r| {
-                crate::api::to_connect(
-                    EngineError::resource_exhausted(format!("connection refused: {r}"))
-                        .with("principal", principal.name.clone()),
-                )
-            })?;
-        }
-        ctx.extensions_mut().insert(principal);
-        Ok(())
-    }
-}
-
-#[connectrpc::async_trait]
-impl connectrpc::Interceptor for AuthInterceptor {
-    async fn intercept_unary(
-        &self,
-        mut req: connectrpc::interceptor::UnaryRequest,
-        next: connectrpc::Next<'_>,
-    ) -> Result<connectrpc::interceptor::UnaryResponse, connectrpc::ConnectError> {
-        self.resolve(&mut req.ctx)?;
-        next.run(req).await
-    }
-
-    async fn intercept_streaming(
-        &self,
-        mut req: connectrpc::interceptor::StreamRequest,
-        inbound: connectrpc::PayloadStream,
-        next: connectrpc::NextStream<'_>,
-    ) -> Result<connectrpc::interceptor::StreamResponse, connectrpc::ConnectError> {
-        self.resolve(&mut req.ctx)?;
-        next.run(req, inbound).await
     }
 }
 

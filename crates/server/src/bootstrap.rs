@@ -22,18 +22,14 @@ pub fn plan(policy: &CompiledPolicy) -> Option<Bootstrap> {
     })
 }
 
-/// [`plan`] for a stored sandbox, from its canonical compiled policy (the store's
-/// `compiled_policy` column). A policy that does not parse back is an internal error:
-/// fail closed rather than tell the client to skip a step the policy asked for.
+/// [`plan`] for a stored sandbox, from its stored policy. A policy that does not decode
+/// is refused (`internal`, [`crate::store::policy`]): fail closed rather than tell the client to skip a
+/// step the policy asked for.
 pub fn plan_stored(
     sandbox_id: &str,
-    canonical_json: &str,
+    policy: &crate::store::StoredPolicy,
 ) -> Result<Option<Bootstrap>, EngineError> {
-    let policy: CompiledPolicy = serde_json::from_str(canonical_json).map_err(|e| {
-        EngineError::internal(format!("stored policy of {sandbox_id} does not parse: {e}"))
-            .with("sandbox_id", sandbox_id)
-    })?;
-    Ok(plan(&policy))
+    Ok(plan(policy.get(sandbox_id)?))
 }
 
 #[cfg(test)]
@@ -42,7 +38,8 @@ mod tests {
 
     fn stored(yaml: &str) -> Option<Bootstrap> {
         let p = cleanroom_policy::compile(yaml).expect("policy compiles");
-        plan_stored("sbx_test", &p.canonical_json()).expect("canonical policy parses back")
+        let stored = crate::store::StoredPolicy::decode(&p.canonical_json());
+        plan_stored("sbx_test", &stored).expect("canonical policy parses back")
     }
 
     #[test]
@@ -74,9 +71,10 @@ mod tests {
 
     #[test]
     fn unparsable_stored_policy_fails_closed() {
-        let e = plan_stored("sbx_x", "{not json").expect_err("must refuse");
+        let refuse = |json: &str| plan_stored("sbx_x", &crate::store::StoredPolicy::decode(json));
+        let e = refuse("{not json").expect_err("must refuse");
         assert_eq!(e.code, "internal");
-        let e = plan_stored("sbx_x", "null").expect_err("must refuse");
+        let e = refuse("null").expect_err("must refuse");
         assert_eq!(e.code, "internal");
     }
 }

@@ -1,21 +1,9 @@
 //! Engine errors: a stable machine code ([`ErrorCode`], defined once in `cleanroom-vocab`)
-//! plus the Connect status class it maps to.
+//! plus the Connect status class it travels in, taken from the code's one table
+//! ([`ErrorCode::connect_class`]).
 
+pub use cleanroom_vocab::ConnectClass as Class;
 pub use cleanroom_vocab::ErrorCode;
-
-/// Connect status classes the API layer maps errors onto.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
-    InvalidArgument,
-    NotFound,
-    FailedPrecondition,
-    ResourceExhausted,
-    Unauthenticated,
-    PermissionDenied,
-    Unavailable,
-    Internal,
-    Unimplemented,
-}
 
 /// An error with a stable code (`sandbox_not_found`, `policy_invalid`, ...).
 #[derive(Debug, Clone, thiserror::Error)]
@@ -29,24 +17,31 @@ pub struct EngineError {
 }
 
 impl EngineError {
-    pub fn new(class: Class, code: ErrorCode, message: impl Into<String>) -> Self {
+    /// An error with `code`, in the Connect class the code's table gives.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         EngineError {
-            class,
+            class: code.connect_class(),
             code,
             message: message.into(),
             details: Vec::new(),
         }
+    }
+    /// The same error in another Connect class than its code's (the few codes whose class
+    /// depends on where they arise: a file the sandbox's identity may not open is a
+    /// precondition, not the caller's permission).
+    pub fn in_class(mut self, class: Class) -> Self {
+        self.class = class;
+        self
     }
     pub fn with(mut self, key: &str, value: impl Into<String>) -> Self {
         self.details.push((key.to_string(), value.into()));
         self
     }
     pub fn invalid(message: impl Into<String>) -> Self {
-        Self::new(Class::InvalidArgument, ErrorCode::InvalidArgument, message)
+        Self::new(ErrorCode::InvalidArgument, message)
     }
     pub fn sandbox_not_found(id: &str) -> Self {
         Self::new(
-            Class::NotFound,
             ErrorCode::SandboxNotFound,
             format!("no sandbox with id {id:?}"),
         )
@@ -54,7 +49,6 @@ impl EngineError {
     }
     pub fn execution_not_found(id: &str) -> Self {
         Self::new(
-            Class::NotFound,
             ErrorCode::ExecutionNotFound,
             format!("no execution with id {id:?}"),
         )
@@ -62,78 +56,78 @@ impl EngineError {
     }
     /// No valid credentials on a listener that requires them.
     pub fn unauthenticated(message: impl Into<String>) -> Self {
-        Self::new(Class::Unauthenticated, ErrorCode::Unauthenticated, message)
+        Self::new(ErrorCode::Unauthenticated, message)
     }
     /// Authenticated, but the principal's role may not do this.
     pub fn permission_denied(message: impl Into<String>) -> Self {
-        Self::new(
-            Class::PermissionDenied,
-            ErrorCode::PermissionDenied,
-            message,
-        )
+        Self::new(ErrorCode::PermissionDenied, message)
     }
     /// A server-side cap (sandboxes per principal or in total) is reached.
     pub fn resource_exhausted(message: impl Into<String>) -> Self {
-        Self::new(
-            Class::ResourceExhausted,
-            ErrorCode::ResourceExhausted,
-            message,
-        )
+        Self::new(ErrorCode::ResourceExhausted, message)
     }
     pub fn internal(message: impl Into<String>) -> Self {
-        Self::new(Class::Internal, ErrorCode::Internal, message)
+        Self::new(ErrorCode::Internal, message)
     }
     pub fn unimplemented(message: impl Into<String>) -> Self {
-        Self::new(Class::Unimplemented, ErrorCode::Unimplemented, message)
+        Self::new(ErrorCode::Unimplemented, message)
     }
 }
 
 impl From<crate::store::StoreError> for EngineError {
     fn from(e: crate::store::StoreError) -> Self {
-        EngineError::internal(e.to_string())
+        match e {
+            crate::store::StoreError::Transition(t) => {
+                // `sandbox_not_ready`, with the status it is in and the one refused: the
+                // code every client already reads for "not in a state for that".
+                let err = EngineError::new(ErrorCode::SandboxNotReady, t.to_string())
+                    .with("sandbox_id", &t.id)
+                    .with("to", t.to.name());
+                match t.from {
+                    Some(from) => err.with("status", from.name()),
+                    None => err,
+                }
+            }
+            e @ crate::store::StoreError::Sql(_) => EngineError::internal(e.to_string()),
+        }
+    }
+}
+
+impl From<crate::store::UndecodablePolicy> for EngineError {
+    fn from(e: crate::store::UndecodablePolicy) -> Self {
+        let owner = e.owner.clone();
+        let key = if owner.starts_with("snap_") {
+            "snapshot_id"
+        } else {
+            "sandbox_id"
+        };
+        // `internal` (a corrupt row is the server's fault), the same code everywhere.
+        EngineError::internal(e.to_string()).with(key, owner)
     }
 }
 
 impl From<cleanroom_backend::BackendError> for EngineError {
     fn from(e: cleanroom_backend::BackendError) -> Self {
-        use cleanroom_backend::BackendError as B;
-        let class = match &e {
-            B::SandboxNotFound(_) | B::ProcessNotFound(_) | B::FileNotFound(_) => Class::NotFound,
-            B::NotARegularFile(_) => Class::InvalidArgument,
-            B::PermissionDenied(_) | B::FileNotReadable(_) | B::ImageUnsupported(_) => {
-                Class::FailedPrecondition
+        let err = EngineError::new(e.code(), e.to_string());
+        match e {
+            // The sandbox's own identity may not open the file: a precondition of the
+            // sandbox, not the caller's permission.
+            cleanroom_backend::BackendError::PermissionDenied(_) => {
+                err.in_class(Class::FailedPrecondition)
             }
-            B::Unavailable(_) => Class::Unavailable,
-            B::FileExists(_) | B::FileTypeMismatch(_) | B::DirectoryNotEmpty(_) => {
-                Class::FailedPrecondition
-            }
-            B::NoSpace(_) => Class::ResourceExhausted,
-            B::InvalidFileRequest(_) | B::UnsafeArchiveEntry(_) => Class::InvalidArgument,
-            B::LaunchFailed(_) | B::Io { .. } => Class::Internal,
-        };
-        EngineError::new(class, e.code(), e.to_string())
+            _ => err,
+        }
     }
 }
 
 impl From<cleanroom_image::ImageError> for EngineError {
     fn from(e: cleanroom_image::ImageError) -> Self {
-        use cleanroom_image::ImageError as I;
-        let class = match &e {
-            I::InvalidReference(_) => Class::InvalidArgument,
-            I::NotFound(_) | I::NotInRegistry(_) => Class::NotFound,
-            I::RegistryUnavailable(_) => Class::Unavailable,
-            I::DigestMismatch(_) | I::Unauthorized(_) | I::Unsupported(_) | I::UnsafeLayer(_) => {
-                Class::FailedPrecondition
-            }
-            I::TooLarge(_) => Class::ResourceExhausted,
-            I::Io(_) => Class::Internal,
-        };
-        EngineError::new(class, e.code(), e.to_string())
+        EngineError::new(e.code(), e.to_string())
     }
 }
 
 impl From<cleanroom_policy::PolicyError> for EngineError {
     fn from(e: cleanroom_policy::PolicyError) -> Self {
-        EngineError::new(Class::InvalidArgument, e.code(), e.to_string())
+        EngineError::new(e.code(), e.to_string())
     }
 }

@@ -38,8 +38,8 @@ fn a_log_of_tiny_records_is_read_without_a_system_call_per_record() {
 
     let before = reads_so_far();
     // The totals and tails of an inspect, and the final record's totals.
-    let (out, err, out_n, err_n) = crate::outstream::read_tails(&p, 4).unwrap();
-    let (_, _, out_all, _) = crate::outstream::read_tails(&p, 0).unwrap();
+    let (out, err, out_n, err_n) = crate::engine::outstream::read_tails(&p, 4).unwrap();
+    let (_, _, out_all, _) = crate::engine::outstream::read_tails(&p, 0).unwrap();
     // A stream from the start, payloads read.
     let mut r = LogReader::open(&p).unwrap();
     let mut records = 0;

@@ -5,7 +5,7 @@
 //! own first); only then does it queue, first come first served, for a server slot. So one
 //! principal that queues many requests has at most its share of them in the server's queue,
 //! and another principal's request waits behind at most that many of each other principal's.
-//! The output log's tail reads ([`crate::outstream::read_tails_off_runtime`]) use it.
+//! The output log's tail reads ([`crate::engine::outstream::read_tails_off_runtime`]) use it.
 
 use crate::sync::lock;
 use std::collections::HashMap;

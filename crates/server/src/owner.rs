@@ -5,46 +5,18 @@
 //! so one unpacked image may have several). A principal sees only what it owns; an
 //! `admin` sees everything. An object the caller may not see is reported exactly as one
 //! that does not exist (`sandbox_not_found`, `execution_not_found`, `image_not_found`):
-//! the API is no existence oracle.
+//! the API is no existence oracle. A single sandbox, execution or snapshot is reached
+//! through an owned handle ([`crate::engine::owned`]); this file holds the listings and
+//! the image cache's owners.
 
 use crate::auth::Principal;
 use crate::engine::Engine;
-use crate::error::{Class, EngineError, ErrorCode};
+use crate::error::{EngineError, ErrorCode};
 use crate::status::sandbox as ss;
-use crate::store::{ExecutionRow, SandboxRow};
+use crate::store::SandboxRow;
 use cleanroom_image::ImageRecord;
 
 impl Engine {
-    /// The sandbox, if `who` may see it.
-    pub fn owned_sandbox(&self, who: &Principal, id: &str) -> Result<SandboxRow, EngineError> {
-        let row = self.get_sandbox(id)?;
-        if !who.can_see(&row.owner) {
-            return Err(EngineError::sandbox_not_found(id));
-        }
-        Ok(row)
-    }
-
-    /// The execution, if `who` may see the sandbox it belongs to (`sandbox_id` may be
-    /// empty: the execution id alone names it).
-    pub fn owned_execution(
-        &self,
-        who: &Principal,
-        sandbox_id: &str,
-        exec_id: &str,
-    ) -> Result<ExecutionRow, EngineError> {
-        // Ownership first, by id alone: the sandbox-mismatch error below carries details
-        // that must not tell another principal the execution exists.
-        let row = self.get_execution("", exec_id)?;
-        let visible = self
-            .store
-            .get_sandbox(&row.sandbox_id)?
-            .is_some_and(|s| who.can_see(&s.owner));
-        if !visible {
-            return Err(EngineError::execution_not_found(exec_id));
-        }
-        self.get_execution(sandbox_id, exec_id)
-    }
-
     /// Sandboxes `who` may see.
     pub fn owned_sandboxes(
         &self,
@@ -114,7 +86,6 @@ impl Engine {
             .collect();
         if !mine_using.is_empty() {
             return Err(EngineError::new(
-                Class::FailedPrecondition,
                 ErrorCode::ImageInUse,
                 format!("image {digest} is used by {}", mine_using.join(", ")),
             )

@@ -8,7 +8,7 @@
 //! of an I/O error. Logs of running executions and of live sandboxes are never touched;
 //! their growth is bounded by [`crate::quota`] instead.
 
-use crate::error::{Class, EngineError, ErrorCode};
+use crate::error::{EngineError, ErrorCode};
 use crate::execlog;
 use crate::quota::{logs_size, Retention};
 use crate::status::sandbox as ss;
@@ -18,7 +18,6 @@ use std::path::Path;
 /// The error for a stream of output the GC deleted.
 pub fn expired(execution_id: &str) -> EngineError {
     EngineError::new(
-        Class::FailedPrecondition,
         ErrorCode::OutputExpired,
         format!(
             "the retained output of {execution_id} was deleted by the server's retention policy"
@@ -76,7 +75,13 @@ mod tests {
     use crate::store::SandboxRow;
     use std::time::Duration;
 
-    fn setup(dir: &Path, store: &Store, sandbox: &str, status: i32, execs: &[(&str, i64, usize)]) {
+    fn setup(
+        dir: &Path,
+        store: &Store,
+        sandbox: &str,
+        status: crate::status::SandboxStatus,
+        execs: &[(&str, i64, usize)],
+    ) {
         store
             .insert_sandbox(
                 &SandboxRow {
@@ -84,7 +89,7 @@ mod tests {
                     status,
                     backend: "linux".into(),
                     policy_hash: String::new(),
-                    compiled_policy: "{}".into(),
+                    policy: crate::store::StoredPolicy::decode("{}"),
                     created_at: 1,
                     updated_at: 1,
                     last_execution_id: String::new(),

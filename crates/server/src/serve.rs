@@ -67,8 +67,8 @@ pub struct ServeConfig {
     pub image_limits: cleanroom_image::ImageLimits,
     /// Authentication, TLS, connection limits and sandbox caps.
     pub auth: AuthConfig,
-    /// Egress approval defaults ([`crate::approvals`]).
-    pub approvals: crate::approvals::ApprovalSettings,
+    /// Egress approval defaults ([`crate::engine::approvals`]).
+    pub approvals: crate::engine::approvals::ApprovalSettings,
     /// Default sandbox TTL / idle timeout ([`crate::engine::lifetimes`]).
     pub lifetimes: crate::engine::lifetimes::LifetimeDefaults,
     /// The interactive console's QUIC endpoint ([`crate::console`]).
@@ -213,7 +213,7 @@ fn secure_state_dir(dir: &Path) -> Result<(), ServeError> {
 
 /// Build the router with every service.
 pub fn router(engine: Arc<Engine>, caps: crate::store::SandboxCaps) -> connectrpc::Router {
-    let files = crate::files::FileApi::new(engine.clone());
+    let files = crate::api::files::FileApi::new(engine.clone());
     let router =
         cleanroom_proto::cleanroom::v1::FileServiceExt::register(files, connectrpc::Router::new());
     let api = Arc::new(Api { engine, caps });
@@ -221,9 +221,9 @@ pub fn router(engine: Arc<Engine>, caps: crate::store::SandboxCaps) -> connectrp
     let router = ImageServiceExt::register(api.clone(), router);
     let router = cleanroom_proto::cleanroom::v1::ApprovalServiceExt::register(api.clone(), router);
     let router = cleanroom_proto::cleanroom::v1::SnapshotServiceExt::register(api.clone(), router);
-    let router = crate::api_pools::register(api.clone(), router);
+    let router = crate::api::pools::register(api.clone(), router);
     let router = ExecutionServiceExt::register(api.clone(), router);
-    let router = crate::api_lifetime::register(api, router);
+    let router = crate::api::lifetime::register(api, router);
     reflection(router)
 }
 
@@ -315,7 +315,7 @@ pub async fn run(
         .map_err(|e| ServeError::StateDir(cfg.state_dir.join("registry-cache"), e))?;
     engine.set_registries(hub);
     engine.recover().await?;
-    crate::api_pools::start(&engine, &cfg.state_dir, &cfg.init_exe, cfg.auth.caps)?;
+    crate::api::pools::start(&engine, &cfg.state_dir, &cfg.init_exe, cfg.auth.caps)?;
     engine.start_retention(cfg.retention.clone());
     engine.egress.approvals.configure(cfg.approvals);
     engine.start_lifetimes(cfg.lifetimes);
@@ -326,10 +326,10 @@ pub async fn run(
         tokens,
         insecure_no_auth: cfg.auth.insecure_no_auth,
     });
-    let service = crate::api_errors::ApiService::new(
+    let service = crate::api::errors::ApiService::new(
         connectrpc::ConnectRpcService::new(router(engine.clone(), cfg.auth.caps))
-            .with_interceptor(crate::api_errors::DetailInterceptor)
-            .with_interceptor(crate::auth::AuthInterceptor(auth)),
+            .with_interceptor(crate::api::errors::DetailInterceptor)
+            .with_interceptor(crate::api::interceptor::AuthInterceptor(auth)),
     );
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);

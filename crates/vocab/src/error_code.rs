@@ -152,6 +152,95 @@ impl ErrorCode {
     }
 }
 
+/// The Connect error class a code travels in (the `code` of a Connect error; the stable
+/// code itself is in its `ErrorDetail`). Defined here, beside the codes, so that the class
+/// of a code is chosen once rather than at each place an error is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConnectClass {
+    InvalidArgument,
+    NotFound,
+    FailedPrecondition,
+    ResourceExhausted,
+    Unauthenticated,
+    PermissionDenied,
+    Unavailable,
+    Internal,
+    Unimplemented,
+    DeadlineExceeded,
+    Canceled,
+}
+
+impl ErrorCode {
+    /// The Connect class of this code: one exhaustive table (a new code must pick one).
+    /// Client-side codes never travel; theirs say what a server would have used.
+    pub const fn connect_class(self) -> ConnectClass {
+        use ConnectClass as K;
+        use ErrorCode as E;
+        match self {
+            E::Unauthenticated => K::Unauthenticated,
+            E::PermissionDenied => K::PermissionDenied,
+            E::ResourceExhausted => K::ResourceExhausted,
+            E::SandboxNotFound => K::NotFound,
+            E::ExecutionNotFound => K::NotFound,
+            E::InvalidArgument => K::InvalidArgument,
+            E::PolicyInvalid => K::InvalidArgument,
+            E::PolicyConflict => K::InvalidArgument,
+            E::SandboxNotReady => K::FailedPrecondition,
+            E::StdinNotAttached => K::FailedPrecondition,
+            E::StdinClosed => K::FailedPrecondition,
+            E::BackendCapabilityMismatch => K::FailedPrecondition,
+            E::RuntimeLaunchFailed => K::Internal,
+            E::BackendUnavailable => K::Unavailable,
+            E::SecretUnavailable => K::FailedPrecondition,
+            E::FileNotFound => K::NotFound,
+            E::FileNotReadable => K::FailedPrecondition,
+            E::ImageNotFound => K::NotFound,
+            E::ImageDigestMismatch => K::FailedPrecondition,
+            E::RegistryUnavailable => K::Unavailable,
+            E::RegistryUnauthorized => K::FailedPrecondition,
+            E::ImageUnsupported => K::FailedPrecondition,
+            E::ImageLayerUnsafe => K::FailedPrecondition,
+            E::ImageInUse => K::FailedPrecondition,
+            E::ImageTooLarge => K::ResourceExhausted,
+            E::OutputExpired => K::FailedPrecondition,
+            E::SandboxPaused => K::FailedPrecondition,
+            E::SnapshotNotFound => K::NotFound,
+            E::SnapshotInUse => K::FailedPrecondition,
+            E::PoolNotFound => K::NotFound,
+            E::NoReadySandboxes => K::Unavailable,
+            E::AttestationNotFound => K::NotFound,
+            E::Unimplemented => K::Unimplemented,
+            E::Internal => K::Internal,
+            E::ApprovalNotFound => K::NotFound,
+            E::ServerUnreachable => K::Unavailable,
+            E::StreamEnded => K::Internal,
+            E::ServerStartFailed => K::Internal,
+            E::AuthConfigInvalid => K::InvalidArgument,
+            E::RepositoryUnavailable => K::FailedPrecondition,
+            E::RepositoryCheckoutFailed => K::FailedPrecondition,
+            E::DependenciesFailed => K::FailedPrecondition,
+            E::DeadlineExceeded => K::DeadlineExceeded,
+            E::Canceled => K::Canceled,
+            E::Unavailable => K::Unavailable,
+            E::ExecutionNotInteractive => K::FailedPrecondition,
+            E::FileExists => K::FailedPrecondition,
+            E::FileTypeMismatch => K::FailedPrecondition,
+            E::DirectoryNotEmpty => K::FailedPrecondition,
+            E::UploadNotFound => K::NotFound,
+            E::UploadOffsetMismatch => K::FailedPrecondition,
+            E::AttestationInvalid => K::InvalidArgument,
+            E::AttestationSignatureInvalid => K::FailedPrecondition,
+            E::AttestationExpired => K::FailedPrecondition,
+            E::AttestationNotYetValid => K::FailedPrecondition,
+            E::UnsafeArchiveEntry => K::InvalidArgument,
+            E::DestinationIsLink => K::FailedPrecondition,
+            E::RepositoryDirty => K::FailedPrecondition,
+            E::WorkdirCopyFailed => K::FailedPrecondition,
+            E::UnknownOption => K::InvalidArgument,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,5 +263,29 @@ mod tests {
         assert!(!ErrorCode::Internal.is_client_side());
         assert!(!ErrorCode::DeadlineExceeded.is_client_side());
         assert!(!ErrorCode::UploadOffsetMismatch.is_client_side());
+    }
+
+    #[test]
+    fn connect_classes_follow_the_code_names() {
+        for c in ErrorCode::ALL {
+            let class = c.connect_class();
+            if c.as_str().ends_with("_not_found") {
+                assert_eq!(class, ConnectClass::NotFound, "{c}");
+            }
+            if c.as_str().ends_with("_unavailable")
+                && *c != ErrorCode::SecretUnavailable
+                && !c.is_client_side()
+            {
+                assert_eq!(class, ConnectClass::Unavailable, "{c}");
+            }
+        }
+        assert_eq!(
+            ErrorCode::PolicyInvalid.connect_class(),
+            ConnectClass::InvalidArgument
+        );
+        assert_eq!(
+            ErrorCode::NoReadySandboxes.connect_class(),
+            ConnectClass::Unavailable
+        );
     }
 }

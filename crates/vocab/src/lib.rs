@@ -19,7 +19,7 @@ pub mod reference;
 
 pub use capability::Capability;
 pub use egress::{Decision, DenyReason, FailReason};
-pub use error_code::ErrorCode;
+pub use error_code::{ConnectClass, ErrorCode};
 
 /// A string that is not one of a vocabulary's stable codes.
 #[derive(Debug, Clone, PartialEq, Eq)]

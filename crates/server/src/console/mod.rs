@@ -165,15 +165,15 @@ impl Broker {
 
 /// `AttachExecution`: a ticket for `who` to attach to one of its interactive executions.
 pub fn attach(
-    engine: &crate::engine::Engine,
+    engine: &std::sync::Arc<crate::engine::Engine>,
     who: &Principal,
     sandbox_id: &str,
     execution_id: &str,
 ) -> Result<Ticket, EngineError> {
-    let row = engine.owned_execution(who, sandbox_id, execution_id)?;
+    let exe = engine.execution(who, sandbox_id, execution_id)?;
+    let row = exe.row();
     if !row.tty {
         return Err(EngineError::new(
-            crate::error::Class::FailedPrecondition,
             cleanroom_vocab::ErrorCode::ExecutionNotInteractive,
             format!("execution {} has no terminal (create it with tty)", row.id),
         )

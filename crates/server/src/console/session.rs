@@ -52,18 +52,18 @@ pub async fn run(
         return refuse(send, "resource_exhausted", &r.to_string()).await;
     }
     // Ownership again, now: the ticket is only as good as its principal's rights.
-    let row = match engine.owned_execution(&grant.principal, "", &grant.execution_id) {
+    let exe = match engine.execution(&grant.principal, "", &grant.execution_id) {
         Ok(r) => r,
         Err(e) => return refuse(send, e.code.as_str(), &e.message).await,
     };
-    let term = engine.terminal(&row.id);
+    let term = exe.terminal();
     let driver = hello.mode == Mode::Driver;
     if let (true, Some(t)) = (driver, &term) {
         if hello.cols > 0 && hello.rows > 0 {
             let _ = t.pty.resize(hello.cols, hello.rows);
         }
     }
-    let output = match engine.console_stream(&row.sandbox_id, &row.id).await {
+    let output = match exe.console_stream().await {
         Ok(s) => s,
         Err(e) => return refuse(send, e.code.as_str(), &e.message).await,
     };
@@ -71,7 +71,6 @@ pub async fn run(
         return;
     }
     let mut out = tokio::spawn(forward(output, send));
-    let sandbox_id = row.sandbox_id.clone();
     let input = async {
         loop {
             let frame = match read_frame(&mut recv).await {
@@ -92,7 +91,7 @@ pub async fn run(
                     let _ = t.pty.resize(cols, rows);
                 }
                 Frame::Signal(sig) => {
-                    if let Err(e) = engine.signal_terminal(&sandbox_id, t, sig.into()).await {
+                    if let Err(e) = exe.signal_terminal(t, sig.into()).await {
                         tracing::debug!(error = %e, "console signal refused");
                     }
                 }

@@ -5,7 +5,7 @@
 use super::Engine;
 use crate::attest::Attestor;
 use crate::auth::Principal;
-use crate::error::{Class, EngineError, ErrorCode};
+use crate::error::{EngineError, ErrorCode};
 use std::sync::Arc;
 
 /// The identity bound to a sandbox (inspect).
@@ -44,7 +44,6 @@ impl Engine {
             .filter(|e| !e.is_empty())
             .ok_or_else(|| {
                 EngineError::new(
-                    Class::NotFound,
                     ErrorCode::AttestationNotFound,
                     format!("sandbox {sandbox_id} has no attestation"),
                 )
@@ -52,7 +51,7 @@ impl Engine {
     }
 
     /// Agent identity, delegation chain and pool of a sandbox (empty when none).
-    pub fn sandbox_identity(&self, sandbox_id: &str) -> SandboxIdentity {
+    pub(in crate::engine) fn sandbox_identity(&self, sandbox_id: &str) -> SandboxIdentity {
         match self.store.get_claim(sandbox_id) {
             Ok(Some(c)) => SandboxIdentity {
                 agent_public_key: c.agent,

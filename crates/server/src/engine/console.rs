@@ -46,12 +46,12 @@ impl Engine {
     }
 
     /// The terminal of a running interactive execution (`None` once it ended).
-    pub fn terminal(&self, exec_id: &str) -> Option<Terminal> {
+    pub(in crate::engine) fn terminal(&self, exec_id: &str) -> Option<Terminal> {
         self.live(exec_id).and_then(|l| l.console.clone())
     }
 
     /// Send an allowed signal to the process group of an interactive execution.
-    pub async fn signal_terminal(
+    pub(in crate::engine) async fn signal_terminal(
         &self,
         sandbox_id: &str,
         term: &Terminal,
@@ -70,7 +70,7 @@ impl Engine {
 
     /// The execution's output for an attach: the last [`REPLAY_TAIL`] bytes, then live
     /// output until the exit.
-    pub async fn console_stream(
+    pub(in crate::engine) async fn console_stream(
         &self,
         sandbox_id: &str,
         exec_id: &str,
@@ -82,9 +82,10 @@ impl Engine {
             .get_sandbox(sandbox_id)?
             .map(|s| s.owner)
             .unwrap_or_default();
-        let (_, _, out_total, _) = crate::outstream::read_tails_off_runtime(path, 0, &owner)
-            .await
-            .map_err(|e| EngineError::internal(format!("read output log: {e}")))?;
+        let (_, _, out_total, _) =
+            crate::engine::outstream::read_tails_off_runtime(path, 0, &owner)
+                .await
+                .map_err(|e| EngineError::internal(format!("read output log: {e}")))?;
         let from = out_total.saturating_sub(REPLAY_TAIL);
         // `stderr_offset` far ahead: a terminal writes everything as stdout.
         self.stream_execution(sandbox_id, exec_id, 0, from, u64::MAX, true)

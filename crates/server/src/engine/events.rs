@@ -2,10 +2,11 @@
 //! the store ([`EventRow`]), and a watch wakes the live tails of `StreamSandboxEvents`.
 
 use super::{Engine, LiveExec};
-use crate::egress::EgressNote;
+use crate::engine::egress::EgressNote;
 use crate::error::EngineError;
 use crate::execlog::WarningRecord;
 use crate::status::sandbox as ss;
+use crate::status::SandboxStatus;
 use crate::store::{now_micros, EventRow, Store};
 use futures::stream::BoxStream;
 use futures::StreamExt;
@@ -50,11 +51,11 @@ impl EventLog {
     }
 
     /// `sandbox.status`.
-    pub fn sandbox_status(&self, id: &str, status: i32, message: &str) {
+    pub fn sandbox_status(&self, id: &str, status: SandboxStatus, message: &str) {
         self.record(EventRow {
             sandbox_id: id.into(),
             kind: "sandbox.status".into(),
-            sandbox_status: status,
+            sandbox_status: status.number(),
             message: message.into(),
             ..Default::default()
         });
@@ -64,7 +65,7 @@ impl EventLog {
     pub fn set_sandbox_status(
         &self,
         id: &str,
-        status: i32,
+        status: SandboxStatus,
         message: &str,
     ) -> crate::store::Result<()> {
         let event = Self::sandbox_status_row(id, status, message);
@@ -75,13 +76,32 @@ impl EventLog {
         Ok(())
     }
 
+    /// [`Self::set_sandbox_status`] for a final write (FAILED, STOPPED) that may find the
+    /// sandbox ended already by a racing teardown or failure: then the first end stands
+    /// and nothing is written. Any other refusal is an error.
+    pub fn end_sandbox(
+        &self,
+        id: &str,
+        status: SandboxStatus,
+        message: &str,
+    ) -> crate::store::Result<()> {
+        match self.set_sandbox_status(id, status, message) {
+            Err(crate::store::StoreError::Transition(t))
+                if t.from.is_some_and(SandboxStatus::is_terminal) =>
+            {
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
     /// A `sandbox.status` event for the caller to write inside a larger transaction (then
     /// [`EventLog::committed`]).
-    pub fn sandbox_status_row(id: &str, status: i32, message: &str) -> EventRow {
+    pub fn sandbox_status_row(id: &str, status: SandboxStatus, message: &str) -> EventRow {
         EventRow {
             sandbox_id: id.into(),
             kind: "sandbox.status".into(),
-            sandbox_status: status,
+            sandbox_status: status.number(),
             message: message.into(),
             at: now_micros(),
             ..Default::default()
@@ -203,7 +223,7 @@ impl Tail {
 
 impl Engine {
     /// Tail a sandbox's events after `after_seq`; with `follow`, until the sandbox ends.
-    pub fn stream_events(
+    pub(in crate::engine) fn stream_events(
         &self,
         sandbox_id: &str,
         after_seq: u64,
@@ -252,7 +272,7 @@ impl Engine {
             },
             kind: format!("egress.{}", e.decision),
             message,
-            attributes: crate::egress::attributes(&note).to_string(),
+            attributes: crate::engine::egress::attributes(&note).to_string(),
             ..Default::default()
         });
     }

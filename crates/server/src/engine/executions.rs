@@ -4,13 +4,14 @@
 use super::events::EventLog;
 use super::pools::pending::PendingClaim;
 use super::{Engine, ExecRequest, Inspection, LiveExec, StreamItem, DEFAULT_GRACE};
-use crate::error::{Class, EngineError};
+use crate::engine::guest;
+use crate::engine::supervisor::{self, Run};
+use crate::error::EngineError;
 use crate::execlog::{self, ExitRecord, LogReader, LogWriter};
+use crate::ids;
 use crate::status::{execution as es, sandbox as ss};
 use crate::store::{now_micros, ExecutionRow, SandboxRow};
-use crate::supervisor::{self, Run};
 use crate::sync::lock;
-use crate::{guest, ids};
 use cleanroom_backend::ProcessSpec;
 use cleanroom_vocab::ErrorCode;
 use futures::stream::BoxStream;
@@ -24,7 +25,7 @@ const INSPECT_TAIL: u64 = 1 << 20;
 
 impl Engine {
     /// Start a command. The execution is RUNNING when this returns.
-    pub async fn create_execution(
+    pub(in crate::engine) async fn create_execution(
         self: &Arc<Self>,
         req: ExecRequest,
     ) -> Result<ExecutionRow, EngineError> {
@@ -72,7 +73,7 @@ impl Engine {
             guest::Sources {
                 sandbox_id: &sandbox.id,
                 execution_id: &id,
-                policy_env: self.compiled_policy(sandbox).env,
+                policy_env: self.compiled_policy(sandbox)?.env.clone(),
                 egress_env: self.egress.guest_env(&sandbox.id),
             },
             &req.env,
@@ -324,11 +325,13 @@ impl Engine {
     }
 
     /// Resolve `--sandbox-id X --last`.
-    pub fn last_execution(&self, sandbox_id: &str) -> Result<ExecutionRow, EngineError> {
+    pub(in crate::engine) fn last_execution(
+        &self,
+        sandbox_id: &str,
+    ) -> Result<ExecutionRow, EngineError> {
         let sbx = self.get_sandbox(sandbox_id)?;
         if sbx.last_execution_id.is_empty() {
             return Err(EngineError::new(
-                Class::NotFound,
                 ErrorCode::ExecutionNotFound,
                 format!("sandbox {sandbox_id} has no executions"),
             )
@@ -337,7 +340,7 @@ impl Engine {
         self.find_execution(sandbox_id, &sbx.last_execution_id)
     }
 
-    pub async fn inspect_execution(
+    pub(in crate::engine) async fn inspect_execution(
         &self,
         sandbox_id: &str,
         exec_id: &str,
@@ -350,7 +353,7 @@ impl Engine {
     /// exit code and times: the exit event reaches streams a moment before; the output
     /// log's flush to disk may still be running), then inspect it
     /// without output tails (RunExecution's `finished`: its caller saw the output).
-    pub async fn settled_execution(
+    pub(crate) async fn settled_execution(
         &self,
         sandbox_id: &str,
         exec_id: &str,
@@ -413,7 +416,7 @@ impl Engine {
             let owner = sandbox
                 .as_ref()
                 .map_or(execution.owner.as_str(), |s| s.owner.as_str());
-            crate::outstream::read_tails_off_runtime(log_path.clone(), tail, owner)
+            crate::engine::outstream::read_tails_off_runtime(log_path.clone(), tail, owner)
                 .await
                 .unwrap_or_default()
         };
@@ -432,7 +435,7 @@ impl Engine {
     }
 
     /// SIGTERM now, SIGKILL after `grace`. No-op for finished executions.
-    pub fn cancel_execution(
+    pub(in crate::engine) fn cancel_execution(
         &self,
         sandbox_id: &str,
         exec_id: &str,
@@ -453,7 +456,7 @@ impl Engine {
     /// cancel recorded, so the process decides (a shell script that traps it goes on, and
     /// can still be detached from and re-attached to; one that dies of it ends with 130).
     /// A later cancel still works. No-op for finished executions.
-    pub async fn interrupt_execution(
+    pub(in crate::engine) async fn interrupt_execution(
         &self,
         sandbox_id: &str,
         exec_id: &str,
@@ -469,7 +472,7 @@ impl Engine {
         Ok(row)
     }
 
-    pub async fn write_stdin(
+    pub(in crate::engine) async fn write_stdin(
         &self,
         sandbox_id: &str,
         exec_id: &str,
@@ -478,7 +481,6 @@ impl Engine {
         let row = self.find_execution(sandbox_id, exec_id)?;
         let not_open = || {
             EngineError::new(
-                Class::FailedPrecondition,
                 ErrorCode::StdinClosed,
                 "stdin is not open for this execution",
             )
@@ -487,7 +489,6 @@ impl Engine {
         let live = self.live(exec_id).ok_or_else(not_open)?;
         if !live.has_stdin {
             return Err(EngineError::new(
-                Class::FailedPrecondition,
                 ErrorCode::StdinNotAttached,
                 "execution was created without attach_stdin",
             ));
@@ -505,7 +506,11 @@ impl Engine {
         }
     }
 
-    pub async fn close_stdin(&self, sandbox_id: &str, exec_id: &str) -> Result<(), EngineError> {
+    pub(in crate::engine) async fn close_stdin(
+        &self,
+        sandbox_id: &str,
+        exec_id: &str,
+    ) -> Result<(), EngineError> {
         self.find_execution(sandbox_id, exec_id)?;
         if let Some(live) = self.live(exec_id) {
             live.stdin.lock().await.take();
@@ -514,7 +519,7 @@ impl Engine {
     }
 
     /// Stream an execution's output from its durable log: retained part first, then live.
-    pub fn stream_execution(
+    pub(in crate::engine) fn stream_execution(
         &self,
         sandbox_id: &str,
         exec_id: &str,
@@ -527,7 +532,7 @@ impl Engine {
         if self.store.output_state(&row.id)?.expired_at > 0 {
             return Err(crate::retention::expired(&row.id));
         }
-        let from = crate::outstream::From {
+        let from = crate::engine::outstream::From {
             after_seq,
             stdout_offset,
             stderr_offset,
@@ -542,7 +547,7 @@ impl Engine {
         &self,
         started: &ExecutionRow,
     ) -> Result<BoxStream<'static, Result<StreamItem, EngineError>>, EngineError> {
-        let from = crate::outstream::From {
+        let from = crate::engine::outstream::From {
             after_seq: 0,
             stdout_offset: 0,
             stderr_offset: 0,
@@ -554,7 +559,7 @@ impl Engine {
     fn open_stream(
         &self,
         exec_id: &str,
-        from: crate::outstream::From,
+        from: crate::engine::outstream::From,
     ) -> Result<BoxStream<'static, Result<StreamItem, EngineError>>, EngineError> {
         let path = execlog::path_for(&self.logs_dir, exec_id);
         let reader = LogReader::open(&path)
@@ -567,7 +572,9 @@ impl Engine {
             ),
             None => (None, None),
         };
-        Ok(crate::outstream::open(reader, path, commit, live, from))
+        Ok(crate::engine::outstream::open(
+            reader, path, commit, live, from,
+        ))
     }
 }
 

@@ -9,7 +9,7 @@ use std::os::fd::OwnedFd;
 
 impl Engine {
     /// Run `op` inside the READY sandbox `sandbox_id` (ownership is the caller's check).
-    pub async fn sandbox_file_op(
+    pub(in crate::engine) async fn sandbox_file_op(
         &self,
         sandbox_id: &str,
         op: FileOp,
@@ -20,7 +20,7 @@ impl Engine {
     }
 
     /// Open a regular file for reading with the sandbox's identity.
-    pub async fn sandbox_open_read(
+    pub(in crate::engine) async fn sandbox_open_read(
         &self,
         sandbox_id: &str,
         path: &str,
@@ -34,7 +34,7 @@ impl Engine {
 
     /// `sandbox_paused` or `sandbox_not_ready` unless the sandbox is READY (the same
     /// refusal as `exec`'s: [`super::pause::not_ready`]).
-    pub fn ready_for_files(&self, sandbox_id: &str) -> Result<(), EngineError> {
+    pub(crate) fn ready_for_files(&self, sandbox_id: &str) -> Result<(), EngineError> {
         let sbx = self.get_sandbox(sandbox_id)?;
         if sbx.status != ss::READY {
             return Err(super::pause::not_ready(&sbx));

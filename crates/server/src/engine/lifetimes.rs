@@ -16,6 +16,7 @@
 //! the live-execution map: a sandbox with a running execution is never idle.
 
 use super::*;
+use crate::status::SandboxStatus;
 use crate::store::{now_micros, LifetimeRow};
 use cleanroom_policy::LIFETIME_BOUNDS;
 
@@ -25,7 +26,7 @@ pub const TTL_EXPIRED: &str = "ttl_expired";
 pub const IDLE_TIMEOUT: &str = "idle_timeout";
 
 /// The states the reaper looks at: every settled, non-terminal one.
-pub const EXPIRING_STATES: [i32; 3] = [ss::READY, ss::PAUSED, ss::CHECKPOINTED];
+pub const EXPIRING_STATES: [SandboxStatus; 3] = [ss::READY, ss::PAUSED, ss::CHECKPOINTED];
 
 /// Server-wide defaults (0: none) and how often the reaper looks.
 #[derive(Debug, Clone, Copy)]
@@ -66,7 +67,7 @@ impl Engine {
     /// Fix a new sandbox's lifetime: `ttl`/`idle` from the request (0: the policy's, then
     /// the server default). The TTL counts from now (the sandbox just became READY).
     pub fn init_lifetime(&self, row: &SandboxRow, ttl: u64, idle: u64) -> Result<(), EngineError> {
-        let policy = self.compiled_policy(row);
+        let policy = self.compiled_policy(row)?;
         let defaults = *lock(&self.lifetime_defaults);
         let pick = |req: u64, pol: Option<u64>, def: u64| {
             if req > 0 {
@@ -100,7 +101,7 @@ impl Engine {
 
     /// `SetSandboxTimeout`: the TTL now ends `ttl` seconds from now and/or the idle timeout
     /// becomes `idle` (0: unchanged); `clear_*` removes one. Counts as activity.
-    pub fn set_sandbox_timeout(
+    pub(in crate::engine) fn set_sandbox_timeout(
         &self,
         id: &str,
         ttl: u64,
@@ -141,7 +142,7 @@ impl Engine {
         self.events.record(crate::store::EventRow {
             sandbox_id: id.into(),
             kind: "sandbox.timeout".into(),
-            sandbox_status: row.status,
+            sandbox_status: row.status.number(),
             message: format!(
                 "ttl {}s, idle timeout {}s",
                 l.ttl_seconds, l.idle_timeout_seconds
@@ -252,7 +253,7 @@ impl Engine {
             self.events.record(crate::store::EventRow {
                 sandbox_id: id.clone(),
                 kind: "sandbox.expired".into(),
-                sandbox_status: status,
+                sandbox_status: status.number(),
                 message: message.clone(),
                 attributes: serde_json::json!({ "reason": reason }).to_string(),
                 ..Default::default()
@@ -262,7 +263,7 @@ impl Engine {
             match self.terminate_sandbox_because(&id, &message).await {
                 Ok(r) if r.status == ss::STOPPED && r.message.is_empty() => {
                     // Joined a teardown someone else had started: add the reason.
-                    let _ = self.store.set_sandbox_status(&id, ss::STOPPED, &message);
+                    let _ = self.store.annotate_stopped(&id, &message);
                 }
                 Ok(_) => {}
                 Err(e) => {

@@ -9,19 +9,27 @@
 //! * [`executions`]: starting, finding, inspecting, canceling and streaming executions;
 //! * [`events`]: the durable event log, its live tail, and egress decisions as events.
 //!
-//! A running execution is driven by [`crate::supervisor`], which sees only a narrow
-//! handle; the guest's environment and request guards are in [`crate::guest`].
+//! A running execution is driven by [`crate::engine::supervisor`], which sees only a narrow
+//! handle; the guest's environment and request guards are in [`crate::engine::guest`].
 
+pub mod approvals;
 pub mod attestation;
 pub mod console;
+pub mod create;
+pub mod egress;
 pub mod events;
 pub mod executions;
 #[cfg(test)]
 mod fake;
 pub mod files;
 pub mod foreground;
+pub mod guest;
 pub mod lifetimes;
+pub mod outstream;
+pub mod owned;
 pub mod pause;
+#[cfg(test)]
+mod policy_tests;
 pub mod pools;
 #[cfg(test)]
 mod recovery_tests;
@@ -29,6 +37,7 @@ pub mod sandboxes;
 #[cfg(test)]
 mod settled_tests;
 pub mod snapshots;
+pub mod supervisor;
 pub mod teardown;
 #[cfg(test)]
 mod teardown_tests;
@@ -36,17 +45,18 @@ mod teardown_tests;
 mod tests;
 pub mod usage;
 
-use crate::egress::{EgressHub, EgressNote};
+use crate::engine::egress::{EgressHub, EgressNote};
+use crate::engine::supervisor::Cancel;
 use crate::error::EngineError;
 use crate::execlog::{self, ExitRecord, WarningRecord};
 use crate::status::{execution as es, sandbox as ss};
 use crate::store::{ExecutionRow, SandboxRow, Store};
-use crate::supervisor::Cancel;
 use crate::sync::lock;
 use cleanroom_backend::{Backend, ReconcileRecord};
 use cleanroom_egress::UpstreamConfig;
 use cleanroom_image::ImageStore;
 use events::EventLog;
+pub use owned::{OwnedExecution, OwnedSandbox, OwnedSnapshot};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -54,7 +64,7 @@ use std::time::Duration;
 use tokio::net::unix::pipe;
 use tokio::sync::{broadcast, mpsc, watch};
 
-pub use crate::supervisor::DEFAULT_GRACE;
+pub use crate::engine::supervisor::DEFAULT_GRACE;
 
 /// Request to run a command (validated by [`Engine::create_execution`]).
 #[derive(Debug, Clone, Default)]
@@ -120,7 +130,7 @@ struct LiveExec {
     done: watch::Receiver<bool>,
     /// Set once the execution's result is in the store (before the log's fsync; `done`
     /// waits for that too), with the result as stored.
-    recorded: watch::Receiver<crate::supervisor::Recorded>,
+    recorded: watch::Receiver<crate::engine::supervisor::Recorded>,
     /// The sandbox's facts an inspection reports (they do not change while it runs):
     /// policy hash, image reference and digest.
     sandbox_facts: Arc<(String, String, String)>,
@@ -164,9 +174,9 @@ pub struct Engine {
     backend: Arc<dyn Backend>,
     logs_dir: PathBuf,
     live: LiveMap,
-    /// `pub(crate)`: approval decisions ([`crate::approvals`]) are events too.
+    /// `pub(crate)`: approval decisions ([`crate::engine::approvals`]) are events too.
     pub(crate) events: Arc<EventLog>,
-    /// `pub(crate)`: egress approvals ([`crate::approvals`]) reach the sandboxes' gateways.
+    /// `pub(crate)`: egress approvals ([`crate::engine::approvals`]) reach the sandboxes' gateways.
     pub(crate) egress: EgressHub,
     /// The OCI image cache (`None`: this server cannot root sandboxes on images).
     images: Option<Arc<ImageStore>>,

@@ -11,7 +11,7 @@
 //! Terminating a paused sandbox kills and thaws it.
 
 use super::Engine;
-use crate::error::{Class, EngineError};
+use crate::error::EngineError;
 use crate::status::sandbox as ss;
 use crate::store::SandboxRow;
 use cleanroom_vocab::{Capability, ErrorCode};
@@ -40,7 +40,10 @@ pub(crate) struct FreezeGuard(#[allow(dead_code)] tokio::sync::OwnedMutexGuard<(
 
 impl Engine {
     /// Freeze a READY sandbox. Idempotent for a PAUSED one.
-    pub async fn pause_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
+    pub(in crate::engine) async fn pause_sandbox(
+        &self,
+        id: &str,
+    ) -> Result<SandboxRow, EngineError> {
         self.get_sandbox(id)?;
         let _guard = freeze_guard(id).await;
         let row = self.get_sandbox(id)?;
@@ -64,7 +67,10 @@ impl Engine {
     }
 
     /// Thaw a PAUSED sandbox. Idempotent for a READY one.
-    pub async fn resume_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
+    pub(in crate::engine) async fn resume_sandbox(
+        &self,
+        id: &str,
+    ) -> Result<SandboxRow, EngineError> {
         self.get_sandbox(id)?;
         let _guard = freeze_guard(id).await;
         let row = self.get_sandbox(id)?;
@@ -89,7 +95,6 @@ impl Engine {
             return Ok(());
         }
         Err(EngineError::new(
-            Class::FailedPrecondition,
             ErrorCode::BackendCapabilityMismatch,
             format!(
                 "backend {:?} does not declare {}",
@@ -136,11 +141,7 @@ pub(crate) fn not_ready(row: &SandboxRow) -> EngineError {
     } else {
         format!(": {next}")
     };
-    EngineError::new(
-        Class::FailedPrecondition,
-        code,
-        format!("sandbox {id} is {status}{why}{next}"),
-    )
-    .with("sandbox_id", id)
-    .with("status", status)
+    EngineError::new(code, format!("sandbox {id} is {status}{why}{next}"))
+        .with("sandbox_id", id)
+        .with("status", status)
 }

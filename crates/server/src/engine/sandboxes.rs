@@ -3,7 +3,7 @@
 
 use super::events::EventLog;
 use super::Engine;
-use crate::error::{Class, EngineError};
+use crate::error::EngineError;
 use crate::ids;
 use crate::status::sandbox as ss;
 use crate::store::{now_micros, CapHit, SandboxCaps, SandboxRow};
@@ -115,7 +115,6 @@ impl Engine {
         let missing: Vec<&str> = required.into_iter().filter(|c| !caps.contains(c)).collect();
         if !missing.is_empty() {
             return Err(EngineError::new(
-                Class::FailedPrecondition,
                 ErrorCode::BackendCapabilityMismatch,
                 format!(
                     "backend {:?} lacks capabilities this sandbox needs: {}",
@@ -139,7 +138,7 @@ impl Engine {
             status: ss::PROVISIONING,
             backend: self.backend.name().into(),
             policy_hash: policy.policy_hash(),
-            compiled_policy: policy.canonical_json(),
+            policy: crate::store::StoredPolicy::new(policy.clone()),
             created_at: now,
             updated_at: now,
             last_execution_id: String::new(),
@@ -185,8 +184,7 @@ impl Engine {
             Some(p) => match self.image_root(p).await {
                 Ok(i) => Some(i),
                 Err(e) => {
-                    self.events
-                        .set_sandbox_status(&id, ss::FAILED, &e.message)?;
+                    self.events.end_sandbox(&id, ss::FAILED, &e.message)?;
                     return Err(e.with("sandbox_id", &id));
                 }
             },
@@ -238,7 +236,7 @@ impl Engine {
             }
             Err(e) => {
                 let msg = e.to_string();
-                self.events.set_sandbox_status(&id, ss::FAILED, &msg)?;
+                self.events.end_sandbox(&id, ss::FAILED, &msg)?;
                 return Err(EngineError::from(e).with("sandbox_id", &id));
             }
         }
@@ -257,7 +255,6 @@ impl Engine {
     fn image_store(&self) -> Result<&Arc<ImageStore>, EngineError> {
         self.images.as_ref().ok_or_else(|| {
             EngineError::new(
-                Class::FailedPrecondition,
                 ErrorCode::BackendCapabilityMismatch,
                 "this server has no image store",
             )
@@ -300,7 +297,6 @@ impl Engine {
             .collect();
         if !users.is_empty() {
             return Err(EngineError::new(
-                Class::FailedPrecondition,
                 ErrorCode::ImageInUse,
                 format!("image {digest} is used by {}", users.join(", ")),
             )
@@ -328,7 +324,7 @@ impl Engine {
     }
 
     /// Read a file out of a READY sandbox (at most `max_bytes`, default 4 MiB, cap 16 MiB).
-    pub async fn download_file(
+    pub(in crate::engine) async fn download_file(
         &self,
         sandbox_id: &str,
         path: &str,
@@ -351,8 +347,10 @@ impl Engine {
         Ok(self.backend.read_file(sandbox_id, path, max).await?)
     }
 
-    pub fn compiled_policy(&self, row: &SandboxRow) -> CompiledPolicy {
-        serde_json::from_str(&row.compiled_policy).unwrap_or_else(|_| CompiledPolicy::builtin())
+    /// The sandbox's compiled policy; one that cannot be decoded is refused
+    /// (`internal`, see [`crate::store::policy`]).
+    pub fn compiled_policy(&self, row: &SandboxRow) -> Result<Arc<CompiledPolicy>, EngineError> {
+        Ok(row.policy.get(&row.id)?.clone())
     }
 }
 

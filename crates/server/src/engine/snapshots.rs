@@ -25,7 +25,7 @@
 
 use super::Engine;
 use crate::auth::Principal;
-use crate::error::{Class, EngineError};
+use crate::error::EngineError;
 use crate::ids;
 use crate::status::sandbox as ss;
 use crate::store::{now_micros, SandboxCaps, SandboxRow, SnapshotRow};
@@ -76,7 +76,6 @@ pub struct Restore {
 
 fn snapshot_not_found(id: &str) -> EngineError {
     EngineError::new(
-        Class::NotFound,
         ErrorCode::SnapshotNotFound,
         format!("no snapshot with id {id:?}"),
     )
@@ -102,7 +101,7 @@ impl Engine {
 
     /// Capture `sandbox_id` (READY or PAUSED) into a snapshot owned by `owner`. A READY
     /// sandbox is frozen for the capture and thawed afterwards; a PAUSED one stays paused.
-    pub async fn create_snapshot(
+    pub(in crate::engine) async fn create_snapshot(
         &self,
         owner: &str,
         sandbox_id: &str,
@@ -191,7 +190,7 @@ impl Engine {
             source_sandbox_id: sandbox_id.to_string(),
             parent_id: self.store.sandbox_origin(sandbox_id)?,
             policy_hash: row.policy_hash.clone(),
-            compiled_policy: row.compiled_policy.clone(),
+            compiled_policy: row.policy.get(&row.id)?.canonical_json(),
             image_ref: row.image_ref.clone(),
             image_digest: row.image_digest.clone(),
             limits: limits_json,
@@ -218,7 +217,7 @@ impl Engine {
             sandbox_id: sandbox_id.to_string(),
             kind: "sandbox.snapshot".into(),
             at: now_micros(),
-            sandbox_status: self.get_sandbox(sandbox_id)?.status,
+            sandbox_status: self.get_sandbox(sandbox_id)?.status.number(),
             message: format!("snapshot {id} captured"),
             attributes: serde_json::json!({ "snapshot_id": id }).to_string(),
             ..Default::default()
@@ -281,7 +280,11 @@ impl Engine {
     }
 
     /// The snapshot, if `who` may see it (others get `snapshot_not_found`).
-    pub fn owned_snapshot(&self, who: &Principal, id: &str) -> Result<SnapshotRow, EngineError> {
+    pub(in crate::engine) fn owned_snapshot(
+        &self,
+        who: &Principal,
+        id: &str,
+    ) -> Result<SnapshotRow, EngineError> {
         if !ids::looks_valid(id, "snap_") {
             return Err(snapshot_not_found(id));
         }
@@ -306,7 +309,7 @@ impl Engine {
     /// just finished is torn down in the background) are waited for, up to
     /// [`STOPPING_USERS_WAIT`]: `snapshot rm` right after such an `exec` used to fail
     /// `snapshot_in_use`.
-    pub async fn remove_snapshot(&self, id: &str) -> Result<(), EngineError> {
+    pub(in crate::engine) async fn remove_snapshot(&self, id: &str) -> Result<(), EngineError> {
         let deadline = tokio::time::Instant::now() + STOPPING_USERS_WAIT;
         loop {
             let users: Vec<SandboxRow> = self
@@ -326,7 +329,6 @@ impl Engine {
             }
             let ids: Vec<String> = users.into_iter().map(|s| s.id).collect();
             return Err(EngineError::new(
-                Class::FailedPrecondition,
                 ErrorCode::SnapshotInUse,
                 format!("snapshot {id} is the lower layer of {}", ids.join(", ")),
             )
@@ -348,7 +350,7 @@ impl Engine {
 
     /// Create a sandbox from the caller's snapshot: its compiled policy, image and limits
     /// (non-zero `requested` fields override the limits), its files as a shared lower layer.
-    pub async fn create_sandbox_from_snapshot(
+    pub(in crate::engine) async fn create_sandbox_from_snapshot(
         &self,
         who: &Principal,
         sandbox_caps: SandboxCaps,
@@ -357,8 +359,10 @@ impl Engine {
     ) -> Result<SandboxRow, EngineError> {
         let snap = self.owned_snapshot(who, snapshot_id)?;
         self.require_capability(Capability::FilesystemSnapshots)?;
-        let policy: cleanroom_policy::CompiledPolicy = serde_json::from_str(&snap.compiled_policy)
-            .map_err(|e| EngineError::internal(format!("stored policy of {snapshot_id}: {e}")))?;
+        let policy = crate::store::StoredPolicy::decode(&snap.compiled_policy)
+            .get(snapshot_id)?
+            .as_ref()
+            .clone();
         let base: Limits = serde_json::from_str(&snap.limits).unwrap_or_default();
         let pick = |r: u64, b: u64| if r != 0 { r } else { b };
         let limits = crate::limits::RequestedLimits {
@@ -392,7 +396,6 @@ impl Engine {
         // restored with unmediated access to its registry hosts.
         if !policy.registries.is_empty() {
             return Err(EngineError::new(
-                Class::FailedPrecondition,
                 ErrorCode::BackendCapabilityMismatch,
                 format!(
                     "snapshot {snapshot_id} comes from a sandbox with mediated package \
@@ -414,7 +417,10 @@ impl Engine {
 
     /// Process checkpoint (CRIU): only on a backend that declares `checkpoint_restore`;
     /// everywhere else `backend_capability_mismatch`, never a partial checkpoint.
-    pub async fn checkpoint_sandbox(&self, sandbox_id: &str) -> Result<String, EngineError> {
+    pub(in crate::engine) async fn checkpoint_sandbox(
+        &self,
+        sandbox_id: &str,
+    ) -> Result<String, EngineError> {
         let row = self.get_sandbox(sandbox_id)?;
         if row.status != ss::READY && row.status != ss::PAUSED {
             return Err(super::pause::not_ready(&row));

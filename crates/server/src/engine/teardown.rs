@@ -64,7 +64,7 @@ impl Stopping {
 impl Engine {
     /// Kill everything in the sandbox and remove it; returns once it is STOPPED (or
     /// FAILED). Idempotent; a teardown already in flight is joined, not repeated.
-    pub async fn terminate_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
+    pub(crate) async fn terminate_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
         self.terminate_sandbox_because(id, "").await
     }
 
@@ -98,7 +98,7 @@ impl Engine {
     /// Start the teardown and return the sandbox as it is now (STOPPING); the rest runs
     /// in a task of the engine. Failures are recorded on the sandbox (FAILED, with the
     /// reason) and as events, like those of [`Engine::terminate_sandbox`].
-    pub fn terminate_sandbox_in_background(
+    pub(crate) fn terminate_sandbox_in_background(
         self: &Arc<Self>,
         id: &str,
     ) -> Result<SandboxRow, EngineError> {
@@ -113,7 +113,7 @@ impl Engine {
     /// over the final record, and the teardown (the shim's and pid 1's exits, the kernel
     /// freeing namespaces and mounts, the server's unmounts and cgroup removal) then ran on
     /// the same cores as the caller reading that record and exiting.
-    pub fn terminate_sandbox_after_foreground(
+    pub(crate) fn terminate_sandbox_after_foreground(
         self: &Arc<Self>,
         id: &str,
     ) -> Result<SandboxRow, EngineError> {
@@ -148,7 +148,10 @@ impl Engine {
 
     /// STOPPING, and every running execution asked to stop at once (SIGKILL).
     fn begin_teardown(&self, id: &str) -> Result<Vec<(String, Arc<LiveExec>)>, EngineError> {
-        self.events.set_sandbox_status(id, ss::STOPPING, "")?;
+        // A teardown whose caller went away left it STOPPING: this one carries it on.
+        if self.get_sandbox(id)?.status != ss::STOPPING {
+            self.events.set_sandbox_status(id, ss::STOPPING, "")?;
+        }
         let running = self.live_in(id);
         for (_, l) in &running {
             l.cancel(
@@ -176,11 +179,11 @@ impl Engine {
         self.retention.remove_sandbox(id);
         match result {
             Ok(()) => {
-                self.events.set_sandbox_status(id, ss::STOPPED, message)?;
+                self.events.end_sandbox(id, ss::STOPPED, message)?;
             }
             Err(e) => {
                 let msg = format!("terminate failed: {e}");
-                self.events.set_sandbox_status(id, ss::FAILED, &msg)?;
+                self.events.end_sandbox(id, ss::FAILED, &msg)?;
                 return Err(e.into());
             }
         }

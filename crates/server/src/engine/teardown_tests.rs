@@ -29,7 +29,10 @@ async fn until_stopped(e: &Engine, id: &str) {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    panic!("{id} never STOPPED: {}", e.get_sandbox(id).unwrap().status);
+    panic!(
+        "{id} never STOPPED: {}",
+        e.get_sandbox(id).unwrap().status.name()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

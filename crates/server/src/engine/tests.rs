@@ -104,7 +104,7 @@ async fn sandbox_becomes_ready_and_terminates_idempotently() {
     let row = engine.terminate_sandbox(&sbx.id).await.unwrap();
     assert_eq!(row.status, ss::STOPPED);
     assert_eq!(fake.calls().terminated, vec![sbx.id.clone()]);
-    let st = |s| ("sandbox.status".to_string(), s);
+    let st = |s: crate::status::SandboxStatus| ("sandbox.status".to_string(), s.number());
     assert_eq!(
         events(&engine, &sbx.id).await,
         vec![
@@ -572,7 +572,7 @@ async fn a_background_teardown_returns_stopping_and_later_callers_join_it() {
     // STOPPING and one STOPPED event.
     assert_eq!(fake.calls().terminated, vec![sbx.id.clone()]);
     assert_eq!(finished(&engine, &e.id).await.status, es::CANCELED);
-    let st = |s| ("sandbox.status".to_string(), s);
+    let st = |s: crate::status::SandboxStatus| ("sandbox.status".to_string(), s.number());
     let evs = events(&engine, &sbx.id).await;
     assert_eq!(
         evs.iter().filter(|e| **e == st(ss::STOPPING)).count(),

@@ -14,7 +14,7 @@ pub struct SandboxUsage {
 
 impl Engine {
     /// Usage of a READY sandbox (`None` for one that is not running).
-    pub async fn sandbox_usage(
+    pub(in crate::engine) async fn sandbox_usage(
         &self,
         row: &SandboxRow,
     ) -> Result<Option<SandboxUsage>, EngineError> {

@@ -22,7 +22,7 @@ pub struct LifetimeCheck {
     pub sandbox_id: String,
     /// Its status now (the reaper looks at every state where the sandbox holds resources
     /// and no teardown runs: see [`crate::engine::lifetimes`]).
-    pub status: i32,
+    pub status: SandboxStatus,
     /// Creation time (micros): the last activity of a sandbox never used.
     pub created_at: i64,
     pub lifetime: LifetimeRow,
@@ -78,8 +78,8 @@ impl Store {
     /// Sandboxes in any of `statuses` that have a TTL or an idle timeout, with their
     /// lifetimes: one query over indexes (the partial index of lifetimes that can expire,
     /// sandboxes by status): sandboxes without a lifetime (the common case) are never read.
-    pub fn lifetimes_to_check(&self, statuses: &[i32]) -> Result<Vec<LifetimeCheck>> {
-        let list = sql_int_list(statuses);
+    pub fn lifetimes_to_check(&self, statuses: &[SandboxStatus]) -> Result<Vec<LifetimeCheck>> {
+        let list = status_list(statuses);
         self.with(|c| {
             let mut st = c.prepare_cached(&format!(
                 "SELECT l.sandbox_id, s.status, s.created_at, l.ttl_seconds, l.idle_timeout_seconds, l.expires_at, l.stop_reason
@@ -90,7 +90,7 @@ impl Store {
             let rows = st.query_map([], |r| {
                 Ok(LifetimeCheck {
                     sandbox_id: r.get(0)?,
-                    status: r.get(1)?,
+                    status: status_from(r, 1)?,
                     created_at: r.get(2)?,
                     lifetime: LifetimeRow {
                         ttl_seconds: r.get::<_, i64>(3)?.max(0) as u64,

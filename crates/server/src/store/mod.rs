@@ -7,14 +7,30 @@
 //! The store knows nothing about RPC types: rows are plain structs, statuses are the proto
 //! enum numbers, times are microseconds since the Unix epoch (UTC).
 
+use crate::status::SandboxStatus;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
 use std::sync::Mutex;
 
-/// Store failures (always reported as `internal`).
+/// Store failures: the database's (reported as `internal`), or a status write the state
+/// machine refuses (`sandbox_not_ready`).
 #[derive(Debug, thiserror::Error)]
-#[error("state store: {0}")]
-pub struct StoreError(#[from] rusqlite::Error);
+pub enum StoreError {
+    #[error("state store: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error(transparent)]
+    Transition(#[from] IllegalTransition),
+}
+
+/// A status write [`SandboxStatus::can_become`] refuses (or a sandbox that is not there).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("sandbox {id} is {}; it cannot become {}", from.map(|s| s.name()).unwrap_or("gone"), to.name())]
+pub struct IllegalTransition {
+    pub id: String,
+    /// `None`: no such sandbox row.
+    pub from: Option<SandboxStatus>,
+    pub to: SandboxStatus,
+}
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
@@ -22,10 +38,11 @@ pub type Result<T> = std::result::Result<T, StoreError>;
 #[derive(Debug, Clone)]
 pub struct SandboxRow {
     pub id: String,
-    pub status: i32,
+    pub status: SandboxStatus,
     pub backend: String,
     pub policy_hash: String,
-    pub compiled_policy: String,
+    /// The compiled policy, decoded once when the row was read (see [`policy`]).
+    pub policy: StoredPolicy,
     pub created_at: i64,
     pub updated_at: i64,
     pub last_execution_id: String,
@@ -158,6 +175,8 @@ pub struct Store {
     conn: Mutex<Connection>,
     /// WAL checkpoints run off the request path ([`checkpoint`]).
     _checkpoint: Option<checkpoint::Checkpointer>,
+    /// Stored policies decoded once ([`policy`]).
+    policies: PolicyCache,
 }
 
 /// Current time in microseconds since the epoch.
@@ -183,6 +202,12 @@ const EXEC_COLS: &str = "id, sandbox_id, status, command, exit_code, created_at,
 
 /// `1,2,3` for an `IN (...)` clause. Only integers (status numbers) are ever formatted
 /// into SQL text; everything else is bound as a parameter.
+fn status_list(statuses: &[SandboxStatus]) -> String {
+    let numbers: Vec<i32> = statuses.iter().map(|s| s.number()).collect();
+    sql_int_list(&numbers)
+}
+
+/// `1,2,3` for an `IN (...)` clause (execution status numbers).
 fn sql_int_list(values: &[i32]) -> String {
     values
         .iter()
@@ -191,13 +216,13 @@ fn sql_int_list(values: &[i32]) -> String {
         .join(",")
 }
 
-fn sandbox_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<SandboxRow> {
+fn sandbox_from(policies: &PolicyCache, r: &rusqlite::Row<'_>) -> rusqlite::Result<SandboxRow> {
     Ok(SandboxRow {
         id: r.get(0)?,
-        status: r.get(1)?,
+        status: status_from(r, 1)?,
         backend: r.get(2)?,
         policy_hash: r.get(3)?,
-        compiled_policy: r.get(4)?,
+        policy: policies.decode(r.get(4)?),
         created_at: r.get(5)?,
         updated_at: r.get(6)?,
         last_execution_id: r.get(7)?,
@@ -208,6 +233,18 @@ fn sandbox_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<SandboxRow> {
         image_digest: r.get(12)?,
         owner: r.get(13)?,
         labels: labels::decode(&r.get::<_, String>(14)?),
+    })
+}
+
+/// A stored sandbox status; a number that is no status is a corrupt row, not a guess.
+fn status_from(r: &rusqlite::Row<'_>, col: usize) -> rusqlite::Result<SandboxStatus> {
+    let n: i32 = r.get(col)?;
+    SandboxStatus::from_number(n).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            col,
+            rusqlite::types::Type::Integer,
+            format!("{n} is no sandbox status").into(),
+        )
     })
 }
 
@@ -297,6 +334,7 @@ impl Store {
         Ok(Store {
             conn: Mutex::new(conn),
             _checkpoint: checkpoint,
+            policies: PolicyCache::default(),
         })
     }
 
@@ -305,6 +343,16 @@ impl Store {
         // the database consistent, so carry on with the connection.
         let guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         Ok(f(&guard)?)
+    }
+
+    /// Run `f` in a write transaction, committed only when `f` succeeds (a refused
+    /// status write rolls back whatever `f` wrote before it).
+    fn with_tx<T>(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>) -> Result<T> {
+        let guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let tx = write_transaction(&guard)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
     }
 
     /// Insert a new sandbox unless that would exceed `caps` (counted in the same locked
@@ -319,7 +367,7 @@ impl Store {
                 c,
                 &format!("SELECT {SANDBOX_COLS} FROM sandboxes WHERE id = ?1"),
                 [id],
-                sandbox_from,
+                |r| sandbox_from(&self.policies, r),
             )
             .optional()
         })
@@ -330,13 +378,27 @@ impl Store {
             let mut st = c.prepare(&format!(
                 "SELECT {SANDBOX_COLS} FROM sandboxes ORDER BY created_at, id"
             ))?;
-            let rows = st.query_map([], sandbox_from)?;
+            let rows = st.query_map([], |r| sandbox_from(&self.policies, r))?;
             rows.collect()
         })
     }
 
-    pub fn set_sandbox_status(&self, id: &str, status: i32, message: &str) -> Result<()> {
-        self.with(|c| set_sandbox_status_on(c, id, status, message))
+    /// Move a sandbox to `status` (refused unless the state machine allows it).
+    pub fn set_sandbox_status(&self, id: &str, status: SandboxStatus, message: &str) -> Result<()> {
+        self.with_tx(|tx| write_status_on(tx, id, None, status, Some(message)))
+    }
+
+    /// Add why a STOPPED sandbox stopped, when its final write said nothing (a teardown
+    /// that someone else began). Not a transition: the status stays STOPPED.
+    pub fn annotate_stopped(&self, id: &str, message: &str) -> Result<()> {
+        self.with(|c| {
+            exec(
+                c,
+                "UPDATE sandboxes SET message = ?2, updated_at = ?3 WHERE id = ?1 AND status = ?4 AND message = ''",
+                params![id, message, now_micros(), SandboxStatus::Stopped.number()],
+            )
+            .map(drop)
+        })
     }
 
     pub fn set_sandbox_executions(&self, id: &str, last: &str, active: &str) -> Result<()> {
@@ -413,8 +475,12 @@ fn insert_sandbox_on(
     // STOPPED and FAILED are adjacent: "live" is two index ranges (sandboxes_by_status,
     // sandboxes_by_owner_status), so a count reads live rows only, not every sandbox
     // the server ever ran.
-    debug_assert_eq!(ss::FAILED, ss::STOPPED + 1);
-    let live = format!("(status < {} OR status > {})", ss::STOPPED, ss::FAILED);
+    debug_assert_eq!(ss::FAILED.number(), ss::STOPPED.number() + 1);
+    let live = format!(
+        "(status < {} OR status > {})",
+        ss::STOPPED.number(),
+        ss::FAILED.number()
+    );
     let count = |sql: &str, p: &[&dyn rusqlite::ToSql]| -> rusqlite::Result<u32> {
         query_row(c, sql, p, |r| r.get(0))
     };
@@ -433,10 +499,10 @@ fn insert_sandbox_on(
             &format!("INSERT INTO sandboxes ({SANDBOX_COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)"),
             params![
                 s.id,
-                s.status,
+                s.status.number(),
                 s.backend,
                 s.policy_hash,
-                s.compiled_policy,
+                s.policy.canonical_json(),
                 s.created_at,
                 s.updated_at,
                 s.last_execution_id,
@@ -452,19 +518,39 @@ fn insert_sandbox_on(
         .map(|_| None)
 }
 
-/// [`Store::set_sandbox_status`] on a connection (or inside a caller's transaction).
-fn set_sandbox_status_on(
+/// The one writer of a sandbox's status. Reads the current status inside the caller's
+/// transaction and refuses (with nothing written) a transition
+/// [`SandboxStatus::can_become`] does not allow, or one from another status than
+/// `expect` when given (a compare-and-set: pause and resume). `message`: `None` keeps
+/// the row's message, `Some` replaces it.
+pub(super) fn write_status_on(
     c: &Connection,
     id: &str,
-    status: i32,
-    message: &str,
-) -> rusqlite::Result<()> {
+    expect: Option<SandboxStatus>,
+    to: SandboxStatus,
+    message: Option<&str>,
+) -> Result<()> {
+    let current: Option<i32> =
+        query_row(c, "SELECT status FROM sandboxes WHERE id = ?1", [id], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    let from = current.and_then(SandboxStatus::from_number);
+    let allowed = from.is_some_and(|f| f.can_become(to) && expect.is_none_or(|e| e == f));
+    if !allowed {
+        return Err(IllegalTransition {
+            id: id.to_string(),
+            from,
+            to,
+        }
+        .into());
+    }
     exec(
         c,
-        "UPDATE sandboxes SET status = ?2, message = ?3, updated_at = ?4 WHERE id = ?1",
-        params![id, status, message, now_micros()],
-    )
-    .map(drop)
+        "UPDATE sandboxes SET status = ?2, message = COALESCE(?3, message), updated_at = ?4 WHERE id = ?1",
+        params![id, to.number(), message, now_micros()],
+    )?;
+    Ok(())
 }
 
 /// A write transaction that takes the write lock when it begins (`BEGIN IMMEDIATE`), waiting
@@ -563,7 +649,10 @@ mod images;
 pub mod labels;
 mod lifetimes;
 mod output;
+pub mod policy;
 pub use lifetimes::{LifetimeCheck, LifetimeRow};
+use policy::PolicyCache;
+pub use policy::{StoredPolicy, UndecodablePolicy};
 mod snapshots;
 pub use output::OutputState;
 pub use snapshots::SnapshotRow;
@@ -572,6 +661,8 @@ mod provisioning;
 mod runs;
 pub use pools::{ClaimCommit, ClaimOutcome, ClaimRow, PoolRow};
 
+#[cfg(test)]
+mod status_tests;
 #[cfg(test)]
 mod tests;
 

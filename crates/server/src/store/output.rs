@@ -52,8 +52,8 @@ impl Store {
 
     /// Finished executions of sandboxes in one of `sandbox_statuses` whose logs were not
     /// expired yet, oldest finish first: `(execution_id, finished_at)`.
-    pub fn expirable_logs(&self, sandbox_statuses: &[i32]) -> Result<Vec<(String, i64)>> {
-        let list = sql_int_list(sandbox_statuses);
+    pub fn expirable_logs(&self, sandbox_statuses: &[SandboxStatus]) -> Result<Vec<(String, i64)>> {
+        let list = status_list(sandbox_statuses);
         self.with(|c| {
             let mut st = c.prepare(&format!(
                 "SELECT e.id, e.finished_at FROM executions e

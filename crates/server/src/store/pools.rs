@@ -85,8 +85,8 @@ pub(super) fn account_live_sql(who: &str) -> String {
            AND (owner = (SELECT COALESCE((SELECT owner FROM pools WHERE 'pool:' || id = {who}), {who}))
                 OR owner IN (SELECT 'pool:' || id FROM pools
                              WHERE owner = (SELECT COALESCE((SELECT owner FROM pools WHERE 'pool:' || id = {who}), {who}))))",
-        stopped = ss::STOPPED,
-        failed = ss::FAILED,
+        stopped = ss::STOPPED.number(),
+        failed = ss::FAILED.number(),
     )
 }
 
@@ -166,8 +166,8 @@ impl Store {
             c.prepare_cached(&format!(
                 "SELECT COUNT(*) FROM sandbox_claims k JOIN sandboxes s ON s.id = k.sandbox_id
                      WHERE k.pool_id = ?1 AND s.owner != ?2 AND s.status NOT IN ({}, {})",
-                ss::STOPPED,
-                ss::FAILED
+                ss::STOPPED.number(),
+                ss::FAILED.number()
             ))?
             .query_row(params![pool_id, pool_owner], |r| r.get(0))
         })
@@ -227,7 +227,7 @@ pub(super) fn claim_on(
                AND (?5 = 0
                     OR ?3 = (SELECT owner FROM pools WHERE 'pool:' || id = ?2)
                     OR ({count}) < ?5)",
-            ready = ss::READY,
+            ready = ss::READY.number(),
             count = account_live_sql("?3"),
         ))?
         .execute(params![c.sandbox_id, c.from, c.to, c.at, c.per_owner])?;
@@ -235,7 +235,7 @@ pub(super) fn claim_on(
         let still: bool = tx
             .prepare_cached(&format!(
                 "SELECT 1 FROM sandboxes WHERE id = ?1 AND owner = ?2 AND status = {}",
-                ss::READY
+                ss::READY.number()
             ))?
             .exists(params![c.sandbox_id, c.from])?;
         return Ok(if still {

@@ -9,9 +9,10 @@
 use super::pools::put_claim_on;
 use super::snapshots::snapshot_info_on;
 use super::{
-    append_event_on, insert_sandbox_on, now_micros, set_sandbox_status_on, CapHit, ClaimRow,
-    EventRow, Result, SandboxCaps, SandboxRow, Store,
+    append_event_on, insert_sandbox_on, write_status_on, CapHit, ClaimRow, EventRow, Result,
+    SandboxCaps, SandboxRow, Store,
 };
+use crate::status::SandboxStatus;
 use rusqlite::params;
 
 impl Store {
@@ -42,16 +43,13 @@ impl Store {
     pub fn sandbox_status_changed(
         &self,
         id: &str,
-        status: i32,
+        status: SandboxStatus,
         message: &str,
         event: &EventRow,
     ) -> Result<i64> {
-        self.with(|c| {
-            let tx = super::write_transaction(c)?;
-            set_sandbox_status_on(&tx, id, status, message)?;
-            let seq = append_event_on(&tx, event)?;
-            tx.commit()?;
-            Ok(seq)
+        self.with_tx(|tx| {
+            write_status_on(tx, id, None, status, Some(message))?;
+            Ok(append_event_on(tx, event)?)
         })
     }
 
@@ -65,19 +63,16 @@ impl Store {
         event: &EventRow,
         binding: Option<&ClaimRow>,
     ) -> Result<i64> {
-        use crate::status::sandbox as ss;
-        self.with(|c| {
-            let tx = super::write_transaction(c)?;
+        self.with_tx(|tx| {
+            write_status_on(tx, id, None, SandboxStatus::Ready, Some(""))?;
             tx.execute(
-                "UPDATE sandboxes SET provisioned = ?2, status = ?3, message = '', updated_at = ?4 WHERE id = ?1",
-                params![id, provisioned, ss::READY, now_micros()],
+                "UPDATE sandboxes SET provisioned = ?2 WHERE id = ?1",
+                params![id, provisioned],
             )?;
             if let Some(claim) = binding {
-                put_claim_on(&tx, claim)?;
+                put_claim_on(tx, claim)?;
             }
-            let seq = append_event_on(&tx, event)?;
-            tx.commit()?;
-            Ok(seq)
+            Ok(append_event_on(tx, event)?)
         })
     }
 }

@@ -73,14 +73,20 @@ pub(super) fn init(c: &Connection) -> rusqlite::Result<()> {
 
 impl Store {
     /// Set a sandbox's status to `to` only if it is `from` now; false if it was not.
-    pub fn transition_sandbox(&self, id: &str, from: i32, to: i32) -> Result<bool> {
-        self.with(|c| {
-            c.execute(
-                "UPDATE sandboxes SET status = ?3, message = '', updated_at = ?4 WHERE id = ?1 AND status = ?2",
-                params![id, from, to, now_micros()],
-            )
-            .map(|n| n == 1)
-        })
+    pub fn transition_sandbox(
+        &self,
+        id: &str,
+        from: SandboxStatus,
+        to: SandboxStatus,
+    ) -> Result<bool> {
+        let moved = self.with_tx(|tx| super::write_status_on(tx, id, Some(from), to, Some("")));
+        match moved {
+            Ok(()) => Ok(true),
+            // Another status than `from` now: the caller's race lost (still refused when
+            // `from` itself may not become `to`: that is the caller's mistake).
+            Err(StoreError::Transition(t)) if t.from != Some(from) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// Insert a snapshot row; false when one with this id exists already (content

@@ -1,12 +1,12 @@
 use super::*;
 
-fn row(id: &str, owner: &str, status: i32) -> SandboxRow {
+pub(super) fn row(id: &str, owner: &str, status: SandboxStatus) -> SandboxRow {
     SandboxRow {
         id: id.into(),
         status,
         backend: "linux".into(),
         policy_hash: String::new(),
-        compiled_policy: String::new(),
+        policy: StoredPolicy::decode(""),
         created_at: 1,
         updated_at: 1,
         last_execution_id: String::new(),
@@ -385,10 +385,10 @@ fn a_sandbox_is_begun_and_made_ready_in_one_commit_each_and_a_cap_writes_nothing
     use crate::status::sandbox as ss;
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(&dir.path().join("state.db")).unwrap();
-    let ev = |id: &str, st: i32| EventRow {
+    let ev = |id: &str, st: SandboxStatus| EventRow {
         sandbox_id: id.into(),
         kind: "sandbox.status".into(),
-        sandbox_status: st,
+        sandbox_status: st.number(),
         ..Default::default()
     };
     let caps = SandboxCaps {
@@ -446,7 +446,7 @@ fn a_sandbox_is_begun_and_made_ready_in_one_commit_each_and_a_cap_writes_nothing
         .into_iter()
         .map(|e| e.sandbox_status)
         .collect();
-    assert_eq!(kinds, [ss::PROVISIONING, ss::READY]);
+    assert_eq!(kinds, [ss::PROVISIONING.number(), ss::READY.number()]);
 }
 
 /// Another connection (as the checkpoint thread's) committing all the while: a create's
@@ -478,7 +478,7 @@ fn a_create_waits_for_another_connections_commits_instead_of_failing() {
     let ev = |id: &str| EventRow {
         sandbox_id: id.into(),
         kind: "sandbox.status".into(),
-        sandbox_status: ss::PROVISIONING,
+        sandbox_status: ss::PROVISIONING.number(),
         ..Default::default()
     };
     let mut failures = Vec::new();

@@ -94,10 +94,10 @@ mod tests {
     fn unreadable_provision_records_are_not_offered() {
         let row = SandboxRow {
             id: "sbx_x".into(),
-            status: 0,
+            status: crate::status::SandboxStatus::Provisioning,
             backend: String::new(),
             policy_hash: String::new(),
-            compiled_policy: String::new(),
+            policy: crate::store::StoredPolicy::decode(""),
             created_at: 0,
             updated_at: 0,
             last_execution_id: String::new(),

@@ -35,7 +35,7 @@ use super::{PoolHandle, TemplateKey, Warm};
 use crate::attest::AgentBinding;
 use crate::auth::Principal;
 use crate::engine::Engine;
-use crate::error::{Class, EngineError, ErrorCode};
+use crate::error::{EngineError, ErrorCode};
 use crate::limits::RequestedLimits;
 use crate::store::{
     now_micros, ClaimCommit, ClaimOutcome, ClaimRow, EventRow, SandboxCaps, SandboxRow,
@@ -78,7 +78,6 @@ pub(super) fn cap_reached(who: &Principal, caps: SandboxCaps) -> EngineError {
 
 fn no_ready(pool_id: &str) -> EngineError {
     EngineError::new(
-        Class::Unavailable,
         ErrorCode::NoReadySandboxes,
         format!("pool {pool_id} has no READY sandbox right now"),
     )
@@ -88,7 +87,7 @@ fn no_ready(pool_id: &str) -> EngineError {
 impl Engine {
     /// Claim a READY sandbox of pool `pool_id` for `who`. The caller records the latency
     /// with [`Engine::claim_answered`] once its answer is built.
-    pub fn claim_sandbox(
+    pub(in crate::engine) fn claim_sandbox(
         &self,
         who: &Principal,
         pool_id: &str,
@@ -202,7 +201,7 @@ impl Engine {
         let event = EventRow {
             sandbox_id: row.id.clone(),
             kind: "pool.claim".into(),
-            sandbox_status: row.status,
+            sandbox_status: row.status.number(),
             message: format!("claimed from pool {} by {}", pool.id, who.name),
             attributes: serde_json::json!({
                 "pool_id": pool.id,
@@ -234,7 +233,7 @@ impl Engine {
     /// here, and the claim is committed together with the command's start, after the
     /// spawn ([`PendingClaim`]): the signing and the commit are off the way to the
     /// command. A fresh sandbox is made (and committed) as by `create_or_claim`.
-    pub async fn create_or_take(
+    pub(in crate::engine) async fn create_or_take(
         self: &Arc<Self>,
         who: &Principal,
         caps: SandboxCaps,
@@ -333,7 +332,7 @@ impl Engine {
         self.events.record(EventRow {
             sandbox_id: row.id.clone(),
             kind: "pool.release".into(),
-            sandbox_status: row.status,
+            sandbox_status: row.status.number(),
             message: format!("released to pool {} by {}", claim.pool_id, who.name),
             attributes: serde_json::json!({
                 "pool_id": claim.pool_id,

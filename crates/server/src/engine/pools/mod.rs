@@ -24,7 +24,7 @@ mod yield_tests;
 
 use super::Engine;
 use crate::auth::Principal;
-use crate::error::{Class, EngineError, ErrorCode};
+use crate::error::{EngineError, ErrorCode};
 use crate::limits::RequestedLimits;
 use crate::store::{now_micros, PoolRow, SandboxCaps, SandboxRow};
 use crate::sync::lock;
@@ -164,10 +164,7 @@ pub fn internal_owner(pool_id: &str) -> String {
     format!("pool:{pool_id}")
 }
 
-/// Is `owner` a pool's internal owner (an unclaimed warm sandbox)?
-pub fn is_internal_owner(owner: &str) -> bool {
-    owner.starts_with("pool:")
-}
+pub use crate::ids::is_internal_owner;
 
 /// Every pool of the server.
 #[derive(Default)]
@@ -203,12 +200,7 @@ pub struct PoolStats {
 }
 
 fn pool_not_found(id: &str) -> EngineError {
-    EngineError::new(
-        Class::NotFound,
-        ErrorCode::PoolNotFound,
-        format!("no pool {id}"),
-    )
-    .with("pool_id", id)
+    EngineError::new(ErrorCode::PoolNotFound, format!("no pool {id}")).with("pool_id", id)
 }
 
 fn view(p: &PoolHandle) -> PoolView {
@@ -288,7 +280,6 @@ impl Engine {
         let runtime = spec.runtime.trim();
         if !runtime.is_empty() && runtime != self.backend.name() {
             return Err(EngineError::new(
-                Class::FailedPrecondition,
                 ErrorCode::BackendCapabilityMismatch,
                 format!(
                     "runtime {runtime:?} is not this server's backend ({:?})",
@@ -305,7 +296,6 @@ impl Engine {
         let registries = cleanroom_policy::registries::lockfile_paths(&spec.policy_yaml);
         if !registries.is_empty() {
             return Err(EngineError::new(
-                Class::InvalidArgument,
                 ErrorCode::PolicyInvalid,
                 format!(
                     "a pool cannot hold sandboxes whose policy mediates registries \

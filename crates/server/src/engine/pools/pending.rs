@@ -25,7 +25,7 @@ use super::{PoolHandle, Warm};
 use crate::attest::AgentBinding;
 use crate::auth::Principal;
 use crate::engine::Engine;
-use crate::error::{Class, EngineError, ErrorCode};
+use crate::error::{EngineError, ErrorCode};
 use crate::store::{ClaimCommit, ClaimOutcome, EventRow, ExecutionRow, SandboxCaps, SandboxRow};
 use crate::sync::lock;
 use std::sync::atomic::Ordering;
@@ -75,7 +75,6 @@ fn refused(
     match outcome {
         ClaimOutcome::CapReached => super::claim::cap_reached(who, caps),
         _ => EngineError::new(
-            Class::Unavailable,
             ErrorCode::NoReadySandboxes,
             format!("the sandbox taken from pool {pool_id} was torn down while it was claimed; try again"),
         ),

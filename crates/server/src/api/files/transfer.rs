@@ -3,7 +3,7 @@
 //! writes it, so the pages are the sandbox's); downloads are read chunk by chunk off the
 //! runtime; archives are piped out of the helper as it writes them.
 
-use crate::engine::Engine;
+use crate::engine::OwnedSandbox;
 use crate::error::EngineError;
 use buffa_types::google::protobuf::Timestamp;
 use cleanroom_backend::files::{FileAnswer, FileInfo, FileKind, FileOp};
@@ -64,8 +64,7 @@ fn pipe_pair() -> Result<(OwnedFd, OwnedFd), EngineError> {
 
 /// Have the sandbox write `data` at `offset` of the upload's temporary `file`.
 pub async fn write_chunk(
-    engine: &Engine,
-    sandbox_id: &str,
+    sbx: &OwnedSandbox,
     file: &OwnedFd,
     offset: u64,
     data: &[u8],
@@ -80,7 +79,7 @@ pub async fn write_chunk(
         offset,
         len: data.len() as u64,
     };
-    let run = engine.sandbox_file_op(sandbox_id, op, vec![dup, r]);
+    let run = sbx.file_op(op, vec![dup, r]);
     let feed = async move {
         let fed = tx.write_all(data).await;
         drop(tx);
@@ -196,8 +195,7 @@ pub fn read_stream(
 /// before the first byte (no such path, permission) are returned; a failure later ends
 /// the stream with that error.
 pub async fn archive_stream(
-    engine: &Engine,
-    sandbox_id: &str,
+    sbx: &OwnedSandbox,
     path: &str,
 ) -> Result<ServiceStream<ReadSandboxArchiveResponse>, EngineError> {
     let (r, w) = pipe_pair()?;
@@ -206,7 +204,7 @@ pub async fn archive_stream(
     let op = FileOp::Archive {
         path: path.to_string(),
     };
-    let reply = engine.sandbox_file_op(sandbox_id, op, vec![w]).await?;
+    let reply = sbx.file_op(op, vec![w]).await?;
     if reply.answer != FileAnswer::Started {
         return Err(unexpected(&reply.answer));
     }

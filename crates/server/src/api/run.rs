@@ -1,5 +1,5 @@
-//! Making a sandbox (CreateSandbox's work, shared) and `RunExecution`: make or take a
-//! sandbox, start a command in it and stream its output in one call.
+//! CreateSandbox's request in engine terms ([`crate::engine::create`]) and `RunExecution`:
+//! make or take a sandbox, start a command in it and stream its output in one call.
 //!
 //! Why one call: `cleanroom exec -- true` used five round trips (create, create execution,
 //! stream, inspect for the local record, terminate), each a hand-off between the client and
@@ -7,9 +7,10 @@
 //! steps itself, waits for the execution's final row before its last message (the client
 //! no longer polls InspectExecution for it) and starts the teardown the caller asked for.
 
+use crate::api::exec::{exec_request, inspect_msg, stream_event};
 use crate::api::{to_connect, Api};
-use crate::api_exec::{exec_request, inspect_msg, stream_event};
 use crate::auth::Principal;
+use crate::engine::create::{CreateSpec, Source};
 use crate::engine::pools::pending::Taken;
 use crate::engine::StreamItem;
 use crate::error::EngineError;
@@ -21,175 +22,55 @@ use futures::stream::BoxStream;
 use futures::StreamExt;
 use std::time::Instant;
 
-/// CreateSandbox's work: validate, create or claim (or restore from a snapshot), charge the
-/// image, start the lifetime clocks. Returns the sandbox and the bootstrap its policy asks
-/// the client to perform before a workload.
+/// CreateSandbox's work ([`crate::engine::create`]): the sandbox and the bootstrap its
+/// policy asks the client to perform before a workload.
 pub(crate) async fn create(
     api: &Api,
     who: &Principal,
     req: &CreateSandboxRequest,
 ) -> Result<(SandboxRow, Option<Bootstrap>), ConnectError> {
-    match make(api, who, req, false).await? {
-        (Taken::Made(row), bootstrap) => Ok((row, bootstrap)),
-        (Taken::Pending(p), bootstrap) => Ok((commit_alone(api, p, req)?, bootstrap)),
-    }
-}
-
-/// [`create`], where a pool's sandbox may be only taken (`defer`, see
-/// [`crate::engine::pools::pending`]): its claim is then the caller's to commit.
-async fn make(
-    api: &Api,
-    who: &Principal,
-    req: &CreateSandboxRequest,
-    defer: bool,
-) -> Result<(Taken, Option<Bootstrap>), ConnectError> {
-    crate::engine::lifetimes::check_seconds("ttl_seconds", req.ttl_seconds)
-        .and_then(|()| {
-            crate::engine::lifetimes::check_seconds(
-                "idle_timeout_seconds",
-                req.idle_timeout_seconds,
-            )
-        })
-        .and_then(|()| {
-            crate::store::labels::check(req.labels.iter())
-                .map_err(|m| EngineError::invalid(m).with("field", "labels"))
-        })
-        .map_err(to_connect)?;
-    let l = req.limits.as_option().cloned().unwrap_or_default();
-    let limits = crate::limits::RequestedLimits {
-        memory_bytes: l.memory_bytes,
-        pids: l.pids,
-        cpu_millis: l.cpu_millis,
-        disk_bytes: l.disk_bytes,
-        output_bytes: l.output_bytes,
-    };
-    let binding = crate::attest::AgentBinding::parse(&req.agent_public_key, &req.delegation_chain)
-        .map_err(to_connect)?;
-    let restored = !req.from_snapshot.is_empty();
-    let taken = if !restored {
-        let policy_yaml = if req.learn {
-            cleanroom_policy::ask::learning_yaml(&req.policy_yaml)
-                .map_err(|e| to_connect(e.into()))?
-        } else {
-            req.policy_yaml.clone()
-        };
-        let lockfiles = req
-            .lockfiles
-            .iter()
-            .map(|(k, v)| (k.clone(), v.to_vec()))
-            .collect();
-        api.engine
-            .create_or_take(
-                who,
-                api.caps,
-                crate::engine::pools::claim::CreateRequest {
-                    policy_yaml: &policy_yaml,
-                    image_ref: &req.image_ref,
-                    requested: limits,
-                    binding: &binding,
-                    use_pools: !req.no_pool,
-                    lockfiles: &lockfiles,
-                },
-                defer,
-            )
-            .await
-    } else {
-        crate::api_snapshots::create_from(&api.engine, who, api.caps, req, limits)
-            .await
-            .map(Taken::Made)
-    }
-    .map_err(to_connect)?;
-    let finish = || -> Result<Option<Bootstrap>, ConnectError> {
-        let row = match &taken {
-            Taken::Pending(p) => p.row(),
-            Taken::Made(row) => {
-                // A restored sandbox is READY before its binding is written.
-                if restored {
-                    api.engine
-                        .bind_sandbox(row, &binding, "")
-                        .map_err(to_connect)?;
-                }
-                // (A pending claim's commit holds the image for the claimer, and its
-                // clocks start once it is committed: a sandbox given back to its pool
-                // must not carry them.)
-                api.engine
-                    .claim_image(who, &row.image_digest)
-                    .map_err(to_connect)?;
-                start_clocks(api, row, req)?;
-                row
-            }
-        };
-        crate::bootstrap::plan_stored(&row.id, &row.compiled_policy).map_err(to_connect)
-    };
-    match finish() {
-        Ok(bootstrap) => Ok((taken, bootstrap)),
-        Err(e) => {
-            // A sandbox made here whose binding, image hold or clocks cannot be recorded
-            // is taken down: the caller gets an error, not its id, and it must not run
-            // unbounded. (A pending claim is dropped: the sandbox goes back to its pool.)
-            if let Taken::Made(row) = &taken {
-                let _ = api.engine.terminate_sandbox_in_background(&row.id);
-            }
-            Err(e)
-        }
-    }
-}
-
-/// The sandbox's lifetime clocks (TTL, idle timeout) as the request, its policy or the
-/// server's defaults set them, and the request's labels (checked in [`make`]): both are
-/// the caller's, so a pool's sandbox gets them only once its claim is committed.
-fn start_clocks(
-    api: &Api,
-    row: &SandboxRow,
-    req: &CreateSandboxRequest,
-) -> Result<(), ConnectError> {
-    if !req.labels.is_empty() {
-        let labels = req
-            .labels
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        api.engine
-            .store
-            .set_sandbox_labels(&row.id, &labels)
-            .map_err(|e| to_connect(e.into()))?;
-    }
     api.engine
-        .init_lifetime(row, req.ttl_seconds, req.idle_timeout_seconds)
+        .create_now(who, api.caps, &create_spec(req))
+        .await
         .map_err(to_connect)
 }
 
-/// Commit a pending claim made without a command, and start its clocks.
-fn commit_alone(
-    api: &Api,
-    p: crate::engine::pools::pending::PendingClaim,
-    req: &CreateSandboxRequest,
-) -> Result<SandboxRow, ConnectError> {
-    let row = p.commit().map_err(to_connect)?;
-    start_clocks(api, &row, req)?;
-    Ok(row)
-}
-
-/// A pooled `RunExecution` whose command could not be started may have committed its claim
-/// all the same (a process ran, or the failure was recorded as the caller's execution): the
-/// sandbox is then the caller's, unknown to them but by the error's `sandbox_id`. It is torn
-/// down as `terminate_on_exit` asks, or else gets its lifetime clocks — never left running
-/// unbounded and charged to its owner. A claim given back to its pool is the pool's again.
-fn settle_failed_claim(
-    api: &Api,
-    who: &Principal,
-    row: &SandboxRow,
-    req: &CreateSandboxRequest,
-    terminate_on_exit: bool,
-) {
-    let claimed = api
-        .engine
-        .get_sandbox(&row.id)
-        .is_ok_and(|now| now.owner == who.name);
-    if claimed && (terminate_on_exit || start_clocks(api, row, req).is_err()) {
-        if let Err(e) = api.engine.terminate_sandbox_in_background(&row.id) {
-            tracing::warn!(sandbox_id = %row.id, error = %e, "could not tear down the sandbox of a failed start");
+/// A `CreateSandboxRequest` in engine terms.
+pub(crate) fn create_spec(req: &CreateSandboxRequest) -> CreateSpec {
+    let l = req.limits.as_option().cloned().unwrap_or_default();
+    let source = if req.from_snapshot.is_empty() {
+        Source::Policy {
+            learn: req.learn,
+            lockfiles: req
+                .lockfiles
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_vec()))
+                .collect(),
+            use_pools: !req.no_pool,
         }
+    } else {
+        Source::Snapshot(req.from_snapshot.clone())
+    };
+    CreateSpec {
+        source,
+        policy_yaml: req.policy_yaml.clone(),
+        image_ref: req.image_ref.clone(),
+        limits: crate::limits::RequestedLimits {
+            memory_bytes: l.memory_bytes,
+            pids: l.pids,
+            cpu_millis: l.cpu_millis,
+            disk_bytes: l.disk_bytes,
+            output_bytes: l.output_bytes,
+        },
+        agent_public_key: req.agent_public_key.clone(),
+        delegation_chain: req.delegation_chain.clone(),
+        ttl_seconds: req.ttl_seconds,
+        idle_timeout_seconds: req.idle_timeout_seconds,
+        labels: req
+            .labels
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
     }
 }
 
@@ -214,11 +95,15 @@ pub(crate) async fn run_execution(
     let busy = api.engine.foreground.enter();
     let mut exec = req.execution.as_option().cloned().unwrap_or_default();
     let made = exec.sandbox_id.is_empty();
-    let create_req = req.create.as_option().cloned().unwrap_or_default();
+    let spec = create_spec(&req.create.as_option().cloned().unwrap_or_default());
     let (row, bootstrap, mut unseen, mut pending) = if made {
         // A request refused anyway is refused before a sandbox is made or taken.
-        crate::guest::validate(&exec_request(exec.clone(), &who)).map_err(to_connect)?;
-        let (taken, bootstrap) = make(api, &who, &create_req, true).await?;
+        crate::engine::guest::validate(&exec_request(exec.clone(), &who)).map_err(to_connect)?;
+        let (taken, bootstrap) = api
+            .engine
+            .create(&who, api.caps, &spec, true)
+            .await
+            .map_err(to_connect)?;
         let (row, pending) = match taken {
             Taken::Made(row) => (row, None),
             Taken::Pending(p) => (p.row().clone(), Some(p)),
@@ -239,11 +124,11 @@ pub(crate) async fn run_execution(
                  leave execution.sandbox_id empty to make one",
             )));
         }
-        let row = api
+        let sbx = api
             .engine
-            .owned_sandbox(&who, &exec.sandbox_id)
+            .sandbox(&who, &exec.sandbox_id)
             .map_err(to_connect)?;
-        (row, None, Unseen(None), None)
+        (sbx.into_row(), None, Unseen(None), None)
     };
     let started = |execution: Option<&crate::store::ExecutionRow>| RunStarted {
         sandbox: api.sandbox_out(&row).into(),
@@ -256,7 +141,7 @@ pub(crate) async fn run_execution(
         // The client performs the bootstrap first (it holds the repository), then
         // CreateExecution: nothing is started, nothing is torn down here.
         if let Some(p) = pending.take() {
-            commit_alone(api, p, &create_req)?;
+            api.engine.commit_alone(p, &spec).map_err(to_connect)?;
         }
         unseen.0 = None;
         let first = event("", Payload::from(started(None)));
@@ -276,7 +161,8 @@ pub(crate) async fn run_execution(
         Ok(execution) => execution,
         Err(e) => {
             if claimed_now {
-                settle_failed_claim(api, &who, &row, &create_req, req.terminate_on_exit);
+                api.engine
+                    .settle_failed_claim(&who, &row, &spec, req.terminate_on_exit);
             }
             return Err(fail(e));
         }
@@ -287,9 +173,9 @@ pub(crate) async fn run_execution(
         }
         // Unrecorded clocks would leave the sandbox unbounded: fail closed, and take the
         // sandbox (the caller's since the commit, unknown to them yet) down with its command.
-        if let Err(e) = start_clocks(api, &row, &create_req) {
+        if let Err(e) = api.engine.start_clocks(&row, &spec) {
             let _ = api.engine.terminate_sandbox_in_background(&row.id);
-            return Err(e);
+            return Err(to_connect(e));
         }
     }
     let items = api.engine.stream_started(&execution).map_err(fail)?;

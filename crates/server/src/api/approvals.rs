@@ -1,5 +1,5 @@
 //! `cleanroom.v1.ApprovalService`: translation only; the rules are in
-//! [`crate::approvals`].
+//! [`crate::engine::approvals`].
 
 use crate::api::{to_connect, Api};
 use crate::auth::principal_of;
@@ -43,7 +43,8 @@ impl ApprovalService for Api {
         let req = request.to_owned_message();
         let l = self
             .engine
-            .list_egress_requests(&who, &req.sandbox_id)
+            .sandbox(&who, &req.sandbox_id)
+            .and_then(|sbx| self.engine.list_egress_requests(&sbx))
             .map_err(to_connect)?;
         Response::ok(ListEgressRequestsResponse {
             requests: l
@@ -82,7 +83,11 @@ impl ApprovalService for Api {
         };
         let r = self
             .engine
-            .decide_egress(&who, &req.sandbox_id, &req.request_id, allow, remember)
+            .sandbox(&who, &req.sandbox_id)
+            .and_then(|sbx| {
+                self.engine
+                    .decide_egress(&who, &sbx, &req.request_id, allow, remember)
+            })
             .map_err(to_connect)?;
         Response::ok(DecideEgressResponse {
             request: request_msg(&req.sandbox_id, &r).into(),

@@ -3,6 +3,7 @@
 
 use crate::api::{sandbox_msg, to_connect, ts, Api};
 use crate::auth::principal_of;
+use crate::engine::OwnedSandbox;
 use crate::store::SandboxRow;
 use cleanroom_proto::cleanroom::v1::*;
 use connectrpc::{RequestContext, Response, ServiceRequest, ServiceResult};
@@ -32,9 +33,10 @@ impl Api {
 
     /// [`Api::sandbox_out`] plus live usage (`GetSandbox`); a usage read that fails is
     /// logged and left out, never failing the lookup.
-    pub(crate) async fn sandbox_live(&self, r: &SandboxRow) -> Sandbox {
+    pub(crate) async fn sandbox_live(&self, sbx: &OwnedSandbox) -> Sandbox {
+        let r = sbx.row();
         let mut m = self.sandbox_out(r);
-        match self.engine.sandbox_usage(r).await {
+        match sbx.usage().await {
             Ok(Some(u)) => {
                 m.usage = SandboxUsage {
                     sampled_at: ts(u.sampled_at),
@@ -75,17 +77,14 @@ impl SandboxLifetimeService for Api {
     ) -> ServiceResult<SetSandboxTimeoutResponse> {
         let who = principal_of(&ctx).map_err(to_connect)?;
         let req = request.to_owned_message();
-        self.engine
-            .owned_sandbox(&who, &req.sandbox_id)
-            .map_err(to_connect)?;
-        let row = self
+        let sbx = self
             .engine
-            .set_sandbox_timeout(
-                &req.sandbox_id,
-                req.ttl_seconds,
-                req.idle_timeout_seconds,
-                req.clear_ttl,
-                req.clear_idle_timeout,
+            .sandbox(&who, &req.sandbox_id)
+            .map_err(to_connect)?;
+        let row = sbx
+            .set_timeout(
+                (req.ttl_seconds, req.idle_timeout_seconds),
+                (req.clear_ttl, req.clear_idle_timeout),
             )
             .map_err(to_connect)?;
         Response::ok(SetSandboxTimeoutResponse {

@@ -5,7 +5,7 @@ use crate::api::{sandbox_msg, to_connect, ts, who, Api};
 use crate::attest::{AgentBinding, Attestor};
 use crate::engine::pools::{PoolSpec, PoolStats as EnginePoolStats, PoolView};
 use crate::engine::Engine;
-use crate::error::{Class, EngineError, ErrorCode};
+use crate::error::EngineError;
 use cleanroom_proto::cleanroom::v1::*;
 use connectrpc::{RequestContext, Response, ServiceRequest, ServiceResult};
 use std::path::Path;
@@ -32,8 +32,8 @@ pub fn start(
 }
 
 /// `sandbox` with the agent identity, delegation chain and pool bound to it.
-pub fn with_identity(engine: &Engine, mut sandbox: Sandbox) -> Sandbox {
-    let id = engine.sandbox_identity(&sandbox.sandbox_id);
+pub fn with_identity(sbx: &crate::engine::OwnedSandbox, mut sandbox: Sandbox) -> Sandbox {
+    let id = sbx.identity();
     sandbox.agent_public_key = id.agent_public_key;
     sandbox.delegation_chain = id.delegation_chain;
     sandbox.pool_id = id.pool_id;
@@ -181,17 +181,11 @@ impl WarmPoolService for Api {
             .map_err(to_connect)?;
         // One store transaction hands the sandbox over, records the claim and event, and
         // gives the claimer its hold on the image.
+        // Its lifetime clocks start at the claim, as for every sandbox a caller gets.
         let c = self
             .engine
-            .claim_sandbox(&who, &req.pool_id, &binding, self.caps)
+            .claim_with_clocks(&who, &req.pool_id, &binding, self.caps)
             .map_err(to_connect)?;
-        // Its lifetime clocks (the policy's, else the server's TTL and idle timeout) start
-        // at the claim, as for every sandbox a caller gets. Unrecorded clocks would leave
-        // it unbounded: fail closed, and take it down.
-        if let Err(e) = self.engine.init_lifetime(&c.sandbox, 0, 0) {
-            let _ = self.engine.terminate_sandbox_in_background(&c.sandbox.id);
-            return Err(to_connect(e));
-        }
         // The identity just bound, without reading it back.
         let mut sandbox = sandbox_msg(&c.sandbox);
         sandbox.agent_public_key = binding.agent_display();
@@ -236,61 +230,5 @@ impl WarmPoolService for Api {
             .await
             .map_err(to_connect)?;
         Response::ok(DestroyPoolResponse::default())
-    }
-}
-
-#[allow(refining_impl_trait)]
-impl AttestationService for Api {
-    async fn get_attestation(
-        &self,
-        ctx: RequestContext,
-        request: ServiceRequest<'_, GetAttestationRequest>,
-    ) -> ServiceResult<GetAttestationResponse> {
-        let who = who(&ctx)?;
-        let req = request.to_owned_message();
-        let envelope_json = self
-            .engine
-            .get_attestation(&who, &req.sandbox_id)
-            .map_err(to_connect)?;
-        let env: Option<cleanroom_attest::Envelope> = serde_json::from_str(&envelope_json).ok();
-        let statement_json = env
-            .as_ref()
-            .and_then(|e| {
-                use base64::Engine as _;
-                base64::engine::general_purpose::STANDARD
-                    .decode(&e.payload)
-                    .ok()
-            })
-            .map(|p| String::from_utf8_lossy(&p).into_owned())
-            .unwrap_or_default();
-        let key_id = env
-            .and_then(|e| e.signatures.first().map(|s| s.keyid.clone()))
-            .unwrap_or_default();
-        Response::ok(GetAttestationResponse {
-            envelope_json,
-            statement_json,
-            key_id,
-            ..Default::default()
-        })
-    }
-
-    async fn get_attestation_public_key(
-        &self,
-        ctx: RequestContext,
-        _request: ServiceRequest<'_, GetAttestationPublicKeyRequest>,
-    ) -> ServiceResult<GetAttestationPublicKeyResponse> {
-        who(&ctx)?;
-        let pk = self.engine.attestation_public_key().ok_or_else(|| {
-            to_connect(EngineError::new(
-                Class::FailedPrecondition,
-                ErrorCode::BackendUnavailable,
-                "this server has no attestation key",
-            ))
-        })?;
-        Response::ok(GetAttestationPublicKeyResponse {
-            public_key_pem: cleanroom_attest::public_key_pem(&pk),
-            key_id: cleanroom_attest::key::key_id(&pk),
-            ..Default::default()
-        })
     }
 }

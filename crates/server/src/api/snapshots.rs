@@ -32,27 +32,6 @@ pub(crate) fn snapshot_msg(r: &SnapshotRow) -> Snapshot {
     }
 }
 
-/// `CreateSandbox` with `from_snapshot`: the snapshot brings its own policy and image, so
-/// a request that also names either is refused (seed 000: `--image`, `--docker` and
-/// `--dangerously-allow-all` cannot be combined with `--from`).
-pub(crate) async fn create_from(
-    engine: &crate::engine::Engine,
-    who: &crate::auth::Principal,
-    caps: crate::store::SandboxCaps,
-    req: &CreateSandboxRequest,
-    limits: crate::limits::RequestedLimits,
-) -> Result<crate::store::SandboxRow, crate::error::EngineError> {
-    if !req.policy_yaml.trim().is_empty() || !req.image_ref.trim().is_empty() {
-        return Err(crate::error::EngineError::invalid(
-            "from_snapshot cannot be combined with a policy or an image: the snapshot brings its own",
-        )
-        .with("field", "from_snapshot"));
-    }
-    engine
-        .create_sandbox_from_snapshot(who, caps, &req.from_snapshot, limits)
-        .await
-}
-
 #[allow(refining_impl_trait)]
 impl SnapshotService for Api {
     async fn pause_sandbox(
@@ -62,14 +41,11 @@ impl SnapshotService for Api {
     ) -> ServiceResult<PauseSandboxResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        self.engine
-            .owned_sandbox(&who, &req.sandbox_id)
-            .map_err(to_connect)?;
-        let row = self
+        let sbx = self
             .engine
-            .pause_sandbox(&req.sandbox_id)
-            .await
+            .sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
+        let row = sbx.pause().await.map_err(to_connect)?;
         Response::ok(PauseSandboxResponse {
             sandbox: sandbox_msg(&row).into(),
             ..Default::default()
@@ -83,14 +59,11 @@ impl SnapshotService for Api {
     ) -> ServiceResult<ResumeSandboxResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        self.engine
-            .owned_sandbox(&who, &req.sandbox_id)
-            .map_err(to_connect)?;
-        let row = self
+        let sbx = self
             .engine
-            .resume_sandbox(&req.sandbox_id)
-            .await
+            .sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
+        let row = sbx.resume().await.map_err(to_connect)?;
         Response::ok(ResumeSandboxResponse {
             sandbox: sandbox_msg(&row).into(),
             ..Default::default()
@@ -104,14 +77,11 @@ impl SnapshotService for Api {
     ) -> ServiceResult<CreateSnapshotResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        self.engine
-            .owned_sandbox(&who, &req.sandbox_id)
-            .map_err(to_connect)?;
-        let row = self
+        let sbx = self
             .engine
-            .create_snapshot(&who.name, &req.sandbox_id)
-            .await
+            .sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
+        let row = sbx.snapshot(&who.name).await.map_err(to_connect)?;
         Response::ok(CreateSnapshotResponse {
             snapshot: snapshot_msg(&row).into(),
             ..Default::default()
@@ -127,8 +97,9 @@ impl SnapshotService for Api {
         let req = request.to_owned_message();
         let row = self
             .engine
-            .owned_snapshot(&who, &req.snapshot_id)
-            .map_err(to_connect)?;
+            .snapshot(&who, &req.snapshot_id)
+            .map_err(to_connect)?
+            .into_row();
         Response::ok(GetSnapshotResponse {
             snapshot: snapshot_msg(&row).into(),
             ..Default::default()
@@ -155,14 +126,12 @@ impl SnapshotService for Api {
     ) -> ServiceResult<RemoveSnapshotResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        let row = self
+        let snap = self
             .engine
-            .owned_snapshot(&who, &req.snapshot_id)
+            .snapshot(&who, &req.snapshot_id)
             .map_err(to_connect)?;
-        self.engine
-            .remove_snapshot(&row.id)
-            .await
-            .map_err(to_connect)?;
+        snap.remove().await.map_err(to_connect)?;
+        let row = snap.into_row();
         Response::ok(RemoveSnapshotResponse {
             snapshot: snapshot_msg(&row).into(),
             ..Default::default()
@@ -176,14 +145,11 @@ impl SnapshotService for Api {
     ) -> ServiceResult<CheckpointSandboxResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        self.engine
-            .owned_sandbox(&who, &req.sandbox_id)
-            .map_err(to_connect)?;
-        let id = self
+        let sbx = self
             .engine
-            .checkpoint_sandbox(&req.sandbox_id)
-            .await
+            .sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
+        let id = sbx.checkpoint().await.map_err(to_connect)?;
         Response::ok(CheckpointSandboxResponse {
             checkpoint_id: id,
             ..Default::default()

@@ -8,8 +8,8 @@ pub mod uploads;
 
 use crate::api::to_connect;
 use crate::auth::{principal_of, Principal};
-use crate::engine::Engine;
-use crate::error::{Class, EngineError, ErrorCode};
+use crate::engine::{Engine, OwnedSandbox};
+use crate::error::{EngineError, ErrorCode};
 use buffa_types::google::protobuf::Timestamp;
 use cleanroom_backend::files::{FileAnswer, FileOp};
 use cleanroom_backend::linux::fileops::normalize;
@@ -71,7 +71,6 @@ fn path_of(path: &str) -> Result<String, EngineError> {
 
 fn offset_mismatch(at: u64) -> EngineError {
     EngineError::new(
-        Class::FailedPrecondition,
         ErrorCode::UploadOffsetMismatch,
         format!("the upload stands at offset {at}: resume from there"),
     )
@@ -117,13 +116,14 @@ impl FileApi {
     async fn open_upload(
         &self,
         who: &Principal,
+        sbx: &OwnedSandbox,
         req: &WriteSandboxFileRequest,
     ) -> Result<Arc<Upload>, EngineError> {
         let path = path_of(&req.path)?;
         let o = &*req.options;
         let tar = o.format.as_known() == Some(SandboxUploadFormat::SANDBOX_UPLOAD_FORMAT_TAR);
         let target = Target {
-            sandbox_id: req.sandbox_id.clone(),
+            sandbox_id: sbx.id().to_string(),
             path: path.clone(),
             tar,
             mode: o.mode,
@@ -142,10 +142,7 @@ impl FileApi {
             create_parents: o.create_parents,
             no_overwrite: o.no_overwrite && !tar,
         };
-        let mut reply = self
-            .engine
-            .sandbox_file_op(&req.sandbox_id, op, Vec::new())
-            .await?;
+        let mut reply = sbx.file_op(op, Vec::new()).await?;
         let FileAnswer::Temp { free_bytes } = reply.answer else {
             return Err(unexpected(&reply.answer));
         };
@@ -169,7 +166,7 @@ impl FileApi {
         who: &Principal,
         req: WriteSandboxFileRequest,
     ) -> Result<WriteSandboxFileResponse, EngineError> {
-        self.engine.owned_sandbox(who, &req.sandbox_id)?;
+        let sbx = self.engine.sandbox(who, &req.sandbox_id)?;
         if req.data.len() > MAX_CHUNK {
             return Err(EngineError::invalid(format!(
                 "data: at most {MAX_CHUNK} bytes per call (max_chunk_bytes)"
@@ -179,9 +176,9 @@ impl FileApi {
             if req.offset != 0 {
                 return Err(offset_mismatch(0));
             }
-            self.open_upload(who, &req).await?
+            self.open_upload(who, &sbx, &req).await?
         } else {
-            let up = self.uploads.get(who, &req.sandbox_id, &req.upload_id)?;
+            let up = self.uploads.get(who, sbx.id(), &req.upload_id)?;
             if !req.path.is_empty() && path_of(&req.path)? != up.target.path {
                 return Err(EngineError::invalid(format!(
                     "path: upload {} writes {:?}",
@@ -190,7 +187,6 @@ impl FileApi {
             }
             up
         };
-        let sbx = &up.target.sandbox_id;
         let mut st = up.state.lock().await;
         let Some(file) = st.file.as_ref() else {
             return Err(uploads::not_found(&up.id));
@@ -199,9 +195,7 @@ impl FileApi {
             return Err(offset_mismatch(st.offset));
         }
         if !req.data.is_empty() {
-            if let Err(e) =
-                transfer::write_chunk(&self.engine, sbx, file, st.offset, &req.data).await
-            {
+            if let Err(e) = transfer::write_chunk(&sbx, file, st.offset, &req.data).await {
                 if e.code == ErrorCode::ResourceExhausted {
                     // The disk limit: drop the upload, its anonymous file and the space
                     // with it. Nothing was ever visible at the path.
@@ -258,7 +252,7 @@ impl FileApi {
                 no_overwrite: t.no_overwrite,
             }
         };
-        let reply = self.engine.sandbox_file_op(sbx, op, vec![file]).await?;
+        let reply = sbx.file_op(op, vec![file]).await?;
         resp.finished = true;
         resp.file = buffa::MessageField::some(info_msg(&expect_info(reply.answer)?));
         resp.sha256 = digest;
@@ -271,12 +265,8 @@ impl FileApi {
         sandbox_id: &str,
         op: FileOp,
     ) -> Result<FileAnswer, EngineError> {
-        self.engine.owned_sandbox(who, sandbox_id)?;
-        Ok(self
-            .engine
-            .sandbox_file_op(sandbox_id, op, Vec::new())
-            .await?
-            .answer)
+        let sbx = self.engine.sandbox(who, sandbox_id)?;
+        Ok(sbx.file_op(op, Vec::new()).await?.answer)
     }
 }
 
@@ -299,12 +289,13 @@ impl FileService for FileApi {
     ) -> ServiceResult<GetSandboxUploadResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        self.engine
-            .owned_sandbox(&who, &req.sandbox_id)
+        let sbx = self
+            .engine
+            .sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
         let up = self
             .uploads
-            .get(&who, &req.sandbox_id, &req.upload_id)
+            .get(&who, sbx.id(), &req.upload_id)
             .map_err(to_connect)?;
         let offset = {
             let st = up.state.lock().await;
@@ -326,14 +317,15 @@ impl FileService for FileApi {
     ) -> ServiceResult<CancelSandboxUploadResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        self.engine
-            .owned_sandbox(&who, &req.sandbox_id)
+        let sbx = self
+            .engine
+            .sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
         // Unknown, finished, of another sandbox or someone else's: `upload_not_found`,
         // the same answer for each (no existence oracle), and nothing is dropped.
         let up = self
             .uploads
-            .get(&who, &req.sandbox_id, &req.upload_id)
+            .get(&who, sbx.id(), &req.upload_id)
             .map_err(to_connect)?;
         self.uploads.remove(&up.id);
         up.state.lock().await.file = None;
@@ -353,11 +345,9 @@ impl FileService for FileApi {
                 path: path.clone(),
                 follow: true,
             };
-            let mut info = expect_info(self.op(&who, &req.sandbox_id, op).await?)?;
-            let file = self
-                .engine
-                .sandbox_open_read(&req.sandbox_id, &path)
-                .await?;
+            let sbx = self.engine.sandbox(&who, &req.sandbox_id)?;
+            let mut info = expect_info(sbx.file_op(op, Vec::new()).await?.answer)?;
+            let file = sbx.open_read(&path).await?;
             // The size of what was opened (the stat above may have raced a replacement).
             info.size = file
                 .metadata()
@@ -482,8 +472,8 @@ impl FileService for FileApi {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
         let run = async {
-            self.engine.owned_sandbox(&who, &req.sandbox_id)?;
-            transfer::archive_stream(&self.engine, &req.sandbox_id, &req.path).await
+            let sbx = self.engine.sandbox(&who, &req.sandbox_id)?;
+            transfer::archive_stream(&sbx, &req.path).await
         };
         Response::ok(run.await.map_err(to_connect)?)
     }

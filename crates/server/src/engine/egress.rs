@@ -6,7 +6,7 @@
 //! (`egress.allow`, `egress.deny`, `egress.error`) and, for denies, as warnings on the
 //! running executions' output streams.
 
-use crate::error::{Class, EngineError, ErrorCode};
+use crate::error::{EngineError, ErrorCode};
 use crate::secrets::SecretStore;
 use crate::sync::lock;
 use cleanroom_backend::{GuestLayout, NetworkDevice};
@@ -32,8 +32,8 @@ pub struct EgressHub {
     secrets: Arc<SecretStore>,
     notes: mpsc::UnboundedSender<EgressNote>,
     sandboxes: Mutex<HashMap<String, Attached>>,
-    /// Each running sandbox's approval requests ([`crate::approvals`]).
-    pub(crate) approvals: crate::approvals::ApprovalHub,
+    /// Each running sandbox's approval requests ([`crate::engine::approvals`]).
+    pub(crate) approvals: crate::engine::approvals::ApprovalHub,
 }
 
 struct Attached {
@@ -112,7 +112,6 @@ impl EgressHub {
             .collect();
         if !missing.is_empty() {
             return Err(EngineError::new(
-                Class::FailedPrecondition,
                 ErrorCode::SecretUnavailable,
                 format!(
                     "the policy needs secret(s) {} that this server has no value for \

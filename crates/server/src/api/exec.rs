@@ -18,11 +18,11 @@ impl ExecutionService for Api {
     ) -> ServiceResult<CreateExecutionResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        self.engine
-            .owned_sandbox(&who, &req.sandbox_id)
-            .map_err(to_connect)?;
-        let row = self
+        let sbx = self
             .engine
+            .sandbox(&who, &req.sandbox_id)
+            .map_err(to_connect)?;
+        let row = sbx
             .create_execution(exec_request(req, &who))
             .await
             .map_err(to_connect)?;
@@ -61,8 +61,9 @@ impl ExecutionService for Api {
         let req = request.to_owned_message();
         let row = self
             .engine
-            .owned_execution(&who, &req.sandbox_id, &req.execution_id)
-            .map_err(to_connect)?;
+            .execution(&who, &req.sandbox_id, &req.execution_id)
+            .map_err(to_connect)?
+            .into_row();
         Response::ok(GetExecutionResponse {
             execution: execution_msg(&row).into(),
             ..Default::default()
@@ -76,25 +77,16 @@ impl ExecutionService for Api {
     ) -> ServiceResult<InspectExecutionResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        let exec_id = if req.execution_id.is_empty() && req.last {
+        let exe = if req.execution_id.is_empty() && req.last {
             self.engine
-                .owned_sandbox(&who, &req.sandbox_id)
-                .map_err(to_connect)?;
-            self.engine
-                .last_execution(&req.sandbox_id)
-                .map_err(to_connect)?
-                .id
+                .sandbox(&who, &req.sandbox_id)
+                .and_then(|sbx| sbx.last_execution())
         } else {
-            req.execution_id
-        };
-        self.engine
-            .owned_execution(&who, &req.sandbox_id, &exec_id)
-            .map_err(to_connect)?;
-        let i = self
-            .engine
-            .inspect_execution(&req.sandbox_id, &exec_id)
-            .await
-            .map_err(to_connect)?;
+            self.engine
+                .execution(&who, &req.sandbox_id, &req.execution_id)
+        }
+        .map_err(to_connect)?;
+        let i = exe.inspect().await.map_err(to_connect)?;
         Response::ok(inspect_msg(i))
     }
 
@@ -105,17 +97,15 @@ impl ExecutionService for Api {
     ) -> ServiceResult<CancelExecutionResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        self.engine
-            .owned_execution(&who, &req.sandbox_id, &req.execution_id)
+        let exe = self
+            .engine
+            .execution(&who, &req.sandbox_id, &req.execution_id)
             .map_err(to_connect)?;
         let grace = (req.grace_seconds > 0).then(|| Duration::from_secs(req.grace_seconds.into()));
         let row = if req.interrupt {
-            self.engine
-                .interrupt_execution(&req.sandbox_id, &req.execution_id)
-                .await
+            exe.interrupt().await
         } else {
-            self.engine
-                .cancel_execution(&req.sandbox_id, &req.execution_id, grace)
+            exe.cancel(grace)
         }
         .map_err(to_connect)?;
         Response::ok(CancelExecutionResponse {
@@ -131,14 +121,11 @@ impl ExecutionService for Api {
     ) -> ServiceResult<WriteExecutionStdinResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        self.engine
-            .owned_execution(&who, &req.sandbox_id, &req.execution_id)
-            .map_err(to_connect)?;
-        let n = self
+        let exe = self
             .engine
-            .write_stdin(&req.sandbox_id, &req.execution_id, &req.data)
-            .await
+            .execution(&who, &req.sandbox_id, &req.execution_id)
             .map_err(to_connect)?;
+        let n = exe.write_stdin(&req.data).await.map_err(to_connect)?;
         Response::ok(WriteExecutionStdinResponse {
             bytes_written: n,
             ..Default::default()
@@ -153,10 +140,9 @@ impl ExecutionService for Api {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
         self.engine
-            .owned_execution(&who, &req.sandbox_id, &req.execution_id)
-            .map_err(to_connect)?;
-        self.engine
-            .close_stdin(&req.sandbox_id, &req.execution_id)
+            .execution(&who, &req.sandbox_id, &req.execution_id)
+            .map_err(to_connect)?
+            .close_stdin()
             .await
             .map_err(to_connect)?;
         Response::ok(CloseExecutionStdinResponse::default())
@@ -170,7 +156,7 @@ impl ExecutionService for Api {
         // The call's server time is measured from here (`server_time_us` on `finished`).
         let entered = std::time::Instant::now();
         let who = who(&ctx)?;
-        crate::api_run::run_execution(self, who, request.to_owned_message(), entered).await
+        crate::api::run::run_execution(self, who, request.to_owned_message(), entered).await
     }
 
     async fn stream_execution(
@@ -180,18 +166,15 @@ impl ExecutionService for Api {
     ) -> ServiceResult<ServiceStream<ExecutionStreamEvent>> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        self.engine
-            .owned_execution(&who, &req.sandbox_id, &req.execution_id)
-            .map_err(to_connect)?;
-        let exec_id = req.execution_id.clone();
-        let items = self
+        let exe = self
             .engine
-            .stream_execution(
-                &req.sandbox_id,
-                &req.execution_id,
+            .execution(&who, &req.sandbox_id, &req.execution_id)
+            .map_err(to_connect)?;
+        let exec_id = exe.id().to_string();
+        let items = exe
+            .stream(
                 req.after_sequence,
-                req.stdout_offset,
-                req.stderr_offset,
+                (req.stdout_offset, req.stderr_offset),
                 !req.no_follow,
             )
             .map_err(to_connect)?;

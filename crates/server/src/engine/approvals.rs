@@ -8,12 +8,13 @@
 
 use crate::auth::Principal;
 use crate::engine::Engine;
-use crate::error::{Class, EngineError, ErrorCode};
+use crate::engine::OwnedSandbox;
+use crate::error::{EngineError, ErrorCode};
 use crate::store::{EventRow, Store};
 use crate::sync::lock;
 use cleanroom_egress::approval::{PendingRequest, Remember};
 use cleanroom_egress::Approvals;
-use cleanroom_policy::{CompiledPolicy, NetworkPolicy};
+use cleanroom_policy::NetworkPolicy;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -88,7 +89,6 @@ pub struct Listing {
 
 fn not_found(request_id: &str) -> EngineError {
     EngineError::new(
-        Class::NotFound,
         ErrorCode::ApprovalNotFound,
         format!("no open approval request {request_id:?} in this sandbox (never asked, already answered, or timed out)"),
     )
@@ -97,12 +97,8 @@ fn not_found(request_id: &str) -> EngineError {
 
 impl Engine {
     /// `ListEgressRequests` for `who` (the owner or an admin; others: `sandbox_not_found`).
-    pub fn list_egress_requests(
-        &self,
-        who: &Principal,
-        sandbox_id: &str,
-    ) -> Result<Listing, EngineError> {
-        self.owned_sandbox(who, sandbox_id)?;
+    pub fn list_egress_requests(&self, sbx: &OwnedSandbox) -> Result<Listing, EngineError> {
+        let sandbox_id = sbx.id();
         let (approved, refused) = effective_egress(&self.store, sandbox_id)?;
         let requests = self
             .egress
@@ -122,12 +118,12 @@ impl Engine {
     pub fn decide_egress(
         &self,
         who: &Principal,
-        sandbox_id: &str,
+        sbx: &OwnedSandbox,
         request_id: &str,
         allow: bool,
         remember: Remember,
     ) -> Result<PendingRequest, EngineError> {
-        let row = self.owned_sandbox(who, sandbox_id)?;
+        let (row, sandbox_id) = (sbx.row(), sbx.id());
         let approvals = self
             .egress
             .approvals
@@ -199,9 +195,4 @@ fn effective_egress(
         approved.into_iter().collect(),
         refused.into_iter().collect(),
     ))
-}
-
-/// Does the stored compiled policy (canonical JSON) ever ask?
-pub fn policy_asks(compiled_policy: &str) -> bool {
-    serde_json::from_str::<CompiledPolicy>(compiled_policy).is_ok_and(|p| p.network.asks())
 }

@@ -8,7 +8,7 @@
 //! (docs/limits.md).
 
 use crate::auth::Principal;
-use crate::error::{Class, EngineError, ErrorCode};
+use crate::error::{EngineError, ErrorCode};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
@@ -87,7 +87,6 @@ pub fn new_id() -> String {
 
 pub fn not_found(id: &str) -> EngineError {
     EngineError::new(
-        Class::NotFound,
         ErrorCode::UploadNotFound,
         format!("no upload with id {id:?}"),
     )

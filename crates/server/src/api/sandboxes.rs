@@ -1,0 +1,130 @@
+//! `SandboxService`: create, get, list, download a file, terminate, stream events —
+//! translated to the engine's calls (a sandbox is reached only through its owned handle).
+
+use crate::api::{event_msg, to_connect, who, Api};
+use cleanroom_proto::cleanroom::v1::*;
+use connectrpc::{RequestContext, Response, ServiceRequest, ServiceResult, ServiceStream};
+use futures::StreamExt;
+
+#[allow(refining_impl_trait)]
+impl SandboxService for Api {
+    async fn create_sandbox(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, CreateSandboxRequest>,
+    ) -> ServiceResult<CreateSandboxResponse> {
+        let who = who(&ctx)?;
+        let req = request.to_owned_message();
+        let (row, bootstrap) = crate::api::run::create(self, &who, &req).await?;
+        Response::ok(CreateSandboxResponse {
+            sandbox: self.sandbox_out(&row).into(),
+            bootstrap: bootstrap.into(),
+            ..Default::default()
+        })
+    }
+
+    async fn get_sandbox(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, GetSandboxRequest>,
+    ) -> ServiceResult<GetSandboxResponse> {
+        let who = who(&ctx)?;
+        let req = request.to_owned_message();
+        let sbx = self
+            .engine
+            .sandbox(&who, &req.sandbox_id)
+            .map_err(to_connect)?;
+        let mut sandbox = self.sandbox_live(&sbx).await;
+        (sandbox.egress_approved, sandbox.egress_refused) =
+            sbx.effective_egress().map_err(to_connect)?;
+        Response::ok(GetSandboxResponse {
+            sandbox: crate::api::pools::with_identity(&sbx, sandbox).into(),
+            ..Default::default()
+        })
+    }
+
+    async fn list_sandboxes(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, ListSandboxesRequest>,
+    ) -> ServiceResult<ListSandboxesResponse> {
+        let who = who(&ctx)?;
+        let req = request.to_owned_message();
+        let rows = self
+            .engine
+            .owned_sandboxes(&who, req.include_stopped)
+            .map_err(to_connect)?;
+        Response::ok(ListSandboxesResponse {
+            sandboxes: rows
+                .iter()
+                .filter(|r| !req.only_own || r.owner == who.name)
+                .filter(|r| crate::store::labels::matches(&r.labels, req.labels.iter()))
+                .map(|r| self.sandbox_out(r))
+                .collect(),
+            ..Default::default()
+        })
+    }
+
+    async fn download_sandbox_file(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, DownloadSandboxFileRequest>,
+    ) -> ServiceResult<DownloadSandboxFileResponse> {
+        let who = who(&ctx)?;
+        let req = request.to_owned_message();
+        let sbx = self
+            .engine
+            .sandbox(&who, &req.sandbox_id)
+            .map_err(to_connect)?;
+        let f = sbx
+            .download_file(&req.path, req.max_bytes)
+            .await
+            .map_err(to_connect)?;
+        Response::ok(DownloadSandboxFileResponse {
+            path: req.path,
+            content: f.content,
+            size: f.size,
+            truncated: f.truncated,
+            ..Default::default()
+        })
+    }
+
+    async fn terminate_sandbox(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, TerminateSandboxRequest>,
+    ) -> ServiceResult<TerminateSandboxResponse> {
+        let who = who(&ctx)?;
+        let req = request.to_owned_message();
+        let sbx = self
+            .engine
+            .sandbox(&who, &req.sandbox_id)
+            .map_err(to_connect)?;
+        let row = match req.background {
+            true => sbx.terminate_in_background(),
+            false => sbx.terminate().await,
+        }
+        .map_err(to_connect)?;
+        Response::ok(TerminateSandboxResponse {
+            sandbox: self.sandbox_out(&row).into(),
+            ..Default::default()
+        })
+    }
+
+    async fn stream_sandbox_events(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, StreamSandboxEventsRequest>,
+    ) -> ServiceResult<ServiceStream<SandboxEvent>> {
+        let who = who(&ctx)?;
+        let req = request.to_owned_message();
+        let sbx = self
+            .engine
+            .sandbox(&who, &req.sandbox_id)
+            .map_err(to_connect)?;
+        let rows = sbx
+            .stream_events(req.after_sequence, req.follow)
+            .map_err(to_connect)?;
+        Response::ok(Box::pin(rows.map(|r| Ok(event_msg(r)))))
+    }
+}
