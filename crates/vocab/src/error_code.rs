@@ -4,7 +4,7 @@
 stable_codes! {
     /// Every stable error code. The server puts one in each `ErrorDetail`; the client
     /// decodes it; the CLI prints it. The variants after `Internal` are produced on the
-    /// client side only (never in an `ErrorDetail`). The table in `docs/architecture.md`
+    /// client side only (never in an `ErrorDetail`). The table in `docs/reference/codes.md`
     /// ("Error codes") lists exactly these.
     pub enum ErrorCode {
         /// No valid credentials on a listener that requires them.

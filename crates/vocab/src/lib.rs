@@ -4,7 +4,7 @@
 //! `ErrorDetail.code`, egress deny/failure reasons in events and warnings, capability keys
 //! of the backend handshake, egress decisions) are enums here, each with `as_str()` (the
 //! stable string), `Display`, `FromStr` and an exhaustive `ALL` list. Code, tests and the
-//! docs tables in `docs/architecture.md` all refer to these definitions (a unit test
+//! docs tables in `docs/reference/codes.md` all refer to these definitions (a unit test
 //! checks the docs against `ALL`), so a new code cannot be added in one place and forgotten
 //! in another.
 //!
