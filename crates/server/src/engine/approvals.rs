@@ -162,7 +162,7 @@ impl Engine {
 
     /// (approved, refused) `host:port` for the whole sandbox, derived from its decision
     /// events (what `GetSandbox` shows).
-    pub fn effective_egress(
+    pub(in crate::engine) fn effective_egress(
         &self,
         sandbox_id: &str,
     ) -> Result<(Vec<String>, Vec<String>), EngineError> {

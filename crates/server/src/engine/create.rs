@@ -176,14 +176,20 @@ impl Engine {
         self.init_lifetime(row, spec.ttl_seconds, spec.idle_timeout_seconds)
     }
 
-    /// Commit a pending claim made without a command, and start its clocks.
+    /// Commit a pending claim made without a command, and start its clocks. Once the claim
+    /// is committed the sandbox is the caller's: clocks that cannot be recorded would leave
+    /// it unbounded (and the error names no sandbox), so it is taken down — fail closed, as
+    /// [`Engine::claim_with_clocks`] does.
     pub fn commit_alone(
-        &self,
+        self: &Arc<Self>,
         p: PendingClaim,
         spec: &CreateSpec,
     ) -> Result<SandboxRow, EngineError> {
         let row = p.commit()?;
-        self.start_clocks(&row, spec)?;
+        if let Err(e) = self.start_clocks(&row, spec) {
+            let _ = self.terminate_sandbox_in_background(&row.id);
+            return Err(e);
+        }
         Ok(row)
     }
 

@@ -316,7 +316,7 @@ impl Engine {
         Ok(row)
     }
 
-    pub fn get_execution(
+    pub(in crate::engine) fn get_execution(
         &self,
         sandbox_id: &str,
         exec_id: &str,

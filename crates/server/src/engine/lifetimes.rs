@@ -166,11 +166,6 @@ impl Engine {
         Ok((l, last))
     }
 
-    /// The sandbox was used now (see [`crate::activity`]).
-    pub fn touch(&self, sandbox_id: &str) {
-        self.activity.touch(sandbox_id);
-    }
-
     /// How long the sandbox has been idle at `now` (micros): `None` while an execution
     /// runs in it.
     pub fn idle_for(&self, row: &SandboxRow, now: i64) -> Option<Duration> {

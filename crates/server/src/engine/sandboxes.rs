@@ -226,12 +226,25 @@ impl Engine {
                 // One commit: the provision record, READY and its event.
                 let ready = EventLog::sandbox_status_row(&id, ss::READY, "");
                 let bound = binding.map(|b| self.binding_row(&row, b, ""));
-                let seq = self.store.sandbox_ready(
+                let committed = self.store.sandbox_ready(
                     &id,
                     &serde_json::to_string(&p).unwrap_or_default(),
                     &ready,
                     bound.as_ref(),
-                )?;
+                );
+                let seq = match committed {
+                    Ok(seq) => seq,
+                    Err(e) => {
+                        // A terminate won the race while this create provisioned (the row
+                        // is STOPPING or STOPPED, so it cannot become READY): its teardown
+                        // ran before the backend knew the sandbox, so what was just made is
+                        // this call's to take down — nothing else will see it again.
+                        let _ = self.backend.terminate(&id).await;
+                        self.egress.detach(&id);
+                        self.retention.remove_sandbox(&id);
+                        return Err(EngineError::from(e).with("sandbox_id", &id));
+                    }
+                };
                 self.events.committed(seq);
             }
             Err(e) => {
@@ -305,7 +318,7 @@ impl Engine {
         Ok(self.image_store()?.remove(&digest)?)
     }
 
-    pub fn get_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
+    pub(in crate::engine) fn get_sandbox(&self, id: &str) -> Result<SandboxRow, EngineError> {
         if !ids::looks_valid(id, "sbx_") {
             return Err(EngineError::sandbox_not_found(id));
         }

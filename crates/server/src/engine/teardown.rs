@@ -72,7 +72,7 @@ impl Engine {
     /// stopped, e.g. its TTL ran out), written in the same step as the status: a reader
     /// never sees STOPPED without it. A teardown already in flight is joined and keeps
     /// its own message.
-    pub async fn terminate_sandbox_because(
+    pub(in crate::engine) async fn terminate_sandbox_because(
         &self,
         id: &str,
         message: &str,

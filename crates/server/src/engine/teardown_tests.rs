@@ -78,3 +78,59 @@ async fn a_quiet_foreground_does_not_delay_the_kill() {
     e.terminate_sandbox_after_foreground(&id).unwrap();
     until_stopped(&e, &id).await;
 }
+
+/// A terminate of a sandbox still PROVISIONING (a caller can list it and terminate it) that
+/// finishes before the provision does: the create must take down what it then made — the
+/// backend's sandbox, its gateway — instead of leaving it running, untracked and outside
+/// every cap, behind a row that says STOPPED.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminate_that_wins_the_race_with_a_create_leaves_nothing_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Arc::new(FakeBackend::default());
+    let e = super::fake::engine_on(dir.path(), fake.clone());
+    let (gate, gate_rx) = tokio::sync::watch::channel(false);
+    *fake.provision_gate.lock().unwrap() = Some(gate_rx);
+    let creating = {
+        let e = e.clone();
+        tokio::spawn(async move {
+            e.create_sandbox("t", Default::default(), "", "", Default::default())
+                .await
+        })
+    };
+    let mut id = None;
+    for _ in 0..500 {
+        id = e
+            .list_sandboxes(true)
+            .unwrap()
+            .first()
+            .map(|r| r.id.clone());
+        if id.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let id = id.expect("the create's row");
+    assert_eq!(e.get_sandbox(&id).unwrap().status, ss::PROVISIONING);
+    e.terminate_sandbox(&id).await.unwrap();
+    assert_eq!(e.get_sandbox(&id).unwrap().status, ss::STOPPED);
+    gate.send(true).unwrap();
+    let made = creating.await.unwrap();
+    assert!(
+        made.is_err(),
+        "a create whose sandbox was terminated cannot succeed"
+    );
+    let terminated = fake
+        .calls
+        .lock()
+        .unwrap()
+        .terminated
+        .iter()
+        .filter(|t| **t == id)
+        .count();
+    assert_eq!(
+        terminated, 2,
+        "the backend's sandbox, provisioned after the teardown, is taken down again"
+    );
+    assert!(e.egress.traffic(&id).is_none(), "its gateway is gone");
+    assert_eq!(e.get_sandbox(&id).unwrap().status, ss::STOPPED);
+}

@@ -356,8 +356,15 @@ impl Store {
     }
 
     /// Insert a new sandbox unless that would exceed `caps` (counted in the same locked
-    /// transaction, so concurrent creates cannot both slip under a cap).
-    pub fn insert_sandbox(&self, s: &SandboxRow, caps: SandboxCaps) -> Result<Option<CapHit>> {
+    /// transaction, so concurrent creates cannot both slip under a cap). Tests only: it
+    /// writes whatever status the row carries, past the one status writer; the server
+    /// begins a sandbox with [`Store::begin_sandbox`] (PROVISIONING with its event).
+    #[cfg(test)]
+    pub(crate) fn insert_sandbox(
+        &self,
+        s: &SandboxRow,
+        caps: SandboxCaps,
+    ) -> Result<Option<CapHit>> {
         self.with(|c| insert_sandbox_on(c, s, caps))
     }
 
