@@ -212,11 +212,19 @@ fn secure_state_dir(dir: &Path) -> Result<(), ServeError> {
 }
 
 /// Build the router with every service.
-pub fn router(engine: Arc<Engine>, caps: crate::store::SandboxCaps) -> connectrpc::Router {
+pub fn router(
+    engine: Arc<Engine>,
+    caps: crate::store::SandboxCaps,
+    console: Option<Arc<crate::console::Broker>>,
+) -> connectrpc::Router {
     let files = crate::api::files::FileApi::new(engine.clone());
     let router =
         cleanroom_proto::cleanroom::v1::FileServiceExt::register(files, connectrpc::Router::new());
-    let api = Arc::new(Api { engine, caps });
+    let api = Arc::new(Api {
+        engine,
+        caps,
+        console,
+    });
     let router = SandboxServiceExt::register(api.clone(), router);
     let router = ImageServiceExt::register(api.clone(), router);
     let router = cleanroom_proto::cleanroom::v1::ApprovalServiceExt::register(api.clone(), router);
@@ -326,12 +334,7 @@ pub async fn run(
         tokens,
         insecure_no_auth: cfg.auth.insecure_no_auth,
     });
-    let service = crate::api::errors::ApiService::new(
-        connectrpc::ConnectRpcService::new(router(engine.clone(), cfg.auth.caps))
-            .with_interceptor(crate::api::errors::DetailInterceptor)
-            .with_interceptor(crate::api::interceptor::AuthInterceptor(auth)),
-    );
-
+    // The console endpoint first: the API issues its tickets.
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         shutdown.await;
@@ -344,6 +347,16 @@ pub async fn run(
     let console =
         crate::console::quic::start(engine.clone(), &cfg.console, api_ip, stop_rx.clone())
             .map_err(|e| ServeError::Listen("console endpoint".into(), std::io::Error::other(e)))?;
+    let service = crate::api::errors::ApiService::new(
+        connectrpc::ConnectRpcService::new(router(
+            engine.clone(),
+            cfg.auth.caps,
+            Some(console.broker.clone()),
+        ))
+        .with_interceptor(crate::api::errors::DetailInterceptor)
+        .with_interceptor(crate::api::interceptor::AuthInterceptor(auth)),
+    );
+
     let (transport, socket_path) = transport;
     // From here on the stop below terminates the sandboxes and closes the backend.
     start_guard.0 = None;

@@ -39,8 +39,14 @@ impl ExecutionService for Api {
     ) -> ServiceResult<AttachExecutionResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        let ticket = crate::console::attach(&self.engine, &who, &req.sandbox_id, &req.execution_id)
-            .map_err(to_connect)?;
+        let ticket = crate::console::attach(
+            &self.engine,
+            self.console.as_deref(),
+            &who,
+            &req.sandbox_id,
+            &req.execution_id,
+        )
+        .map_err(to_connect)?;
         Response::ok(AttachExecutionResponse {
             session_id: ticket.session_id,
             session_token: ticket.token,

@@ -154,6 +154,9 @@ pub struct Api {
     pub engine: Arc<Engine>,
     /// Caps on live sandboxes (per principal, server-wide).
     pub caps: SandboxCaps,
+    /// The console endpoint's ticket broker, when it runs: the API issues tickets, the
+    /// engine knows nothing of the console (no import cycle between them).
+    pub console: Option<Arc<crate::console::Broker>>,
 }
 
 /// The authenticated caller of a handler's request (see [`crate::auth`]).

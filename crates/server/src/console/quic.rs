@@ -53,6 +53,8 @@ impl Default for ConsoleConfig {
 
 /// The running endpoint; [`Console::shutdown`] closes it.
 pub struct Console {
+    /// The ticket broker the API issues `AttachExecution` tickets from.
+    pub broker: Arc<Broker>,
     endpoint: quinn::Endpoint,
     task: tokio::task::JoinHandle<()>,
 }
@@ -108,7 +110,8 @@ pub fn admit_limits(cfg: &ConsoleConfig) -> AdmitLimits {
     AdmitLimits::derived(max, (max / 4).max(8), PREHELLO_TIMEOUT)
 }
 
-/// Bind the endpoint, install its [`Broker`] in the engine and start accepting.
+/// Bind the endpoint, make its [`Broker`] (handed to the API in [`Console::broker`]) and
+/// start accepting.
 /// `api_ip` is the address the API listener is bound to (`None` for a unix socket).
 pub fn start(
     engine: Arc<Engine>,
@@ -126,7 +129,7 @@ pub fn start(
         .local_addr()
         .map_err(|e| format!("console endpoint {addr}: {e}"))?;
     let broker = Arc::new(Broker::new(local, pin, cfg.token_ttl));
-    engine.set_console(broker.clone());
+    let kept = broker.clone();
     tracing::info!(endpoint = %local, "console endpoint ready");
     let ep = endpoint.clone();
     let admission = Admission::new(admit_limits(cfg));
@@ -167,7 +170,11 @@ pub fn start(
             });
         }
     });
-    Ok(Console { endpoint, task })
+    Ok(Console {
+        broker: kept,
+        endpoint,
+        task,
+    })
 }
 
 async fn serve_connection(

@@ -35,16 +35,6 @@ pub const CONSOLE_SIGNALS: &[i32] = &[
 ];
 
 impl Engine {
-    /// Install the console broker (once, at startup).
-    pub fn set_console(&self, broker: Arc<crate::console::Broker>) {
-        let _ = self.console.set(broker);
-    }
-
-    /// The console broker, when the console endpoint runs.
-    pub fn console(&self) -> Option<Arc<crate::console::Broker>> {
-        self.console.get().cloned()
-    }
-
     /// The terminal of a running interactive execution (`None` once it ended).
     pub(in crate::engine) fn terminal(&self, exec_id: &str) -> Option<Terminal> {
         self.live(exec_id).and_then(|l| l.console.clone())

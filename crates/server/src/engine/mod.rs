@@ -188,8 +188,6 @@ pub struct Engine {
     activity: Arc<crate::activity::Activity>,
     /// TTL / idle defaults ([`lifetimes`]).
     lifetime_defaults: Mutex<lifetimes::LifetimeDefaults>,
-    /// The console broker (session tickets, QUIC endpoint), once started.
-    console: std::sync::OnceLock<Arc<crate::console::Broker>>,
     /// Warm pools ([`pools`]).
     pub(crate) pools: pools::Pools,
     /// The attestation signer ([`attestation`]), installed at startup.
@@ -228,7 +226,6 @@ impl Engine {
             registries: std::sync::OnceLock::new(),
             activity: Default::default(),
             lifetime_defaults: Default::default(),
-            console: Default::default(),
             pools: Default::default(),
             attestor: Default::default(),
             stopping: Default::default(),
