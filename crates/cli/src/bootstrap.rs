@@ -165,10 +165,6 @@ async fn checkout(
     .await
 }
 
-/// Where a workload runs when neither `--cwd` nor the policy's `repository.path` says so:
-/// the guest layout's workspace (`cleanroom_backend::GuestLayout`).
-pub const WORKSPACE: &str = "/workspace";
-
 /// `exec --workdir-from DIR`: stream DIR's files into the sandbox at `path`. `tar` runs as
 /// the invoking user (the CLI copies only what its user can read), archives links as links
 /// and never follows them; what lands in the sandbox is bounded by the sandbox's own disk

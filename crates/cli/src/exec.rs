@@ -139,7 +139,9 @@ pub async fn run(ep: &Target, args: ExecArgs) -> i32 {
             .cwd
             .clone()
             .or(default_cwd.clone())
-            .unwrap_or_else(|| crate::bootstrap::WORKSPACE.to_string());
+            // Neither --cwd nor repository.path: the guest layout's workspace, where the
+            // server runs a command by default.
+            .unwrap_or_else(|| cleanroom_backend::WORKSPACE_PATH.to_string());
         match crate::bootstrap::copy_dir(&client, &sandbox_id, dir, &dest, &mut sigint).await {
             Ok(()) => default_cwd = Some(dest),
             Err(c) => code = c,
