@@ -238,10 +238,10 @@ impl Engine {
                         // A terminate won the race while this create provisioned (the row
                         // is STOPPING or STOPPED, so it cannot become READY): its teardown
                         // ran before the backend knew the sandbox, so what was just made is
-                        // this call's to take down — nothing else will see it again.
-                        let _ = self.backend.terminate(&id).await;
-                        self.egress.detach(&id);
-                        self.retention.remove_sandbox(&id);
+                        // this call's to take down — nothing else will see it again. The
+                        // teardown's own last step does it (its final status write finds
+                        // the row already ended and leaves it).
+                        let _ = self.finish_teardown(&id, Vec::new(), "").await;
                         return Err(EngineError::from(e).with("sandbox_id", &id));
                     }
                 };

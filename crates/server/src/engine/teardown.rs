@@ -164,7 +164,7 @@ impl Engine {
     }
 
     /// Kill and remove the sandbox, wait for its executions' results, record the end.
-    async fn finish_teardown(
+    pub(in crate::engine) async fn finish_teardown(
         &self,
         id: &str,
         running: Vec<(String, Arc<LiveExec>)>,
