@@ -121,12 +121,14 @@ fn status_browses_what_exec_retained() {
         .stderr(std::process::Stdio::null());
     let mut client = c.spawn().unwrap();
     let runs = state.path().join("cleanroom/executions");
+    // Started: its directory holds execution.json (which appears whole, renamed into
+    // place — the directory alone exists a moment earlier).
     let started = || {
         std::fs::read_dir(&runs)
             .unwrap()
             .filter_map(Result::ok)
             .map(|e| e.file_name().to_string_lossy().to_string())
-            .find(|n| *n != exe)
+            .find(|n| *n != exe && runs.join(n).join("execution.json").exists())
     };
     assert!(
         eventually(std::time::Duration::from_secs(30), || started().is_some()),
