@@ -16,6 +16,7 @@
 //! into a temporary directory first, then renamed into place; a failed or interrupted
 //! pull leaves nothing in the cache. Pulls of the same digest are serialized per digest.
 
+mod manifest;
 pub mod pull;
 pub mod resolve;
 pub mod unpack;

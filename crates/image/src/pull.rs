@@ -6,6 +6,7 @@
 //! every layer as written to disk) so the guarantee does not depend on a dependency's
 //! internals, and so a mismatch always surfaces as `image_digest_mismatch`.
 
+use crate::manifest::{self, MAX_MANIFEST};
 use crate::{ImageError, PinnedRef, RegistryConfig};
 use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::errors::{DigestError, OciDistributionError};
@@ -18,8 +19,6 @@ const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
 const DOCKER_LIST: &str = "application/vnd.docker.distribution.manifest.list.v2+json";
 const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
 const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
-/// Manifests are small; anything larger is hostile.
-const MAX_MANIFEST: usize = 4 << 20;
 
 /// What [`pull`] downloaded and verified.
 #[derive(Debug)]
@@ -206,6 +205,9 @@ pub(crate) fn client(cfg: &RegistryConfig) -> Client {
         protocol: ClientProtocol::HttpsExcept(cfg.insecure.clone()),
         // We resolve indexes ourselves (below) so the chosen manifest's digest is verified.
         platform_resolver: None,
+        // A registry that stops answering fails the pull instead of holding it forever.
+        connect_timeout: Some(manifest::CONNECT_TIMEOUT),
+        read_timeout: Some(manifest::READ_TIMEOUT),
         ..Default::default()
     })
 }
@@ -237,10 +239,7 @@ pub async fn pull(
         pinned.repository.clone(),
         pinned.digest.clone(),
     );
-    let (body, _) = client
-        .pull_manifest_raw(&reference, &auth, &accepted)
-        .await
-        .map_err(|e| map_err("manifest", e))?;
+    let body = manifest::fetch(cfg, &client, &reference, &auth, &accepted, "manifest").await?;
     check_digest(
         "manifest",
         &pinned.digest,
@@ -270,10 +269,15 @@ pub async fn pull(
             pinned.repository.clone(),
             manifest_digest.clone(),
         );
-        let (body, _) = client
-            .pull_manifest_raw(&r, &auth, &[OCI_MANIFEST, DOCKER_MANIFEST])
-            .await
-            .map_err(|e| map_err("platform manifest", e))?;
+        let body = manifest::fetch(
+            cfg,
+            &client,
+            &r,
+            &auth,
+            &[OCI_MANIFEST, DOCKER_MANIFEST],
+            "platform manifest",
+        )
+        .await?;
         check_digest(
             "platform manifest",
             &manifest_digest,

@@ -7,7 +7,7 @@
 //! over the manifest bytes the registry served (never taken from a response header), so it
 //! is exactly what a later pull by that digest verifies against.
 
-use crate::pull::{auth, check_manifest, client, map_err, sha256_hex, ACCEPTED};
+use crate::pull::{auth, check_manifest, client, sha256_hex, ACCEPTED};
 use crate::{split_name, ImageError, PinnedRef, RegistryConfig};
 use oci_client::Reference;
 
@@ -95,16 +95,22 @@ pub async fn resolve(cfg: &RegistryConfig, reference: &str) -> Result<Resolved, 
         tagged.repository.clone(),
         tagged.tag.clone(),
     );
-    let (body, _) = client(cfg)
-        .pull_manifest_raw(&r, &auth(cfg, &tagged.registry), &ACCEPTED)
-        .await
-        .map_err(|e| match map_err("manifest", e) {
-            ImageError::NotInRegistry(m) => ImageError::NotInRegistry(format!(
-                "tag {:?} of {}/{} does not exist ({m})",
-                tagged.tag, tagged.registry, tagged.repository
-            )),
-            other => other,
-        })?;
+    let body = crate::manifest::fetch(
+        cfg,
+        &client(cfg),
+        &r,
+        &auth(cfg, &tagged.registry),
+        &ACCEPTED,
+        "manifest",
+    )
+    .await
+    .map_err(|e| match e {
+        ImageError::NotInRegistry(m) => ImageError::NotInRegistry(format!(
+            "tag {:?} of {}/{} does not exist ({m})",
+            tagged.tag, tagged.registry, tagged.repository
+        )),
+        other => other,
+    })?;
     check_manifest(&body)?;
     let digest = format!("sha256:{}", sha256_hex(&body));
     Ok(Resolved {

@@ -1,0 +1,108 @@
+//! Manifest downloads with a hard size bound and transport timeouts.
+//!
+//! `oci-client` reads a manifest response into memory whole before anything can look at
+//! its size, so a hostile or broken registry could stream gigabytes into the server (rule 4:
+//! nothing outside may consume a host resource beyond a bound). We therefore fetch
+//! manifests ourselves: the same URL, `Accept` list and credentials `oci-client` would use
+//! (its token flow is still the one that obtains the token), but the body is read in chunks
+//! and cut off at [`MAX_MANIFEST`] (`image_too_large`). Digests are checked by the callers.
+//!
+//! Credentials only ever go to the registry host: the URL is built from the reference's
+//! registry, and `reqwest` drops `Authorization` on a redirect to another origin.
+
+use crate::pull::map_err;
+use crate::{ImageError, RegistryConfig};
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, Reference, RegistryOperation};
+use std::time::Duration;
+
+/// Manifests are small (a large index is tens of KiB); anything larger is hostile.
+pub(crate) const MAX_MANIFEST: usize = 4 << 20;
+/// How long a registry may take to accept a connection.
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a registry may stay silent in the middle of a response.
+pub(crate) const READ_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `GET /v2/<repo>/manifests/<tag|digest>` from `reference`'s registry, bounded.
+pub(crate) async fn fetch(
+    cfg: &RegistryConfig,
+    client: &Client,
+    reference: &Reference,
+    auth: &RegistryAuth,
+    accepted: &[&str],
+    what: &str,
+) -> Result<Vec<u8>, ImageError> {
+    // Runs the registry's token flow (a no-op for registries without one).
+    let token = client
+        .auth(reference, auth, RegistryOperation::Pull)
+        .await
+        .map_err(|e| map_err(what, e))?;
+    let registry = reference.resolve_registry();
+    let scheme = if cfg.insecure.iter().any(|h| h == registry) {
+        "http"
+    } else {
+        "https"
+    };
+    let target = reference
+        .digest()
+        .or(reference.tag())
+        .ok_or_else(|| ImageError::InvalidReference(format!("{what}: no tag or digest")))?;
+    let url = format!(
+        "{scheme}://{registry}/v2/{}/manifests/{target}",
+        reference.repository()
+    );
+    let http = reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .read_timeout(READ_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::limited(5))
+        .build()
+        .map_err(|e| ImageError::RegistryUnavailable(format!("{what}: transport: {e}")))?;
+    let mut req = http.get(&url).header("Accept", accepted.join(", "));
+    req = match (token, auth) {
+        (Some(t), _) => req.bearer_auth(t),
+        (None, RegistryAuth::Basic(user, pass)) => req.basic_auth(user, Some(pass)),
+        (None, _) => req,
+    };
+    let mut resp = req
+        .send()
+        .await
+        .map_err(|e| ImageError::RegistryUnavailable(format!("{what}: {url}: {e}")))?;
+    let status = resp.status().as_u16();
+    match status {
+        200..=299 => {}
+        404 => return Err(ImageError::NotInRegistry(format!("{what}: {url}"))),
+        401 | 403 => return Err(ImageError::Unauthorized(format!("{what}: {url}"))),
+        _ => {
+            return Err(ImageError::RegistryUnavailable(format!(
+                "{what}: {url}: HTTP {status}"
+            )))
+        }
+    }
+    if resp
+        .content_length()
+        .is_some_and(|n| n > MAX_MANIFEST as u64)
+    {
+        return Err(too_large(what));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| ImageError::RegistryUnavailable(format!("{what}: {url}: {e}")))?
+    {
+        if body.len() + chunk.len() > MAX_MANIFEST {
+            return Err(too_large(what));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+fn too_large(what: &str) -> ImageError {
+    ImageError::TooLarge(format!(
+        "{what}: the registry sent more than {MAX_MANIFEST} bytes (manifests are small)"
+    ))
+}
+
+#[cfg(test)]
+mod tests;

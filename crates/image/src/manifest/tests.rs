@@ -1,0 +1,126 @@
+//! A hostile registry on loopback: manifests that never end, or claim to be huge, must be
+//! cut off at the bound with `image_too_large` instead of being read into memory.
+
+use super::MAX_MANIFEST;
+use crate::resolve::resolve;
+use crate::{ImageError, RegistryConfig};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// How the fake registry answers a manifest request.
+#[derive(Clone, Copy)]
+enum Answer {
+    /// Chunked, `chunks` × 1 MiB of JSON-ish filler and then the end.
+    Chunked { chunks: usize },
+    /// A `Content-Length` far over the bound (the body is never sent).
+    Declares(u64),
+    /// A small, well-formed manifest (to show the fetch itself works).
+    Small,
+}
+
+/// Serve `/v2/` (no auth) and every manifest request with `answer`; return `host:port`.
+async fn registry(answer: Answer) -> String {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut s, _)) = l.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                loop {
+                    let mut head = Vec::new();
+                    let mut b = [0u8; 1];
+                    while !head.ends_with(b"\r\n\r\n") {
+                        if s.read(&mut b).await.unwrap_or(0) == 0 {
+                            return;
+                        }
+                        head.push(b[0]);
+                    }
+                    let head = String::from_utf8_lossy(&head).to_string();
+                    if !head.contains("/manifests/") {
+                        let _ = s
+                            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}")
+                            .await;
+                        continue;
+                    }
+                    let ct = "content-type: application/vnd.oci.image.manifest.v1+json\r\n";
+                    match answer {
+                        Answer::Chunked { chunks } => {
+                            let hdr = format!(
+                                "HTTP/1.1 200 OK\r\n{ct}transfer-encoding: chunked\r\n\r\n"
+                            );
+                            if s.write_all(hdr.as_bytes()).await.is_err() {
+                                return;
+                            }
+                            let chunk = vec![b' '; 1 << 20];
+                            for _ in 0..chunks {
+                                let mut c = format!("{:x}\r\n", chunk.len()).into_bytes();
+                                c.extend_from_slice(&chunk);
+                                c.extend_from_slice(b"\r\n");
+                                if s.write_all(&c).await.is_err() {
+                                    return;
+                                }
+                            }
+                            let _ = s.write_all(b"0\r\n\r\n").await;
+                        }
+                        Answer::Declares(n) => {
+                            let hdr = format!("HTTP/1.1 200 OK\r\n{ct}content-length: {n}\r\n\r\n");
+                            let _ = s.write_all(hdr.as_bytes()).await;
+                            return;
+                        }
+                        Answer::Small => {
+                            let body = br#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"x","digest":"sha256:00","size":1},"layers":[]}"#;
+                            let hdr = format!(
+                                "HTTP/1.1 200 OK\r\n{ct}content-length: {}\r\n\r\n",
+                                body.len()
+                            );
+                            let _ = s.write_all(hdr.as_bytes()).await;
+                            let _ = s.write_all(body).await;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+fn insecure(addr: &str) -> RegistryConfig {
+    RegistryConfig {
+        insecure: vec![addr.to_string()],
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn a_manifest_that_streams_past_the_bound_is_cut_off() {
+    // 64 MiB: sixteen times the bound. Read whole it would also fail, but as a digest
+    // mismatch after the memory was spent; the bound must stop it first.
+    let addr = registry(Answer::Chunked { chunks: 64 }).await;
+    let e = resolve(&insecure(&addr), &format!("{addr}/app:v1"))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, ImageError::TooLarge(_)), "{e:?}");
+    assert_eq!(e.code(), "image_too_large");
+}
+
+#[tokio::test]
+async fn a_manifest_that_declares_a_huge_length_is_refused_before_reading() {
+    let addr = registry(Answer::Declares(1 << 40)).await;
+    let e = resolve(&insecure(&addr), &format!("{addr}/app:v1"))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, ImageError::TooLarge(_)), "{e:?}");
+}
+
+#[tokio::test]
+async fn a_small_manifest_resolves_to_its_digest() {
+    let addr = registry(Answer::Small).await;
+    let r = resolve(&insecure(&addr), &format!("{addr}/app:v1"))
+        .await
+        .unwrap();
+    assert!(r.digest.starts_with("sha256:"), "{}", r.digest);
+    assert!(r.reference.starts_with(&format!("{addr}/app:v1@sha256:")));
+    const { assert!(MAX_MANIFEST >= 1 << 20) };
+}
