@@ -84,6 +84,19 @@ class Assembly(unittest.TestCase):
         self.assertEqual(rows.finish(out), 0)
         self.assertEqual(json.loads(out.getvalue()), {"only": 1})
 
+    def test_a_row_that_hangs_times_out_and_its_child_is_killed(self):
+        import subprocess, time
+        rows = Rows(timeout=0.5)
+        started = time.monotonic()
+        rows.measure("hangs", subprocess.run, ["sleep", "30"])
+        rows.measure("after", lambda: 2)
+        self.assertLess(time.monotonic() - started, 20)
+        self.assertIn("timed out after 0.5 s", rows.result["hangs"]["error"])
+        self.assertEqual(rows.result["after"], 2)
+        self.assertEqual(rows.failed, ["hangs"])
+        alive = subprocess.run(["pgrep", "-x", "-f", "sleep 30"], capture_output=True)
+        self.assertNotEqual(alive.returncode, 0, "the row's child outlived its timeout")
+
 
 if __name__ == "__main__":
     unittest.main()
