@@ -16,17 +16,26 @@ enum Answer {
     Declares(u64),
     /// A small, well-formed manifest (to show the fetch itself works).
     Small,
+    /// `Small`, but only with `Authorization: Basic dTpw` (u:p); 401 otherwise.
+    SmallBasic,
+    /// `Small`, but only with the bearer token `/token` hands out (the distribution token
+    /// flow: `/v2/` answers 401 with a `Bearer realm=…` challenge).
+    SmallBearer,
 }
+
+const SMALL: &[u8] = br#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"x","digest":"sha256:00","size":1},"layers":[]}"#;
 
 /// Serve `/v2/` (no auth) and every manifest request with `answer`; return `host:port`.
 async fn registry(answer: Answer) -> String {
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap().to_string();
+    let served = addr.clone();
     tokio::spawn(async move {
         loop {
             let Ok((mut s, _)) = l.accept().await else {
                 return;
             };
+            let addr = served.clone();
             tokio::spawn(async move {
                 loop {
                     let mut head = Vec::new();
@@ -38,6 +47,37 @@ async fn registry(answer: Answer) -> String {
                         head.push(b[0]);
                     }
                     let head = String::from_utf8_lossy(&head).to_string();
+                    let lower = head.to_ascii_lowercase();
+                    if let Answer::SmallBearer = answer {
+                        if head.starts_with("GET /v2/ ") {
+                            let h = format!(
+                                "HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer realm=\"http://{addr}/token\",service=\"fake\"\r\ncontent-length: 0\r\n\r\n"
+                            );
+                            let _ = s.write_all(h.as_bytes()).await;
+                            continue;
+                        }
+                        if head.starts_with("GET /token") {
+                            let body = br#"{"token":"t0k3n"}"#;
+                            let h = format!(
+                                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n",
+                                body.len()
+                            );
+                            let _ = s.write_all(h.as_bytes()).await;
+                            let _ = s.write_all(body).await;
+                            continue;
+                        }
+                    }
+                    let wanted = match answer {
+                        Answer::SmallBasic => Some("authorization: basic dtpw"),
+                        Answer::SmallBearer => Some("authorization: bearer t0k3n"),
+                        _ => None,
+                    };
+                    if head.contains("/manifests/") && wanted.is_some_and(|w| !lower.contains(w)) {
+                        let _ = s
+                            .write_all(b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\n\r\n")
+                            .await;
+                        continue;
+                    }
                     if !head.contains("/manifests/") {
                         let _ = s
                             .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}")
@@ -69,8 +109,8 @@ async fn registry(answer: Answer) -> String {
                             let _ = s.write_all(hdr.as_bytes()).await;
                             return;
                         }
-                        Answer::Small => {
-                            let body = br#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"x","digest":"sha256:00","size":1},"layers":[]}"#;
+                        Answer::Small | Answer::SmallBasic | Answer::SmallBearer => {
+                            let body = SMALL;
                             let hdr = format!(
                                 "HTTP/1.1 200 OK\r\n{ct}content-length: {}\r\n\r\n",
                                 body.len()
@@ -123,4 +163,25 @@ async fn a_small_manifest_resolves_to_its_digest() {
     assert!(r.digest.starts_with("sha256:"), "{}", r.digest);
     assert!(r.reference.starts_with(&format!("{addr}/app:v1@sha256:")));
     const { assert!(MAX_MANIFEST >= 1 << 20) };
+}
+
+#[tokio::test]
+async fn credentials_reach_the_manifest_by_basic_auth_or_the_token_flow() {
+    let addr = registry(Answer::SmallBasic).await;
+    let mut cfg = insecure(&addr);
+    let anonymous = resolve(&cfg, &format!("{addr}/app:v1")).await.unwrap_err();
+    assert_eq!(anonymous.code(), "registry_unauthorized", "{anonymous:?}");
+    cfg.credentials.insert(
+        addr.clone(),
+        crate::Credentials {
+            username: "u".into(),
+            password: "p".into(),
+        },
+    );
+    resolve(&cfg, &format!("{addr}/app:v1")).await.unwrap();
+
+    let addr = registry(Answer::SmallBearer).await;
+    resolve(&insecure(&addr), &format!("{addr}/app:v1"))
+        .await
+        .unwrap();
 }
