@@ -172,6 +172,41 @@ impl CompiledPolicy {
     }
 }
 
+/// The policy document `yaml` with `extra` appended to its `sandbox.volumes` (the
+/// request's `--volume` mounts; learn mode rewrites a policy the same way). The result is
+/// compiled as usual: a mount that repeats or overlaps the policy's is `policy_invalid`.
+pub fn yaml_with_volumes(yaml: &str, extra: &[VolumeMount]) -> Result<String, PolicyError> {
+    if extra.is_empty() {
+        return Ok(yaml.to_string());
+    }
+    if yaml.len() > crate::MAX_POLICY_BYTES {
+        return crate::compile(yaml).map(|_| String::new());
+    }
+    let mut doc: serde_json::Value = if yaml.trim().is_empty() {
+        serde_json::json!({"version": 1})
+    } else {
+        serde_saphyr::from_str(yaml).map_err(|e| PolicyError::Invalid(e.to_string()))?
+    };
+    let bad = |m: &str| PolicyError::Invalid(m.to_string());
+    let root = doc
+        .as_object_mut()
+        .ok_or_else(|| bad("a policy is a mapping"))?;
+    let sandbox = root
+        .entry("sandbox")
+        .or_insert_with(|| serde_json::json!({}))
+        .as_object_mut()
+        .ok_or_else(|| bad("sandbox: must be a mapping"))?;
+    let list = sandbox
+        .entry("volumes")
+        .or_insert_with(|| serde_json::json!([]))
+        .as_array_mut()
+        .ok_or_else(|| bad("sandbox.volumes: must be a list"))?;
+    for m in extra {
+        list.push(serde_json::json!({"name": m.name, "path": m.path, "read_only": m.read_only}));
+    }
+    Ok(doc.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

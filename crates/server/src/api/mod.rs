@@ -1,6 +1,6 @@
 //! `cleanroom.v1` Connect services over the [`Engine`], one file per proto service
 //! (`sandboxes`, `images`, `exec`, `snapshots`, `pools`, `attestation`, `approvals`,
-//! `lifetime`, `files`; `run` is `RunExecution` and the create request's translation,
+//! `lifetime`, `files`, `volumes`; `run` is `RunExecution` and the create request's translation,
 //! `errors` the error details every answer carries). This file: the shared translation.
 //!
 //! Pure translation: request messages in, engine calls, response messages out. Every
@@ -19,6 +19,7 @@ pub mod pools;
 pub mod run;
 pub mod sandboxes;
 pub mod snapshots;
+pub mod volumes;
 
 use crate::auth::principal_of;
 use crate::engine::Engine;
