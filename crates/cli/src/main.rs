@@ -25,6 +25,7 @@ mod request;
 mod retained;
 mod serve;
 mod snapshots;
+mod volumes;
 mod stop_deadline;
 mod toplevel;
 

@@ -93,8 +93,25 @@ pub(crate) fn sandbox_msg(r: &SandboxRow) -> Sandbox {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
+        volumes: r
+            .policy
+            .get(&r.id)
+            .map(|p| volume_mounts(&p.volumes))
+            .unwrap_or_default(),
         ..Default::default()
     }
+}
+
+/// A compiled policy's volume mounts as messages.
+pub(crate) fn volume_mounts(v: &[cleanroom_policy::VolumeMount]) -> Vec<VolumeMount> {
+    v.iter()
+        .map(|m| VolumeMount {
+            name: m.name.clone(),
+            path: m.path.clone(),
+            read_only: m.read_only,
+            ..Default::default()
+        })
+        .collect()
 }
 
 pub(crate) fn execution_msg(r: &ExecutionRow) -> Execution {

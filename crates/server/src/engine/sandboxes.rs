@@ -129,6 +129,8 @@ impl Engine {
             .with("backend", self.backend.name()));
         }
         let limits = crate::limits::effective(&policy, requested)?;
+        let names: Vec<&str> = policy.volumes.iter().map(|m| m.name.as_str()).collect();
+        self.wait_for_stopping_volume_users(owner, &names).await;
         let id = ids::sandbox_id();
         // Secrets and the sandbox CA before anything exists: a secret this server has no
         // value for refuses the sandbox like a capability mismatch does.

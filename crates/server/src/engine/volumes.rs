@@ -22,6 +22,9 @@ use cleanroom_policy::CompiledPolicy;
 use cleanroom_vocab::ErrorCode;
 use std::sync::Arc;
 
+/// How long a mount or a removal waits for sandboxes that are already stopping.
+const STOPPING_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A volume as the API shows it: its record and the live sandboxes that mount it.
 #[derive(Debug, Clone)]
 pub struct VolumeView {
@@ -67,6 +70,36 @@ impl Engine {
             }
         }
         Ok(out)
+    }
+
+    /// Wait (up to [`STOPPING_WAIT`]) while the only live sandboxes of `owner` that mount
+    /// any of `names` are STOPPING: the one-shot sandbox of an `exec` that just finished is
+    /// torn down in the background, and the next `exec --volume` or `volume rm` should not
+    /// fail `volume_busy`/`volume_in_use` because of it. The checks that decide run after.
+    pub(super) async fn wait_for_stopping_volume_users(&self, owner: &str, names: &[&str]) {
+        if names.is_empty() {
+            return;
+        }
+        let deadline = tokio::time::Instant::now() + STOPPING_WAIT;
+        loop {
+            let Ok(rows) = self.store.list_sandboxes() else {
+                return;
+            };
+            let users: Vec<_> = rows
+                .into_iter()
+                .filter(|r| !ss::is_terminal(r.status) && r.owner == owner)
+                .filter(|r| {
+                    r.policy.get(&r.owner).is_ok_and(|p| {
+                        p.volumes.iter().any(|m| names.contains(&m.name.as_str()))
+                    })
+                })
+                .collect();
+            let only_stopping = users.iter().all(|r| r.status == ss::STOPPING);
+            if users.is_empty() || !only_stopping || tokio::time::Instant::now() >= deadline {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     }
 
     fn view(&self, record: VolumeRecord) -> Result<VolumeView, EngineError> {
@@ -124,6 +157,8 @@ impl Engine {
     ) -> Result<VolumeView, EngineError> {
         let store = self.volume_store()?;
         let rec = self.find_volume(who, key)?;
+        self.wait_for_stopping_volume_users(&rec.owner, &[rec.name.as_str()])
+            .await;
         {
             let _admission = crate::sync::lock(&store.admission);
             let users = self.users_of(&rec)?;

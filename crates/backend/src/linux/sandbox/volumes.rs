@@ -30,8 +30,11 @@ pub(super) fn attach(
             return Err("a volume cannot be mounted on the sandbox's root".into());
         }
         let at = root.dir(rel, 0o755)?;
+        // `/proc/self/fd/N/.`: move_mount(2) does not follow a final symlink (the magic
+        // link itself) without MOVE_MOUNT_T_SYMLINKS; through `.` the walk ends on the
+        // directory the fd names.
         root.mounts()
-            .move_mount(tree.as_fd(), &fd_path(at.fd()))
+            .move_mount(tree.as_fd(), &fd_path(at.fd()).join("."))
             .map_err(|e| format!("attach volume at {}: {e}", v.guest_path))?;
         if !v.read_only {
             writable.push(v.guest_path.clone());
