@@ -25,9 +25,9 @@ mod request;
 mod retained;
 mod serve;
 mod snapshots;
-mod volumes;
 mod stop_deadline;
 mod toplevel;
+mod volumes;
 
 use crate::lazy::Lazy;
 use clap::Parser;

@@ -139,7 +139,14 @@ fn volumes_line(v: &[VolumeMount]) -> String {
     }
     let list: Vec<String> = v
         .iter()
-        .map(|m| format!("{}:{}{}", m.name, m.path, if m.read_only { ":ro" } else { "" }))
+        .map(|m| {
+            format!(
+                "{}:{}{}",
+                m.name,
+                m.path,
+                if m.read_only { ":ro" } else { "" }
+            )
+        })
         .collect();
     format!(
         "volumes:         {} (not captured: a restore mounts them again as they are then)\n",

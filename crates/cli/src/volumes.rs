@@ -126,7 +126,10 @@ pub async fn run(ep: &Target, cmd: VolumeCommand) -> Result<i32, ApiError> {
                     serde_json::to_string_pretty(&r.volumes).unwrap_or_default()
                 );
             } else {
-                println!("{:<24} {:>10} {:<16} MOUNTED_BY", "NAME", "SIZE_MIB", "OWNER");
+                println!(
+                    "{:<24} {:>10} {:<16} MOUNTED_BY",
+                    "NAME", "SIZE_MIB", "OWNER"
+                );
                 for v in &r.volumes {
                     println!(
                         "{:<24} {:>10} {:<16} {}",

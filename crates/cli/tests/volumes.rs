@@ -17,7 +17,10 @@ fn ok(o: &std::process::Output) -> String {
 }
 
 fn volume(s: &Server, name: &str, size: &str) {
-    assert_eq!(ok(&s.run(&["volume", "create", name, "--size", size])), name);
+    assert_eq!(
+        ok(&s.run(&["volume", "create", name, "--size", size])),
+        name
+    );
 }
 
 fn sandbox_with(s: &Server, mounts: &[&str]) -> std::process::Output {
@@ -52,9 +55,17 @@ fn data_written_read_write_is_read_by_read_only_sandboxes_after_the_writer_is_go
     // Read-only: the kernel refuses writes.
     let w = s.sh_in(&b, "echo x > /mnt/data/other");
     assert_ne!(w.status.code(), Some(0));
-    assert!(stderr(&w).contains("Read-only file system"), "{}", stderr(&w));
+    assert!(
+        stderr(&w).contains("Read-only file system"),
+        "{}",
+        stderr(&w)
+    );
     let w = s.sh_in(&b, "rm /mnt/data/note");
-    assert!(stderr(&w).contains("Read-only file system"), "{}", stderr(&w));
+    assert!(
+        stderr(&w).contains("Read-only file system"),
+        "{}",
+        stderr(&w)
+    );
     // The files API works on the mount path with the sandbox's own identity: reads, and
     // refuses writes on the read-only mount.
     let tmp = tempfile::tempdir().unwrap();
@@ -66,7 +77,11 @@ fn data_written_read_write_is_read_by_read_only_sandboxes_after_the_writer_is_go
     ]));
     assert_eq!(std::fs::read_to_string(&local).unwrap().trim(), "from-a");
     let up = s.run(&["cp", local.to_str().unwrap(), &format!("{b}:/mnt/data/up")]);
-    assert_ne!(up.status.code(), Some(0), "an upload into a read-only mount succeeded");
+    assert_ne!(
+        up.status.code(),
+        Some(0),
+        "an upload into a read-only mount succeeded"
+    );
     // `inspect` shows the mounts; `volume inspect` the live users.
     let j = inspect(&s, &b);
     assert_eq!(j["volumes"][0]["name"], "data", "{j}");
@@ -79,7 +94,10 @@ fn data_written_read_write_is_read_by_read_only_sandboxes_after_the_writer_is_go
         .iter()
         .filter_map(|x| x.as_str())
         .collect();
-    assert!(users.contains(&b.as_str()) && users.contains(&c.as_str()), "{v}");
+    assert!(
+        users.contains(&b.as_str()) && users.contains(&c.as_str()),
+        "{v}"
+    );
     assert_eq!(v["sizeBytes"], (64u64 << 20).to_string(), "{v}");
 }
 
@@ -139,18 +157,22 @@ fn another_principal_can_neither_see_use_nor_remove_a_volume() {
     open_socket_to_all(&s);
     volume(&s, "secret", "16MiB");
     let id = {
-        let v: serde_json::Value = serde_json::from_str(&ok(&s.run(&[
-            "volume", "inspect", "secret", "--json",
-        ])))
-        .unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&ok(&s.run(&["volume", "inspect", "secret", "--json"]))).unwrap();
         v["volumeId"].as_str().unwrap().to_string()
     };
     let ls = as_uid(&s, 65534, &["volume", "ls", "-o", "json"]);
     assert_eq!(ok(&ls), "[]");
     // By name or by id: exactly like a volume that does not exist.
     for key in ["secret", id.as_str(), "nope"] {
-        assert_code(&as_uid(&s, 65534, &["volume", "inspect", key]), "volume_not_found");
-        assert_code(&as_uid(&s, 65534, &["volume", "rm", key]), "volume_not_found");
+        assert_code(
+            &as_uid(&s, 65534, &["volume", "inspect", key]),
+            "volume_not_found",
+        );
+        assert_code(
+            &as_uid(&s, 65534, &["volume", "rm", key]),
+            "volume_not_found",
+        );
     }
     assert_code(
         &as_uid(
@@ -162,7 +184,11 @@ fn another_principal_can_neither_see_use_nor_remove_a_volume() {
     );
     // Names are per owner: the other principal's own `secret` is another volume.
     assert_eq!(
-        ok(&as_uid(&s, 65534, &["volume", "create", "secret", "--size", "16MiB"])),
+        ok(&as_uid(
+            &s,
+            65534,
+            &["volume", "create", "secret", "--size", "16MiB"]
+        )),
         "secret"
     );
     // The other principal sees its own only; root (an admin here) sees both.
@@ -196,7 +222,10 @@ fn a_volume_in_use_is_not_removed_and_a_removed_one_leaves_nothing_behind() {
         "left behind: {:?}",
         volume_leftovers(&s.state_dir())
     );
-    assert_code(&s.run(&["volume", "inspect", "scratch"]), "volume_not_found");
+    assert_code(
+        &s.run(&["volume", "inspect", "scratch"]),
+        "volume_not_found",
+    );
     let left: Vec<_> = std::fs::read_dir(s.state_dir().join("volumes"))
         .unwrap()
         .flatten()
@@ -239,7 +268,11 @@ fn the_policy_mounts_its_sandbox_volumes_and_its_hash_covers_them() {
     let a = ok(&s.run(&["sandbox", "create", "--policy", &policy]));
     assert_eq!(ok(&s.sh_in(&a, "cat /opt2/cache/c")), "cached");
     let w = s.sh_in(&a, "touch /opt2/cache/n");
-    assert!(stderr(&w).contains("Read-only file system"), "{}", stderr(&w));
+    assert!(
+        stderr(&w).contains("Read-only file system"),
+        "{}",
+        stderr(&w)
+    );
     let b = ok(&s.run(&["sandbox", "create", "--policy", &plain]));
     let (ha, hb) = (inspect(&s, &a), inspect(&s, &b));
     assert_ne!(ha["policyHash"], hb["policyHash"]);
@@ -296,18 +329,17 @@ fn bad_mounts_are_refused_with_stable_codes() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let c = s.client().await;
-        let e = api(
-            c.sandboxes
-                .create_sandbox(cleanroom_client::api::CreateSandboxRequest {
-                    volumes: vec![cleanroom_client::api::VolumeMount {
-                        name: "v".into(),
-                        path: "/proc/self".into(),
-                        ..Default::default()
-                    }],
+        let e = api(c
+            .sandboxes
+            .create_sandbox(cleanroom_client::api::CreateSandboxRequest {
+                volumes: vec![cleanroom_client::api::VolumeMount {
+                    name: "v".into(),
+                    path: "/proc/self".into(),
                     ..Default::default()
-                })
-                .await,
-        )
+                }],
+                ..Default::default()
+            })
+            .await)
         .unwrap_err();
         assert_eq!(e.code, "volume_mount_invalid", "{e:?}");
     });
@@ -324,10 +356,8 @@ fn snapshots_say_volumes_are_not_captured() {
     let a = ok(&sandbox_with(&s, &["keep:/workspace/keep"]));
     ok(&s.sh_in(&a, "echo v1 > /workspace/keep/f && echo w > /workspace/own"));
     let snap = ok(&s.run(&["snapshot", "create", &a]));
-    let j: serde_json::Value = serde_json::from_str(&ok(&s.run(&[
-        "snapshot", "inspect", &snap, "--json",
-    ])))
-    .unwrap();
+    let j: serde_json::Value =
+        serde_json::from_str(&ok(&s.run(&["snapshot", "inspect", &snap, "--json"]))).unwrap();
     assert_eq!(j["volumesNotCaptured"][0]["name"], "keep", "{j}");
     assert!(ok(&s.run(&["snapshot", "inspect", &snap])).contains("volumes:"));
     ok(&s.sh_in(&a, "echo v2 > /workspace/keep/f"));
@@ -377,7 +407,14 @@ fn a_killed_server_finds_its_volumes_again_and_a_stopped_one_unmounts_them() {
     );
     s.spawn();
     assert_eq!(
-        ok(&s.run(&["exec", "--volume", "durable:/mnt/d:ro", "--", "cat", "/mnt/d/f"])),
+        ok(&s.run(&[
+            "exec",
+            "--volume",
+            "durable:/mnt/d:ro",
+            "--",
+            "cat",
+            "/mnt/d/f"
+        ])),
         "kept"
     );
     ok(&s.run(&["volume", "rm", "durable"]));

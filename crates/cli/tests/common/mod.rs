@@ -244,11 +244,19 @@ pub fn mounts_mentioning(needle: &str) -> Vec<String> {
 pub fn volume_leftovers(server_state: &Path) -> Vec<String> {
     let dir = server_state.join("volumes").display().to_string();
     let mut out = mounts_mentioning(&dir);
-    for dev in std::fs::read_dir("/sys/block").into_iter().flatten().flatten() {
+    for dev in std::fs::read_dir("/sys/block")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
         let backing = dev.path().join("loop/backing_file");
         if let Ok(f) = std::fs::read_to_string(&backing) {
             if f.trim().starts_with(&dir) {
-                out.push(format!("{}: {}", dev.file_name().to_string_lossy(), f.trim()));
+                out.push(format!(
+                    "{}: {}",
+                    dev.file_name().to_string_lossy(),
+                    f.trim()
+                ));
             }
         }
     }

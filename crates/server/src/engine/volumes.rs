@@ -41,10 +41,7 @@ impl Engine {
 
     fn volume_store(&self) -> Result<&Arc<Volumes>, EngineError> {
         self.volumes.get().ok_or_else(|| {
-            EngineError::new(
-                ErrorCode::Unavailable,
-                "this server has no volume store",
-            )
+            EngineError::new(ErrorCode::Unavailable, "this server has no volume store")
         })
     }
 
@@ -89,9 +86,9 @@ impl Engine {
                 .into_iter()
                 .filter(|r| !ss::is_terminal(r.status) && r.owner == owner)
                 .filter(|r| {
-                    r.policy.get(&r.owner).is_ok_and(|p| {
-                        p.volumes.iter().any(|m| names.contains(&m.name.as_str()))
-                    })
+                    r.policy
+                        .get(&r.owner)
+                        .is_ok_and(|p| p.volumes.iter().any(|m| names.contains(&m.name.as_str())))
                 })
                 .collect();
             let only_stopping = users.iter().all(|r| r.status == ss::STOPPING);
@@ -204,7 +201,9 @@ impl Engine {
         let store = self.volume_store()?;
         let mut binds = Vec::new();
         for m in &policy.volumes {
-            let rec = store.by_name(owner, &m.name).ok_or_else(|| not_found(&m.name))?;
+            let rec = store
+                .by_name(owner, &m.name)
+                .ok_or_else(|| not_found(&m.name))?;
             let users = self.users_of(&rec)?;
             let conflict = if m.read_only {
                 users.iter().find(|(_, ro)| !ro)
@@ -226,7 +225,10 @@ impl Engine {
             let source = store.mountpoint(&rec.id).ok_or_else(|| {
                 EngineError::new(
                     ErrorCode::Unavailable,
-                    format!("volume {:?} is not mounted on the server (see its log)", m.name),
+                    format!(
+                        "volume {:?} is not mounted on the server (see its log)",
+                        m.name
+                    ),
                 )
             })?;
             binds.push(VolumeBind {

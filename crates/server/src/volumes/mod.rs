@@ -54,8 +54,7 @@ fn internal(e: impl std::fmt::Display) -> EngineError {
 
 /// `volume_not_found` for a volume the caller may not see or that does not exist.
 pub fn not_found(key: &str) -> EngineError {
-    EngineError::new(ErrorCode::VolumeNotFound, format!("no volume {key:?}"))
-        .with("volume", key)
+    EngineError::new(ErrorCode::VolumeNotFound, format!("no volume {key:?}")).with("volume", key)
 }
 
 impl Volumes {

@@ -17,5 +17,5 @@ mod seccomp_bpf;
 pub mod shim;
 mod shim_wait;
 mod tree;
-mod volumes;
 pub mod trim;
+mod volumes;

@@ -138,17 +138,18 @@ fn run_shim() -> Result<i32, String> {
         ForkResult::Child => {
             // The shim holds nspawn's locks; nothing in the sandbox may.
             drop(nspawn_locks);
-            let code = match super::pid1::run_pid1(&cfg, net, (image_lower, snapshot, volumes), devs) {
-                Ok(()) => 0,
-                Err(e) => {
-                    let reply = Reply::SetupFailed {
-                        error: e.message,
-                        kind: e.kind,
-                    };
-                    let _ = protocol::send(CONTROL_FD, &reply, &[]);
-                    125
-                }
-            };
+            let code =
+                match super::pid1::run_pid1(&cfg, net, (image_lower, snapshot, volumes), devs) {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        let reply = Reply::SetupFailed {
+                            error: e.message,
+                            kind: e.kind,
+                        };
+                        let _ = protocol::send(CONTROL_FD, &reply, &[]);
+                        125
+                    }
+                };
             std::process::exit(code)
         }
         ForkResult::Parent { child } => {
