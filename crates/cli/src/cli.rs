@@ -346,7 +346,7 @@ pub enum SandboxCommand {
         #[arg(long, value_name = "REF")]
         image: Option<String>,
         #[command(flatten)]
-        limits: LimitArgs,
+        limits: Box<LimitArgs>,
         #[command(flatten)]
         lifetime: crate::lifetime::LifetimeArgs,
         /// Restore this snapshot (its policy, image, limits and files); cannot be combined
