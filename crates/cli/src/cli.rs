@@ -285,7 +285,7 @@ pub enum ImageCommand {
 #[derive(Debug, Args)]
 pub struct ExecArgs {
     /// Reuse an existing sandbox (it stays READY afterwards)
-    #[arg(long = "in", value_name = "SANDBOX_ID")]
+    #[arg(long = "in", value_name = "SANDBOX_ID", conflicts_with = "volumes")]
     pub in_sandbox: Option<String>,
     /// Keep the sandbox this command creates (print its id on stderr)
     #[arg(long)]
