@@ -25,6 +25,20 @@ pub struct SandboxSpec {
     /// (`rootfs`, `tmp`, `root`, `workspace`), used read-only as the shared lower layer of
     /// the matching writable filesystems (a fresh private upper each).
     pub restore: Option<PathBuf>,
+    /// Named volumes to bind into the sandbox (the backend must declare
+    /// [`crate::Capability::NamedVolumes`]; the server never sends any otherwise).
+    pub volumes: Vec<VolumeBind>,
+}
+
+/// One named volume bound into a sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct VolumeBind {
+    /// Host directory where the server mounted the volume's filesystem (server-private;
+    /// its ids on disk are the sandbox's own, shifted per sandbox with an idmapped mount).
+    pub source: PathBuf,
+    /// Absolute, normalized guest path (checked by `cleanroom_policy::volumes`).
+    pub guest_path: String,
+    pub read_only: bool,
 }
 
 /// What a filesystem capture wrote.

@@ -81,6 +81,10 @@ pub enum Command {
     /// The server's attestation key, and offline verification of sandbox attestations.
     #[command(subcommand)]
     Attestation(Lazy<crate::attest::AttestationCommand>),
+    /// Named volumes: size-capped filesystems you own, mounted into sandboxes with
+    /// `--volume NAME:/PATH[:ro]` or the policy's `sandbox.volumes` (docs/volumes.md).
+    #[command(subcommand)]
+    Volume(Lazy<crate::volumes::VolumeCommand>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -281,7 +285,7 @@ pub enum ImageCommand {
 #[derive(Debug, Args)]
 pub struct ExecArgs {
     /// Reuse an existing sandbox (it stays READY afterwards)
-    #[arg(long = "in", value_name = "SANDBOX_ID")]
+    #[arg(long = "in", value_name = "SANDBOX_ID", conflicts_with = "volumes")]
     pub in_sandbox: Option<String>,
     /// Keep the sandbox this command creates (print its id on stderr)
     #[arg(long)]
@@ -320,6 +324,8 @@ pub struct ExecArgs {
     pub policy: Option<PathBuf>,
     #[command(flatten)]
     pub ask: crate::ask::ExecAskArgs,
+    #[command(flatten)]
+    pub volumes: crate::request::VolumeArgs,
     /// Create the sandbox from this snapshot (its policy, image, limits and files); cannot
     /// be combined with --in, --policy or --image
     #[arg(long, value_name = "SNAPSHOT_ID", conflicts_with_all = ["in_sandbox", "policy", "image"])]
@@ -340,7 +346,7 @@ pub enum SandboxCommand {
         #[arg(long, value_name = "REF")]
         image: Option<String>,
         #[command(flatten)]
-        limits: LimitArgs,
+        limits: Box<LimitArgs>,
         #[command(flatten)]
         lifetime: crate::lifetime::LifetimeArgs,
         /// Restore this snapshot (its policy, image, limits and files); cannot be combined
@@ -370,6 +376,8 @@ pub enum SandboxCommand {
         /// select by it
         #[arg(long = "label", value_name = "KEY=VALUE", value_parser = crate::commands::labels::parse)]
         labels: Vec<(String, String)>,
+        #[command(flatten)]
+        volumes: crate::request::VolumeArgs,
     },
     /// List sandboxes
     Ls {

@@ -74,6 +74,7 @@ pub async fn run(mut cli: Cli) -> i32 {
                 Command::Cp(Lazy(args)) => crate::cp::run(&ep, args).await,
                 Command::Pool(Lazy(cmd)) => report(crate::pools::run(&ep, cmd).await),
                 Command::Attestation(Lazy(cmd)) => report(crate::attest::run(&ep, cmd).await),
+                Command::Volume(Lazy(cmd)) => report(crate::volumes::run(&ep, cmd).await),
                 Command::Serve(Lazy(_)) | Command::Policy(Lazy(_)) | Command::Status(Lazy(_)) => {
                     unreachable!("handled above")
                 }
@@ -142,6 +143,7 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
             delegation,
             no_pool,
             labels,
+            volumes,
         } => {
             if docker {
                 return Err(crate::toplevel::docker_refused());
@@ -163,6 +165,7 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
                 delegation_chain,
                 no_pool,
                 labels: labels.into_iter().collect(),
+                volumes: crate::request::volume_msgs(&volumes)?,
                 ..crate::request::sandbox_request(policy_yaml, policy.as_deref())?
             };
             let s = client.sandboxes.create_sandbox(req).await?.into_owned();

@@ -27,6 +27,7 @@ mod serve;
 mod snapshots;
 mod stop_deadline;
 mod toplevel;
+mod volumes;
 
 use crate::lazy::Lazy;
 use clap::Parser;

@@ -40,6 +40,36 @@ pub(crate) fn limits_msg(l: &crate::cli::LimitArgs) -> Result<ResourceLimits, Ap
     })
 }
 
+/// `--volume NAME:/PATH[:ro]` (repeatable) of every command that creates a sandbox.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct VolumeArgs {
+    /// Mount your named volume NAME (`cleanroom volume create`) at PATH inside the sandbox;
+    /// `:ro` mounts it read-only (repeatable). A volume is mounted read-write into at most
+    /// one live sandbox, read-only into many (docs/volumes.md)
+    #[arg(long = "volume", value_name = "NAME:/PATH[:ro]")]
+    pub volumes: Vec<String>,
+}
+
+/// The request's volume mounts; a malformed one is `volume_mount_invalid`, locally.
+pub(crate) fn volume_msgs(
+    v: &VolumeArgs,
+) -> Result<Vec<cleanroom_client::api::VolumeMount>, ApiError> {
+    v.volumes
+        .iter()
+        .map(|spec| {
+            let m = cleanroom_client::policy::parse_volume_flag(spec).map_err(|e| {
+                render::local(ErrorCode::VolumeMountInvalid, format!("--volume {e}"))
+            })?;
+            Ok(cleanroom_client::api::VolumeMount {
+                name: m.name,
+                path: m.path,
+                read_only: m.read_only,
+                ..Default::default()
+            })
+        })
+        .collect()
+}
+
 pub(crate) fn read_policy(path: Option<&PathBuf>, repo_default: bool) -> Result<String, ApiError> {
     let path = match path {
         Some(p) => p.clone(),

@@ -113,7 +113,7 @@ fn detail(s: &Snapshot) -> String {
     let l = s.limits.as_option().cloned().unwrap_or_default();
     let created = crate::render::time(&s.created_at);
     format!(
-        "snapshot_id:     {}\nsource_sandbox:  {}\nparent:          {}\nsize_bytes:      {}\nfiles:           {}\ncontent_digest:  {}\npolicy_hash:     {}\nimage:           {}\nlimits:          memory={}MiB pids={} cpu={}m disk={}MiB\ncreated_at:      {}\n",
+        "snapshot_id:     {}\nsource_sandbox:  {}\nparent:          {}\nsize_bytes:      {}\nfiles:           {}\ncontent_digest:  {}\npolicy_hash:     {}\nimage:           {}\nlimits:          memory={}MiB pids={} cpu={}m disk={}MiB\ncreated_at:      {}\n{}",
         s.snapshot_id,
         s.source_sandbox_id,
         if s.parent_snapshot_id.is_empty() { "-" } else { &s.parent_snapshot_id },
@@ -127,6 +127,30 @@ fn detail(s: &Snapshot) -> String {
         l.cpu_millis,
         l.disk_bytes >> 20,
         created,
+        volumes_line(&s.volumes_not_captured),
+    )
+}
+
+/// Named volumes are never captured (docs/volumes.md): said on every snapshot that had
+/// some.
+fn volumes_line(v: &[VolumeMount]) -> String {
+    if v.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = v
+        .iter()
+        .map(|m| {
+            format!(
+                "{}:{}{}",
+                m.name,
+                m.path,
+                if m.read_only { ":ro" } else { "" }
+            )
+        })
+        .collect();
+    format!(
+        "volumes:         {} (not captured: a restore mounts them again as they are then)\n",
+        list.join(", ")
     )
 }
 

@@ -67,6 +67,11 @@ pub fn apply_output(cli: &mut Cli) {
             | PoolCommand::Claim { json, .. },
         )) => *json = true,
         Command::Attestation(Lazy(AttestationCommand::Verify(a))) => a.json = true,
+        Command::Volume(Lazy(
+            crate::volumes::VolumeCommand::Create { json, .. }
+            | crate::volumes::VolumeCommand::Ls { json }
+            | crate::volumes::VolumeCommand::Inspect { json, .. },
+        )) => *json = true,
         _ => {}
     }
 }
@@ -82,6 +87,8 @@ pub struct CreateArgs {
     pub image: Option<String>,
     #[command(flatten)]
     pub limits: LimitArgs,
+    #[command(flatten)]
+    pub volumes: crate::request::VolumeArgs,
 }
 
 /// Create, bootstrap (repository checkout, dependencies), keep; print the id on stdout.
@@ -97,7 +104,7 @@ pub async fn create(ep: &Target, args: CreateArgs) -> i32 {
         &client,
         args.policy.as_ref(),
         args.image.as_deref(),
-        &args.limits,
+        (&args.limits, &args.volumes),
     )
     .await
     {

@@ -121,6 +121,8 @@ pub struct Client {
     pub endpoint: Endpoint,
     /// `SetSandboxTimeout` (TTL / idle timeout changes).
     pub lifetimes: SandboxLifetimeServiceClient<SharedHttp2Connection>,
+    /// Named volumes (docs/volumes.md).
+    pub volumes: cleanroom_proto::cleanroom::v1::VolumeServiceClient<SharedHttp2Connection>,
 }
 
 impl Client {
@@ -241,6 +243,10 @@ impl Client {
             pools: WarmPoolServiceClient::new(shared.clone(), config.clone()),
             attestation: AttestationServiceClient::new(shared.clone(), config.clone()),
             endpoint: endpoint.clone(),
+            volumes: cleanroom_proto::cleanroom::v1::VolumeServiceClient::new(
+                shared.clone(),
+                config.clone(),
+            ),
             lifetimes: SandboxLifetimeServiceClient::new(shared, config),
         })
     }

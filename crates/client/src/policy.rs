@@ -10,4 +10,6 @@
 /// committed HEAD and sends with `CreateSandbox` (empty when the policy does not compile:
 /// the server then says why).
 pub use cleanroom_policy::registries::lockfile_paths;
+/// `--volume NAME:/path[:ro]`, checked by the compiler's own rules (docs/volumes.md).
+pub use cleanroom_policy::volumes::parse_flag as parse_volume_flag;
 pub use cleanroom_policy::{compile, resource_bounds, CompiledPolicy, PolicyError};

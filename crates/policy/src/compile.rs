@@ -53,6 +53,8 @@ struct SandboxSection {
     #[serde(default)]
     git: Vec<crate::git::GitSection>,
     lifetime: Option<Lifetime>,
+    #[serde(default)]
+    volumes: Vec<crate::volumes::VolumeSection>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -387,6 +389,7 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
         .transpose()
         .map_err(|e| invalid("sandbox.dependencies.command", e))?;
     let registries = crate::registries::compile_registries(file.sandbox.registries)?;
+    let volumes = crate::volumes::compile_volumes(file.sandbox.volumes)?;
     Ok(CompiledPolicy {
         version: 1,
         image_ref,
@@ -399,6 +402,7 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
         registries,
         git,
         lifetime,
+        volumes,
     })
 }
 

@@ -24,9 +24,11 @@ pub mod host;
 pub use ask::{Unknown, Verdict};
 pub mod lockfile;
 pub mod registries;
+pub mod volumes;
 pub use compile::compile;
 pub use egress::{normalize_wire_host, DenyReason};
 pub use host::HostPattern;
+pub use volumes::VolumeMount;
 
 /// Largest policy document accepted (hostile input guard).
 pub const MAX_POLICY_BYTES: usize = 256 * 1024;
@@ -220,6 +222,10 @@ pub struct CompiledPolicy {
     /// `sandbox.lifetime` (TTL, idle timeout).
     #[serde(default, skip_serializing_if = "Lifetime::is_empty")]
     pub lifetime: Lifetime,
+    /// `sandbox.volumes` plus the request's `--volume` mounts (see [`volumes`]), sorted;
+    /// not written when empty, so policies without volumes keep their hash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub volumes: Vec<volumes::VolumeMount>,
 }
 
 /// Default guest directory of the repository checkout and of executions.
@@ -243,6 +249,7 @@ impl CompiledPolicy {
             registries: Vec::new(),
             git: Vec::new(),
             lifetime: Lifetime::default(),
+            volumes: Vec::new(),
         }
     }
 

@@ -32,3 +32,4 @@ pub mod serve;
 pub mod status;
 pub mod store;
 mod sync;
+pub mod volumes;

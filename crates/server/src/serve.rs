@@ -231,6 +231,7 @@ pub fn router(
     let router = cleanroom_proto::cleanroom::v1::SnapshotServiceExt::register(api.clone(), router);
     let router = crate::api::pools::register(api.clone(), router);
     let router = ExecutionServiceExt::register(api.clone(), router);
+    let router = crate::api::volumes::register(api.clone(), router);
     let router = crate::api::lifetime::register(api, router);
     reflection(router)
 }
@@ -323,6 +324,13 @@ pub async fn run(
         .map_err(|e| ServeError::StateDir(cfg.state_dir.join("registry-cache"), e))?;
     engine.set_registries(hub);
     engine.recover().await?;
+    // Named volumes after recovery (the previous run's sandboxes are ended: nothing
+    // mounts a volume now); a killed server's volume mounts are found and kept.
+    let volumes_dir = cfg.state_dir.clone();
+    let volumes = tokio::task::spawn_blocking(move || crate::volumes::Volumes::open(&volumes_dir))
+        .await
+        .map_err(|e| crate::error::EngineError::internal(format!("volumes: {e}")))??;
+    engine.set_volumes(Arc::new(volumes));
     crate::api::pools::start(&engine, &cfg.state_dir, &cfg.init_exe, cfg.auth.caps)?;
     engine.start_retention(cfg.retention.clone());
     engine.egress.approvals.configure(cfg.approvals);

@@ -30,6 +30,9 @@ stable_codes! {
         FilesystemSnapshots => "filesystem_snapshots",
         /// Checkpoint running processes (memory, open files, pipes) and restore them.
         CheckpointRestore => "checkpoint_restore",
+        /// Bind the server's named volumes into a sandbox (read-write or read-only, the
+        /// sandbox's own ids on the volume).
+        NamedVolumes => "named_volumes",
     }
 }
 

@@ -125,6 +125,19 @@ stable_codes! {
         /// An SDK call was given an option name it does not know (a misspelling, a unit
         /// suffix that does not exist): refused, never ignored.
         UnknownOption => "unknown_option",
+        // ---- named volumes (issue 31) -------------------------------------------------
+        /// No such volume, or not the caller's (no existence oracle).
+        VolumeNotFound => "volume_not_found",
+        /// The caller already has a volume of that name.
+        VolumeExists => "volume_exists",
+        /// `volume rm` of a volume a live sandbox mounts.
+        VolumeInUse => "volume_in_use",
+        /// The mount conflicts with a live sandbox's: a volume is mounted read-write into at
+        /// most one live sandbox, and never read-write beside read-only mounts.
+        VolumeBusy => "volume_busy",
+        /// A `--volume`/`sandbox.volumes` mount is malformed: bad name, a path that is not
+        /// absolute and normalized, a system path, or two mounts on one path.
+        VolumeMountInvalid => "volume_mount_invalid",
     }
 }
 
@@ -237,6 +250,11 @@ impl ErrorCode {
             E::RepositoryDirty => K::FailedPrecondition,
             E::WorkdirCopyFailed => K::FailedPrecondition,
             E::UnknownOption => K::InvalidArgument,
+            E::VolumeNotFound => K::NotFound,
+            E::VolumeExists => K::FailedPrecondition,
+            E::VolumeInUse => K::FailedPrecondition,
+            E::VolumeBusy => K::FailedPrecondition,
+            E::VolumeMountInvalid => K::InvalidArgument,
         }
     }
 }

@@ -122,6 +122,21 @@ export declare class SnapshotNotFoundError extends CleanroomError {
 /** The `snapshot_in_use` error. */
 export declare class SnapshotInUseError extends CleanroomError {
 }
+/** The `volume_not_found` error (docs/volumes.md). */
+export declare class VolumeNotFoundError extends CleanroomError {
+}
+/** The `volume_exists` error. */
+export declare class VolumeExistsError extends CleanroomError {
+}
+/** The `volume_in_use` error. */
+export declare class VolumeInUseError extends CleanroomError {
+}
+/** The `volume_busy` error. */
+export declare class VolumeBusyError extends CleanroomError {
+}
+/** The `volume_mount_invalid` error. */
+export declare class VolumeMountInvalidError extends CleanroomError {
+}
 /** The `pool_not_found` error. */
 export declare class PoolNotFoundError extends CleanroomError {
 }

@@ -101,6 +101,16 @@ export class SandboxPausedError extends CleanroomError {}
 export class SnapshotNotFoundError extends CleanroomError {}
 /** The `snapshot_in_use` error. */
 export class SnapshotInUseError extends CleanroomError {}
+/** The `volume_not_found` error (docs/volumes.md). */
+export class VolumeNotFoundError extends CleanroomError {}
+/** The `volume_exists` error. */
+export class VolumeExistsError extends CleanroomError {}
+/** The `volume_in_use` error. */
+export class VolumeInUseError extends CleanroomError {}
+/** The `volume_busy` error. */
+export class VolumeBusyError extends CleanroomError {}
+/** The `volume_mount_invalid` error. */
+export class VolumeMountInvalidError extends CleanroomError {}
 /** The `pool_not_found` error. */
 export class PoolNotFoundError extends CleanroomError {}
 /** The `no_ready_sandboxes` error. */
@@ -174,6 +184,11 @@ const BY_CODE: Record<string, new (code: string, message: string, connectCode?: 
   sandbox_paused: SandboxPausedError,
   snapshot_not_found: SnapshotNotFoundError,
   snapshot_in_use: SnapshotInUseError,
+  volume_not_found: VolumeNotFoundError,
+  volume_exists: VolumeExistsError,
+  volume_in_use: VolumeInUseError,
+  volume_busy: VolumeBusyError,
+  volume_mount_invalid: VolumeMountInvalidError,
   pool_not_found: PoolNotFoundError,
   no_ready_sandboxes: NoReadySandboxesError,
   attestation_not_found: AttestationNotFoundError,

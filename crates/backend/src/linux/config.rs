@@ -41,6 +41,11 @@ pub struct InitConfig {
     /// With `id_range` the server hands pid 1 an idmapped mount of it after the image's.
     #[serde(default)]
     pub restore: Option<PathBuf>,
+    /// Named volumes (host mountpoints the server made). The server hands pid 1 an
+    /// idmapped mount of each (after the image's and the snapshot's), which it attaches at
+    /// the guest path inside the new root.
+    #[serde(default)]
+    pub volumes: Vec<crate::VolumeBind>,
 }
 
 /// A block of host uids/gids owned by one sandbox.

@@ -173,7 +173,7 @@ fn recv_with<T: serde::de::DeserializeOwned>(
     // At least one byte, so a closed peer still reads as 0 bytes below; an oversized message
     // is consumed (its fds closed) and refused.
     let mut buf = vec![0u8; len.clamp(1, MAX_MESSAGE)];
-    let mut cmsg = nix::cmsg_space!([RawFd; 4]);
+    let mut cmsg = nix::cmsg_space!([RawFd; 16]);
     let (n, fds) = loop {
         let mut iov = [IoSliceMut::new(&mut buf)];
         match recvmsg::<()>(

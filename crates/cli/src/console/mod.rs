@@ -74,6 +74,8 @@ pub struct ConsoleArgs {
     pub env: Vec<String>,
     #[command(flatten)]
     pub limits: LimitArgs,
+    #[command(flatten)]
+    pub volumes: crate::request::VolumeArgs,
     /// Root the sandbox on this OCI image, pinned by digest
     #[arg(long, value_name = "REF")]
     pub image: Option<String>,
@@ -111,13 +113,14 @@ pub(crate) async fn create_sandbox(
     client: &Client,
     policy_file: Option<&PathBuf>,
     image: Option<&str>,
-    limit_args: &LimitArgs,
+    (limit_args, volumes): (&LimitArgs, &crate::request::VolumeArgs),
 ) -> Result<(String, Option<String>), i32> {
     let policy = read_policy(policy_file, true).map_err(|e| fail(&e, None))?;
     let limits = limits_msg(limit_args).map_err(|e| fail(&e, None))?;
     let req = CreateSandboxRequest {
         image_ref: image.unwrap_or_default().to_string(),
         limits: limits.into(),
+        volumes: crate::request::volume_msgs(volumes).map_err(|e| fail(&e, None))?,
         ..crate::request::sandbox_request(policy, policy_file.map(PathBuf::as_path))
             .map_err(|e| fail(&e, None))?
     };
@@ -194,7 +197,7 @@ pub async fn run(ep: &Target, args: ConsoleArgs) -> i32 {
                 &client,
                 args.policy.as_ref(),
                 args.image.as_deref(),
-                &args.limits,
+                (&args.limits, &args.volumes),
             )
             .await
             {

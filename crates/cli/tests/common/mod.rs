@@ -238,6 +238,31 @@ pub fn mounts_mentioning(needle: &str) -> Vec<String> {
         .collect()
 }
 
+/// What a server's named volumes may leave on the host (docs/volumes.md): mounts under
+/// its state dir's `volumes/` and loop devices backed by a file there. Empty once the
+/// server removed or unmounted them.
+pub fn volume_leftovers(server_state: &Path) -> Vec<String> {
+    let dir = server_state.join("volumes").display().to_string();
+    let mut out = mounts_mentioning(&dir);
+    for dev in std::fs::read_dir("/sys/block")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let backing = dev.path().join("loop/backing_file");
+        if let Ok(f) = std::fs::read_to_string(&backing) {
+            if f.trim().starts_with(&dir) {
+                out.push(format!(
+                    "{}: {}",
+                    dev.file_name().to_string_lossy(),
+                    f.trim()
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// `sandbox inspect --json ID` (which must succeed).
 pub fn inspect(s: &Server, id: &str) -> serde_json::Value {
     let o = s.run(&["sandbox", "inspect", "--json", id]);

@@ -1,6 +1,6 @@
 //! `cleanroom.v1` Connect services over the [`Engine`], one file per proto service
 //! (`sandboxes`, `images`, `exec`, `snapshots`, `pools`, `attestation`, `approvals`,
-//! `lifetime`, `files`; `run` is `RunExecution` and the create request's translation,
+//! `lifetime`, `files`, `volumes`; `run` is `RunExecution` and the create request's translation,
 //! `errors` the error details every answer carries). This file: the shared translation.
 //!
 //! Pure translation: request messages in, engine calls, response messages out. Every
@@ -19,6 +19,7 @@ pub mod pools;
 pub mod run;
 pub mod sandboxes;
 pub mod snapshots;
+pub mod volumes;
 
 use crate::auth::principal_of;
 use crate::engine::Engine;
@@ -92,8 +93,25 @@ pub(crate) fn sandbox_msg(r: &SandboxRow) -> Sandbox {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
+        volumes: r
+            .policy
+            .get(&r.id)
+            .map(|p| volume_mounts(&p.volumes))
+            .unwrap_or_default(),
         ..Default::default()
     }
+}
+
+/// A compiled policy's volume mounts as messages.
+pub(crate) fn volume_mounts(v: &[cleanroom_policy::VolumeMount]) -> Vec<VolumeMount> {
+    v.iter()
+        .map(|m| VolumeMount {
+            name: m.name.clone(),
+            path: m.path.clone(),
+            read_only: m.read_only,
+            ..Default::default()
+        })
+        .collect()
 }
 
 pub(crate) fn execution_msg(r: &ExecutionRow) -> Execution {

@@ -71,6 +71,15 @@ pub(crate) fn create_spec(req: &CreateSandboxRequest) -> CreateSpec {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
+        volumes: req
+            .volumes
+            .iter()
+            .map(|m| cleanroom_policy::VolumeMount {
+                name: m.name.clone(),
+                path: m.path.clone(),
+                read_only: m.read_only,
+            })
+            .collect(),
     }
 }
 

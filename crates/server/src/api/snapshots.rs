@@ -28,6 +28,12 @@ pub(crate) fn snapshot_msg(r: &SnapshotRow) -> Snapshot {
         file_count: r.file_count.max(0) as u64,
         content_digest: r.content_digest.clone(),
         created_at: ts(r.created_at),
+        // Volumes are never captured (docs/volumes.md): said here, on every snapshot.
+        volumes_not_captured: serde_json::from_str::<cleanroom_policy::CompiledPolicy>(
+            &r.compiled_policy,
+        )
+        .map(|p| crate::api::volume_mounts(&p.volumes))
+        .unwrap_or_default(),
         ..Default::default()
     }
 }

@@ -52,6 +52,9 @@ pub struct CreateSpec {
     pub ttl_seconds: u64,
     pub idle_timeout_seconds: u64,
     pub labels: BTreeMap<String, String>,
+    /// Named volumes to mount besides the policy's `sandbox.volumes` (merged into the
+    /// policy before it is compiled: its hash covers them). Never served from a pool.
+    pub volumes: Vec<cleanroom_policy::VolumeMount>,
 }
 
 impl CreateSpec {
@@ -61,6 +64,15 @@ impl CreateSpec {
         super::lifetimes::check_seconds("idle_timeout_seconds", self.idle_timeout_seconds)?;
         crate::store::labels::check(self.labels.iter())
             .map_err(|m| EngineError::invalid(m).with("field", "labels"))?;
+        if !self.volumes.is_empty() {
+            if matches!(self.source, Source::Snapshot(_)) {
+                return Err(snapshot_with_policy());
+            }
+            cleanroom_policy::volumes::check_all(self.volumes.clone()).map_err(|m| {
+                EngineError::new(cleanroom_vocab::ErrorCode::VolumeMountInvalid, m)
+                    .with("field", "volumes")
+            })?;
+        }
         Ok(())
     }
 }
@@ -98,12 +110,15 @@ impl Engine {
                 } else {
                     spec.policy_yaml.clone()
                 };
+                // The request's volumes become part of the policy (and of its hash); a
+                // pool's template has none, so no pool serves such a request.
+                let yaml = cleanroom_policy::volumes::yaml_with_volumes(&yaml, &spec.volumes)?;
                 let req = CreateRequest {
                     policy_yaml: &yaml,
                     image_ref: &spec.image_ref,
                     requested: spec.limits,
                     binding: &binding,
-                    use_pools: *use_pools,
+                    use_pools: *use_pools && spec.volumes.is_empty(),
                     lockfiles,
                 };
                 self.create_or_take(who, caps, req, defer).await?

@@ -44,6 +44,7 @@ mod teardown_tests;
 #[cfg(test)]
 mod tests;
 pub mod usage;
+pub mod volumes;
 
 use crate::engine::egress::{EgressHub, EgressNote};
 use crate::engine::supervisor::Cancel;
@@ -196,6 +197,8 @@ pub struct Engine {
     stopping: teardown::Stopping,
     /// Foreground work pool refills yield to ([`foreground`]).
     pub(crate) foreground: Arc<foreground::Foreground>,
+    /// Named volumes ([`volumes`]); unset: this server mounts none.
+    volumes: std::sync::OnceLock<Arc<crate::volumes::Volumes>>,
 }
 
 impl Engine {
@@ -230,6 +233,7 @@ impl Engine {
             attestor: Default::default(),
             stopping: Default::default(),
             foreground: Default::default(),
+            volumes: Default::default(),
         });
         let weak = Arc::downgrade(&engine);
         tokio::spawn(async move {
@@ -279,6 +283,7 @@ impl Engine {
 
     /// Release the backend's per-server state (after every sandbox was terminated).
     pub async fn close(&self) {
+        self.unmount_volumes();
         self.backend.close().await;
     }
 

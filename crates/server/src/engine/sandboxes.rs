@@ -101,6 +101,9 @@ impl Engine {
         if restore.is_some() {
             required.push(cleanroom_vocab::Capability::FilesystemSnapshots.as_str());
         }
+        if !policy.volumes.is_empty() {
+            required.push(cleanroom_vocab::Capability::NamedVolumes.as_str());
+        }
         // The request's image (CLI --image) wins over the policy's `sandbox.image.ref`.
         let image_ref = match (image_ref.trim(), &policy.image_ref) {
             ("", Some(p)) => p.clone(),
@@ -126,6 +129,8 @@ impl Engine {
             .with("backend", self.backend.name()));
         }
         let limits = crate::limits::effective(&policy, requested)?;
+        let names: Vec<&str> = policy.volumes.iter().map(|m| m.name.as_str()).collect();
+        self.wait_for_stopping_volume_users(owner, &names).await;
         let id = ids::sandbox_id();
         // Secrets and the sandbox CA before anything exists: a secret this server has no
         // value for refuses the sandbox like a capability mismatch does.
@@ -160,9 +165,25 @@ impl Engine {
             .map(|r| r.snapshot_id.as_str())
             .unwrap_or("");
         let limits_json = serde_json::to_string(&limits).unwrap_or_default();
-        let begun =
-            self.store
-                .begin_sandbox(&row, sandbox_caps, (origin, &limits_json), &provisioning)?;
+        // Volume mounts are admitted with the row's commit, under one lock: two creates
+        // cannot both take a volume read-write (see `volumes`).
+        let (begun, volumes) = {
+            let lock = match policy.volumes.is_empty() {
+                true => None,
+                false => Some(self.volume_admission().ok_or_else(|| {
+                    EngineError::new(ErrorCode::Unavailable, "this server has no volume store")
+                })?),
+            };
+            let _admission = lock.map(crate::sync::lock);
+            let volumes = self.admit_volumes(owner, &policy)?;
+            let begun = self.store.begin_sandbox(
+                &row,
+                sandbox_caps,
+                (origin, &limits_json),
+                &provisioning,
+            )?;
+            (begun, volumes)
+        };
         match begun {
             Ok(seq) => self.events.committed(seq),
             Err(hit) => {
@@ -201,6 +222,7 @@ impl Engine {
             image,
             trusted_ca_pem: prepared.ca_pem(),
             restore: restore.map(|r| r.layers),
+            volumes,
         };
         let provisioned = self.backend.provision(&spec).await.and_then(|p| {
             // Fail closed: a sandbox whose gateway is not running must not become READY.

@@ -101,6 +101,12 @@ AttestationNotYetValidError = _register("attestation_not_yet_valid", "Attestatio
 # this SDK's download_dir refuses it (and a link where the destination would be) too.
 UnsafeArchiveEntryError = _register("unsafe_archive_entry", "UnsafeArchiveEntryError")
 DestinationIsLinkError = _register("destination_is_link", "DestinationIsLinkError")
+# Named volumes (docs/volumes.md).
+VolumeNotFoundError = _register("volume_not_found", "VolumeNotFoundError")
+VolumeExistsError = _register("volume_exists", "VolumeExistsError")
+VolumeInUseError = _register("volume_in_use", "VolumeInUseError")
+VolumeBusyError = _register("volume_busy", "VolumeBusyError")
+VolumeMountInvalidError = _register("volume_mount_invalid", "VolumeMountInvalidError")
 # Client side only (never in an ErrorDetail), produced by this SDK.
 ServerUnreachableError = _register("server_unreachable", "ServerUnreachableError")
 StreamEndedError = _register("stream_ended", "StreamEndedError")

@@ -308,6 +308,10 @@ impl Backend for LinuxBackend {
             // A capture needs the sandbox frozen for a consistent copy.
             caps.push(C::FilesystemSnapshots);
         }
+        // Volumes are idmapped into the sandbox's id range: a root server only.
+        if nix::unistd::geteuid().is_root() {
+            caps.push(C::NamedVolumes);
+        }
         caps
     }
 

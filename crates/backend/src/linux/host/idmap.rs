@@ -11,6 +11,20 @@ use std::path::Path;
 /// user namespace of `shim_pid` (host uid N on disk appears as that namespace's uid N).
 /// Made here because only the host's root may idmap a host filesystem; pid 1 attaches it.
 pub(super) fn idmapped_tree(src: &Path, shim_pid: i32) -> Result<OwnedFd, BackendError> {
+    idmapped(src, shim_pid, true)
+}
+
+/// [`idmapped_tree`] of a named volume's mountpoint: writable unless `read_only` (the
+/// sandbox's writes land on the volume with its own ids 0..65535, the same for every
+/// sandbox that mounts it).
+pub(super) fn idmapped_volume(
+    v: &crate::VolumeBind,
+    shim_pid: i32,
+) -> Result<OwnedFd, BackendError> {
+    idmapped(&v.source, shim_pid, v.read_only)
+}
+
+fn idmapped(src: &Path, shim_pid: i32, read_only: bool) -> Result<OwnedFd, BackendError> {
     use sys::{MOUNT_ATTR_IDMAP, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY};
     let tree = sys::open_tree_clone(src)
         .map_err(|e| BackendError::io(format!("open_tree {}", src.display()), e))?;
@@ -18,10 +32,13 @@ pub(super) fn idmapped_tree(src: &Path, shim_pid: i32) -> Result<OwnedFd, Backen
         .map_err(|e| BackendError::io("open sandbox user namespace", e))?;
     sys::mount_setattr(
         tree.as_fd(),
-        MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+        MOUNT_ATTR_IDMAP
+            | MOUNT_ATTR_NOSUID
+            | MOUNT_ATTR_NODEV
+            | if read_only { MOUNT_ATTR_RDONLY } else { 0 },
         Some(userns.as_fd()),
     )
-    .map_err(|e| BackendError::io("idmap the image mount", e))?;
+    .map_err(|e| BackendError::io(format!("idmap the mount of {}", src.display()), e))?;
     Ok(tree)
 }
 

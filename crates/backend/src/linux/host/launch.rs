@@ -3,7 +3,7 @@
 //! pid 1's `Ready` within the provisioning deadline.
 
 use super::backend::*;
-use super::idmap::{idmapped_tree, write_id_maps};
+use super::idmap::{idmapped_tree, idmapped_volume, write_id_maps};
 use super::reader::read_replies;
 use super::{idslots, procinfo};
 use crate::linux::config::{self, InitConfig};
@@ -110,9 +110,16 @@ impl LinuxBackend {
                             Some(layers) => Some(idmapped_tree(layers, shim_pid)?),
                             None => None,
                         };
+                        // Then each named volume, in the config's order.
+                        let volumes = cfg
+                            .volumes
+                            .iter()
+                            .map(|v| idmapped_volume(v, shim_pid))
+                            .collect::<Result<Vec<_>, _>>()?;
                         let fds: Vec<_> = tree
                             .iter()
                             .chain(snap.iter())
+                            .chain(volumes.iter())
                             .map(|t| t.as_raw_fd())
                             .collect();
                         protocol::send(host_sock.as_raw_fd(), &Request::IdsMapped, &fds)
@@ -197,6 +204,14 @@ impl LinuxBackend {
             }
         };
         info.insert("workspace".into(), config::WORKSPACE_PATH.into());
+        if !cfg.volumes.is_empty() {
+            let list: Vec<String> = cfg
+                .volumes
+                .iter()
+                .map(|v| format!("{}{}", v.guest_path, if v.read_only { ":ro" } else { "" }))
+                .collect();
+            info.insert("volumes".into(), list.join(","));
+        }
         if cfg.restore.is_some() {
             info.insert(
                 "restored".into(),

@@ -79,7 +79,15 @@ impl LinuxBackend {
             image_rootfs: spec.image.as_ref().map(|i| i.rootfs.clone()),
             trusted_ca_pem: spec.trusted_ca_pem.clone(),
             restore: spec.restore.clone(),
+            volumes: spec.volumes.clone(),
         };
+        if !cfg.volumes.is_empty() && cfg.id_range.is_none() {
+            remove_dir(&dir);
+            cgroup::remove(&cfg.cgroups);
+            return Err(BackendError::Unavailable(
+                "named volumes need a root server (idmapped mounts)".into(),
+            ));
+        }
         // On failure the lease drops here, after the shim is gone (start kills it).
         match self
             .start(&spec.sandbox_id, &dir, &cfg, &spec.limits, id_lease)

@@ -18,3 +18,4 @@ pub mod shim;
 mod shim_wait;
 mod tree;
 pub mod trim;
+mod volumes;

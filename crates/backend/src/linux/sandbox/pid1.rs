@@ -20,8 +20,7 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 pub(super) fn run_pid1(
     cfg: &InitConfig,
     net: NetSetup,
-    image_lower: Option<OwnedFd>,
-    snapshot: Option<OwnedFd>,
+    (image_lower, snapshot, volumes): (Option<OwnedFd>, Option<OwnedFd>, Vec<OwnedFd>),
     devs: Option<OwnedFd>,
 ) -> Result<(), SetupError> {
     // Die with the shim (and so with the server): the pid namespace goes with us.
@@ -46,7 +45,7 @@ pub(super) fn run_pid1(
             }
         }
     };
-    let (extra_writable, upper) = rootfs::build(cfg, image_lower, snapshot, devs)?;
+    let (extra_writable, upper) = rootfs::build(cfg, (image_lower, snapshot, volumes), devs)?;
     nix::unistd::sethostname(&cfg.hostname).map_err(|e| format!("sethostname: {e}"))?;
     // Stdin of every command started without input, opened once, before any sandbox
     // process exists (so before anything could replace the node).

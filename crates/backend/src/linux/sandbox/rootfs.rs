@@ -221,12 +221,14 @@ pub type Built = (Vec<String>, Option<OwnedFd>);
 /// Returns extra paths landlock must leave writable (an image root's own directories).
 pub fn build(
     cfg: &InitConfig,
-    image_lower: Option<OwnedFd>,
-    snapshot: Option<OwnedFd>,
+    (image_lower, snapshot, volumes): (Option<OwnedFd>, Option<OwnedFd>, Vec<OwnedFd>),
     devs: Option<OwnedFd>,
 ) -> Result<Built, SetupError> {
     let m = &crate::linux::sys::REAL;
-    let root = assemble(cfg, m, image_lower, snapshot, devs)?;
+    let mut root = assemble(cfg, m, image_lower, snapshot, devs)?;
+    // Named volumes last: their guest paths may lie inside the writable dirs above.
+    let writable = super::volumes::attach(cfg, &root.tree, volumes)?;
+    root.extra.extend(writable);
     pivot(&root.tree)?;
     settle(root)
 }

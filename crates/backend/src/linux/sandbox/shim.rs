@@ -100,7 +100,7 @@ fn run_shim() -> Result<i32, String> {
         })
         .ok()
     });
-    let (mut image_lower, mut snapshot) = (None, None);
+    let (mut image_lower, mut snapshot, mut volumes) = (None, None, Vec::new());
     if cfg.id_range.is_some() {
         // The server's idmapped mounts, in this order: the image's, the snapshot's.
         let mut trees = enter_mapped_user_namespace()?.into_iter();
@@ -109,6 +109,15 @@ fn run_shim() -> Result<i32, String> {
         }
         if cfg.restore.is_some() {
             snapshot = trees.next();
+        }
+        // Then one per named volume, in the config's order.
+        volumes = trees.collect();
+        if volumes.len() != cfg.volumes.len() {
+            return Err(format!(
+                "expected {} volume mounts from the server, got {}",
+                cfg.volumes.len(),
+                volumes.len()
+            ));
         }
         // Becoming the namespace's root changed our euid, which clears the parent-death
         // signal: arm it again, so the zygote's death still ends this sandbox.
@@ -129,17 +138,18 @@ fn run_shim() -> Result<i32, String> {
         ForkResult::Child => {
             // The shim holds nspawn's locks; nothing in the sandbox may.
             drop(nspawn_locks);
-            let code = match super::pid1::run_pid1(&cfg, net, image_lower, snapshot, devs) {
-                Ok(()) => 0,
-                Err(e) => {
-                    let reply = Reply::SetupFailed {
-                        error: e.message,
-                        kind: e.kind,
-                    };
-                    let _ = protocol::send(CONTROL_FD, &reply, &[]);
-                    125
-                }
-            };
+            let code =
+                match super::pid1::run_pid1(&cfg, net, (image_lower, snapshot, volumes), devs) {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        let reply = Reply::SetupFailed {
+                            error: e.message,
+                            kind: e.kind,
+                        };
+                        let _ = protocol::send(CONTROL_FD, &reply, &[]);
+                        125
+                    }
+                };
             std::process::exit(code)
         }
         ForkResult::Parent { child } => {

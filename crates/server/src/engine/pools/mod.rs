@@ -306,6 +306,16 @@ impl Engine {
             )
             .with("field", "sandbox.registries"));
         }
+        // Named volumes are their owner's and read-write into one sandbox at a time: a
+        // pool's anonymous warm sandboxes cannot hold them (docs/volumes.md).
+        if cleanroom_policy::compile(&spec.policy_yaml).is_ok_and(|p| !p.volumes.is_empty()) {
+            return Err(EngineError::new(
+                ErrorCode::VolumeMountInvalid,
+                "a pool cannot hold sandboxes that mount named volumes (sandbox.volumes); \
+                 create such sandboxes with `cleanroom create` or `sandbox create`",
+            )
+            .with("field", "sandbox.volumes"));
+        }
         let id = format!("pool_{}", uuid::Uuid::now_v7().simple());
         let row = PoolRow {
             id: id.clone(),

@@ -86,7 +86,7 @@ class ErrorDetail(_message.Message):
     def __init__(self, code: _Optional[str] = ..., message: _Optional[str] = ..., details: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class Sandbox(_message.Message):
-    __slots__ = ("sandbox_id", "status", "backend", "policy_hash", "created_at", "updated_at", "last_execution_id", "active_execution_id", "message", "image_ref", "image_digest", "backend_info", "labels", "egress_approved", "egress_refused", "egress_asks", "expires_at", "ttl_seconds", "idle_timeout_seconds", "last_activity_at", "stop_reason", "usage", "agent_public_key", "delegation_chain", "pool_id")
+    __slots__ = ("sandbox_id", "status", "backend", "policy_hash", "created_at", "updated_at", "last_execution_id", "active_execution_id", "message", "image_ref", "image_digest", "backend_info", "labels", "egress_approved", "egress_refused", "egress_asks", "expires_at", "ttl_seconds", "idle_timeout_seconds", "last_activity_at", "stop_reason", "usage", "agent_public_key", "delegation_chain", "pool_id", "volumes")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -119,6 +119,7 @@ class Sandbox(_message.Message):
     AGENT_PUBLIC_KEY_FIELD_NUMBER: _ClassVar[int]
     DELEGATION_CHAIN_FIELD_NUMBER: _ClassVar[int]
     POOL_ID_FIELD_NUMBER: _ClassVar[int]
+    VOLUMES_FIELD_NUMBER: _ClassVar[int]
     sandbox_id: str
     status: SandboxStatus
     backend: str
@@ -144,7 +145,8 @@ class Sandbox(_message.Message):
     agent_public_key: str
     delegation_chain: _containers.RepeatedScalarFieldContainer[str]
     pool_id: str
-    def __init__(self, sandbox_id: _Optional[str] = ..., status: _Optional[_Union[SandboxStatus, str]] = ..., backend: _Optional[str] = ..., policy_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_execution_id: _Optional[str] = ..., active_execution_id: _Optional[str] = ..., message: _Optional[str] = ..., image_ref: _Optional[str] = ..., image_digest: _Optional[str] = ..., backend_info: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., egress_approved: _Optional[_Iterable[str]] = ..., egress_refused: _Optional[_Iterable[str]] = ..., egress_asks: _Optional[bool] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl_seconds: _Optional[int] = ..., idle_timeout_seconds: _Optional[int] = ..., last_activity_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., stop_reason: _Optional[str] = ..., usage: _Optional[_Union[_usage_pb2.SandboxUsage, _Mapping]] = ..., agent_public_key: _Optional[str] = ..., delegation_chain: _Optional[_Iterable[str]] = ..., pool_id: _Optional[str] = ...) -> None: ...
+    volumes: _containers.RepeatedCompositeFieldContainer[VolumeMount]
+    def __init__(self, sandbox_id: _Optional[str] = ..., status: _Optional[_Union[SandboxStatus, str]] = ..., backend: _Optional[str] = ..., policy_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_execution_id: _Optional[str] = ..., active_execution_id: _Optional[str] = ..., message: _Optional[str] = ..., image_ref: _Optional[str] = ..., image_digest: _Optional[str] = ..., backend_info: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., egress_approved: _Optional[_Iterable[str]] = ..., egress_refused: _Optional[_Iterable[str]] = ..., egress_asks: _Optional[bool] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl_seconds: _Optional[int] = ..., idle_timeout_seconds: _Optional[int] = ..., last_activity_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., stop_reason: _Optional[str] = ..., usage: _Optional[_Union[_usage_pb2.SandboxUsage, _Mapping]] = ..., agent_public_key: _Optional[str] = ..., delegation_chain: _Optional[_Iterable[str]] = ..., pool_id: _Optional[str] = ..., volumes: _Optional[_Iterable[_Union[VolumeMount, _Mapping]]] = ...) -> None: ...
 
 class Execution(_message.Message):
     __slots__ = ("execution_id", "sandbox_id", "status", "command", "exit_code", "started_at", "finished_at", "tty", "kind", "message", "cwd", "created_at", "trace_id")
@@ -177,7 +179,7 @@ class Execution(_message.Message):
     def __init__(self, execution_id: _Optional[str] = ..., sandbox_id: _Optional[str] = ..., status: _Optional[_Union[ExecutionStatus, str]] = ..., command: _Optional[_Iterable[str]] = ..., exit_code: _Optional[int] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., tty: _Optional[bool] = ..., kind: _Optional[_Union[ExecutionKind, str]] = ..., message: _Optional[str] = ..., cwd: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., trace_id: _Optional[str] = ...) -> None: ...
 
 class CreateSandboxRequest(_message.Message):
-    __slots__ = ("policy_yaml", "image_ref", "idempotency_key", "labels", "limits", "learn", "lockfiles", "ttl_seconds", "idle_timeout_seconds", "from_snapshot", "agent_public_key", "delegation_chain", "no_pool")
+    __slots__ = ("policy_yaml", "image_ref", "idempotency_key", "labels", "limits", "learn", "lockfiles", "ttl_seconds", "idle_timeout_seconds", "from_snapshot", "agent_public_key", "delegation_chain", "no_pool", "volumes")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -205,6 +207,7 @@ class CreateSandboxRequest(_message.Message):
     AGENT_PUBLIC_KEY_FIELD_NUMBER: _ClassVar[int]
     DELEGATION_CHAIN_FIELD_NUMBER: _ClassVar[int]
     NO_POOL_FIELD_NUMBER: _ClassVar[int]
+    VOLUMES_FIELD_NUMBER: _ClassVar[int]
     policy_yaml: str
     image_ref: str
     idempotency_key: str
@@ -218,7 +221,18 @@ class CreateSandboxRequest(_message.Message):
     agent_public_key: str
     delegation_chain: _containers.RepeatedScalarFieldContainer[str]
     no_pool: bool
-    def __init__(self, policy_yaml: _Optional[str] = ..., image_ref: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., limits: _Optional[_Union[ResourceLimits, _Mapping]] = ..., learn: _Optional[bool] = ..., lockfiles: _Optional[_Mapping[str, bytes]] = ..., ttl_seconds: _Optional[int] = ..., idle_timeout_seconds: _Optional[int] = ..., from_snapshot: _Optional[str] = ..., agent_public_key: _Optional[str] = ..., delegation_chain: _Optional[_Iterable[str]] = ..., no_pool: _Optional[bool] = ...) -> None: ...
+    volumes: _containers.RepeatedCompositeFieldContainer[VolumeMount]
+    def __init__(self, policy_yaml: _Optional[str] = ..., image_ref: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., limits: _Optional[_Union[ResourceLimits, _Mapping]] = ..., learn: _Optional[bool] = ..., lockfiles: _Optional[_Mapping[str, bytes]] = ..., ttl_seconds: _Optional[int] = ..., idle_timeout_seconds: _Optional[int] = ..., from_snapshot: _Optional[str] = ..., agent_public_key: _Optional[str] = ..., delegation_chain: _Optional[_Iterable[str]] = ..., no_pool: _Optional[bool] = ..., volumes: _Optional[_Iterable[_Union[VolumeMount, _Mapping]]] = ...) -> None: ...
+
+class VolumeMount(_message.Message):
+    __slots__ = ("name", "path", "read_only")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    READ_ONLY_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    path: str
+    read_only: bool
+    def __init__(self, name: _Optional[str] = ..., path: _Optional[str] = ..., read_only: _Optional[bool] = ...) -> None: ...
 
 class ResourceLimits(_message.Message):
     __slots__ = ("memory_bytes", "pids", "cpu_millis", "disk_bytes", "output_bytes")

@@ -26,7 +26,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from cleanroom.v1 import cleanroom_pb2 as cleanroom_dot_v1_dot_cleanroom__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x63leanroom/v1/snapshots.proto\x12\x0c\x63leanroom.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1c\x63leanroom/v1/cleanroom.proto\"\xb2\x02\n\x08Snapshot\x12\x13\n\x0bsnapshot_id\x18\x01 \x01(\t\x12\x19\n\x11source_sandbox_id\x18\x02 \x01(\t\x12\x1a\n\x12parent_snapshot_id\x18\x03 \x01(\t\x12\x13\n\x0bpolicy_hash\x18\x04 \x01(\t\x12\x11\n\timage_ref\x18\x05 \x01(\t\x12\x14\n\x0cimage_digest\x18\x06 \x01(\t\x12,\n\x06limits\x18\x07 \x01(\x0b\x32\x1c.cleanroom.v1.ResourceLimits\x12\x12\n\nsize_bytes\x18\x08 \x01(\x04\x12\x12\n\nfile_count\x18\t \x01(\x04\x12\x16\n\x0e\x63ontent_digest\x18\n \x01(\t\x12.\n\ncreated_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\")\n\x13PauseSandboxRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\">\n\x14PauseSandboxResponse\x12&\n\x07sandbox\x18\x01 \x01(\x0b\x32\x15.cleanroom.v1.Sandbox\"*\n\x14ResumeSandboxRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"?\n\x15ResumeSandboxResponse\x12&\n\x07sandbox\x18\x01 \x01(\x0b\x32\x15.cleanroom.v1.Sandbox\"+\n\x15\x43reateSnapshotRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"B\n\x16\x43reateSnapshotResponse\x12(\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cleanroom.v1.Snapshot\")\n\x12GetSnapshotRequest\x12\x13\n\x0bsnapshot_id\x18\x01 \x01(\t\"?\n\x13GetSnapshotResponse\x12(\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cleanroom.v1.Snapshot\"\x16\n\x14ListSnapshotsRequest\"B\n\x15ListSnapshotsResponse\x12)\n\tsnapshots\x18\x01 \x03(\x0b\x32\x16.cleanroom.v1.Snapshot\",\n\x15RemoveSnapshotRequest\x12\x13\n\x0bsnapshot_id\x18\x01 \x01(\t\"B\n\x16RemoveSnapshotResponse\x12(\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cleanroom.v1.Snapshot\".\n\x18\x43heckpointSandboxRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"F\n\x19\x43heckpointSandboxResponse\x12\x15\n\rcheckpoint_id\x18\x01 \x01(\t\x12\x12\n\nsize_bytes\x18\x02 \x01(\x04\x32\x90\x05\n\x0fSnapshotService\x12U\n\x0cPauseSandbox\x12!.cleanroom.v1.PauseSandboxRequest\x1a\".cleanroom.v1.PauseSandboxResponse\x12X\n\rResumeSandbox\x12\".cleanroom.v1.ResumeSandboxRequest\x1a#.cleanroom.v1.ResumeSandboxResponse\x12[\n\x0e\x43reateSnapshot\x12#.cleanroom.v1.CreateSnapshotRequest\x1a$.cleanroom.v1.CreateSnapshotResponse\x12R\n\x0bGetSnapshot\x12 .cleanroom.v1.GetSnapshotRequest\x1a!.cleanroom.v1.GetSnapshotResponse\x12X\n\rListSnapshots\x12\".cleanroom.v1.ListSnapshotsRequest\x1a#.cleanroom.v1.ListSnapshotsResponse\x12[\n\x0eRemoveSnapshot\x12#.cleanroom.v1.RemoveSnapshotRequest\x1a$.cleanroom.v1.RemoveSnapshotResponse\x12\x64\n\x11\x43heckpointSandbox\x12&.cleanroom.v1.CheckpointSandboxRequest\x1a\'.cleanroom.v1.CheckpointSandboxResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x63leanroom/v1/snapshots.proto\x12\x0c\x63leanroom.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1c\x63leanroom/v1/cleanroom.proto\"\xeb\x02\n\x08Snapshot\x12\x13\n\x0bsnapshot_id\x18\x01 \x01(\t\x12\x19\n\x11source_sandbox_id\x18\x02 \x01(\t\x12\x1a\n\x12parent_snapshot_id\x18\x03 \x01(\t\x12\x13\n\x0bpolicy_hash\x18\x04 \x01(\t\x12\x11\n\timage_ref\x18\x05 \x01(\t\x12\x14\n\x0cimage_digest\x18\x06 \x01(\t\x12,\n\x06limits\x18\x07 \x01(\x0b\x32\x1c.cleanroom.v1.ResourceLimits\x12\x12\n\nsize_bytes\x18\x08 \x01(\x04\x12\x12\n\nfile_count\x18\t \x01(\x04\x12\x16\n\x0e\x63ontent_digest\x18\n \x01(\t\x12.\n\ncreated_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x37\n\x14volumes_not_captured\x18\x1e \x03(\x0b\x32\x19.cleanroom.v1.VolumeMount\")\n\x13PauseSandboxRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\">\n\x14PauseSandboxResponse\x12&\n\x07sandbox\x18\x01 \x01(\x0b\x32\x15.cleanroom.v1.Sandbox\"*\n\x14ResumeSandboxRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"?\n\x15ResumeSandboxResponse\x12&\n\x07sandbox\x18\x01 \x01(\x0b\x32\x15.cleanroom.v1.Sandbox\"+\n\x15\x43reateSnapshotRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"B\n\x16\x43reateSnapshotResponse\x12(\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cleanroom.v1.Snapshot\")\n\x12GetSnapshotRequest\x12\x13\n\x0bsnapshot_id\x18\x01 \x01(\t\"?\n\x13GetSnapshotResponse\x12(\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cleanroom.v1.Snapshot\"\x16\n\x14ListSnapshotsRequest\"B\n\x15ListSnapshotsResponse\x12)\n\tsnapshots\x18\x01 \x03(\x0b\x32\x16.cleanroom.v1.Snapshot\",\n\x15RemoveSnapshotRequest\x12\x13\n\x0bsnapshot_id\x18\x01 \x01(\t\"B\n\x16RemoveSnapshotResponse\x12(\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cleanroom.v1.Snapshot\".\n\x18\x43heckpointSandboxRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"F\n\x19\x43heckpointSandboxResponse\x12\x15\n\rcheckpoint_id\x18\x01 \x01(\t\x12\x12\n\nsize_bytes\x18\x02 \x01(\x04\x32\x90\x05\n\x0fSnapshotService\x12U\n\x0cPauseSandbox\x12!.cleanroom.v1.PauseSandboxRequest\x1a\".cleanroom.v1.PauseSandboxResponse\x12X\n\rResumeSandbox\x12\".cleanroom.v1.ResumeSandboxRequest\x1a#.cleanroom.v1.ResumeSandboxResponse\x12[\n\x0e\x43reateSnapshot\x12#.cleanroom.v1.CreateSnapshotRequest\x1a$.cleanroom.v1.CreateSnapshotResponse\x12R\n\x0bGetSnapshot\x12 .cleanroom.v1.GetSnapshotRequest\x1a!.cleanroom.v1.GetSnapshotResponse\x12X\n\rListSnapshots\x12\".cleanroom.v1.ListSnapshotsRequest\x1a#.cleanroom.v1.ListSnapshotsResponse\x12[\n\x0eRemoveSnapshot\x12#.cleanroom.v1.RemoveSnapshotRequest\x1a$.cleanroom.v1.RemoveSnapshotResponse\x12\x64\n\x11\x43heckpointSandbox\x12&.cleanroom.v1.CheckpointSandboxRequest\x1a\'.cleanroom.v1.CheckpointSandboxResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,35 +34,35 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'cleanroom.v1.snapshots_pb2'
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_SNAPSHOT']._serialized_start=110
-  _globals['_SNAPSHOT']._serialized_end=416
-  _globals['_PAUSESANDBOXREQUEST']._serialized_start=418
-  _globals['_PAUSESANDBOXREQUEST']._serialized_end=459
-  _globals['_PAUSESANDBOXRESPONSE']._serialized_start=461
-  _globals['_PAUSESANDBOXRESPONSE']._serialized_end=523
-  _globals['_RESUMESANDBOXREQUEST']._serialized_start=525
-  _globals['_RESUMESANDBOXREQUEST']._serialized_end=567
-  _globals['_RESUMESANDBOXRESPONSE']._serialized_start=569
-  _globals['_RESUMESANDBOXRESPONSE']._serialized_end=632
-  _globals['_CREATESNAPSHOTREQUEST']._serialized_start=634
-  _globals['_CREATESNAPSHOTREQUEST']._serialized_end=677
-  _globals['_CREATESNAPSHOTRESPONSE']._serialized_start=679
-  _globals['_CREATESNAPSHOTRESPONSE']._serialized_end=745
-  _globals['_GETSNAPSHOTREQUEST']._serialized_start=747
-  _globals['_GETSNAPSHOTREQUEST']._serialized_end=788
-  _globals['_GETSNAPSHOTRESPONSE']._serialized_start=790
-  _globals['_GETSNAPSHOTRESPONSE']._serialized_end=853
-  _globals['_LISTSNAPSHOTSREQUEST']._serialized_start=855
-  _globals['_LISTSNAPSHOTSREQUEST']._serialized_end=877
-  _globals['_LISTSNAPSHOTSRESPONSE']._serialized_start=879
-  _globals['_LISTSNAPSHOTSRESPONSE']._serialized_end=945
-  _globals['_REMOVESNAPSHOTREQUEST']._serialized_start=947
-  _globals['_REMOVESNAPSHOTREQUEST']._serialized_end=991
-  _globals['_REMOVESNAPSHOTRESPONSE']._serialized_start=993
-  _globals['_REMOVESNAPSHOTRESPONSE']._serialized_end=1059
-  _globals['_CHECKPOINTSANDBOXREQUEST']._serialized_start=1061
-  _globals['_CHECKPOINTSANDBOXREQUEST']._serialized_end=1107
-  _globals['_CHECKPOINTSANDBOXRESPONSE']._serialized_start=1109
-  _globals['_CHECKPOINTSANDBOXRESPONSE']._serialized_end=1179
-  _globals['_SNAPSHOTSERVICE']._serialized_start=1182
-  _globals['_SNAPSHOTSERVICE']._serialized_end=1838
+  _globals['_SNAPSHOT']._serialized_end=473
+  _globals['_PAUSESANDBOXREQUEST']._serialized_start=475
+  _globals['_PAUSESANDBOXREQUEST']._serialized_end=516
+  _globals['_PAUSESANDBOXRESPONSE']._serialized_start=518
+  _globals['_PAUSESANDBOXRESPONSE']._serialized_end=580
+  _globals['_RESUMESANDBOXREQUEST']._serialized_start=582
+  _globals['_RESUMESANDBOXREQUEST']._serialized_end=624
+  _globals['_RESUMESANDBOXRESPONSE']._serialized_start=626
+  _globals['_RESUMESANDBOXRESPONSE']._serialized_end=689
+  _globals['_CREATESNAPSHOTREQUEST']._serialized_start=691
+  _globals['_CREATESNAPSHOTREQUEST']._serialized_end=734
+  _globals['_CREATESNAPSHOTRESPONSE']._serialized_start=736
+  _globals['_CREATESNAPSHOTRESPONSE']._serialized_end=802
+  _globals['_GETSNAPSHOTREQUEST']._serialized_start=804
+  _globals['_GETSNAPSHOTREQUEST']._serialized_end=845
+  _globals['_GETSNAPSHOTRESPONSE']._serialized_start=847
+  _globals['_GETSNAPSHOTRESPONSE']._serialized_end=910
+  _globals['_LISTSNAPSHOTSREQUEST']._serialized_start=912
+  _globals['_LISTSNAPSHOTSREQUEST']._serialized_end=934
+  _globals['_LISTSNAPSHOTSRESPONSE']._serialized_start=936
+  _globals['_LISTSNAPSHOTSRESPONSE']._serialized_end=1002
+  _globals['_REMOVESNAPSHOTREQUEST']._serialized_start=1004
+  _globals['_REMOVESNAPSHOTREQUEST']._serialized_end=1048
+  _globals['_REMOVESNAPSHOTRESPONSE']._serialized_start=1050
+  _globals['_REMOVESNAPSHOTRESPONSE']._serialized_end=1116
+  _globals['_CHECKPOINTSANDBOXREQUEST']._serialized_start=1118
+  _globals['_CHECKPOINTSANDBOXREQUEST']._serialized_end=1164
+  _globals['_CHECKPOINTSANDBOXRESPONSE']._serialized_start=1166
+  _globals['_CHECKPOINTSANDBOXRESPONSE']._serialized_end=1236
+  _globals['_SNAPSHOTSERVICE']._serialized_start=1239
+  _globals['_SNAPSHOTSERVICE']._serialized_end=1895
 # @@protoc_insertion_point(module_scope)

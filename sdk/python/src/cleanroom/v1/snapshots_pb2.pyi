@@ -11,7 +11,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Snapshot(_message.Message):
-    __slots__ = ("snapshot_id", "source_sandbox_id", "parent_snapshot_id", "policy_hash", "image_ref", "image_digest", "limits", "size_bytes", "file_count", "content_digest", "created_at")
+    __slots__ = ("snapshot_id", "source_sandbox_id", "parent_snapshot_id", "policy_hash", "image_ref", "image_digest", "limits", "size_bytes", "file_count", "content_digest", "created_at", "volumes_not_captured")
     SNAPSHOT_ID_FIELD_NUMBER: _ClassVar[int]
     SOURCE_SANDBOX_ID_FIELD_NUMBER: _ClassVar[int]
     PARENT_SNAPSHOT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -23,6 +23,7 @@ class Snapshot(_message.Message):
     FILE_COUNT_FIELD_NUMBER: _ClassVar[int]
     CONTENT_DIGEST_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    VOLUMES_NOT_CAPTURED_FIELD_NUMBER: _ClassVar[int]
     snapshot_id: str
     source_sandbox_id: str
     parent_snapshot_id: str
@@ -34,7 +35,8 @@ class Snapshot(_message.Message):
     file_count: int
     content_digest: str
     created_at: _timestamp_pb2.Timestamp
-    def __init__(self, snapshot_id: _Optional[str] = ..., source_sandbox_id: _Optional[str] = ..., parent_snapshot_id: _Optional[str] = ..., policy_hash: _Optional[str] = ..., image_ref: _Optional[str] = ..., image_digest: _Optional[str] = ..., limits: _Optional[_Union[_cleanroom_pb2.ResourceLimits, _Mapping]] = ..., size_bytes: _Optional[int] = ..., file_count: _Optional[int] = ..., content_digest: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    volumes_not_captured: _containers.RepeatedCompositeFieldContainer[_cleanroom_pb2.VolumeMount]
+    def __init__(self, snapshot_id: _Optional[str] = ..., source_sandbox_id: _Optional[str] = ..., parent_snapshot_id: _Optional[str] = ..., policy_hash: _Optional[str] = ..., image_ref: _Optional[str] = ..., image_digest: _Optional[str] = ..., limits: _Optional[_Union[_cleanroom_pb2.ResourceLimits, _Mapping]] = ..., size_bytes: _Optional[int] = ..., file_count: _Optional[int] = ..., content_digest: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., volumes_not_captured: _Optional[_Iterable[_Union[_cleanroom_pb2.VolumeMount, _Mapping]]] = ...) -> None: ...
 
 class PauseSandboxRequest(_message.Message):
     __slots__ = ("sandbox_id",)

@@ -53,6 +53,7 @@ impl Layout {
             image_rootfs: image,
             trusted_ca_pem: Some("-----BEGIN CERTIFICATE-----\n".into()),
             restore: None,
+            volumes: Vec::new(),
         }
     }
 }

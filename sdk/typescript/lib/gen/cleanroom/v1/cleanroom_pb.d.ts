@@ -169,6 +169,12 @@ export type Sandbox = Message<"cleanroom.v1.Sandbox"> & {
      * @generated from field: string pool_id = 182;
      */
     poolId: string;
+    /**
+     * Named volumes mounted into the sandbox (from its compiled policy).
+     *
+     * @generated from field: repeated cleanroom.v1.VolumeMount volumes = 230;
+     */
+    volumes: VolumeMount[];
 };
 /**
  * Describes the message cleanroom.v1.Sandbox.
@@ -336,12 +342,50 @@ export type CreateSandboxRequest = Message<"cleanroom.v1.CreateSandboxRequest"> 
      * @generated from field: bool no_pool = 182;
      */
     noPool: boolean;
+    /**
+     * Named volumes of the caller to mount (besides the policy's `sandbox.volumes`; the
+     * policy hash covers both). `volume_mount_invalid` for a bad name or path,
+     * `volume_not_found`, `volume_busy` when a live sandbox's mount conflicts. Never
+     * served from a warm pool.
+     *
+     * @generated from field: repeated cleanroom.v1.VolumeMount volumes = 230;
+     */
+    volumes: VolumeMount[];
 };
 /**
  * Describes the message cleanroom.v1.CreateSandboxRequest.
  * Use `create(CreateSandboxRequestSchema)` to create a new message.
  */
 export declare const CreateSandboxRequestSchema: GenMessage<CreateSandboxRequest>;
+/**
+ * One named volume mounted into a sandbox (docs/volumes.md).
+ *
+ * @generated from message cleanroom.v1.VolumeMount
+ */
+export type VolumeMount = Message<"cleanroom.v1.VolumeMount"> & {
+    /**
+     * The caller's volume of this name.
+     *
+     * @generated from field: string name = 1;
+     */
+    name: string;
+    /**
+     * Absolute guest path (not /, /workspace, /tmp, /root, /home themselves, nothing under
+     * /proc, /dev, /sys, /run, /etc, /usr, /bin, /sbin, /lib*, /opt, /boot, /var).
+     *
+     * @generated from field: string path = 2;
+     */
+    path: string;
+    /**
+     * @generated from field: bool read_only = 3;
+     */
+    readOnly: boolean;
+};
+/**
+ * Describes the message cleanroom.v1.VolumeMount.
+ * Use `create(VolumeMountSchema)` to create a new message.
+ */
+export declare const VolumeMountSchema: GenMessage<VolumeMount>;
 /**
  * @generated from message cleanroom.v1.ResourceLimits
  */

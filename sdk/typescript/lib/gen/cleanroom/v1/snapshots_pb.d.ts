@@ -1,6 +1,6 @@
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import type { ResourceLimits, Sandbox } from "./cleanroom_pb.js";
+import type { ResourceLimits, Sandbox, VolumeMount } from "./cleanroom_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 /**
  * Describes the file cleanroom/v1/snapshots.proto.
@@ -62,6 +62,14 @@ export type Snapshot = Message<"cleanroom.v1.Snapshot"> & {
      * @generated from field: google.protobuf.Timestamp created_at = 11;
      */
     createdAt?: Timestamp | undefined;
+    /**
+     * Named volumes the source sandbox mounted. Their contents are never captured
+     * (docs/volumes.md): a sandbox restored from the snapshot mounts the same volumes again,
+     * by name, with whatever they hold then.
+     *
+     * @generated from field: repeated cleanroom.v1.VolumeMount volumes_not_captured = 30;
+     */
+    volumesNotCaptured: VolumeMount[];
 };
 /**
  * Describes the message cleanroom.v1.Snapshot.
