@@ -312,18 +312,24 @@ pub async fn run(
     let images =
         cleanroom_image::ImageStore::open(&cfg.state_dir.join("images"), cfg.registry.clone())?
             .with_limits(cfg.image_limits);
-    let engine = Engine::new(
-        &cfg.state_dir,
-        backend,
-        Some(Arc::new(images)),
-        Arc::new(upstream),
-        Arc::new(secrets),
-    )?;
     let hub = crate::registries::RegistryHub::open(&cfg.state_dir, &cfg.package_registries)
         .map_err(|e| ServeError::StateDir(cfg.state_dir.join("registry-cache"), e))?;
-    engine.set_registries(hub);
+    let builder = Engine::builder(&cfg.state_dir, backend)
+        .images(Some(Arc::new(images)))
+        .upstream(Arc::new(upstream))
+        .secrets(Arc::new(secrets))
+        .registries(hub);
+    let (backend_name, capabilities) = builder.backend_facts();
+    let attestor = crate::attest::Attestor::load_or_create(
+        &cfg.state_dir,
+        &cfg.init_exe,
+        backend_name,
+        &capabilities,
+    )
+    .map_err(|e| crate::error::EngineError::internal(format!("attestation key: {e}")))?;
+    let engine = builder.attestor(attestor).build()?;
     engine.recover().await?;
-    crate::api::pools::start(&engine, &cfg.state_dir, &cfg.init_exe, cfg.auth.caps)?;
+    engine.start_pools(cfg.auth.caps)?;
     engine.start_retention(cfg.retention.clone());
     engine.egress.approvals.configure(cfg.approvals);
     engine.start_lifetimes(cfg.lifetimes);

@@ -4,7 +4,8 @@
 //! messages and map the streams returned here; every rule (status transitions,
 //! validation, reconciliation) lives in this module tree:
 //!
-//! * this file: the [`Engine`] itself, its construction, restart recovery, retention GC;
+//! * this file: the [`Engine`] itself, restart recovery, retention GC; [`builder`]: its
+//!   construction, every part given before it exists;
 //! * [`sandboxes`]: sandbox lifecycle (create, terminate, files) and the image cache;
 //! * [`executions`]: starting, finding, inspecting, canceling and streaming executions;
 //! * [`events`]: the durable event log, its live tail, and egress decisions as events.
@@ -14,6 +15,7 @@
 
 pub mod approvals;
 pub mod attestation;
+pub mod builder;
 pub mod console;
 pub mod create;
 pub mod egress;
@@ -45,20 +47,20 @@ mod teardown_tests;
 mod tests;
 pub mod usage;
 
-use crate::engine::egress::{EgressHub, EgressNote};
+use crate::engine::egress::EgressHub;
 use crate::engine::supervisor::Cancel;
 use crate::error::EngineError;
 use crate::execlog::{self, ExitRecord, WarningRecord};
 use crate::status::{execution as es, sandbox as ss};
 use crate::store::{ExecutionRow, SandboxRow, Store};
 use crate::sync::lock;
+pub use builder::EngineBuilder;
 use cleanroom_backend::{Backend, ReconcileRecord};
-use cleanroom_egress::UpstreamConfig;
 use cleanroom_image::ImageStore;
 use events::EventLog;
 pub use owned::{OwnedExecution, OwnedSandbox, OwnedSnapshot};
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::unix::pipe;
@@ -183,15 +185,15 @@ pub struct Engine {
     /// Output retention quotas and watermarks ([`crate::quota`]).
     retention: Arc<crate::quota::Retention>,
     /// Package registry mediation ([`crate::registries`]); unset: no defaults, no cache.
-    registries: std::sync::OnceLock<crate::registries::RegistryHub>,
+    registries: Option<crate::registries::RegistryHub>,
     /// When each sandbox was last used ([`crate::activity`]).
     activity: Arc<crate::activity::Activity>,
     /// TTL / idle defaults ([`lifetimes`]).
     lifetime_defaults: Mutex<lifetimes::LifetimeDefaults>,
     /// Warm pools ([`pools`]).
     pub(crate) pools: pools::Pools,
-    /// The attestation signer ([`attestation`]), installed at startup.
-    attestor: std::sync::OnceLock<Arc<crate::attest::Attestor>>,
+    /// The attestation signer ([`attestation`]); unset: nothing is signed.
+    attestor: Option<Arc<crate::attest::Attestor>>,
     /// Teardowns in flight ([`teardown`]).
     stopping: teardown::Stopping,
     /// Foreground work pool refills yield to ([`foreground`]).
@@ -199,56 +201,6 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Open the engine on `state_dir` (database + logs). Call [`Engine::recover`] next.
-    /// `upstream` tells the egress gateways how to reach allowed hosts. Must be called
-    /// inside a tokio runtime (gateway decisions are recorded by a task of the engine).
-    pub fn new(
-        state_dir: &Path,
-        backend: Arc<dyn Backend>,
-        images: Option<Arc<ImageStore>>,
-        upstream: Arc<UpstreamConfig>,
-        secrets: Arc<crate::secrets::SecretStore>,
-    ) -> Result<Arc<Engine>, EngineError> {
-        let logs_dir = state_dir.join("executions");
-        std::fs::create_dir_all(&logs_dir)
-            .map_err(|e| EngineError::internal(format!("create {}: {e}", logs_dir.display())))?;
-        let store = Arc::new(Store::open(&state_dir.join("state.db"))?);
-        let (notes_tx, mut notes_rx) = mpsc::unbounded_channel::<EgressNote>();
-        let engine = Arc::new(Engine {
-            events: Arc::new(EventLog::new(store.clone())),
-            egress: EgressHub::new(upstream, secrets, notes_tx, backend.guest_layout()),
-            store,
-            backend,
-            live: Default::default(),
-            images,
-            retention: Arc::new(crate::quota::Retention::new(&logs_dir)),
-            logs_dir,
-            registries: std::sync::OnceLock::new(),
-            activity: Default::default(),
-            lifetime_defaults: Default::default(),
-            pools: Default::default(),
-            attestor: Default::default(),
-            stopping: Default::default(),
-            foreground: Default::default(),
-        });
-        let weak = Arc::downgrade(&engine);
-        tokio::spawn(async move {
-            while let Some(note) = notes_rx.recv().await {
-                match weak.upgrade() {
-                    Some(engine) => engine.record_egress(note),
-                    None => break,
-                }
-            }
-        });
-        Ok(engine)
-    }
-
-    /// Use the operator's registry settings and the shared artifact cache (once, at
-    /// startup, before the first sandbox).
-    pub fn set_registries(&self, hub: crate::registries::RegistryHub) {
-        let _ = self.registries.set(hub);
-    }
-
     /// Apply the server's output retention settings and start the retention GC task
     /// (see [`crate::retention`]); it stops when the engine is dropped.
     pub fn start_retention(self: &Arc<Self>, cfg: crate::quota::RetentionConfig) {

@@ -67,7 +67,7 @@ impl Engine {
     ) -> Result<SandboxRow, EngineError> {
         let mut policy = cleanroom_policy::compile(policy_yaml)?;
         let mediation =
-            crate::registries::RegistryHub::bind(self.registries.get(), &mut policy, lockfiles)?;
+            crate::registries::RegistryHub::bind(self.registries.as_ref(), &mut policy, lockfiles)?;
         self.create_compiled(
             owner,
             sandbox_caps,
