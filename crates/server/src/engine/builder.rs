@@ -137,6 +137,8 @@ impl EngineBuilder {
             attestor: self.attestor,
             stopping: Default::default(),
             foreground: Default::default(),
+            #[cfg(test)]
+            compiles: Default::default(),
         });
         let weak = Arc::downgrade(&engine);
         tokio::spawn(async move {

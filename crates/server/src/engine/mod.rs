@@ -198,6 +198,9 @@ pub struct Engine {
     stopping: teardown::Stopping,
     /// Foreground work pool refills yield to ([`foreground`]).
     pub(crate) foreground: Arc<foreground::Foreground>,
+    /// Policies compiled so far ([`Engine::compile_policy`]; tests: a pool compiles once).
+    #[cfg(test)]
+    pub(crate) compiles: std::sync::atomic::AtomicU64,
 }
 
 impl Engine {

@@ -65,7 +65,7 @@ impl Engine {
             Option<&crate::attest::AgentBinding>,
         ),
     ) -> Result<SandboxRow, EngineError> {
-        let mut policy = cleanroom_policy::compile(policy_yaml)?;
+        let mut policy = self.compile_policy(policy_yaml)?;
         let mediation =
             crate::registries::RegistryHub::bind(self.registries.as_ref(), &mut policy, lockfiles)?;
         self.create_compiled(
@@ -75,6 +75,39 @@ impl Engine {
             image_ref,
             requested,
             (None, mediation, binding),
+        )
+        .await
+    }
+
+    /// Compile a policy's text (the one place the engine does: tests count the calls).
+    pub(crate) fn compile_policy(&self, yaml: &str) -> Result<CompiledPolicy, EngineError> {
+        #[cfg(test)]
+        self.compiles
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(cleanroom_policy::compile(yaml)?)
+    }
+
+    /// [`Engine::create_sandbox`] from a policy compiled already (a pool's, compiled once
+    /// for all its sandboxes), bound like a create's with no lockfiles.
+    pub(crate) async fn create_from_compiled(
+        &self,
+        owner: &str,
+        sandbox_caps: SandboxCaps,
+        policy: &CompiledPolicy,
+        image_ref: &str,
+        requested: crate::limits::RequestedLimits,
+    ) -> Result<SandboxRow, EngineError> {
+        let mut policy = policy.clone();
+        let none = std::collections::BTreeMap::new();
+        let mediation =
+            crate::registries::RegistryHub::bind(self.registries.as_ref(), &mut policy, &none)?;
+        self.create_compiled(
+            owner,
+            sandbox_caps,
+            policy,
+            image_ref,
+            requested,
+            (None, mediation, None),
         )
         .await
     }

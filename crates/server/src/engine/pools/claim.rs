@@ -308,8 +308,21 @@ impl Engine {
         if candidates.is_empty() {
             return None;
         }
-        let key: TemplateKey = self.template_key(policy_yaml, image_ref, requested).ok()?;
-        candidates.into_iter().find(|p| p.key == key)
+        // A pool whose policy text is the request's has the request's policy, compiled
+        // already; any other text is compiled once to compare its key.
+        let mut compiled: Option<Option<TemplateKey>> = None;
+        candidates.into_iter().find(|p| {
+            let key = if p.spec.policy_yaml == policy_yaml {
+                self.template_key_of(&p.policy, image_ref, requested).ok()
+            } else {
+                compiled
+                    .get_or_insert_with(|| {
+                        self.template_key(policy_yaml, image_ref, requested).ok()
+                    })
+                    .clone()
+            };
+            key.as_ref() == Some(&p.key)
+        })
     }
 
     /// Give a claimed sandbox back: it is destroyed (a pristine one takes its slot).

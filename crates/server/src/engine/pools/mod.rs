@@ -18,6 +18,8 @@
 pub mod alive;
 pub mod claim;
 pub mod pending;
+#[cfg(test)]
+mod template_tests;
 pub mod warm;
 #[cfg(test)]
 mod yield_tests;
@@ -29,6 +31,7 @@ use crate::limits::RequestedLimits;
 use crate::store::{now_micros, PoolRow, SandboxCaps, SandboxRow};
 use crate::sync::lock;
 use cleanroom_backend::Limits;
+use cleanroom_policy::CompiledPolicy;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -145,6 +148,10 @@ pub(crate) struct PoolHandle {
     pub owner: String,
     pub created_at: i64,
     pub spec: PoolSpec,
+    /// `spec.policy_yaml`, compiled once when the pool started: every warm sandbox is
+    /// made from it, and a claim whose policy text is the pool's is matched without
+    /// compiling.
+    pub policy: Arc<CompiledPolicy>,
     pub key: TemplateKey,
     pub state: Mutex<PoolState>,
     pub stopped: AtomicBool,
@@ -222,7 +229,25 @@ impl Engine {
         image_ref: &str,
         requested: RequestedLimits,
     ) -> Result<TemplateKey, EngineError> {
-        let policy = cleanroom_policy::compile(policy_yaml)?;
+        let policy = self.compile_policy(policy_yaml)?;
+        self.template_key_of(&policy, image_ref, requested)
+    }
+
+    /// A pool's template: its policy compiled once (kept on the pool, reused by every
+    /// warm and claim) and its key.
+    fn template(&self, spec: &PoolSpec) -> Result<(Arc<CompiledPolicy>, TemplateKey), EngineError> {
+        let policy = Arc::new(self.compile_policy(&spec.policy_yaml)?);
+        let key = self.template_key_of(&policy, &spec.image_ref, spec.requested())?;
+        Ok((policy, key))
+    }
+
+    /// [`Engine::template_key`] of a policy already compiled.
+    pub(crate) fn template_key_of(
+        &self,
+        policy: &CompiledPolicy,
+        image_ref: &str,
+        requested: RequestedLimits,
+    ) -> Result<TemplateKey, EngineError> {
         let image_ref = match (image_ref.trim(), &policy.image_ref) {
             ("", Some(p)) => p.clone(),
             (r, _) => r.to_string(),
@@ -289,7 +314,7 @@ impl Engine {
         }
         spec.runtime = self.backend.name().into();
         // Everything a create would refuse is refused now, not in the warming loop.
-        let key = self.template_key(&spec.policy_yaml, &spec.image_ref, spec.requested())?;
+        let (policy, key) = self.template(&spec)?;
         // A policy with `sandbox.registries` binds each sandbox to the lockfiles its create
         // supplies, which a pool's warming has none of: such a pool would never fill (and a
         // create with lockfiles is never served from a pool anyway). Refused here, at once.
@@ -320,7 +345,7 @@ impl Engine {
             ))
             .with("limit", MAX_POOLS_PER_OWNER.to_string()));
         }
-        let handle = self.start_pool(row, spec, key);
+        let handle = self.start_pool(row, spec, policy, key);
         Ok(view(&handle))
     }
 
