@@ -299,9 +299,18 @@ impl Engine {
             .filter(|s| !ss::is_terminal(s.status))
             .collect();
         for s in &stale {
+            // A record that does not decode is not guessed at: the sandbox is reclaimed
+            // as one the backend has no record of (its directory, its cgroups).
+            let provisioned = match s.provisioned.get(&s.id) {
+                Ok(p) => p.cloned(),
+                Err(e) => {
+                    tracing::warn!(sandbox_id = %s.id, error = %e, "reclaiming without its provision record");
+                    None
+                }
+            };
             records.push(ReconcileRecord {
                 sandbox_id: s.id.clone(),
-                provisioned: serde_json::from_str(&s.provisioned).ok(),
+                provisioned,
             });
         }
         let report = self.backend.reconcile(&records).await?;

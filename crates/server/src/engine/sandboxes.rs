@@ -177,7 +177,7 @@ impl Engine {
             last_execution_id: String::new(),
             active_execution_id: String::new(),
             message: String::new(),
-            provisioned: String::new(),
+            provisioned: Default::default(),
             image_ref: pinned.as_ref().map(|p| p.to_string()).unwrap_or_default(),
             image_digest: pinned
                 .as_ref()
@@ -259,12 +259,7 @@ impl Engine {
                 // One commit: the provision record, READY and its event.
                 let ready = EventLog::sandbox_status_row(&id, ss::READY, "");
                 let bound = binding.map(|b| self.binding_row(&row, b, ""));
-                let committed = self.store.sandbox_ready(
-                    &id,
-                    &serde_json::to_string(&p).unwrap_or_default(),
-                    &ready,
-                    bound.as_ref(),
-                );
+                let committed = self.store.sandbox_ready(&id, &p, &ready, bound.as_ref());
                 let seq = match committed {
                     Ok(seq) => seq,
                     Err(e) => {
@@ -407,9 +402,11 @@ fn n_of(hit: CapHit) -> String {
 }
 
 /// What the backend reported about a provisioned sandbox (`sandbox inspect`'s
-/// `backend_info`), decoded from the stored provision record; empty before provisioning.
+/// `backend_info`), from the stored provision record; empty before provisioning (and,
+/// a display field, for a record that does not decode: see [`crate::store::provision`]).
 pub fn backend_info(row: &SandboxRow) -> std::collections::BTreeMap<String, String> {
-    serde_json::from_str::<cleanroom_backend::ProvisionedSandbox>(&row.provisioned)
-        .map(|p| p.info)
-        .unwrap_or_default()
+    match row.provisioned.get(&row.id) {
+        Ok(Some(p)) => p.info.clone(),
+        _ => Default::default(),
+    }
 }

@@ -48,8 +48,9 @@ pub struct SandboxRow {
     pub last_execution_id: String,
     pub active_execution_id: String,
     pub message: String,
-    /// Backend's `ProvisionedSandbox` as JSON (empty until provisioned).
-    pub provisioned: String,
+    /// The backend's provision record, decoded once when the row was read (see
+    /// [`provision`]; none until provisioned).
+    pub provisioned: StoredProvision,
     /// Image the root was built from (empty: host view) and its pinned digest.
     pub image_ref: String,
     pub image_digest: String,
@@ -228,7 +229,7 @@ fn sandbox_from(policies: &PolicyCache, r: &rusqlite::Row<'_>) -> rusqlite::Resu
         last_execution_id: r.get(7)?,
         active_execution_id: r.get(8)?,
         message: r.get(9)?,
-        provisioned: r.get(10)?,
+        provisioned: StoredProvision::decode(&r.get::<_, String>(10)?),
         image_ref: r.get(11)?,
         image_digest: r.get(12)?,
         owner: r.get(13)?,
@@ -515,7 +516,7 @@ fn insert_sandbox_on(
                 s.last_execution_id,
                 s.active_execution_id,
                 s.message,
-                s.provisioned,
+                s.provisioned.text(),
                 s.image_ref,
                 s.image_digest,
                 s.owner,
@@ -660,6 +661,8 @@ pub mod policy;
 pub use lifetimes::{LifetimeCheck, LifetimeRow};
 use policy::PolicyCache;
 pub use policy::{StoredPolicy, UndecodablePolicy};
+pub mod provision;
+pub use provision::{StoredProvision, UndecodableProvision};
 mod snapshots;
 pub use output::OutputState;
 pub use snapshots::SnapshotRow;

@@ -12,7 +12,7 @@ pub(super) fn row(id: &str, owner: &str, status: SandboxStatus) -> SandboxRow {
         last_execution_id: String::new(),
         active_execution_id: String::new(),
         message: String::new(),
-        provisioned: String::new(),
+        provisioned: Default::default(),
         image_ref: String::new(),
         image_digest: String::new(),
         owner: owner.into(),
@@ -419,10 +419,18 @@ fn a_sandbox_is_begun_and_made_ready_in_one_commit_each_and_a_cap_writes_nothing
     assert!(s.get_sandbox("sbx_b").unwrap().is_none());
     assert_eq!(s.sandbox_limits("sbx_b").unwrap(), "");
     assert!(s.events_after("sbx_b", 0, 10).unwrap().is_empty());
+    let record = cleanroom_backend::ProvisionedSandbox {
+        sandbox_id: "sbx_a".into(),
+        state_dir: "/state/sbx_a".into(),
+        init_pid: 1,
+        init_start_time: 0,
+        info: Default::default(),
+        network_device: None,
+    };
     let ready = s
         .sandbox_ready(
             "sbx_a",
-            "{\"pid\":1}",
+            &record,
             &ev("sbx_a", ss::READY),
             Some(&ClaimRow {
                 sandbox_id: "sbx_a".into(),
@@ -437,8 +445,12 @@ fn a_sandbox_is_begun_and_made_ready_in_one_commit_each_and_a_cap_writes_nothing
     assert!(ready > seq);
     let got = s.get_sandbox("sbx_a").unwrap().unwrap();
     assert_eq!(
-        (got.status, got.provisioned.as_str(), got.message.as_str()),
-        (ss::READY, "{\"pid\":1}", "")
+        (
+            got.status,
+            got.provisioned.get("sbx_a").unwrap().map(|p| p.init_pid),
+            got.message.as_str()
+        ),
+        (ss::READY, Some(1), "")
     );
     let kinds: Vec<i32> = s
         .events_after("sbx_a", 0, 10)
