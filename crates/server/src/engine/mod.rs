@@ -27,6 +27,7 @@ pub mod files;
 pub mod foreground;
 pub mod guest;
 pub mod lifetimes;
+pub mod listings;
 pub mod outstream;
 pub mod owned;
 pub mod pause;
@@ -171,7 +172,7 @@ type LiveMap = Arc<Mutex<HashMap<String, Arc<LiveExec>>>>;
 
 /// The server's engine. Cheap to share (`Arc<Engine>`).
 pub struct Engine {
-    /// `pub(crate)`: ownership checks ([`crate::owner`]) read it.
+    /// `pub(crate)`: ownership checks ([`listings`]) read it.
     pub(crate) store: Arc<Store>,
     backend: Arc<dyn Backend>,
     logs_dir: PathBuf,

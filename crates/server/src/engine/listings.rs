@@ -1,4 +1,4 @@
-//! Ownership: which principal may see which sandbox, execution and cached image.
+//! Listings by ownership: which sandboxes and cached images a principal may see.
 //!
 //! Every sandbox and execution row records its owner; an image's owners are the
 //! principals that pulled it or rooted a sandbox on it (the cache is shared by digest,
