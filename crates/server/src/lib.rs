@@ -21,7 +21,7 @@ pub mod fair_slots;
 pub mod ids;
 pub mod limits;
 pub mod listener;
-
+pub mod owner;
 pub mod private_file;
 pub mod pty;
 pub mod quota;

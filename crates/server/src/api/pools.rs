@@ -28,7 +28,7 @@ fn pool_msg(v: &PoolView) -> Pool {
     Pool {
         pool_id: v.id.clone(),
         name: s.name.clone(),
-        owner: v.owner.clone(),
+        owner: v.owner.to_string(),
         template: PoolTemplate {
             policy_yaml: s.policy_yaml.clone(),
             image_ref: s.image_ref.clone(),

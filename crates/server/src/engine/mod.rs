@@ -80,7 +80,7 @@ pub struct ExecRequest {
     pub attach_stdin: bool,
     pub tty: bool,
     /// Principal starting it (recorded on the execution).
-    pub owner: String,
+    pub owner: crate::owner::Owner,
     /// Initial terminal size (cols, rows) when `tty`.
     pub tty_size: (u16, u16),
 }

@@ -5,6 +5,7 @@ use super::events::EventLog;
 use super::Engine;
 use crate::error::EngineError;
 use crate::ids;
+use crate::owner::Owner;
 use crate::status::sandbox as ss;
 use crate::store::{now_micros, CapHit, SandboxCaps, SandboxRow};
 use cleanroom_backend::{ImageRoot, Limits, NetworkSpec, SandboxSpec, TunConfig};
@@ -18,20 +19,21 @@ impl Engine {
     /// sandbox (`pool:<id>`) the pool's owner, as with the sandbox caps. The gateway's
     /// shares of server-wide budgets are keyed by it (a claimed warm sandbox keeps its
     /// pool owner's share: its gateway is already running).
-    pub(crate) fn account_of(&self, owner: &str) -> String {
-        let pool = owner.strip_prefix("pool:").and_then(|id| {
-            crate::sync::lock(&self.pools.map)
+    pub(crate) fn account_of(&self, owner: &Owner) -> String {
+        let pool = match owner {
+            Owner::Pool(id) => crate::sync::lock(&self.pools.map)
                 .get(id)
-                .map(|p| p.owner.clone())
-        });
-        pool.unwrap_or_else(|| owner.to_string())
+                .map(|p| p.owner.clone()),
+            _ => None,
+        };
+        pool.unwrap_or_else(|| owner.clone()).to_string()
     }
 
     /// Compile the policy once, check capabilities, provision. Returns the READY sandbox,
     /// owned by `owner`; refused with `resource_exhausted` when `sandbox_caps` are reached.
     pub async fn create_sandbox(
         &self,
-        owner: &str,
+        owner: &Owner,
         sandbox_caps: SandboxCaps,
         policy_yaml: &str,
         image_ref: &str,
@@ -55,7 +57,7 @@ impl Engine {
     /// sandbox is bound to it (agent identity, signed attestation) in its READY commit.
     pub async fn create_sandbox_with_lockfiles(
         &self,
-        owner: &str,
+        owner: &Owner,
         sandbox_caps: SandboxCaps,
         policy_yaml: &str,
         image_ref: &str,
@@ -91,7 +93,7 @@ impl Engine {
     /// for all its sandboxes), bound like a create's with no lockfiles.
     pub(crate) async fn create_from_compiled(
         &self,
-        owner: &str,
+        owner: &Owner,
         sandbox_caps: SandboxCaps,
         policy: &CompiledPolicy,
         image_ref: &str,
@@ -116,7 +118,7 @@ impl Engine {
     /// mediation, optionally restoring a snapshot's files (see [`super::snapshots`]).
     pub(crate) async fn create_compiled(
         &self,
-        owner: &str,
+        owner: &Owner,
         sandbox_caps: SandboxCaps,
         policy: CompiledPolicy,
         image_ref: &str,
@@ -183,7 +185,7 @@ impl Engine {
                 .as_ref()
                 .map(|p| p.digest.clone())
                 .unwrap_or_default(),
-            owner: owner.to_string(),
+            owner: owner.clone(),
             labels: Default::default(),
         };
         // One commit: the row (within the caps), its snapshot facts and its event.

@@ -7,6 +7,7 @@
 //! The store knows nothing about RPC types: rows are plain structs, statuses are the proto
 //! enum numbers, times are microseconds since the Unix epoch (UTC).
 
+use crate::owner::Owner;
 use crate::status::SandboxStatus;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
@@ -55,8 +56,8 @@ pub struct SandboxRow {
     pub image_ref: String,
     pub image_digest: String,
     /// Owning principal (see [`crate::auth`]); rows from before ownership existed are
-    /// owned by [`LEGACY_OWNER`], which only admins see.
-    pub owner: String,
+    /// owned by [`Owner::Legacy`], which only admins see.
+    pub owner: Owner,
     /// CreateSandboxRequest.labels (stored as a JSON object, see [`labels`]).
     pub labels: std::collections::BTreeMap<String, String>,
 }
@@ -78,7 +79,7 @@ pub struct ExecutionRow {
     pub kind: i32,
     pub trace_id: String,
     /// Principal that started it (the sandbox's owner or an admin).
-    pub owner: String,
+    pub owner: Owner,
 }
 
 /// One event; `seq` is assigned by the store: the event's number within its sandbox
@@ -153,8 +154,9 @@ CREATE TABLE IF NOT EXISTS image_owners (
 );
 ";
 
-/// Owner recorded for rows created before ownership existed: `legacy:` is no principal's
-/// name (token and certificate names cannot contain `:`), so only admins see them.
+/// Owner recorded for rows created before ownership existed ([`Owner::Legacy`]'s text):
+/// `legacy:` is no principal's name (token and certificate names cannot contain `:`), so
+/// only admins see them.
 pub const LEGACY_OWNER: &str = "legacy:";
 
 /// Server-wide caps on live (not STOPPED/FAILED) sandboxes; 0 means unlimited.
@@ -671,6 +673,8 @@ mod provisioning;
 mod runs;
 pub use pools::{ClaimCommit, ClaimOutcome, ClaimRow, PoolRow};
 
+#[cfg(test)]
+mod owner_tests;
 #[cfg(test)]
 mod status_tests;
 #[cfg(test)]

@@ -236,9 +236,9 @@ fn pool_sandboxes_are_charged_to_the_pool_owner_and_claims_commit_once() {
     assert_eq!(ins("w3", "pool:p1"), Some(CapHit::PerOwner(3)));
     // b's pool is b's account.
     assert_eq!(ins("v1", "pool:q1"), None);
-    assert_eq!(s.account_live("a").unwrap(), 3);
-    assert_eq!(s.account_live("pool:p2").unwrap(), 3);
-    assert_eq!(s.account_live("b").unwrap(), 1);
+    assert_eq!(s.account_live(&"a".into()).unwrap(), 3);
+    assert_eq!(s.account_live(&"pool:p2".into()).unwrap(), 3);
+    assert_eq!(s.account_live(&"b".into()).unwrap(), 1);
 
     let claim = |sid: &str, from: &str, to: &str, per_owner: u32| {
         let k = ClaimRow {
@@ -253,8 +253,8 @@ fn pool_sandboxes_are_charged_to_the_pool_owner_and_claims_commit_once() {
         };
         s.commit_claim(&ClaimCommit {
             sandbox_id: sid,
-            from,
-            to,
+            from: &from.into(),
+            to: &to.into(),
             per_owner,
             at: 2,
             claim: &k,
@@ -270,7 +270,7 @@ fn pool_sandboxes_are_charged_to_the_pool_owner_and_claims_commit_once() {
     ));
     assert_eq!(s.get_sandbox("w1").unwrap().unwrap().owner, "a");
     assert_eq!(s.get_claim("w1").unwrap().unwrap().pool_id, "p1");
-    assert_eq!(s.account_live("a").unwrap(), 3);
+    assert_eq!(s.account_live(&"a".into()).unwrap(), 3);
     // Taken already: a second claim of the same sandbox loses and writes nothing.
     let events = |sid: &str| s.events_after(sid, 0, 100).unwrap().len();
     assert_eq!(events("w1"), 1);
@@ -545,8 +545,8 @@ fn a_claimed_start_is_one_commit_and_a_refused_claim_starts_nothing() {
         s.start_claimed_execution(
             &ClaimCommit {
                 sandbox_id: sbx,
-                from: "pool:p1",
-                to: "a",
+                from: &"pool:p1".into(),
+                to: &"a".into(),
                 per_owner: 0,
                 at: 2,
                 claim: &k,
@@ -565,7 +565,10 @@ fn a_claimed_start_is_one_commit_and_a_refused_claim_starts_nothing() {
     // the sandbox's active execution; the claim's event first, the last sequence returned.
     let sbx = s.get_sandbox("w1").unwrap().unwrap();
     assert_eq!(
-        (sbx.owner.as_str(), sbx.active_execution_id.as_str()),
+        (
+            sbx.owner.to_string().as_str(),
+            sbx.active_execution_id.as_str()
+        ),
         ("a", "exe_1")
     );
     assert_eq!(s.get_claim("w1").unwrap().unwrap().pool_id, "p1");
@@ -592,7 +595,10 @@ fn a_claimed_start_is_one_commit_and_a_refused_claim_starts_nothing() {
     assert!(s.events_after("w2", 0, 10).unwrap().is_empty());
     let w2 = s.get_sandbox("w2").unwrap().unwrap();
     assert_eq!(
-        (w2.owner.as_str(), w2.active_execution_id.as_str()),
+        (
+            w2.owner.to_string().as_str(),
+            w2.active_execution_id.as_str()
+        ),
         ("pool:p1", "")
     );
 }

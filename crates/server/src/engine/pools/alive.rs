@@ -105,7 +105,7 @@ mod tests {
             provisioned: crate::store::StoredProvision::decode("{not json"),
             image_ref: String::new(),
             image_digest: String::new(),
-            owner: String::new(),
+            owner: Default::default(),
             labels: Default::default(),
         };
         assert_eq!(InitProc::of(&row), None);

@@ -121,7 +121,7 @@ impl Engine {
             let outcome = self.store.commit_claim(&ClaimCommit {
                 sandbox_id: &row.id,
                 from: &from,
-                to: &who.name,
+                to: &who.owner(),
                 per_owner: caps.per_owner,
                 at: row.updated_at,
                 claim: &claim,
@@ -185,7 +185,7 @@ impl Engine {
         base: &SandboxRow,
     ) -> (SandboxRow, ClaimRow, EventRow) {
         let mut row = base.clone();
-        row.owner = who.name.clone();
+        row.owner = who.owner();
         row.updated_at = now_micros();
         let envelope = self
             .attestor()
@@ -280,7 +280,7 @@ impl Engine {
         }
         // The binding and attestation are written with the sandbox's READY commit.
         self.create_sandbox_with_lockfiles(
-            &who.name,
+            &who.owner(),
             caps,
             policy_yaml,
             image_ref,
@@ -302,7 +302,7 @@ impl Engine {
     ) -> Option<Arc<PoolHandle>> {
         let candidates: Vec<Arc<PoolHandle>> = lock(&self.pools.map)
             .values()
-            .filter(|p| p.owner == who.name && !p.stopped.load(std::sync::atomic::Ordering::SeqCst))
+            .filter(|p| who.owns(&p.owner) && !p.stopped.load(std::sync::atomic::Ordering::SeqCst))
             .cloned()
             .collect();
         if candidates.is_empty() {

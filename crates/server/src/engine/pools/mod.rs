@@ -28,6 +28,7 @@ use super::Engine;
 use crate::auth::Principal;
 use crate::error::{EngineError, ErrorCode};
 use crate::limits::RequestedLimits;
+use crate::owner::Owner;
 use crate::store::{now_micros, PoolRow, SandboxCaps, SandboxRow};
 use crate::sync::lock;
 use cleanroom_backend::Limits;
@@ -145,7 +146,7 @@ impl PoolState {
 /// One live pool.
 pub(crate) struct PoolHandle {
     pub id: String,
-    pub owner: String,
+    pub owner: Owner,
     pub created_at: i64,
     pub spec: PoolSpec,
     /// `spec.policy_yaml`, compiled once when the pool started: every warm sandbox is
@@ -160,18 +161,10 @@ pub(crate) struct PoolHandle {
 
 impl PoolHandle {
     /// Owner of the pool's READY, unclaimed sandboxes.
-    pub fn internal_owner(&self) -> String {
-        internal_owner(&self.id)
+    pub fn internal_owner(&self) -> Owner {
+        Owner::pool(&self.id)
     }
 }
-
-/// `pool:<id>`: `:` is in no token or certificate principal, and unix principals are
-/// `uid:<n>`, so no caller is ever this owner.
-pub fn internal_owner(pool_id: &str) -> String {
-    format!("pool:{pool_id}")
-}
-
-pub use crate::ids::is_internal_owner;
 
 /// Every pool of the server.
 #[derive(Default)]
@@ -184,7 +177,7 @@ pub struct Pools {
 #[derive(Debug, Clone)]
 pub struct PoolView {
     pub id: String,
-    pub owner: String,
+    pub owner: Owner,
     pub created_at: i64,
     pub spec: PoolSpec,
     pub policy_hash: String,
@@ -334,7 +327,7 @@ impl Engine {
         let id = format!("pool_{}", uuid::Uuid::now_v7().simple());
         let row = PoolRow {
             id: id.clone(),
-            owner: who.name.clone(),
+            owner: who.owner(),
             created_at: now_micros(),
             spec: serde_json::to_string(&spec).map_err(|e| EngineError::internal(e.to_string()))?,
         };

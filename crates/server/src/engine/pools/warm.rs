@@ -14,7 +14,7 @@
 //! creates it already knows the cap would refuse. A refill waits a moment while foreground
 //! work runs and the pool still has a READY sandbox ([`crate::engine::foreground`]).
 
-use super::{alive::InitProc, internal_owner, PoolHandle, PoolSpec, PoolState, TemplateKey, Warm};
+use super::{alive::InitProc, PoolHandle, PoolSpec, PoolState, TemplateKey, Warm};
 use crate::engine::Engine;
 use crate::error::ErrorCode;
 use crate::store::{PoolRow, SandboxCaps};
@@ -130,7 +130,7 @@ impl Engine {
         let caps = *lock(&self.pools.caps);
         let created = self
             .create_from_compiled(
-                &internal_owner(&pool.id),
+                &pool.internal_owner(),
                 caps,
                 &pool.policy,
                 &pool.spec.image_ref,
