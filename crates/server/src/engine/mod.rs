@@ -40,6 +40,7 @@ pub mod sandboxes;
 #[cfg(test)]
 mod settled_tests;
 pub mod snapshots;
+mod store_errors;
 pub mod supervisor;
 pub mod teardown;
 #[cfg(test)]
