@@ -133,14 +133,14 @@ impl From<&str> for Owner {
 #[cfg(test)]
 impl PartialEq<&str> for Owner {
     fn eq(&self, text: &&str) -> bool {
-        self.to_string() == *text
+        Owner::parse(text).is_ok_and(|o| o == *self)
     }
 }
 
 #[cfg(test)]
 impl PartialEq<String> for Owner {
     fn eq(&self, text: &String) -> bool {
-        self.to_string() == *text
+        *self == text.as_str()
     }
 }
 

@@ -253,7 +253,7 @@ impl Engine {
                 .digest
         };
         Ok(TemplateKey {
-            limits: crate::limits::effective(&policy, requested.into())?,
+            limits: crate::limits::effective(policy, requested.into())?,
             policy_hash: policy.policy_hash(),
             image_digest,
             runtime: self.backend.name().into(),
