@@ -13,8 +13,10 @@
 //! A running execution is driven by [`crate::engine::supervisor`], which sees only a narrow
 //! handle; the guest's environment and request guards are in [`crate::engine::guest`].
 
+pub mod activity;
 pub mod approvals;
 pub mod attestation;
+pub mod bootstrap;
 pub mod builder;
 pub mod console;
 pub mod create;
@@ -36,6 +38,7 @@ mod policy_tests;
 pub mod pools;
 #[cfg(test)]
 mod recovery_tests;
+pub mod registries;
 pub mod sandboxes;
 #[cfg(test)]
 mod settled_tests;

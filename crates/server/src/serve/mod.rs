@@ -2,6 +2,11 @@
 //! until a signal. HTTP/1.1 and HTTP/2 are both accepted on every listener. Every
 //! listener authenticates (see [`crate::auth`]); a TCP listener without credentials
 //! configured refuses to start unless `--insecure-no-auth` is given and it is loopback.
+//! The listeners' accept loops are in [`listener`]; [`assemble`] turns plain settings
+//! (the CLI's flags) into a [`ServeConfig`].
+
+pub mod assemble;
+pub mod listener;
 
 use crate::api::Api;
 use crate::engine::Engine;
