@@ -92,3 +92,37 @@ fn backend_folders_import_one_way() {
         wrong.join("\n")
     );
 }
+
+/// The code that builds a sandbox's root and identity (`sandbox/`) changes mounts only
+/// through the seam `sys::mounts::Mounts`, so its steps are checked without root: a direct
+/// `nix::mount` call there is a step no unit test sees.
+#[test]
+fn the_sandbox_mounts_only_through_the_seam() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/linux/sandbox");
+    let mut all = Vec::new();
+    files(&dir, &mut all);
+    let mut offenders = Vec::new();
+    for f in all {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let code: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for call in [
+            "mount::mount(",
+            "mount::umount",
+            "{mount,",
+            " mount, ",
+            "unistd::pivot_root(",
+        ] {
+            if code.contains(call) {
+                offenders.push(format!("{}: {call}", f.display()));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "mount calls outside the seam: {offenders:?}"
+    );
+}

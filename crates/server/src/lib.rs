@@ -1,35 +1,36 @@
 //! The authoritative Cleanroom server.
 //!
-//! [`engine`] holds every rule of the control plane; [`store`] and [`execlog`] make its
-//! state durable; `api` exposes it as the `cleanroom.v1` Connect services; `auth`,
-//! `owner` and `listener` decide who is calling and what they may see.
+//! Folders by responsibility, layered (no import cycle between them:
+//! `tests/layering.rs`):
+//!
+//! * [`api`]: the `cleanroom.v1` Connect services, translation only;
+//! * [`engine`]: every rule of the control plane, reached through owned handles;
+//! * [`store`]: the durable state, rows decoded once into typed values;
+//! * [`output`]: execution output — the durable log, its quotas and GC, the terminal;
+//! * [`console`]: interactive executions' tickets and QUIC endpoint;
+//! * [`identity`]: who is calling, what the server signs, the secrets it holds;
+//! * [`budgets`]: connection admission, fair slots, a sandbox's limits;
+//! * [`serve`]: `cleanroom serve` — configuration, listeners, startup and stop;
+//! * [`volumes`]: named volumes on the host — their images, loop mounts and records;
+//! * [`model`]: the vocabulary everything shares — errors, ids, owners, statuses.
 
-pub mod activity;
-pub mod admission;
 pub mod api;
-pub mod assemble;
-pub mod attest;
-pub mod auth;
-pub mod bootstrap;
+pub mod budgets;
 pub mod console;
 pub mod engine;
-/// Kept at its old path for the crates that configure it.
-pub use engine::approvals;
-pub mod error;
-pub mod execlog;
-pub mod fair_slots;
-pub mod ids;
-pub mod limits;
-pub mod listener;
-pub mod owner;
-pub mod private_file;
-pub mod pty;
-pub mod quota;
-pub mod registries;
-pub mod retention;
-pub mod secrets;
+pub mod identity;
+pub mod model;
+pub mod output;
 pub mod serve;
-pub mod status;
 pub mod store;
-mod sync;
 pub mod volumes;
+
+// The paths the server's code and the crates that configure it have always used; each
+// names the module in its folder.
+pub use budgets::{admission, fair_slots, limits};
+pub use engine::{activity, approvals, bootstrap, registries};
+pub use identity::{attest, auth, private_file, secrets};
+pub(crate) use model::sync;
+pub use model::{error, ids, owner, status};
+pub use output::{execlog, pty, quota, retention};
+pub use serve::{assemble, listener};

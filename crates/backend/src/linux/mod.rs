@@ -33,7 +33,7 @@ pub mod zygote;
 
 pub use host::backend::{LinuxBackend, RUNTIME_BASE};
 // The paths the server and the CLI have always imported.
-pub use helper::ops as fileops;
+pub use helper::paths as fileops;
 pub use host::{capture, cgroup, fdtable, freeze, hosttune, procinfo, runtime_fs};
 pub use sandbox::harden;
 pub use sys::pidfd;

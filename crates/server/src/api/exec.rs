@@ -204,7 +204,7 @@ pub(crate) fn exec_request(
         timeout_seconds: req.timeout_seconds,
         attach_stdin: req.attach_stdin,
         tty: req.tty || req.kind == ExecutionKind::EXECUTION_KIND_INTERACTIVE,
-        owner: who.name.clone(),
+        owner: who.owner(),
         tty_size: crate::console::tty_size(req.tty_cols, req.tty_rows),
     }
 }

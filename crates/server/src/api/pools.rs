@@ -1,34 +1,17 @@
 //! Connect services of warm pools (`WarmPoolService`) and attestations
-//! (`AttestationService`) over the [`Engine`]: translation only, like [`crate::api`].
+//! (`AttestationService`) over the [`Engine`](crate::engine::Engine): translation only, like [`crate::api`].
 
 use crate::api::{sandbox_msg, to_connect, ts, who, Api};
-use crate::attest::{AgentBinding, Attestor};
+use crate::attest::AgentBinding;
 use crate::engine::pools::{PoolSpec, PoolStats as EnginePoolStats, PoolView};
-use crate::engine::Engine;
-use crate::error::EngineError;
 use cleanroom_proto::cleanroom::v1::*;
 use connectrpc::{RequestContext, Response, ServiceRequest, ServiceResult};
-use std::path::Path;
 use std::sync::Arc;
 
 /// Register both services on `router`.
 pub fn register(api: Arc<Api>, router: connectrpc::Router) -> connectrpc::Router {
     let router = WarmPoolServiceExt::register(api.clone(), router);
     AttestationServiceExt::register(api, router)
-}
-
-/// At startup (after recovery): load or create the attestation key, rebuild the pools.
-pub fn start(
-    engine: &Arc<Engine>,
-    state_dir: &Path,
-    init_exe: &Path,
-    caps: crate::store::SandboxCaps,
-) -> Result<(), EngineError> {
-    let caps_list = engine.backend_capabilities();
-    let attestor = Attestor::load_or_create(state_dir, init_exe, engine.backend_name(), &caps_list)
-        .map_err(|e| EngineError::internal(format!("attestation key: {e}")))?;
-    engine.set_attestor(attestor);
-    engine.start_pools(caps)
 }
 
 /// `sandbox` with the agent identity, delegation chain and pool bound to it.
@@ -45,7 +28,7 @@ fn pool_msg(v: &PoolView) -> Pool {
     Pool {
         pool_id: v.id.clone(),
         name: s.name.clone(),
-        owner: v.owner.clone(),
+        owner: v.owner.to_string(),
         template: PoolTemplate {
             policy_yaml: s.policy_yaml.clone(),
             image_ref: s.image_ref.clone(),

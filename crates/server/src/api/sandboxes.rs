@@ -57,7 +57,7 @@ impl SandboxService for Api {
         Response::ok(ListSandboxesResponse {
             sandboxes: rows
                 .iter()
-                .filter(|r| !req.only_own || r.owner == who.name)
+                .filter(|r| !req.only_own || who.owns(&r.owner))
                 .filter(|r| crate::store::labels::matches(&r.labels, req.labels.iter()))
                 .map(|r| self.sandbox_out(r))
                 .collect(),

@@ -87,7 +87,7 @@ impl SnapshotService for Api {
             .engine
             .sandbox(&who, &req.sandbox_id)
             .map_err(to_connect)?;
-        let row = sbx.snapshot(&who.name).await.map_err(to_connect)?;
+        let row = sbx.snapshot(&who.owner()).await.map_err(to_connect)?;
         Response::ok(CreateSnapshotResponse {
             snapshot: snapshot_msg(&row).into(),
             ..Default::default()

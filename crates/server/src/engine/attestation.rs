@@ -1,5 +1,5 @@
 //! Attestations and agent identities of sandboxes: the signer is installed once at
-//! startup ([`Engine::set_attestor`]); each sandbox's statement is signed at create/claim
+//! startup, given to the [`super::EngineBuilder`]; each sandbox's statement is signed at create/claim
 //! (see `pools::claim::bind_sandbox`) and served as signed then.
 
 use super::Engine;
@@ -17,13 +17,8 @@ pub struct SandboxIdentity {
 }
 
 impl Engine {
-    /// Install the attestation signer (once; later calls are ignored).
-    pub fn set_attestor(&self, attestor: Attestor) {
-        let _ = self.attestor.set(Arc::new(attestor));
-    }
-
     pub(crate) fn attestor(&self) -> Option<&Arc<Attestor>> {
-        self.attestor.get()
+        self.attestor.as_ref()
     }
 
     /// The server's public key, `None` when no signer is installed.

@@ -70,7 +70,7 @@ impl Engine {
         let owner = self
             .store
             .get_sandbox(sandbox_id)?
-            .map(|s| s.owner)
+            .map(|s| s.owner.to_string())
             .unwrap_or_default();
         let (_, _, out_total, _) =
             crate::engine::outstream::read_tails_off_runtime(path, 0, &owner)

@@ -223,7 +223,7 @@ impl Engine {
     ) {
         let claimed = self
             .get_sandbox(&row.id)
-            .is_ok_and(|now| now.owner == who.name);
+            .is_ok_and(|now| who.owns(&now.owner));
         if claimed && (terminate_on_exit || self.start_clocks(row, spec).is_err()) {
             if let Err(e) = self.terminate_sandbox_in_background(&row.id) {
                 tracing::warn!(sandbox_id = %row.id, error = %e, "could not tear down the sandbox of a failed start");

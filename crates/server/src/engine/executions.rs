@@ -415,8 +415,9 @@ impl Engine {
             // Charged to the sandbox's owner: only its owner (or an admin) inspects it.
             let owner = sandbox
                 .as_ref()
-                .map_or(execution.owner.as_str(), |s| s.owner.as_str());
-            crate::engine::outstream::read_tails_off_runtime(log_path.clone(), tail, owner)
+                .map_or(&execution.owner, |s| &s.owner)
+                .to_string();
+            crate::engine::outstream::read_tails_off_runtime(log_path.clone(), tail, &owner)
                 .await
                 .unwrap_or_default()
         };

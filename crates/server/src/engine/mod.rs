@@ -4,7 +4,8 @@
 //! messages and map the streams returned here; every rule (status transitions,
 //! validation, reconciliation) lives in this module tree:
 //!
-//! * this file: the [`Engine`] itself, its construction, restart recovery, retention GC;
+//! * this file: the [`Engine`] itself, restart recovery, retention GC; [`builder`]: its
+//!   construction, every part given before it exists;
 //! * [`sandboxes`]: sandbox lifecycle (create, terminate, files) and the image cache;
 //! * [`executions`]: starting, finding, inspecting, canceling and streaming executions;
 //! * [`events`]: the durable event log, its live tail, and egress decisions as events.
@@ -12,8 +13,11 @@
 //! A running execution is driven by [`crate::engine::supervisor`], which sees only a narrow
 //! handle; the guest's environment and request guards are in [`crate::engine::guest`].
 
+pub mod activity;
 pub mod approvals;
 pub mod attestation;
+pub mod bootstrap;
+pub mod builder;
 pub mod console;
 pub mod create;
 pub mod egress;
@@ -25,6 +29,7 @@ pub mod files;
 pub mod foreground;
 pub mod guest;
 pub mod lifetimes;
+pub mod listings;
 pub mod outstream;
 pub mod owned;
 pub mod pause;
@@ -33,10 +38,12 @@ mod policy_tests;
 pub mod pools;
 #[cfg(test)]
 mod recovery_tests;
+pub mod registries;
 pub mod sandboxes;
 #[cfg(test)]
 mod settled_tests;
 pub mod snapshots;
+mod store_errors;
 pub mod supervisor;
 pub mod teardown;
 #[cfg(test)]
@@ -46,20 +53,20 @@ mod tests;
 pub mod usage;
 pub mod volumes;
 
-use crate::engine::egress::{EgressHub, EgressNote};
+use crate::engine::egress::EgressHub;
 use crate::engine::supervisor::Cancel;
 use crate::error::EngineError;
 use crate::execlog::{self, ExitRecord, WarningRecord};
 use crate::status::{execution as es, sandbox as ss};
 use crate::store::{ExecutionRow, SandboxRow, Store};
 use crate::sync::lock;
+pub use builder::EngineBuilder;
 use cleanroom_backend::{Backend, ReconcileRecord};
-use cleanroom_egress::UpstreamConfig;
 use cleanroom_image::ImageStore;
 use events::EventLog;
 pub use owned::{OwnedExecution, OwnedSandbox, OwnedSnapshot};
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::unix::pipe;
@@ -78,7 +85,7 @@ pub struct ExecRequest {
     pub attach_stdin: bool,
     pub tty: bool,
     /// Principal starting it (recorded on the execution).
-    pub owner: String,
+    pub owner: crate::owner::Owner,
     /// Initial terminal size (cols, rows) when `tty`.
     pub tty_size: (u16, u16),
 }
@@ -170,7 +177,7 @@ type LiveMap = Arc<Mutex<HashMap<String, Arc<LiveExec>>>>;
 
 /// The server's engine. Cheap to share (`Arc<Engine>`).
 pub struct Engine {
-    /// `pub(crate)`: ownership checks ([`crate::owner`]) read it.
+    /// `pub(crate)`: ownership checks ([`listings`]) read it.
     pub(crate) store: Arc<Store>,
     backend: Arc<dyn Backend>,
     logs_dir: PathBuf,
@@ -184,75 +191,27 @@ pub struct Engine {
     /// Output retention quotas and watermarks ([`crate::quota`]).
     retention: Arc<crate::quota::Retention>,
     /// Package registry mediation ([`crate::registries`]); unset: no defaults, no cache.
-    registries: std::sync::OnceLock<crate::registries::RegistryHub>,
+    registries: Option<crate::registries::RegistryHub>,
     /// When each sandbox was last used ([`crate::activity`]).
     activity: Arc<crate::activity::Activity>,
     /// TTL / idle defaults ([`lifetimes`]).
     lifetime_defaults: Mutex<lifetimes::LifetimeDefaults>,
     /// Warm pools ([`pools`]).
     pub(crate) pools: pools::Pools,
-    /// The attestation signer ([`attestation`]), installed at startup.
-    attestor: std::sync::OnceLock<Arc<crate::attest::Attestor>>,
+    /// The attestation signer ([`attestation`]); unset: nothing is signed.
+    attestor: Option<Arc<crate::attest::Attestor>>,
     /// Teardowns in flight ([`teardown`]).
     stopping: teardown::Stopping,
     /// Foreground work pool refills yield to ([`foreground`]).
     pub(crate) foreground: Arc<foreground::Foreground>,
     /// Named volumes ([`volumes`]); unset: this server mounts none.
-    volumes: std::sync::OnceLock<Arc<crate::volumes::Volumes>>,
+    volumes: Option<Arc<crate::volumes::Volumes>>,
+    /// Policies compiled so far ([`Engine::compile_policy`]; tests: a pool compiles once).
+    #[cfg(test)]
+    pub(crate) compiles: std::sync::atomic::AtomicU64,
 }
 
 impl Engine {
-    /// Open the engine on `state_dir` (database + logs). Call [`Engine::recover`] next.
-    /// `upstream` tells the egress gateways how to reach allowed hosts. Must be called
-    /// inside a tokio runtime (gateway decisions are recorded by a task of the engine).
-    pub fn new(
-        state_dir: &Path,
-        backend: Arc<dyn Backend>,
-        images: Option<Arc<ImageStore>>,
-        upstream: Arc<UpstreamConfig>,
-        secrets: Arc<crate::secrets::SecretStore>,
-    ) -> Result<Arc<Engine>, EngineError> {
-        let logs_dir = state_dir.join("executions");
-        std::fs::create_dir_all(&logs_dir)
-            .map_err(|e| EngineError::internal(format!("create {}: {e}", logs_dir.display())))?;
-        let store = Arc::new(Store::open(&state_dir.join("state.db"))?);
-        let (notes_tx, mut notes_rx) = mpsc::unbounded_channel::<EgressNote>();
-        let engine = Arc::new(Engine {
-            events: Arc::new(EventLog::new(store.clone())),
-            egress: EgressHub::new(upstream, secrets, notes_tx, backend.guest_layout()),
-            store,
-            backend,
-            live: Default::default(),
-            images,
-            retention: Arc::new(crate::quota::Retention::new(&logs_dir)),
-            logs_dir,
-            registries: std::sync::OnceLock::new(),
-            activity: Default::default(),
-            lifetime_defaults: Default::default(),
-            pools: Default::default(),
-            attestor: Default::default(),
-            stopping: Default::default(),
-            foreground: Default::default(),
-            volumes: Default::default(),
-        });
-        let weak = Arc::downgrade(&engine);
-        tokio::spawn(async move {
-            while let Some(note) = notes_rx.recv().await {
-                match weak.upgrade() {
-                    Some(engine) => engine.record_egress(note),
-                    None => break,
-                }
-            }
-        });
-        Ok(engine)
-    }
-
-    /// Use the operator's registry settings and the shared artifact cache (once, at
-    /// startup, before the first sandbox).
-    pub fn set_registries(&self, hub: crate::registries::RegistryHub) {
-        let _ = self.registries.set(hub);
-    }
-
     /// Apply the server's output retention settings and start the retention GC task
     /// (see [`crate::retention`]); it stops when the engine is dropped.
     pub fn start_retention(self: &Arc<Self>, cfg: crate::quota::RetentionConfig) {
@@ -349,9 +308,18 @@ impl Engine {
             .filter(|s| !ss::is_terminal(s.status))
             .collect();
         for s in &stale {
+            // A record that does not decode is not guessed at: the sandbox is reclaimed
+            // as one the backend has no record of (its directory, its cgroups).
+            let provisioned = match s.provisioned.get(&s.id) {
+                Ok(p) => p.cloned(),
+                Err(e) => {
+                    tracing::warn!(sandbox_id = %s.id, error = %e, "reclaiming without its provision record");
+                    None
+                }
+            };
             records.push(ReconcileRecord {
                 sandbox_id: s.id.clone(),
-                provisioned: serde_json::from_str(&s.provisioned).ok(),
+                provisioned,
             });
         }
         let report = self.backend.reconcile(&records).await?;

@@ -196,7 +196,7 @@ impl OwnedSandbox {
     }
 
     /// Capture the sandbox's files into a snapshot owned by `owner`.
-    pub async fn snapshot(&self, owner: &str) -> Result<SnapshotRow, EngineError> {
+    pub async fn snapshot(&self, owner: &crate::owner::Owner) -> Result<SnapshotRow, EngineError> {
         self.engine.create_snapshot(owner, self.id()).await
     }
 

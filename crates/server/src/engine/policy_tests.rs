@@ -12,7 +12,7 @@ async fn a_sandbox_whose_stored_policy_does_not_decode_runs_nothing() {
     let fake = Arc::new(FakeBackend::default());
     let engine = super::fake::engine_on(dir.path(), fake);
     let sbx = engine
-        .create_sandbox("t", Default::default(), "", "", Default::default())
+        .create_sandbox(&"t".into(), Default::default(), "", "", Default::default())
         .await
         .unwrap();
     let req = || ExecRequest {

@@ -26,7 +26,7 @@ fn a_result_logged_but_not_committed_is_what_the_restart_records() {
     let (sbx, exe) = first.block_on(async {
         let e = engine(dir.path());
         let sbx = e
-            .create_sandbox("t", Default::default(), "", "", Default::default())
+            .create_sandbox(&"t".into(), Default::default(), "", "", Default::default())
             .await
             .unwrap();
         let row = e

@@ -5,6 +5,7 @@ use super::events::EventLog;
 use super::Engine;
 use crate::error::EngineError;
 use crate::ids;
+use crate::owner::Owner;
 use crate::status::sandbox as ss;
 use crate::store::{now_micros, CapHit, SandboxCaps, SandboxRow};
 use cleanroom_backend::{ImageRoot, Limits, NetworkSpec, SandboxSpec, TunConfig};
@@ -18,20 +19,21 @@ impl Engine {
     /// sandbox (`pool:<id>`) the pool's owner, as with the sandbox caps. The gateway's
     /// shares of server-wide budgets are keyed by it (a claimed warm sandbox keeps its
     /// pool owner's share: its gateway is already running).
-    pub(crate) fn account_of(&self, owner: &str) -> String {
-        let pool = owner.strip_prefix("pool:").and_then(|id| {
-            crate::sync::lock(&self.pools.map)
+    pub(crate) fn account_of(&self, owner: &Owner) -> String {
+        let pool = match owner {
+            Owner::Pool(id) => crate::sync::lock(&self.pools.map)
                 .get(id)
-                .map(|p| p.owner.clone())
-        });
-        pool.unwrap_or_else(|| owner.to_string())
+                .map(|p| p.owner.clone()),
+            _ => None,
+        };
+        pool.unwrap_or_else(|| owner.clone()).to_string()
     }
 
     /// Compile the policy once, check capabilities, provision. Returns the READY sandbox,
     /// owned by `owner`; refused with `resource_exhausted` when `sandbox_caps` are reached.
     pub async fn create_sandbox(
         &self,
-        owner: &str,
+        owner: &Owner,
         sandbox_caps: SandboxCaps,
         policy_yaml: &str,
         image_ref: &str,
@@ -55,7 +57,7 @@ impl Engine {
     /// sandbox is bound to it (agent identity, signed attestation) in its READY commit.
     pub async fn create_sandbox_with_lockfiles(
         &self,
-        owner: &str,
+        owner: &Owner,
         sandbox_caps: SandboxCaps,
         policy_yaml: &str,
         image_ref: &str,
@@ -65,9 +67,9 @@ impl Engine {
             Option<&crate::attest::AgentBinding>,
         ),
     ) -> Result<SandboxRow, EngineError> {
-        let mut policy = cleanroom_policy::compile(policy_yaml)?;
+        let mut policy = self.compile_policy(policy_yaml)?;
         let mediation =
-            crate::registries::RegistryHub::bind(self.registries.get(), &mut policy, lockfiles)?;
+            crate::registries::RegistryHub::bind(self.registries.as_ref(), &mut policy, lockfiles)?;
         self.create_compiled(
             owner,
             sandbox_caps,
@@ -79,11 +81,44 @@ impl Engine {
         .await
     }
 
+    /// Compile a policy's text (the one place the engine does: tests count the calls).
+    pub(crate) fn compile_policy(&self, yaml: &str) -> Result<CompiledPolicy, EngineError> {
+        #[cfg(test)]
+        self.compiles
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(cleanroom_policy::compile(yaml)?)
+    }
+
+    /// [`Engine::create_sandbox`] from a policy compiled already (a pool's, compiled once
+    /// for all its sandboxes), bound like a create's with no lockfiles.
+    pub(crate) async fn create_from_compiled(
+        &self,
+        owner: &Owner,
+        sandbox_caps: SandboxCaps,
+        policy: &CompiledPolicy,
+        image_ref: &str,
+        requested: crate::limits::RequestedLimits,
+    ) -> Result<SandboxRow, EngineError> {
+        let mut policy = policy.clone();
+        let none = std::collections::BTreeMap::new();
+        let mediation =
+            crate::registries::RegistryHub::bind(self.registries.as_ref(), &mut policy, &none)?;
+        self.create_compiled(
+            owner,
+            sandbox_caps,
+            policy,
+            image_ref,
+            requested,
+            (None, mediation, None),
+        )
+        .await
+    }
+
     /// Create from a compiled policy (a new one, or a snapshot's) and its registry
     /// mediation, optionally restoring a snapshot's files (see [`super::snapshots`]).
     pub(crate) async fn create_compiled(
         &self,
-        owner: &str,
+        owner: &Owner,
         sandbox_caps: SandboxCaps,
         policy: CompiledPolicy,
         image_ref: &str,
@@ -149,13 +184,13 @@ impl Engine {
             last_execution_id: String::new(),
             active_execution_id: String::new(),
             message: String::new(),
-            provisioned: String::new(),
+            provisioned: Default::default(),
             image_ref: pinned.as_ref().map(|p| p.to_string()).unwrap_or_default(),
             image_digest: pinned
                 .as_ref()
                 .map(|p| p.digest.clone())
                 .unwrap_or_default(),
-            owner: owner.to_string(),
+            owner: owner.clone(),
             labels: Default::default(),
         };
         // One commit: the row (within the caps), its snapshot facts and its event.
@@ -248,12 +283,7 @@ impl Engine {
                 // One commit: the provision record, READY and its event.
                 let ready = EventLog::sandbox_status_row(&id, ss::READY, "");
                 let bound = binding.map(|b| self.binding_row(&row, b, ""));
-                let committed = self.store.sandbox_ready(
-                    &id,
-                    &serde_json::to_string(&p).unwrap_or_default(),
-                    &ready,
-                    bound.as_ref(),
-                );
+                let committed = self.store.sandbox_ready(&id, &p, &ready, bound.as_ref());
                 let seq = match committed {
                     Ok(seq) => seq,
                     Err(e) => {
@@ -396,9 +426,11 @@ fn n_of(hit: CapHit) -> String {
 }
 
 /// What the backend reported about a provisioned sandbox (`sandbox inspect`'s
-/// `backend_info`), decoded from the stored provision record; empty before provisioning.
+/// `backend_info`), from the stored provision record; empty before provisioning (and,
+/// a display field, for a record that does not decode: see [`crate::store::provision`]).
 pub fn backend_info(row: &SandboxRow) -> std::collections::BTreeMap<String, String> {
-    serde_json::from_str::<cleanroom_backend::ProvisionedSandbox>(&row.provisioned)
-        .map(|p| p.info)
-        .unwrap_or_default()
+    match row.provisioned.get(&row.id) {
+        Ok(Some(p)) => p.info.clone(),
+        _ => Default::default(),
+    }
 }

@@ -34,7 +34,7 @@ async fn the_final_record_is_what_inspect_reads_from_the_store_and_the_log() {
     let dir = tempfile::tempdir().unwrap();
     let engine: Arc<Engine> = super::fake::engine_on(dir.path(), Arc::new(FakeBackend::default()));
     let sbx = engine
-        .create_sandbox("t", Default::default(), "", "", Default::default())
+        .create_sandbox(&"t".into(), Default::default(), "", "", Default::default())
         .await
         .unwrap();
     for argv in [&["echo", "hello", "world"][..], &["fail", "3"]] {

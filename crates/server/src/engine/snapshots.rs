@@ -27,6 +27,7 @@ use super::Engine;
 use crate::auth::Principal;
 use crate::error::EngineError;
 use crate::ids;
+use crate::owner::Owner;
 use crate::status::sandbox as ss;
 use crate::store::{now_micros, SandboxCaps, SandboxRow, SnapshotRow};
 use cleanroom_backend::Limits;
@@ -46,12 +47,12 @@ pub const MAX_SNAPSHOT_BYTES_PER_OWNER: u64 = MAX_SNAPSHOTS_PER_OWNER as u64 * (
 pub const FREE_SPACE_RESERVE: u64 = 1 << 30;
 
 /// Bytes reserved by captures in progress, per owner (released when the capture ends).
-static IN_FLIGHT: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<String, u64>>> =
+static IN_FLIGHT: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<Owner, u64>>> =
     std::sync::LazyLock::new(Default::default);
 
 /// One capture's reservation against its owner's snapshot bytes.
 struct Reservation {
-    owner: String,
+    owner: Owner,
     bytes: u64,
 }
 
@@ -103,7 +104,7 @@ impl Engine {
     /// sandbox is frozen for the capture and thawed afterwards; a PAUSED one stays paused.
     pub(in crate::engine) async fn create_snapshot(
         &self,
-        owner: &str,
+        owner: &Owner,
         sandbox_id: &str,
     ) -> Result<SnapshotRow, EngineError> {
         self.get_sandbox(sandbox_id)?;
@@ -112,7 +113,7 @@ impl Engine {
             .store
             .list_snapshots()?
             .into_iter()
-            .filter(|s| s.owner == owner)
+            .filter(|s| s.owner == *owner)
             .count();
         if mine >= MAX_SNAPSHOTS_PER_OWNER {
             return Err(EngineError::resource_exhausted(format!(
@@ -172,8 +173,9 @@ impl Engine {
         };
         let limits_json = serde_json::to_string(&limits).unwrap_or_default();
         let mut h = Sha256::new();
+        let owner_text = owner.to_string();
         for part in [
-            owner,
+            &owner_text,
             &stats.manifest_digest,
             &row.policy_hash,
             &row.image_digest,
@@ -186,7 +188,7 @@ impl Engine {
         let id = format!("snap_{}", &hex(&digest)[..32]);
         let snap = SnapshotRow {
             id: id.clone(),
-            owner: owner.to_string(),
+            owner: owner.clone(),
             source_sandbox_id: sandbox_id.to_string(),
             parent_id: self.store.sandbox_origin(sandbox_id)?,
             policy_hash: row.policy_hash.clone(),
@@ -230,7 +232,7 @@ impl Engine {
     /// `resource_exhausted` before anything is written.
     fn snapshot_budget(
         &self,
-        owner: &str,
+        owner: &Owner,
         sandbox_id: &str,
         limits: &Limits,
         dir: &std::path::Path,
@@ -244,7 +246,7 @@ impl Engine {
         let own = limits.disk_bytes.saturating_add(parent);
         let held: u64 = snaps
             .iter()
-            .filter(|s| s.owner == owner)
+            .filter(|s| s.owner == *owner)
             .map(|s| s.size_bytes.max(0) as u64)
             .sum();
         let mut in_flight = crate::sync::lock(&IN_FLIGHT);
@@ -269,11 +271,11 @@ impl Engine {
                 .with("sandbox_id", sandbox_id)
                 .with("budget_bytes", "0"));
         }
-        *in_flight.entry(owner.to_string()).or_insert(0) += budget;
+        *in_flight.entry(owner.clone()).or_insert(0) += budget;
         Ok((
             budget,
             Reservation {
-                owner: owner.to_string(),
+                owner: owner.clone(),
                 bytes: budget,
             },
         ))
@@ -405,7 +407,7 @@ impl Engine {
         }
         let mediation = cleanroom_egress::registry::Mediation::none().with_git(policy.git.clone());
         self.create_compiled(
-            &who.name,
+            &who.owner(),
             sandbox_caps,
             policy,
             &snap.image_ref,

@@ -15,7 +15,7 @@ fn engine(dir: &std::path::Path) -> Arc<Engine> {
 }
 
 async fn sandbox(e: &Engine) -> String {
-    e.create_sandbox("t", Default::default(), "", "", Default::default())
+    e.create_sandbox(&"t".into(), Default::default(), "", "", Default::default())
         .await
         .unwrap()
         .id
@@ -93,7 +93,7 @@ async fn a_terminate_that_wins_the_race_with_a_create_leaves_nothing_running() {
     let creating = {
         let e = e.clone();
         tokio::spawn(async move {
-            e.create_sandbox("t", Default::default(), "", "", Default::default())
+            e.create_sandbox(&"t".into(), Default::default(), "", "", Default::default())
                 .await
         })
     };

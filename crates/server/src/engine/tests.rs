@@ -22,7 +22,7 @@ fn engine_on(dir: &Path) -> (Arc<Engine>, Arc<FakeBackend>) {
 async fn ready(engine: &Engine) -> SandboxRow {
     engine
         .create_sandbox(
-            "t",
+            &"t".into(),
             Default::default(),
             "",
             "",
@@ -450,7 +450,7 @@ async fn launch_fails_closed_on_missing_capability() {
     .unwrap();
     let err = engine
         .create_sandbox(
-            "t",
+            &"t".into(),
             Default::default(),
             "",
             "",
@@ -466,7 +466,7 @@ async fn launch_fails_closed_on_missing_capability() {
         "{err:?}"
     );
     let err = engine
-        .create_sandbox("t", Default::default(), "", "registry.test/x@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", crate::limits::RequestedLimits::default())
+        .create_sandbox(&"t".into(), Default::default(), "", "registry.test/x@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", crate::limits::RequestedLimits::default())
         .await
         .unwrap_err();
     assert!(
@@ -507,7 +507,11 @@ async fn a_backend_without_the_capabilities_refuses_pause_snapshot_and_checkpoin
         C::BackendCapabilityMismatch
     );
     assert_eq!(
-        engine.create_snapshot("t", &sbx.id).await.unwrap_err().code,
+        engine
+            .create_snapshot(&"t".into(), &sbx.id)
+            .await
+            .unwrap_err()
+            .code,
         C::BackendCapabilityMismatch
     );
     assert_eq!(

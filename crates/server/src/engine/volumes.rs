@@ -15,6 +15,7 @@
 use super::Engine;
 use crate::auth::Principal;
 use crate::error::EngineError;
+use crate::owner::Owner;
 use crate::status::sandbox as ss;
 use crate::volumes::{not_found, VolumeRecord, Volumes};
 use cleanroom_backend::VolumeBind;
@@ -34,20 +35,15 @@ pub struct VolumeView {
 }
 
 impl Engine {
-    /// Use the server's volumes (once, at startup, after [`Engine::recover`]).
-    pub fn set_volumes(&self, v: Arc<Volumes>) {
-        let _ = self.volumes.set(v);
-    }
-
     fn volume_store(&self) -> Result<&Arc<Volumes>, EngineError> {
-        self.volumes.get().ok_or_else(|| {
+        self.volumes.as_ref().ok_or_else(|| {
             EngineError::new(ErrorCode::Unavailable, "this server has no volume store")
         })
     }
 
     /// Unmount every volume (shutdown, after every sandbox was terminated).
     pub(super) fn unmount_volumes(&self) {
-        if let Some(v) = self.volumes.get() {
+        if let Some(v) = self.volumes.as_ref() {
             v.unmount_all();
         }
     }
@@ -56,10 +52,10 @@ impl Engine {
     fn users_of(&self, rec: &VolumeRecord) -> Result<Vec<(String, bool)>, EngineError> {
         let mut out = Vec::new();
         for row in self.store.list_sandboxes()? {
-            if ss::is_terminal(row.status) || row.owner != rec.owner {
+            if ss::is_terminal(row.status) || row.owner != rec.owner() {
                 continue;
             }
-            let Ok(policy) = row.policy.get(&row.owner) else {
+            let Ok(policy) = row.policy.get(&row.id) else {
                 continue;
             };
             if let Some(m) = policy.volumes.iter().find(|m| m.name == rec.name) {
@@ -73,7 +69,7 @@ impl Engine {
     /// any of `names` are STOPPING: the one-shot sandbox of an `exec` that just finished is
     /// torn down in the background, and the next `exec --volume` or `volume rm` should not
     /// fail `volume_busy`/`volume_in_use` because of it. The checks that decide run after.
-    pub(super) async fn wait_for_stopping_volume_users(&self, owner: &str, names: &[&str]) {
+    pub(super) async fn wait_for_stopping_volume_users(&self, owner: &Owner, names: &[&str]) {
         if names.is_empty() {
             return;
         }
@@ -84,10 +80,10 @@ impl Engine {
             };
             let users: Vec<_> = rows
                 .into_iter()
-                .filter(|r| !ss::is_terminal(r.status) && r.owner == owner)
+                .filter(|r| !ss::is_terminal(r.status) && r.owner == *owner)
                 .filter(|r| {
                     r.policy
-                        .get(&r.owner)
+                        .get(&r.id)
                         .is_ok_and(|p| p.volumes.iter().any(|m| names.contains(&m.name.as_str())))
                 })
                 .collect();
@@ -109,7 +105,7 @@ impl Engine {
     fn find_volume(&self, who: &Principal, key: &str) -> Result<VolumeRecord, EngineError> {
         let v = self.volume_store()?;
         let found = if crate::ids::looks_valid(key, "vol_") {
-            v.by_id(key).filter(|r| who.can_see(&r.owner))
+            v.by_id(key).filter(|r| who.can_see(&r.owner()))
         } else {
             v.by_name(&who.name, key)
         };
@@ -135,7 +131,7 @@ impl Engine {
             .volume_store()?
             .all()
             .into_iter()
-            .filter(|r| who.can_see(&r.owner))
+            .filter(|r| who.can_see(&r.owner()))
             .collect();
         recs.sort_by(|a, b| (&a.owner, &a.name).cmp(&(&b.owner, &b.name)));
         recs.into_iter().map(|r| self.view(r)).collect()
@@ -154,7 +150,7 @@ impl Engine {
     ) -> Result<VolumeView, EngineError> {
         let store = self.volume_store()?;
         let rec = self.find_volume(who, key)?;
-        self.wait_for_stopping_volume_users(&rec.owner, &[rec.name.as_str()])
+        self.wait_for_stopping_volume_users(&rec.owner(), &[rec.name.as_str()])
             .await;
         {
             let _admission = crate::sync::lock(&store.admission);
@@ -186,13 +182,13 @@ impl Engine {
     /// [`Engine::volume_admission`] held until the sandbox row is committed.
     pub(super) fn admit_volumes(
         &self,
-        owner: &str,
+        owner: &Owner,
         policy: &CompiledPolicy,
     ) -> Result<Vec<VolumeBind>, EngineError> {
         if policy.volumes.is_empty() {
             return Ok(Vec::new());
         }
-        if crate::ids::is_internal_owner(owner) {
+        if owner.is_pool() {
             return Err(EngineError::new(
                 ErrorCode::VolumeMountInvalid,
                 "a warm pool's sandboxes cannot mount volumes",
@@ -202,7 +198,7 @@ impl Engine {
         let mut binds = Vec::new();
         for m in &policy.volumes {
             let rec = store
-                .by_name(owner, &m.name)
+                .by_name(&owner.to_string(), &m.name)
                 .ok_or_else(|| not_found(&m.name))?;
             let users = self.users_of(&rec)?;
             let conflict = if m.read_only {
@@ -243,6 +239,6 @@ impl Engine {
     /// The lock under which mounts are admitted (`None` when there is no volume store:
     /// then no policy with volumes is admitted at all).
     pub(super) fn volume_admission(&self) -> Option<&std::sync::Mutex<()>> {
-        self.volumes.get().map(|v| &v.admission)
+        self.volumes.as_ref().map(|v| &v.admission)
     }
 }

@@ -5,7 +5,7 @@ use super::*;
 
 impl Store {
     /// Record that `owner` pulled (or rooted a sandbox on) image `digest`.
-    pub fn add_image_owner(&self, digest: &str, owner: &str) -> Result<()> {
+    pub fn add_image_owner(&self, digest: &str, owner: &Owner) -> Result<()> {
         self.with(|c| {
             c.execute(
                 "INSERT OR IGNORE INTO image_owners (digest, owner) VALUES (?1, ?2)",
@@ -16,7 +16,7 @@ impl Store {
     }
 
     /// Principals that hold image `digest`.
-    pub fn image_owners(&self, digest: &str) -> Result<Vec<String>> {
+    pub fn image_owners(&self, digest: &str) -> Result<Vec<Owner>> {
         self.with(|c| {
             let mut st = c.prepare("SELECT owner FROM image_owners WHERE digest = ?1")?;
             let rows = st.query_map([digest], |r| r.get(0))?;
@@ -25,7 +25,7 @@ impl Store {
     }
 
     /// Drop `owner`'s claim on `digest` (`None`: every claim).
-    pub fn remove_image_owner(&self, digest: &str, owner: Option<&str>) -> Result<()> {
+    pub fn remove_image_owner(&self, digest: &str, owner: Option<&Owner>) -> Result<()> {
         self.with(|c| {
             match owner {
                 Some(o) => c.execute(

@@ -7,6 +7,7 @@
 //! The store knows nothing about RPC types: rows are plain structs, statuses are the proto
 //! enum numbers, times are microseconds since the Unix epoch (UTC).
 
+use crate::owner::Owner;
 use crate::status::SandboxStatus;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
@@ -48,14 +49,15 @@ pub struct SandboxRow {
     pub last_execution_id: String,
     pub active_execution_id: String,
     pub message: String,
-    /// Backend's `ProvisionedSandbox` as JSON (empty until provisioned).
-    pub provisioned: String,
+    /// The backend's provision record, decoded once when the row was read (see
+    /// [`provision`]; none until provisioned).
+    pub provisioned: StoredProvision,
     /// Image the root was built from (empty: host view) and its pinned digest.
     pub image_ref: String,
     pub image_digest: String,
     /// Owning principal (see [`crate::auth`]); rows from before ownership existed are
-    /// owned by [`LEGACY_OWNER`], which only admins see.
-    pub owner: String,
+    /// owned by [`Owner::Legacy`], which only admins see.
+    pub owner: Owner,
     /// CreateSandboxRequest.labels (stored as a JSON object, see [`labels`]).
     pub labels: std::collections::BTreeMap<String, String>,
 }
@@ -77,7 +79,7 @@ pub struct ExecutionRow {
     pub kind: i32,
     pub trace_id: String,
     /// Principal that started it (the sandbox's owner or an admin).
-    pub owner: String,
+    pub owner: Owner,
 }
 
 /// One event; `seq` is assigned by the store: the event's number within its sandbox
@@ -152,8 +154,9 @@ CREATE TABLE IF NOT EXISTS image_owners (
 );
 ";
 
-/// Owner recorded for rows created before ownership existed: `legacy:` is no principal's
-/// name (token and certificate names cannot contain `:`), so only admins see them.
+/// Owner recorded for rows created before ownership existed ([`Owner::Legacy`]'s text):
+/// `legacy:` is no principal's name (token and certificate names cannot contain `:`), so
+/// only admins see them.
 pub const LEGACY_OWNER: &str = "legacy:";
 
 /// Server-wide caps on live (not STOPPED/FAILED) sandboxes; 0 means unlimited.
@@ -228,7 +231,7 @@ fn sandbox_from(policies: &PolicyCache, r: &rusqlite::Row<'_>) -> rusqlite::Resu
         last_execution_id: r.get(7)?,
         active_execution_id: r.get(8)?,
         message: r.get(9)?,
-        provisioned: r.get(10)?,
+        provisioned: StoredProvision::decode(&r.get::<_, String>(10)?),
         image_ref: r.get(11)?,
         image_digest: r.get(12)?,
         owner: r.get(13)?,
@@ -515,7 +518,7 @@ fn insert_sandbox_on(
                 s.last_execution_id,
                 s.active_execution_id,
                 s.message,
-                s.provisioned,
+                s.provisioned.text(),
                 s.image_ref,
                 s.image_digest,
                 s.owner,
@@ -660,6 +663,8 @@ pub mod policy;
 pub use lifetimes::{LifetimeCheck, LifetimeRow};
 use policy::PolicyCache;
 pub use policy::{StoredPolicy, UndecodablePolicy};
+pub mod provision;
+pub use provision::{StoredProvision, UndecodableProvision};
 mod snapshots;
 pub use output::OutputState;
 pub use snapshots::SnapshotRow;
@@ -668,6 +673,8 @@ mod provisioning;
 mod runs;
 pub use pools::{ClaimCommit, ClaimOutcome, ClaimRow, PoolRow};
 
+#[cfg(test)]
+mod owner_tests;
 #[cfg(test)]
 mod status_tests;
 #[cfg(test)]

@@ -27,7 +27,7 @@ CREATE INDEX IF NOT EXISTS sandboxes_by_status ON sandboxes(status);
 #[derive(Debug, Clone)]
 pub struct PoolRow {
     pub id: String,
-    pub owner: String,
+    pub owner: crate::owner::Owner,
     pub created_at: i64,
     pub spec: String,
 }
@@ -50,9 +50,9 @@ pub struct ClaimRow {
 pub struct ClaimCommit<'a> {
     pub sandbox_id: &'a str,
     /// The pool's internal owner (`pool:<id>`).
-    pub from: &'a str,
+    pub from: &'a crate::owner::Owner,
     /// The claimer.
-    pub to: &'a str,
+    pub to: &'a crate::owner::Owner,
     pub per_owner: u32,
     pub at: i64,
     pub claim: &'a ClaimRow,
@@ -152,7 +152,7 @@ impl Store {
     }
 
     /// Live sandboxes charged to `who`'s per-principal cap (see [`account_live_sql`]).
-    pub fn account_live(&self, who: &str) -> Result<u32> {
+    pub fn account_live(&self, who: &crate::owner::Owner) -> Result<u32> {
         self.with(|c| {
             c.prepare_cached(&account_live_sql("?1"))?
                 .query_row([who], |r| r.get(0))
@@ -160,7 +160,7 @@ impl Store {
     }
 
     /// Live sandboxes claimed from `pool_id` (owned by their claimers now).
-    pub fn count_claimed(&self, pool_id: &str, pool_owner: &str) -> Result<u32> {
+    pub fn count_claimed(&self, pool_id: &str, pool_owner: &crate::owner::Owner) -> Result<u32> {
         use crate::status::sandbox as ss;
         self.with(|c| {
             c.prepare_cached(&format!(

@@ -59,7 +59,7 @@ impl Store {
     pub fn sandbox_ready(
         &self,
         id: &str,
-        provisioned: &str,
+        provisioned: &cleanroom_backend::ProvisionedSandbox,
         event: &EventRow,
         binding: Option<&ClaimRow>,
     ) -> Result<i64> {
@@ -67,7 +67,7 @@ impl Store {
             write_status_on(tx, id, None, SandboxStatus::Ready, Some(""))?;
             tx.execute(
                 "UPDATE sandboxes SET provisioned = ?2 WHERE id = ?1",
-                params![id, provisioned],
+                params![id, super::StoredProvision::encode(provisioned)],
             )?;
             if let Some(claim) = binding {
                 put_claim_on(tx, claim)?;

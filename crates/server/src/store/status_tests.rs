@@ -53,9 +53,24 @@ fn assert_refused(from: SandboxStatus, to: SandboxStatus) {
     // The same through the plain writer and the READY commit.
     assert!(s.set_sandbox_status("sbx_a", to, "after").is_err());
     if to == Ready {
-        let err = s.sandbox_ready("sbx_a", "{}", &event("sbx_a", Ready), None);
+        let record = cleanroom_backend::ProvisionedSandbox {
+            sandbox_id: "sbx_a".into(),
+            state_dir: "/state/sbx_a".into(),
+            init_pid: 1,
+            init_start_time: 0,
+            info: Default::default(),
+            network_device: None,
+        };
+        let err = s.sandbox_ready("sbx_a", &record, &event("sbx_a", Ready), None);
         assert!(matches!(err, Err(StoreError::Transition(_))));
-        assert_eq!(s.get_sandbox("sbx_a").unwrap().unwrap().provisioned, "");
+        assert!(s
+            .get_sandbox("sbx_a")
+            .unwrap()
+            .unwrap()
+            .provisioned
+            .get("sbx_a")
+            .unwrap()
+            .is_none());
     }
     assert_eq!(s.get_sandbox("sbx_a").unwrap().unwrap().status, from);
 }

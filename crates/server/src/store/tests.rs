@@ -12,7 +12,7 @@ pub(super) fn row(id: &str, owner: &str, status: SandboxStatus) -> SandboxRow {
         last_execution_id: String::new(),
         active_execution_id: String::new(),
         message: String::new(),
-        provisioned: String::new(),
+        provisioned: Default::default(),
         image_ref: String::new(),
         image_digest: String::new(),
         owner: owner.into(),
@@ -236,9 +236,9 @@ fn pool_sandboxes_are_charged_to_the_pool_owner_and_claims_commit_once() {
     assert_eq!(ins("w3", "pool:p1"), Some(CapHit::PerOwner(3)));
     // b's pool is b's account.
     assert_eq!(ins("v1", "pool:q1"), None);
-    assert_eq!(s.account_live("a").unwrap(), 3);
-    assert_eq!(s.account_live("pool:p2").unwrap(), 3);
-    assert_eq!(s.account_live("b").unwrap(), 1);
+    assert_eq!(s.account_live(&"a".into()).unwrap(), 3);
+    assert_eq!(s.account_live(&"pool:p2".into()).unwrap(), 3);
+    assert_eq!(s.account_live(&"b".into()).unwrap(), 1);
 
     let claim = |sid: &str, from: &str, to: &str, per_owner: u32| {
         let k = ClaimRow {
@@ -253,8 +253,8 @@ fn pool_sandboxes_are_charged_to_the_pool_owner_and_claims_commit_once() {
         };
         s.commit_claim(&ClaimCommit {
             sandbox_id: sid,
-            from,
-            to,
+            from: &from.into(),
+            to: &to.into(),
             per_owner,
             at: 2,
             claim: &k,
@@ -270,7 +270,7 @@ fn pool_sandboxes_are_charged_to_the_pool_owner_and_claims_commit_once() {
     ));
     assert_eq!(s.get_sandbox("w1").unwrap().unwrap().owner, "a");
     assert_eq!(s.get_claim("w1").unwrap().unwrap().pool_id, "p1");
-    assert_eq!(s.account_live("a").unwrap(), 3);
+    assert_eq!(s.account_live(&"a".into()).unwrap(), 3);
     // Taken already: a second claim of the same sandbox loses and writes nothing.
     let events = |sid: &str| s.events_after(sid, 0, 100).unwrap().len();
     assert_eq!(events("w1"), 1);
@@ -419,10 +419,18 @@ fn a_sandbox_is_begun_and_made_ready_in_one_commit_each_and_a_cap_writes_nothing
     assert!(s.get_sandbox("sbx_b").unwrap().is_none());
     assert_eq!(s.sandbox_limits("sbx_b").unwrap(), "");
     assert!(s.events_after("sbx_b", 0, 10).unwrap().is_empty());
+    let record = cleanroom_backend::ProvisionedSandbox {
+        sandbox_id: "sbx_a".into(),
+        state_dir: "/state/sbx_a".into(),
+        init_pid: 1,
+        init_start_time: 0,
+        info: Default::default(),
+        network_device: None,
+    };
     let ready = s
         .sandbox_ready(
             "sbx_a",
-            "{\"pid\":1}",
+            &record,
             &ev("sbx_a", ss::READY),
             Some(&ClaimRow {
                 sandbox_id: "sbx_a".into(),
@@ -437,8 +445,12 @@ fn a_sandbox_is_begun_and_made_ready_in_one_commit_each_and_a_cap_writes_nothing
     assert!(ready > seq);
     let got = s.get_sandbox("sbx_a").unwrap().unwrap();
     assert_eq!(
-        (got.status, got.provisioned.as_str(), got.message.as_str()),
-        (ss::READY, "{\"pid\":1}", "")
+        (
+            got.status,
+            got.provisioned.get("sbx_a").unwrap().map(|p| p.init_pid),
+            got.message.as_str()
+        ),
+        (ss::READY, Some(1), "")
     );
     let kinds: Vec<i32> = s
         .events_after("sbx_a", 0, 10)
@@ -533,8 +545,8 @@ fn a_claimed_start_is_one_commit_and_a_refused_claim_starts_nothing() {
         s.start_claimed_execution(
             &ClaimCommit {
                 sandbox_id: sbx,
-                from: "pool:p1",
-                to: "a",
+                from: &"pool:p1".into(),
+                to: &"a".into(),
                 per_owner: 0,
                 at: 2,
                 claim: &k,
@@ -553,7 +565,10 @@ fn a_claimed_start_is_one_commit_and_a_refused_claim_starts_nothing() {
     // the sandbox's active execution; the claim's event first, the last sequence returned.
     let sbx = s.get_sandbox("w1").unwrap().unwrap();
     assert_eq!(
-        (sbx.owner.as_str(), sbx.active_execution_id.as_str()),
+        (
+            sbx.owner.to_string().as_str(),
+            sbx.active_execution_id.as_str()
+        ),
         ("a", "exe_1")
     );
     assert_eq!(s.get_claim("w1").unwrap().unwrap().pool_id, "p1");
@@ -580,7 +595,10 @@ fn a_claimed_start_is_one_commit_and_a_refused_claim_starts_nothing() {
     assert!(s.events_after("w2", 0, 10).unwrap().is_empty());
     let w2 = s.get_sandbox("w2").unwrap().unwrap();
     assert_eq!(
-        (w2.owner.as_str(), w2.active_execution_id.as_str()),
+        (
+            w2.owner.to_string().as_str(),
+            w2.active_execution_id.as_str()
+        ),
         ("pool:p1", "")
     );
 }

@@ -31,10 +31,20 @@ pub struct VolumeRecord {
     /// `vol_…`
     pub id: String,
     pub name: String,
+    /// The owner's stored text (`uid:<n>` or a principal name), as [`VolumeRecord::owner`]
+    /// reads it.
     pub owner: String,
     pub size_bytes: u64,
     /// Microseconds since the Unix epoch.
     pub created_at: i64,
+}
+
+impl VolumeRecord {
+    /// The typed owner. A text in no principal's form owns nothing anybody could claim:
+    /// [`crate::owner::Owner::principal`] keeps it as a name no principal has.
+    pub fn owner(&self) -> crate::owner::Owner {
+        crate::owner::Owner::principal(&self.owner)
+    }
 }
 
 /// The server's volumes.

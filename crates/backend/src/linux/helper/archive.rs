@@ -10,7 +10,9 @@
 //! for regular files, directories, symlinks and hard links only; other entry types are
 //! skipped (the sandbox could not create devices anyway).
 
-use super::ops::{invalid, kind_of, names, normalize, open_dir, refusal, split, MAX_DEPTH};
+use super::dirs::MAX_DEPTH;
+use super::paths::{invalid, normalize, open_dir, refusal, split};
+use super::stat::{kind_of, names};
 use crate::files::{FileAnswer, FileKind};
 use crate::linux::served::{check_served, pseudo_fs, FileRefusal, Refusal};
 use nix::errno::Errno;
@@ -183,7 +185,7 @@ fn add_dir_contents(
 /// Extract the tar archive in `file` into the existing directory `path`.
 pub fn extract(path: &str, size: u64, file: OwnedFd) -> Result<FileAnswer, FileRefusal> {
     let norm = normalize(path)?;
-    super::ops::truncate(&file, size)?;
+    super::upload::truncate(&file, size)?;
     let dir = open_dir(&norm)?;
     let st = fstat(&dir).map_err(|e| refusal(&norm, "stat", e))?;
     let mut f = std::fs::File::from(file);
@@ -230,7 +232,7 @@ pub fn extract(path: &str, size: u64, file: OwnedFd) -> Result<FileAnswer, FileR
         })?;
     }
     Ok(FileAnswer::Info {
-        info: super::ops::info_of(&norm, &st, String::new()),
+        info: super::stat::info_of(&norm, &st, String::new()),
     })
 }
 

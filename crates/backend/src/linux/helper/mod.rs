@@ -3,5 +3,9 @@
 //! It answers the server itself over the control socket and exits.
 
 pub mod archive;
+pub mod dirs;
 pub mod open;
 pub mod ops;
+pub mod paths;
+pub mod stat;
+pub mod upload;

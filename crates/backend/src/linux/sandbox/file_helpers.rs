@@ -5,7 +5,7 @@
 
 use crate::linux::config::CONTROL_FD;
 use crate::linux::helper::archive;
-use crate::linux::helper::ops;
+use crate::linux::helper::{ops, paths};
 use crate::linux::protocol::{self, Reply};
 use crate::linux::served;
 use nix::unistd::{fork, ForkResult};
@@ -146,7 +146,7 @@ fn file_helper(
     match op {
         FileOp::Archive { path } => {
             let Some(out) = fds.pop().filter(|_| fds.is_empty()) else {
-                let refusal = ops::invalid("an archive needs exactly one pipe");
+                let refusal = paths::invalid("an archive needs exactly one pipe");
                 return send(id, Err(refusal), &[]);
             };
             let mut started = false;
@@ -163,7 +163,7 @@ fn file_helper(
         FileOp::Extract { path, size } => {
             let result = match fds.pop().filter(|_| fds.is_empty()) {
                 Some(file) => archive::extract(&path, size, file),
-                None => Err(ops::invalid("an extract needs exactly one file")),
+                None => Err(paths::invalid("an extract needs exactly one file")),
             };
             send(id, result, &[])
         }
@@ -173,7 +173,7 @@ fn file_helper(
                 let raw: Vec<i32> = out.iter().map(|f| f.as_raw_fd()).collect();
                 send(id, Ok(answer), &raw).or_else(|e| {
                     // E.g. an answer too large for the control socket: still answer.
-                    let refusal = ops::invalid(format!("the answer could not be sent: {e}"));
+                    let refusal = paths::invalid(format!("the answer could not be sent: {e}"));
                     send(id, Err(refusal), &[])
                 })
             }

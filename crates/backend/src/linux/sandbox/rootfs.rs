@@ -313,7 +313,7 @@ fn assemble(
 /// masked, and the host view's skeleton read-only.
 fn settle(root: Assembled) -> Result<Built, SetupError> {
     special::apply(&root.special)?;
-    super::identity::mask_host_identity(!root.image)?;
+    super::identity::mask_host_identity(root.tree.mounts(), Path::new("/"), !root.image)?;
     if !root.image {
         // The tmpfs skeleton itself is read-only from now on; only the binds are writable.
         root.tree

@@ -52,7 +52,7 @@ pub struct State {
 
 pub struct Upload {
     pub id: String,
-    pub owner: String,
+    pub owner: crate::owner::Owner,
     pub target: Target,
     pub created_at: SystemTime,
     pub state: tokio::sync::Mutex<State>,
@@ -122,7 +122,7 @@ impl Uploads {
         let (mut in_sandbox, mut mine) = (0, 0);
         for u in map.values() {
             in_sandbox += usize::from(u.target.sandbox_id == target.sandbox_id);
-            mine += usize::from(u.owner == who.name);
+            mine += usize::from(who.owns(&u.owner));
         }
         let refuse = |what: &str, cap: usize| {
             Err(EngineError::resource_exhausted(format!(
@@ -141,7 +141,7 @@ impl Uploads {
         }
         let up = Arc::new(Upload {
             id: new_id(),
-            owner: who.name.clone(),
+            owner: who.owner(),
             target,
             created_at: SystemTime::now(),
             state: tokio::sync::Mutex::new(State {

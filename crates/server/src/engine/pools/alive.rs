@@ -24,8 +24,7 @@ impl InitProc {
     /// From the stored provision record of a READY sandbox; `None` when the record cannot
     /// be read (such a sandbox is not offered: fail closed).
     pub fn of(row: &SandboxRow) -> Option<InitProc> {
-        let p: cleanroom_backend::ProvisionedSandbox =
-            serde_json::from_str(&row.provisioned).ok()?;
+        let p = row.provisioned.get(&row.id).ok()??;
         Some(if p.init_pid <= 0 {
             InitProc::NoProcess
         } else {
@@ -103,10 +102,10 @@ mod tests {
             last_execution_id: String::new(),
             active_execution_id: String::new(),
             message: String::new(),
-            provisioned: "{not json".into(),
+            provisioned: crate::store::StoredProvision::decode("{not json"),
             image_ref: String::new(),
             image_digest: String::new(),
-            owner: String::new(),
+            owner: Default::default(),
             labels: Default::default(),
         };
         assert_eq!(InitProc::of(&row), None);

@@ -121,7 +121,7 @@ impl Engine {
             let outcome = self.store.commit_claim(&ClaimCommit {
                 sandbox_id: &row.id,
                 from: &from,
-                to: &who.name,
+                to: &who.owner(),
                 per_owner: caps.per_owner,
                 at: row.updated_at,
                 claim: &claim,
@@ -185,7 +185,7 @@ impl Engine {
         base: &SandboxRow,
     ) -> (SandboxRow, ClaimRow, EventRow) {
         let mut row = base.clone();
-        row.owner = who.name.clone();
+        row.owner = who.owner();
         row.updated_at = now_micros();
         let envelope = self
             .attestor()
@@ -280,7 +280,7 @@ impl Engine {
         }
         // The binding and attestation are written with the sandbox's READY commit.
         self.create_sandbox_with_lockfiles(
-            &who.name,
+            &who.owner(),
             caps,
             policy_yaml,
             image_ref,
@@ -302,14 +302,27 @@ impl Engine {
     ) -> Option<Arc<PoolHandle>> {
         let candidates: Vec<Arc<PoolHandle>> = lock(&self.pools.map)
             .values()
-            .filter(|p| p.owner == who.name && !p.stopped.load(std::sync::atomic::Ordering::SeqCst))
+            .filter(|p| who.owns(&p.owner) && !p.stopped.load(std::sync::atomic::Ordering::SeqCst))
             .cloned()
             .collect();
         if candidates.is_empty() {
             return None;
         }
-        let key: TemplateKey = self.template_key(policy_yaml, image_ref, requested).ok()?;
-        candidates.into_iter().find(|p| p.key == key)
+        // A pool whose policy text is the request's has the request's policy, compiled
+        // already; any other text is compiled once to compare its key.
+        let mut compiled: Option<Option<TemplateKey>> = None;
+        candidates.into_iter().find(|p| {
+            let key = if p.spec.policy_yaml == policy_yaml {
+                self.template_key_of(&p.policy, image_ref, requested).ok()
+            } else {
+                compiled
+                    .get_or_insert_with(|| {
+                        self.template_key(policy_yaml, image_ref, requested).ok()
+                    })
+                    .clone()
+            };
+            key.as_ref() == Some(&p.key)
+        })
     }
 
     /// Give a claimed sandbox back: it is destroyed (a pristine one takes its slot).

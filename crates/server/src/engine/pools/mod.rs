@@ -18,6 +18,8 @@
 pub mod alive;
 pub mod claim;
 pub mod pending;
+#[cfg(test)]
+mod template_tests;
 pub mod warm;
 #[cfg(test)]
 mod yield_tests;
@@ -26,9 +28,11 @@ use super::Engine;
 use crate::auth::Principal;
 use crate::error::{EngineError, ErrorCode};
 use crate::limits::RequestedLimits;
+use crate::owner::Owner;
 use crate::store::{now_micros, PoolRow, SandboxCaps, SandboxRow};
 use crate::sync::lock;
 use cleanroom_backend::Limits;
+use cleanroom_policy::CompiledPolicy;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -142,9 +146,13 @@ impl PoolState {
 /// One live pool.
 pub(crate) struct PoolHandle {
     pub id: String,
-    pub owner: String,
+    pub owner: Owner,
     pub created_at: i64,
     pub spec: PoolSpec,
+    /// `spec.policy_yaml`, compiled once when the pool started: every warm sandbox is
+    /// made from it, and a claim whose policy text is the pool's is matched without
+    /// compiling.
+    pub policy: Arc<CompiledPolicy>,
     pub key: TemplateKey,
     pub state: Mutex<PoolState>,
     pub stopped: AtomicBool,
@@ -153,18 +161,10 @@ pub(crate) struct PoolHandle {
 
 impl PoolHandle {
     /// Owner of the pool's READY, unclaimed sandboxes.
-    pub fn internal_owner(&self) -> String {
-        internal_owner(&self.id)
+    pub fn internal_owner(&self) -> Owner {
+        Owner::pool(&self.id)
     }
 }
-
-/// `pool:<id>`: `:` is in no token or certificate principal, and unix principals are
-/// `uid:<n>`, so no caller is ever this owner.
-pub fn internal_owner(pool_id: &str) -> String {
-    format!("pool:{pool_id}")
-}
-
-pub use crate::ids::is_internal_owner;
 
 /// Every pool of the server.
 #[derive(Default)]
@@ -177,7 +177,7 @@ pub struct Pools {
 #[derive(Debug, Clone)]
 pub struct PoolView {
     pub id: String,
-    pub owner: String,
+    pub owner: Owner,
     pub created_at: i64,
     pub spec: PoolSpec,
     pub policy_hash: String,
@@ -222,7 +222,25 @@ impl Engine {
         image_ref: &str,
         requested: RequestedLimits,
     ) -> Result<TemplateKey, EngineError> {
-        let policy = cleanroom_policy::compile(policy_yaml)?;
+        let policy = self.compile_policy(policy_yaml)?;
+        self.template_key_of(&policy, image_ref, requested)
+    }
+
+    /// A pool's template: its policy compiled once (kept on the pool, reused by every
+    /// warm and claim) and its key.
+    fn template(&self, spec: &PoolSpec) -> Result<(Arc<CompiledPolicy>, TemplateKey), EngineError> {
+        let policy = Arc::new(self.compile_policy(&spec.policy_yaml)?);
+        let key = self.template_key_of(&policy, &spec.image_ref, spec.requested())?;
+        Ok((policy, key))
+    }
+
+    /// [`Engine::template_key`] of a policy already compiled.
+    pub(crate) fn template_key_of(
+        &self,
+        policy: &CompiledPolicy,
+        image_ref: &str,
+        requested: RequestedLimits,
+    ) -> Result<TemplateKey, EngineError> {
         let image_ref = match (image_ref.trim(), &policy.image_ref) {
             ("", Some(p)) => p.clone(),
             (r, _) => r.to_string(),
@@ -235,7 +253,7 @@ impl Engine {
                 .digest
         };
         Ok(TemplateKey {
-            limits: crate::limits::effective(&policy, requested.into())?,
+            limits: crate::limits::effective(policy, requested.into())?,
             policy_hash: policy.policy_hash(),
             image_digest,
             runtime: self.backend.name().into(),
@@ -289,7 +307,7 @@ impl Engine {
         }
         spec.runtime = self.backend.name().into();
         // Everything a create would refuse is refused now, not in the warming loop.
-        let key = self.template_key(&spec.policy_yaml, &spec.image_ref, spec.requested())?;
+        let (policy, key) = self.template(&spec)?;
         // A policy with `sandbox.registries` binds each sandbox to the lockfiles its create
         // supplies, which a pool's warming has none of: such a pool would never fill (and a
         // create with lockfiles is never served from a pool anyway). Refused here, at once.
@@ -319,7 +337,7 @@ impl Engine {
         let id = format!("pool_{}", uuid::Uuid::now_v7().simple());
         let row = PoolRow {
             id: id.clone(),
-            owner: who.name.clone(),
+            owner: who.owner(),
             created_at: now_micros(),
             spec: serde_json::to_string(&spec).map_err(|e| EngineError::internal(e.to_string()))?,
         };
@@ -330,7 +348,7 @@ impl Engine {
             ))
             .with("limit", MAX_POOLS_PER_OWNER.to_string()));
         }
-        let handle = self.start_pool(row, spec, key);
+        let handle = self.start_pool(row, spec, policy, key);
         Ok(view(&handle))
     }
 

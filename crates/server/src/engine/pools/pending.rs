@@ -93,7 +93,7 @@ impl PendingClaim {
         since: Instant,
     ) -> PendingClaim {
         let mut row = warm.row.clone();
-        row.owner = who.name.clone();
+        row.owner = who.owner();
         PendingClaim {
             engine,
             pool,
@@ -178,7 +178,7 @@ impl PendingClaim {
             &ClaimCommit {
                 sandbox_id: &row.id,
                 from: &from,
-                to: &self.who.name,
+                to: &self.who.owner(),
                 per_owner: self.caps.per_owner,
                 at: row.updated_at,
                 claim: &claim,

@@ -14,7 +14,7 @@
 //! creates it already knows the cap would refuse. A refill waits a moment while foreground
 //! work runs and the pool still has a READY sandbox ([`crate::engine::foreground`]).
 
-use super::{alive::InitProc, internal_owner, PoolHandle, PoolSpec, PoolState, TemplateKey, Warm};
+use super::{alive::InitProc, PoolHandle, PoolSpec, PoolState, TemplateKey, Warm};
 use crate::engine::Engine;
 use crate::error::ErrorCode;
 use crate::store::{PoolRow, SandboxCaps};
@@ -70,9 +70,9 @@ impl Engine {
                     continue;
                 }
             };
-            match self.template_key(&spec.policy_yaml, &spec.image_ref, spec.requested()) {
-                Ok(key) => {
-                    self.start_pool(row, spec, key);
+            match self.template(&spec) {
+                Ok((policy, key)) => {
+                    self.start_pool(row, spec, policy, key);
                 }
                 Err(e) => {
                     tracing::warn!(pool_id = %row.id, error = %e, "pool template no longer valid; not warmed")
@@ -87,6 +87,7 @@ impl Engine {
         self: &Arc<Self>,
         row: PoolRow,
         spec: PoolSpec,
+        policy: Arc<cleanroom_policy::CompiledPolicy>,
         key: TemplateKey,
     ) -> Arc<PoolHandle> {
         let handle = Arc::new(PoolHandle {
@@ -94,6 +95,7 @@ impl Engine {
             owner: row.owner,
             created_at: row.created_at,
             spec,
+            policy,
             key,
             state: Default::default(),
             stopped: Default::default(),
@@ -127,10 +129,10 @@ impl Engine {
     async fn warm_one(self: Arc<Self>, pool: Arc<PoolHandle>) -> Warmed {
         let caps = *lock(&self.pools.caps);
         let created = self
-            .create_sandbox(
-                &internal_owner(&pool.id),
+            .create_from_compiled(
+                &pool.internal_owner(),
                 caps,
-                &pool.spec.policy_yaml,
+                &pool.policy,
                 &pool.spec.image_ref,
                 pool.spec.requested(),
             )

@@ -97,7 +97,7 @@ async fn a_running_execution_is_foreground_work_and_the_wait_is_bounded() {
     until_ready(&e, &id, 2).await;
     // An execution runs (in a sandbox of its own): the refill of a claim waits...
     let other = e
-        .create_sandbox("t", Default::default(), "", "", Default::default())
+        .create_sandbox(&"t".into(), Default::default(), "", "", Default::default())
         .await
         .unwrap();
     let run = e
@@ -176,7 +176,7 @@ async fn a_pool_waits_for_room_under_the_server_wide_cap() {
         total: 1,
     };
     e.start_pools(caps).unwrap();
-    e.create_sandbox("other", caps, "", "", Default::default())
+    e.create_sandbox(&"other".into(), caps, "", "", Default::default())
         .await
         .unwrap();
     let id = pool(&e, 1);

@@ -74,38 +74,6 @@ impl EngineError {
     }
 }
 
-impl From<crate::store::StoreError> for EngineError {
-    fn from(e: crate::store::StoreError) -> Self {
-        match e {
-            crate::store::StoreError::Transition(t) => {
-                // `sandbox_not_ready`, with the status it is in and the one refused: the
-                // code every client already reads for "not in a state for that".
-                let err = EngineError::new(ErrorCode::SandboxNotReady, t.to_string())
-                    .with("sandbox_id", &t.id)
-                    .with("to", t.to.name());
-                match t.from {
-                    Some(from) => err.with("status", from.name()),
-                    None => err,
-                }
-            }
-            e @ crate::store::StoreError::Sql(_) => EngineError::internal(e.to_string()),
-        }
-    }
-}
-
-impl From<crate::store::UndecodablePolicy> for EngineError {
-    fn from(e: crate::store::UndecodablePolicy) -> Self {
-        let owner = e.owner.clone();
-        let key = if owner.starts_with("snap_") {
-            "snapshot_id"
-        } else {
-            "sandbox_id"
-        };
-        // `internal` (a corrupt row is the server's fault), the same code everywhere.
-        EngineError::internal(e.to_string()).with(key, owner)
-    }
-}
-
 impl From<cleanroom_backend::BackendError> for EngineError {
     fn from(e: cleanroom_backend::BackendError) -> Self {
         let err = EngineError::new(e.code(), e.to_string());

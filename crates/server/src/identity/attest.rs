@@ -142,7 +142,7 @@ impl Attestor {
         let statement = Statement {
             version: STATEMENT_VERSION,
             sandbox_id: row.id.clone(),
-            owner: row.owner.clone(),
+            owner: row.owner.to_string(),
             policy_hash: row.policy_hash.clone(),
             image_digest: row.image_digest.clone(),
             init_sha256: self.init_sha256.clone(),

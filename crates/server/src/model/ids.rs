@@ -1,6 +1,5 @@
 //! Prefixed, time-sortable identifiers (`sbx_…`, `exe_…`): UUIDv7 in lowercase hex, so
-//! lexical order is creation order and the prefix says what the id names; and the owner
-//! names that are no principal's.
+//! lexical order is creation order and the prefix says what the id names.
 
 /// New sandbox id.
 pub fn sandbox_id() -> String {
@@ -24,10 +23,4 @@ pub fn looks_valid(id: &str, prefix: &str) -> bool {
         && id[prefix.len()..]
             .chars()
             .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
-}
-
-/// Is `owner` a pool's internal owner (`pool:<id>`, an unclaimed warm sandbox)? No
-/// principal's name contains `:`, so none is one.
-pub fn is_internal_owner(owner: &str) -> bool {
-    owner.starts_with("pool:")
 }

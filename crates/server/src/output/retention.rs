@@ -95,7 +95,7 @@ mod tests {
                     last_execution_id: String::new(),
                     active_execution_id: String::new(),
                     message: String::new(),
-                    provisioned: String::new(),
+                    provisioned: Default::default(),
                     image_ref: String::new(),
                     image_digest: String::new(),
                     owner: "uid:0".into(),

@@ -1,4 +1,4 @@
-//! Ownership: which principal may see which sandbox, execution and cached image.
+//! Listings by ownership: which sandboxes and cached images a principal may see.
 //!
 //! Every sandbox and execution row records its owner; an image's owners are the
 //! principals that pulled it or rooted a sandbox on it (the cache is shared by digest,
@@ -33,7 +33,7 @@ impl Engine {
     /// Record that `who` holds image `digest` (after a pull or an image-rooted create).
     pub fn claim_image(&self, who: &Principal, digest: &str) -> Result<(), EngineError> {
         if !digest.is_empty() {
-            self.store.add_image_owner(digest, &who.name)?;
+            self.store.add_image_owner(digest, &who.owner())?;
         }
         Ok(())
     }
@@ -42,7 +42,7 @@ impl Engine {
     pub fn owned_images(&self, who: &Principal) -> Result<Vec<ImageRecord>, EngineError> {
         let mut out = Vec::new();
         for rec in self.list_images()? {
-            if who.is_admin() || self.store.image_owners(&rec.digest)?.contains(&who.name) {
+            if who.is_admin() || self.store.image_owners(&rec.digest)?.contains(&who.owner()) {
                 out.push(rec);
             }
         }
@@ -69,7 +69,7 @@ impl Engine {
             return Ok(rec);
         }
         let owners = self.store.image_owners(&digest)?;
-        if !owners.contains(&who.name) {
+        if !owners.contains(&who.owner()) {
             return Err(not_found());
         }
         let rec = self
@@ -91,7 +91,7 @@ impl Engine {
             )
             .with("sandbox_ids", mine_using.join(",")));
         }
-        self.store.remove_image_owner(&digest, Some(&who.name))?;
+        self.store.remove_image_owner(&digest, Some(&who.owner()))?;
         if owners.len() == 1 {
             // Last holder: remove from the cache unless another principal's sandbox still
             // runs on it (then it stays cached; nothing about that sandbox is revealed).

@@ -2,6 +2,11 @@
 //! until a signal. HTTP/1.1 and HTTP/2 are both accepted on every listener. Every
 //! listener authenticates (see [`crate::auth`]); a TCP listener without credentials
 //! configured refuses to start unless `--insecure-no-auth` is given and it is loopback.
+//! The listeners' accept loops are in [`listener`]; [`assemble`] turns plain settings
+//! (the CLI's flags) into a [`ServeConfig`].
+
+pub mod assemble;
+pub mod listener;
 
 use crate::api::Api;
 use crate::engine::Engine;
@@ -313,25 +318,31 @@ pub async fn run(
     let images =
         cleanroom_image::ImageStore::open(&cfg.state_dir.join("images"), cfg.registry.clone())?
             .with_limits(cfg.image_limits);
-    let engine = Engine::new(
-        &cfg.state_dir,
-        backend,
-        Some(Arc::new(images)),
-        Arc::new(upstream),
-        Arc::new(secrets),
-    )?;
     let hub = crate::registries::RegistryHub::open(&cfg.state_dir, &cfg.package_registries)
         .map_err(|e| ServeError::StateDir(cfg.state_dir.join("registry-cache"), e))?;
-    engine.set_registries(hub);
-    engine.recover().await?;
-    // Named volumes after recovery (the previous run's sandboxes are ended: nothing
-    // mounts a volume now); a killed server's volume mounts are found and kept.
+    // Named volumes: a killed server's volume mounts are found and kept, half-made
+    // volumes removed. Nothing here depends on the sandboxes recovery ends next.
     let volumes_dir = cfg.state_dir.clone();
     let volumes = tokio::task::spawn_blocking(move || crate::volumes::Volumes::open(&volumes_dir))
         .await
         .map_err(|e| crate::error::EngineError::internal(format!("volumes: {e}")))??;
-    engine.set_volumes(Arc::new(volumes));
-    crate::api::pools::start(&engine, &cfg.state_dir, &cfg.init_exe, cfg.auth.caps)?;
+    let builder = Engine::builder(&cfg.state_dir, backend)
+        .volumes(volumes)
+        .images(Some(Arc::new(images)))
+        .upstream(Arc::new(upstream))
+        .secrets(Arc::new(secrets))
+        .registries(hub);
+    let (backend_name, capabilities) = builder.backend_facts();
+    let attestor = crate::attest::Attestor::load_or_create(
+        &cfg.state_dir,
+        &cfg.init_exe,
+        backend_name,
+        &capabilities,
+    )
+    .map_err(|e| crate::error::EngineError::internal(format!("attestation key: {e}")))?;
+    let engine = builder.attestor(attestor).build()?;
+    engine.recover().await?;
+    engine.start_pools(cfg.auth.caps)?;
     engine.start_retention(cfg.retention.clone());
     engine.egress.approvals.configure(cfg.approvals);
     engine.start_lifetimes(cfg.lifetimes);

@@ -18,6 +18,7 @@
 //! 64 bytes): never `:`, so no token can claim a unix principal `uid:<n>`.
 
 use crate::error::EngineError;
+use crate::owner::Owner;
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use subtle::ConstantTimeEq;
@@ -31,7 +32,7 @@ pub enum Role {
     Admin,
 }
 
-/// An authenticated caller. Owners of objects are principal names.
+/// An authenticated caller. It owns the objects whose [`Owner`] is its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
     pub name: String,
@@ -42,11 +43,19 @@ impl Principal {
     pub fn is_admin(&self) -> bool {
         self.role == Role::Admin
     }
+    /// The owner of the objects this principal creates.
+    pub fn owner(&self) -> Owner {
+        Owner::principal(&self.name)
+    }
+    /// Does this principal own objects of `owner` (admin or not)?
+    pub fn owns(&self, owner: &Owner) -> bool {
+        *owner == self.owner()
+    }
     /// May this principal see an object owned by `owner`? Nobody — admins included — sees
     /// a pool's unclaimed sandboxes (owner `pool:<id>`): they must stay pristine until one
-    /// claim hands them over (see docs/pools.md).
-    pub fn can_see(&self, owner: &str) -> bool {
-        !crate::ids::is_internal_owner(owner) && (self.is_admin() || self.name == owner)
+    /// claim hands them over (see docs/pools.md). Legacy rows: admins only.
+    pub fn can_see(&self, owner: &Owner) -> bool {
+        !owner.is_pool() && (self.is_admin() || self.owns(owner))
     }
 }
 
@@ -68,13 +77,9 @@ pub struct TokensError {
     pub msg: String,
 }
 
-/// Valid principal name for tokens and certificates.
-pub fn valid_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    name.len() <= 64
-        && matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric())
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '@' | '-'))
-}
+/// Valid principal name for tokens and certificates (the grammar lives with the owners
+/// it names).
+pub use crate::owner::valid_name;
 
 struct TokenEntry {
     hash: [u8; 32],
