@@ -1,7 +1,7 @@
 //! Warm-pool helpers shared by the pool tests: create, stats, wait, claim, and the warm
 //! sandboxes a server holds (the API lists no unclaimed sandbox).
 
-use super::*;
+use crate::*;
 use std::time::Duration;
 
 pub fn pool_create(s: &Server, args: &[&str]) -> String {
