@@ -175,7 +175,7 @@ fn tag_only_and_unpinned_refs_are_refused() {
             "{r}: {}",
             stderr(&o)
         );
-        // `image pull` resolves a tag (image_tags.rs); a bare name or bad digest is refused.
+        // `image pull` resolves a tag (images::tags); a bare name or bad digest is refused.
         if !r.ends_with(":latest") {
             let o = s.run(&["image", "pull", r]);
             assert!(

@@ -1,6 +1,6 @@
 //! The escape suite: each attack runs as a program inside a real sandbox and the test
-//! fails if it succeeds. Attack programs live in `tests/attacks/` and print one line per
-//! attempt: `ESCAPED: …` on success, `blocked: …` otherwise.
+//! fails if it succeeds. Attack programs live in `attacks/` (beside this file) and print one
+//! line per attempt: `ESCAPED: …` on success, `blocked: …` otherwise.
 //! Resource bombs (fork, memory, disk) must stay inside their limits.
 
 use cleanroom_e2e::*;

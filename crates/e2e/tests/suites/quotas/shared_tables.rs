@@ -3,7 +3,7 @@
 //! and never starves authenticated callers. Each test floods one table as one principal
 //! (or as nobody) and shows that another principal is still served while the flood is
 //! held. Real servers, real sandboxes, real sockets. The console's QUIC endpoint has its
-//! own file (console_flood.rs).
+//! own file (console::flood).
 
 use cleanroom_client::api::*;
 use cleanroom_client::{ApiError, Client};
