@@ -40,7 +40,7 @@ if [ ! -x .tools/node_modules/.bin/buf ] || [ "$(.tools/node_modules/.bin/buf --
 fi
 
 # --- registries (issue 14): a real npm registry for the registry mediation tests and bench
-# (crates/cli/tests/registries.rs, bench/registries.py). verdaccio, pinned, project-local,
+# (crates/e2e/tests/suites/registries/mod.rs, bench/registries.py). verdaccio, pinned, project-local,
 # started by the tests on loopback with no uplinks. 6.2.x runs on Debian's Node 20 (later
 # 6.x need Node 22). Its audit plugin asks for a `node-fetch` dist-tag some registries do
 # not carry: pin that dependency instead.

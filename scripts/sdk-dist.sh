@@ -4,7 +4,7 @@
 #           cleanroom_sdk-<version>.tar.gz), built by its in-tree PEP 517 backend with
 #           Python's standard library only (no download; nothing written into sdk/python);
 #   TypeScript: the `npm pack` tarball, by sdk/typescript/pack.sh when it exists.
-# Usage: scripts/sdk-dist.sh OUT_DIR     (checked by crates/cli/tests/sdk.rs)
+# Usage: scripts/sdk-dist.sh OUT_DIR     (checked by crates/e2e/tests/suites/sdk.rs)
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 OUT_DIR" >&2; exit 2; }
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -6,7 +6,7 @@
 #   TypeScript: buf (.tools) with the local protoc-gen-es plugin (sdk/typescript/node_modules).
 # The output is committed (pip/npm installs need no code generator); `sdk/gen.sh --check`
 # regenerates into a scratch dir and fails if the committed code is stale (run by the
-# sdk test in crates/cli/tests/sdk.rs).
+# sdk test in crates/e2e/tests/suites/sdk.rs).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

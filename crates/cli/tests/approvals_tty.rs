@@ -2,8 +2,7 @@
 //! in a tmux pane (a real pty), the policy asks, the test types the answer, and the
 //! workload's own stdin keeps working around the prompt.
 
-mod common;
-use common::*;
+use cleanroom_e2e::*;
 use std::process::Command;
 use std::time::Duration;
 

@@ -4,8 +4,7 @@
 //! a real, short run — the debug binary, `BENCH_ONLY=exec`, two samples per row, one row
 //! made to fail — that must still print every other row's measurement and exit 1.
 
-mod common;
-use common::*;
+use cleanroom_e2e::*;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;

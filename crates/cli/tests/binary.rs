@@ -7,8 +7,6 @@
 //! build without `-z pack-relative-relocs` reads 1 MiB of relocations at every start.
 //! Either would otherwise come back silently through a changed flag.
 
-mod common;
-
 const PT_INTERP: u32 = 3;
 const PT_DYNAMIC: u32 = 2;
 const ET_DYN: u16 = 3;
@@ -59,7 +57,7 @@ fn parse(elf: &[u8]) -> (u16, Vec<u32>, Vec<(u64, u64)>) {
 
 #[test]
 fn the_binary_is_a_static_pie_with_packed_relocations() {
-    let elf = std::fs::read(common::BIN).expect("read the binary");
+    let elf = std::fs::read(cleanroom_e2e::BIN).expect("read the binary");
     let (e_type, types, dynamic) = parse(&elf);
     let tag = |t: u64| dynamic.iter().find(|(k, _)| *k == t).map(|(_, v)| *v);
     assert!(

@@ -4,8 +4,7 @@
 //! client sees the same screen, a full-screen program renders, Ctrl-] detaches and
 //! `--attach` resumes, and the local terminal is restored even when the server is killed.
 
-mod common;
-use common::*;
+use cleanroom_e2e::*;
 use std::process::Command;
 use std::time::Duration;
 

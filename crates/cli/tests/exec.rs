@@ -1,7 +1,6 @@
 //! `cleanroom exec` end to end: real server, real sandboxes, real processes.
 
-mod common;
-use common::*;
+use cleanroom_e2e::*;
 use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
 use std::process::Stdio;

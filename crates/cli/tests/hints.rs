@@ -3,8 +3,7 @@
 //! come from (the tokens file holds only hashes); `https://` against a plain-HTTP server
 //! says so instead of a TLS parser's `InvalidContentType`.
 
-mod common;
-use common::*;
+use cleanroom_e2e::*;
 
 #[test]
 fn an_unknown_sandbox_points_at_the_list() {

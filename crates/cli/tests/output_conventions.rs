@@ -2,9 +2,8 @@
 //! is the proto3 JSON mapping's lowerCamelCase everywhere, also in the objects the CLI
 //! composes itself; human text shows times as RFC 3339 UTC, never raw Unix numbers.
 
-mod common;
-use common::pools::*;
-use common::*;
+use cleanroom_e2e::pools::*;
+use cleanroom_e2e::*;
 
 /// Every object key in `v` (recursively) that is not lowerCamelCase. The keys of free-form
 /// maps are data, not field names, and are not checked: `labels` (the caller's own) and

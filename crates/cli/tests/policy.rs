@@ -1,7 +1,6 @@
 //! `cleanroom policy check|show` and how the server treats policies it cannot honour.
 
-mod common;
-use common::*;
+use cleanroom_e2e::*;
 
 const EGRESS: &str = "version: 1
 sandbox:

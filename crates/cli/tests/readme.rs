@@ -2,8 +2,7 @@
 //! ```sh block under "## Using it" names a verb path that has a `--help` (exit 0), and every
 //! flag on the line appears in that verb's `--help`. No server needed.
 
-mod common;
-use common::*;
+use cleanroom_e2e::*;
 use std::collections::HashMap;
 use std::process::Command;
 

@@ -3,8 +3,7 @@
 //! it to the end with its exit code. Background executions started through the API are
 //! followed the same way. Real SIGINTs to the real CLI process.
 
-mod common;
-use common::*;
+use cleanroom_e2e::*;
 use std::io::{BufRead, BufReader, Read};
 use std::process::Stdio;
 use std::sync::mpsc;

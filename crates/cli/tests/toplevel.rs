@@ -1,8 +1,7 @@
 //! Seed 000's top-level verbs: `cleanroom create` (keeps the sandbox, prints its id),
 //! `cleanroom inspect <typeid>` (dispatch on the prefix), `-o json` on read commands.
 
-mod common;
-use common::*;
+use cleanroom_e2e::*;
 
 fn json(o: &std::process::Output) -> serde_json::Value {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(o));

@@ -2,7 +2,7 @@
 //! (an in-memory pipe standing in for the sandbox's TCP stream) handed to
 //! [`crate::tcp::handle_named`] as if the sandbox had opened it to an allowed name, and a
 //! loopback upstream the name is pinned to (like `serve --egress-resolve`). The same
-//! behaviours with real sandboxes: crates/cli/tests/egress_strict.rs.
+//! behaviours with real sandboxes: crates/e2e/tests/suites/egress/strict.rs.
 
 use crate::event::{EgressEvent, EventSink};
 use crate::{Approvals, Ctx, SandboxCa, Secret, Secrets, UpstreamConfig};

@@ -3,7 +3,7 @@
 //! that crate is outside the workspace. The test plays the sandbox's kernel on a device
 //! made of two channels — the one boundary a real kernel cannot be made to misbehave on
 //! cue (drop a segment, ignore a window, go silent). The same behaviours against a real
-//! kernel: crates/cli/tests/egress_tcp.rs.
+//! kernel: crates/e2e/tests/suites/egress/tcp.rs.
 
 use ipstack::{IpStack, IpStackConfig, IpStackStream, IpStackTcpStream};
 use std::io;

@@ -1,5 +1,5 @@
 """Fixtures for the SDK tests. They run against a REAL `cleanroom serve`: the Rust test
-crates/cli/tests/sdk.rs starts one on a unix socket (CLEANROOM_HOST) and one on TCP with a
+crates/e2e/tests/suites/sdk.rs starts one on a unix socket (CLEANROOM_HOST) and one on TCP with a
 tokens file (CLEANROOM_TEST_TCP_HOST, CLEANROOM_TEST_TOKEN) and runs pytest. Without a
 server the tests fail (they never skip)."""
 

@@ -1,5 +1,5 @@
 /**
- * Test environment: crates/cli/tests/sdk.rs starts a real `cleanroom serve` on a unix
+ * Test environment: crates/e2e/tests/suites/sdk.rs starts a real `cleanroom serve` on a unix
  * socket (CLEANROOM_HOST) and one on TCP with a tokens file (CLEANROOM_TEST_TCP_HOST,
  * CLEANROOM_TEST_TOKEN). Without them the tests fail; they never skip.
  */

@@ -1,41 +1,26 @@
-//! Unit tests of layer unpacking (hostile tar entries against a real directory).
+//! Unit tests of layer unpacking (hostile tar entries against a real directory). Layers are
+//! written with the shared test builder (`cleanroom-layer-fixture`, also the e2e harness's).
 
 use super::*;
+use cleanroom_layer_fixture::Layer;
 
-fn layer(build: impl FnOnce(&mut tar::Builder<Vec<u8>>)) -> tempfile::NamedTempFile {
-    let mut b = tar::Builder::new(Vec::new());
+fn layer(build: impl FnOnce(&mut Layer)) -> tempfile::NamedTempFile {
+    let mut b = Layer::new();
     build(&mut b);
-    let data = b.into_inner().unwrap();
+    let data = b.tar();
     let f = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(f.path(), data).unwrap();
     f
 }
 
-fn file(b: &mut tar::Builder<Vec<u8>>, path: &str, body: &[u8], mode: u32) {
-    let mut h = tar::Header::new_gnu();
-    h.set_entry_type(tar::EntryType::Regular);
-    h.set_size(body.len() as u64);
-    h.set_mode(mode);
-    // set_path refuses '..' and absolute paths: write the name bytes raw.
-    let name = &mut h.as_old_mut().name;
-    name[..path.len()].copy_from_slice(path.as_bytes());
-    h.set_cksum();
-    b.append(&h, body).unwrap();
+/// A regular file; the name is written raw (`..` and absolute paths as given).
+fn file(b: &mut Layer, path: &str, body: &[u8], mode: u32) {
+    *b = std::mem::take(b).file(path, body, mode);
 }
 
-fn special(b: &mut tar::Builder<Vec<u8>>, path: &str, kind: tar::EntryType, link: &str) {
-    let mut h = tar::Header::new_gnu();
-    h.set_entry_type(kind);
-    h.set_size(0);
-    h.set_mode(0o755);
-    let name = &mut h.as_old_mut().name;
-    name[..path.len()].copy_from_slice(path.as_bytes());
-    if !link.is_empty() {
-        let l = &mut h.as_old_mut().linkname;
-        l[..link.len()].copy_from_slice(link.as_bytes());
-    }
-    h.set_cksum();
-    b.append(&h, &[][..]).unwrap();
+/// An entry of any `kind` with raw name and link bytes.
+fn special(b: &mut Layer, path: &str, kind: tar::EntryType, link: &str) {
+    *b = std::mem::take(b).special(path, kind, link);
 }
 
 #[test]
@@ -259,7 +244,7 @@ fn the_budget_counts_the_stream_not_the_headers() {
         h.as_gnu_mut().unwrap().set_real_size(1 << 40);
         h.set_path("sparse").unwrap();
         h.set_cksum();
-        b.append(&h, &[7u8; 512][..]).unwrap();
+        *b = std::mem::take(b).entry(&h, &[7u8; 512]);
     });
     let mut budget = UnpackBudget::new(1 << 20, 100);
     let _ = apply_layer(root.path(), l.path(), false, &mut budget);

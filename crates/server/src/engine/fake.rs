@@ -1,7 +1,7 @@
 //! An in-memory [`Backend`] for the engine's unit tests: no namespaces, no root.
 //!
 //! This is a mock at the boundary the unit tests cannot reach without root (the Linux
-//! backend); the real backend is exercised end to end by `crates/cli/tests`. Processes are
+//! backend); the real backend is exercised end to end by `crates/e2e`. Processes are
 //! scripted by their argv:
 //!
 //! * `echo <text>...`: writes the text and a newline to stdout, exits 0;

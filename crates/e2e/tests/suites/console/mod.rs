@@ -1,0 +1,6 @@
+//! The console's server side: session tickets and the QUIC endpoint (`tokens`), and a
+//! flood of ticket-less connections (`flood`). The terminal UX is a CLI test
+//! (crates/cli/tests/console_tty.rs).
+
+mod flood;
+mod tokens;

@@ -1,0 +1,13 @@
+//! The egress gateway: conformance, the host's own addresses, fronting, TCP, per-principal
+//! shares, approvals, learn mode, secrets and their redaction, git mediation.
+
+mod approvals;
+mod conformance;
+mod git_mediation;
+mod host;
+mod learn;
+mod redaction;
+mod secrets;
+mod shares;
+mod strict;
+mod tcp;
