@@ -270,6 +270,7 @@ fn create_request(args: &ExecArgs) -> Result<CreateSandboxRequest, ApiError> {
         limits: limits.into(),
         learn: args.ask.learn.is_some(),
         from_snapshot: args.from.clone().unwrap_or_default(),
+        runtime: args.limits.runtime_wire(),
         ..crate::request::sandbox_request(policy, args.policy.as_deref())?
     })
 }

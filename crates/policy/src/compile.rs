@@ -53,6 +53,9 @@ struct SandboxSection {
     #[serde(default)]
     git: Vec<crate::git::GitSection>,
     lifetime: Option<Lifetime>,
+    /// `sandbox.runtime`: `linux` or `gvisor` (absent: the server's default).
+    #[serde(default)]
+    runtime: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -387,7 +390,20 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
         .transpose()
         .map_err(|e| invalid("sandbox.dependencies.command", e))?;
     let registries = crate::registries::compile_registries(file.sandbox.registries)?;
+    let runtime = file
+        .sandbox
+        .runtime
+        .map(|r| {
+            r.trim().parse::<cleanroom_vocab::Runtime>().map_err(|_| {
+                invalid(
+                    "sandbox.runtime",
+                    format!("{r:?} is not a runtime (linux, gvisor)"),
+                )
+            })
+        })
+        .transpose()?;
     Ok(CompiledPolicy {
+        runtime,
         version: 1,
         image_ref,
         env: file.sandbox.env,

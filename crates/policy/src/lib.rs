@@ -24,6 +24,8 @@ pub mod host;
 pub use ask::{Unknown, Verdict};
 pub mod lockfile;
 pub mod registries;
+pub mod runtime;
+pub use runtime::with_runtime;
 pub use compile::compile;
 pub use egress::{normalize_wire_host, DenyReason};
 pub use host::HostPattern;
@@ -220,6 +222,33 @@ pub struct CompiledPolicy {
     /// `sandbox.lifetime` (TTL, idle timeout).
     #[serde(default, skip_serializing_if = "Lifetime::is_empty")]
     pub lifetime: Lifetime,
+    /// `sandbox.runtime`: the isolation runtime (`None`: the server's default). Part of
+    /// the policy hash when set; absent, the hash is what it was before runtimes existed.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "runtime_serde"
+    )]
+    pub runtime: Option<cleanroom_vocab::Runtime>,
+}
+
+/// `Option<Runtime>` as its stable string (the vocabulary crate has no serde).
+mod runtime_serde {
+    use cleanroom_vocab::Runtime;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(r: &Option<Runtime>, s: S) -> Result<S::Ok, S::Error> {
+        match r {
+            Some(r) => s.serialize_str(r.as_str()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Runtime>, D::Error> {
+        Option::<String>::deserialize(d)?
+            .map(|s| s.parse().map_err(serde::de::Error::custom))
+            .transpose()
+    }
 }
 
 /// Default guest directory of the repository checkout and of executions.
@@ -243,6 +272,7 @@ impl CompiledPolicy {
             registries: Vec::new(),
             git: Vec::new(),
             lifetime: Lifetime::default(),
+            runtime: None,
         }
     }
 

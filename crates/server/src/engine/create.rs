@@ -52,6 +52,9 @@ pub struct CreateSpec {
     pub ttl_seconds: u64,
     pub idle_timeout_seconds: u64,
     pub labels: BTreeMap<String, String>,
+    /// The request's runtime (wins over the policy's `sandbox.runtime`; `None`: the
+    /// policy's, else the server's default).
+    pub runtime: Option<cleanroom_vocab::Runtime>,
 }
 
 impl CreateSpec {
@@ -67,7 +70,7 @@ impl CreateSpec {
 
 fn snapshot_with_policy() -> EngineError {
     EngineError::invalid(
-        "from_snapshot cannot be combined with a policy or an image: the snapshot brings its own",
+        "from_snapshot cannot be combined with a policy, an image or a runtime: the snapshot brings its own",
     )
     .with("field", "from_snapshot")
 }
@@ -98,6 +101,10 @@ impl Engine {
                 } else {
                     spec.policy_yaml.clone()
                 };
+                let yaml = match spec.runtime {
+                    Some(rt) => cleanroom_policy::with_runtime(&yaml, rt)?,
+                    None => yaml,
+                };
                 let req = CreateRequest {
                     policy_yaml: &yaml,
                     image_ref: &spec.image_ref,
@@ -109,7 +116,10 @@ impl Engine {
                 self.create_or_take(who, caps, req, defer).await?
             }
             Source::Snapshot(id) => {
-                if !spec.policy_yaml.trim().is_empty() || !spec.image_ref.trim().is_empty() {
+                if !spec.policy_yaml.trim().is_empty()
+                    || !spec.image_ref.trim().is_empty()
+                    || spec.runtime.is_some()
+                {
                     return Err(snapshot_with_policy());
                 }
                 Taken::Made(

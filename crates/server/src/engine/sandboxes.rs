@@ -95,8 +95,18 @@ impl Engine {
         ),
     ) -> Result<SandboxRow, EngineError> {
         let requested: Limits = requested.into();
+        // The policy's runtime (a request's was applied to it), else the server's default;
+        // one this server lacks is refused (`runtime_unavailable`), never replaced.
+        let runtime = policy
+            .runtime
+            .unwrap_or_else(|| self.backend.default_runtime());
         // Capability handshake: fail closed before anything is provisioned.
-        let caps = cleanroom_vocab::Capability::keys(&self.backend.capabilities());
+        let caps = cleanroom_vocab::Capability::keys(
+            &self
+                .backend
+                .capabilities_of(runtime)
+                .map_err(EngineError::from)?,
+        );
         let mut required = policy.required_capabilities();
         if restore.is_some() {
             required.push(cleanroom_vocab::Capability::FilesystemSnapshots.as_str());
@@ -118,12 +128,12 @@ impl Engine {
                 ErrorCode::BackendCapabilityMismatch,
                 format!(
                     "backend {:?} lacks capabilities this sandbox needs: {}",
-                    self.backend.name(),
+                    runtime.as_str(),
                     missing.join(", ")
                 ),
             )
             .with("missing", missing.join(","))
-            .with("backend", self.backend.name()));
+            .with("backend", runtime.as_str()));
         }
         let limits = crate::limits::effective(&policy, requested)?;
         let id = ids::sandbox_id();
@@ -136,7 +146,7 @@ impl Engine {
         let row = SandboxRow {
             id: id.clone(),
             status: ss::PROVISIONING,
-            backend: self.backend.name().into(),
+            backend: runtime.as_str().into(),
             policy_hash: policy.policy_hash(),
             policy: crate::store::StoredPolicy::new(policy.clone()),
             created_at: now,
@@ -191,6 +201,7 @@ impl Engine {
         };
         let spec = SandboxSpec {
             sandbox_id: id.clone(),
+            runtime,
             hostname: "cleanroom".into(),
             limits,
             network: NetworkSpec::Tun(TunConfig {

@@ -336,6 +336,14 @@ export type CreateSandboxRequest = Message<"cleanroom.v1.CreateSandboxRequest"> 
      * @generated from field: bool no_pool = 182;
      */
     noPool: boolean;
+    /**
+     * Isolation runtime: `linux` or `gvisor` (empty: the policy's `sandbox.runtime`, else
+     * `serve --default-runtime`). Wins over the policy's. A runtime the server does not have
+     * is refused with runtime_unavailable, never replaced by another.
+     *
+     * @generated from field: string runtime = 240;
+     */
+    runtime: string;
 };
 /**
  * Describes the message cleanroom.v1.CreateSandboxRequest.
