@@ -22,6 +22,8 @@ const SYSTEM_BUNDLE: &str = "etc/ssl/certs/ca-certificates.crt";
 pub const INIT_PATH: &str = "/run/cleanroom-init";
 /// The argument that makes the `cleanroom` binary the sandbox's idle init.
 pub const INIT_ARG: &str = "__gvisor-init";
+/// The cgroup (below each controller's root) that holds every gVisor sandbox's own.
+pub const CGROUP_PARENT: &str = "cleanroom-gvisor";
 /// Default `PATH` of the init and of executions that bring none.
 const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -189,7 +191,7 @@ fn config(spec: &SandboxSpec, mounts: Vec<Value>, netns: &str) -> Value {
                 "pids": {"limit": l.pids},
                 "cpu": {"quota": l.cpu_millis.saturating_mul(100), "period": 100_000},
             },
-            "cgroupsPath": format!("/cleanroom-gvisor/{}", spec.sandbox_id),
+            "cgroupsPath": format!("/{CGROUP_PARENT}/{}", spec.sandbox_id),
         },
     })
 }

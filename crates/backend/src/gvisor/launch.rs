@@ -49,7 +49,17 @@ impl GvisorBackend {
         let stderr = std::fs::File::create(bundle.stderr_log())
             .map_err(|e| BackendError::io("create runsc.stderr", e))?;
         let mut cmd = self.runsc.command();
-        cmd.args(["--network=sandbox", "--overlay2=root:memory", "run", "--detach"])
+        // No segmentation offload: with it, gVisor hands the tun TCP segments larger than
+        // its MTU that reach the gateway garbled (measured: HTTP heads refused as
+        // malformed); the gateway reads plain MTU-sized IP packets.
+        cmd.args([
+            "--network=sandbox",
+            "--gso=false",
+            "--software-gso=false",
+            "--overlay2=root:memory",
+            "run",
+            "--detach",
+        ])
             .arg("--bundle")
             .arg(dir)
             .arg(&spec.sandbox_id)

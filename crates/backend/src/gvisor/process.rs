@@ -15,6 +15,9 @@ use std::time::Duration;
 use tokio::net::unix::pipe;
 use tokio::sync::oneshot;
 
+/// `runsc exec`'s exit code when it failed itself (or its process exited with 128).
+const RUNSC_FAILED: i32 = 128;
+
 /// How long a signal waits for a just-started process's in-sandbox pid to be known.
 const PID_WAIT: Duration = Duration::from_secs(5);
 
@@ -79,6 +82,7 @@ impl GvisorBackend {
         let (tx, rx) = oneshot::channel();
         sbx.procs.lock().map_err(|_| poisoned())?.insert(id, pid_path);
         let sbx2 = sbx.clone();
+        let (runsc, container) = (self.runsc.clone(), sandbox_id.to_string());
         tokio::spawn(async move {
             let status = child.wait().await;
             let _ = std::fs::remove_file(&spec_path);
@@ -87,13 +91,27 @@ impl GvisorBackend {
                     let _ = std::fs::remove_file(p);
                 }
             }
-            // `runsc exec` exits with the process's code, or 128 + the signal that killed it.
-            if let Ok(s) = status {
-                if let Some(code) = s.code() {
+            // `runsc exec` exits with the process's code, or 128 + the signal that killed it;
+            // 128 is also its own failure (the sandbox died under it).
+            match status.ok().and_then(|s| s.code()) {
+                Some(code) if code != RUNSC_FAILED => {
                     let _ = tx.send(exit_status(code));
                 }
+                _ if oom_kills(&container) > 0 => {
+                    // The memory limit killed the sandbox's kernel (gVisor's sentry is one
+                    // host process: the host's OOM killer takes the whole sandbox).
+                    let _ = tx.send(ExitStatus {
+                        code: None,
+                        signal: Some(9),
+                        oom_killed: true,
+                    });
+                }
+                Some(code) if runsc.is_running(&container).await => {
+                    let _ = tx.send(exit_status(code));
+                }
+                // Otherwise the sandbox is gone: `tx` drops and the server says so.
+                _ => {}
             }
-            // Otherwise `runsc exec` itself died: `tx` drops, the sandbox counts as gone.
         });
         let wrap = |e: std::io::Error| BackendError::io("wrap pipe", e);
         Ok(ProcessHandle {
@@ -159,6 +177,27 @@ fn exit_status(code: i32) -> ExitStatus {
             oom_killed: false,
         }
     }
+}
+
+/// OOM kills counted in the sandbox's memory cgroup (cgroup v1 `memory.oom_control`, v2
+/// `memory.events`; 0 when neither can be read).
+fn oom_kills(sandbox_id: &str) -> u64 {
+    let rel = format!("{}/{sandbox_id}", super::bundle::CGROUP_PARENT);
+    let candidates = [
+        format!("/sys/fs/cgroup/memory/{rel}/memory.oom_control"),
+        format!("/sys/fs/cgroup/{rel}/memory.events"),
+    ];
+    candidates
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .flat_map(|text| {
+            text.lines()
+                .filter_map(|l| l.strip_prefix("oom_kill "))
+                .filter_map(|n| n.trim().parse::<u64>().ok())
+                .collect::<Vec<_>>()
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 fn write_private(path: &std::path::Path, bytes: &[u8]) -> Result<(), BackendError> {

@@ -127,6 +127,16 @@ impl Runsc {
         }
     }
 
+    /// The container exists and its sandbox runs (`runsc state`).
+    pub async fn is_running(&self, id: &str) -> bool {
+        match self.run(&["state", id]).await {
+            Ok(out) => serde_json::from_slice::<serde_json::Value>(&out)
+                .map(|v| v["status"] == "running")
+                .unwrap_or(false),
+            Err(_) => false,
+        }
+    }
+
     /// The ids of every container in our root (`runsc list -quiet`).
     pub async fn list(&self) -> Result<Vec<String>, BackendError> {
         let out = self.run(&["list", "-quiet"]).await?;
