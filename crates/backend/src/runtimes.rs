@@ -5,12 +5,12 @@
 //! capability the sandbox's runtime lacks (pause, snapshots) is refused with
 //! `backend_capability_mismatch` naming it.
 
+use crate::Backend;
 use crate::{
     files, BackendError, Capability, CaptureStats, FileContent, GuestLayout, OpenMode,
     ProcessHandle, ProcessId, ProcessSpec, ProvisionedSandbox, ReconcileRecord, ReconcileReport,
     Runtime, SandboxSpec, Usage,
 };
-use crate::Backend;
 use async_trait::async_trait;
 use std::collections::HashMap;
 use std::path::Path;
@@ -67,8 +67,7 @@ impl Runtimes {
     /// The backend that runs `sandbox_id` (the Linux one for a sandbox it never saw: a
     /// previous process's, which only the Linux backend reconciles by id).
     fn of(&self, sandbox_id: &str) -> &Arc<dyn Backend> {
-        self.get(self.runtime_of(sandbox_id))
-            .unwrap_or(&self.linux)
+        self.get(self.runtime_of(sandbox_id)).unwrap_or(&self.linux)
     }
 
     /// The sandbox's backend, when it declares `cap`; else `backend_capability_mismatch`.
@@ -142,7 +141,10 @@ impl Backend for Runtimes {
         r
     }
 
-    async fn reconcile(&self, records: &[ReconcileRecord]) -> Result<ReconcileReport, BackendError> {
+    async fn reconcile(
+        &self,
+        records: &[ReconcileRecord],
+    ) -> Result<ReconcileReport, BackendError> {
         // A record's runtime is in its provision facts; the Linux backend gets the rest.
         let is_gvisor = |r: &&ReconcileRecord| {
             r.provisioned
@@ -150,7 +152,8 @@ impl Backend for Runtimes {
                 .and_then(|p| p.info.get("runtime"))
                 .is_some_and(|rt| rt == Runtime::Gvisor.as_str())
         };
-        let linux: Vec<ReconcileRecord> = records.iter().filter(|r| !is_gvisor(r)).cloned().collect();
+        let linux: Vec<ReconcileRecord> =
+            records.iter().filter(|r| !is_gvisor(r)).cloned().collect();
         let gvisor: Vec<ReconcileRecord> = records.iter().filter(is_gvisor).cloned().collect();
         let mut report = self.linux.reconcile(&linux).await?;
         if let Ok(g) = &self.gvisor {
@@ -161,11 +164,21 @@ impl Backend for Runtimes {
         Ok(report)
     }
 
-    async fn open_file(&self, id: &str, path: &str, mode: OpenMode) -> Result<std::fs::File, BackendError> {
+    async fn open_file(
+        &self,
+        id: &str,
+        path: &str,
+        mode: OpenMode,
+    ) -> Result<std::fs::File, BackendError> {
         self.of(id).open_file(id, path, mode).await
     }
 
-    async fn read_file(&self, id: &str, path: &str, max_bytes: u64) -> Result<FileContent, BackendError> {
+    async fn read_file(
+        &self,
+        id: &str,
+        path: &str,
+        max_bytes: u64,
+    ) -> Result<FileContent, BackendError> {
         self.of(id).read_file(id, path, max_bytes).await
     }
 

@@ -352,7 +352,7 @@ pub enum SandboxCommand {
         #[arg(long, value_name = "REF")]
         image: Option<String>,
         #[command(flatten)]
-        limits: LimitArgs,
+        limits: Box<LimitArgs>,
         #[command(flatten)]
         lifetime: crate::lifetime::LifetimeArgs,
         /// Restore this snapshot (its policy, image, limits and files); cannot be combined
@@ -477,7 +477,9 @@ pub struct LimitArgs {
 impl LimitArgs {
     /// `--runtime` as the API's `runtime` field (empty: not asked for).
     pub fn runtime_wire(&self) -> String {
-        self.runtime.map(|r| r.as_str().to_string()).unwrap_or_default()
+        self.runtime
+            .map(|r| r.as_str().to_string())
+            .unwrap_or_default()
     }
 }
 

@@ -10,9 +10,8 @@ use std::time::Duration;
 
 /// `runsc` on PATH, or a message saying these tests are skipped.
 fn have_runsc() -> bool {
-    let found = std::env::var_os("PATH").is_some_and(|p| {
-        std::env::split_paths(&p).any(|d| d.join("runsc").is_file())
-    });
+    let found = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("runsc").is_file()));
     if !found {
         eprintln!("SKIPPED: runsc (gVisor) is not installed; scripts/deps.sh installs it");
     }
@@ -42,7 +41,15 @@ fn exec_runs_under_gvisor_with_stdout_stderr_and_exit_codes() {
         "serve names the runsc it uses: {}",
         s.log()
     );
-    let o = s.run(&["exec", "--runtime", "gvisor", "--", "python3", "-c", "print(1)"]);
+    let o = s.run(&[
+        "exec",
+        "--runtime",
+        "gvisor",
+        "--",
+        "python3",
+        "-c",
+        "print(1)",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), "1\n");
     // Under gVisor's kernel, not the host's: its own kernel release and exit codes kept.
@@ -61,7 +68,15 @@ fn exec_runs_under_gvisor_with_stdout_stderr_and_exit_codes() {
     assert_ne!(release, host_release(), "uname -r shows the host kernel");
     assert!(stderr(&o).contains("to-stderr"), "{}", stderr(&o));
     // A signalled process: 128 + signal, like the linux runtime.
-    let o = s.run(&["exec", "--runtime", "gvisor", "--", "sh", "-c", "kill -TERM $$"]);
+    let o = s.run(&[
+        "exec",
+        "--runtime",
+        "gvisor",
+        "--",
+        "sh",
+        "-c",
+        "kill -TERM $$",
+    ]);
     assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
     // The same command on the linux runtime sees the host's kernel release.
     let o = s.run(&["exec", "--runtime", "linux", "--", "uname", "-r"]);
@@ -149,9 +164,9 @@ echo finished"#
     let o = s.run(&["sandbox", "events", &id]);
     let events = stdout(&o);
     let denied = |host: &str, reason: &str| {
-        events.lines().any(|l| {
-            l.contains("egress.deny") && l.contains(host) && l.contains(reason)
-        })
+        events
+            .lines()
+            .any(|l| l.contains("egress.deny") && l.contains(host) && l.contains(reason))
     };
     assert!(denied("other.test", "host_not_allowed"), "{events}");
     assert!(denied("203.0.113.7", "ip_literal_not_allowed"), "{events}");
@@ -206,7 +221,11 @@ fn assert_no_runsc_state(s: &Server) {
     let left: Vec<_> = std::fs::read_dir(&root)
         .map(|d| d.flatten().map(|e| e.file_name()).collect())
         .unwrap_or_default();
-    assert!(left.is_empty(), "runsc state left in {}: {left:?}", root.display());
+    assert!(
+        left.is_empty(),
+        "runsc state left in {}: {left:?}",
+        root.display()
+    );
 }
 
 #[test]
@@ -218,7 +237,10 @@ fn a_gvisor_sandbox_leaves_nothing_after_rm_or_a_server_sigkill_and_restart() {
     let o = s.run(&["sandbox", "create", "--runtime", "gvisor"]);
     let id = stdout(&o).trim().to_string();
     assert!(id.starts_with("sbx_"), "{}", stderr(&o));
-    assert!(!processes_mentioning(&id).is_empty(), "runsc runs the sandbox");
+    assert!(
+        !processes_mentioning(&id).is_empty(),
+        "runsc runs the sandbox"
+    );
     let o = s.sh_in(&id, "echo hi > /tmp/f && cat /tmp/f");
     assert_eq!(stdout(&o), "hi\n", "{}", stderr(&o));
     let o = s.run(&["sandbox", "rm", &id]);
@@ -245,7 +267,11 @@ fn an_unknown_or_absent_runtime_is_refused_never_replaced() {
     }
     // A server whose runsc does not exist has no gvisor runtime.
     let s = Server::start_with(&["--runsc", "/nonexistent/runsc"]);
-    assert!(s.log().contains("runtime gvisor unavailable"), "{}", s.log());
+    assert!(
+        s.log().contains("runtime gvisor unavailable"),
+        "{}",
+        s.log()
+    );
     let o = s.run(&["exec", "--runtime", "gvisor", "--", "true"]);
     assert_code(&o, "runtime_unavailable");
     let d = tempfile::tempdir().unwrap();
@@ -253,7 +279,11 @@ fn an_unknown_or_absent_runtime_is_refused_never_replaced() {
     let o = s.run(&["sandbox", "create", "--policy", &policy]);
     assert_code(&o, "runtime_unavailable");
     let o = s.run(&["sandbox", "ls", "--all", "--json"]);
-    assert!(!stdout(&o).contains("sbx_"), "nothing was made: {}", stdout(&o));
+    assert!(
+        !stdout(&o).contains("sbx_"),
+        "nothing was made: {}",
+        stdout(&o)
+    );
     // The linux runtime still works there.
     let o = s.run(&["exec", "--runtime", "linux", "--", "true"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -283,7 +313,12 @@ fn an_unknown_or_absent_runtime_is_refused_never_replaced() {
         .arg(format!("unix://{}/other.sock", d.path().display()))
         .arg("--state-dir")
         .arg(d.path().join("state"))
-        .args(["--default-runtime", "gvisor", "--runsc", "/nonexistent/runsc"])
+        .args([
+            "--default-runtime",
+            "gvisor",
+            "--runsc",
+            "/nonexistent/runsc",
+        ])
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();

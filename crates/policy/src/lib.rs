@@ -25,10 +25,10 @@ pub use ask::{Unknown, Verdict};
 pub mod lockfile;
 pub mod registries;
 pub mod runtime;
-pub use runtime::with_runtime;
 pub use compile::compile;
 pub use egress::{normalize_wire_host, DenyReason};
 pub use host::HostPattern;
+pub use runtime::with_runtime;
 
 /// Largest policy document accepted (hostile input guard).
 pub const MAX_POLICY_BYTES: usize = 256 * 1024;

@@ -50,7 +50,12 @@ impl Bundle {
     /// Write everything `runsc run` needs: the root skeleton (host view) or its mountpoint
     /// (image), the generated files and `config.json`. `netns` is the path runsc opens
     /// to join the sandbox's network namespace.
-    pub fn write(&self, spec: &SandboxSpec, init_exe: &Path, netns: &str) -> Result<(), BackendError> {
+    pub fn write(
+        &self,
+        spec: &SandboxSpec,
+        init_exe: &Path,
+        netns: &str,
+    ) -> Result<(), BackendError> {
         let io = |what: &str, p: &Path, e: std::io::Error| {
             BackendError::io(format!("{what} {}", p.display()), e)
         };
@@ -150,9 +155,15 @@ fn base_mounts(limits: &Limits) -> Vec<Value> {
         json!({"destination": "/sys", "type": "sysfs", "source": "sysfs",
                "options": ["nosuid", "noexec", "nodev", "ro"]}),
     ];
-    for (dest, mode) in [("/tmp", "1777"), ("/root", "700"), (crate::WORKSPACE_PATH, "755")] {
-        m.push(json!({"destination": dest, "type": "tmpfs", "source": "tmpfs",
-                      "options": ["nosuid", "nodev", format!("mode={mode}"), size.clone()]}));
+    for (dest, mode) in [
+        ("/tmp", "1777"),
+        ("/root", "700"),
+        (crate::WORKSPACE_PATH, "755"),
+    ] {
+        m.push(
+            json!({"destination": dest, "type": "tmpfs", "source": "tmpfs",
+                      "options": ["nosuid", "nodev", format!("mode={mode}"), size.clone()]}),
+        );
     }
     m
 }

@@ -60,12 +60,12 @@ impl GvisorBackend {
             "run",
             "--detach",
         ])
-            .arg("--bundle")
-            .arg(dir)
-            .arg(&spec.sandbox_id)
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(stderr))
-            .kill_on_drop(true);
+        .arg("--bundle")
+        .arg(dir)
+        .arg(&spec.sandbox_id)
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(stderr))
+        .kill_on_drop(true);
         // SAFETY: the closure runs in the forked child before exec and only makes system
         // calls on data prepared before the fork (no allocation, no locks).
         unsafe {
@@ -93,7 +93,12 @@ impl GvisorBackend {
         info.insert("runsc_version".into(), self.runsc.version.clone());
         info.insert(
             "root".into(),
-            if spec.image.is_some() { "image" } else { "host-view" }.into(),
+            if spec.image.is_some() {
+                "image"
+            } else {
+                "host-view"
+            }
+            .into(),
         );
         let provisioned = ProvisionedSandbox {
             sandbox_id: spec.sandbox_id.clone(),
@@ -101,9 +106,7 @@ impl GvisorBackend {
             init_pid,
             init_start_time,
             info,
-            network_device: ns
-                .tun
-                .map(|t| NetworkDevice(std::sync::Arc::new(t))),
+            network_device: ns.tun.map(|t| NetworkDevice(std::sync::Arc::new(t))),
         };
         let sbx = GvisorSandbox {
             bundle,

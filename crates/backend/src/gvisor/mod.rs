@@ -229,7 +229,15 @@ impl crate::Backend for GvisorBackend {
 
     async fn close(&self) {
         // runsc leaves the parent of its sandboxes' cgroups; remove it once empty.
-        for ctl in ["memory", "pids", "cpu", "cpu,cpuacct", "cpuacct", "unified", ""] {
+        for ctl in [
+            "memory",
+            "pids",
+            "cpu",
+            "cpu,cpuacct",
+            "cpuacct",
+            "unified",
+            "",
+        ] {
             let dir = Path::new("/sys/fs/cgroup").join(ctl);
             let _ = std::fs::remove_dir(dir.join(bundle::CGROUP_PARENT));
         }

@@ -80,7 +80,10 @@ impl GvisorBackend {
         };
         drop(cmd);
         let (tx, rx) = oneshot::channel();
-        sbx.procs.lock().map_err(|_| poisoned())?.insert(id, pid_path);
+        sbx.procs
+            .lock()
+            .map_err(|_| poisoned())?
+            .insert(id, pid_path);
         let sbx2 = sbx.clone();
         let (runsc, container) = (self.runsc.clone(), sandbox_id.to_string());
         tokio::spawn(async move {

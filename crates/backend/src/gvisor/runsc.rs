@@ -22,7 +22,9 @@ impl std::str::FromStr for Platform {
         match s {
             "systrap" => Ok(Platform::Systrap),
             "ptrace" => Ok(Platform::Ptrace),
-            o => Err(format!("{o:?} is not a usable gVisor platform (systrap, ptrace)")),
+            o => Err(format!(
+                "{o:?} is not a usable gVisor platform (systrap, ptrace)"
+            )),
         }
     }
 }
@@ -48,7 +50,7 @@ pub struct Runsc {
 }
 
 /// First runsc build date with the systrap platform (gVisor added it in 2023).
-const SYSTRAP_SINCE: u32 = 2023_06_01;
+const SYSTRAP_SINCE: u32 = 20230601;
 
 impl Runsc {
     /// Find `runsc` (`bin`, else on `PATH`), read its version and pick its platform:
@@ -184,7 +186,10 @@ mod tests {
     #[test]
     fn build_dates_are_read_from_both_version_styles() {
         assert_eq!(build_date("runsc version 0.0~20240729.0"), Some(20240729));
-        assert_eq!(build_date("runsc version release-20221219.0"), Some(20221219));
+        assert_eq!(
+            build_date("runsc version release-20221219.0"),
+            Some(20221219)
+        );
         assert_eq!(build_date("runsc version unknown"), None);
     }
 }

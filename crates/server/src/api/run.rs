@@ -106,8 +106,8 @@ pub(crate) async fn run_execution(
     let busy = api.engine.foreground.enter();
     let mut exec = req.execution.as_option().cloned().unwrap_or_default();
     let made = exec.sandbox_id.is_empty();
-    let spec = create_spec(&req.create.as_option().cloned().unwrap_or_default())
-        .map_err(to_connect)?;
+    let spec =
+        create_spec(&req.create.as_option().cloned().unwrap_or_default()).map_err(to_connect)?;
     let (row, bootstrap, mut unseen, mut pending) = if made {
         // A request refused anyway is refused before a sandbox is made or taken.
         crate::engine::guest::validate(&exec_request(exec.clone(), &who)).map_err(to_connect)?;

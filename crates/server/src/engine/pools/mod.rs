@@ -296,7 +296,9 @@ impl Engine {
         let rt = cleanroom_policy::compile(&spec.policy_yaml)?
             .runtime
             .unwrap_or_else(|| self.backend.default_runtime());
-        self.backend.capabilities_of(rt).map_err(EngineError::from)?;
+        self.backend
+            .capabilities_of(rt)
+            .map_err(EngineError::from)?;
         spec.runtime = rt.as_str().into();
         // Everything a create would refuse is refused now, not in the warming loop.
         let key = self.template_key(&spec.policy_yaml, &spec.image_ref, spec.requested())?;
