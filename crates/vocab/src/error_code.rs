@@ -194,7 +194,7 @@ impl ErrorCode {
             E::BackendCapabilityMismatch => K::FailedPrecondition,
             E::RuntimeLaunchFailed => K::Internal,
             E::BackendUnavailable => K::Unavailable,
-            E::RuntimeUnavailable => K::FailedPrecondition,
+            E::RuntimeUnavailable => K::Unavailable,
             E::SecretUnavailable => K::FailedPrecondition,
             E::FileNotFound => K::NotFound,
             E::FileNotReadable => K::FailedPrecondition,
