@@ -103,6 +103,32 @@ fn inspect_shows_runtime_and_platform_and_the_policy_can_choose_gvisor() {
     );
     let o = s.sh_in(&id, "uname -r");
     assert_ne!(stdout(&o).trim(), host_release());
+    // The signed statement names the sandbox's runtime and that runtime's capabilities.
+    let att = d.path().join("att.json");
+    let o = s.run(&["sandbox", "attest", &id, "--out", att.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let key = d.path().join("server.pub");
+    let o = s.run(&["attestation", "pubkey", "--out", key.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = s.run(&[
+        "attestation",
+        "verify",
+        att.to_str().unwrap(),
+        "--key",
+        key.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let st: serde_json::Value = serde_json::from_slice(&o.stdout).expect("statement json");
+    let st = if st["statement"].is_object() {
+        &st["statement"]
+    } else {
+        &st
+    };
+    assert_eq!(st["backend"], "gvisor", "{st}");
+    let caps = st["capabilities"].to_string();
+    assert!(caps.contains("network_default_deny"), "{caps}");
+    assert!(!caps.contains("pause_resume"), "{caps}");
     // What gVisor does not offer yet is refused precisely, and the sandbox stays usable.
     let o = s.run(&["sandbox", "pause", &id]);
     assert_code(&o, "backend_capability_mismatch");

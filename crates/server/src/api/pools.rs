@@ -25,8 +25,12 @@ pub fn start(
     caps: crate::store::SandboxCaps,
 ) -> Result<(), EngineError> {
     let caps_list = engine.backend_capabilities();
-    let attestor = Attestor::load_or_create(state_dir, init_exe, engine.backend_name(), &caps_list)
-        .map_err(|e| EngineError::internal(format!("attestation key: {e}")))?;
+    let mut attestor =
+        Attestor::load_or_create(state_dir, init_exe, engine.backend_name(), &caps_list)
+            .map_err(|e| EngineError::internal(format!("attestation key: {e}")))?;
+    for (runtime, caps) in engine.runtime_capabilities() {
+        attestor.add_runtime(runtime, &caps);
+    }
     engine.set_attestor(attestor);
     engine.start_pools(caps)
 }

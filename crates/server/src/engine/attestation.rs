@@ -73,4 +73,15 @@ impl Engine {
     pub fn backend_capabilities(&self) -> Vec<&'static str> {
         cleanroom_vocab::Capability::keys(&self.backend.capabilities())
     }
+
+    /// Every runtime this server has, with its capabilities (attested for its sandboxes).
+    pub fn runtime_capabilities(&self) -> Vec<(&'static str, Vec<&'static str>)> {
+        cleanroom_vocab::Runtime::ALL
+            .iter()
+            .filter_map(|rt| {
+                let caps = self.backend.capabilities_of(*rt).ok()?;
+                Some((rt.as_str(), cleanroom_vocab::Capability::keys(&caps)))
+            })
+            .collect()
+    }
 }
