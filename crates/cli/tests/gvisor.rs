@@ -355,3 +355,27 @@ fn an_unknown_or_absent_runtime_is_refused_never_replaced() {
         stderr(&bad)
     );
 }
+
+#[test]
+fn a_gvisor_pool_serves_gvisor_execs_only() {
+    if !have_runsc() {
+        return;
+    }
+    use common::pools::{num, pool_create, stats, wait_ready};
+    let s = Server::start();
+    let pool = pool_create(&s, &["--runtime", "gvisor", "--min-ready", "1"]);
+    wait_ready(&s, &pool, 1);
+    // A linux exec with the same (default) policy is not served from the gvisor pool.
+    let o = s.run(&["exec", "-n", "--runtime", "linux", "--", "uname", "-r"]);
+    assert_eq!(stdout(&o).trim(), host_release(), "{}", stderr(&o));
+    assert_eq!(num(&stats(&s, &pool), "claimsTotal"), 0);
+    // A gvisor exec is, and runs under gVisor.
+    let o = s.run(&["exec", "-n", "--runtime", "gvisor", "--", "uname", "-r"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_ne!(stdout(&o).trim(), host_release());
+    assert_eq!(num(&stats(&s, &pool), "claimsTotal"), 1);
+    // A pool of a runtime the server lacks is refused at once.
+    let s2 = Server::start_with(&["--runsc", "/nonexistent/runsc"]);
+    let o = s2.run(&["pool", "create", "--runtime", "gvisor", "--min-ready", "1"]);
+    assert_code(&o, "runtime_unavailable");
+}

@@ -100,6 +100,12 @@ impl Engine {
         let runtime = policy
             .runtime
             .unwrap_or_else(|| self.backend.default_runtime());
+        // The name recorded and attested: the backend's own for its default runtime.
+        let backend_name = if runtime == self.backend.default_runtime() {
+            self.backend.name()
+        } else {
+            runtime.as_str()
+        };
         // Capability handshake: fail closed before anything is provisioned.
         let caps = cleanroom_vocab::Capability::keys(
             &self
@@ -128,12 +134,12 @@ impl Engine {
                 ErrorCode::BackendCapabilityMismatch,
                 format!(
                     "backend {:?} lacks capabilities this sandbox needs: {}",
-                    runtime.as_str(),
+                    backend_name,
                     missing.join(", ")
                 ),
             )
             .with("missing", missing.join(","))
-            .with("backend", runtime.as_str()));
+            .with("backend", backend_name));
         }
         let limits = crate::limits::effective(&policy, requested)?;
         let id = ids::sandbox_id();
@@ -146,7 +152,7 @@ impl Engine {
         let row = SandboxRow {
             id: id.clone(),
             status: ss::PROVISIONING,
-            backend: runtime.as_str().into(),
+            backend: backend_name.into(),
             policy_hash: policy.policy_hash(),
             policy: crate::store::StoredPolicy::new(policy.clone()),
             created_at: now,
