@@ -71,6 +71,23 @@ command -v criu >/dev/null || {
   apt-get update -qq
   apt-get install -y -qq criu >/dev/null
 }
+# ---- gVisor runtime (issue 33): `runsc`, from bookworm-backports when that suite is
+# reachable (its 2024 build has the systrap platform; bookworm's 2022 build only ptrace and
+# kvm). Only runsc is taken from backports (apt pins everything else to the release).
+if ! command -v runsc >/dev/null; then
+  echo "deps: apt-get install runsc" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  bpo=/etc/apt/sources.list.d/cleanroom-bookworm-backports.list
+  if grep -q 'VERSION_CODENAME=bookworm' /etc/os-release 2>/dev/null && ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    # The release's own mirror (a `URIs:` or `deb` line, not a comment), not the security one.
+    mirror=$(grep -rhs -E '^(URIs:|deb) ' /etc/apt/sources.list /etc/apt/sources.list.d/ \
+      | grep -o -E 'https?://[^ ]*/debian/?' | grep -v security | head -1)
+    [ -n "$mirror" ] && echo "deb ${mirror%/} bookworm-backports main" > "$bpo"
+  fi
+  apt-get update -qq
+  apt-get install -y -qq -t bookworm-backports runsc >/dev/null 2>&1 \
+    || apt-get install -y -qq runsc >/dev/null
+fi
 # ---- console (issue 13): the real-terminal tests drive `cleanroom console` in tmux ----
 if ! command -v tmux >/dev/null; then
   echo "deps: apt-get install tmux" >&2

@@ -13,6 +13,15 @@ pub enum BackendError {
     LaunchFailed(String),
     #[error("backend unavailable: {0}")]
     Unavailable(String),
+    /// The sandbox's runtime does not declare a capability the call needs.
+    #[error("runtime {runtime:?} does not declare {capability}")]
+    MissingCapability {
+        runtime: &'static str,
+        capability: cleanroom_vocab::Capability,
+    },
+    /// The requested runtime does not exist on this server (`runtime_unavailable`).
+    #[error("{0}")]
+    RuntimeUnavailable(String),
     #[error("{0}")]
     FileNotFound(String),
     #[error("{0}")]
@@ -60,6 +69,8 @@ impl BackendError {
             BackendError::ProcessNotFound(_) => ErrorCode::ExecutionNotFound,
             BackendError::LaunchFailed(_) => ErrorCode::RuntimeLaunchFailed,
             BackendError::Unavailable(_) => ErrorCode::BackendUnavailable,
+            BackendError::RuntimeUnavailable(_) => ErrorCode::RuntimeUnavailable,
+            BackendError::MissingCapability { .. } => ErrorCode::BackendCapabilityMismatch,
             BackendError::Io { .. } => ErrorCode::RuntimeLaunchFailed,
             BackendError::FileNotFound(_) => ErrorCode::FileNotFound,
             BackendError::NotARegularFile(_) => ErrorCode::InvalidArgument,

@@ -7,10 +7,12 @@
 
 pub mod error;
 pub mod files;
+pub mod gvisor;
 pub mod linux;
+pub mod runtimes;
 pub mod types;
 
-pub use cleanroom_vocab::Capability;
+pub use cleanroom_vocab::{Capability, Runtime};
 pub use error::BackendError;
 pub use types::*;
 
@@ -26,6 +28,30 @@ pub trait Backend: Send + Sync + 'static {
     /// (`backend_capability_mismatch`) when a policy needs one that is missing; the wire and
     /// the attestation carry each one's stable key ([`Capability::as_str`]).
     fn capabilities(&self) -> Vec<Capability>;
+
+    /// The runtime this backend is (for a set of runtimes, [`runtimes::Runtimes`]: the
+    /// server's default). Default: `linux`.
+    fn default_runtime(&self) -> Runtime {
+        Runtime::Linux
+    }
+
+    /// What sandboxes made on `runtime` get: `runtime_unavailable` when this backend
+    /// cannot make them. Default: [`Backend::capabilities`] for [`Backend::default_runtime`].
+    fn capabilities_of(&self, runtime: Runtime) -> Result<Vec<Capability>, BackendError> {
+        if runtime == self.default_runtime() {
+            Ok(self.capabilities())
+        } else {
+            Err(BackendError::RuntimeUnavailable(format!(
+                "runtime {runtime} is not available on this server"
+            )))
+        }
+    }
+
+    /// The runtime a live sandbox runs on. Default: [`Backend::default_runtime`].
+    fn runtime_of_sandbox(&self, sandbox_id: &str) -> Runtime {
+        let _ = sandbox_id;
+        self.default_runtime()
+    }
 
     /// Where the workspace and the trusted CA files are inside this backend's sandboxes
     /// (the default working directory of executions, the CA variables of the guest's

@@ -9,6 +9,8 @@ use tokio::sync::oneshot;
 #[derive(Debug, Clone)]
 pub struct SandboxSpec {
     pub sandbox_id: String,
+    /// The isolation runtime to build it on (see [`crate::runtimes::Runtimes`]).
+    pub runtime: crate::Runtime,
     /// Hostname seen inside the sandbox.
     pub hostname: String,
     pub limits: Limits,

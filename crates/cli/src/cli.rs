@@ -143,6 +143,18 @@ pub struct ServeArgs {
     /// cgroups does not wait for an RCU grace period (~7-10 ms per create measured)
     #[arg(long)]
     pub keep_cgroup_options: bool,
+    /// Runtime of sandboxes whose request and policy name none: linux (namespaces on the
+    /// host kernel) or gvisor (gVisor's user-space kernel; needs runsc). The server refuses
+    /// to start when the default is unavailable
+    #[arg(long, value_name = "RUNTIME", value_parser = parse_runtime)]
+    pub default_runtime: Option<cleanroom_client::Runtime>,
+    /// The runsc binary of the gvisor runtime (default: runsc on PATH)
+    #[arg(long, value_name = "PATH")]
+    pub runsc: Option<PathBuf>,
+    /// gVisor platform: systrap or ptrace (default: systrap where runsc has it, else
+    /// ptrace; kvm is never used)
+    #[arg(long, value_name = "PLATFORM", value_parser = parse_gvisor_platform)]
+    pub gvisor_platform: Option<cleanroom_backend::gvisor::Platform>,
     /// Close API connections with no request in flight for this long
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     pub api_idle_timeout: u64,
@@ -462,6 +474,21 @@ pub struct LimitArgs {
     /// beyond it output is streamed live but not kept (default 1024)
     #[arg(long, value_name = "MIB")]
     pub output_mb: Option<u64>,
+    /// Isolation runtime: linux (namespaces on the host kernel) or gvisor (gVisor's
+    /// user-space kernel in between); wins over the policy's `sandbox.runtime`
+    /// [default: the policy's, else the server's --default-runtime]. A runtime the server
+    /// lacks is refused (runtime_unavailable), never replaced
+    #[arg(long, value_name = "RUNTIME", value_parser = parse_runtime)]
+    pub runtime: Option<cleanroom_client::Runtime>,
+}
+
+impl LimitArgs {
+    /// `--runtime` as the API's `runtime` field (empty: not asked for).
+    pub fn runtime_wire(&self) -> String {
+        self.runtime
+            .map(|r| r.as_str().to_string())
+            .unwrap_or_default()
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -484,4 +511,14 @@ pub enum ExecutionCommand {
     /// Replay an execution's output (from the start or --since-seq); -f follows it to the
     /// end and exits with its exit code (re-attach after `exec` detached)
     Logs(crate::logs::LogsArgs),
+}
+
+/// `--runtime` / `--default-runtime`: `linux` or `gvisor`.
+pub fn parse_runtime(s: &str) -> Result<cleanroom_client::Runtime, String> {
+    s.parse()
+        .map_err(|_| format!("{s:?} is not a runtime (linux, gvisor)"))
+}
+
+fn parse_gvisor_platform(s: &str) -> Result<cleanroom_backend::gvisor::Platform, String> {
+    s.parse()
 }

@@ -166,6 +166,7 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
                 no_pool,
                 labels: labels.into_iter().collect(),
                 volumes: crate::request::volume_msgs(&volumes)?,
+                runtime: limits.runtime_wire(),
                 ..crate::request::sandbox_request(policy_yaml, policy.as_deref())?
             };
             let s = client.sandboxes.create_sandbox(req).await?.into_owned();

@@ -271,6 +271,7 @@ fn create_request(args: &ExecArgs) -> Result<CreateSandboxRequest, ApiError> {
         learn: args.ask.learn.is_some(),
         from_snapshot: args.from.clone().unwrap_or_default(),
         volumes: crate::request::volume_msgs(&args.volumes)?,
+        runtime: args.limits.runtime_wire(),
         ..crate::request::sandbox_request(policy, args.policy.as_deref())?
     })
 }

@@ -46,6 +46,13 @@ fn main() {
     {
         cleanroom_backend::linux::init::main();
     }
+    // A gVisor sandbox's idle first process (runs under gVisor's kernel, see gvisor/init.rs).
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == cleanroom_backend::gvisor::bundle::INIT_ARG)
+    {
+        cleanroom_backend::gvisor::init::main();
+    }
     let cli = cli::Cli::parse();
     quiet_exit_on_closed_stdout();
     // `exec` is a client of one connection doing one thing at a time: a single-threaded

@@ -146,6 +146,7 @@ pub async fn run(ep: &Target, cmd: PoolCommand) -> Result<i32, ApiError> {
                     policy_yaml: read_policy(policy.as_ref(), false)?,
                     image_ref: image.unwrap_or_default(),
                     limits: limits_msg(&limits)?.into(),
+                    runtime: limits.runtime_wire(),
                     ..Default::default()
                 }
                 .into(),

@@ -46,6 +46,11 @@ fn settings(args: ServeArgs, listen: Listen) -> ServeSettings {
         sandbox_idle_timeout_secs: args.sandbox_idle_timeout,
         console: args.console.config(),
         keep_cgroup_options: args.keep_cgroup_options,
+        runtimes: cleanroom_server::serve::RuntimeSettings {
+            default: args.default_runtime,
+            runsc: args.runsc,
+            gvisor_platform: args.gvisor_platform,
+        },
     }
 }
 

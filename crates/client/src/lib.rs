@@ -16,7 +16,7 @@ use cleanroom_proto::cleanroom::v1::{
     FileServiceClient, ImageServiceClient, SandboxLifetimeServiceClient, SandboxServiceClient,
     WarmPoolServiceClient,
 };
-pub use cleanroom_vocab::ErrorCode;
+pub use cleanroom_vocab::{ErrorCode, Runtime};
 use connectrpc::client::{ClientConfig, Http2Connection, SharedHttp2Connection};
 use connectrpc::ConnectError;
 use endpoint::{Endpoint, Target};

@@ -55,6 +55,8 @@ struct SandboxSection {
     lifetime: Option<Lifetime>,
     #[serde(default)]
     volumes: Vec<crate::volumes::VolumeSection>,
+    /// `sandbox.runtime`: `linux` or `gvisor` (absent: the server's default).
+    runtime: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -390,7 +392,20 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
         .map_err(|e| invalid("sandbox.dependencies.command", e))?;
     let registries = crate::registries::compile_registries(file.sandbox.registries)?;
     let volumes = crate::volumes::compile_volumes(file.sandbox.volumes)?;
+    let runtime = file
+        .sandbox
+        .runtime
+        .map(|r| {
+            r.trim().parse::<cleanroom_vocab::Runtime>().map_err(|_| {
+                invalid(
+                    "sandbox.runtime",
+                    format!("{r:?} is not a runtime (linux, gvisor)"),
+                )
+            })
+        })
+        .transpose()?;
     Ok(CompiledPolicy {
+        runtime,
         version: 1,
         image_ref,
         env: file.sandbox.env,

@@ -24,10 +24,12 @@ pub mod host;
 pub use ask::{Unknown, Verdict};
 pub mod lockfile;
 pub mod registries;
+pub mod runtime;
 pub mod volumes;
 pub use compile::compile;
 pub use egress::{normalize_wire_host, DenyReason};
 pub use host::HostPattern;
+pub use runtime::with_runtime;
 pub use volumes::VolumeMount;
 
 /// Largest policy document accepted (hostile input guard).
@@ -226,6 +228,33 @@ pub struct CompiledPolicy {
     /// not written when empty, so policies without volumes keep their hash.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub volumes: Vec<volumes::VolumeMount>,
+    /// `sandbox.runtime`: the isolation runtime (`None`: the server's default). Part of
+    /// the policy hash when set; absent, the hash is what it was before runtimes existed.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "runtime_serde"
+    )]
+    pub runtime: Option<cleanroom_vocab::Runtime>,
+}
+
+/// `Option<Runtime>` as its stable string (the vocabulary crate has no serde).
+mod runtime_serde {
+    use cleanroom_vocab::Runtime;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(r: &Option<Runtime>, s: S) -> Result<S::Ok, S::Error> {
+        match r {
+            Some(r) => s.serialize_str(r.as_str()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Runtime>, D::Error> {
+        Option::<String>::deserialize(d)?
+            .map(|s| s.parse().map_err(serde::de::Error::custom))
+            .transpose()
+    }
 }
 
 /// Default guest directory of the repository checkout and of executions.
@@ -250,6 +279,7 @@ impl CompiledPolicy {
             git: Vec::new(),
             lifetime: Lifetime::default(),
             volumes: Vec::new(),
+            runtime: None,
         }
     }
 

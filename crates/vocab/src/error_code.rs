@@ -28,6 +28,9 @@ stable_codes! {
         BackendCapabilityMismatch => "backend_capability_mismatch",
         RuntimeLaunchFailed => "runtime_launch_failed",
         BackendUnavailable => "backend_unavailable",
+        /// The requested isolation runtime does not exist on this server (e.g. `gvisor`
+        /// without `runsc`): refused, never run on another runtime instead.
+        RuntimeUnavailable => "runtime_unavailable",
         /// The policy names a secret the server has no value for.
         SecretUnavailable => "secret_unavailable",
         FileNotFound => "file_not_found",
@@ -204,6 +207,7 @@ impl ErrorCode {
             E::BackendCapabilityMismatch => K::FailedPrecondition,
             E::RuntimeLaunchFailed => K::Internal,
             E::BackendUnavailable => K::Unavailable,
+            E::RuntimeUnavailable => K::Unavailable,
             E::SecretUnavailable => K::FailedPrecondition,
             E::FileNotFound => K::NotFound,
             E::FileNotReadable => K::FailedPrecondition,

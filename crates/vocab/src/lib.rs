@@ -16,10 +16,12 @@ pub mod capability;
 pub mod egress;
 pub mod error_code;
 pub mod reference;
+pub mod runtime;
 
 pub use capability::Capability;
 pub use egress::{Decision, DenyReason, FailReason};
 pub use error_code::{ConnectClass, ErrorCode};
+pub use runtime::Runtime;
 
 /// A string that is not one of a vocabulary's stable codes.
 #[derive(Debug, Clone, PartialEq, Eq)]

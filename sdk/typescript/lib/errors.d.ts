@@ -47,6 +47,9 @@ export declare class RuntimeLaunchFailedError extends CleanroomError {
 /** The `backend_unavailable` error. */
 export declare class BackendUnavailableError extends CleanroomError {
 }
+/** The `runtime_unavailable` error. */
+export declare class RuntimeUnavailableError extends CleanroomError {
+}
 /** The `secret_unavailable` error. */
 export declare class SecretUnavailableError extends CleanroomError {
 }

@@ -64,6 +64,9 @@ export class RuntimeLaunchFailedError extends CleanroomError {
 /** The `backend_unavailable` error. */
 export class BackendUnavailableError extends CleanroomError {
 }
+/** The `runtime_unavailable` error. */
+export class RuntimeUnavailableError extends CleanroomError {
+}
 /** The `secret_unavailable` error. */
 export class SecretUnavailableError extends CleanroomError {
 }
@@ -215,6 +218,7 @@ const BY_CODE = {
     backend_capability_mismatch: BackendCapabilityMismatchError,
     runtime_launch_failed: RuntimeLaunchFailedError,
     backend_unavailable: BackendUnavailableError,
+    runtime_unavailable: RuntimeUnavailableError,
     secret_unavailable: SecretUnavailableError,
     file_not_found: FileNotFoundError,
     file_not_readable: FileNotReadableError,

@@ -46,6 +46,8 @@ export interface CreateOptions extends ClientOptions {
     fromSnapshot?: string;
     /** Never take a READY sandbox from a matching warm pool. */
     noPool?: boolean;
+    /** Isolation runtime: `linux` or `gvisor` (default: the policy's, else the server's); one the server lacks is refused with `runtime_unavailable`. */
+    runtime?: string;
     /** Learn mode: allow unknown destinations by name and record them as `egress.learn` events. */
     learn?: boolean;
     /** Agent identity (`ed25519:<base64>`, raw base64 or SPKI PEM), bound into the attestation. */

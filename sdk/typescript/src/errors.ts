@@ -51,6 +51,8 @@ export class BackendCapabilityMismatchError extends CleanroomError {}
 export class RuntimeLaunchFailedError extends CleanroomError {}
 /** The `backend_unavailable` error. */
 export class BackendUnavailableError extends CleanroomError {}
+/** The `runtime_unavailable` error. */
+export class RuntimeUnavailableError extends CleanroomError {}
 /** The `secret_unavailable` error. */
 export class SecretUnavailableError extends CleanroomError {}
 /** The `file_not_found` error. */
@@ -159,6 +161,7 @@ const BY_CODE: Record<string, new (code: string, message: string, connectCode?: 
   backend_capability_mismatch: BackendCapabilityMismatchError,
   runtime_launch_failed: RuntimeLaunchFailedError,
   backend_unavailable: BackendUnavailableError,
+  runtime_unavailable: RuntimeUnavailableError,
   secret_unavailable: SecretUnavailableError,
   file_not_found: FileNotFoundError,
   file_not_readable: FileNotReadableError,

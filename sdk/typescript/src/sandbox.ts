@@ -58,6 +58,8 @@ export interface CreateOptions extends ClientOptions {
   fromSnapshot?: string;
   /** Never take a READY sandbox from a matching warm pool. */
   noPool?: boolean;
+  /** Isolation runtime: `linux` or `gvisor` (default: the policy's, else the server's); one the server lacks is refused with `runtime_unavailable`. */
+  runtime?: string;
   /** Learn mode: allow unknown destinations by name and record them as `egress.learn` events. */
   learn?: boolean;
   /** Agent identity (`ed25519:<base64>`, raw base64 or SPKI PEM), bound into the attestation. */
@@ -82,6 +84,7 @@ const CREATE_KEYS = [
   "idleTimeout",
   "fromSnapshot",
   "noPool",
+  "runtime",
   "learn",
   "agentPublicKey",
   "delegationChain",
@@ -112,6 +115,7 @@ function createRequest(opts: CreateOptions) {
     idleTimeoutSeconds: seconds(opts.idleTimeout, "idleTimeout"),
     fromSnapshot: opts.fromSnapshot ?? "",
     noPool: opts.noPool ?? false,
+    runtime: opts.runtime ?? "",
     learn: opts.learn ?? false,
     agentPublicKey: opts.agentPublicKey ?? "",
     delegationChain: opts.delegationChain ?? [],

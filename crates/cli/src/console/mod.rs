@@ -121,6 +121,7 @@ pub(crate) async fn create_sandbox(
         image_ref: image.unwrap_or_default().to_string(),
         limits: limits.into(),
         volumes: crate::request::volume_msgs(volumes).map_err(|e| fail(&e, None))?,
+        runtime: limit_args.runtime_wire(),
         ..crate::request::sandbox_request(policy, policy_file.map(PathBuf::as_path))
             .map_err(|e| fail(&e, None))?
     };

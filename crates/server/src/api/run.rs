@@ -30,13 +30,23 @@ pub(crate) async fn create(
     req: &CreateSandboxRequest,
 ) -> Result<(SandboxRow, Option<Bootstrap>), ConnectError> {
     api.engine
-        .create_now(who, api.caps, &create_spec(req))
+        .create_now(who, api.caps, &create_spec(req).map_err(to_connect)?)
         .await
         .map_err(to_connect)
 }
 
 /// A `CreateSandboxRequest` in engine terms.
-pub(crate) fn create_spec(req: &CreateSandboxRequest) -> CreateSpec {
+pub(crate) fn create_spec(req: &CreateSandboxRequest) -> Result<CreateSpec, EngineError> {
+    let runtime = match req.runtime.trim() {
+        "" => None,
+        r => Some(r.parse::<cleanroom_vocab::Runtime>().map_err(|_| {
+            EngineError::new(
+                cleanroom_vocab::ErrorCode::RuntimeUnavailable,
+                format!("{r:?} is not a runtime (linux, gvisor)"),
+            )
+            .with("field", "runtime")
+        })?),
+    };
     let l = req.limits.as_option().cloned().unwrap_or_default();
     let source = if req.from_snapshot.is_empty() {
         Source::Policy {
@@ -51,7 +61,7 @@ pub(crate) fn create_spec(req: &CreateSandboxRequest) -> CreateSpec {
     } else {
         Source::Snapshot(req.from_snapshot.clone())
     };
-    CreateSpec {
+    Ok(CreateSpec {
         source,
         policy_yaml: req.policy_yaml.clone(),
         image_ref: req.image_ref.clone(),
@@ -80,7 +90,8 @@ pub(crate) fn create_spec(req: &CreateSandboxRequest) -> CreateSpec {
                 read_only: m.read_only,
             })
             .collect(),
-    }
+        runtime,
+    })
 }
 
 fn event(execution_id: &str, payload: Payload) -> ExecutionStreamEvent {
@@ -104,7 +115,8 @@ pub(crate) async fn run_execution(
     let busy = api.engine.foreground.enter();
     let mut exec = req.execution.as_option().cloned().unwrap_or_default();
     let made = exec.sandbox_id.is_empty();
-    let spec = create_spec(&req.create.as_option().cloned().unwrap_or_default());
+    let spec =
+        create_spec(&req.create.as_option().cloned().unwrap_or_default()).map_err(to_connect)?;
     let (row, bootstrap, mut unseen, mut pending) = if made {
         // A request refused anyway is refused before a sandbox is made or taken.
         crate::engine::guest::validate(&exec_request(exec.clone(), &who)).map_err(to_connect)?;

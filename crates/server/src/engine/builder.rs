@@ -116,6 +116,18 @@ impl EngineBuilder {
         )
     }
 
+    /// Every runtime this server has, with its capabilities (an attestor states each for
+    /// the sandboxes of that runtime).
+    pub fn runtime_facts(&self) -> Vec<(&'static str, Vec<&'static str>)> {
+        cleanroom_vocab::Runtime::ALL
+            .iter()
+            .filter_map(|rt| {
+                let caps = self.backend.capabilities_of(*rt).ok()?;
+                Some((rt.as_str(), cleanroom_vocab::Capability::keys(&caps)))
+            })
+            .collect()
+    }
+
     /// Open the store and make the engine. Must be called inside a tokio runtime
     /// (gateway decisions are recorded by a task of the engine). Call
     /// [`Engine::recover`] next.

@@ -55,6 +55,9 @@ pub struct CreateSpec {
     /// Named volumes to mount besides the policy's `sandbox.volumes` (merged into the
     /// policy before it is compiled: its hash covers them). Never served from a pool.
     pub volumes: Vec<cleanroom_policy::VolumeMount>,
+    /// The request's runtime (wins over the policy's `sandbox.runtime`; `None`: the
+    /// policy's, else the server's default).
+    pub runtime: Option<cleanroom_vocab::Runtime>,
 }
 
 impl CreateSpec {
@@ -79,7 +82,7 @@ impl CreateSpec {
 
 fn snapshot_with_policy() -> EngineError {
     EngineError::invalid(
-        "from_snapshot cannot be combined with a policy or an image: the snapshot brings its own",
+        "from_snapshot cannot be combined with a policy, an image or a runtime: the snapshot brings its own",
     )
     .with("field", "from_snapshot")
 }
@@ -113,6 +116,10 @@ impl Engine {
                 // The request's volumes become part of the policy (and of its hash); a
                 // pool's template has none, so no pool serves such a request.
                 let yaml = cleanroom_policy::volumes::yaml_with_volumes(&yaml, &spec.volumes)?;
+                let yaml = match spec.runtime {
+                    Some(rt) => cleanroom_policy::with_runtime(&yaml, rt)?,
+                    None => yaml,
+                };
                 let req = CreateRequest {
                     policy_yaml: &yaml,
                     image_ref: &spec.image_ref,
@@ -124,7 +131,10 @@ impl Engine {
                 self.create_or_take(who, caps, req, defer).await?
             }
             Source::Snapshot(id) => {
-                if !spec.policy_yaml.trim().is_empty() || !spec.image_ref.trim().is_empty() {
+                if !spec.policy_yaml.trim().is_empty()
+                    || !spec.image_ref.trim().is_empty()
+                    || spec.runtime.is_some()
+                {
                     return Err(snapshot_with_policy());
                 }
                 Taken::Made(

@@ -130,8 +130,24 @@ impl Engine {
         ),
     ) -> Result<SandboxRow, EngineError> {
         let requested: Limits = requested.into();
+        // The policy's runtime (a request's was applied to it), else the server's default;
+        // one this server lacks is refused (`runtime_unavailable`), never replaced.
+        let runtime = policy
+            .runtime
+            .unwrap_or_else(|| self.backend.default_runtime());
+        // The name recorded and attested: the backend's own for its default runtime.
+        let backend_name = if runtime == self.backend.default_runtime() {
+            self.backend.name()
+        } else {
+            runtime.as_str()
+        };
         // Capability handshake: fail closed before anything is provisioned.
-        let caps = cleanroom_vocab::Capability::keys(&self.backend.capabilities());
+        let caps = cleanroom_vocab::Capability::keys(
+            &self
+                .backend
+                .capabilities_of(runtime)
+                .map_err(EngineError::from)?,
+        );
         let mut required = policy.required_capabilities();
         if restore.is_some() {
             required.push(cleanroom_vocab::Capability::FilesystemSnapshots.as_str());
@@ -156,12 +172,12 @@ impl Engine {
                 ErrorCode::BackendCapabilityMismatch,
                 format!(
                     "backend {:?} lacks capabilities this sandbox needs: {}",
-                    self.backend.name(),
+                    backend_name,
                     missing.join(", ")
                 ),
             )
             .with("missing", missing.join(","))
-            .with("backend", self.backend.name()));
+            .with("backend", backend_name));
         }
         let limits = crate::limits::effective(&policy, requested)?;
         let names: Vec<&str> = policy.volumes.iter().map(|m| m.name.as_str()).collect();
@@ -176,7 +192,7 @@ impl Engine {
         let row = SandboxRow {
             id: id.clone(),
             status: ss::PROVISIONING,
-            backend: self.backend.name().into(),
+            backend: backend_name.into(),
             policy_hash: policy.policy_hash(),
             policy: crate::store::StoredPolicy::new(policy.clone()),
             created_at: now,
@@ -247,6 +263,7 @@ impl Engine {
         };
         let spec = SandboxSpec {
             sandbox_id: id.clone(),
+            runtime,
             hostname: "cleanroom".into(),
             limits,
             network: NetworkSpec::Tun(TunConfig {

@@ -24,6 +24,9 @@ pub struct Attestor {
     backend: String,
     backend_version: String,
     capabilities: Vec<String>,
+    /// Capabilities of the server's other runtimes, by name: a sandbox's statement names
+    /// its own runtime (`SandboxRow::backend`) and that runtime's capabilities.
+    runtimes: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// An agent identity and its delegation chain, validated.
@@ -128,7 +131,16 @@ impl Attestor {
             backend: backend.into(),
             backend_version: format!("cleanroom {}; linux {kernel}", env!("CARGO_PKG_VERSION")),
             capabilities,
+            runtimes: Default::default(),
         })
+    }
+
+    /// Declare another runtime of this server and its capabilities (attested for its
+    /// sandboxes instead of the default backend's).
+    pub fn add_runtime(&mut self, name: &str, capabilities: &[&str]) {
+        let mut caps: Vec<String> = capabilities.iter().map(|c| c.to_string()).collect();
+        caps.sort();
+        self.runtimes.insert(name.to_string(), caps);
     }
 
     /// The raw public key.
@@ -139,6 +151,14 @@ impl Attestor {
     /// Sign the statement for `row` as it is now (owner, policy, image), bound to `who`.
     pub fn attest(&self, row: &SandboxRow, who: &AgentBinding, pool_id: &str) -> Envelope {
         let now = crate::store::now_micros().max(0) as u64 / 1000;
+        // The sandbox's own runtime; one this attestor was never told of is attested with
+        // no capabilities rather than another runtime's.
+        let (backend, capabilities) = if row.backend.is_empty() || row.backend == self.backend {
+            (self.backend.clone(), self.capabilities.clone())
+        } else {
+            let caps = self.runtimes.get(&row.backend).cloned().unwrap_or_default();
+            (row.backend.clone(), caps)
+        };
         let statement = Statement {
             version: STATEMENT_VERSION,
             sandbox_id: row.id.clone(),
@@ -146,9 +166,9 @@ impl Attestor {
             policy_hash: row.policy_hash.clone(),
             image_digest: row.image_digest.clone(),
             init_sha256: self.init_sha256.clone(),
-            backend: self.backend.clone(),
+            backend,
             backend_version: self.backend_version.clone(),
-            capabilities: self.capabilities.clone(),
+            capabilities,
             agent: who.agent.map(|a| a.identity()),
             delegation_chain: who.chain.iter().map(AgentKey::identity).collect(),
             pool_id: pool_id.into(),

@@ -83,6 +83,12 @@ impl From<cleanroom_backend::BackendError> for EngineError {
             cleanroom_backend::BackendError::PermissionDenied(_) => {
                 err.in_class(Class::FailedPrecondition)
             }
+            cleanroom_backend::BackendError::MissingCapability {
+                runtime,
+                capability,
+            } => err
+                .with("missing", capability.as_str())
+                .with("backend", runtime),
             _ => err,
         }
     }

@@ -59,6 +59,8 @@ pub struct ServeSettings {
     /// `--keep-cgroup-options`: leave the host's cgroup2 mount options alone
     /// ([`cleanroom_backend::linux::hosttune`]).
     pub keep_cgroup_options: bool,
+    /// `--default-runtime`, `--runsc`, `--gvisor-platform`.
+    pub runtimes: crate::serve::RuntimeSettings,
 }
 
 /// Settings that cannot become a configuration, each with a stable code.
@@ -159,6 +161,7 @@ impl ServeSettings {
             state_dir: self.state_dir.unwrap_or_else(default_state_dir),
             init_exe,
             keep_cgroup_options: self.keep_cgroup_options,
+            runtimes: self.runtimes,
             egress_resolve: self.egress_resolve,
             egress_trust_internal: self.egress_trust_internal,
             registry,
@@ -259,6 +262,7 @@ mod tests {
             sandbox_idle_timeout_secs: 0,
             console: Default::default(),
             keep_cgroup_options: false,
+            runtimes: Default::default(),
         }
     }
 

@@ -78,6 +78,19 @@ pub struct ServeConfig {
     pub lifetimes: crate::engine::lifetimes::LifetimeDefaults,
     /// The interactive console's QUIC endpoint ([`crate::console`]).
     pub console: crate::console::ConsoleConfig,
+    /// Isolation runtimes: the default and where gVisor's `runsc` is.
+    pub runtimes: RuntimeSettings,
+}
+
+/// `serve --default-runtime`, `--runsc`, `--gvisor-platform`.
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeSettings {
+    /// The runtime of sandboxes whose request and policy name none (default `linux`).
+    pub default: Option<cleanroom_vocab::Runtime>,
+    /// The `runsc` binary (default: on `PATH`).
+    pub runsc: Option<PathBuf>,
+    /// gVisor platform (default: systrap where runsc has it, else ptrace).
+    pub gvisor_platform: Option<cleanroom_backend::gvisor::Platform>,
 }
 
 /// Startup failures.
@@ -108,6 +121,38 @@ pub enum ServeError {
     Backend(#[from] cleanroom_backend::BackendError),
     #[error(transparent)]
     Image(#[from] cleanroom_image::ImageError),
+    /// `--default-runtime gvisor` on a server where gVisor cannot run.
+    #[error("{0}")]
+    Runtime(String),
+}
+
+/// The server's runtimes: Linux always, gVisor where `runsc` is usable (said on stderr
+/// either way, with the platform picked); the default must be available.
+async fn runtimes(
+    cfg: &ServeConfig,
+    linux: Arc<LinuxBackend>,
+) -> Result<Arc<dyn cleanroom_backend::Backend>, ServeError> {
+    use cleanroom_backend::gvisor::GvisorBackend;
+    let rt = &cfg.runtimes;
+    let gvisor = GvisorBackend::new(&cfg.state_dir, rt.runsc.as_deref(), rt.gvisor_platform).await;
+    let gvisor: Result<Arc<dyn cleanroom_backend::Backend>, String> = match gvisor {
+        Ok(g) => {
+            eprintln!(
+                "cleanroom: runtime gvisor: {} (platform {})",
+                g.version(),
+                g.platform().as_str()
+            );
+            Ok(Arc::new(g))
+        }
+        Err(why) => {
+            eprintln!("cleanroom: runtime gvisor unavailable: {why}");
+            Err(why)
+        }
+    };
+    let default = rt.default.unwrap_or(cleanroom_vocab::Runtime::Linux);
+    let runtimes = cleanroom_backend::runtimes::Runtimes::new(default, linux, gvisor)
+        .map_err(ServeError::Runtime)?;
+    Ok(Arc::new(runtimes))
 }
 
 /// Host tuning a root server applies once (docs/performance.md): cgroup migrations
@@ -314,6 +359,7 @@ pub async fn run(
     )?);
     // Until the server serves, a failed start undoes the backend's host state itself.
     let mut start_guard = StartGuard(Some(backend.clone()));
+    let backend = runtimes(&cfg, backend).await?;
     reserve_descriptors(cfg.auth.caps.total);
     let images =
         cleanroom_image::ImageStore::open(&cfg.state_dir.join("images"), cfg.registry.clone())?
@@ -333,13 +379,16 @@ pub async fn run(
         .secrets(Arc::new(secrets))
         .registries(hub);
     let (backend_name, capabilities) = builder.backend_facts();
-    let attestor = crate::attest::Attestor::load_or_create(
+    let mut attestor = crate::attest::Attestor::load_or_create(
         &cfg.state_dir,
         &cfg.init_exe,
         backend_name,
         &capabilities,
     )
     .map_err(|e| crate::error::EngineError::internal(format!("attestation key: {e}")))?;
+    for (runtime, caps) in builder.runtime_facts() {
+        attestor.add_runtime(runtime, &caps);
+    }
     let engine = builder.attestor(attestor).build()?;
     engine.recover().await?;
     engine.start_pools(cfg.auth.caps)?;

@@ -339,6 +339,7 @@ class AsyncSandbox(SandboxCalls):
         no_pool: bool = False,
         agent_public_key: str = "",
         delegation_chain: Sequence[str] = (),
+        runtime: str = "",
         client: Optional[AsyncClient] = None,
         host: Optional[str] = None,
         token: Optional[str] = None,
@@ -358,6 +359,7 @@ class AsyncSandbox(SandboxCalls):
             no_pool=no_pool,
             agent_public_key=agent_public_key,
             delegation_chain=list(delegation_chain),
+            runtime=runtime,
         )
         return cls._opening(
             lambda c: c.call(c.sandboxes.create_sandbox, req),
@@ -391,6 +393,7 @@ class AsyncSandbox(SandboxCalls):
         *,
         agent_public_key: str = "",
         delegation_chain: Sequence[str] = (),
+        runtime: str = "",
         client: Optional[AsyncClient] = None,
         host: Optional[str] = None,
         token: Optional[str] = None,

@@ -60,6 +60,7 @@ BackendCapabilityMismatchError = _register(
 )
 RuntimeLaunchFailedError = _register("runtime_launch_failed", "RuntimeLaunchFailedError")
 BackendUnavailableError = _register("backend_unavailable", "BackendUnavailableError")
+RuntimeUnavailableError = _register("runtime_unavailable", "RuntimeUnavailableError")
 SecretUnavailableError = _register("secret_unavailable", "SecretUnavailableError")
 SandboxFileNotFoundError = _register("file_not_found", "SandboxFileNotFoundError")
 FileNotReadableError = _register("file_not_readable", "FileNotReadableError")

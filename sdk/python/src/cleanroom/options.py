@@ -118,6 +118,7 @@ def sandbox_request(
     delegation_chain,
     lockfiles=None,
     learn: bool = False,
+    runtime: str = "",
 ) -> "pb.CreateSandboxRequest":
     """The ``CreateSandboxRequest`` of ``Sandbox.create``'s options (also ``Sandbox.exec``'s)."""
     from .lifetime import seconds
@@ -136,6 +137,7 @@ def sandbox_request(
         delegation_chain=list(delegation_chain),
         lockfiles={k: v.encode() if isinstance(v, str) else bytes(v) for k, v in (lockfiles or {}).items()},
         learn=learn,
+        runtime=runtime,
     )
 
 

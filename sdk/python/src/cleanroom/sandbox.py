@@ -164,6 +164,7 @@ class Sandbox(SandboxCalls):
         delegation_chain: Sequence[str] = (),
         lockfiles: Optional[Mapping[str, Union[str, bytes]]] = None,
         learn: bool = False,
+        runtime: str = "",
         client: Optional[Client] = None,
         host: Optional[str] = None,
         token: Optional[str] = None,
@@ -184,12 +185,14 @@ class Sandbox(SandboxCalls):
         attestation. ``lockfiles`` are the lock files a ``sandbox.registries`` policy names
         (path relative to the policy file → content; the policy hash covers them); ``learn``
         compiles the policy in learn mode (``cleanroom exec --learn``: unknown destinations
-        allowed and recorded as ``egress.learn`` events). Without ``client``, one is built from ``host``/``token``/``ca_cert``/
+        allowed and recorded as ``egress.learn`` events). ``runtime`` is the isolation
+        runtime, ``linux`` or ``gvisor`` (default: the policy's, else the server's; one the
+        server lacks raises ``RuntimeUnavailableError``). Without ``client``, one is built from ``host``/``token``/``ca_cert``/
         ``server_cert_sha256`` or the CLI's sources. An unknown option raises
         ``UnknownOptionError``."""
         req = sandbox_request(
             policy, image, labels, limits, idempotency_key, ttl, idle_timeout, from_snapshot,
-            no_pool, agent_public_key, delegation_chain, lockfiles, learn,
+            no_pool, agent_public_key, delegation_chain, lockfiles, learn, runtime,
         )
         return cls._open(
             lambda c: c.call(c.sandboxes.create_sandbox, req).sandbox,
@@ -244,6 +247,7 @@ class Sandbox(SandboxCalls):
         no_pool: bool = False,
         lockfiles: Optional[Mapping[str, Union[str, bytes]]] = None,
         learn: bool = False,
+        runtime: str = "",
         in_sandbox: str = "",
         keep: bool = False,
         stdin: Stdin = None,
@@ -266,7 +270,7 @@ class Sandbox(SandboxCalls):
         creating = not in_sandbox
         if not creating and any(
             (policy, image, labels, limits, ttl, idle_timeout, from_snapshot, no_pool, keep,
-             lockfiles, learn)
+             lockfiles, learn, runtime)
         ):
             raise errors.error(
                 "invalid_argument", "Sandbox.exec: in_sandbox excludes the create options"
@@ -282,7 +286,7 @@ class Sandbox(SandboxCalls):
             ),
             create=sandbox_request(
                 policy, image, labels, limits, "", ttl, idle_timeout, from_snapshot, no_pool,
-                "", (), lockfiles, learn,
+                "", (), lockfiles, learn, runtime,
             ) if creating else None,
             terminate_on_exit=creating and not keep,
         )

@@ -62,11 +62,11 @@ impl From<&str> for SetupError {
 }
 
 /// Host directories exposed read-only (symlinks such as merged-usr `/bin` are copied as links).
-const SYSTEM_DIRS: &[&str] = &[
+pub(crate) const SYSTEM_DIRS: &[&str] = &[
     "usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "opt",
 ];
 /// Host files hidden even though their directory is visible.
-const MASKED_FILES: &[&str] = &[
+pub(crate) const MASKED_FILES: &[&str] = &[
     "etc/shadow",
     "etc/gshadow",
     "etc/shadow-",

@@ -256,7 +256,11 @@ impl Engine {
             limits: crate::limits::effective(policy, requested.into())?,
             policy_hash: policy.policy_hash(),
             image_digest,
-            runtime: self.backend.name().into(),
+            runtime: policy
+                .runtime
+                .unwrap_or_else(|| self.backend.default_runtime())
+                .as_str()
+                .into(),
         })
     }
 
@@ -295,17 +299,25 @@ impl Engine {
             }
             a.interval_seconds = a.interval_seconds.clamp(1, 3600);
         }
+        // The template's runtime is applied to its policy (so the pool's key, like a
+        // create's, carries it); one this server lacks is refused now.
         let runtime = spec.runtime.trim();
-        if !runtime.is_empty() && runtime != self.backend.name() {
-            return Err(EngineError::new(
-                ErrorCode::BackendCapabilityMismatch,
-                format!(
-                    "runtime {runtime:?} is not this server's backend ({:?})",
-                    self.backend.name()
-                ),
-            ));
+        if !runtime.is_empty() {
+            let rt: cleanroom_vocab::Runtime = runtime.parse().map_err(|_| {
+                EngineError::new(
+                    ErrorCode::RuntimeUnavailable,
+                    format!("runtime {runtime:?} is not a runtime (linux, gvisor)"),
+                )
+            })?;
+            spec.policy_yaml = cleanroom_policy::with_runtime(&spec.policy_yaml, rt)?;
         }
-        spec.runtime = self.backend.name().into();
+        let rt = cleanroom_policy::compile(&spec.policy_yaml)?
+            .runtime
+            .unwrap_or_else(|| self.backend.default_runtime());
+        self.backend
+            .capabilities_of(rt)
+            .map_err(EngineError::from)?;
+        spec.runtime = rt.as_str().into();
         // Everything a create would refuse is refused now, not in the warming loop.
         let (policy, key) = self.template(&spec)?;
         // A policy with `sandbox.registries` binds each sandbox to the lockfiles its create

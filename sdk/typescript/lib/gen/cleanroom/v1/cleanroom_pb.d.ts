@@ -343,6 +343,14 @@ export type CreateSandboxRequest = Message<"cleanroom.v1.CreateSandboxRequest"> 
      */
     noPool: boolean;
     /**
+     * Isolation runtime: `linux` or `gvisor` (empty: the policy's `sandbox.runtime`, else
+     * `serve --default-runtime`). Wins over the policy's. A runtime the server does not have
+     * is refused with runtime_unavailable, never replaced by another.
+     *
+     * @generated from field: string runtime = 240;
+     */
+    runtime: string;
+    /**
      * Named volumes of the caller to mount (besides the policy's `sandbox.volumes`; the
      * policy hash covers both). `volume_mount_invalid` for a bad name or path,
      * `volume_not_found`, `volume_busy` when a live sandbox's mount conflicts. Never

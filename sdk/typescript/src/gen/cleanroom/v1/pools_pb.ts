@@ -44,7 +44,9 @@ export type PoolTemplate = Message<"cleanroom.v1.PoolTemplate"> & {
   limits?: ResourceLimits | undefined;
 
   /**
-   * Backend name; empty = the server's backend (anything else: backend_capability_mismatch).
+   * Isolation runtime (`linux`, `gvisor`), applied to the policy as `sandbox.runtime`;
+   * empty = the policy's, else the server's default. One the server lacks (or an unknown
+   * name): runtime_unavailable.
    *
    * @generated from field: string runtime = 4;
    */

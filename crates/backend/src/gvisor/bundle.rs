@@ -1,0 +1,233 @@
+//! The OCI bundle of a gVisor sandbox: `config.json` and the files the server generates
+//! for it, all in the sandbox's own directory (a tree of the server's; nothing here is
+//! ever written into an image or the host's system directories).
+//!
+//! The root is the same unpacked image the Linux backend uses (bound read-only inside
+//! `runsc`'s private mount namespace, with gVisor's in-memory overlay on top, so writes
+//! land in the sandbox's memory and never in the shared cache), or, without an image, the
+//! host view: a skeleton with the host's system directories bound read-only and its
+//! secrets masked, like the Linux backend's. `/tmp`, `/root` and `/workspace` are tmpfs
+//! capped at the disk limit; CPU, memory and pids limits go into the spec's cgroup.
+
+use crate::linux::sandbox::rootfs::{MASKED_FILES, SYSTEM_DIRS};
+use crate::{BackendError, Limits, SandboxSpec};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// Largest CA bundle read out of a root (a real one is ~200 KiB).
+const MAX_BUNDLE: u64 = 4 << 20;
+/// The system CA bundle a root may carry.
+const SYSTEM_BUNDLE: &str = "etc/ssl/certs/ca-certificates.crt";
+/// Where the in-sandbox init is bound (the server's own executable, read-only).
+pub const INIT_PATH: &str = "/run/cleanroom-init";
+/// The argument that makes the `cleanroom` binary the sandbox's idle init.
+pub const INIT_ARG: &str = "__gvisor-init";
+/// The cgroup (below each controller's root) that holds every gVisor sandbox's own.
+pub const CGROUP_PARENT: &str = "cleanroom-gvisor";
+/// Default `PATH` of the init and of executions that bring none.
+const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// The paths of one sandbox's bundle.
+#[derive(Debug, Clone)]
+pub struct Bundle {
+    pub dir: PathBuf,
+}
+
+impl Bundle {
+    pub fn rootfs(&self) -> PathBuf {
+        self.dir.join("rootfs")
+    }
+    fn files(&self) -> PathBuf {
+        self.dir.join("files")
+    }
+    pub fn procs(&self) -> PathBuf {
+        self.dir.join("procs")
+    }
+    pub fn stderr_log(&self) -> PathBuf {
+        self.dir.join("runsc.stderr")
+    }
+
+    /// Write everything `runsc run` needs: the root skeleton (host view) or its mountpoint
+    /// (image), the generated files and `config.json`. `netns` is the path runsc opens
+    /// to join the sandbox's network namespace.
+    pub fn write(
+        &self,
+        spec: &SandboxSpec,
+        init_exe: &Path,
+        netns: &str,
+    ) -> Result<(), BackendError> {
+        let io = |what: &str, p: &Path, e: std::io::Error| {
+            BackendError::io(format!("{what} {}", p.display()), e)
+        };
+        let (root, files, procs) = (self.rootfs(), self.files(), self.procs());
+        for d in [&root, &files.join("run"), &procs] {
+            std::fs::create_dir_all(d).map_err(|e| io("create", d, e))?;
+        }
+        let mut mounts = base_mounts(&spec.limits);
+        let gateway = match spec.network {
+            crate::NetworkSpec::Tun(t) => Some(t.gateway),
+            crate::NetworkSpec::LoopbackOnly => None,
+        };
+        let resolv = files.join("resolv.conf");
+        let resolv_text = match gateway {
+            Some(g) => format!("nameserver {g}\noptions edns0\n"),
+            None => String::new(),
+        };
+        std::fs::write(&resolv, resolv_text).map_err(|e| io("write", &resolv, e))?;
+        let empty = files.join("empty");
+        std::fs::write(&empty, b"").map_err(|e| io("write", &empty, e))?;
+        let system_bundle = match &spec.image {
+            Some(image) => read_root_bundle(&image.rootfs),
+            None => {
+                self.host_view(&mut mounts, &empty)?;
+                std::fs::read(Path::new("/").join(SYSTEM_BUNDLE)).ok()
+            }
+        };
+        mounts.push(bind(&resolv, "/etc/resolv.conf"));
+        mounts.push(bind(init_exe, INIT_PATH));
+        if let Some(pem) = &spec.trusted_ca_pem {
+            let run = files.join("run");
+            let own = run.join("sandbox-ca.crt");
+            std::fs::write(&own, pem).map_err(|e| io("write", &own, e))?;
+            let mut full = system_bundle.clone().unwrap_or_default();
+            if !full.is_empty() && !full.ends_with(b"\n") {
+                full.push(b'\n');
+            }
+            full.extend_from_slice(pem.as_bytes());
+            let combined = run.join("ca-bundle.crt");
+            std::fs::write(&combined, &full).map_err(|e| io("write", &combined, e))?;
+            mounts.push(bind(&run, "/run/cleanroom"));
+            if system_bundle.is_some() {
+                mounts.push(bind(&combined, &format!("/{SYSTEM_BUNDLE}")));
+            }
+        }
+        let config = config(spec, mounts, netns);
+        let path = self.dir.join("config.json");
+        std::fs::write(&path, config.to_string()).map_err(|e| io("write", &path, e))
+    }
+
+    /// The host view: the skeleton's links (merged `/usr`) and read-only binds of the
+    /// host's system directories, with the host's secret files masked by an empty file.
+    fn host_view(&self, mounts: &mut Vec<Value>, empty: &Path) -> Result<(), BackendError> {
+        let root = self.rootfs();
+        for dir in ["tmp", "root", "workspace", "proc", "dev", "sys", "run"] {
+            let d = root.join(dir);
+            std::fs::create_dir_all(&d)
+                .map_err(|e| BackendError::io(format!("create {}", d.display()), e))?;
+        }
+        for dir in SYSTEM_DIRS {
+            let host = Path::new("/").join(dir);
+            let inside = root.join(dir);
+            let Ok(meta) = std::fs::symlink_metadata(&host) else {
+                continue;
+            };
+            let made = if meta.file_type().is_symlink() {
+                std::fs::read_link(&host).and_then(|t| std::os::unix::fs::symlink(t, &inside))
+            } else if meta.is_dir() {
+                mounts.push(bind(&host, &format!("/{dir}")));
+                std::fs::create_dir_all(&inside)
+            } else {
+                continue;
+            };
+            made.map_err(|e| BackendError::io(format!("skeleton {}", inside.display()), e))?;
+        }
+        for file in MASKED_FILES {
+            if Path::new("/").join(file).exists() {
+                mounts.push(bind(empty, &format!("/{file}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The mounts every sandbox gets: its own /proc, /dev, /sys, and the three writable
+/// tmpfs capped at the disk limit.
+fn base_mounts(limits: &Limits) -> Vec<Value> {
+    let size = format!("size={}", limits.disk_bytes);
+    let mut m = vec![
+        json!({"destination": "/proc", "type": "proc", "source": "proc"}),
+        json!({"destination": "/dev", "type": "tmpfs", "source": "tmpfs",
+               "options": ["nosuid", "strictatime", "mode=755", "size=65536k"]}),
+        json!({"destination": "/dev/pts", "type": "devpts", "source": "devpts",
+               "options": ["nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"]}),
+        json!({"destination": "/dev/shm", "type": "tmpfs", "source": "shm",
+               "options": ["nosuid", "noexec", "nodev", "mode=1777", "size=65536k"]}),
+        json!({"destination": "/sys", "type": "sysfs", "source": "sysfs",
+               "options": ["nosuid", "noexec", "nodev", "ro"]}),
+    ];
+    for (dest, mode) in [
+        ("/tmp", "1777"),
+        ("/root", "700"),
+        (crate::WORKSPACE_PATH, "755"),
+    ] {
+        m.push(
+            json!({"destination": dest, "type": "tmpfs", "source": "tmpfs",
+                      "options": ["nosuid", "nodev", format!("mode={mode}"), size.clone()]}),
+        );
+    }
+    m
+}
+
+/// A read-only bind of a host path the server made or chose (never an image's).
+fn bind(src: &Path, dest: &str) -> Value {
+    json!({"destination": dest, "type": "bind", "source": src,
+           "options": ["rbind", "ro", "nosuid", "nodev"]})
+}
+
+/// `config.json`: an idle init as the container's process (executions come through
+/// `runsc exec`), no capabilities, its namespaces (the network one given), its limits.
+fn config(spec: &SandboxSpec, mounts: Vec<Value>, netns: &str) -> Value {
+    let l = &spec.limits;
+    json!({
+        "ociVersion": "1.0.2",
+        "process": {
+            "terminal": false,
+            "user": {"uid": 0, "gid": 0},
+            "args": [INIT_PATH, INIT_ARG],
+            "env": [format!("PATH={PATH}")],
+            "cwd": "/",
+            "capabilities": no_capabilities(),
+            "noNewPrivileges": true,
+        },
+        "root": {"path": "rootfs", "readonly": spec.image.is_none()},
+        "hostname": spec.hostname,
+        "mounts": mounts,
+        "linux": {
+            "namespaces": [
+                {"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"},
+                {"type": "network", "path": netns},
+            ],
+            "resources": {
+                "memory": {"limit": l.memory_bytes},
+                "pids": {"limit": l.pids},
+                "cpu": {"quota": l.cpu_millis.saturating_mul(100), "period": 100_000},
+            },
+            "cgroupsPath": format!("/{CGROUP_PARENT}/{}", spec.sandbox_id),
+        },
+    })
+}
+
+/// Every capability set empty (as the Linux backend clears them in its sandboxes).
+pub fn no_capabilities() -> Value {
+    json!({"bounding": [], "effective": [], "inheritable": [], "permitted": [], "ambient": []})
+}
+
+/// The root's own CA bundle, read with its links confined to the root (an image's link
+/// to a host path finds nothing), bounded; `None` when it has none.
+fn read_root_bundle(rootfs: &Path) -> Option<Vec<u8>> {
+    use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
+    use std::io::Read;
+    let root = std::fs::File::open(rootfs).ok()?;
+    let how = OpenHow::new()
+        .flags(OFlag::O_RDONLY | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK)
+        .resolve(ResolveFlag::RESOLVE_IN_ROOT | ResolveFlag::RESOLVE_NO_MAGICLINKS);
+    let fd = crate::linux::sys::openat2(&root, SYSTEM_BUNDLE, how).ok()?;
+    let file = std::fs::File::from(fd);
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > MAX_BUNDLE {
+        return None;
+    }
+    let mut out = Vec::new();
+    file.take(MAX_BUNDLE).read_to_end(&mut out).ok()?;
+    Some(out)
+}

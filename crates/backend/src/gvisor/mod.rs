@@ -1,0 +1,245 @@
+//! The gVisor backend: every sandbox is a `runsc` container, so its processes talk to
+//! gVisor's user-space kernel (the sentry), not to the host's. The server drives `runsc`
+//! as a child process with a `--root` of its own under its state directory (two servers
+//! never see each other's containers); the sandbox's network namespace holds only the tun
+//! device of its egress gateway, so gVisor's netstack sends every packet to the same
+//! gateway as the Linux backend's sandboxes (see [`netns`]).
+//!
+//! Modules: [`runsc`] (the binary, its platform), [`bundle`] (the OCI bundle), [`netns`]
+//! (the network namespace), [`launch`] (`runsc run`), [`process`] (executions),
+//! [`init`] (the sandbox's idle first process).
+
+pub mod bundle;
+pub mod init;
+mod launch;
+pub mod netns;
+mod process;
+pub mod runsc;
+
+pub use runsc::{Platform, Runsc};
+
+use crate::{
+    BackendError, Capability, ProcessHandle, ProcessId, ProcessSpec, ProvisionedSandbox,
+    ReconcileRecord, ReconcileReport, SandboxSpec,
+};
+use async_trait::async_trait;
+use std::collections::HashMap;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+
+/// One running gVisor sandbox as the server knows it.
+struct GvisorSandbox {
+    bundle: bundle::Bundle,
+    /// Keeps the network namespace alive (runsc opens it through our fd's /proc path).
+    _netns: OwnedFd,
+    next_id: AtomicU64,
+    /// In-sandbox pid files of running executions, by process id.
+    procs: Mutex<HashMap<ProcessId, PathBuf>>,
+}
+
+/// The gVisor backend (see the module doc).
+pub struct GvisorBackend {
+    runsc: Runsc,
+    /// `<state>/gvisor/sandboxes`: one bundle directory per sandbox.
+    dir: PathBuf,
+    /// The server's own executable, bound into each sandbox as its idle init.
+    init_exe: PathBuf,
+    sandboxes: Mutex<HashMap<String, Arc<GvisorSandbox>>>,
+}
+
+impl GvisorBackend {
+    /// Probe `runsc` (`runsc_bin`, else `PATH`) and pick its platform; `Err` says why the
+    /// gvisor runtime is unavailable on this server. Must be called by root.
+    pub async fn new(
+        state_dir: &Path,
+        runsc_bin: Option<&Path>,
+        platform: Option<Platform>,
+    ) -> Result<GvisorBackend, String> {
+        if !nix::unistd::geteuid().is_root() {
+            return Err("the gvisor runtime needs a root server".into());
+        }
+        let base = state_dir.join("gvisor");
+        let runsc = Runsc::probe(runsc_bin, &base.join("runsc"), platform).await?;
+        let dir = base.join("sandboxes");
+        std::fs::create_dir_all(&dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
+        let init_exe = std::env::current_exe()
+            .and_then(std::fs::canonicalize)
+            .map_err(|e| format!("own executable: {e}"))?;
+        Ok(GvisorBackend {
+            runsc,
+            dir,
+            init_exe,
+            sandboxes: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The platform `runsc` runs on here.
+    pub fn platform(&self) -> Platform {
+        self.runsc.platform
+    }
+
+    /// `runsc --version`'s first line.
+    pub fn version(&self) -> &str {
+        &self.runsc.version
+    }
+
+    fn get(&self, sandbox_id: &str) -> Result<Arc<GvisorSandbox>, BackendError> {
+        self.sandboxes
+            .lock()
+            .map_err(|_| BackendError::Unavailable("lock poisoned".into()))?
+            .get(sandbox_id)
+            .cloned()
+            .ok_or_else(|| BackendError::SandboxNotFound(sandbox_id.into()))
+    }
+
+    /// The bundle directory of a sandbox id (ids are the server's: letters, digits, `_`).
+    fn dir_for(&self, sandbox_id: &str) -> Result<PathBuf, BackendError> {
+        let ok = !sandbox_id.is_empty()
+            && sandbox_id.len() <= 64
+            && sandbox_id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !ok {
+            return Err(BackendError::LaunchFailed(format!(
+                "invalid sandbox id {sandbox_id:?}"
+            )));
+        }
+        Ok(self.dir.join(sandbox_id))
+    }
+}
+
+#[async_trait]
+impl crate::Backend for GvisorBackend {
+    fn name(&self) -> &'static str {
+        "gvisor"
+    }
+
+    fn capabilities(&self) -> Vec<Capability> {
+        use Capability as C;
+        // What works today; pause, snapshots, checkpoints, the console and the files API
+        // are not declared, so a policy or request that needs one is refused at create.
+        vec![
+            C::PolicyImmutability,
+            // The netns's only device is the gateway's tun; gVisor's netstack sends there.
+            C::NetworkDefaultDeny,
+            C::NetworkEgress,
+            C::NetworkHostPortFiltering,
+            C::DnsControlOrEquivalent,
+            C::AuditEventEmission,
+            C::SecretIsolation,
+            C::PidIsolation,
+            C::MountIsolation,
+            C::OciImages,
+        ]
+    }
+
+    async fn provision(&self, spec: &SandboxSpec) -> Result<ProvisionedSandbox, BackendError> {
+        if spec.restore.is_some() {
+            return Err(BackendError::Unavailable(
+                "the gvisor runtime cannot restore filesystem snapshots".into(),
+            ));
+        }
+        let dir = self.dir_for(&spec.sandbox_id)?;
+        std::fs::create_dir(&dir)
+            .map_err(|e| BackendError::io(format!("create {}", dir.display()), e))?;
+        match self.launch(spec, &dir).await {
+            Ok((sbx, provisioned)) => {
+                self.sandboxes
+                    .lock()
+                    .map_err(|_| BackendError::Unavailable("lock poisoned".into()))?
+                    .insert(spec.sandbox_id.clone(), Arc::new(sbx));
+                Ok(provisioned)
+            }
+            Err(e) => {
+                let _ = self.runsc.destroy(&spec.sandbox_id).await;
+                let _ = std::fs::remove_dir_all(&dir);
+                Err(e)
+            }
+        }
+    }
+
+    async fn spawn(
+        &self,
+        sandbox_id: &str,
+        spec: ProcessSpec,
+    ) -> Result<ProcessHandle, BackendError> {
+        self.start_process(sandbox_id, spec).await
+    }
+
+    async fn signal(
+        &self,
+        sandbox_id: &str,
+        process: ProcessId,
+        signal: i32,
+    ) -> Result<(), BackendError> {
+        self.signal_process(sandbox_id, process, signal).await
+    }
+
+    async fn terminate(&self, sandbox_id: &str) -> Result<(), BackendError> {
+        let known = self
+            .sandboxes
+            .lock()
+            .map_err(|_| BackendError::Unavailable("lock poisoned".into()))?
+            .remove(sandbox_id);
+        let dir = self.dir_for(sandbox_id)?;
+        if known.is_none() && !dir.exists() {
+            return Ok(());
+        }
+        self.runsc.destroy(sandbox_id).await?;
+        drop(known);
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(BackendError::io(format!("remove {}", dir.display()), e)),
+        }
+    }
+
+    async fn reconcile(
+        &self,
+        records: &[ReconcileRecord],
+    ) -> Result<ReconcileReport, BackendError> {
+        let _ = records;
+        let live: Vec<String> = self
+            .sandboxes
+            .lock()
+            .map_err(|_| BackendError::Unavailable("lock poisoned".into()))?
+            .keys()
+            .cloned()
+            .collect();
+        let mut report = ReconcileReport::default();
+        // Every container in our root that this process did not start is a dead server's.
+        for id in self.runsc.list().await? {
+            if !live.contains(&id) {
+                self.runsc.destroy(&id).await?;
+                report.killed_sandboxes.push(id);
+            }
+        }
+        if let Ok(entries) = std::fs::read_dir(&self.dir) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if !live.contains(&name) && std::fs::remove_dir_all(e.path()).is_ok() {
+                    report.removed_dirs.push(e.path());
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    async fn close(&self) {
+        // runsc leaves the parent of its sandboxes' cgroups; remove it once empty.
+        for ctl in [
+            "memory",
+            "pids",
+            "cpu",
+            "cpu,cpuacct",
+            "cpuacct",
+            "unified",
+            "",
+        ] {
+            let dir = Path::new("/sys/fs/cgroup").join(ctl);
+            let _ = std::fs::remove_dir(dir.join(bundle::CGROUP_PARENT));
+        }
+    }
+}

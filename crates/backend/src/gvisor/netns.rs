@@ -1,0 +1,40 @@
+//! A gVisor sandbox's network namespace: made by the server (as host root, so the
+//! sandbox can never change its interfaces or routes) on a short-lived thread of its own,
+//! with `lo` and the same tun device `cr0` the Linux backend gives its sandboxes. gVisor's
+//! netstack (`--network=sandbox`) takes over the namespace's addresses and routes and sends
+//! its raw IP packets into the tun, whose other end is the sandbox's egress gateway: there
+//! is no other way out.
+
+use crate::linux::sandbox::netif;
+use crate::{BackendError, TunConfig};
+use std::os::fd::OwnedFd;
+
+/// A network namespace (held by fd: it lives as long as this value, the tun or a process in
+/// it) and its tun device's host end.
+pub struct NetNs {
+    pub ns: OwnedFd,
+    pub tun: Option<OwnedFd>,
+}
+
+/// Make a namespace with `lo` up and, when asked for, the tun device as default route.
+/// Runs on a thread that exists only for this: a thread that changed its network
+/// namespace must never run anything else.
+pub fn create(tun: Option<TunConfig>) -> Result<NetNs, BackendError> {
+    let worker = std::thread::Builder::new()
+        .name("gvisor-netns".into())
+        .spawn(move || -> std::io::Result<NetNs> {
+            nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNET)?;
+            netif::loopback_up()?;
+            let tun = match tun {
+                Some(cfg) => Some(netif::create_tun(&cfg)?),
+                None => None,
+            };
+            let ns: OwnedFd = std::fs::File::open("/proc/thread-self/ns/net")?.into();
+            Ok(NetNs { ns, tun })
+        })
+        .map_err(|e| BackendError::io("spawn netns thread", e))?;
+    worker
+        .join()
+        .map_err(|_| BackendError::LaunchFailed("netns thread panicked".into()))?
+        .map_err(|e| BackendError::LaunchFailed(format!("network namespace: {e}")))
+}

@@ -1,0 +1,239 @@
+//! Processes in a gVisor sandbox: each one is a `runsc exec` of ours, given the process's
+//! spec as a file (never its environment on a command line) and the server's pipes as its
+//! stdio — the sentry writes into them directly. Its exit is `runsc exec`'s; signals go
+//! through `runsc kill --pid` to the pid the process has inside the sandbox.
+
+use super::bundle::no_capabilities;
+use super::GvisorBackend;
+use crate::{BackendError, ExitStatus, ProcessHandle, ProcessId, ProcessSpec};
+use serde_json::json;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::net::unix::pipe;
+use tokio::sync::oneshot;
+
+/// `runsc exec`'s exit code when it failed itself (or its process exited with 128).
+const RUNSC_FAILED: i32 = 128;
+
+/// How long a signal waits for a just-started process's in-sandbox pid to be known.
+const PID_WAIT: Duration = Duration::from_secs(5);
+
+impl GvisorBackend {
+    /// `Backend::spawn` (see the module doc).
+    pub(super) async fn start_process(
+        &self,
+        sandbox_id: &str,
+        spec: ProcessSpec,
+    ) -> Result<ProcessHandle, BackendError> {
+        let sbx = self.get(sandbox_id)?;
+        if spec.argv.is_empty() {
+            return Err(BackendError::LaunchFailed("empty command".into()));
+        }
+        if spec.tty.is_some() {
+            return Err(BackendError::Unavailable(
+                "the gvisor runtime has no console (terminal executions) yet".into(),
+            ));
+        }
+        let id = sbx.next_id.fetch_add(1, Ordering::Relaxed);
+        let procs = sbx.bundle.procs();
+        let spec_path = procs.join(format!("{id}.json"));
+        let pid_path = procs.join(format!("{id}.pid"));
+        let process = json!({
+            "terminal": false,
+            "user": {"uid": 0, "gid": 0},
+            "args": spec.argv,
+            "env": spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>(),
+            "cwd": spec.cwd,
+            "capabilities": no_capabilities(),
+            "noNewPrivileges": true,
+        });
+        write_private(&spec_path, process.to_string().as_bytes())?;
+        let (out_r, out_w) = pipe_pair()?;
+        let (err_r, err_w) = pipe_pair()?;
+        let (stdin_child, stdin_host) = if spec.stdin {
+            let (r, w) = pipe_pair()?;
+            (Stdio::from(r), Some(w))
+        } else {
+            (Stdio::null(), None)
+        };
+        let mut cmd = self.runsc.command();
+        cmd.arg("exec")
+            .arg("--process")
+            .arg(&spec_path)
+            .arg("--internal-pid-file")
+            .arg(&pid_path)
+            .arg(sandbox_id)
+            .stdin(stdin_child)
+            .stdout(Stdio::from(out_w))
+            .stderr(Stdio::from(err_w))
+            .kill_on_drop(false);
+        let child = cmd.spawn();
+        let mut child = match child {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = std::fs::remove_file(&spec_path);
+                return Err(BackendError::io("runsc exec", e));
+            }
+        };
+        drop(cmd);
+        let (tx, rx) = oneshot::channel();
+        sbx.procs
+            .lock()
+            .map_err(|_| poisoned())?
+            .insert(id, pid_path);
+        let sbx2 = sbx.clone();
+        let (runsc, container) = (self.runsc.clone(), sandbox_id.to_string());
+        tokio::spawn(async move {
+            let status = child.wait().await;
+            let _ = std::fs::remove_file(&spec_path);
+            if let Ok(mut m) = sbx2.procs.lock() {
+                if let Some(p) = m.remove(&id) {
+                    let _ = std::fs::remove_file(p);
+                }
+            }
+            // `runsc exec` exits with the process's code, or 128 + the signal that killed it;
+            // 128 is also its own failure (the sandbox died under it).
+            match status.ok().and_then(|s| s.code()) {
+                Some(code) if code != RUNSC_FAILED => {
+                    let _ = tx.send(exit_status(code));
+                }
+                _ if oom_kills(&container) > 0 => {
+                    // The memory limit killed the sandbox's kernel (gVisor's sentry is one
+                    // host process: the host's OOM killer takes the whole sandbox).
+                    let _ = tx.send(ExitStatus {
+                        code: None,
+                        signal: Some(9),
+                        oom_killed: true,
+                    });
+                }
+                Some(code) if runsc.is_running(&container).await => {
+                    let _ = tx.send(exit_status(code));
+                }
+                // Otherwise the sandbox is gone: `tx` drops and the server says so.
+                _ => {}
+            }
+        });
+        let wrap = |e: std::io::Error| BackendError::io("wrap pipe", e);
+        Ok(ProcessHandle {
+            id,
+            stdin: stdin_host
+                .map(pipe::Sender::from_owned_fd)
+                .transpose()
+                .map_err(wrap)?,
+            stdout: pipe::Receiver::from_owned_fd(out_r).map_err(wrap)?,
+            stderr: pipe::Receiver::from_owned_fd(err_r).map_err(wrap)?,
+            pty: None,
+            exit: rx,
+        })
+    }
+
+    /// `Backend::signal`: `runsc kill --pid <in-sandbox pid>`.
+    pub(super) async fn signal_process(
+        &self,
+        sandbox_id: &str,
+        process: ProcessId,
+        signal: i32,
+    ) -> Result<(), BackendError> {
+        let sbx = self.get(sandbox_id)?;
+        let pid_path: PathBuf = sbx
+            .procs
+            .lock()
+            .map_err(|_| poisoned())?
+            .get(&process)
+            .cloned()
+            .ok_or(BackendError::ProcessNotFound(process))?;
+        let deadline = tokio::time::Instant::now() + PID_WAIT;
+        let pid = loop {
+            let text = std::fs::read_to_string(&pid_path).unwrap_or_default();
+            if let Ok(pid) = text.trim().parse::<u32>() {
+                break pid;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(BackendError::ProcessNotFound(process));
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        let (pid, signal) = (pid.to_string(), signal.to_string());
+        self.runsc
+            .run(&["kill", "--pid", &pid, sandbox_id, &signal])
+            .await
+            .map(|_| ())
+    }
+}
+
+/// `runsc exec`'s exit code as the process's status (a code above 128 that names a
+/// signal is taken as that signal: runsc reports a signalled process so).
+fn exit_status(code: i32) -> ExitStatus {
+    if (129..=128 + 64).contains(&code) {
+        ExitStatus {
+            code: None,
+            signal: Some(code - 128),
+            oom_killed: false,
+        }
+    } else {
+        ExitStatus {
+            code: Some(code),
+            signal: None,
+            oom_killed: false,
+        }
+    }
+}
+
+/// OOM kills counted in the sandbox's memory cgroup (cgroup v1 `memory.oom_control`, v2
+/// `memory.events`; 0 when neither can be read).
+fn oom_kills(sandbox_id: &str) -> u64 {
+    let rel = format!("{}/{sandbox_id}", super::bundle::CGROUP_PARENT);
+    let candidates = [
+        format!("/sys/fs/cgroup/memory/{rel}/memory.oom_control"),
+        format!("/sys/fs/cgroup/{rel}/memory.events"),
+    ];
+    candidates
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .flat_map(|text| {
+            text.lines()
+                .filter_map(|l| l.strip_prefix("oom_kill "))
+                .filter_map(|n| n.trim().parse::<u64>().ok())
+                .collect::<Vec<_>>()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> Result<(), BackendError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .and_then(|mut f| f.write_all(bytes))
+        .map_err(|e| BackendError::io(format!("write {}", path.display()), e))
+}
+
+fn pipe_pair() -> Result<(OwnedFd, OwnedFd), BackendError> {
+    nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| BackendError::io("pipe", e.into()))
+}
+
+fn poisoned() -> BackendError {
+    BackendError::Unavailable("lock poisoned".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exit_status;
+
+    #[test]
+    fn runsc_exit_codes_map_to_codes_and_signals() {
+        assert_eq!(exit_status(0).code, Some(0));
+        assert_eq!(exit_status(7).code, Some(7));
+        assert_eq!(exit_status(128).code, Some(128));
+        assert_eq!(exit_status(137).signal, Some(9));
+        assert_eq!(exit_status(143).shell_code(), 143);
+        assert_eq!(exit_status(255).code, Some(255));
+    }
+}
