@@ -26,8 +26,8 @@ pub struct ServeApprovalArgs {
 }
 
 impl ServeApprovalArgs {
-    pub fn settings(&self) -> cleanroom_server::approvals::ApprovalSettings {
-        cleanroom_server::approvals::ApprovalSettings {
+    pub fn settings(&self) -> cleanroom_server::engine::approvals::ApprovalSettings {
+        cleanroom_server::engine::approvals::ApprovalSettings {
             timeout: Duration::from_secs(self.approval_timeout),
             max_pending: self.max_pending_approvals,
         }

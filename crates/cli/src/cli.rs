@@ -214,7 +214,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "KIND=HOST[:PORT][,files=HOST[:PORT]]")]
     pub registry_upstream: Vec<String>,
     /// Size cap of the package artifact cache shared by all sandboxes (LRU)
-    #[arg(long, value_name = "MB", default_value_t = cleanroom_server::registries::DEFAULT_CACHE_MB)]
+    #[arg(long, value_name = "MB", default_value_t = cleanroom_server::engine::registries::DEFAULT_CACHE_MB)]
     pub registry_cache_mb: u64,
     #[command(flatten)]
     pub quotas: QuotaArgs,

@@ -5,7 +5,7 @@ use crate::cli::ServeArgs;
 use crate::render::{self, EXIT_CLEANROOM_ERROR};
 use cleanroom_client::endpoint::{self, Endpoint};
 use cleanroom_client::ErrorCode;
-use cleanroom_server::assemble::{self, ServeSettings};
+use cleanroom_server::serve::assemble::{self, ServeSettings};
 use cleanroom_server::serve::Listen;
 
 /// The flags as plain settings.

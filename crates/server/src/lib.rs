@@ -24,13 +24,3 @@ pub mod output;
 pub mod serve;
 pub mod store;
 pub mod volumes;
-
-// The paths the server's code and the crates that configure it have always used; each
-// names the module in its folder.
-pub use budgets::{admission, fair_slots, limits};
-pub use engine::{activity, approvals, bootstrap, registries};
-pub use identity::{attest, auth, private_file, secrets};
-pub(crate) use model::sync;
-pub use model::{error, ids, owner, status};
-pub use output::{execlog, pty, quota, retention};
-pub use serve::{assemble, listener};

@@ -2,8 +2,8 @@
 //! [`crate::engine::approvals`].
 
 use crate::api::{to_connect, Api};
-use crate::auth::principal_of;
-use crate::error::EngineError;
+use crate::identity::auth::principal_of;
+use crate::model::error::EngineError;
 use buffa_types::google::protobuf::Timestamp;
 use cleanroom_egress::approval::{PendingRequest, Remember};
 use cleanroom_proto::cleanroom::v1::*;

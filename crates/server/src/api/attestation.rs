@@ -1,7 +1,7 @@
 //! `AttestationService`: a sandbox's signed attestation and the server's public key.
 
 use crate::api::{to_connect, who, Api};
-use crate::error::{Class, EngineError, ErrorCode};
+use crate::model::error::{Class, EngineError, ErrorCode};
 use cleanroom_proto::cleanroom::v1::*;
 use connectrpc::{RequestContext, Response, ServiceRequest, ServiceResult};
 

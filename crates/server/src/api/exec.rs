@@ -194,7 +194,7 @@ impl ExecutionService for Api {
 /// What CreateExecution and RunExecution ask for, as the engine takes it.
 pub(crate) fn exec_request(
     req: CreateExecutionRequest,
-    who: &crate::auth::Principal,
+    who: &crate::identity::auth::Principal,
 ) -> ExecRequest {
     ExecRequest {
         sandbox_id: req.sandbox_id,

@@ -1,10 +1,10 @@
-//! The Connect interceptor that authenticates every RPC: [`crate::auth`] decides who is
+//! The Connect interceptor that authenticates every RPC: [`crate::identity::auth`] decides who is
 //! calling; this puts the answer (or the refusal, as a Connect error with its detail)
 //! into the request. Here, not in `auth`, so that `auth` needs nothing of the API.
 
 use crate::api::to_connect;
-use crate::auth::{Authenticator, Peer};
-use crate::error::EngineError;
+use crate::identity::auth::{Authenticator, Peer};
+use crate::model::error::EngineError;
 use std::sync::Arc;
 
 /// The Connect interceptor that authenticates every RPC (unary and streaming) and puts
@@ -25,9 +25,12 @@ impl AuthInterceptor {
             )
             .map_err(to_connect)?;
         // The connection leaves the pre-authentication budget for the principal's share
-        // (crate::admission); past the share the request is refused and the connection
+        // (crate::budgets::admission); past the share the request is refused and the connection
         // closed.
-        if let Some(gate) = ctx.extensions().get::<Arc<crate::admission::Gate>>() {
+        if let Some(gate) = ctx
+            .extensions()
+            .get::<Arc<crate::budgets::admission::Gate>>()
+        {
             gate.authenticate(&principal).map_err(|r| {
                 to_connect(
                     EngineError::resource_exhausted(format!("connection refused: {r}"))

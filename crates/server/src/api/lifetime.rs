@@ -2,8 +2,8 @@
 //! `Sandbox` message the API returns (see [`crate::engine::lifetimes`]).
 
 use crate::api::{sandbox_msg, to_connect, ts, Api};
-use crate::auth::principal_of;
 use crate::engine::OwnedSandbox;
+use crate::identity::auth::principal_of;
 use crate::store::SandboxRow;
 use cleanroom_proto::cleanroom::v1::*;
 use connectrpc::{RequestContext, Response, ServiceRequest, ServiceResult};

@@ -21,9 +21,9 @@ pub mod sandboxes;
 pub mod snapshots;
 pub mod volumes;
 
-use crate::auth::principal_of;
 use crate::engine::Engine;
-use crate::error::{Class, EngineError};
+use crate::identity::auth::principal_of;
+use crate::model::error::{Class, EngineError};
 use crate::store::{EventRow, ExecutionRow, SandboxCaps, SandboxRow};
 use buffa_types::google::protobuf::{Struct, Timestamp, Value};
 use cleanroom_proto::cleanroom::v1::*;
@@ -177,7 +177,7 @@ pub struct Api {
     pub console: Option<Arc<crate::console::Broker>>,
 }
 
-/// The authenticated caller of a handler's request (see [`crate::auth`]).
-pub(crate) fn who(ctx: &RequestContext) -> Result<crate::auth::Principal, ConnectError> {
+/// The authenticated caller of a handler's request (see [`crate::identity::auth`]).
+pub(crate) fn who(ctx: &RequestContext) -> Result<crate::identity::auth::Principal, ConnectError> {
     principal_of(ctx).map_err(to_connect)
 }

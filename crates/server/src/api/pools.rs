@@ -2,8 +2,8 @@
 //! (`AttestationService`) over the [`Engine`](crate::engine::Engine): translation only, like [`crate::api`].
 
 use crate::api::{sandbox_msg, to_connect, ts, who, Api};
-use crate::attest::AgentBinding;
 use crate::engine::pools::{PoolSpec, PoolStats as EnginePoolStats, PoolView};
+use crate::identity::attest::AgentBinding;
 use cleanroom_proto::cleanroom::v1::*;
 use connectrpc::{RequestContext, Response, ServiceRequest, ServiceResult};
 use std::sync::Arc;

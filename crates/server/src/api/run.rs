@@ -9,11 +9,11 @@
 
 use crate::api::exec::{exec_request, inspect_msg, stream_event};
 use crate::api::{to_connect, Api};
-use crate::auth::Principal;
 use crate::engine::create::{CreateSpec, Source};
 use crate::engine::pools::pending::Taken;
 use crate::engine::StreamItem;
-use crate::error::EngineError;
+use crate::identity::auth::Principal;
+use crate::model::error::EngineError;
 use crate::store::SandboxRow;
 use cleanroom_proto::cleanroom::v1::__buffa::oneof::execution_stream_event::Payload;
 use cleanroom_proto::cleanroom::v1::*;
@@ -65,7 +65,7 @@ pub(crate) fn create_spec(req: &CreateSandboxRequest) -> Result<CreateSpec, Engi
         source,
         policy_yaml: req.policy_yaml.clone(),
         image_ref: req.image_ref.clone(),
-        limits: crate::limits::RequestedLimits {
+        limits: crate::budgets::limits::RequestedLimits {
             memory_bytes: l.memory_bytes,
             pids: l.pids,
             cpu_millis: l.cpu_millis,

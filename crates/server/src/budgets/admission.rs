@@ -21,8 +21,8 @@
 //!
 //! docs/limits.md lists every budget and its default.
 
-use crate::auth::Principal;
-use crate::sync::lock;
+use crate::identity::auth::Principal;
+use crate::model::sync::lock;
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
@@ -341,7 +341,7 @@ impl Drop for Gate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::Role;
+    use crate::identity::auth::Role;
 
     fn who(name: &str, role: Role) -> Principal {
         Principal {

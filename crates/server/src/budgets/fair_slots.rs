@@ -7,7 +7,7 @@
 //! and another principal's request waits behind at most that many of each other principal's.
 //! The output log's tail reads ([`crate::engine::outstream::read_tails_off_runtime`]) use it.
 
-use crate::sync::lock;
+use crate::model::sync::lock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{AcquireError, OwnedSemaphorePermit, Semaphore, SemaphorePermit};

@@ -6,7 +6,7 @@
 //! interface can take (`--memory-mb 99999999999`, `--pids 1099511627776`) is
 //! `invalid_argument` naming the field instead of an `internal` error from a cgroup write.
 
-use crate::error::EngineError;
+use crate::model::error::EngineError;
 use cleanroom_backend::Limits;
 use cleanroom_policy::{resource_bounds, CompiledPolicy};
 

@@ -11,9 +11,9 @@
 pub mod quic;
 pub mod session;
 
-use crate::auth::Principal;
-use crate::error::EngineError;
-use crate::sync::lock;
+use crate::identity::auth::Principal;
+use crate::model::error::EngineError;
+use crate::model::sync::lock;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -207,7 +207,7 @@ pub fn unix_micros(t: SystemTime) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::Role;
+    use crate::identity::auth::Role;
 
     fn who(name: &str) -> Principal {
         Principal {

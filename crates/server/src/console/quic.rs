@@ -3,7 +3,7 @@
 //! an idle timeout, one bidirectional stream per connection, small flow-control windows;
 //! it closes every connection when the server stops.
 //!
-//! Admission ([`crate::admission`]): until its hello redeems a ticket, a connection is
+//! Admission ([`crate::budgets::admission`]): until its hello redeems a ticket, a connection is
 //! *pending* in a budget of its own — a quarter of `max_connections` in all, an eighth of
 //! that per peer address, the oldest of a peer (or of the heaviest peer) closed to admit
 //! a new one — and must complete handshake, stream and hello within [`PREHELLO_TIMEOUT`].
@@ -13,7 +13,7 @@
 //! ticket-less connections never take an attached console's place.
 
 use super::Broker;
-use crate::admission::{Admission, AdmitLimits, Gate};
+use crate::budgets::admission::{Admission, AdmitLimits, Gate};
 use crate::engine::Engine;
 use quinn::crypto::rustls::QuicServerConfig;
 use sha2::{Digest, Sha256};

@@ -4,7 +4,7 @@
 //! and signals.
 
 use super::{quic::PREHELLO_TIMEOUT, Broker};
-use crate::admission::Gate;
+use crate::budgets::admission::Gate;
 use crate::engine::{Engine, StreamItem};
 use cleanroom_console::{read_frame, write_frame, Frame, Mode, MAX_PAYLOAD};
 use futures::StreamExt;
@@ -108,7 +108,10 @@ pub async fn run(
 
 /// Terminal output into `Output` frames, then the exit.
 async fn forward(
-    mut output: futures::stream::BoxStream<'static, Result<StreamItem, crate::error::EngineError>>,
+    mut output: futures::stream::BoxStream<
+        'static,
+        Result<StreamItem, crate::model::error::EngineError>,
+    >,
     mut send: quinn::SendStream,
 ) {
     while let Some(item) = output.next().await {

@@ -8,7 +8,7 @@
 //! touch: looking at a sandbox does not keep it alive. In memory only: sandboxes do not
 //! survive a server restart.
 
-use crate::sync::lock;
+use crate::model::sync::lock;
 use std::collections::HashMap;
 use std::sync::Mutex;
 

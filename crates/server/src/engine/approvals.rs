@@ -6,12 +6,12 @@
 //! principal allowed for the whole sandbox (`remember: sandbox`) is derived state — the
 //! sandbox's `egress.decision` events — shown by `GetSandbox` next to the hash.
 
-use crate::auth::Principal;
 use crate::engine::Engine;
 use crate::engine::OwnedSandbox;
-use crate::error::{EngineError, ErrorCode};
+use crate::identity::auth::Principal;
+use crate::model::error::{EngineError, ErrorCode};
+use crate::model::sync::lock;
 use crate::store::{EventRow, Store};
-use crate::sync::lock;
 use cleanroom_egress::approval::{PendingRequest, Remember};
 use cleanroom_egress::Approvals;
 use cleanroom_policy::NetworkPolicy;

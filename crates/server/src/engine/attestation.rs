@@ -3,9 +3,9 @@
 //! (see `pools::claim::bind_sandbox`) and served as signed then.
 
 use super::Engine;
-use crate::attest::Attestor;
-use crate::auth::Principal;
-use crate::error::{EngineError, ErrorCode};
+use crate::identity::attest::Attestor;
+use crate::identity::auth::Principal;
+use crate::model::error::{EngineError, ErrorCode};
 use std::sync::Arc;
 
 /// The identity bound to a sandbox (inspect).

@@ -6,7 +6,7 @@
 //! They get them in `CreateSandboxResponse.bootstrap` and carry them out through the
 //! public API (they hold the repository, the server does not).
 
-use crate::error::EngineError;
+use crate::model::error::EngineError;
 use cleanroom_policy::CompiledPolicy;
 use cleanroom_proto::cleanroom::v1::Bootstrap;
 

@@ -11,10 +11,10 @@
 use super::egress::{EgressHub, EgressNote};
 use super::events::EventLog;
 use super::Engine;
-use crate::attest::Attestor;
-use crate::error::EngineError;
-use crate::registries::RegistryHub;
-use crate::secrets::SecretStore;
+use crate::engine::registries::RegistryHub;
+use crate::identity::attest::Attestor;
+use crate::identity::secrets::SecretStore;
+use crate::model::error::EngineError;
 use crate::store::Store;
 use cleanroom_backend::Backend;
 use cleanroom_egress::UpstreamConfig;
@@ -149,7 +149,7 @@ impl EngineBuilder {
             backend: self.backend,
             live: Default::default(),
             images: self.images,
-            retention: Arc::new(crate::quota::Retention::new(&logs_dir)),
+            retention: Arc::new(crate::output::quota::Retention::new(&logs_dir)),
             logs_dir,
             registries: self.registries,
             activity: Default::default(),

@@ -2,9 +2,9 @@
 //! terminal, signal it, stream its screen from the durable log.
 
 use super::{Engine, StreamItem};
-use crate::error::EngineError;
-use crate::execlog;
-use crate::pty::PtyMaster;
+use crate::model::error::EngineError;
+use crate::output::execlog;
+use crate::output::pty::PtyMaster;
 use futures::stream::BoxStream;
 use std::sync::Arc;
 

@@ -11,10 +11,10 @@
 use super::pools::claim::CreateRequest;
 use super::pools::pending::{PendingClaim, Taken};
 use super::Engine;
-use crate::attest::AgentBinding;
-use crate::auth::Principal;
-use crate::error::EngineError;
-use crate::limits::RequestedLimits;
+use crate::budgets::limits::RequestedLimits;
+use crate::identity::attest::AgentBinding;
+use crate::identity::auth::Principal;
+use crate::model::error::EngineError;
 use crate::store::{SandboxCaps, SandboxRow};
 use cleanroom_proto::cleanroom::v1::Bootstrap;
 use std::collections::BTreeMap;
@@ -160,7 +160,7 @@ impl Engine {
                     row
                 }
             };
-            crate::bootstrap::plan_stored(&row.id, &row.policy)
+            crate::engine::bootstrap::plan_stored(&row.id, &row.policy)
         };
         match finish() {
             Ok(bootstrap) => Ok((taken, bootstrap)),

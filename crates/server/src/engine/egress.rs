@@ -6,9 +6,9 @@
 //! (`egress.allow`, `egress.deny`, `egress.error`) and, for denies, as warnings on the
 //! running executions' output streams.
 
-use crate::error::{EngineError, ErrorCode};
-use crate::secrets::SecretStore;
-use crate::sync::lock;
+use crate::identity::secrets::SecretStore;
+use crate::model::error::{EngineError, ErrorCode};
+use crate::model::sync::lock;
 use cleanroom_backend::{GuestLayout, NetworkDevice};
 use cleanroom_egress::{EgressEvent, Gateway, SandboxCa, Secret, Secrets, UpstreamConfig};
 use cleanroom_policy::CompiledPolicy;
@@ -117,7 +117,7 @@ impl EgressHub {
                     "the policy needs secret(s) {} that this server has no value for \
                      (give them in `serve --secrets-file` or as {}<ID> in the server's environment)",
                     missing.join(", "),
-                    crate::secrets::ENV_PREFIX
+                    crate::identity::secrets::ENV_PREFIX
                 ),
             ));
         }

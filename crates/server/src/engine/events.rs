@@ -3,10 +3,10 @@
 
 use super::{Engine, LiveExec};
 use crate::engine::egress::EgressNote;
-use crate::error::EngineError;
-use crate::execlog::WarningRecord;
-use crate::status::sandbox as ss;
-use crate::status::SandboxStatus;
+use crate::model::error::EngineError;
+use crate::model::status::sandbox as ss;
+use crate::model::status::SandboxStatus;
+use crate::output::execlog::WarningRecord;
 use crate::store::{now_micros, EventRow, Store};
 use futures::stream::BoxStream;
 use futures::StreamExt;

@@ -6,12 +6,12 @@ use super::pools::pending::PendingClaim;
 use super::{Engine, ExecRequest, Inspection, LiveExec, StreamItem, DEFAULT_GRACE};
 use crate::engine::guest;
 use crate::engine::supervisor::{self, Run};
-use crate::error::EngineError;
-use crate::execlog::{self, ExitRecord, LogReader, LogWriter};
-use crate::ids;
-use crate::status::{execution as es, sandbox as ss};
+use crate::model::error::EngineError;
+use crate::model::ids;
+use crate::model::status::{execution as es, sandbox as ss};
+use crate::model::sync::lock;
+use crate::output::execlog::{self, ExitRecord, LogReader, LogWriter};
 use crate::store::{now_micros, ExecutionRow, SandboxRow};
-use crate::sync::lock;
 use cleanroom_backend::ProcessSpec;
 use cleanroom_vocab::ErrorCode;
 use futures::stream::BoxStream;
@@ -166,7 +166,7 @@ impl Engine {
             }
         };
         let (mut handle, writer) = handle;
-        let pty = match handle.pty.take().map(crate::pty::PtyMaster::new) {
+        let pty = match handle.pty.take().map(crate::output::pty::PtyMaster::new) {
             Some(Ok(m)) => Some(Arc::new(m)),
             Some(Err(e)) => {
                 // The process runs but nobody could ever read its terminal: stop it, and
@@ -531,7 +531,7 @@ impl Engine {
     ) -> Result<BoxStream<'static, Result<StreamItem, EngineError>>, EngineError> {
         let row = self.find_execution(sandbox_id, exec_id)?;
         if self.store.output_state(&row.id)?.expired_at > 0 {
-            return Err(crate::retention::expired(&row.id));
+            return Err(crate::output::retention::expired(&row.id));
         }
         let from = crate::engine::outstream::From {
             after_seq,

@@ -11,7 +11,7 @@
 //!
 //! Output travels through real pipes, as the engine reads them from any backend.
 
-use crate::sync::lock;
+use crate::model::sync::lock;
 use cleanroom_backend::{
     Backend, BackendError, ExitStatus, NetworkDevice, ProcessHandle, ProcessId, ProcessSpec,
     ProvisionedSandbox, ReconcileRecord, ReconcileReport, SandboxSpec,

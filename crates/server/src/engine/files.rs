@@ -2,8 +2,8 @@
 //! (carried out with the sandbox's own identity; see `docs/files.md`).
 
 use super::Engine;
-use crate::error::EngineError;
-use crate::status::sandbox as ss;
+use crate::model::error::EngineError;
+use crate::model::status::sandbox as ss;
 use cleanroom_backend::files::{FileOp, FileReply};
 use std::os::fd::OwnedFd;
 

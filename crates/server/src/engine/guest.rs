@@ -7,7 +7,7 @@
 //! `invalid_argument`, never a `runtime_launch_failed` from the backend.
 
 use crate::engine::ExecRequest;
-use crate::error::EngineError;
+use crate::model::error::EngineError;
 use std::collections::BTreeMap;
 
 /// Most arguments a command may have.

@@ -12,11 +12,11 @@
 //! because the clocks start when the sandbox becomes READY (create, restore, claim).
 //! docs/states.md has the whole state × rule table.
 //!
-//! "Idle" is decided from [`crate::activity::Activity`] (the one record of last use) plus
+//! "Idle" is decided from [`crate::engine::activity::Activity`] (the one record of last use) plus
 //! the live-execution map: a sandbox with a running execution is never idle.
 
 use super::*;
-use crate::status::SandboxStatus;
+use crate::model::status::SandboxStatus;
 use crate::store::{now_micros, LifetimeRow};
 use cleanroom_policy::LIFETIME_BOUNDS;
 

@@ -9,10 +9,10 @@
 //! through an owned handle ([`crate::engine::owned`]); this file holds the listings and
 //! the image cache's owners.
 
-use crate::auth::Principal;
 use crate::engine::Engine;
-use crate::error::{EngineError, ErrorCode};
-use crate::status::sandbox as ss;
+use crate::identity::auth::Principal;
+use crate::model::error::{EngineError, ErrorCode};
+use crate::model::status::sandbox as ss;
 use crate::store::SandboxRow;
 use cleanroom_image::ImageRecord;
 

@@ -55,11 +55,11 @@ pub mod volumes;
 
 use crate::engine::egress::EgressHub;
 use crate::engine::supervisor::Cancel;
-use crate::error::EngineError;
-use crate::execlog::{self, ExitRecord, WarningRecord};
-use crate::status::{execution as es, sandbox as ss};
+use crate::model::error::EngineError;
+use crate::model::status::{execution as es, sandbox as ss};
+use crate::model::sync::lock;
+use crate::output::execlog::{self, ExitRecord, WarningRecord};
 use crate::store::{ExecutionRow, SandboxRow, Store};
-use crate::sync::lock;
 pub use builder::EngineBuilder;
 use cleanroom_backend::{Backend, ReconcileRecord};
 use cleanroom_image::ImageStore;
@@ -85,7 +85,7 @@ pub struct ExecRequest {
     pub attach_stdin: bool,
     pub tty: bool,
     /// Principal starting it (recorded on the execution).
-    pub owner: crate::owner::Owner,
+    pub owner: crate::model::owner::Owner,
     /// Initial terminal size (cols, rows) when `tty`.
     pub tty_size: (u16, u16),
 }
@@ -188,18 +188,18 @@ pub struct Engine {
     pub(crate) egress: EgressHub,
     /// The OCI image cache (`None`: this server cannot root sandboxes on images).
     images: Option<Arc<ImageStore>>,
-    /// Output retention quotas and watermarks ([`crate::quota`]).
-    retention: Arc<crate::quota::Retention>,
-    /// Package registry mediation ([`crate::registries`]); unset: no defaults, no cache.
-    registries: Option<crate::registries::RegistryHub>,
-    /// When each sandbox was last used ([`crate::activity`]).
-    activity: Arc<crate::activity::Activity>,
+    /// Output retention quotas and watermarks ([`crate::output::quota`]).
+    retention: Arc<crate::output::quota::Retention>,
+    /// Package registry mediation ([`crate::engine::registries`]); unset: no defaults, no cache.
+    registries: Option<crate::engine::registries::RegistryHub>,
+    /// When each sandbox was last used ([`crate::engine::activity`]).
+    activity: Arc<crate::engine::activity::Activity>,
     /// TTL / idle defaults ([`lifetimes`]).
     lifetime_defaults: Mutex<lifetimes::LifetimeDefaults>,
     /// Warm pools ([`pools`]).
     pub(crate) pools: pools::Pools,
     /// The attestation signer ([`attestation`]); unset: nothing is signed.
-    attestor: Option<Arc<crate::attest::Attestor>>,
+    attestor: Option<Arc<crate::identity::attest::Attestor>>,
     /// Teardowns in flight ([`teardown`]).
     stopping: teardown::Stopping,
     /// Foreground work pool refills yield to ([`foreground`]).
@@ -213,8 +213,8 @@ pub struct Engine {
 
 impl Engine {
     /// Apply the server's output retention settings and start the retention GC task
-    /// (see [`crate::retention`]); it stops when the engine is dropped.
-    pub fn start_retention(self: &Arc<Self>, cfg: crate::quota::RetentionConfig) {
+    /// (see [`crate::output::retention`]); it stops when the engine is dropped.
+    pub fn start_retention(self: &Arc<Self>, cfg: crate::output::quota::RetentionConfig) {
         let interval = cfg.gc_interval.max(Duration::from_millis(100));
         self.retention.set_config(cfg);
         let weak = Arc::downgrade(self);
@@ -223,7 +223,7 @@ impl Engine {
                 tokio::time::sleep(interval).await;
                 let Some(engine) = weak.upgrade() else { break };
                 let pass = tokio::task::spawn_blocking(move || {
-                    crate::retention::gc(&engine.store, &engine.logs_dir, &engine.retention)
+                    crate::output::retention::gc(&engine.store, &engine.logs_dir, &engine.retention)
                 })
                 .await;
                 match pass {

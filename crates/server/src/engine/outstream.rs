@@ -2,7 +2,7 @@
 //! first, then live output) and InspectExecution's tails share the reader
 //! ([`LogReader`]) and the offset cutting ([`cut`]).
 //!
-//! The reader follows the durable log (see [`crate::execlog`]) from its own position and
+//! The reader follows the durable log (see [`crate::output::execlog`]) from its own position and
 //! waits on the writer's commit watch when caught up. Once it has read the truncation
 //! marker (`output_not_retained`), output is no longer in the file: it takes the live-only
 //! chunks from the `broadcast` receiver it subscribed *before* reading anything, so nothing
@@ -14,8 +14,8 @@
 //! emitting the exit record; no live chunk is lost behind the exit.
 
 use crate::engine::StreamItem;
-use crate::error::EngineError;
-use crate::execlog::{self, warning_code, Entry, Kind, LiveItem, LogReader};
+use crate::model::error::EngineError;
+use crate::output::execlog::{self, warning_code, Entry, Kind, LiveItem, LogReader};
 use futures::stream::BoxStream;
 use futures::StreamExt;
 use std::collections::VecDeque;
@@ -81,7 +81,7 @@ const READ_IN_PLACE: u64 = 16 << 10;
 /// (up to its output quota: 1 GiB by default). On a runtime worker, an inspect of such a
 /// log stalled every call and stream sharing that worker (rule 4: nothing a sandbox does
 /// may block the server's runtime); unbounded on the blocking pool, concurrent inspects
-/// would each take a thread. Waiting callers queue fairly ([`crate::fair_slots`]): one
+/// would each take a thread. Waiting callers queue fairly ([`crate::budgets::fair_slots`]): one
 /// principal's many inspects of large logs hold one slot and queue behind their own, so
 /// another principal's inspect or console attach is not starved by them.
 pub async fn read_tails_off_runtime(
@@ -93,8 +93,8 @@ pub async fn read_tails_off_runtime(
     if len <= READ_IN_PLACE {
         return tails_below(&path, len, tail);
     }
-    static SLOTS: std::sync::LazyLock<crate::fair_slots::FairSlots> =
-        std::sync::LazyLock::new(|| crate::fair_slots::FairSlots::new(TAIL_READS, 1));
+    static SLOTS: std::sync::LazyLock<crate::budgets::fair_slots::FairSlots> =
+        std::sync::LazyLock::new(|| crate::budgets::fair_slots::FairSlots::new(TAIL_READS, 1));
     let _slot = SLOTS.enter(owner).await.map_err(std::io::Error::other)?;
     tokio::task::spawn_blocking(move || tails_below(&path, len, tail))
         .await
@@ -400,7 +400,7 @@ mod probe {
 #[cfg(test)]
 mod tests {
     use super::probe::{ARMED, PINGED, STARVED};
-    use crate::execlog::{ExitRecord, Kind, LogReader, LogWriter};
+    use crate::output::execlog::{ExitRecord, Kind, LogReader, LogWriter};
     use futures::StreamExt;
     use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -422,7 +422,7 @@ mod tests {
         after_seq: u64,
     ) -> futures::stream::BoxStream<
         'static,
-        Result<crate::engine::StreamItem, crate::error::EngineError>,
+        Result<crate::engine::StreamItem, crate::model::error::EngineError>,
     > {
         let from = super::From {
             after_seq,

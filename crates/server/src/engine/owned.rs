@@ -10,8 +10,8 @@
 //! the engine's own callers (reaper, pools, recovery, tests).
 
 use super::{Engine, ExecRequest, Inspection, StreamItem};
-use crate::auth::Principal;
-use crate::error::EngineError;
+use crate::identity::auth::Principal;
+use crate::model::error::EngineError;
 use crate::store::{EventRow, ExecutionRow, LifetimeRow, SandboxRow, SnapshotRow};
 use cleanroom_backend::files::{FileOp, FileReply};
 use futures::stream::BoxStream;
@@ -196,7 +196,10 @@ impl OwnedSandbox {
     }
 
     /// Capture the sandbox's files into a snapshot owned by `owner`.
-    pub async fn snapshot(&self, owner: &crate::owner::Owner) -> Result<SnapshotRow, EngineError> {
+    pub async fn snapshot(
+        &self,
+        owner: &crate::model::owner::Owner,
+    ) -> Result<SnapshotRow, EngineError> {
         self.engine.create_snapshot(owner, self.id()).await
     }
 

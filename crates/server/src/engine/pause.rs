@@ -11,8 +11,8 @@
 //! Terminating a paused sandbox kills and thaws it.
 
 use super::Engine;
-use crate::error::EngineError;
-use crate::status::sandbox as ss;
+use crate::model::error::EngineError;
+use crate::model::status::sandbox as ss;
 use crate::store::SandboxRow;
 use cleanroom_vocab::{Capability, ErrorCode};
 use std::collections::HashMap;

@@ -3,7 +3,7 @@
 
 use super::fake::FakeBackend;
 use super::ExecRequest;
-use crate::error::ErrorCode;
+use crate::model::error::ErrorCode;
 use std::sync::Arc;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -27,7 +27,7 @@ async fn a_sandbox_whose_stored_policy_does_not_decode_runs_nothing() {
         .store
         .set_policy_json_for_test(&sbx.id, "{\"not\": \"a policy\"}");
     let row = engine.get_sandbox(&sbx.id).unwrap();
-    let refused = |e: crate::error::EngineError| {
+    let refused = |e: crate::model::error::EngineError| {
         assert_eq!(e.code, ErrorCode::Internal, "{e}");
         assert!(
             e.details.contains(&("sandbox_id".into(), sbx.id.clone())),
@@ -37,10 +37,10 @@ async fn a_sandbox_whose_stored_policy_does_not_decode_runs_nothing() {
     refused(engine.create_execution(req()).await.unwrap_err());
     refused(engine.init_lifetime(&row, 0, 0).unwrap_err());
     refused(engine.compiled_policy(&row).unwrap_err());
-    refused(crate::bootstrap::plan_stored(&row.id, &row.policy).unwrap_err());
+    refused(crate::engine::bootstrap::plan_stored(&row.id, &row.policy).unwrap_err());
     // It can still be seen and torn down.
     assert_eq!(
         engine.terminate_sandbox(&sbx.id).await.unwrap().status,
-        crate::status::SandboxStatus::Stopped
+        crate::model::status::SandboxStatus::Stopped
     );
 }

@@ -3,8 +3,8 @@
 
 use super::fake::FakeBackend;
 use super::{Engine, ExecRequest};
-use crate::execlog::{self, ExitRecord};
-use crate::status::execution as es;
+use crate::model::status::execution as es;
+use crate::output::execlog::{self, ExitRecord};
 use std::sync::Arc;
 
 fn rt() -> tokio::runtime::Runtime {

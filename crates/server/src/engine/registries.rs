@@ -4,7 +4,7 @@
 //! shared artifact cache under the state directory, and binding a sandbox's lockfiles to
 //! its policy at CreateSandbox.
 
-use crate::error::EngineError;
+use crate::model::error::EngineError;
 use cleanroom_egress::registry::{ArtifactCache, Mediation};
 use cleanroom_policy::registries::{self, RegistryKind};
 use cleanroom_policy::CompiledPolicy;

@@ -3,10 +3,10 @@
 
 use super::events::EventLog;
 use super::Engine;
-use crate::error::EngineError;
-use crate::ids;
-use crate::owner::Owner;
-use crate::status::sandbox as ss;
+use crate::model::error::EngineError;
+use crate::model::ids;
+use crate::model::owner::Owner;
+use crate::model::status::sandbox as ss;
 use crate::store::{now_micros, CapHit, SandboxCaps, SandboxRow};
 use cleanroom_backend::{ImageRoot, Limits, NetworkSpec, SandboxSpec, TunConfig};
 use cleanroom_image::{ImageRecord, ImageStore, PinnedRef};
@@ -21,7 +21,7 @@ impl Engine {
     /// pool owner's share: its gateway is already running).
     pub(crate) fn account_of(&self, owner: &Owner) -> String {
         let pool = match owner {
-            Owner::Pool(id) => crate::sync::lock(&self.pools.map)
+            Owner::Pool(id) => crate::model::sync::lock(&self.pools.map)
                 .get(id)
                 .map(|p| p.owner.clone()),
             _ => None,
@@ -37,7 +37,7 @@ impl Engine {
         sandbox_caps: SandboxCaps,
         policy_yaml: &str,
         image_ref: &str,
-        requested: crate::limits::RequestedLimits,
+        requested: crate::budgets::limits::RequestedLimits,
     ) -> Result<SandboxRow, EngineError> {
         let none = std::collections::BTreeMap::new();
         self.create_sandbox_with_lockfiles(
@@ -61,15 +61,18 @@ impl Engine {
         sandbox_caps: SandboxCaps,
         policy_yaml: &str,
         image_ref: &str,
-        requested: crate::limits::RequestedLimits,
+        requested: crate::budgets::limits::RequestedLimits,
         (lockfiles, binding): (
             &std::collections::BTreeMap<String, Vec<u8>>,
-            Option<&crate::attest::AgentBinding>,
+            Option<&crate::identity::attest::AgentBinding>,
         ),
     ) -> Result<SandboxRow, EngineError> {
         let mut policy = self.compile_policy(policy_yaml)?;
-        let mediation =
-            crate::registries::RegistryHub::bind(self.registries.as_ref(), &mut policy, lockfiles)?;
+        let mediation = crate::engine::registries::RegistryHub::bind(
+            self.registries.as_ref(),
+            &mut policy,
+            lockfiles,
+        )?;
         self.create_compiled(
             owner,
             sandbox_caps,
@@ -97,12 +100,15 @@ impl Engine {
         sandbox_caps: SandboxCaps,
         policy: &CompiledPolicy,
         image_ref: &str,
-        requested: crate::limits::RequestedLimits,
+        requested: crate::budgets::limits::RequestedLimits,
     ) -> Result<SandboxRow, EngineError> {
         let mut policy = policy.clone();
         let none = std::collections::BTreeMap::new();
-        let mediation =
-            crate::registries::RegistryHub::bind(self.registries.as_ref(), &mut policy, &none)?;
+        let mediation = crate::engine::registries::RegistryHub::bind(
+            self.registries.as_ref(),
+            &mut policy,
+            &none,
+        )?;
         self.create_compiled(
             owner,
             sandbox_caps,
@@ -122,11 +128,11 @@ impl Engine {
         sandbox_caps: SandboxCaps,
         policy: CompiledPolicy,
         image_ref: &str,
-        requested: crate::limits::RequestedLimits,
+        requested: crate::budgets::limits::RequestedLimits,
         (restore, mediation, binding): (
             Option<super::snapshots::Restore>,
             cleanroom_egress::registry::Mediation,
-            Option<&crate::attest::AgentBinding>,
+            Option<&crate::identity::attest::AgentBinding>,
         ),
     ) -> Result<SandboxRow, EngineError> {
         let requested: Limits = requested.into();
@@ -179,7 +185,7 @@ impl Engine {
             .with("missing", missing.join(","))
             .with("backend", backend_name));
         }
-        let limits = crate::limits::effective(&policy, requested)?;
+        let limits = crate::budgets::limits::effective(&policy, requested)?;
         let names: Vec<&str> = policy.volumes.iter().map(|m| m.name.as_str()).collect();
         self.wait_for_stopping_volume_users(owner, &names).await;
         let id = ids::sandbox_id();
@@ -225,7 +231,7 @@ impl Engine {
                     EngineError::new(ErrorCode::Unavailable, "this server has no volume store")
                 })?),
             };
-            let _admission = lock.map(crate::sync::lock);
+            let _admission = lock.map(crate::model::sync::lock);
             let volumes = self.admit_volumes(owner, &policy)?;
             let begun = self.store.begin_sandbox(
                 &row,

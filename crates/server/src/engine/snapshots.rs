@@ -24,11 +24,11 @@
 //! placeholders from the normal create path.
 
 use super::Engine;
-use crate::auth::Principal;
-use crate::error::EngineError;
-use crate::ids;
-use crate::owner::Owner;
-use crate::status::sandbox as ss;
+use crate::identity::auth::Principal;
+use crate::model::error::EngineError;
+use crate::model::ids;
+use crate::model::owner::Owner;
+use crate::model::status::sandbox as ss;
 use crate::store::{now_micros, SandboxCaps, SandboxRow, SnapshotRow};
 use cleanroom_backend::Limits;
 use cleanroom_vocab::{Capability, ErrorCode};
@@ -58,7 +58,7 @@ struct Reservation {
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        let mut m = crate::sync::lock(&IN_FLIGHT);
+        let mut m = crate::model::sync::lock(&IN_FLIGHT);
         if let Some(v) = m.get_mut(&self.owner) {
             *v = v.saturating_sub(self.bytes);
             if *v == 0 {
@@ -249,11 +249,11 @@ impl Engine {
             .filter(|s| s.owner == *owner)
             .map(|s| s.size_bytes.max(0) as u64)
             .sum();
-        let mut in_flight = crate::sync::lock(&IN_FLIGHT);
+        let mut in_flight = crate::model::sync::lock(&IN_FLIGHT);
         let pending = in_flight.get(owner).copied().unwrap_or(0);
         let owner_left = MAX_SNAPSHOT_BYTES_PER_OWNER.saturating_sub(held.saturating_add(pending));
         // An unreadable filesystem counts as full (fail closed).
-        let free = crate::quota::free_bytes(dir)
+        let free = crate::output::quota::free_bytes(dir)
             .unwrap_or(0)
             .saturating_sub(FREE_SPACE_RESERVE);
         let budget = own.min(owner_left).min(free);
@@ -357,7 +357,7 @@ impl Engine {
         who: &Principal,
         sandbox_caps: SandboxCaps,
         snapshot_id: &str,
-        requested: crate::limits::RequestedLimits,
+        requested: crate::budgets::limits::RequestedLimits,
     ) -> Result<SandboxRow, EngineError> {
         let snap = self.owned_snapshot(who, snapshot_id)?;
         self.require_capability(Capability::FilesystemSnapshots)?;
@@ -367,7 +367,7 @@ impl Engine {
             .clone();
         let base: Limits = serde_json::from_str(&snap.limits).unwrap_or_default();
         let pick = |r: u64, b: u64| if r != 0 { r } else { b };
-        let limits = crate::limits::RequestedLimits {
+        let limits = crate::budgets::limits::RequestedLimits {
             memory_bytes: pick(requested.memory_bytes, base.memory_bytes),
             pids: pick(requested.pids, base.pids),
             cpu_millis: pick(requested.cpu_millis, base.cpu_millis),
@@ -377,9 +377,9 @@ impl Engine {
             output_bytes: match requested.output_bytes {
                 0 if requested.disk_bytes != 0
                     && base.output_bytes
-                        == crate::limits::default_output_bytes(base.disk_bytes) =>
+                        == crate::budgets::limits::default_output_bytes(base.disk_bytes) =>
                 {
-                    crate::limits::default_output_bytes(requested.disk_bytes)
+                    crate::budgets::limits::default_output_bytes(requested.disk_bytes)
                 }
                 r => pick(r, base.output_bytes),
             },

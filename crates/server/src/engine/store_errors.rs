@@ -4,7 +4,7 @@
 //! `internal` (a corrupt row is the server's fault). Here, in the engine that uses both,
 //! so that neither `error` nor `store` depends on the other.
 
-use crate::error::{EngineError, ErrorCode};
+use crate::model::error::{EngineError, ErrorCode};
 use crate::store::{StoreError, UndecodablePolicy, UndecodableProvision};
 
 impl From<StoreError> for EngineError {

@@ -7,9 +7,9 @@
 //! tested) on its own.
 
 use crate::engine::events::EventLog;
-use crate::execlog::{self, ExitRecord, Kind, LogWriter, WarningRecord};
-use crate::quota::{Retention, SandboxBudget};
-use crate::status::execution as es;
+use crate::model::status::execution as es;
+use crate::output::execlog::{self, ExitRecord, Kind, LogWriter, WarningRecord};
+use crate::output::quota::{Retention, SandboxBudget};
 use crate::store::{now_micros, ExecutionRow, Store};
 use cleanroom_backend::{Backend, ExitStatus};
 use std::sync::Arc;
@@ -71,7 +71,7 @@ pub struct Handle {
 /// terminal, whose output is recorded as stdout.
 pub enum Output {
     Pipe(pipe::Receiver),
-    Pty(Arc<crate::pty::PtyMaster>),
+    Pty(Arc<crate::output::pty::PtyMaster>),
 }
 
 impl Output {
@@ -232,7 +232,7 @@ impl Run {
             }
             // Charge only while retaining: after the marker nothing more is kept.
             let charge = if w.truncated() {
-                crate::quota::Charge {
+                crate::output::quota::Charge {
                     retain: 0,
                     refused: None,
                 }

@@ -11,9 +11,9 @@
 //! before its kill ([`Engine::terminate_sandbox_after_foreground`]).
 
 use super::{Engine, EngineError, LiveExec};
-use crate::status::sandbox as ss;
+use crate::model::status::sandbox as ss;
+use crate::model::sync::lock;
 use crate::store::SandboxRow;
-use crate::sync::lock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -155,7 +155,7 @@ impl Engine {
         let running = self.live_in(id);
         for (_, l) in &running {
             l.cancel(
-                crate::status::execution::CANCELED,
+                crate::model::status::execution::CANCELED,
                 "sandbox terminated while the execution was running",
                 Duration::ZERO,
             );

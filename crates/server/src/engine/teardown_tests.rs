@@ -6,7 +6,7 @@
 
 use super::fake::FakeBackend;
 use super::Engine;
-use crate::status::sandbox as ss;
+use crate::model::status::sandbox as ss;
 use std::sync::Arc;
 use std::time::Duration;
 

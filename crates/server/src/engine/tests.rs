@@ -2,7 +2,7 @@
 
 use super::fake::FakeBackend;
 use super::{Engine, ExecRequest, StreamItem};
-use crate::status::{execution as es, sandbox as ss};
+use crate::model::status::{execution as es, sandbox as ss};
 use crate::store::{ExecutionRow, SandboxRow};
 use cleanroom_backend::{
     Backend, BackendError, ProcessHandle, ProcessId, ProcessSpec, ProvisionedSandbox,
@@ -26,7 +26,7 @@ async fn ready(engine: &Engine) -> SandboxRow {
             Default::default(),
             "",
             "",
-            crate::limits::RequestedLimits::default(),
+            crate::budgets::limits::RequestedLimits::default(),
         )
         .await
         .unwrap()
@@ -104,7 +104,7 @@ async fn sandbox_becomes_ready_and_terminates_idempotently() {
     let row = engine.terminate_sandbox(&sbx.id).await.unwrap();
     assert_eq!(row.status, ss::STOPPED);
     assert_eq!(fake.calls().terminated, vec![sbx.id.clone()]);
-    let st = |s: crate::status::SandboxStatus| ("sandbox.status".to_string(), s.number());
+    let st = |s: crate::model::status::SandboxStatus| ("sandbox.status".to_string(), s.number());
     assert_eq!(
         events(&engine, &sbx.id).await,
         vec![
@@ -454,7 +454,7 @@ async fn launch_fails_closed_on_missing_capability() {
             Default::default(),
             "",
             "",
-            crate::limits::RequestedLimits::default(),
+            crate::budgets::limits::RequestedLimits::default(),
         )
         .await
         .unwrap_err();
@@ -466,7 +466,7 @@ async fn launch_fails_closed_on_missing_capability() {
         "{err:?}"
     );
     let err = engine
-        .create_sandbox(&"t".into(), Default::default(), "", "registry.test/x@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", crate::limits::RequestedLimits::default())
+        .create_sandbox(&"t".into(), Default::default(), "", "registry.test/x@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", crate::budgets::limits::RequestedLimits::default())
         .await
         .unwrap_err();
     assert!(
@@ -500,7 +500,7 @@ async fn a_backend_without_the_capabilities_refuses_pause_snapshot_and_checkpoin
     let dir = tempfile::tempdir().unwrap();
     let (engine, _fake) = engine_on(dir.path());
     let sbx = ready(&engine).await;
-    let code = |r: Result<SandboxRow, crate::error::EngineError>| r.unwrap_err().code;
+    let code = |r: Result<SandboxRow, crate::model::error::EngineError>| r.unwrap_err().code;
     use cleanroom_vocab::ErrorCode as C;
     assert_eq!(
         code(engine.pause_sandbox(&sbx.id).await),
@@ -526,9 +526,9 @@ async fn a_backend_without_the_capabilities_refuses_pause_snapshot_and_checkpoin
         engine.resume_sandbox(&sbx.id).await.unwrap().status,
         ss::READY
     );
-    let who = crate::auth::Principal {
+    let who = crate::identity::auth::Principal {
         name: "t".into(),
-        role: crate::auth::Role::User,
+        role: crate::identity::auth::Role::User,
     };
     assert_eq!(
         engine
@@ -576,7 +576,7 @@ async fn a_background_teardown_returns_stopping_and_later_callers_join_it() {
     // STOPPING and one STOPPED event.
     assert_eq!(fake.calls().terminated, vec![sbx.id.clone()]);
     assert_eq!(finished(&engine, &e.id).await.status, es::CANCELED);
-    let st = |s: crate::status::SandboxStatus| ("sandbox.status".to_string(), s.number());
+    let st = |s: crate::model::status::SandboxStatus| ("sandbox.status".to_string(), s.number());
     let evs = events(&engine, &sbx.id).await;
     assert_eq!(
         evs.iter().filter(|e| **e == st(ss::STOPPING)).count(),

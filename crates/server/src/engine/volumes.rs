@@ -13,10 +13,10 @@
 //!   sandbox that mounts it, with that sandbox's own identity and mount flags.
 
 use super::Engine;
-use crate::auth::Principal;
-use crate::error::EngineError;
-use crate::owner::Owner;
-use crate::status::sandbox as ss;
+use crate::identity::auth::Principal;
+use crate::model::error::EngineError;
+use crate::model::owner::Owner;
+use crate::model::status::sandbox as ss;
 use crate::volumes::{not_found, VolumeRecord, Volumes};
 use cleanroom_backend::VolumeBind;
 use cleanroom_policy::CompiledPolicy;
@@ -104,7 +104,7 @@ impl Engine {
     /// it; anything else is `volume_not_found`.
     fn find_volume(&self, who: &Principal, key: &str) -> Result<VolumeRecord, EngineError> {
         let v = self.volume_store()?;
-        let found = if crate::ids::looks_valid(key, "vol_") {
+        let found = if crate::model::ids::looks_valid(key, "vol_") {
             v.by_id(key).filter(|r| who.can_see(&r.owner()))
         } else {
             v.by_name(&who.name, key)
@@ -153,7 +153,7 @@ impl Engine {
         self.wait_for_stopping_volume_users(&rec.owner(), &[rec.name.as_str()])
             .await;
         {
-            let _admission = crate::sync::lock(&store.admission);
+            let _admission = crate::model::sync::lock(&store.admission);
             let users = self.users_of(&rec)?;
             if !users.is_empty() {
                 let ids: Vec<&str> = users.iter().map(|(id, _)| id.as_str()).collect();

@@ -6,7 +6,7 @@
 //! The format and the offline check live in `cleanroom-attest`; this module only knows
 //! where the key lives and what the server states.
 
-use crate::error::EngineError;
+use crate::model::error::EngineError;
 use crate::store::SandboxRow;
 use cleanroom_attest::{sign, AgentKey, Envelope, SigningKey, Statement, STATEMENT_VERSION};
 use std::io::Write;
@@ -94,7 +94,7 @@ impl Attestor {
     ) -> Result<Attestor, String> {
         let path = state_dir.join(KEY_FILE);
         let load = || {
-            let text = crate::private_file::read_private(&path)
+            let text = crate::identity::private_file::read_private(&path)
                 .map_err(|e| format!("{}: {e}", path.display()))?;
             SigningKey::from_pkcs8_pem(&text).map_err(|e| {
                 format!(

@@ -17,8 +17,8 @@
 //! `#` comments are ignored. Principal names are `[A-Za-z0-9][A-Za-z0-9._@-]*` (at most
 //! 64 bytes): never `:`, so no token can claim a unix principal `uid:<n>`.
 
-use crate::error::EngineError;
-use crate::owner::Owner;
+use crate::model::error::EngineError;
+use crate::model::owner::Owner;
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use subtle::ConstantTimeEq;
@@ -60,7 +60,7 @@ impl Principal {
 }
 
 /// How the connection a request arrived on was established; inserted into every
-/// request's extensions by [`crate::listener`] (clients cannot forge extensions).
+/// request's extensions by [`crate::serve::listener`] (clients cannot forge extensions).
 #[derive(Debug, Clone)]
 pub enum Peer {
     /// Unix socket; the peer's uid from `SO_PEERCRED`.
@@ -79,7 +79,7 @@ pub struct TokensError {
 
 /// Valid principal name for tokens and certificates (the grammar lives with the owners
 /// it names).
-pub use crate::owner::valid_name;
+pub use crate::model::owner::valid_name;
 
 struct TokenEntry {
     hash: [u8; 32],
@@ -99,7 +99,7 @@ impl TokenStore {
             path: path.display().to_string(),
             msg,
         };
-        let text = crate::private_file::read_private(path).map_err(fail)?;
+        let text = crate::identity::private_file::read_private(path).map_err(fail)?;
         Self::parse(&text).map_err(fail)
     }
 

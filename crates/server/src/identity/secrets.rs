@@ -109,7 +109,7 @@ impl SecretStore {
             path: display.clone(),
             msg,
         };
-        let text = crate::private_file::read_private(path).map_err(fail)?;
+        let text = crate::identity::private_file::read_private(path).map_err(fail)?;
         for (n, line) in text.lines().enumerate() {
             let line = line.strip_suffix('\r').unwrap_or(line);
             if line.trim().is_empty() || line.trim_start().starts_with('#') {

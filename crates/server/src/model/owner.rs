@@ -76,7 +76,7 @@ impl Owner {
     }
 
     /// The owner a principal's own objects get, from its name (`uid:<n>` or a
-    /// [`valid_name`], as [`crate::auth`] makes them). A name in neither form owns
+    /// [`valid_name`], as [`crate::identity::auth`] makes them). A name in neither form owns
     /// nothing anybody else could: it is kept as a name, which equals no pool's or
     /// legacy owner.
     pub fn principal(name: &str) -> Owner {

@@ -7,7 +7,7 @@
 //! catches up, so a slow client never makes the server drop or buffer retained output, and
 //! a reconnecting client resumes exactly where it left off.
 //!
-//! Retention is bounded (see [`crate::quota`]): once a chunk is refused, the writer appends
+//! Retention is bounded (see [`crate::output::quota`]): once a chunk is refused, the writer appends
 //! one [`warning_code::OUTPUT_NOT_RETAINED`] warning (the *truncation marker*) and from then
 //! on retains no more output; every further byte goes to the subscribers attached at that
 //! moment through a bounded `broadcast` channel of [`LiveItem`]s ("live-only" output). A

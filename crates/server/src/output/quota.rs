@@ -6,10 +6,10 @@
 //! output logs (`serve --output-log-max-mb`) and the free space left on the state
 //! directory's filesystem (`serve --output-log-min-free-mb`). What is refused is not
 //! written to the log: the execution's writer switches to live-only output (see
-//! [`crate::execlog`]). A sandbox can therefore never fill the host's disk with output,
+//! [`crate::output::execlog`]). A sandbox can therefore never fill the host's disk with output,
 //! whatever its other limits are.
 
-use crate::sync::lock;
+use crate::model::sync::lock;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -51,7 +51,7 @@ pub struct SandboxBudget {
     used: AtomicU64,
 }
 
-/// Why output stopped being retained (a [`crate::execlog::WarningRecord`] message).
+/// Why output stopped being retained (a [`crate::output::execlog::WarningRecord`] message).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
     SandboxQuota(u64),

@@ -6,12 +6,12 @@
 //! log is marked in the store (`execution_output.expired_at`), so `InspectExecution` says
 //! `output_expired` and `StreamExecution` answers the stable code `output_expired` instead
 //! of an I/O error. Logs of running executions and of live sandboxes are never touched;
-//! their growth is bounded by [`crate::quota`] instead.
+//! their growth is bounded by [`crate::output::quota`] instead.
 
-use crate::error::{EngineError, ErrorCode};
-use crate::execlog;
-use crate::quota::{logs_size, Retention};
-use crate::status::sandbox as ss;
+use crate::model::error::{EngineError, ErrorCode};
+use crate::model::status::sandbox as ss;
+use crate::output::execlog;
+use crate::output::quota::{logs_size, Retention};
 use crate::store::{now_micros, Store};
 use std::path::Path;
 
@@ -70,8 +70,8 @@ pub fn gc(store: &Store, dir: &Path, retention: &Retention) -> Result<GcReport, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::quota::RetentionConfig;
-    use crate::status::execution as es;
+    use crate::model::status::execution as es;
+    use crate::output::quota::RetentionConfig;
     use crate::store::SandboxRow;
     use std::time::Duration;
 
@@ -79,7 +79,7 @@ mod tests {
         dir: &Path,
         store: &Store,
         sandbox: &str,
-        status: crate::status::SandboxStatus,
+        status: crate::model::status::SandboxStatus,
         execs: &[(&str, i64, usize)],
     ) {
         store

@@ -3,8 +3,8 @@
 //! the init binary, quota and connection-limit units all live here, next to the server
 //! they configure. clap stays in the CLI; this module knows no flag syntax.
 
-use crate::listener::ConnLimits;
-use crate::quota::RetentionConfig;
+use crate::output::quota::RetentionConfig;
+use crate::serve::listener::ConnLimits;
 use crate::serve::{AuthConfig, Listen, ServeConfig, ServeError};
 use crate::store::SandboxCaps;
 use std::path::{Path, PathBuf};
@@ -25,7 +25,7 @@ pub struct ServeSettings {
     pub registry_credentials: Option<PathBuf>,
     pub secrets_file: Option<PathBuf>,
     pub upstream_ca: Vec<PathBuf>,
-    /// `KIND=HOST[:PORT]` default registry upstreams ([`crate::registries`]).
+    /// `KIND=HOST[:PORT]` default registry upstreams ([`crate::engine::registries`]).
     pub registry_upstream: Vec<String>,
     /// Size cap of the package artifact cache, in MiB.
     pub registry_cache_mb: u64,
@@ -167,8 +167,8 @@ impl ServeSettings {
             registry,
             secrets_file: self.secrets_file,
             upstream_ca: self.upstream_ca,
-            package_registries: crate::registries::RegistrySettings {
-                upstreams: crate::registries::RegistrySettings::parse_upstreams(
+            package_registries: crate::engine::registries::RegistrySettings {
+                upstreams: crate::engine::registries::RegistrySettings::parse_upstreams(
                     &self.registry_upstream,
                 )
                 .map_err(AssembleError::RegistryUpstream)?,

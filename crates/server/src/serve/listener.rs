@@ -1,7 +1,7 @@
 //! The API's accept loop: unix socket, TCP and TLS, with bounded connections.
 //!
 //! One loop for every transport so each gets the same guards:
-//! - admission ([`crate::admission`]): a TCP connection is *pending* until a request on
+//! - admission ([`crate::budgets::admission`]): a TCP connection is *pending* until a request on
 //!   it authenticates, in a budget of its own (per peer address and in total, the oldest
 //!   closed to admit a new one, closed `preauth_timeout` after accept); authenticated
 //!   connections (a unix socket's at once, by its peer uid) count against
@@ -13,10 +13,10 @@
 //! - an idle timeout: a connection with no request in flight (a streamed response counts
 //!   until its body ends) and no traffic for `idle_timeout` is shut down, including one
 //!   that never sent a byte;
-//! - the peer's identity ([`crate::auth::Peer`]) in every request's extensions.
+//! - the peer's identity ([`crate::identity::auth::Peer`]) in every request's extensions.
 
-use crate::admission::{Admission, AdmitLimits, Gate};
-use crate::auth::Peer;
+use crate::budgets::admission::{Admission, AdmitLimits, Gate};
+use crate::identity::auth::Peer;
 use http_body_util::BodyExt;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder as AutoBuilder;
@@ -42,7 +42,7 @@ pub struct ConnLimits {
 }
 
 impl ConnLimits {
-    /// The admission budgets these limits give ([`crate::admission`]).
+    /// The admission budgets these limits give ([`crate::budgets::admission`]).
     pub fn admission(&self) -> AdmitLimits {
         AdmitLimits::derived(
             self.max_connections.clamp(1, 1 << 16),
@@ -102,7 +102,8 @@ pub async fn serve(
             Ok((io, peer, addr)) => {
                 let gate = match (&peer, addr) {
                     (Peer::Unix { uid }, _) => {
-                        match admission.authenticated(&crate::auth::unix_principal(*uid)) {
+                        match admission.authenticated(&crate::identity::auth::unix_principal(*uid))
+                        {
                             Ok(g) => g,
                             Err(r) => {
                                 tracing::debug!(uid, reason = %r, "unix connection refused");
@@ -163,7 +164,7 @@ pub async fn serve(
                         .1
                         .peer_certificates()
                         .and_then(|c| c.first())
-                        .and_then(|leaf| crate::auth::cert_principal(leaf));
+                        .and_then(|leaf| crate::identity::auth::cert_principal(leaf));
                     let peer = Peer::Tcp { cert_principal };
                     serve_conn(tls, peer, gate, service, limits, stop).await
                 }

@@ -1,6 +1,6 @@
 //! `cleanroom serve`: bind the Connect services on a unix socket, TCP or TLS and run
 //! until a signal. HTTP/1.1 and HTTP/2 are both accepted on every listener. Every
-//! listener authenticates (see [`crate::auth`]); a TCP listener without credentials
+//! listener authenticates (see [`crate::identity::auth`]); a TCP listener without credentials
 //! configured refuses to start unless `--insecure-no-auth` is given and it is loopback.
 //! The listeners' accept loops are in [`listener`]; [`assemble`] turns plain settings
 //! (the CLI's flags) into a [`ServeConfig`].
@@ -28,7 +28,7 @@ pub enum Listen {
 /// Who may call the API and how connections are bounded.
 #[derive(Debug, Clone, Default)]
 pub struct AuthConfig {
-    /// Hashed bearer tokens (see [`crate::auth`] for the format).
+    /// Hashed bearer tokens (see [`crate::identity::auth`] for the format).
     pub tokens_file: Option<PathBuf>,
     /// TLS certificate chain and key (PEM) for `https://` listeners.
     pub tls_cert: Option<PathBuf>,
@@ -38,7 +38,7 @@ pub struct AuthConfig {
     /// Allow an unauthenticated TCP listener (loopback only; every caller is admin).
     pub insecure_no_auth: bool,
     /// Connection guards.
-    pub conn: crate::listener::ConnLimits,
+    pub conn: crate::serve::listener::ConnLimits,
     /// Caps on live sandboxes.
     pub caps: crate::store::SandboxCaps,
 }
@@ -59,15 +59,15 @@ pub struct ServeConfig {
     pub egress_trust_internal: Vec<String>,
     /// How OCI registries are reached (plain-HTTP exceptions, credentials).
     pub registry: cleanroom_image::RegistryConfig,
-    /// File of `ID=value` secret values (see [`crate::secrets`]); the server's
+    /// File of `ID=value` secret values (see [`crate::identity::secrets`]); the server's
     /// `CLEANROOM_SECRET_<ID>` environment variables are read too.
     pub secrets_file: Option<PathBuf>,
     /// PEM files of CAs the gateway trusts for upstream TLS besides the system's.
     pub upstream_ca: Vec<PathBuf>,
     /// Package registry mediation: default upstreams, artifact cache cap.
-    pub package_registries: crate::registries::RegistrySettings,
-    /// Output retention watermarks and GC ([`crate::quota`], [`crate::retention`]).
-    pub retention: crate::quota::RetentionConfig,
+    pub package_registries: crate::engine::registries::RegistrySettings,
+    /// Output retention watermarks and GC ([`crate::output::quota`], [`crate::output::retention`]).
+    pub retention: crate::output::quota::RetentionConfig,
     /// Size caps of the image cache.
     pub image_limits: cleanroom_image::ImageLimits,
     /// Authentication, TLS, connection limits and sandbox caps.
@@ -109,14 +109,14 @@ pub enum ServeError {
     #[error("--upstream-ca {0}: {1}")]
     UpstreamCa(PathBuf, String),
     #[error(transparent)]
-    Secrets(#[from] crate::secrets::SecretsError),
+    Secrets(#[from] crate::identity::secrets::SecretsError),
     #[error("cannot listen on {0}: {1}")]
     Listen(String, std::io::Error),
     /// Refused authentication/TLS settings (stable code `auth_config_invalid`).
     #[error("{0}")]
     Auth(String),
     #[error(transparent)]
-    Engine(#[from] crate::error::EngineError),
+    Engine(#[from] crate::model::error::EngineError),
     #[error(transparent)]
     Backend(#[from] cleanroom_backend::BackendError),
     #[error(transparent)]
@@ -325,9 +325,10 @@ pub async fn run(
 ) -> Result<(), ServeError> {
     let _lock = lock_state_dir(&cfg.state_dir)?;
     let tokens = match &cfg.auth.tokens_file {
-        Some(p) => {
-            Some(crate::auth::TokenStore::load(p).map_err(|e| ServeError::Auth(e.to_string()))?)
-        }
+        Some(p) => Some(
+            crate::identity::auth::TokenStore::load(p)
+                .map_err(|e| ServeError::Auth(e.to_string()))?,
+        ),
         None => None,
     };
     let mut upstream = cleanroom_egress::UpstreamConfig::default();
@@ -348,7 +349,8 @@ pub async fn run(
             .add_extra_roots(&pem)
             .map_err(|e| ServeError::UpstreamCa(path.clone(), e.to_string()))?;
     }
-    let secrets = crate::secrets::SecretStore::load(cfg.secrets_file.as_deref(), std::env::vars())?;
+    let secrets =
+        crate::identity::secrets::SecretStore::load(cfg.secrets_file.as_deref(), std::env::vars())?;
     if !secrets.ids().is_empty() {
         tracing::info!(ids = ?secrets.ids(), "secrets loaded");
     }
@@ -364,14 +366,14 @@ pub async fn run(
     let images =
         cleanroom_image::ImageStore::open(&cfg.state_dir.join("images"), cfg.registry.clone())?
             .with_limits(cfg.image_limits);
-    let hub = crate::registries::RegistryHub::open(&cfg.state_dir, &cfg.package_registries)
+    let hub = crate::engine::registries::RegistryHub::open(&cfg.state_dir, &cfg.package_registries)
         .map_err(|e| ServeError::StateDir(cfg.state_dir.join("registry-cache"), e))?;
     // Named volumes: a killed server's volume mounts are found and kept, half-made
     // volumes removed. Nothing here depends on the sandboxes recovery ends next.
     let volumes_dir = cfg.state_dir.clone();
     let volumes = tokio::task::spawn_blocking(move || crate::volumes::Volumes::open(&volumes_dir))
         .await
-        .map_err(|e| crate::error::EngineError::internal(format!("volumes: {e}")))??;
+        .map_err(|e| crate::model::error::EngineError::internal(format!("volumes: {e}")))??;
     let builder = Engine::builder(&cfg.state_dir, backend)
         .volumes(volumes)
         .images(Some(Arc::new(images)))
@@ -379,13 +381,13 @@ pub async fn run(
         .secrets(Arc::new(secrets))
         .registries(hub);
     let (backend_name, capabilities) = builder.backend_facts();
-    let mut attestor = crate::attest::Attestor::load_or_create(
+    let mut attestor = crate::identity::attest::Attestor::load_or_create(
         &cfg.state_dir,
         &cfg.init_exe,
         backend_name,
         &capabilities,
     )
-    .map_err(|e| crate::error::EngineError::internal(format!("attestation key: {e}")))?;
+    .map_err(|e| crate::model::error::EngineError::internal(format!("attestation key: {e}")))?;
     for (runtime, caps) in builder.runtime_facts() {
         attestor.add_runtime(runtime, &caps);
     }
@@ -398,7 +400,7 @@ pub async fn run(
     // Bound only now: a connectable socket means a recovered, ready server. The
     // authentication rules depend on the address actually bound.
     let transport = bind(&cfg.listen, &cfg.auth, tokens.is_some()).await?;
-    let auth = Arc::new(crate::auth::Authenticator {
+    let auth = Arc::new(crate::identity::auth::Authenticator {
         tokens,
         insecure_no_auth: cfg.auth.insecure_no_auth,
     });
@@ -432,7 +434,7 @@ pub async fn run(
     // a new connection then wakes one thread — the worker whose epoll reports it, which
     // accepts and polls the connection's task itself — instead of three (that worker,
     // this thread to accept, and a worker for the connection's task).
-    let served = tokio::spawn(crate::listener::serve(
+    let served = tokio::spawn(crate::serve::listener::serve(
         transport,
         service,
         cfg.auth.conn,
@@ -472,8 +474,8 @@ async fn bind(
     listen: &Listen,
     auth: &AuthConfig,
     have_tokens: bool,
-) -> Result<(crate::listener::Transport, Option<PathBuf>), ServeError> {
-    use crate::listener::Transport;
+) -> Result<(crate::serve::listener::Transport, Option<PathBuf>), ServeError> {
+    use crate::serve::listener::Transport;
     let (addr, tls) = match listen {
         Listen::Unix(path) => {
             prepare_socket(path)?;
@@ -495,8 +497,9 @@ async fn bind(
                     "https:// needs --tls-cert and --tls-key".into(),
                 ));
             };
-            let acceptor = crate::listener::tls_acceptor(cert, key, auth.client_ca.as_deref())
-                .map_err(ServeError::Auth)?;
+            let acceptor =
+                crate::serve::listener::tls_acceptor(cert, key, auth.client_ca.as_deref())
+                    .map_err(ServeError::Auth)?;
             (addr, Some(acceptor))
         }
     };

@@ -7,8 +7,8 @@
 //! The store knows nothing about RPC types: rows are plain structs, statuses are the proto
 //! enum numbers, times are microseconds since the Unix epoch (UTC).
 
-use crate::owner::Owner;
-use crate::status::SandboxStatus;
+use crate::model::owner::Owner;
+use crate::model::status::SandboxStatus;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
 use std::sync::Mutex;
@@ -55,7 +55,7 @@ pub struct SandboxRow {
     /// Image the root was built from (empty: host view) and its pinned digest.
     pub image_ref: String,
     pub image_digest: String,
-    /// Owning principal (see [`crate::auth`]); rows from before ownership existed are
+    /// Owning principal (see [`crate::identity::auth`]); rows from before ownership existed are
     /// owned by [`Owner::Legacy`], which only admins see.
     pub owner: Owner,
     /// CreateSandboxRequest.labels (stored as a JSON object, see [`labels`]).
@@ -481,7 +481,7 @@ fn insert_sandbox_on(
     s: &SandboxRow,
     caps: SandboxCaps,
 ) -> rusqlite::Result<Option<CapHit>> {
-    use crate::status::sandbox as ss;
+    use crate::model::status::sandbox as ss;
     // STOPPED and FAILED are adjacent: "live" is two index ranges (sandboxes_by_status,
     // sandboxes_by_owner_status), so a count reads live rows only, not every sandbox
     // the server ever ran.

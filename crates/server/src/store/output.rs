@@ -2,7 +2,7 @@
 
 use super::*;
 
-/// What happened to an execution's retained output (see `crate::quota`, `crate::retention`).
+/// What happened to an execution's retained output (see `crate::output::quota`, `crate::output::retention`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct OutputState {
     /// Output bytes not retained (over quota or a server watermark).

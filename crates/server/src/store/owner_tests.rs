@@ -4,8 +4,8 @@
 
 use super::tests::row;
 use super::*;
-use crate::error::{EngineError, ErrorCode};
-use crate::status::sandbox as ss;
+use crate::model::error::{EngineError, ErrorCode};
+use crate::model::status::sandbox as ss;
 
 #[test]
 fn each_stored_owner_form_reads_back_typed_and_unchanged() {

@@ -27,7 +27,7 @@ CREATE INDEX IF NOT EXISTS sandboxes_by_status ON sandboxes(status);
 #[derive(Debug, Clone)]
 pub struct PoolRow {
     pub id: String,
-    pub owner: crate::owner::Owner,
+    pub owner: crate::model::owner::Owner,
     pub created_at: i64,
     pub spec: String,
 }
@@ -50,9 +50,9 @@ pub struct ClaimRow {
 pub struct ClaimCommit<'a> {
     pub sandbox_id: &'a str,
     /// The pool's internal owner (`pool:<id>`).
-    pub from: &'a crate::owner::Owner,
+    pub from: &'a crate::model::owner::Owner,
     /// The claimer.
-    pub to: &'a crate::owner::Owner,
+    pub to: &'a crate::model::owner::Owner,
     pub per_owner: u32,
     pub at: i64,
     pub claim: &'a ClaimRow,
@@ -79,7 +79,7 @@ pub enum ClaimOutcome {
 /// hands over the sandbox, under the store's lock: concurrent creates, warms and claims
 /// across any number of pools cannot slip past the cap together.
 pub(super) fn account_live_sql(who: &str) -> String {
-    use crate::status::sandbox as ss;
+    use crate::model::status::sandbox as ss;
     format!(
         "SELECT COUNT(*) FROM sandboxes WHERE status NOT IN ({stopped}, {failed})
            AND (owner = (SELECT COALESCE((SELECT owner FROM pools WHERE 'pool:' || id = {who}), {who}))
@@ -152,7 +152,7 @@ impl Store {
     }
 
     /// Live sandboxes charged to `who`'s per-principal cap (see [`account_live_sql`]).
-    pub fn account_live(&self, who: &crate::owner::Owner) -> Result<u32> {
+    pub fn account_live(&self, who: &crate::model::owner::Owner) -> Result<u32> {
         self.with(|c| {
             c.prepare_cached(&account_live_sql("?1"))?
                 .query_row([who], |r| r.get(0))
@@ -160,8 +160,12 @@ impl Store {
     }
 
     /// Live sandboxes claimed from `pool_id` (owned by their claimers now).
-    pub fn count_claimed(&self, pool_id: &str, pool_owner: &crate::owner::Owner) -> Result<u32> {
-        use crate::status::sandbox as ss;
+    pub fn count_claimed(
+        &self,
+        pool_id: &str,
+        pool_owner: &crate::model::owner::Owner,
+    ) -> Result<u32> {
+        use crate::model::status::sandbox as ss;
         self.with(|c| {
             c.prepare_cached(&format!(
                 "SELECT COUNT(*) FROM sandbox_claims k JOIN sandboxes s ON s.id = k.sandbox_id
@@ -219,7 +223,7 @@ pub(super) fn claim_on(
     tx: &rusqlite::Transaction<'_>,
     c: &ClaimCommit<'_>,
 ) -> rusqlite::Result<ClaimOutcome> {
-    use crate::status::sandbox as ss;
+    use crate::model::status::sandbox as ss;
     let moved = tx
         .prepare_cached(&format!(
             "UPDATE sandboxes SET owner = ?3, updated_at = ?4

@@ -12,7 +12,7 @@ use super::{
     append_event_on, insert_sandbox_on, write_status_on, CapHit, ClaimRow, EventRow, Result,
     SandboxCaps, SandboxRow, Store,
 };
-use crate::status::SandboxStatus;
+use crate::model::status::SandboxStatus;
 use rusqlite::params;
 
 impl Store {

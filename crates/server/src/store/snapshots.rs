@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS sandbox_snapshot_info (
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SnapshotRow {
     pub id: String,
-    pub owner: crate::owner::Owner,
+    pub owner: crate::model::owner::Owner,
     pub source_sandbox_id: String,
     /// The snapshot the source sandbox was restored from (empty: none).
     pub parent_id: String,

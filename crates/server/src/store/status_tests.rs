@@ -3,7 +3,7 @@
 //! stored number that is no status is a corrupt row rather than a guess.
 
 use super::*;
-use crate::status::SandboxStatus::{self, *};
+use crate::model::status::SandboxStatus::{self, *};
 
 fn open() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
@@ -37,13 +37,13 @@ fn assert_refused(from: SandboxStatus, to: SandboxStatus) {
     match err {
         StoreError::Transition(ref t) => {
             assert_eq!((t.id.as_str(), t.from, t.to), ("sbx_a", Some(from), to));
-            let e = crate::error::EngineError::from(err);
-            assert_eq!(e.code, crate::error::ErrorCode::SandboxNotReady);
+            let e = crate::model::error::EngineError::from(err);
+            assert_eq!(e.code, crate::model::error::ErrorCode::SandboxNotReady);
             assert!(
                 e.details.contains(&("to".into(), to.name().into())),
                 "{e:?}"
             );
-            assert_eq!(e.class, crate::error::Class::FailedPrecondition);
+            assert_eq!(e.class, crate::model::error::Class::FailedPrecondition);
         }
         other => panic!("{from:?} -> {to:?}: {other}"),
     }

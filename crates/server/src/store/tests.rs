@@ -81,7 +81,7 @@ fn labels_are_bounded() {
 
 #[test]
 fn caps_count_live_sandboxes_only() {
-    use crate::status::sandbox as ss;
+    use crate::model::status::sandbox as ss;
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(&dir.path().join("state.db")).unwrap();
     let caps = SandboxCaps {
@@ -119,7 +119,7 @@ fn caps_count_live_sandboxes_only() {
 
 #[test]
 fn caps_count_paused_and_checkpointed_as_live_and_failed_as_not() {
-    use crate::status::sandbox as ss;
+    use crate::model::status::sandbox as ss;
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(&dir.path().join("state.db")).unwrap();
     let caps = SandboxCaps {
@@ -144,7 +144,7 @@ fn caps_count_paused_and_checkpointed_as_live_and_failed_as_not() {
 
 #[test]
 fn the_reaper_reads_only_live_sandboxes_that_can_expire() {
-    use crate::status::sandbox as ss;
+    use crate::model::status::sandbox as ss;
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(&dir.path().join("state.db")).unwrap();
     let none = SandboxCaps {
@@ -208,7 +208,7 @@ fn the_reaper_reads_only_live_sandboxes_that_can_expire() {
 /// refused or lost claim writes nothing.
 #[test]
 fn pool_sandboxes_are_charged_to_the_pool_owner_and_claims_commit_once() {
-    use crate::status::sandbox as ss;
+    use crate::model::status::sandbox as ss;
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(&dir.path().join("state.db")).unwrap();
     for (id, owner) in [("p1", "a"), ("p2", "a"), ("q1", "b")] {
@@ -290,13 +290,14 @@ fn pool_sandboxes_are_charged_to_the_pool_owner_and_claims_commit_once() {
 
 #[test]
 fn an_execution_moves_in_two_commits_each_with_its_events() {
-    use crate::status::{execution as es, sandbox as ss};
+    use crate::model::status::{execution as es, sandbox as ss};
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(&dir.path().join("state.db")).unwrap();
     s.insert_sandbox(&row("sbx_a", "u", ss::READY), SandboxCaps::default())
         .unwrap();
-    let exe =
-        |id: &str| execution_row_for_test(id, "sbx_a", "u", crate::status::execution::RUNNING);
+    let exe = |id: &str| {
+        execution_row_for_test(id, "sbx_a", "u", crate::model::status::execution::RUNNING)
+    };
     let ev = |id: &str, st: i32| EventRow {
         sandbox_id: "sbx_a".into(),
         execution_id: id.into(),
@@ -382,7 +383,7 @@ fn an_execution_moves_in_two_commits_each_with_its_events() {
 
 #[test]
 fn a_sandbox_is_begun_and_made_ready_in_one_commit_each_and_a_cap_writes_nothing() {
-    use crate::status::sandbox as ss;
+    use crate::model::status::sandbox as ss;
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(&dir.path().join("state.db")).unwrap();
     let ev = |id: &str, st: SandboxStatus| EventRow {
@@ -466,7 +467,7 @@ fn a_sandbox_is_begun_and_made_ready_in_one_commit_each_and_a_cap_writes_nothing
 /// fail with "database is locked" (a deferred transaction cannot upgrade a stale snapshot).
 #[test]
 fn a_create_waits_for_another_connections_commits_instead_of_failing() {
-    use crate::status::sandbox as ss;
+    use crate::model::status::sandbox as ss;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state.db");
     let s = Store::open(&path).unwrap();
@@ -514,7 +515,7 @@ fn a_create_waits_for_another_connections_commits_instead_of_failing() {
 
 #[test]
 fn a_claimed_start_is_one_commit_and_a_refused_claim_starts_nothing() {
-    use crate::status::{execution as es, sandbox as ss};
+    use crate::model::status::{execution as es, sandbox as ss};
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(&dir.path().join("state.db")).unwrap();
     for id in ["w1", "w2"] {
@@ -522,7 +523,7 @@ fn a_claimed_start_is_one_commit_and_a_refused_claim_starts_nothing() {
             .unwrap();
     }
     let exe = |id: &str, sbx: &str| {
-        execution_row_for_test(id, sbx, "a", crate::status::execution::RUNNING)
+        execution_row_for_test(id, sbx, "a", crate::model::status::execution::RUNNING)
     };
     let ev = |sbx: &str, id: &str, kind: &str| EventRow {
         sandbox_id: sbx.into(),

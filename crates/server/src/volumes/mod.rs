@@ -12,7 +12,7 @@
 
 mod host;
 
-use crate::error::EngineError;
+use crate::model::error::EngineError;
 use cleanroom_vocab::ErrorCode;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -41,9 +41,9 @@ pub struct VolumeRecord {
 
 impl VolumeRecord {
     /// The typed owner. A text in no principal's form owns nothing anybody could claim:
-    /// [`crate::owner::Owner::principal`] keeps it as a name no principal has.
-    pub fn owner(&self) -> crate::owner::Owner {
-        crate::owner::Owner::principal(&self.owner)
+    /// [`crate::model::owner::Owner::principal`] keeps it as a name no principal has.
+    pub fn owner(&self) -> crate::model::owner::Owner {
+        crate::model::owner::Owner::principal(&self.owner)
     }
 }
 
@@ -80,7 +80,7 @@ impl Volumes {
             let rec = std::fs::read(vdir.join("volume.json"))
                 .ok()
                 .and_then(|b| serde_json::from_slice::<VolumeRecord>(&b).ok())
-                .filter(|r| r.id == id && crate::ids::looks_valid(&id, "vol_"));
+                .filter(|r| r.id == id && crate::model::ids::looks_valid(&id, "vol_"));
             let image = vdir.join("image.ext4");
             let (Some(rec), true) = (rec, image.is_file()) else {
                 tracing::warn!(dir = %vdir.display(), "removing a half-made volume");
@@ -121,16 +121,19 @@ impl Volumes {
 
     /// Every record (the engine filters by owner).
     pub fn all(&self) -> Vec<VolumeRecord> {
-        crate::sync::lock(&self.map).values().cloned().collect()
+        crate::model::sync::lock(&self.map)
+            .values()
+            .cloned()
+            .collect()
     }
 
     pub fn by_id(&self, id: &str) -> Option<VolumeRecord> {
-        crate::sync::lock(&self.map).get(id).cloned()
+        crate::model::sync::lock(&self.map).get(id).cloned()
     }
 
     /// `owner`'s volume called `name`.
     pub fn by_name(&self, owner: &str, name: &str) -> Option<VolumeRecord> {
-        crate::sync::lock(&self.map)
+        crate::model::sync::lock(&self.map)
             .values()
             .find(|r| r.owner == owner && r.name == name)
             .cloned()
@@ -187,14 +190,14 @@ impl Volumes {
             let _ = tokio::task::spawn_blocking(move || discard(&d)).await;
             return Err(internal(e));
         }
-        crate::sync::lock(&self.map).insert(rec.id.clone(), rec.clone());
+        crate::model::sync::lock(&self.map).insert(rec.id.clone(), rec.clone());
         Ok(rec)
     }
 
     /// Forget the volume and remove its mount, loop device and image. The caller checked
     /// (under [`Volumes::admission`]) that no live sandbox mounts it.
     pub async fn remove(&self, id: &str) -> Result<VolumeRecord, EngineError> {
-        let rec = crate::sync::lock(&self.map)
+        let rec = crate::model::sync::lock(&self.map)
             .remove(id)
             .ok_or_else(|| not_found(id))?;
         let vdir = self.vdir(id);

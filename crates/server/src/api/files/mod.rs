@@ -7,9 +7,9 @@ pub mod transfer;
 pub mod uploads;
 
 use crate::api::to_connect;
-use crate::auth::{principal_of, Principal};
 use crate::engine::{Engine, OwnedSandbox};
-use crate::error::{EngineError, ErrorCode};
+use crate::identity::auth::{principal_of, Principal};
+use crate::model::error::{EngineError, ErrorCode};
 use buffa_types::google::protobuf::Timestamp;
 use cleanroom_backend::files::{FileAnswer, FileOp};
 use cleanroom_backend::linux::fileops::normalize;

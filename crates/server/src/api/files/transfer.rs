@@ -4,7 +4,7 @@
 //! runtime; archives are piped out of the helper as it writes them.
 
 use crate::engine::OwnedSandbox;
-use crate::error::EngineError;
+use crate::model::error::EngineError;
 use buffa_types::google::protobuf::Timestamp;
 use cleanroom_backend::files::{FileAnswer, FileInfo, FileKind, FileOp};
 use cleanroom_proto::cleanroom::v1::*;

@@ -7,8 +7,8 @@
 //! that opens uploads in all its sandboxes cannot lock every other principal out
 //! (docs/limits.md).
 
-use crate::auth::Principal;
-use crate::error::{EngineError, ErrorCode};
+use crate::identity::auth::Principal;
+use crate::model::error::{EngineError, ErrorCode};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
@@ -52,7 +52,7 @@ pub struct State {
 
 pub struct Upload {
     pub id: String,
-    pub owner: crate::owner::Owner,
+    pub owner: crate::model::owner::Owner,
     pub target: Target,
     pub created_at: SystemTime,
     pub state: tokio::sync::Mutex<State>,
@@ -163,7 +163,7 @@ impl Uploads {
         sandbox_id: &str,
         id: &str,
     ) -> Result<Arc<Upload>, EngineError> {
-        if !crate::ids::looks_valid(id, "upl_") {
+        if !crate::model::ids::looks_valid(id, "upl_") {
             return Err(not_found(id));
         }
         let up = self.lock()?.get(id).cloned().ok_or_else(|| not_found(id))?;
@@ -204,7 +204,7 @@ impl Uploads {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::Role;
+    use crate::identity::auth::Role;
 
     fn who(name: &str, role: Role) -> Principal {
         Principal {

@@ -93,7 +93,7 @@ mod tests {
     fn unreadable_provision_records_are_not_offered() {
         let row = SandboxRow {
             id: "sbx_x".into(),
-            status: crate::status::SandboxStatus::Provisioning,
+            status: crate::model::status::SandboxStatus::Provisioning,
             backend: String::new(),
             policy_hash: String::new(),
             policy: crate::store::StoredPolicy::decode(""),

@@ -32,15 +32,15 @@
 
 use super::pending::{PendingClaim, Taken};
 use super::{PoolHandle, TemplateKey, Warm};
-use crate::attest::AgentBinding;
-use crate::auth::Principal;
+use crate::budgets::limits::RequestedLimits;
 use crate::engine::Engine;
-use crate::error::{EngineError, ErrorCode};
-use crate::limits::RequestedLimits;
+use crate::identity::attest::AgentBinding;
+use crate::identity::auth::Principal;
+use crate::model::error::{EngineError, ErrorCode};
+use crate::model::sync::lock;
 use crate::store::{
     now_micros, ClaimCommit, ClaimOutcome, ClaimRow, EventRow, SandboxCaps, SandboxRow,
 };
-use crate::sync::lock;
 use std::sync::Arc;
 use std::time::Instant;
 

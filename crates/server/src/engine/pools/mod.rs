@@ -25,12 +25,12 @@ pub mod warm;
 mod yield_tests;
 
 use super::Engine;
-use crate::auth::Principal;
-use crate::error::{EngineError, ErrorCode};
-use crate::limits::RequestedLimits;
-use crate::owner::Owner;
+use crate::budgets::limits::RequestedLimits;
+use crate::identity::auth::Principal;
+use crate::model::error::{EngineError, ErrorCode};
+use crate::model::owner::Owner;
+use crate::model::sync::lock;
 use crate::store::{now_micros, PoolRow, SandboxCaps, SandboxRow};
-use crate::sync::lock;
 use cleanroom_backend::Limits;
 use cleanroom_policy::CompiledPolicy;
 use serde::{Deserialize, Serialize};
@@ -253,7 +253,7 @@ impl Engine {
                 .digest
         };
         Ok(TemplateKey {
-            limits: crate::limits::effective(policy, requested.into())?,
+            limits: crate::budgets::limits::effective(policy, requested.into())?,
             policy_hash: policy.policy_hash(),
             image_digest,
             runtime: policy

@@ -22,12 +22,12 @@
 //! is still in the commit, for any other case).
 
 use super::{PoolHandle, Warm};
-use crate::attest::AgentBinding;
-use crate::auth::Principal;
 use crate::engine::Engine;
-use crate::error::{EngineError, ErrorCode};
+use crate::identity::attest::AgentBinding;
+use crate::identity::auth::Principal;
+use crate::model::error::{EngineError, ErrorCode};
+use crate::model::sync::lock;
 use crate::store::{ClaimCommit, ClaimOutcome, EventRow, ExecutionRow, SandboxCaps, SandboxRow};
-use crate::sync::lock;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

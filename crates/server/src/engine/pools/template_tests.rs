@@ -3,8 +3,8 @@
 //! (and claimed) without compiling it again. Counted by the engine's one compile call.
 
 use super::PoolSpec;
-use crate::auth::{Principal, Role};
 use crate::engine::pools::claim::CreateRequest;
+use crate::identity::auth::{Principal, Role};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;

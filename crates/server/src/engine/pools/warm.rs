@@ -16,9 +16,9 @@
 
 use super::{alive::InitProc, PoolHandle, PoolSpec, PoolState, TemplateKey, Warm};
 use crate::engine::Engine;
-use crate::error::ErrorCode;
+use crate::model::error::ErrorCode;
+use crate::model::sync::lock;
 use crate::store::{PoolRow, SandboxCaps};
-use crate::sync::lock;
 use futures::stream::{FuturesUnordered, StreamExt};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -60,7 +60,7 @@ impl Engine {
     pub fn start_pools(
         self: &Arc<Self>,
         caps: SandboxCaps,
-    ) -> Result<(), crate::error::EngineError> {
+    ) -> Result<(), crate::model::error::EngineError> {
         *lock(&self.pools.caps) = caps;
         for row in self.store.list_pools()? {
             let spec: super::PoolSpec = match serde_json::from_str(&row.spec) {

@@ -5,9 +5,9 @@
 //! wait would be done long before the checks below.
 
 use super::PoolSpec;
-use crate::auth::{Principal, Role};
 use crate::engine::fake::FakeBackend;
 use crate::engine::Engine;
+use crate::identity::auth::{Principal, Role};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -192,7 +192,10 @@ async fn a_pool_waits_for_room_under_the_server_wide_cap() {
 }
 
 fn lock_passes(e: &Engine, id: &str) -> u64 {
-    let pool = crate::sync::lock(&e.pools.map).get(id).cloned().unwrap();
-    let n = crate::sync::lock(&pool.state).passes;
+    let pool = crate::model::sync::lock(&e.pools.map)
+        .get(id)
+        .cloned()
+        .unwrap();
+    let n = crate::model::sync::lock(&pool.state).passes;
     n
 }
