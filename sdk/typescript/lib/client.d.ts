@@ -7,6 +7,7 @@ import { ApprovalService } from "./gen/cleanroom/v1/approvals_pb.js";
 import { AttestationService } from "./gen/cleanroom/v1/attestation_pb.js";
 import { WarmPoolService } from "./gen/cleanroom/v1/pools_pb.js";
 import { SnapshotService } from "./gen/cleanroom/v1/snapshots_pb.js";
+import { VolumeService } from "./gen/cleanroom/v1/volumes_pb.js";
 /** Code of the error a pinned connection fails with when the certificate differs. */
 export declare const CERT_PIN_MISMATCH = "ERR_CLEANROOM_CERT_PIN_MISMATCH";
 /** Clients for the Cleanroom services of one server. */
@@ -19,6 +20,7 @@ export declare class CleanroomClient {
     readonly lifetimes: Client<typeof SandboxLifetimeService>;
     readonly snapshots: Client<typeof SnapshotService>;
     readonly pools: Client<typeof WarmPoolService>;
+    readonly volumes: Client<typeof VolumeService>;
     readonly approvals: Client<typeof ApprovalService>;
     readonly attestations: Client<typeof AttestationService>;
     constructor(opts?: ConnectOptions);

@@ -22,6 +22,7 @@ import { ApprovalService } from "./gen/cleanroom/v1/approvals_pb.js";
 import { AttestationService } from "./gen/cleanroom/v1/attestation_pb.js";
 import { WarmPoolService } from "./gen/cleanroom/v1/pools_pb.js";
 import { SnapshotService } from "./gen/cleanroom/v1/snapshots_pb.js";
+import { VolumeService } from "./gen/cleanroom/v1/volumes_pb.js";
 /** Code of the error a pinned connection fails with when the certificate differs. */
 export const CERT_PIN_MISMATCH = "ERR_CLEANROOM_CERT_PIN_MISMATCH";
 /**
@@ -100,6 +101,7 @@ export class CleanroomClient {
     lifetimes;
     snapshots;
     pools;
+    volumes;
     approvals;
     attestations;
     constructor(opts = {}) {
@@ -137,6 +139,7 @@ export class CleanroomClient {
         this.lifetimes = createClient(SandboxLifetimeService, transport);
         this.snapshots = createClient(SnapshotService, transport);
         this.pools = createClient(WarmPoolService, transport);
+        this.volumes = createClient(VolumeService, transport);
         this.approvals = createClient(ApprovalService, transport);
         this.attestations = createClient(AttestationService, transport);
     }

@@ -1,4 +1,4 @@
-/** Cleanroom TypeScript/Node SDK: sandboxes, commands, files, snapshots, pools, events, approvals and attestations over the ConnectRPC API. */
+/** Cleanroom TypeScript/Node SDK: sandboxes, commands, files, snapshots, pools, volumes, events, approvals and attestations over the ConnectRPC API. */
 export { CERT_PIN_MISMATCH, CleanroomClient, clientFor } from "./client.js";
 export { parseEndpoint, parsePin, resolveEndpoint, resolveTarget, } from "./config.js";
 export * from "./errors.js";
@@ -9,11 +9,13 @@ export { Pool } from "./pools.js";
 export { ApprovalRequest, } from "./events.js";
 export { attestationPublicKey, PAYLOAD_TYPE, verifyAttestation, } from "./attestation.js";
 export { listImages, pullImage, removeImage } from "./images.js";
+export { createVolume, getVolume, listVolumes, removeVolume } from "./volumes.js";
 export * as api from "./gen/cleanroom/v1/cleanroom_pb.js";
 export * as filesApi from "./gen/cleanroom/v1/files_pb.js";
 export * as lifetimeApi from "./gen/cleanroom/v1/lifetime_pb.js";
 export * as usageApi from "./gen/cleanroom/v1/usage_pb.js";
 export * as snapshotsApi from "./gen/cleanroom/v1/snapshots_pb.js";
 export * as poolsApi from "./gen/cleanroom/v1/pools_pb.js";
+export * as volumesApi from "./gen/cleanroom/v1/volumes_pb.js";
 export * as approvalsApi from "./gen/cleanroom/v1/approvals_pb.js";
 export * as attestationApi from "./gen/cleanroom/v1/attestation_pb.js";

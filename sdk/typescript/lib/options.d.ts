@@ -60,3 +60,21 @@ export declare function limitsOf(l: {
 } | undefined;
 /** Resource limits as reported (both units; 0: not set). */
 export type LimitsInfo = NonNullable<ReturnType<typeof limitsOf>>;
+/** A named-volume mount: the CLI's `--volume` grammar `"NAME:/path[:ro]"`, or an object. */
+export type VolumeSpec = string | {
+    name: string;
+    path: string;
+    readOnly?: boolean;
+};
+/** One `VolumeMount` of `"NAME:/path[:ro|:rw]"` or `{ name, path, readOnly }`. */
+export declare function volumeMount(spec: VolumeSpec): {
+    name: string;
+    path: string;
+    readOnly: boolean;
+};
+/** The `CreateSandboxRequest.volumes` of a `volumes` option. */
+export declare function volumeMounts(v: VolumeSpec[] | undefined): {
+    name: string;
+    path: string;
+    readOnly: boolean;
+}[];

@@ -4,7 +4,9 @@
  * 512}` before `memoryMb` existed, `{ttl_seconds: 60}` — gets {@link UnknownOptionError}
  * (code `unknown_option`) naming the option and the accepted ones, instead of an option
  * silently dropped. Also the conversions every call shares: a policy given as text, a
- * file path or an object; limits in the CLI's and the policy's units (MiB) or in bytes.
+ * file path or an object; limits in the CLI's and the policy's units (MiB) or in bytes;
+ * volume mounts in the CLI's `--volume` grammar or as objects (a malformed one is
+ * `volume_mount_invalid` before any request).
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { errorFor, UnknownOptionError } from "./errors.js";
@@ -128,4 +130,58 @@ export function limitsOf(l) {
         pids: Number(l.pids),
         cpuMillis: Number(l.cpuMillis),
     };
+}
+const VOLUME_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+const MOUNT_KEYS = ["name", "path", "readOnly"];
+function mountInvalid(spec, why) {
+    const shown = typeof spec === "string" ? spec : JSON.stringify(spec) ?? String(spec);
+    return errorFor("volume_mount_invalid", `volumes: ${shown}: ${why}`, "invalid_argument", { mount: shown });
+}
+/** One `VolumeMount` of `"NAME:/path[:ro|:rw]"` or `{ name, path, readOnly }`. */
+export function volumeMount(spec) {
+    let name;
+    let path;
+    let readOnly = false;
+    if (typeof spec === "string") {
+        const at = spec.indexOf(":");
+        if (at < 0)
+            throw mountInvalid(spec, "expected NAME:/path[:ro]");
+        name = spec.slice(0, at);
+        path = spec.slice(at + 1);
+        const last = path.lastIndexOf(":");
+        if (last >= 0) {
+            const opt = path.slice(last + 1);
+            if (opt !== "ro" && opt !== "rw")
+                throw mountInvalid(spec, `unknown mount option ${JSON.stringify(opt)} (ro or rw)`);
+            readOnly = opt === "ro";
+            path = path.slice(0, last);
+        }
+    }
+    else if (spec !== null && typeof spec === "object" && !Array.isArray(spec)) {
+        const unknown = Object.keys(spec).filter((k) => !MOUNT_KEYS.includes(k));
+        if (unknown.length > 0)
+            throw mountInvalid(spec, `unknown key ${JSON.stringify(unknown[0])}; known: ${MOUNT_KEYS.join(", ")}`);
+        ({ name, path } = spec);
+        readOnly = spec.readOnly ?? false;
+        if (typeof name !== "string" || typeof path !== "string" || typeof readOnly !== "boolean") {
+            throw mountInvalid(spec, "name and path are strings, readOnly a boolean");
+        }
+    }
+    else {
+        throw mountInvalid(spec, `a mount is a string or an object, not ${spec === null ? "null" : typeof spec}`);
+    }
+    if (!VOLUME_NAME.test(name)) {
+        throw mountInvalid(spec, `volume name ${JSON.stringify(name)} must be 1-63 of a-z 0-9 . _ - starting with a letter or digit`);
+    }
+    if (!path.startsWith("/"))
+        throw mountInvalid(spec, `${JSON.stringify(path)} must be an absolute path inside the sandbox`);
+    return { name: name, path: path, readOnly: readOnly };
+}
+/** The `CreateSandboxRequest.volumes` of a `volumes` option. */
+export function volumeMounts(v) {
+    if (v === undefined)
+        return [];
+    if (!Array.isArray(v))
+        throw mountInvalid(v, "volumes is an array of mounts");
+    return v.map(volumeMount);
 }

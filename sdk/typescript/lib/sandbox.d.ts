@@ -25,7 +25,7 @@ import { Files } from "./files.js";
 import { type Sandbox as SandboxMessage } from "./gen/cleanroom/v1/cleanroom_pb.js";
 import { type SandboxInfo } from "./info.js";
 import { type Lifetime, type TimeoutOptions, type Usage } from "./lifetime.js";
-import { type Limits, type PolicyInput } from "./options.js";
+import { type Limits, type PolicyInput, type VolumeSpec } from "./options.js";
 import { Snapshot } from "./snapshots.js";
 /** Options of {@link Sandbox.create}. */
 export interface CreateOptions extends ClientOptions {
@@ -59,6 +59,12 @@ export interface CreateOptions extends ClientOptions {
      * policy hash covers them.
      */
     lockfiles?: Record<string, string | Uint8Array>;
+    /**
+     * Named volumes to mount ({@link createVolume}; docs/volumes.md): `"NAME:/path[:ro]"` (the
+     * CLI's `--volume`) or `{ name, path, readOnly }`. A malformed one is
+     * `VolumeMountInvalidError` before any request; one held read-write elsewhere `VolumeBusyError`.
+     */
+    volumes?: VolumeSpec[];
 }
 /** Options of {@link Sandbox.list}. */
 export interface ListOptions extends ClientOptions {

@@ -26,7 +26,7 @@ import { Files } from "./files.js";
 import { ExecutionKind } from "./gen/cleanroom/v1/cleanroom_pb.js";
 import { sandboxInfo } from "./info.js";
 import { lifetimeOf, seconds, timeoutFields, usageOf } from "./lifetime.js";
-import { CONNECT_KEYS, checkOptions, limitFields, policyText } from "./options.js";
+import { CONNECT_KEYS, checkOptions, limitFields, policyText, volumeMounts } from "./options.js";
 import { Snapshot, snapshotInfo } from "./snapshots.js";
 const CREATE_KEYS = [
     ...CONNECT_KEYS,
@@ -44,6 +44,7 @@ const CREATE_KEYS = [
     "agentPublicKey",
     "delegationChain",
     "lockfiles",
+    "volumes",
 ];
 const COMMAND_KEYS = ["env", "cwd", "timeout", "stdin"];
 const RUN_KEYS = [...COMMAND_KEYS, "onStdout", "onStderr"];
@@ -64,6 +65,7 @@ function createRequest(opts) {
         agentPublicKey: opts.agentPublicKey ?? "",
         delegationChain: opts.delegationChain ?? [],
         lockfiles: Object.fromEntries(Object.entries(opts.lockfiles ?? {}).map(([k, v]) => [k, toBytes(v)])),
+        volumes: volumeMounts(opts.volumes),
     };
 }
 /** A sandbox on a Cleanroom server. */

@@ -36,7 +36,7 @@ import { Files } from "./files.js";
 import { ExecutionKind, type Sandbox as SandboxMessage } from "./gen/cleanroom/v1/cleanroom_pb.js";
 import { sandboxInfo, type SandboxInfo } from "./info.js";
 import { lifetimeOf, seconds, timeoutFields, usageOf, type Lifetime, type TimeoutOptions, type Usage } from "./lifetime.js";
-import { CONNECT_KEYS, checkOptions, limitFields, policyText, type Limits, type PolicyInput } from "./options.js";
+import { CONNECT_KEYS, checkOptions, limitFields, policyText, volumeMounts, type Limits, type PolicyInput, type VolumeSpec } from "./options.js";
 import { Snapshot, snapshotInfo } from "./snapshots.js";
 
 /** Options of {@link Sandbox.create}. */
@@ -71,6 +71,12 @@ export interface CreateOptions extends ClientOptions {
    * policy hash covers them.
    */
   lockfiles?: Record<string, string | Uint8Array>;
+  /**
+   * Named volumes to mount ({@link createVolume}; docs/volumes.md): `"NAME:/path[:ro]"` (the
+   * CLI's `--volume`) or `{ name, path, readOnly }`. A malformed one is
+   * `VolumeMountInvalidError` before any request; one held read-write elsewhere `VolumeBusyError`.
+   */
+  volumes?: VolumeSpec[];
 }
 
 const CREATE_KEYS = [
@@ -89,6 +95,7 @@ const CREATE_KEYS = [
   "agentPublicKey",
   "delegationChain",
   "lockfiles",
+  "volumes",
 ];
 const COMMAND_KEYS = ["env", "cwd", "timeout", "stdin"];
 const RUN_KEYS = [...COMMAND_KEYS, "onStdout", "onStderr"];
@@ -120,6 +127,7 @@ function createRequest(opts: CreateOptions) {
     agentPublicKey: opts.agentPublicKey ?? "",
     delegationChain: opts.delegationChain ?? [],
     lockfiles: Object.fromEntries(Object.entries(opts.lockfiles ?? {}).map(([k, v]) => [k, toBytes(v)])),
+    volumes: volumeMounts(opts.volumes),
   };
 }
 

@@ -49,7 +49,7 @@ from .files import (
     _reader,
     _size_of,
 )
-from .options import Policy, checked, limits_message, policy_text
+from .options import Policy, VolumeSpec, checked, limits_message, policy_text, volume_mounts
 from .lifetime import Lifetime, Seconds, Usage, seconds, timeout_request
 from .v1 import cleanroom_pb2 as pb
 from .v1 import files_pb2 as fpb
@@ -340,6 +340,7 @@ class AsyncSandbox(SandboxCalls):
         agent_public_key: str = "",
         delegation_chain: Sequence[str] = (),
         runtime: str = "",
+        volumes: Optional[Sequence[VolumeSpec]] = None,
         client: Optional[AsyncClient] = None,
         host: Optional[str] = None,
         token: Optional[str] = None,
@@ -360,6 +361,7 @@ class AsyncSandbox(SandboxCalls):
             agent_public_key=agent_public_key,
             delegation_chain=list(delegation_chain),
             runtime=runtime,
+            volumes=volume_mounts(volumes),
         )
         return cls._opening(
             lambda c: c.call(c.sandboxes.create_sandbox, req),

@@ -27,6 +27,7 @@ from .v1 import (
     lifetime_connect,
     pools_connect,
     snapshots_connect,
+    volumes_connect,
 )
 
 _OPTS = dict(send_compression=None, accept_compression=[])
@@ -60,9 +61,10 @@ def _mapped(target: Target, e: ConnectError) -> errors.CleanroomError:
 
 class Client(Operations):
     """Blocking clients for every service (SandboxService, ExecutionService, ImageService,
-    FileService, SandboxLifetimeService, SnapshotService, WarmPoolService, ApprovalService,
-    AttestationService), plus the server-wide calls of :class:`~cleanroom.ops.Operations`
-    (list sandboxes, snapshots, pools, the attestation key).
+    FileService, SandboxLifetimeService, SnapshotService, WarmPoolService, VolumeService,
+    ApprovalService, AttestationService), plus the server-wide calls of
+    :class:`~cleanroom.ops.Operations` (list sandboxes, snapshots, pools, volumes, the
+    attestation key).
 
     Arguments override the CLI's sources (``CLEANROOM_HOST``/``_TOKEN``/``_CA_CERT``/
     ``_SERVER_CERT_SHA256``, the config file, the default sockets); see
@@ -91,6 +93,7 @@ class Client(Operations):
             base, http_client=pq, **_OPTS
         )
         self.pools = pools_connect.WarmPoolServiceClientSync(base, http_client=pq, **_OPTS)
+        self.volumes = volumes_connect.VolumeServiceClientSync(base, http_client=pq, **_OPTS)
         self.approvals = approvals_connect.ApprovalServiceClientSync(
             base, http_client=pq, **_OPTS
         )
@@ -155,6 +158,7 @@ class AsyncClient(Operations):
         )
         self.snapshots = snapshots_connect.SnapshotServiceClient(base, http_client=pq, **_OPTS)
         self.pools = pools_connect.WarmPoolServiceClient(base, http_client=pq, **_OPTS)
+        self.volumes = volumes_connect.VolumeServiceClient(base, http_client=pq, **_OPTS)
         self.approvals = approvals_connect.ApprovalServiceClient(base, http_client=pq, **_OPTS)
         self.attestations = attestation_connect.AttestationServiceClient(
             base, http_client=pq, **_OPTS

@@ -1,5 +1,5 @@
 """Server-wide calls that are not about one sandbox: list sandboxes (by label), snapshots,
-warm pools, images and the attestation key. Mixed into :class:`cleanroom.Client`, so one
+warm pools, named volumes, images and the attestation key. Mixed into :class:`cleanroom.Client`, so one
 connection (and one set of credentials) serves them all:
 
     with Client() as c:
@@ -12,7 +12,7 @@ c.list_snapshots()``): each builds its request and shapes its answer here, and t
 ``_unary`` runs it blocking or awaitable.
 
 Records are the API's own messages (``cleanroom.v1.*_pb2``: ``Snapshot``, ``Pool``,
-``PoolStats``, ``Image``...), whose field names carry their units (``size_bytes``,
+``PoolStats``, ``Volume``, ``Image``...), whose field names carry their units (``size_bytes``,
 ``max_age_seconds``, ``avg_claim_latency_us``). Everything the server refuses raises the
 typed error of its stable code; an option this SDK does not know raises ``unknown_option``.
 """
@@ -22,11 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Mapping, Optional
 
-from .options import Policy, checked, limits_message, policy_text
+from . import errors
+from .options import MIB, Policy, checked, limits_message, policy_text
 from .v1 import cleanroom_pb2 as pb
 from .v1 import attestation_pb2 as apb
 from .v1 import pools_pb2 as ppb
 from .v1 import snapshots_pb2 as spb
+from .v1 import volumes_pb2 as vpb
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,38 @@ class Operations:
             self.pools.destroy_pool, ppb.DestroyPoolRequest(pool_id=pool_id), lambda r: None
         )
 
+    # ---- named volumes -----------------------------------------------------------------
+
+    @checked
+    def create_volume(
+        self, name: str, *, size_mib: Optional[int] = None, size_bytes: Optional[int] = None
+    ) -> "vpb.Volume":
+        """A named volume of the caller (docs/volumes.md; ``cleanroom volume create``):
+        ``size_mib`` or ``size_bytes`` is its filesystem's size, 16 MiB to 1 TiB (neither:
+        the server's default, 1 GiB). ``VolumeExistsError`` if the caller has one so named.
+        Mount it with ``Sandbox.create(volumes=["NAME:/path[:ro]"])``."""
+        req = vpb.CreateVolumeRequest(name=name, size_bytes=_volume_size(size_mib, size_bytes))
+        return self._unary(self.volumes.create_volume, req, lambda r: r.volume)
+
+    def list_volumes(self) -> List["vpb.Volume"]:
+        """The caller's volumes (an admin: everyone's), with the sandboxes mounting each."""
+        return self._unary(
+            self.volumes.list_volumes, vpb.ListVolumesRequest(), lambda r: list(r.volumes)
+        )
+
+    def get_volume(self, volume: str) -> "vpb.Volume":
+        """One volume by name or ``vol_…`` id (``VolumeNotFoundError`` if not the caller's)."""
+        return self._unary(
+            self.volumes.get_volume, vpb.GetVolumeRequest(volume=volume), lambda r: r.volume
+        )
+
+    def remove_volume(self, volume: str) -> "vpb.Volume":
+        """Delete a volume and its contents (``VolumeInUseError`` while a live sandbox
+        mounts it)."""
+        return self._unary(
+            self.volumes.delete_volume, vpb.DeleteVolumeRequest(volume=volume), lambda r: r.volume
+        )
+
     # ---- images ------------------------------------------------------------------------
 
     def pull_image(self, image_ref: str) -> "pb.Image":
@@ -198,3 +232,17 @@ class Operations:
             apb.GetAttestationPublicKeyRequest(),
             lambda r: PublicKey(r.public_key_pem, r.key_id),
         )
+
+
+def _volume_size(size_mib: Optional[int], size_bytes: Optional[int]) -> int:
+    """``CreateVolumeRequest.size_bytes`` of the two spellings (0: the server's default)."""
+    if size_mib is not None and size_bytes is not None:
+        raise errors.error("invalid_argument", "create_volume: give size_mib or size_bytes, not both")
+    for name, value in (("size_mib", size_mib), ("size_bytes", size_bytes)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+            raise errors.error(
+                "invalid_argument", f"create_volume: {name} must be a positive integer, not {value!r}"
+            )
+    if size_mib is not None:
+        return size_mib * MIB
+    return size_bytes or 0

@@ -10,6 +10,10 @@ Limits take the names and units of the CLI's flags and the policy's ``sandbox.re
 ``memory_mb``, ``disk_mb``, ``output_mb`` in MiB, ``cpu_millis`` (1000 = one core), ``pids``;
 or bytes when the name says so (``memory_bytes``, ``disk_bytes``, ``output_bytes``, the API's
 ``ResourceLimits`` fields).
+
+Volume mounts take the CLI's ``--volume`` grammar, ``"NAME:/path[:ro]"``, or a mapping
+``{"name", "path", "read_only"}``; a malformed one raises ``volume_mount_invalid`` here,
+before any request (the server checks the paths' rules again, docs/volumes.md).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import functools
 import inspect
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Union
 
@@ -104,6 +109,60 @@ def limits_message(limits) -> Optional["pb.ResourceLimits"]:
     return pb.ResourceLimits(**out)
 
 
+#: A mount in the CLI's ``--volume`` grammar, or a mapping of ``_MOUNT_KEYS``.
+VolumeSpec = Union[str, Mapping[str, Any]]
+
+_VOLUME_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
+_MOUNT_KEYS = ("name", "path", "read_only")
+
+
+def _mount_invalid(spec: object, why: str) -> errors.CleanroomError:
+    return errors.error(
+        "volume_mount_invalid", f"volumes: {spec!r}: {why}", "invalid_argument", {"mount": str(spec)}
+    )
+
+
+def volume_mount(spec: VolumeSpec) -> "pb.VolumeMount":
+    """One ``VolumeMount`` of ``"NAME:/path[:ro|:rw]"`` or ``{"name", "path", "read_only"}``."""
+    if isinstance(spec, pb.VolumeMount):
+        return spec
+    if isinstance(spec, str):
+        name, sep, rest = spec.partition(":")
+        if not sep:
+            raise _mount_invalid(spec, "expected NAME:/path[:ro]")
+        path, read_only = rest, False
+        head, sep, opt = rest.rpartition(":")
+        if sep:
+            if opt not in ("ro", "rw"):
+                raise _mount_invalid(spec, f"unknown mount option {opt!r} (ro or rw)")
+            path, read_only = head, opt == "ro"
+    elif isinstance(spec, Mapping):
+        unknown = [k for k in spec if k not in _MOUNT_KEYS]
+        if unknown:
+            raise _mount_invalid(spec, f"unknown key {unknown[0]!r}; known: {', '.join(_MOUNT_KEYS)}")
+        name, path, read_only = spec.get("name"), spec.get("path"), spec.get("read_only", False)
+        if not isinstance(name, str) or not isinstance(path, str) or not isinstance(read_only, bool):
+            raise _mount_invalid(spec, "name and path are strings, read_only a bool")
+    else:
+        raise _mount_invalid(spec, f"a mount is a str or a mapping, not {type(spec).__name__}")
+    if not _VOLUME_NAME.fullmatch(name):
+        raise _mount_invalid(
+            spec, f"volume name {name!r} must be 1-63 of a-z 0-9 . _ - starting with a letter or digit"
+        )
+    if not path.startswith("/"):
+        raise _mount_invalid(spec, f"{path!r} must be an absolute path inside the sandbox")
+    return pb.VolumeMount(name=name, path=path, read_only=read_only)
+
+
+def volume_mounts(volumes: Optional[Iterable[VolumeSpec]]) -> list:
+    """The ``CreateSandboxRequest.volumes`` of a ``volumes=`` option (see :func:`volume_mount`)."""
+    if volumes is None:
+        return []
+    if isinstance(volumes, (str, Mapping)):
+        raise _mount_invalid(volumes, "volumes is a list of mounts")
+    return [volume_mount(v) for v in volumes]
+
+
 def sandbox_request(
     policy: Policy,
     image: Optional[str],
@@ -119,6 +178,7 @@ def sandbox_request(
     lockfiles=None,
     learn: bool = False,
     runtime: str = "",
+    volumes: Optional[Iterable[VolumeSpec]] = None,
 ) -> "pb.CreateSandboxRequest":
     """The ``CreateSandboxRequest`` of ``Sandbox.create``'s options (also ``Sandbox.exec``'s)."""
     from .lifetime import seconds
@@ -138,6 +198,7 @@ def sandbox_request(
         lockfiles={k: v.encode() if isinstance(v, str) else bytes(v) for k, v in (lockfiles or {}).items()},
         learn=learn,
         runtime=runtime,
+        volumes=volume_mounts(volumes),
     )
 
 

@@ -27,7 +27,7 @@ from .client import Client
 from .calls import SandboxCalls
 from .events import Approver, EgressAnswerer, Event
 from .oneshot import run_execution
-from .options import Policy, checked, sandbox_request
+from .options import Policy, VolumeSpec, checked, sandbox_request
 from .lifetime import Lifetime, Seconds, Usage, seconds, timeout_request
 from .v1 import cleanroom_pb2 as pb
 from .v1 import pools_pb2 as ppb
@@ -165,6 +165,7 @@ class Sandbox(SandboxCalls):
         lockfiles: Optional[Mapping[str, Union[str, bytes]]] = None,
         learn: bool = False,
         runtime: str = "",
+        volumes: Optional[Sequence[VolumeSpec]] = None,
         client: Optional[Client] = None,
         host: Optional[str] = None,
         token: Optional[str] = None,
@@ -187,12 +188,16 @@ class Sandbox(SandboxCalls):
         compiles the policy in learn mode (``cleanroom exec --learn``: unknown destinations
         allowed and recorded as ``egress.learn`` events). ``runtime`` is the isolation
         runtime, ``linux`` or ``gvisor`` (default: the policy's, else the server's; one the
-        server lacks raises ``RuntimeUnavailableError``). Without ``client``, one is built from ``host``/``token``/``ca_cert``/
+        server lacks raises ``RuntimeUnavailableError``). ``volumes`` mounts named volumes
+        (``Client.create_volume``): a list of ``"NAME:/path[:ro]"`` (the CLI's
+        ``--volume``) or ``{"name", "path", "read_only"}``; a malformed one raises
+        ``VolumeMountInvalidError``, a volume held read-write elsewhere ``VolumeBusyError``
+        (docs/volumes.md). Without ``client``, one is built from ``host``/``token``/``ca_cert``/
         ``server_cert_sha256`` or the CLI's sources. An unknown option raises
         ``UnknownOptionError``."""
         req = sandbox_request(
             policy, image, labels, limits, idempotency_key, ttl, idle_timeout, from_snapshot,
-            no_pool, agent_public_key, delegation_chain, lockfiles, learn, runtime,
+            no_pool, agent_public_key, delegation_chain, lockfiles, learn, runtime, volumes,
         )
         return cls._open(
             lambda c: c.call(c.sandboxes.create_sandbox, req).sandbox,
@@ -248,6 +253,7 @@ class Sandbox(SandboxCalls):
         lockfiles: Optional[Mapping[str, Union[str, bytes]]] = None,
         learn: bool = False,
         runtime: str = "",
+        volumes: Optional[Sequence[VolumeSpec]] = None,
         in_sandbox: str = "",
         keep: bool = False,
         stdin: Stdin = None,
@@ -270,7 +276,7 @@ class Sandbox(SandboxCalls):
         creating = not in_sandbox
         if not creating and any(
             (policy, image, labels, limits, ttl, idle_timeout, from_snapshot, no_pool, keep,
-             lockfiles, learn, runtime)
+             lockfiles, learn, runtime, volumes)
         ):
             raise errors.error(
                 "invalid_argument", "Sandbox.exec: in_sandbox excludes the create options"
@@ -286,7 +292,7 @@ class Sandbox(SandboxCalls):
             ),
             create=sandbox_request(
                 policy, image, labels, limits, "", ttl, idle_timeout, from_snapshot, no_pool,
-                "", (), lockfiles, learn, runtime,
+                "", (), lockfiles, learn, runtime, volumes,
             ) if creating else None,
             terminate_on_exit=creating and not keep,
         )
