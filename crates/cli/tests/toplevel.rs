@@ -293,12 +293,16 @@ fn status_tells_servers_apart_and_never_trusts_a_stale_running() {
         .stderr(std::process::Stdio::null());
     let mut client = c.spawn().unwrap();
     let runs = state.path().join("cleanroom/executions");
-    // A record is complete once its `server` file is written (after execution.json).
+    // A record is complete once both files are in place: the `server` file is written
+    // first, then execution.json is renamed in (retained.rs::write_record). Waiting for
+    // only one of them raced the client's kill (seen once in CI: an empty `status`).
     let b_started = || {
         std::fs::read_dir(&runs)
             .unwrap()
             .filter_map(Result::ok)
-            .filter(|e| e.path().join("server").exists())
+            .filter(|e| {
+                e.path().join("server").exists() && e.path().join("execution.json").exists()
+            })
             .map(|e| e.file_name().to_string_lossy().to_string())
             .find(|n| *n != a_run)
     };
@@ -311,7 +315,7 @@ fn status_tells_servers_apart_and_never_trusts_a_stale_running() {
     let b_run = b_started().unwrap();
     // While B lives, asking B shows what B says.
     let o = run(&b, &["status", "--last"]);
-    assert!(stdout(&o).contains(&b_run), "{}", stdout(&o));
+    assert!(stdout(&o).contains(&b_run), "{}{}", stdout(&o), stderr(&o));
     assert!(
         stdout(&o).contains("(asked the server now)"),
         "{}{}",
