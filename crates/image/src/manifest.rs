@@ -23,8 +23,34 @@ pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long a registry may stay silent in the middle of a response.
 pub(crate) const READ_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// `GET /v2/<repo>/manifests/<tag|digest>` from `reference`'s registry, bounded.
+/// How long the whole manifest fetch may take (token flow included): the read timeout
+/// bounds silence, this bounds a registry that trickles a byte at a time.
+pub(crate) const TOTAL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// `GET /v2/<repo>/manifests/<tag|digest>` from `reference`'s registry, bounded in size
+/// ([`MAX_MANIFEST`]) and in time ([`TOTAL_TIMEOUT`]).
 pub(crate) async fn fetch(
+    cfg: &RegistryConfig,
+    client: &Client,
+    reference: &Reference,
+    auth: &RegistryAuth,
+    accepted: &[&str],
+    what: &str,
+) -> Result<Vec<u8>, ImageError> {
+    tokio::time::timeout(
+        TOTAL_TIMEOUT,
+        fetch_unbounded_in_time(cfg, client, reference, auth, accepted, what),
+    )
+    .await
+    .map_err(|_| {
+        ImageError::RegistryUnavailable(format!(
+            "{what}: the registry did not finish within {} s",
+            TOTAL_TIMEOUT.as_secs()
+        ))
+    })?
+}
+
+async fn fetch_unbounded_in_time(
     cfg: &RegistryConfig,
     client: &Client,
     reference: &Reference,

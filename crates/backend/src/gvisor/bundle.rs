@@ -43,9 +43,6 @@ impl Bundle {
     pub fn procs(&self) -> PathBuf {
         self.dir.join("procs")
     }
-    pub fn stderr_log(&self) -> PathBuf {
-        self.dir.join("runsc.stderr")
-    }
 
     /// Write everything `runsc run` needs: the root skeleton (host view) or its mountpoint
     /// (image), the generated files and `config.json`. `netns` is the path runsc opens

@@ -46,8 +46,6 @@ impl GvisorBackend {
         bundle.write(spec, &self.init_exe, &ns_path)?;
         let image = spec.image.as_ref().map(|i| i.rootfs.as_path());
         let setup = NamespaceSetup::new(ns.ns.as_raw_fd(), image, &bundle.rootfs())?;
-        let stderr = std::fs::File::create(bundle.stderr_log())
-            .map_err(|e| BackendError::io("create runsc.stderr", e))?;
         let mut cmd = self.runsc.command();
         // No segmentation offload: with it, gVisor hands the tun TCP segments larger than
         // its MTU that reach the gateway garbled (measured: HTTP heads refused as
@@ -63,8 +61,12 @@ impl GvisorBackend {
         .arg("--bundle")
         .arg(dir)
         .arg(&spec.sandbox_id)
+        // runsc hands its own stdio to the container's first process, which lives as long
+        // as the sandbox and which the sandbox's processes can write to (`/proc/1/fd/2`):
+        // a host file here would grow without bound, outside every limit. So nothing is
+        // kept; a failed launch is reported by its exit status.
         .stdout(Stdio::null())
-        .stderr(Stdio::from(stderr))
+        .stderr(Stdio::null())
         .kill_on_drop(true);
         // SAFETY: the closure runs in the forked child before exec and only makes system
         // calls on data prepared before the fork (no allocation, no locks).
@@ -76,10 +78,8 @@ impl GvisorBackend {
             .map_err(|_| BackendError::LaunchFailed("runsc run timed out".into()))?
             .map_err(|e| BackendError::io("runsc run", e))?;
         if !status.success() {
-            let why = std::fs::read_to_string(bundle.stderr_log()).unwrap_or_default();
             return Err(BackendError::LaunchFailed(format!(
-                "runsc run: {}",
-                why.trim()
+                "runsc run failed ({status}); run `runsc --debug run` by hand for its reasons"
             )));
         }
         let state = self.runsc.run(&["state", &spec.sandbox_id]).await?;

@@ -51,6 +51,8 @@ pub struct Runsc {
 
 /// First runsc build date with the systrap platform (gVisor added it in 2023).
 const SYSTRAP_SINCE: u32 = 20230601;
+/// How long one runsc command (state, kill, delete, list, exec's bookkeeping) may take.
+const COMMAND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl Runsc {
     /// Find `runsc` (`bin`, else on `PATH`), read its version and pick its platform:
@@ -68,12 +70,17 @@ impl Runsc {
             Some(b) => b.to_path_buf(),
             None => find_on_path("runsc").ok_or("runsc is not installed (not on PATH)")?,
         };
-        let out = Command::new(&bin)
-            .arg("--version")
-            .stdin(Stdio::null())
-            .output()
-            .await
-            .map_err(|e| format!("{}: {e}", bin.display()))?;
+        let out = tokio::time::timeout(
+            COMMAND_TIMEOUT,
+            Command::new(&bin)
+                .arg("--version")
+                .stdin(Stdio::null())
+                .kill_on_drop(true)
+                .output(),
+        )
+        .await
+        .map_err(|_| format!("{} --version did not finish", bin.display()))?
+        .map_err(|e| format!("{}: {e}", bin.display()))?;
         if !out.status.success() {
             return Err(format!("{} --version failed", bin.display()));
         }
@@ -108,16 +115,27 @@ impl Runsc {
         cmd
     }
 
-    /// Run `runsc <args>` to completion; `Err` carries its stderr.
+    /// Run `runsc <args>` to completion; `Err` carries its stderr. A runsc that does not
+    /// finish within [`COMMAND_TIMEOUT`] is killed and the call fails: a hung runsc must not
+    /// hold a terminate, a reconcile or an exec's exit path forever.
     pub async fn run(&self, args: &[&str]) -> Result<Vec<u8>, BackendError> {
-        let out = self
-            .command()
-            .args(args)
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
-            .output()
-            .await
-            .map_err(|e| BackendError::io(format!("runsc {}", args.join(" ")), e))?;
+        let out = tokio::time::timeout(
+            COMMAND_TIMEOUT,
+            self.command()
+                .args(args)
+                .stdout(Stdio::piped())
+                .kill_on_drop(true)
+                .output(),
+        )
+        .await
+        .map_err(|_| {
+            BackendError::LaunchFailed(format!(
+                "runsc {} did not finish within {} s",
+                args.first().copied().unwrap_or_default(),
+                COMMAND_TIMEOUT.as_secs()
+            ))
+        })?
+        .map_err(|e| BackendError::io(format!("runsc {}", args.join(" ")), e))?;
         if out.status.success() {
             Ok(out.stdout)
         } else {

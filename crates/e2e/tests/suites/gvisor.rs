@@ -233,6 +233,51 @@ fn the_memory_limit_is_enforced_under_gvisor() {
     assert!(stdout(&o).contains("ALLOCATED 33554432"), "{}", stdout(&o));
 }
 
+/// The container's first process holds the stdio `runsc run` was given, and the sandbox's
+/// own processes can write to it (`/proc/1/fd/2`). Nothing of that may land on the host:
+/// it was a file in the bundle that grew by whatever the sandbox wrote, outside every limit
+/// (20 MB here, before the fix).
+#[test]
+fn what_a_sandbox_writes_to_its_first_process_stdio_never_reaches_a_host_file() {
+    if !have_runsc() {
+        return;
+    }
+    let s = Server::start();
+    let o = s.run(&["sandbox", "create", "--runtime", "gvisor"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let id = stdout(&o).trim().to_string();
+    let o = s.run(&[
+        "exec",
+        "--in",
+        &id,
+        "--",
+        "sh",
+        "-c",
+        "head -c 20000000 /dev/zero > /proc/1/fd/2; head -c 20000000 /dev/zero > /proc/1/fd/1; echo done",
+    ]);
+    assert!(stdout(&o).contains("done"), "{}{}", stdout(&o), stderr(&o));
+    let mut big = Vec::new();
+    let mut dirs = vec![s.state_dir().join("gvisor")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let Ok(m) = std::fs::symlink_metadata(e.path()) else {
+                continue;
+            };
+            if m.is_dir() {
+                dirs.push(e.path());
+            } else if m.len() > 4 << 20 {
+                big.push(format!("{} ({} bytes)", e.path().display(), m.len()));
+            }
+        }
+    }
+    assert!(
+        big.is_empty(),
+        "host files grew with the sandbox's writes: {big:?}"
+    );
+    let o = s.run(&["sandbox", "rm", &id]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
 /// No container left in the server's runsc root, and no runsc process using it.
 fn assert_no_runsc_state(s: &Server) {
     let root = s.state_dir().join("gvisor").join("runsc");

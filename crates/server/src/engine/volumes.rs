@@ -169,8 +169,9 @@ impl Engine {
                 .with("sandbox_ids", ids.join(",")));
             }
             // Forgotten under the lock: no create can resolve it from here on.
+            store.forget(&rec.id)?;
         }
-        let removed = store.remove(&rec.id).await?;
+        let removed = store.discard(rec).await?;
         Ok(VolumeView {
             record: removed,
             users: Vec::new(),

@@ -194,18 +194,31 @@ impl Volumes {
         Ok(rec)
     }
 
-    /// Forget the volume and remove its mount, loop device and image. The caller checked
-    /// (under [`Volumes::admission`]) that no live sandbox mounts it.
-    pub async fn remove(&self, id: &str) -> Result<VolumeRecord, EngineError> {
-        let rec = crate::model::sync::lock(&self.map)
+    /// Take the volume out of the map, so no create resolves it from here on. Call under
+    /// [`Volumes::admission`], after checking that no live sandbox mounts it: a create
+    /// admitted after the check but before this would otherwise bind a mountpoint that
+    /// [`Volumes::discard`] is about to unmount (a plain directory of the server's).
+    pub fn forget(&self, id: &str) -> Result<VolumeRecord, EngineError> {
+        crate::model::sync::lock(&self.map)
             .remove(id)
-            .ok_or_else(|| not_found(id))?;
-        let vdir = self.vdir(id);
+            .ok_or_else(|| not_found(id))
+    }
+
+    /// Remove a volume [`Volumes::forget`] took out: unmount it, then its files. When that
+    /// fails the volume is still there, so it is remembered again (and can be retried).
+    pub async fn discard(&self, rec: VolumeRecord) -> Result<VolumeRecord, EngineError> {
+        let vdir = self.vdir(&rec.id);
         let gone = tokio::task::spawn_blocking(move || discard(&vdir))
             .await
-            .map_err(internal)?;
-        gone.map_err(internal)?;
-        Ok(rec)
+            .map_err(internal)
+            .and_then(|r| r.map_err(internal));
+        match gone {
+            Ok(()) => Ok(rec),
+            Err(e) => {
+                crate::model::sync::lock(&self.map).insert(rec.id.clone(), rec);
+                Err(e)
+            }
+        }
     }
 
     /// Unmount every volume (server shutdown: nothing mounts them any more). The records
