@@ -48,21 +48,31 @@ impl Engine {
         }
     }
 
-    /// Live sandboxes whose policy mounts `rec` (owned by its owner), with `read_only`.
-    fn users_of(&self, rec: &VolumeRecord) -> Result<Vec<(String, bool)>, EngineError> {
+    /// Every live sandbox of `owner` with its policy's volume mounts: one pass over the
+    /// store, which the users of a volume, the busy check and the stopping wait all read.
+    fn live_mounts(&self, owner: &Owner) -> Result<Vec<LiveMounts>, EngineError> {
         let mut out = Vec::new();
         for row in self.store.list_sandboxes()? {
-            if ss::is_terminal(row.status) || row.owner != rec.owner() {
+            if ss::is_terminal(row.status) || row.owner != *owner {
                 continue;
             }
             let Ok(policy) = row.policy.get(&row.id) else {
                 continue;
             };
-            if let Some(m) = policy.volumes.iter().find(|m| m.name == rec.name) {
-                out.push((row.id.clone(), m.read_only));
+            if !policy.volumes.is_empty() {
+                out.push(LiveMounts {
+                    stopping: row.status == ss::STOPPING,
+                    mounts: policy.volumes.clone(),
+                    sandbox_id: row.id,
+                });
             }
         }
         Ok(out)
+    }
+
+    /// Live sandboxes whose policy mounts `rec` (owned by its owner), with `read_only`.
+    fn users_of(&self, rec: &VolumeRecord) -> Result<Vec<(String, bool)>, EngineError> {
+        Ok(users_in(&self.live_mounts(&rec.owner())?, &rec.name))
     }
 
     /// Wait (up to [`STOPPING_WAIT`]) while the only live sandboxes of `owner` that mount
@@ -75,19 +85,14 @@ impl Engine {
         }
         let deadline = tokio::time::Instant::now() + STOPPING_WAIT;
         loop {
-            let Ok(rows) = self.store.list_sandboxes() else {
+            let Ok(live) = self.live_mounts(owner) else {
                 return;
             };
-            let users: Vec<_> = rows
-                .into_iter()
-                .filter(|r| !ss::is_terminal(r.status) && r.owner == *owner)
-                .filter(|r| {
-                    r.policy
-                        .get(&r.id)
-                        .is_ok_and(|p| p.volumes.iter().any(|m| names.contains(&m.name.as_str())))
-                })
+            let users: Vec<_> = live
+                .iter()
+                .filter(|l| l.mounts.iter().any(|m| names.contains(&m.name.as_str())))
                 .collect();
-            let only_stopping = users.iter().all(|r| r.status == ss::STOPPING);
+            let only_stopping = users.iter().all(|l| l.stopping);
             if users.is_empty() || !only_stopping || tokio::time::Instant::now() >= deadline {
                 return;
             }
@@ -196,12 +201,13 @@ impl Engine {
             ));
         }
         let store = self.volume_store()?;
+        let live = self.live_mounts(owner)?;
         let mut binds = Vec::new();
         for m in &policy.volumes {
             let rec = store
                 .by_name(&owner.to_string(), &m.name)
                 .ok_or_else(|| not_found(&m.name))?;
-            let users = self.users_of(&rec)?;
+            let users = users_in(&live, &rec.name);
             let conflict = if m.read_only {
                 users.iter().find(|(_, ro)| !ro)
             } else {
@@ -242,4 +248,22 @@ impl Engine {
     pub(super) fn volume_admission(&self) -> Option<&std::sync::Mutex<()>> {
         self.volumes.as_ref().map(|v| &v.admission)
     }
+}
+
+/// A live sandbox's volume mounts ([`Engine::live_mounts`]).
+struct LiveMounts {
+    sandbox_id: String,
+    /// STOPPING: torn down in the background, about to let go of its mounts.
+    stopping: bool,
+    mounts: Vec<cleanroom_policy::VolumeMount>,
+}
+
+/// The sandboxes among `live` that mount the volume `name`, with `read_only`.
+fn users_in(live: &[LiveMounts], name: &str) -> Vec<(String, bool)> {
+    live.iter()
+        .filter_map(|l| {
+            let m = l.mounts.iter().find(|m| m.name == name)?;
+            Some((l.sandbox_id.clone(), m.read_only))
+        })
+        .collect()
 }
