@@ -141,6 +141,12 @@ impl crate::Backend for GvisorBackend {
                 "the gvisor runtime cannot restore filesystem snapshots".into(),
             ));
         }
+        // Not declared (`named_volumes`), so the engine refuses first; never ignore them here.
+        if !spec.volumes.is_empty() {
+            return Err(BackendError::Unavailable(
+                "the gvisor runtime cannot mount named volumes".into(),
+            ));
+        }
         let dir = self.dir_for(&spec.sandbox_id)?;
         std::fs::create_dir(&dir)
             .map_err(|e| BackendError::io(format!("create {}", dir.display()), e))?;
