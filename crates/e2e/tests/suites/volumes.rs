@@ -149,6 +149,39 @@ fn the_size_is_a_quota_enforced_inside_the_sandbox() {
     );
 }
 
+/// Sparse images are never overcommitted: volumes are created until their sizes (what
+/// they may still grow by) would exceed the disk's free space, and the next is refused
+/// with `resource_exhausted`, naming the disk.
+#[test]
+fn volumes_never_promise_more_than_the_disk_has_free() {
+    let s = Server::start();
+    let st = nix::sys::statvfs::statvfs(&s.state_dir()).expect("statvfs");
+    let free = st.blocks_available() as u64 * st.fragment_size() as u64;
+    // Each volume takes 40% of the free space (at most the 1 TiB bound): two fit, a third
+    // does not.
+    let size = (free / 5 * 2).min(1 << 40) >> 20 << 20;
+    let fits = free / size;
+    assert!(
+        fits < 64,
+        "the disk is too large for this test ({free} bytes free)"
+    );
+    let size = format!("{}MiB", size >> 20);
+    for i in 0..fits {
+        let o = s.run(&["volume", "create", &format!("v{i}"), "--size", &size]);
+        if o.status.code() != Some(0) {
+            // Something else wrote to the disk meanwhile: the refusal is the one we want.
+            assert_code(&o, "resource_exhausted");
+            return;
+        }
+    }
+    let o = s.run(&["volume", "create", "one-too-many", "--size", &size]);
+    assert_code(&o, "resource_exhausted");
+    assert!(stderr(&o).contains("disk"), "{}", stderr(&o));
+    // Removing one makes room again.
+    ok(&s.run(&["volume", "rm", "v0"]));
+    ok(&s.run(&["volume", "create", "one-too-many", "--size", &size]));
+}
+
 #[test]
 fn another_principal_can_neither_see_use_nor_remove_a_volume() {
     let s = Server::start();

@@ -6,22 +6,58 @@
 //! mount the backend makes of the mountpoint, so files written by one sandbox belong to
 //! the same user in the next.
 
+use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long one host command (mkfs, mount, umount) may take. They run under the volume
+/// create lock and in blocking threads: a wedged loop device or a hung filesystem must
+/// not hold either forever (rule 4). Past the deadline the command is killed and the
+/// operation fails (the caller cleans up as for any other failure).
+const DEADLINE: Duration = Duration::from_secs(60);
 
 fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
-    let out = cmd
+    run_within(cmd, what, DEADLINE)
+}
+
+fn run_within(cmd: &mut Command, what: &str, deadline: Duration) -> Result<(), String> {
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .output()
+        .spawn()
         .map_err(|e| format!("{what}: {e}"))?;
-    if out.status.success() {
+    // Drain stderr on its own thread (bounded), so a chatty command cannot block on a
+    // full pipe while we wait for it.
+    let stderr = child.stderr.take().map(|mut pipe| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = (&mut pipe).take(16 << 10).read_to_end(&mut buf);
+            let _ = std::io::copy(&mut pipe, &mut std::io::sink());
+            buf
+        })
+    });
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{what}: did not finish within {deadline:?}"));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => return Err(format!("{what}: {e}")),
+        }
+    };
+    let err = stderr.and_then(|t| t.join().ok()).unwrap_or_default();
+    if status.success() {
         return Ok(());
     }
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = String::from_utf8_lossy(&err);
     let err: String = err.trim().chars().take(400).collect();
-    Err(format!("{what}: {} {err}", out.status))
+    Err(format!("{what}: {status} {err}"))
 }
 
 /// Create `image` as a sparse file of `size` bytes holding an empty ext4 filesystem (no
@@ -97,10 +133,36 @@ fn unescape(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_past_its_deadline_is_killed_and_fails() {
+        let start = Instant::now();
+        let r = run_within(
+            Command::new("sleep").arg("30"),
+            "sleep",
+            Duration::from_millis(200),
+        );
+        let e = r.expect_err("a command past its deadline fails");
+        assert!(e.contains("did not finish"), "{e}");
+        assert!(start.elapsed() < Duration::from_secs(20), "it was killed");
+    }
+
+    #[test]
+    fn a_failing_command_reports_its_stderr() {
+        let e = run(
+            Command::new("sh").args(["-c", "echo nope >&2; exit 3"]),
+            "sh",
+        )
+        .expect_err("exit 3 fails");
+        assert!(e.contains("nope"), "{e}");
+        run(&mut Command::new("true"), "true").expect("true succeeds");
+    }
+
     #[test]
     fn mountinfo_escapes_are_read() {
-        assert_eq!(super::unescape(r"/a\040b"), "/a b");
-        assert_eq!(super::unescape("/plain"), "/plain");
-        assert_eq!(super::unescape(r"/x\"), r"/x\");
+        assert_eq!(unescape(r"/a\040b"), "/a b");
+        assert_eq!(unescape("/plain"), "/plain");
+        assert_eq!(unescape(r"/x\"), r"/x\");
     }
 }

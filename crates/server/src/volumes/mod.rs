@@ -171,6 +171,7 @@ impl Volumes {
             ))
             .with("limit", MAX_PER_OWNER.to_string()));
         }
+        self.check_disk(size)?;
         let rec = VolumeRecord {
             id: format!("vol_{}", uuid::Uuid::now_v7().simple()),
             name: name.to_string(),
@@ -192,6 +193,37 @@ impl Volumes {
         }
         crate::model::sync::lock(&self.map).insert(rec.id.clone(), rec.clone());
         Ok(rec)
+    }
+
+    /// Refuse a volume the disk could not hold once every volume is full: the new size
+    /// plus what the existing (sparse) volumes may still grow by must fit in the free space
+    /// of the filesystem holding the state directory. Sparse images are never overcommitted
+    /// (a sandbox filling its volume cannot take the disk from the server or other
+    /// volumes). Other writers can still use the free space; this is a reservation at
+    /// create time, not a hold.
+    fn check_disk(&self, size: u64) -> Result<(), EngineError> {
+        let Some(free) = crate::output::quota::free_bytes(&self.dir) else {
+            // Fail closed: no statvfs, no new volume.
+            return Err(EngineError::internal(format!(
+                "cannot read the free space of {}",
+                self.dir.display()
+            )));
+        };
+        let growth: u64 = self
+            .all()
+            .iter()
+            .map(|r| r.size_bytes.saturating_sub(allocated(&self.vdir(&r.id))))
+            .sum();
+        let need = size.saturating_add(growth);
+        if need > free {
+            return Err(EngineError::resource_exhausted(format!(
+                "a {size}-byte volume does not fit: the existing volumes may still grow by \
+                 {growth} bytes and the disk has {free} bytes free"
+            ))
+            .with("limit", "disk")
+            .with("free_bytes", free.to_string()));
+        }
+        Ok(())
     }
 
     /// Take the volume out of the map, so no create resolves it from here on. Call under
@@ -230,6 +262,14 @@ impl Volumes {
             }
         }
     }
+}
+
+/// Bytes a volume's image already takes on the host disk (its allocated blocks).
+fn allocated(vdir: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(vdir.join("image.ext4"))
+        .map(|m| m.blocks().saturating_mul(512))
+        .unwrap_or(0)
 }
 
 /// Record, image, mountpoint, mount — in that order, so a crash leaves something
