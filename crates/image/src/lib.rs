@@ -19,6 +19,7 @@
 mod manifest;
 pub mod pull;
 pub mod resolve;
+mod token;
 pub mod unpack;
 
 use cleanroom_vocab::reference::{split_pinned, PinError};

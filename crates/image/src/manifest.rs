@@ -58,11 +58,9 @@ async fn fetch_unbounded_in_time(
     accepted: &[&str],
     what: &str,
 ) -> Result<Vec<u8>, ImageError> {
-    // Runs the registry's token flow (a no-op for registries without one).
-    let token = client
-        .auth(reference, auth, RegistryOperation::Pull)
-        .await
-        .map_err(|e| map_err(what, e))?;
+    // The token flow ran already (bounded, crate::token); hand its result to oci-client
+    // too, so its blob requests carry it without running a flow of their own.
+    prime(client, reference, auth).await?;
     let registry = reference.resolve_registry();
     let scheme = if cfg.insecure.iter().any(|h| h == registry) {
         "http"
@@ -84,10 +82,10 @@ async fn fetch_unbounded_in_time(
         .build()
         .map_err(|e| ImageError::RegistryUnavailable(format!("{what}: transport: {e}")))?;
     let mut req = http.get(&url).header("Accept", accepted.join(", "));
-    req = match (token, auth) {
-        (Some(t), _) => req.bearer_auth(t),
-        (None, RegistryAuth::Basic(user, pass)) => req.basic_auth(user, Some(pass)),
-        (None, _) => req,
+    req = match auth {
+        RegistryAuth::Bearer(t) => req.bearer_auth(t),
+        RegistryAuth::Basic(user, pass) => req.basic_auth(user, Some(pass)),
+        RegistryAuth::Anonymous => req,
     };
     let mut resp = req
         .send()
@@ -122,6 +120,31 @@ async fn fetch_unbounded_in_time(
         body.extend_from_slice(&chunk);
     }
     Ok(body)
+}
+
+/// Give `client` the credentials for `reference`'s registry, as [`crate::token::authorize`]
+/// settled them: a bearer token is cached for the repository (no network: `oci-client`
+/// takes a `Bearer` as it is); basic credentials are stored for every request; anonymous
+/// stores nothing, so `oci-client` never runs a token flow of its own.
+pub(crate) async fn prime(
+    client: &Client,
+    reference: &Reference,
+    auth: &RegistryAuth,
+) -> Result<(), ImageError> {
+    match auth {
+        RegistryAuth::Bearer(_) => client
+            .auth(reference, auth, RegistryOperation::Pull)
+            .await
+            .map(|_| ())
+            .map_err(|e| map_err("token", e)),
+        RegistryAuth::Basic(..) => {
+            client
+                .store_auth_if_needed(reference.resolve_registry(), auth)
+                .await;
+            Ok(())
+        }
+        RegistryAuth::Anonymous => Ok(()),
+    }
 }
 
 fn too_large(what: &str) -> ImageError {

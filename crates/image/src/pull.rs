@@ -187,7 +187,7 @@ pub(crate) fn map_err(what: &str, e: OciDistributionError) -> ImageError {
 }
 
 /// Install the process-wide TLS crypto provider once (rustls panics without one).
-fn ensure_crypto_provider() {
+pub(crate) fn ensure_crypto_provider() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -232,13 +232,13 @@ pub async fn pull(
     max_bytes: u64,
 ) -> Result<Pulled, ImageError> {
     let client = client(cfg);
-    let auth = auth(cfg, &pinned.registry);
     let accepted = ACCEPTED;
     let reference = Reference::with_digest(
         pinned.registry.clone(),
         pinned.repository.clone(),
         pinned.digest.clone(),
     );
+    let auth = crate::token::authorize(cfg, &reference, auth(cfg, &pinned.registry)).await?;
     let body = manifest::fetch(cfg, &client, &reference, &auth, &accepted, "manifest").await?;
     check_digest(
         "manifest",

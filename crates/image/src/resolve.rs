@@ -95,22 +95,16 @@ pub async fn resolve(cfg: &RegistryConfig, reference: &str) -> Result<Resolved, 
         tagged.repository.clone(),
         tagged.tag.clone(),
     );
-    let body = crate::manifest::fetch(
-        cfg,
-        &client(cfg),
-        &r,
-        &auth(cfg, &tagged.registry),
-        &ACCEPTED,
-        "manifest",
-    )
-    .await
-    .map_err(|e| match e {
-        ImageError::NotInRegistry(m) => ImageError::NotInRegistry(format!(
-            "tag {:?} of {}/{} does not exist ({m})",
-            tagged.tag, tagged.registry, tagged.repository
-        )),
-        other => other,
-    })?;
+    let auth = crate::token::authorize(cfg, &r, auth(cfg, &tagged.registry)).await?;
+    let body = crate::manifest::fetch(cfg, &client(cfg), &r, &auth, &ACCEPTED, "manifest")
+        .await
+        .map_err(|e| match e {
+            ImageError::NotInRegistry(m) => ImageError::NotInRegistry(format!(
+                "tag {:?} of {}/{} does not exist ({m})",
+                tagged.tag, tagged.registry, tagged.repository
+            )),
+            other => other,
+        })?;
     check_manifest(&body)?;
     let digest = format!("sha256:{}", sha256_hex(&body));
     Ok(Resolved {

@@ -21,6 +21,8 @@ enum Answer {
     /// `Small`, but only with the bearer token `/token` hands out (the distribution token
     /// flow: `/v2/` answers 401 with a `Bearer realm=…` challenge).
     SmallBearer,
+    /// `SmallBearer`, but the token server streams `chunks` × 1 MiB instead of a token.
+    HugeToken { chunks: usize },
 }
 
 const SMALL: &[u8] = br#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"x","digest":"sha256:00","size":1},"layers":[]}"#;
@@ -48,6 +50,31 @@ async fn registry(answer: Answer) -> String {
                     }
                     let head = String::from_utf8_lossy(&head).to_string();
                     let lower = head.to_ascii_lowercase();
+                    if let Answer::HugeToken { chunks } = answer {
+                        if head.starts_with("GET /v2/ ") {
+                            let h = format!(
+                                "HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer realm=\"http://{addr}/token\",service=\"fake\"\r\ncontent-length: 0\r\n\r\n"
+                            );
+                            let _ = s.write_all(h.as_bytes()).await;
+                            continue;
+                        }
+                        if head.starts_with("GET /token") {
+                            let hdr = "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n";
+                            if s.write_all(hdr.as_bytes()).await.is_err() {
+                                return;
+                            }
+                            let mut c = format!("{:x}\r\n", 1 << 20).into_bytes();
+                            c.extend_from_slice(&vec![b'"'; 1 << 20]);
+                            c.extend_from_slice(b"\r\n");
+                            for _ in 0..chunks {
+                                if s.write_all(&c).await.is_err() {
+                                    return;
+                                }
+                            }
+                            let _ = s.write_all(b"0\r\n\r\n").await;
+                            continue;
+                        }
+                    }
                     if let Answer::SmallBearer = answer {
                         if head.starts_with("GET /v2/ ") {
                             let h = format!(
@@ -109,7 +136,10 @@ async fn registry(answer: Answer) -> String {
                             let _ = s.write_all(hdr.as_bytes()).await;
                             return;
                         }
-                        Answer::Small | Answer::SmallBasic | Answer::SmallBearer => {
+                        Answer::Small
+                        | Answer::SmallBasic
+                        | Answer::SmallBearer
+                        | Answer::HugeToken { .. } => {
                             let body = SMALL;
                             let hdr = format!(
                                 "HTTP/1.1 200 OK\r\n{ct}content-length: {}\r\n\r\n",
@@ -184,4 +214,16 @@ async fn credentials_reach_the_manifest_by_basic_auth_or_the_token_flow() {
     resolve(&insecure(&addr), &format!("{addr}/app:v1"))
         .await
         .unwrap();
+}
+
+#[tokio::test]
+async fn a_token_server_that_streams_past_the_bound_is_cut_off() {
+    // 64 MiB from the realm the challenge names: read whole by oci-client's own flow, it
+    // would all be held in memory.
+    let addr = registry(Answer::HugeToken { chunks: 64 }).await;
+    let e = resolve(&insecure(&addr), &format!("{addr}/app:v1"))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, ImageError::TooLarge(_)), "{e:?}");
+    assert!(e.to_string().contains("token"), "{e}");
 }
