@@ -160,6 +160,7 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
                 limits: limits_msg(&limits)?.into(),
                 ttl_seconds: lifetime.ttl.unwrap_or(0),
                 idle_timeout_seconds: lifetime.idle_timeout.unwrap_or(0),
+                suspend_after_seconds: lifetime.suspend_after.unwrap_or(0),
                 from_snapshot: from.unwrap_or_default(),
                 agent_public_key,
                 delegation_chain,

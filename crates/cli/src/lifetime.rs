@@ -1,4 +1,4 @@
-//! Sandbox lifetimes and usage in the CLI: `sandbox create --ttl/--idle-timeout`,
+//! Sandbox lifetimes and usage in the CLI: `sandbox create --ttl/--idle-timeout/--suspend-after`,
 //! `sandbox timeout sbx_… --ttl N` (extend for a long job), and the lifetime and usage
 //! lines of `sandbox inspect`.
 
@@ -18,6 +18,11 @@ pub struct LifetimeArgs {
     /// [default: the policy's, else `serve --sandbox-idle-timeout`]
     #[arg(long, value_name = "SECONDS")]
     pub idle_timeout: Option<u64>,
+    /// Suspend (freeze, memory kept) instead of terminate after this many idle seconds;
+    /// the next exec or file call resumes it [default: the policy's
+    /// sandbox.lifetime.suspend_after_seconds, else never]
+    #[arg(long, value_name = "SECONDS")]
+    pub suspend_after: Option<u64>,
 }
 
 /// `cleanroom sandbox timeout`.
@@ -92,6 +97,15 @@ pub fn detail(s: &Sandbox) -> String {
             "last_activity_at:    {}\n",
             render::time(&s.last_activity_at)
         );
+    }
+    if s.suspend_after_seconds > 0 {
+        out += &format!(
+            "suspend_after:       {}\n",
+            seconds(s.suspend_after_seconds)
+        );
+    }
+    if s.suspended_at.is_set() {
+        out += &format!("suspended_at:        {}\n", render::time(&s.suspended_at));
     }
     if !s.stop_reason.is_empty() {
         out += &format!("stop_reason:         {}\n", s.stop_reason);

@@ -368,6 +368,7 @@ pub fn compile(yaml: &str) -> Result<CompiledPolicy, PolicyError> {
     for (name, value) in [
         ("ttl_seconds", lifetime.ttl_seconds),
         ("idle_timeout_seconds", lifetime.idle_timeout_seconds),
+        ("suspend_after_seconds", lifetime.suspend_after_seconds),
     ] {
         let (min, max) = LIFETIME_BOUNDS;
         if let Some(v) = value.filter(|v| *v < min || *v > max) {

@@ -86,12 +86,19 @@ pub struct Lifetime {
     /// which it is terminated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout_seconds: Option<u64>,
+    /// Seconds without activity after which the sandbox is suspended (frozen, its
+    /// memory kept) instead of terminated; any use of it (an exec, a console, the
+    /// files API) resumes it first (docs/api.md "Suspend on idle").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspend_after_seconds: Option<u64>,
 }
 
 impl Lifetime {
-    /// Neither field set (kept out of the canonical encoding: old policy hashes stand).
+    /// No field set (kept out of the canonical encoding: old policy hashes stand).
     pub fn is_empty(&self) -> bool {
-        self.ttl_seconds.is_none() && self.idle_timeout_seconds.is_none()
+        self.ttl_seconds.is_none()
+            && self.idle_timeout_seconds.is_none()
+            && self.suspend_after_seconds.is_none()
     }
 }
 
@@ -307,6 +314,9 @@ impl CompiledPolicy {
         }
         if self.image_ref.is_some() {
             caps.push(Capability::OciImages);
+        }
+        if self.lifetime.suspend_after_seconds.is_some() {
+            caps.push(Capability::PauseResume);
         }
         let mut keys = Capability::keys(&caps);
         keys.sort_unstable();

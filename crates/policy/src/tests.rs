@@ -193,6 +193,9 @@ fn lifetime_section() {
     assert_eq!(p.lifetime.ttl_seconds, Some(3600));
     assert_eq!(p.lifetime.idle_timeout_seconds, Some(300));
     assert_ne!(p.policy_hash(), CompiledPolicy::builtin().policy_hash());
+    let s = compile("version: 1\nsandbox:\n  lifetime:\n    suspend_after_seconds: 60\n").unwrap();
+    assert_eq!(s.lifetime.suspend_after_seconds, Some(60));
+    assert_ne!(s.policy_hash(), CompiledPolicy::builtin().policy_hash());
     // An empty section keeps the built-in hash.
     assert_eq!(
         compile("version: 1\nsandbox:\n  lifetime: {}\n")
@@ -205,6 +208,7 @@ fn lifetime_section() {
         "version: 1\nsandbox:\n  lifetime:\n    idle_timeout_seconds: 99999999999\n",
         "version: 1\nsandbox:\n  lifetime:\n    ttl_seconds: -1\n",
         "version: 1\nsandbox:\n  lifetime:\n    ttl: 5\n",
+        "version: 1\nsandbox:\n  lifetime:\n    suspend_after_seconds: 0\n",
     ] {
         let err = compile(bad).unwrap_err();
         assert_eq!(err.code(), "policy_invalid", "{bad}: {err}");

@@ -162,3 +162,16 @@ async def test_async_lifetime_and_usage(host):
         assert (life.ttl_seconds, life.idle_timeout_seconds) == (1200, 300)
         u = await sbx.usage()
         assert u is not None and u.pids >= 1
+
+
+def test_suspend_after_at_create_and_resume_on_use(host):
+    with Sandbox.create(host=host, suspend_after=1) as sbx:
+        assert sbx.lifetime().suspend_after_seconds == 1
+        sbx.run("sh", "-c", "echo 7 > /tmp/kept")
+        deadline = time.monotonic() + WAIT
+        while sbx.lifetime().suspended_at is None:
+            assert time.monotonic() < deadline, f"{sbx.id} was not suspended"
+            time.sleep(0.2)
+        # The next command resumes it, with its files as they were.
+        assert sbx.run("cat", "/tmp/kept").stdout == "7\n"
+        assert sbx.lifetime().suspended_at is None

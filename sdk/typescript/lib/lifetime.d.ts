@@ -10,6 +10,10 @@ export interface Lifetime {
     lastActivityAt?: Date;
     /** Why a stopped sandbox stopped (`ttl_expired`, `idle_timeout`, `terminated`…); empty while live. */
     stopReason: string;
+    /** Seconds idle after which the sandbox is suspended (0: never). */
+    suspendAfterSeconds: number;
+    /** When it was suspended for being idle (undefined: it is not suspended). */
+    suspendedAt?: Date;
 }
 /** One writable filesystem of the sandbox, by its path inside the sandbox. */
 export interface FilesystemUsage {

@@ -40,6 +40,8 @@ export function lifetimeOf(s) {
         idleTimeoutSeconds: Number(s.idleTimeoutSeconds),
         lastActivityAt: s.lastActivityAt ? timestampDate(s.lastActivityAt) : undefined,
         stopReason: s.stopReason,
+        suspendAfterSeconds: Number(s.suspendAfterSeconds),
+        suspendedAt: s.suspendedAt ? timestampDate(s.suspendedAt) : undefined,
     };
 }
 /** Undefined when the server reports no usage (a sandbox that is not live). */

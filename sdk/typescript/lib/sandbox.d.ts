@@ -42,6 +42,11 @@ export interface CreateOptions extends ClientOptions {
     ttl?: number;
     /** Seconds without activity after which the sandbox ends. */
     idleTimeout?: number;
+    /**
+     * Seconds without activity after which the sandbox is suspended (frozen, memory kept)
+     * instead; its next command or file call resumes it (default: the policy's, else never).
+     */
+    suspendAfter?: number;
     /** Restore from this snapshot (`snap_…`): a fork with its policy, image and limits. */
     fromSnapshot?: string;
     /** Never take a READY sandbox from a matching warm pool. */

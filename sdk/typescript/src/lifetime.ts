@@ -20,6 +20,10 @@ export interface Lifetime {
   lastActivityAt?: Date;
   /** Why a stopped sandbox stopped (`ttl_expired`, `idle_timeout`, `terminated`…); empty while live. */
   stopReason: string;
+  /** Seconds idle after which the sandbox is suspended (0: never). */
+  suspendAfterSeconds: number;
+  /** When it was suspended for being idle (undefined: it is not suspended). */
+  suspendedAt?: Date;
 }
 
 /** One writable filesystem of the sandbox, by its path inside the sandbox. */
@@ -86,6 +90,8 @@ export function lifetimeOf(s: SandboxMessage): Lifetime {
     idleTimeoutSeconds: Number(s.idleTimeoutSeconds),
     lastActivityAt: s.lastActivityAt ? timestampDate(s.lastActivityAt) : undefined,
     stopReason: s.stopReason,
+    suspendAfterSeconds: Number(s.suspendAfterSeconds),
+    suspendedAt: s.suspendedAt ? timestampDate(s.suspendedAt) : undefined,
   };
 }
 

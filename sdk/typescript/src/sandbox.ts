@@ -54,6 +54,11 @@ export interface CreateOptions extends ClientOptions {
   ttl?: number;
   /** Seconds without activity after which the sandbox ends. */
   idleTimeout?: number;
+  /**
+   * Seconds without activity after which the sandbox is suspended (frozen, memory kept)
+   * instead; its next command or file call resumes it (default: the policy's, else never).
+   */
+  suspendAfter?: number;
   /** Restore from this snapshot (`snap_…`): a fork with its policy, image and limits. */
   fromSnapshot?: string;
   /** Never take a READY sandbox from a matching warm pool. */
@@ -88,6 +93,7 @@ const CREATE_KEYS = [
   "idempotencyKey",
   "ttl",
   "idleTimeout",
+  "suspendAfter",
   "fromSnapshot",
   "noPool",
   "runtime",
@@ -120,6 +126,7 @@ function createRequest(opts: CreateOptions) {
     limits: limitFields(opts.limits, "Sandbox.create"),
     ttlSeconds: seconds(opts.ttl, "ttl"),
     idleTimeoutSeconds: seconds(opts.idleTimeout, "idleTimeout"),
+    suspendAfterSeconds: seconds(opts.suspendAfter, "suspendAfter"),
     fromSnapshot: opts.fromSnapshot ?? "",
     noPool: opts.noPool ?? false,
     runtime: opts.runtime ?? "",

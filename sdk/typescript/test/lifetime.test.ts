@@ -124,3 +124,20 @@ test("usage moves with CPU, memory, disk, processes and network", async () => {
     await sbx[Symbol.asyncDispose]();
   }
 });
+
+test("suspendAfter suspends an idle sandbox and its next command resumes it", async () => {
+  const sbx = await Sandbox.create({ host: host(), suspendAfter: 1 });
+  try {
+    assert.equal((await sbx.lifetime()).suspendAfterSeconds, 1);
+    await sbx.run(["sh", "-c", "echo 7 > /tmp/kept"]);
+    const deadline = Date.now() + WAIT_MS;
+    while ((await sbx.lifetime()).suspendedAt === undefined) {
+      assert.ok(Date.now() < deadline, `${sbx.id} was not suspended`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.equal((await sbx.run(["cat", "/tmp/kept"])).stdout, "7\n");
+    assert.equal((await sbx.lifetime()).suspendedAt, undefined);
+  } finally {
+    await sbx[Symbol.asyncDispose]();
+  }
+});

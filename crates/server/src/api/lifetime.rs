@@ -25,6 +25,8 @@ impl Api {
                 m.idle_timeout_seconds = l.idle_timeout_seconds;
                 m.last_activity_at = ts(last);
                 m.stop_reason = l.stop_reason;
+                m.suspend_after_seconds = l.suspend_after_seconds;
+                m.suspended_at = ts(l.suspended_at);
             }
             Err(e) => tracing::warn!(sandbox_id = %r.id, error = %e, "lifetime unavailable"),
         }

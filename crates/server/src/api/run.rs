@@ -76,6 +76,7 @@ pub(crate) fn create_spec(req: &CreateSandboxRequest) -> Result<CreateSpec, Engi
         delegation_chain: req.delegation_chain.clone(),
         ttl_seconds: req.ttl_seconds,
         idle_timeout_seconds: req.idle_timeout_seconds,
+        suspend_after_seconds: req.suspend_after_seconds,
         labels: req
             .labels
             .iter()

@@ -51,6 +51,8 @@ pub struct CreateSpec {
     /// Lifetime clocks (0: the policy's, else the server's default).
     pub ttl_seconds: u64,
     pub idle_timeout_seconds: u64,
+    /// Suspend (not terminate) after this many idle seconds (0: the policy's, else never).
+    pub suspend_after_seconds: u64,
     pub labels: BTreeMap<String, String>,
     /// Named volumes to mount besides the policy's `sandbox.volumes` (merged into the
     /// policy before it is compiled: its hash covers them). Never served from a pool.
@@ -65,6 +67,7 @@ impl CreateSpec {
     fn check(&self) -> Result<(), EngineError> {
         super::lifetimes::check_seconds("ttl_seconds", self.ttl_seconds)?;
         super::lifetimes::check_seconds("idle_timeout_seconds", self.idle_timeout_seconds)?;
+        super::lifetimes::check_seconds("suspend_after_seconds", self.suspend_after_seconds)?;
         crate::store::labels::check(self.labels.iter())
             .map_err(|m| EngineError::invalid(m).with("field", "labels"))?;
         if !self.volumes.is_empty() {
@@ -198,7 +201,14 @@ impl Engine {
         if !spec.labels.is_empty() {
             self.store.set_sandbox_labels(&row.id, &spec.labels)?;
         }
-        self.init_lifetime(row, spec.ttl_seconds, spec.idle_timeout_seconds)
+        self.init_lifetime(
+            row,
+            super::lifetimes::Clocks {
+                ttl_seconds: spec.ttl_seconds,
+                idle_timeout_seconds: spec.idle_timeout_seconds,
+                suspend_after_seconds: spec.suspend_after_seconds,
+            },
+        )
     }
 
     /// Commit a pending claim made without a command, and start its clocks. Once the claim
@@ -253,7 +263,7 @@ impl Engine {
         caps: SandboxCaps,
     ) -> Result<super::pools::claim::Claimed, EngineError> {
         let c = self.claim_sandbox(who, pool_id, binding, caps)?;
-        if let Err(e) = self.init_lifetime(&c.sandbox, 0, 0) {
+        if let Err(e) = self.init_lifetime(&c.sandbox, Default::default()) {
             let _ = self.terminate_sandbox_in_background(&c.sandbox.id);
             return Err(e);
         }

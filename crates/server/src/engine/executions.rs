@@ -58,6 +58,15 @@ impl Engine {
         req: ExecRequest,
         claim: Option<PendingClaim>,
     ) -> Result<ExecutionRow, EngineError> {
+        // A sandbox suspended on idle is resumed by its next exec (a console is one).
+        let woken;
+        let sandbox =
+            if sandbox.status == ss::PAUSED && self.wake_if_suspended(&sandbox.id, "exec").await? {
+                woken = self.get_sandbox(&sandbox.id)?;
+                &woken
+            } else {
+                sandbox
+            };
         if sandbox.status != ss::READY {
             return Err(super::pause::not_ready(sandbox));
         }

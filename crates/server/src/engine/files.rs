@@ -15,6 +15,7 @@ impl Engine {
         op: FileOp,
         fds: Vec<OwnedFd>,
     ) -> Result<FileReply, EngineError> {
+        self.wake_if_suspended(sandbox_id, "files").await?;
         self.ready_for_files(sandbox_id)?;
         Ok(self.backend.file_op(sandbox_id, op, fds).await?)
     }
@@ -25,6 +26,7 @@ impl Engine {
         sandbox_id: &str,
         path: &str,
     ) -> Result<std::fs::File, EngineError> {
+        self.wake_if_suspended(sandbox_id, "files").await?;
         self.ready_for_files(sandbox_id)?;
         Ok(self
             .backend

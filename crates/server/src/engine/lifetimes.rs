@@ -59,14 +59,28 @@ pub fn check_seconds(field: &str, v: u64) -> Result<(), EngineError> {
     Ok(())
 }
 
+/// A new sandbox's clocks as requested (0: the policy's, else the server's default; a
+/// suspend-after has no server default).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Clocks {
+    pub ttl_seconds: u64,
+    pub idle_timeout_seconds: u64,
+    pub suspend_after_seconds: u64,
+}
+
 fn micros(secs: u64) -> i64 {
     i64::try_from(secs).unwrap_or(i64::MAX / 2_000_000) * 1_000_000
 }
 
 impl Engine {
-    /// Fix a new sandbox's lifetime: `ttl`/`idle` from the request (0: the policy's, then
-    /// the server default). The TTL counts from now (the sandbox just became READY).
-    pub fn init_lifetime(&self, row: &SandboxRow, ttl: u64, idle: u64) -> Result<(), EngineError> {
+    /// Fix a new sandbox's lifetime: the request's clocks (0: the policy's, then the
+    /// server default). The TTL counts from now (the sandbox just became READY).
+    pub fn init_lifetime(&self, row: &SandboxRow, req: Clocks) -> Result<(), EngineError> {
+        let Clocks {
+            ttl_seconds: ttl,
+            idle_timeout_seconds: idle,
+            suspend_after_seconds: suspend,
+        } = req;
         let policy = self.compiled_policy(row)?;
         let defaults = *lock(&self.lifetime_defaults);
         let pick = |req: u64, pol: Option<u64>, def: u64| {
@@ -82,9 +96,30 @@ impl Engine {
             policy.lifetime.idle_timeout_seconds,
             defaults.idle_timeout_seconds,
         );
+        let suspend = pick(suspend, policy.lifetime.suspend_after_seconds, 0);
+        if suspend > 0 {
+            // Suspending is pausing: a runtime that cannot pause cannot suspend (the
+            // caller takes the sandbox down: fail closed, never "never suspends").
+            let runtime = self.backend.runtime_of_sandbox(&row.id);
+            let caps = self
+                .backend
+                .capabilities_of(runtime)
+                .map_err(EngineError::from)?;
+            if !caps.contains(&cleanroom_vocab::Capability::PauseResume) {
+                return Err(EngineError::new(
+                    cleanroom_vocab::ErrorCode::BackendCapabilityMismatch,
+                    format!(
+                        "runtime {} cannot pause, so it cannot suspend on idle",
+                        runtime.as_str()
+                    ),
+                )
+                .with("missing", cleanroom_vocab::Capability::PauseResume.as_str())
+                .with("backend", runtime.as_str()));
+            }
+        }
         let now = now_micros();
         self.activity.touch_at(&row.id, now);
-        if ttl == 0 && idle == 0 {
+        if ttl == 0 && idle == 0 && suspend == 0 {
             return Ok(());
         }
         self.store.set_lifetime(
@@ -94,6 +129,8 @@ impl Engine {
                 idle_timeout_seconds: idle,
                 expires_at: if ttl > 0 { now + micros(ttl) } else { 0 },
                 stop_reason: String::new(),
+                suspend_after_seconds: suspend,
+                suspended_at: 0,
             },
         )?;
         Ok(())
@@ -173,6 +210,15 @@ impl Engine {
     }
 
     /// [`Engine::idle_for`] from the sandbox's id and creation time alone.
+    pub(super) fn idle_since_created(
+        &self,
+        id: &str,
+        created_at: i64,
+        now: i64,
+    ) -> Option<Duration> {
+        self.idle_since(id, created_at, now)
+    }
+
     fn idle_since(&self, id: &str, created_at: i64, now: i64) -> Option<Duration> {
         if !self.live_in(id).is_empty() {
             return None;
@@ -233,6 +279,7 @@ impl Engine {
             }
         };
         let now = now_micros();
+        self.suspend_due(&checks, now).await;
         let due: Vec<_> = checks
             .iter()
             .filter_map(|c| {

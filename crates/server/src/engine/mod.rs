@@ -45,6 +45,7 @@ mod settled_tests;
 pub mod snapshots;
 mod store_errors;
 pub mod supervisor;
+pub mod suspend;
 pub mod teardown;
 #[cfg(test)]
 mod teardown_tests;

@@ -48,7 +48,11 @@ impl Engine {
         let _guard = freeze_guard(id).await;
         let row = self.get_sandbox(id)?;
         match row.status {
-            ss::PAUSED => return Ok(row),
+            ss::PAUSED => {
+                // Suspended on idle, it is the user's pause from now on.
+                self.forget_suspension(id);
+                return Ok(row);
+            }
             ss::READY => {}
             _ => return Err(not_ready(&row)),
         }
@@ -84,6 +88,7 @@ impl Engine {
             let now = self.get_sandbox(id)?;
             return Err(not_ready(&now));
         }
+        self.forget_suspension(id);
         self.activity.touch(id);
         self.events.sandbox_status(id, ss::READY, "resumed");
         self.get_sandbox(id)

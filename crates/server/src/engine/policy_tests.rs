@@ -35,7 +35,7 @@ async fn a_sandbox_whose_stored_policy_does_not_decode_runs_nothing() {
         );
     };
     refused(engine.create_execution(req()).await.unwrap_err());
-    refused(engine.init_lifetime(&row, 0, 0).unwrap_err());
+    refused(engine.init_lifetime(&row, Default::default()).unwrap_err());
     refused(engine.compiled_policy(&row).unwrap_err());
     refused(crate::engine::bootstrap::plan_stored(&row.id, &row.policy).unwrap_err());
     // It can still be seen and torn down.

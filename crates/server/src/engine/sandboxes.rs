@@ -418,6 +418,7 @@ impl Engine {
         path: &str,
         max_bytes: u64,
     ) -> Result<cleanroom_backend::FileContent, EngineError> {
+        self.wake_if_suspended(sandbox_id, "files").await?;
         let sbx = self.get_sandbox(sandbox_id)?;
         if sbx.status != ss::READY {
             return Err(super::pause::not_ready(&sbx));

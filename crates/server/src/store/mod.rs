@@ -312,7 +312,7 @@ impl Store {
         conn.busy_handler(Some(checkpoint::wait_briefly))?;
         conn.set_prepared_statement_cache_capacity(64);
         conn.execute_batch(SCHEMA)?;
-        conn.execute_batch(lifetimes::SCHEMA)?;
+        lifetimes::init(&conn)?;
         event_seq::init(&conn)?;
         snapshots::init(&conn)?;
         for (table, col, default) in ADDED_COLUMNS {

@@ -40,13 +40,17 @@ def _time(m, name: str) -> Optional[_dt.datetime]:
 class Lifetime:
     """When a sandbox expires. ``ttl_seconds``/``idle_timeout_seconds`` are 0 when unset;
     ``expires_at`` is when the TTL ends (``None``: no TTL); ``stop_reason`` says why a
-    stopped sandbox stopped (``ttl_expired``, ``idle_timeout``, ``terminated``…)."""
+    stopped sandbox stopped (``ttl_expired``, ``idle_timeout``, ``terminated``…);
+    ``suspend_after_seconds`` (0: never) and ``suspended_at`` (``None``: not suspended)
+    describe suspend on idle."""
 
     ttl_seconds: int
     expires_at: Optional[_dt.datetime]
     idle_timeout_seconds: int
     last_activity_at: Optional[_dt.datetime]
     stop_reason: str
+    suspend_after_seconds: int = 0
+    suspended_at: Optional[_dt.datetime] = None
 
     @staticmethod
     def from_proto(s: "pb.Sandbox") -> "Lifetime":
@@ -56,6 +60,8 @@ class Lifetime:
             idle_timeout_seconds=s.idle_timeout_seconds,
             last_activity_at=_time(s, "last_activity_at"),
             stop_reason=s.stop_reason,
+            suspend_after_seconds=s.suspend_after_seconds,
+            suspended_at=_time(s, "suspended_at"),
         )
 
 

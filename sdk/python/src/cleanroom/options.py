@@ -179,6 +179,7 @@ def sandbox_request(
     learn: bool = False,
     runtime: str = "",
     volumes: Optional[Iterable[VolumeSpec]] = None,
+    suspend_after=None,
 ) -> "pb.CreateSandboxRequest":
     """The ``CreateSandboxRequest`` of ``Sandbox.create``'s options (also ``Sandbox.exec``'s)."""
     from .lifetime import seconds
@@ -191,6 +192,7 @@ def sandbox_request(
         limits=limits_message(limits),
         ttl_seconds=seconds(ttl, "ttl"),
         idle_timeout_seconds=seconds(idle_timeout, "idle_timeout"),
+        suspend_after_seconds=seconds(suspend_after, "suspend_after"),
         from_snapshot=from_snapshot,
         no_pool=no_pool,
         agent_public_key=agent_public_key,

@@ -158,6 +158,7 @@ class Sandbox(SandboxCalls):
         idempotency_key: str = "",
         ttl: Optional[Seconds] = None,
         idle_timeout: Optional[Seconds] = None,
+        suspend_after: Optional[Seconds] = None,
         from_snapshot: str = "",
         no_pool: bool = False,
         agent_public_key: str = "",
@@ -179,7 +180,9 @@ class Sandbox(SandboxCalls):
         or a dict (``memory_mib``/``memory_bytes``, ``cpus``/``cpu_millis``, ``pids``,
         ``disk_mib``/``disk_bytes``, ``output_mib``/``output_bytes``); ``ttl``/
         ``idle_timeout`` (seconds or timedelta) end the sandbox that long after creation /
-        without activity (default: the policy's, else the server's). ``from_snapshot``
+        without activity (default: the policy's, else the server's); ``suspend_after``
+        freezes it (memory kept) after that long idle instead, and its next exec or file
+        call resumes it (default: the policy's, else never; docs/api.md "Suspend on idle"). ``from_snapshot``
         restores (forks) a snapshot: its policy, image and limits are used (give no
         ``policy``/``image``). ``no_pool`` never takes a ready sandbox from a matching warm
         pool. ``agent_public_key``/``delegation_chain`` bind an agent identity into the
@@ -198,6 +201,7 @@ class Sandbox(SandboxCalls):
         req = sandbox_request(
             policy, image, labels, limits, idempotency_key, ttl, idle_timeout, from_snapshot,
             no_pool, agent_public_key, delegation_chain, lockfiles, learn, runtime, volumes,
+            suspend_after=suspend_after,
         )
         return cls._open(
             lambda c: c.call(c.sandboxes.create_sandbox, req).sandbox,

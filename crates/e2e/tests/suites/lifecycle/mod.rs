@@ -4,4 +4,5 @@
 mod labels;
 mod lifetimes;
 mod store_faults;
+mod suspend;
 mod usage;

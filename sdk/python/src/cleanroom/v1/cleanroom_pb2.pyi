@@ -86,7 +86,7 @@ class ErrorDetail(_message.Message):
     def __init__(self, code: _Optional[str] = ..., message: _Optional[str] = ..., details: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class Sandbox(_message.Message):
-    __slots__ = ("sandbox_id", "status", "backend", "policy_hash", "created_at", "updated_at", "last_execution_id", "active_execution_id", "message", "image_ref", "image_digest", "backend_info", "labels", "egress_approved", "egress_refused", "egress_asks", "expires_at", "ttl_seconds", "idle_timeout_seconds", "last_activity_at", "stop_reason", "usage", "agent_public_key", "delegation_chain", "pool_id", "volumes")
+    __slots__ = ("sandbox_id", "status", "backend", "policy_hash", "created_at", "updated_at", "last_execution_id", "active_execution_id", "message", "image_ref", "image_digest", "backend_info", "labels", "egress_approved", "egress_refused", "egress_asks", "expires_at", "ttl_seconds", "idle_timeout_seconds", "last_activity_at", "stop_reason", "suspend_after_seconds", "suspended_at", "usage", "agent_public_key", "delegation_chain", "pool_id", "volumes")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -115,6 +115,8 @@ class Sandbox(_message.Message):
     IDLE_TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
     LAST_ACTIVITY_AT_FIELD_NUMBER: _ClassVar[int]
     STOP_REASON_FIELD_NUMBER: _ClassVar[int]
+    SUSPEND_AFTER_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    SUSPENDED_AT_FIELD_NUMBER: _ClassVar[int]
     USAGE_FIELD_NUMBER: _ClassVar[int]
     AGENT_PUBLIC_KEY_FIELD_NUMBER: _ClassVar[int]
     DELEGATION_CHAIN_FIELD_NUMBER: _ClassVar[int]
@@ -141,12 +143,14 @@ class Sandbox(_message.Message):
     idle_timeout_seconds: int
     last_activity_at: _timestamp_pb2.Timestamp
     stop_reason: str
+    suspend_after_seconds: int
+    suspended_at: _timestamp_pb2.Timestamp
     usage: _usage_pb2.SandboxUsage
     agent_public_key: str
     delegation_chain: _containers.RepeatedScalarFieldContainer[str]
     pool_id: str
     volumes: _containers.RepeatedCompositeFieldContainer[VolumeMount]
-    def __init__(self, sandbox_id: _Optional[str] = ..., status: _Optional[_Union[SandboxStatus, str]] = ..., backend: _Optional[str] = ..., policy_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_execution_id: _Optional[str] = ..., active_execution_id: _Optional[str] = ..., message: _Optional[str] = ..., image_ref: _Optional[str] = ..., image_digest: _Optional[str] = ..., backend_info: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., egress_approved: _Optional[_Iterable[str]] = ..., egress_refused: _Optional[_Iterable[str]] = ..., egress_asks: _Optional[bool] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl_seconds: _Optional[int] = ..., idle_timeout_seconds: _Optional[int] = ..., last_activity_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., stop_reason: _Optional[str] = ..., usage: _Optional[_Union[_usage_pb2.SandboxUsage, _Mapping]] = ..., agent_public_key: _Optional[str] = ..., delegation_chain: _Optional[_Iterable[str]] = ..., pool_id: _Optional[str] = ..., volumes: _Optional[_Iterable[_Union[VolumeMount, _Mapping]]] = ...) -> None: ...
+    def __init__(self, sandbox_id: _Optional[str] = ..., status: _Optional[_Union[SandboxStatus, str]] = ..., backend: _Optional[str] = ..., policy_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_execution_id: _Optional[str] = ..., active_execution_id: _Optional[str] = ..., message: _Optional[str] = ..., image_ref: _Optional[str] = ..., image_digest: _Optional[str] = ..., backend_info: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., egress_approved: _Optional[_Iterable[str]] = ..., egress_refused: _Optional[_Iterable[str]] = ..., egress_asks: _Optional[bool] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl_seconds: _Optional[int] = ..., idle_timeout_seconds: _Optional[int] = ..., last_activity_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., stop_reason: _Optional[str] = ..., suspend_after_seconds: _Optional[int] = ..., suspended_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., usage: _Optional[_Union[_usage_pb2.SandboxUsage, _Mapping]] = ..., agent_public_key: _Optional[str] = ..., delegation_chain: _Optional[_Iterable[str]] = ..., pool_id: _Optional[str] = ..., volumes: _Optional[_Iterable[_Union[VolumeMount, _Mapping]]] = ...) -> None: ...
 
 class Execution(_message.Message):
     __slots__ = ("execution_id", "sandbox_id", "status", "command", "exit_code", "started_at", "finished_at", "tty", "kind", "message", "cwd", "created_at", "trace_id")
@@ -179,7 +183,7 @@ class Execution(_message.Message):
     def __init__(self, execution_id: _Optional[str] = ..., sandbox_id: _Optional[str] = ..., status: _Optional[_Union[ExecutionStatus, str]] = ..., command: _Optional[_Iterable[str]] = ..., exit_code: _Optional[int] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., tty: _Optional[bool] = ..., kind: _Optional[_Union[ExecutionKind, str]] = ..., message: _Optional[str] = ..., cwd: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., trace_id: _Optional[str] = ...) -> None: ...
 
 class CreateSandboxRequest(_message.Message):
-    __slots__ = ("policy_yaml", "image_ref", "idempotency_key", "labels", "limits", "learn", "lockfiles", "ttl_seconds", "idle_timeout_seconds", "from_snapshot", "agent_public_key", "delegation_chain", "no_pool", "runtime", "volumes")
+    __slots__ = ("policy_yaml", "image_ref", "idempotency_key", "labels", "limits", "learn", "lockfiles", "ttl_seconds", "idle_timeout_seconds", "suspend_after_seconds", "from_snapshot", "agent_public_key", "delegation_chain", "no_pool", "runtime", "volumes")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -203,6 +207,7 @@ class CreateSandboxRequest(_message.Message):
     LOCKFILES_FIELD_NUMBER: _ClassVar[int]
     TTL_SECONDS_FIELD_NUMBER: _ClassVar[int]
     IDLE_TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    SUSPEND_AFTER_SECONDS_FIELD_NUMBER: _ClassVar[int]
     FROM_SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     AGENT_PUBLIC_KEY_FIELD_NUMBER: _ClassVar[int]
     DELEGATION_CHAIN_FIELD_NUMBER: _ClassVar[int]
@@ -218,13 +223,14 @@ class CreateSandboxRequest(_message.Message):
     lockfiles: _containers.ScalarMap[str, bytes]
     ttl_seconds: int
     idle_timeout_seconds: int
+    suspend_after_seconds: int
     from_snapshot: str
     agent_public_key: str
     delegation_chain: _containers.RepeatedScalarFieldContainer[str]
     no_pool: bool
     runtime: str
     volumes: _containers.RepeatedCompositeFieldContainer[VolumeMount]
-    def __init__(self, policy_yaml: _Optional[str] = ..., image_ref: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., limits: _Optional[_Union[ResourceLimits, _Mapping]] = ..., learn: _Optional[bool] = ..., lockfiles: _Optional[_Mapping[str, bytes]] = ..., ttl_seconds: _Optional[int] = ..., idle_timeout_seconds: _Optional[int] = ..., from_snapshot: _Optional[str] = ..., agent_public_key: _Optional[str] = ..., delegation_chain: _Optional[_Iterable[str]] = ..., no_pool: _Optional[bool] = ..., runtime: _Optional[str] = ..., volumes: _Optional[_Iterable[_Union[VolumeMount, _Mapping]]] = ...) -> None: ...
+    def __init__(self, policy_yaml: _Optional[str] = ..., image_ref: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., limits: _Optional[_Union[ResourceLimits, _Mapping]] = ..., learn: _Optional[bool] = ..., lockfiles: _Optional[_Mapping[str, bytes]] = ..., ttl_seconds: _Optional[int] = ..., idle_timeout_seconds: _Optional[int] = ..., suspend_after_seconds: _Optional[int] = ..., from_snapshot: _Optional[str] = ..., agent_public_key: _Optional[str] = ..., delegation_chain: _Optional[_Iterable[str]] = ..., no_pool: _Optional[bool] = ..., runtime: _Optional[str] = ..., volumes: _Optional[_Iterable[_Union[VolumeMount, _Mapping]]] = ...) -> None: ...
 
 class VolumeMount(_message.Message):
     __slots__ = ("name", "path", "read_only")

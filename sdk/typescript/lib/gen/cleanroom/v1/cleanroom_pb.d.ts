@@ -145,6 +145,18 @@ export type Sandbox = Message<"cleanroom.v1.Sandbox"> & {
      */
     stopReason: string;
     /**
+     * Suspend on idle (docs/lifetimes.md): seconds without activity after which the sandbox
+     * is suspended (0: never), and when it was (unset: it is not suspended). A suspended
+     * sandbox is PAUSED; its next use resumes it.
+     *
+     * @generated from field: uint64 suspend_after_seconds = 126;
+     */
+    suspendAfterSeconds: bigint;
+    /**
+     * @generated from field: google.protobuf.Timestamp suspended_at = 127;
+     */
+    suspendedAt?: Timestamp | undefined;
+    /**
      * Live resource usage; filled by GetSandbox for a live sandbox (not by ListSandboxes).
      *
      * @generated from field: cleanroom.v1.SandboxUsage usage = 125;
@@ -316,6 +328,14 @@ export type CreateSandboxRequest = Message<"cleanroom.v1.CreateSandboxRequest"> 
      * @generated from field: uint64 idle_timeout_seconds = 121;
      */
     idleTimeoutSeconds: bigint;
+    /**
+     * Suspend (freeze, memory kept) after this many seconds without activity instead of
+     * terminating (0: the policy's `sandbox.lifetime.suspend_after_seconds`, else never). Any
+     * use of the sandbox (exec, console, files) resumes it first.
+     *
+     * @generated from field: uint64 suspend_after_seconds = 122;
+     */
+    suspendAfterSeconds: bigint;
     /**
      * Restore from this snapshot (`snap_…`, the caller's): its policy, image and limits are
      * used; policy_yaml and image_ref must then be empty.
