@@ -11,6 +11,9 @@ command -v curl >/dev/null || need_apt+=(curl)
 # `cleanroom exec` checks out the repository's committed HEAD with git (repository.path).
 command -v git >/dev/null || need_apt+=(git)
 [ -f /etc/ssl/certs/ca-certificates.crt ] || need_apt+=(ca-certificates)
+# Building: the etcd client (crates/cluster) compiles etcd's protos with protoc.
+command -v protoc >/dev/null || need_apt+=(protobuf-compiler)
+[ -f /usr/include/google/protobuf/descriptor.proto ] || need_apt+=(libprotobuf-dev)
 if [ "${1:-}" != "--runtime" ]; then
   # Egress tests: TLS upstreams and raw-socket probes inside sandboxes.
   command -v openssl >/dev/null || need_apt+=(openssl)
@@ -87,6 +90,16 @@ if ! command -v runsc >/dev/null; then
   apt-get update -qq
   apt-get install -y -qq -t bookworm-backports runsc >/dev/null 2>&1 \
     || apt-get install -y -qq runsc >/dev/null
+fi
+# ---- cluster (issue 34): the tests run a real etcd (Debian's etcd-server) on loopback. The
+# package's own service is not started (no systemd here; policy-rc.d, if any, stops it): the
+# tests start their own members with private data directories.
+if ! command -v etcd >/dev/null; then
+  echo "deps: apt-get install etcd-server" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends etcd-server >/dev/null \
+    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends etcd-server >/dev/null; }
+  # Where systemd did start the package's member, stop it: nothing of ours uses it.
+  systemctl disable --now etcd >/dev/null 2>&1 || true
 fi
 # ---- console (issue 13): the real-terminal tests drive `cleanroom console` in tmux ----
 if ! command -v tmux >/dev/null; then

@@ -1,0 +1,48 @@
+//! Cluster membership on etcd (issue 34, docs/cluster.md): every `cleanroom serve
+//! --cluster etcd=URL…` registers itself under `/cleanroom/members/<node>` with a lease
+//! of a few seconds, kept alive while it runs. A host that dies stops renewing and its
+//! key disappears within the lease's TTL; a restarted host registers again under the same
+//! name once the old lease is gone. etcd is the coordination engine; each host stays the
+//! authority for its own sandboxes.
+//!
+//! This crate knows etcd and the member record; it knows nothing of the API or the
+//! engine (the server fills [`MemberInfo`] and asks for [`Membership::members`]).
+
+mod config;
+mod member;
+mod membership;
+
+pub use config::{ClusterConfig, NodeName};
+pub use member::{Member, MemberInfo};
+pub use membership::Membership;
+
+/// Why a cluster operation failed, each with a stable code.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// etcd cannot be reached or did not answer in time: fail closed.
+    #[error("the cluster's etcd is unavailable: {0}")]
+    Unavailable(String),
+    /// Another live member holds this node name.
+    #[error("node name {0:?} is held by another live member (its lease has not expired)")]
+    NameTaken(String),
+    /// A malformed setting (`--cluster`, `--node-name`, `--advertise`).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl ClusterError {
+    /// The stable error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ClusterError::Unavailable(_) => "cluster_unavailable",
+            ClusterError::NameTaken(_) => "node_name_taken",
+            ClusterError::Invalid(_) => "invalid_argument",
+        }
+    }
+}
+
+impl From<etcd_client::Error> for ClusterError {
+    fn from(e: etcd_client::Error) -> Self {
+        ClusterError::Unavailable(e.to_string())
+    }
+}

@@ -1,0 +1,30 @@
+//! The record a member keeps in etcd while it lives, and what a reader gets back.
+
+use serde::{Deserialize, Serialize};
+
+/// What a member says about itself (the value of its key; JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct MemberInfo {
+    /// Its node name.
+    pub name: String,
+    /// Its API URL.
+    pub advertise: String,
+    /// `cleanroom` version.
+    pub version: String,
+    /// Isolation runtimes it offers (`linux`, `gvisor`).
+    pub runtimes: Vec<String>,
+    /// How many sandboxes it will hold (0: no fixed cap).
+    pub capacity: u64,
+    /// Live sandboxes now.
+    pub sandboxes: u64,
+    /// When it joined (micros since the epoch).
+    pub joined_at: i64,
+}
+
+/// A member as read back: its record and its lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub info: MemberInfo,
+    /// The etcd lease its key lives under.
+    pub lease_id: i64,
+}
