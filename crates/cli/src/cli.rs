@@ -35,6 +35,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// One value per process, parsed once: the size of `serve`'s many flags costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the authoritative server (sandboxes, executions, durable output).
@@ -85,6 +87,9 @@ pub enum Command {
     /// `--volume NAME:/PATH[:ro]` or the policy's `sandbox.volumes` (docs/volumes.md).
     #[command(subcommand)]
     Volume(Lazy<crate::volumes::VolumeCommand>),
+    /// The cluster this server belongs to (`serve --cluster`; docs/cluster.md). Admins only.
+    #[command(subcommand)]
+    Cluster(Lazy<crate::cluster::ClusterCommand>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -155,6 +160,16 @@ pub struct ServeArgs {
     /// ptrace; kvm is never used)
     #[arg(long, value_name = "PLATFORM", value_parser = parse_gvisor_platform)]
     pub gvisor_platform: Option<cleanroom_backend::gvisor::Platform>,
+    /// Join a cluster coordinated through etcd: etcd=URL[,URL...] (docs/cluster.md). The
+    /// server registers under a lease and does not start when etcd cannot be reached
+    #[arg(long, value_name = "etcd=URL[,URL...]", requires_all = ["node_name", "advertise"])]
+    pub cluster: Option<String>,
+    /// This host's name in the cluster: 1-63 of a-z 0-9 -, unique among live members
+    #[arg(long, value_name = "NAME", requires = "cluster")]
+    pub node_name: Option<String>,
+    /// The URL other members and clients reach this host's API at (http(s)://HOST:PORT)
+    #[arg(long, value_name = "URL", requires = "cluster")]
+    pub advertise: Option<String>,
     /// Close API connections with no request in flight for this long
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     pub api_idle_timeout: u64,

@@ -75,6 +75,7 @@ pub async fn run(mut cli: Cli) -> i32 {
                 Command::Pool(Lazy(cmd)) => report(crate::pools::run(&ep, cmd).await),
                 Command::Attestation(Lazy(cmd)) => report(crate::attest::run(&ep, cmd).await),
                 Command::Volume(Lazy(cmd)) => report(crate::volumes::run(&ep, cmd).await),
+                Command::Cluster(Lazy(cmd)) => report(crate::cluster::run(&ep, cmd).await),
                 Command::Serve(Lazy(_)) | Command::Policy(Lazy(_)) | Command::Status(Lazy(_)) => {
                     unreachable!("handled above")
                 }

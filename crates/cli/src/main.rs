@@ -6,6 +6,7 @@ mod ask;
 mod attest;
 mod bootstrap;
 mod cli;
+mod cluster;
 mod commands;
 mod console;
 mod cp;

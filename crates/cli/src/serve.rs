@@ -9,9 +9,14 @@ use cleanroom_server::serve::assemble::{self, ServeSettings};
 use cleanroom_server::serve::Listen;
 
 /// The flags as plain settings.
-fn settings(args: ServeArgs, listen: Listen) -> ServeSettings {
+fn settings(
+    args: ServeArgs,
+    listen: Listen,
+    cluster: Option<(String, String, String)>,
+) -> ServeSettings {
     let q = args.quotas;
     ServeSettings {
+        cluster,
         listen,
         state_dir: args.state_dir,
         egress_resolve: args.egress_resolve,
@@ -79,7 +84,14 @@ pub async fn run(args: ServeArgs) -> i32 {
         Ok(Endpoint::Https(a)) => Listen::Https(a),
         Err(e) => return render::fail(ErrorCode::InvalidArgument, e),
     };
-    let cfg = match settings(args, listen).into_config() {
+    let cluster = args.cluster.clone().map(|c| {
+        (
+            c,
+            args.node_name.clone().unwrap_or_default(),
+            args.advertise.clone().unwrap_or_default(),
+        )
+    });
+    let cfg = match settings(args, listen, cluster).into_config() {
         Ok(c) => c,
         Err(e) => {
             render::report(e.code(), &e.to_string(), None);

@@ -72,6 +72,7 @@ pub fn apply_output(cli: &mut Cli) {
             | crate::volumes::VolumeCommand::Ls { json }
             | crate::volumes::VolumeCommand::Inspect { json, .. },
         )) => *json = true,
+        Command::Cluster(Lazy(crate::cluster::ClusterCommand::Status { json })) => *json = true,
         _ => {}
     }
 }

@@ -123,6 +123,8 @@ pub struct Client {
     pub lifetimes: SandboxLifetimeServiceClient<SharedHttp2Connection>,
     /// Named volumes (docs/volumes.md).
     pub volumes: cleanroom_proto::cleanroom::v1::VolumeServiceClient<SharedHttp2Connection>,
+    /// Cluster membership (docs/cluster.md).
+    pub cluster: cleanroom_proto::cleanroom::v1::ClusterServiceClient<SharedHttp2Connection>,
 }
 
 impl Client {
@@ -244,6 +246,10 @@ impl Client {
             attestation: AttestationServiceClient::new(shared.clone(), config.clone()),
             endpoint: endpoint.clone(),
             volumes: cleanroom_proto::cleanroom::v1::VolumeServiceClient::new(
+                shared.clone(),
+                config.clone(),
+            ),
+            cluster: cleanroom_proto::cleanroom::v1::ClusterServiceClient::new(
                 shared.clone(),
                 config.clone(),
             ),

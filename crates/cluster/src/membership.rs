@@ -155,11 +155,14 @@ impl Membership {
         })
     }
 
-    /// Change this host's record (its load); written at the next renewal.
+    /// Change this host's record (its load); written at the next renewal when it changed.
     pub fn update(&self, f: impl FnOnce(&mut MemberInfo)) {
         let mut g = self.info.lock().unwrap_or_else(|p| p.into_inner());
+        let before = g.0.clone();
         f(&mut g.0);
-        g.1 = true;
+        if g.0 != before {
+            g.1 = true;
+        }
     }
 
     /// This host's name.
@@ -196,7 +199,7 @@ impl Membership {
 
     /// Leave now: stop renewing and revoke the lease (the key goes at once, not after the
     /// TTL). Bounded by the etcd timeout; a failure only means the key expires later.
-    pub async fn leave(self) {
+    pub async fn leave(&self) {
         self.task.abort();
         let lease = self.lease.load(std::sync::atomic::Ordering::Relaxed);
         let revoke = deadline(self.cfg.timeout, "leave", || {

@@ -10,6 +10,7 @@
 //! - [`pki`]: tokens files, certificates for the server's TLS and for TLS upstreams;
 //! - [`upstream`]: loopback HTTP upstreams for egress;
 //! - [`pools`]: warm-pool helpers;
+//! - [`etcd`]: a real 3-member etcd cluster on loopback (the cluster suites);
 //! - [`bin`]: the binary under test, refused when stale.
 //!
 //! `use cleanroom_e2e::*;` brings what `mod common; use common::*;` did. The suites are in
@@ -17,6 +18,7 @@
 //! (`crates/cli/tests`) use this harness too. See docs/testing.md.
 
 pub mod bin;
+pub mod etcd;
 pub mod pki;
 pub mod pools;
 pub mod probes;

@@ -11,6 +11,8 @@ mod api;
 mod attestation;
 #[path = "suites/auth.rs"]
 mod auth;
+#[path = "suites/cluster/mod.rs"]
+mod cluster;
 #[path = "suites/console/mod.rs"]
 mod console;
 #[path = "suites/egress/mod.rs"]

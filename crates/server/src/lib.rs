@@ -16,6 +16,7 @@
 
 pub mod api;
 pub mod budgets;
+pub mod cluster;
 pub mod console;
 pub mod engine;
 pub mod identity;

@@ -141,6 +141,13 @@ stable_codes! {
         /// A `--volume`/`sandbox.volumes` mount is malformed: bad name, a path that is not
         /// absolute and normalized, a system path, or two mounts on one path.
         VolumeMountInvalid => "volume_mount_invalid",
+        // ---- cluster (issue 34) -------------------------------------------------------
+        /// The cluster's etcd cannot be reached (or lost its quorum): fail closed.
+        ClusterUnavailable => "cluster_unavailable",
+        /// Another live member holds this `--node-name`.
+        NodeNameTaken => "node_name_taken",
+        /// A cluster call on a server that was not started with `--cluster`.
+        ClusterDisabled => "cluster_disabled",
     }
 }
 
@@ -259,6 +266,9 @@ impl ErrorCode {
             E::VolumeInUse => K::FailedPrecondition,
             E::VolumeBusy => K::FailedPrecondition,
             E::VolumeMountInvalid => K::InvalidArgument,
+            E::ClusterUnavailable => K::Unavailable,
+            E::NodeNameTaken => K::FailedPrecondition,
+            E::ClusterDisabled => K::FailedPrecondition,
         }
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod approvals;
 pub mod attestation;
+pub mod cluster;
 pub mod errors;
 pub mod exec;
 pub mod files;
@@ -175,6 +176,8 @@ pub struct Api {
     /// The console endpoint's ticket broker, when it runs: the API issues tickets, the
     /// engine knows nothing of the console (no import cycle between them).
     pub console: Option<Arc<crate::console::Broker>>,
+    /// This server's cluster membership (`serve --cluster`), if any.
+    pub cluster: Option<Arc<crate::cluster::ClusterNode>>,
 }
 
 /// The authenticated caller of a handler's request (see [`crate::identity::auth`]).

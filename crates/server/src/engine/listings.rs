@@ -17,6 +17,15 @@ use crate::store::SandboxRow;
 use cleanroom_image::ImageRecord;
 
 impl Engine {
+    /// The isolation runtimes this server has (what a cluster member offers).
+    pub fn runtimes(&self) -> Vec<cleanroom_vocab::Runtime> {
+        cleanroom_vocab::Runtime::ALL
+            .iter()
+            .copied()
+            .filter(|rt| self.backend.capabilities_of(*rt).is_ok())
+            .collect()
+    }
+
     /// Sandboxes `who` may see.
     pub fn owned_sandboxes(
         &self,

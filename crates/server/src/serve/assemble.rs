@@ -61,6 +61,9 @@ pub struct ServeSettings {
     pub keep_cgroup_options: bool,
     /// `--default-runtime`, `--runsc`, `--gvisor-platform`.
     pub runtimes: crate::serve::RuntimeSettings,
+    /// `--cluster etcd=URL…`, `--node-name`, `--advertise`, as given (checked by
+    /// `cleanroom_cluster::ClusterConfig::parse`).
+    pub cluster: Option<(String, String, String)>,
 }
 
 /// Settings that cannot become a configuration, each with a stable code.
@@ -73,6 +76,8 @@ pub enum AssembleError {
     RegistryCredentials(PathBuf, String),
     #[error("invalid --registry-upstream {0}")]
     RegistryUpstream(String),
+    #[error("{0}")]
+    Cluster(String),
 }
 
 impl AssembleError {
@@ -80,9 +85,9 @@ impl AssembleError {
     pub fn code(&self) -> &'static str {
         match self {
             AssembleError::InitExe(_) => "backend_unavailable",
-            AssembleError::RegistryCredentials(..) | AssembleError::RegistryUpstream(_) => {
-                "invalid_argument"
-            }
+            AssembleError::RegistryCredentials(..)
+            | AssembleError::RegistryUpstream(_)
+            | AssembleError::Cluster(_) => "invalid_argument",
         }
     }
 }
@@ -93,6 +98,16 @@ impl ServeError {
     pub fn code(&self) -> &'static str {
         match self {
             ServeError::Auth(_) => "auth_config_invalid",
+            // Joining the cluster failed: say how (fail closed, docs/cluster.md).
+            ServeError::Engine(e)
+                if matches!(
+                    e.code,
+                    cleanroom_vocab::ErrorCode::ClusterUnavailable
+                        | cleanroom_vocab::ErrorCode::NodeNameTaken
+                ) =>
+            {
+                e.code.as_str()
+            }
             _ => "server_start_failed",
         }
     }
@@ -162,6 +177,11 @@ impl ServeSettings {
             init_exe,
             keep_cgroup_options: self.keep_cgroup_options,
             runtimes: self.runtimes,
+            cluster: self
+                .cluster
+                .map(|(c, n, a)| cleanroom_cluster::ClusterConfig::parse(&c, &n, &a))
+                .transpose()
+                .map_err(|e| AssembleError::Cluster(e.to_string()))?,
             egress_resolve: self.egress_resolve,
             egress_trust_internal: self.egress_trust_internal,
             registry,
@@ -263,6 +283,7 @@ mod tests {
             console: Default::default(),
             keep_cgroup_options: false,
             runtimes: Default::default(),
+            cluster: None,
         }
     }
 

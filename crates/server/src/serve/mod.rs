@@ -80,6 +80,8 @@ pub struct ServeConfig {
     pub console: crate::console::ConsoleConfig,
     /// Isolation runtimes: the default and where gVisor's `runsc` is.
     pub runtimes: RuntimeSettings,
+    /// `--cluster etcd=URL… --node-name --advertise`: join the cluster (docs/cluster.md).
+    pub cluster: Option<cleanroom_cluster::ClusterConfig>,
 }
 
 /// `serve --default-runtime`, `--runsc`, `--gvisor-platform`.
@@ -266,6 +268,7 @@ pub fn router(
     engine: Arc<Engine>,
     caps: crate::store::SandboxCaps,
     console: Option<Arc<crate::console::Broker>>,
+    cluster: Option<Arc<crate::cluster::ClusterNode>>,
 ) -> connectrpc::Router {
     let files = crate::api::files::FileApi::new(engine.clone());
     let router =
@@ -274,6 +277,7 @@ pub fn router(
         engine,
         caps,
         console,
+        cluster,
     });
     let router = SandboxServiceExt::register(api.clone(), router);
     let router = ImageServiceExt::register(api.clone(), router);
@@ -282,6 +286,7 @@ pub fn router(
     let router = crate::api::pools::register(api.clone(), router);
     let router = ExecutionServiceExt::register(api.clone(), router);
     let router = crate::api::volumes::register(api.clone(), router);
+    let router = crate::api::cluster::register(api.clone(), router);
     let router = crate::api::lifetime::register(api, router);
     reflection(router)
 }
@@ -400,6 +405,17 @@ pub async fn run(
     // Bound only now: a connectable socket means a recovered, ready server. The
     // authentication rules depend on the address actually bound.
     let transport = bind(&cfg.listen, &cfg.auth, tokens.is_some()).await?;
+    // Join the cluster once this host can answer (a server that cannot join does not
+    // start: fail closed, `cluster_unavailable` / `node_name_taken`).
+    let cluster = match cfg.cluster.clone() {
+        Some(c) => {
+            let capacity = u64::from(cfg.auth.caps.total);
+            let node = crate::cluster::ClusterNode::join(c, &engine, capacity).await?;
+            eprintln!("cleanroom: cluster member {:?}", node.node_name());
+            Some(node)
+        }
+        None => None,
+    };
     let auth = Arc::new(crate::identity::auth::Authenticator {
         tokens,
         insecure_no_auth: cfg.auth.insecure_no_auth,
@@ -422,6 +438,7 @@ pub async fn run(
             engine.clone(),
             cfg.auth.caps,
             Some(console.broker.clone()),
+            cluster.clone(),
         ))
         .with_interceptor(crate::api::errors::DetailInterceptor)
         .with_interceptor(crate::api::interceptor::AuthInterceptor(auth)),
@@ -443,6 +460,9 @@ pub async fn run(
     .await
     .unwrap_or_else(|e| Err(std::io::Error::other(format!("accept loop: {e}"))));
     console.shutdown().await;
+    if let Some(c) = &cluster {
+        c.leave().await;
+    }
     if let Some(path) = socket_path {
         let _ = std::fs::remove_file(path);
     }

@@ -3,9 +3,8 @@
 //! lease TTL and can register again, one etcd member down changes nothing, and with
 //! quorum lost every call fails closed within its deadline.
 
-mod etcd;
-
 use cleanroom_cluster::{ClusterConfig, MemberInfo, Membership};
+use cleanroom_e2e::etcd;
 use std::time::{Duration, Instant};
 
 fn cfg(e: &etcd::Etcd, name: &str) -> ClusterConfig {
