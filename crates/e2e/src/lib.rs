@@ -10,7 +10,8 @@
 //! - [`pki`]: tokens files, certificates for the server's TLS and for TLS upstreams;
 //! - [`upstream`]: loopback HTTP upstreams for egress;
 //! - [`pools`]: warm-pool helpers;
-//! - [`bin`]: the binary under test, refused when stale.
+//! - [`bin`]: the binary under test, refused when stale;
+//! - [`web`]: REST and `/metrics` with curl, and the Python checkers of `.tools/test-venv`.
 //!
 //! `use cleanroom_e2e::*;` brings what `mod common; use common::*;` did. The suites are in
 //! `tests/suites/` (one test binary, `tests/e2e.rs`); the CLI's own tests
@@ -23,6 +24,7 @@ pub mod probes;
 pub mod registry;
 pub mod server;
 pub mod upstream;
+pub mod web;
 
 pub use bin::BIN;
 pub use pki::*;
@@ -30,3 +32,4 @@ pub use probes::*;
 pub use registry as oci;
 pub use server::*;
 pub use upstream::*;
+pub use web::{curl, python, test_python, HttpReply};
