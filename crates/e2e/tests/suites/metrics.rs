@@ -145,6 +145,61 @@ fn metrics_are_parsed_by_a_real_parser_move_with_use_and_are_for_admins_only() {
         "{last:?}"
     );
 
+    // The gateway's bytes (its DNS answers count) stay counted once the sandbox is gone.
+    let tx = "cleanroom_gateway_bytes_total{direction=\"tx\"}";
+    let rx = "cleanroom_gateway_bytes_total{direction=\"rx\"}";
+    moved(tx, 1.0);
+    moved(rx, 1.0);
     let o = s.run(Some(ALICE), &["sandbox", "rm", &sbx]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let gone = scrape(&s);
+    assert!(
+        get(&gone, tx) >= get(&last, tx) && get(&gone, rx) >= get(&last, rx),
+        "{gone:?}"
+    );
+
+    // A claim from a warm pool: a pool hit and a claim latency.
+    let pool = r#"{"config": {"poolId": "metrics-pool", "minReady": 1, "maxReady": 1}}"#;
+    let r = curl(&s.addr, "POST", "/v1/warm-pools", Some(ALICE), Some(pool));
+    assert_eq!(r.status, 201, "{}", r.body);
+    let id = r.json()["poolId"].as_str().unwrap().to_string();
+    let stats = format!("/v1/warm-pools/{id}/stats");
+    assert!(eventually(std::time::Duration::from_secs(60), || {
+        curl(&s.addr, "GET", &stats, Some(ALICE), None).json()["readyCount"] == 1
+    }));
+    let r = curl(
+        &s.addr,
+        "POST",
+        &format!("/v1/warm-pools/{id}/claim"),
+        Some(ALICE),
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let claimed = scrape(&s);
+    assert_eq!(
+        get(&claimed, "cleanroom_pool_hits_total{}"),
+        get(&gone, "cleanroom_pool_hits_total{}") + 1.0
+    );
+    assert!(
+        claimed.contains_key("cleanroom_pool_misses_total{}"),
+        "{claimed:?}"
+    );
+    assert_eq!(
+        get(
+            &claimed,
+            "cleanroom_pool_claim_duration_seconds_count{outcome=\"ok\"}"
+        ),
+        get(
+            &gone,
+            "cleanroom_pool_claim_duration_seconds_count{outcome=\"ok\"}"
+        ) + 1.0
+    );
+    let r = curl(
+        &s.addr,
+        "DELETE",
+        &format!("/v1/warm-pools/{id}"),
+        Some(ALICE),
+        None,
+    );
+    assert_eq!(r.status, 204, "{}", r.body);
 }
