@@ -37,7 +37,7 @@ impl Engine {
     }
 }
 
-/// The server's own usage for `/metrics` ([`crate::metrics::scrape`]).
+/// The server's own usage for `/metrics` ([`crate::rest::scrape`]).
 #[derive(Debug, Clone, Default)]
 pub struct ServerUsage {
     /// Sandboxes by status and runtime (the backend each was made with).

@@ -7,12 +7,11 @@
 //!   is recorded where it happens, in the engine, once for every API that reaches it
 //!   (Connect, REST, RunExecution's create) — a counter bump or a histogram observation,
 //!   no lock held across an await;
-//! - **state** ([`scrape`]): sandboxes by status and runtime, live gateways' bytes, output
+//! - **state** ([`crate::rest::scrape`]): sandboxes by status and runtime, live gateways' bytes, output
 //!   store and disk watermarks, read from the engine when a scrape asks and never kept.
 //!
-//! Encoding is `prometheus-client`'s (OpenMetrics text), never hand-rolled.
-
-pub mod scrape;
+//! Encoding is `prometheus-client`'s (OpenMetrics text), never hand-rolled. This module
+//! imports nothing of the server: the engine records into it, the scrape reads it.
 
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue};
 use prometheus_client::metrics::counter::Counter;

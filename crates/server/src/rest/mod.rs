@@ -14,6 +14,7 @@ pub mod error;
 pub mod openapi;
 pub mod pools;
 pub mod sandboxes;
+pub mod scrape;
 pub mod shapes;
 
 use crate::api::errors::{ApiBody, ApiService};
@@ -238,8 +239,8 @@ impl Rest {
             .with("principal", who.name.clone())
             .into());
         }
-        let text = crate::metrics::scrape::render(self.api.engine.clone()).await?;
-        Ok(Reply::Text(crate::metrics::scrape::CONTENT_TYPE, text))
+        let text = scrape::render(self.api.engine.clone()).await?;
+        Ok(Reply::Text(scrape::CONTENT_TYPE, text))
     }
 }
 

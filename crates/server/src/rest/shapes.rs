@@ -149,11 +149,13 @@ fn network_yaml(n: &NetworkPolicy) -> Result<String, EngineError> {
         if !r.ports.is_empty() {
             rule["ports"] = json!(r.ports);
         }
-        network
+        if let Some(rules) = network
             .entry(list)
             .or_insert_with(|| json!([]))
             .as_array_mut()
-            .map(|a| a.push(rule));
+        {
+            rules.push(rule);
+        }
     }
     Ok(json!({"version": 1, "sandbox": {"network": network}}).to_string())
 }

@@ -1,4 +1,4 @@
-//! Sandboxes counted by status and runtime for `/metrics` ([`crate::metrics::scrape`]):
+//! Sandboxes counted by status and runtime for `/metrics` ([`crate::rest::scrape`]):
 //! one grouped query, so a scrape costs the same with a million stopped rows kept.
 
 use super::Store;

@@ -1,4 +1,4 @@
-//! One scrape of `/metrics`: the event metrics ([`super::Metrics`]) and the server's state
+//! One scrape of `/metrics`: the event metrics ([`crate::metrics::Metrics`]) and the server's state
 //! read now ([`crate::engine::usage::ServerUsage`]) in one OpenMetrics text document.
 //! State metrics live in a registry made for this scrape and dropped after it: nothing
 //! is kept up to date between scrapes.
@@ -39,7 +39,10 @@ pub async fn render(engine: Arc<Engine>) -> Result<String, EngineError> {
 pub fn encode(usage: &ServerUsage) -> Result<String, std::fmt::Error> {
     let state = state_registry(usage);
     let mut out = String::new();
-    prometheus_client::encoding::text::encode_registry(&mut out, super::global().registry())?;
+    prometheus_client::encoding::text::encode_registry(
+        &mut out,
+        crate::metrics::global().registry(),
+    )?;
     prometheus_client::encoding::text::encode_registry(&mut out, &state)?;
     prometheus_client::encoding::text::encode_eof(&mut out)?;
     Ok(out)
@@ -61,7 +64,7 @@ fn state_registry(u: &ServerUsage) -> Registry {
         "Sandboxes known to the server by status and runtime (stopped ones until deleted)",
         sandboxes,
     );
-    let (retired_tx, retired_rx) = super::global().retired_traffic();
+    let (retired_tx, retired_rx) = crate::metrics::global().retired_traffic();
     let bytes = Family::<DirectionLabels, Counter64>::default();
     bytes
         .get_or_create(&DirectionLabels { direction: "tx" })
