@@ -399,3 +399,65 @@ fn every_rest_endpoint_with_curl_ownership_malformed_bodies_and_openapi() {
     documented.sort();
     assert_eq!(called, documented);
 }
+
+/// The unix socket serves REST and `/metrics` too, with its callers' uids as principals:
+/// root is an admin, another uid a user who neither sees root's sandbox nor the metrics.
+#[test]
+fn rest_and_metrics_on_the_unix_socket_know_the_callers_uid() {
+    let s = Server::start();
+    open_socket_to_all(&s);
+    let sock = s.socket();
+    let sock = sock.to_str().unwrap();
+    let as_uid = |uid: Option<u32>, method: &str, path: &str, body: Option<&str>| {
+        let mut c = std::process::Command::new("setpriv");
+        match uid {
+            Some(u) => c.args([
+                "--reuid",
+                &u.to_string(),
+                "--regid",
+                &u.to_string(),
+                "--clear-groups",
+            ]),
+            None => c.args(["--"]),
+        };
+        c.args([
+            "curl",
+            "-sS",
+            "--unix-socket",
+            sock,
+            "-X",
+            method,
+            "-w",
+            "\n%{http_code}",
+        ]);
+        if let Some(b) = body {
+            c.args(["-H", "Content-Type: application/json", "--data-binary", b]);
+        }
+        c.arg(format!("http://localhost{path}"));
+        let o = output_with_timeout(c, Duration::from_secs(120));
+        let text = stdout(&o);
+        let (body, status) = text.rsplit_once('\n').unwrap_or(("", &text));
+        (status.trim().parse::<u16>().unwrap_or(0), body.to_string())
+    };
+    let (st, body) = as_uid(None, "POST", "/v1/sandboxes", Some(r#"{"spec": {}}"#));
+    assert_eq!(st, 201, "{body}");
+    let id: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let id = id["sandboxId"].as_str().unwrap().to_string();
+    let (st, body) = as_uid(None, "GET", "/metrics", None);
+    assert!(
+        st == 200 && body.contains("cleanroom_sandboxes"),
+        "{st} {body}"
+    );
+    let (st, body) = as_uid(
+        Some(4242),
+        "GET",
+        &format!("/v1/sandboxes/{id}/status"),
+        None,
+    );
+    assert_eq!(st, 404, "{body}");
+    assert!(body.contains("sandbox_not_found"), "{body}");
+    let (st, body) = as_uid(Some(4242), "GET", "/metrics", None);
+    assert_eq!(st, 403, "{body}");
+    let (st, body) = as_uid(None, "DELETE", &format!("/v1/sandboxes/{id}"), None);
+    assert_eq!(st, 204, "{body}");
+}
