@@ -121,6 +121,16 @@ if [ ! -x .tools/venv/bin/python ] || [ "$(cat .tools/venv/.cleanroom-sdk 2>/dev
   .tools/venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e sdk/python
   echo "$sdk_py_want" > .tools/venv/.cleanroom-sdk
 fi
+# Test checkers: a project-local venv (.tools/test-venv) with crates/e2e/requirements.txt —
+# the Prometheus text parser and the OpenAPI validator the e2e suites `metrics` and `rest` use.
+test_py_want="$(sha256sum crates/e2e/requirements.txt | cut -c1-64)"
+if [ ! -x .tools/test-venv/bin/python ] || [ "$(cat .tools/test-venv/.cleanroom-test 2>/dev/null)" != "$test_py_want" ]; then
+  echo "deps: python venv .tools/test-venv (crates/e2e/requirements.txt)" >&2
+  mkdir -p .tools
+  python3 -m venv .tools/test-venv
+  .tools/test-venv/bin/pip install -q --disable-pip-version-check -r crates/e2e/requirements.txt
+  echo "$test_py_want" > .tools/test-venv/.cleanroom-test
+fi
 sdk_ts_want="$(sha256sum sdk/typescript/package-lock.json | cut -c1-64)"
 if [ "$(cat sdk/typescript/node_modules/.cleanroom-sdk 2>/dev/null)" != "$sdk_ts_want" ]; then
   echo "deps: npm ci in sdk/typescript" >&2

@@ -116,7 +116,9 @@ pub struct ServeArgs {
     /// Listen address: unix:///path.sock, http://host:port or https://host:port
     /// [default: /var/run/cleanroom/cleanroom.sock as root, else $XDG_RUNTIME_DIR/cleanroom/cleanroom.sock].
     /// A unix socket is mode 0600 (0660 with group `cleanroom` when it exists) and each
-    /// caller is its uid; TCP needs --tokens-file or --client-ca.
+    /// caller is its uid; TCP needs --tokens-file or --client-ca. Every listener also
+    /// serves the REST API (/v1/…, its OpenAPI document at /v1/openapi.json) and
+    /// Prometheus metrics at /metrics (admins only), authenticated the same way.
     #[arg(long, value_name = "URL")]
     pub listen: Option<String>,
     /// Bearer tokens for TCP listeners: lines of `sha256:<hex sha256 of the token>

@@ -11,7 +11,8 @@
 //! - [`upstream`]: loopback HTTP upstreams for egress;
 //! - [`pools`]: warm-pool helpers;
 //! - [`etcd`]: a real 3-member etcd cluster on loopback (the cluster suites);
-//! - [`bin`]: the binary under test, refused when stale.
+//! - [`bin`]: the binary under test, refused when stale;
+//! - [`web`]: REST and `/metrics` with curl, and the Python checkers of `.tools/test-venv`.
 //!
 //! `use cleanroom_e2e::*;` brings what `mod common; use common::*;` did. The suites are in
 //! `tests/suites/` (one test binary, `tests/e2e.rs`); the CLI's own tests
@@ -25,6 +26,7 @@ pub mod probes;
 pub mod registry;
 pub mod server;
 pub mod upstream;
+pub mod web;
 
 pub use bin::BIN;
 pub use pki::*;
@@ -32,3 +34,4 @@ pub use probes::*;
 pub use registry as oci;
 pub use server::*;
 pub use upstream::*;
+pub use web::{curl, python, test_python, HttpReply};

@@ -29,12 +29,16 @@ mod images;
 mod isolation;
 #[path = "suites/lifecycle/mod.rs"]
 mod lifecycle;
+#[path = "suites/metrics.rs"]
+mod metrics;
 #[path = "suites/pools/mod.rs"]
 mod pools;
 #[path = "suites/quotas/mod.rs"]
 mod quotas;
 #[path = "suites/registries/mod.rs"]
 mod registries;
+#[path = "suites/rest.rs"]
+mod rest;
 #[path = "suites/sdk.rs"]
 mod sdk;
 #[path = "suites/snapshots/mod.rs"]

@@ -3,7 +3,7 @@
 //! into the request. Here, not in `auth`, so that `auth` needs nothing of the API.
 
 use crate::api::to_connect;
-use crate::identity::auth::{Authenticator, Peer};
+use crate::identity::auth::{Authenticator, Peer, Principal};
 use crate::model::error::EngineError;
 use std::sync::Arc;
 
@@ -16,31 +16,37 @@ impl AuthInterceptor {
         &self,
         ctx: &mut connectrpc::RequestContext,
     ) -> Result<(), connectrpc::ConnectError> {
-        let principal = self
-            .0
-            .authenticate(
-                ctx.extensions().get::<Peer>(),
-                ctx.header(http::header::AUTHORIZATION)
-                    .map(|v| v.as_bytes()),
-            )
-            .map_err(to_connect)?;
-        // The connection leaves the pre-authentication budget for the principal's share
-        // (crate::budgets::admission); past the share the request is refused and the connection
-        // closed.
-        if let Some(gate) = ctx
-            .extensions()
-            .get::<Arc<crate::budgets::admission::Gate>>()
-        {
-            gate.authenticate(&principal).map_err(|r| {
-                to_connect(
-                    EngineError::resource_exhausted(format!("connection refused: {r}"))
-                        .with("principal", principal.name.clone()),
-                )
-            })?;
-        }
+        let principal = admit(
+            &self.0,
+            ctx.extensions(),
+            ctx.header(http::header::AUTHORIZATION)
+                .map(|v| v.as_bytes()),
+        )
+        .map_err(to_connect)?;
         ctx.extensions_mut().insert(principal);
         Ok(())
     }
+}
+
+/// The caller of a request that arrived with these extensions (the listener's [`Peer`] and
+/// admission gate) and `Authorization` header. Every HTTP route authenticates here: the
+/// Connect services through [`AuthInterceptor`], REST and `/metrics` in [`crate::rest`].
+pub fn admit(
+    auth: &Authenticator,
+    extensions: &http::Extensions,
+    authorization: Option<&[u8]>,
+) -> Result<Principal, EngineError> {
+    let principal = auth.authenticate(extensions.get::<Peer>(), authorization)?;
+    // The connection leaves the pre-authentication budget for the principal's share
+    // (crate::budgets::admission); past the share the request is refused and the connection
+    // closed.
+    if let Some(gate) = extensions.get::<Arc<crate::budgets::admission::Gate>>() {
+        gate.authenticate(&principal).map_err(|r| {
+            EngineError::resource_exhausted(format!("connection refused: {r}"))
+                .with("principal", principal.name.clone())
+        })?;
+    }
+    Ok(principal)
 }
 
 #[connectrpc::async_trait]

@@ -103,6 +103,7 @@ impl Engine {
         spec: &CreateSpec,
         defer: bool,
     ) -> Result<(Taken, Option<Bootstrap>), EngineError> {
+        let mut measured = crate::metrics::observe(crate::metrics::Op::Create);
         spec.check()?;
         let binding = AgentBinding::parse(&spec.agent_public_key, &spec.delegation_chain)?;
         let taken = match &spec.source {
@@ -166,7 +167,10 @@ impl Engine {
             crate::engine::bootstrap::plan_stored(&row.id, &row.policy)
         };
         match finish() {
-            Ok(bootstrap) => Ok((taken, bootstrap)),
+            Ok(bootstrap) => {
+                measured.ok();
+                Ok((taken, bootstrap))
+            }
             Err(e) => {
                 // A sandbox made here whose binding, image hold or clocks cannot be
                 // recorded is taken down: the caller gets an error, not its id, and it
@@ -262,11 +266,13 @@ impl Engine {
         binding: &AgentBinding,
         caps: SandboxCaps,
     ) -> Result<super::pools::claim::Claimed, EngineError> {
+        let mut measured = crate::metrics::observe(crate::metrics::Op::Claim);
         let c = self.claim_sandbox(who, pool_id, binding, caps)?;
         if let Err(e) = self.init_lifetime(&c.sandbox, Default::default()) {
             let _ = self.terminate_sandbox_in_background(&c.sandbox.id);
             return Err(e);
         }
+        measured.ok();
         Ok(c)
     }
 }

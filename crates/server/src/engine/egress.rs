@@ -198,9 +198,22 @@ impl EgressHub {
             .map(|a| a.gateway.traffic())
     }
 
+    /// Bytes every live gateway moved so far: (sandbox → upstream, upstream → sandbox).
+    pub fn traffic_total(&self) -> (u64, u64) {
+        lock(&self.sandboxes)
+            .values()
+            .map(|a| a.gateway.traffic())
+            .fold((0, 0), |(t, r), (a, b)| (t + a, r + b))
+    }
+
     /// Stop a sandbox's gateway (closing every proxied connection). Idempotent.
     pub fn detach(&self, sandbox_id: &str) {
-        lock(&self.sandboxes).remove(sandbox_id);
+        let gone = lock(&self.sandboxes).remove(sandbox_id);
+        if let Some(a) = gone {
+            // Its bytes stay counted in `/metrics` (crate::metrics).
+            let (tx, rx) = a.gateway.traffic();
+            crate::metrics::gateway_retired(tx, rx);
+        }
         self.approvals.close(sandbox_id);
     }
 

@@ -240,6 +240,7 @@ impl Engine {
     pub(super) fn record_egress(&self, note: EgressNote) {
         let live: Vec<(String, Arc<LiveExec>)> = self.live_in(&note.sandbox_id);
         let e = &note.event;
+        crate::metrics::egress_decision(e.decision.as_str(), e.reason, 1 + e.suppressed);
         let message = if e.message.is_empty() {
             format!("{} {}:{} ({})", e.decision, e.host, e.port, e.protocol)
         } else {

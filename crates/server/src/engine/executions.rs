@@ -52,7 +52,22 @@ impl Engine {
         self.start_in(sandbox, req, claim).await
     }
 
+    /// [`Engine::start_unmeasured`], measured for `/metrics` ([`crate::metrics`]).
     async fn start_in(
+        self: &Arc<Self>,
+        sandbox: &SandboxRow,
+        req: ExecRequest,
+        claim: Option<PendingClaim>,
+    ) -> Result<ExecutionRow, EngineError> {
+        let mut measured = crate::metrics::observe(crate::metrics::Op::Exec);
+        let started = self.start_unmeasured(sandbox, req, claim).await;
+        if started.is_ok() {
+            measured.ok();
+        }
+        started
+    }
+
+    async fn start_unmeasured(
         self: &Arc<Self>,
         sandbox: &SandboxRow,
         req: ExecRequest,

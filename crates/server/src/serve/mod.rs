@@ -441,8 +441,19 @@ pub async fn run(
             cluster.clone(),
         ))
         .with_interceptor(crate::api::errors::DetailInterceptor)
-        .with_interceptor(crate::api::interceptor::AuthInterceptor(auth)),
+        .with_interceptor(crate::api::interceptor::AuthInterceptor(auth.clone())),
     );
+    // REST and /metrics beside Connect on the same listener (crate::rest).
+    let rest = crate::rest::Rest {
+        api: Arc::new(Api {
+            engine: engine.clone(),
+            caps: cfg.auth.caps,
+            console: Some(console.broker.clone()),
+            cluster: cluster.clone(),
+        }),
+        auth,
+    };
+    let service = crate::rest::HttpService::new(service, rest);
 
     let (transport, socket_path) = transport;
     // From here on the stop below terminates the sandboxes and closes the backend.

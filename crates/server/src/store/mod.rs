@@ -654,6 +654,7 @@ fn append_event_on(c: &Connection, e: &EventRow) -> rusqlite::Result<i64> {
 
 mod approvals;
 mod checkpoint;
+mod counts;
 mod event_seq;
 mod images;
 pub mod labels;

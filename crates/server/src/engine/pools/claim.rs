@@ -159,6 +159,7 @@ impl Engine {
             let next = lock(&pool.state).ready.pop_front();
             let Some(warm) = next else {
                 lock(&pool.state).misses_total += 1;
+                crate::metrics::pool_miss();
                 pool.wake.notify_one();
                 return None;
             };

@@ -466,6 +466,7 @@ impl Engine {
     /// Count one claim of `p` that took `micros` server-side (see `claim`'s module doc
     /// for what is measured).
     pub(crate) fn record_claim(p: &PoolHandle, micros: u64) {
+        crate::metrics::pool_hit();
         let mut st = lock(&p.state);
         st.claims_total += 1;
         let now = Instant::now();
