@@ -49,7 +49,7 @@ fn gateway_with(
         Arc::new(move |e| events.lock().expect("events").push(e))
     };
     let ctx = Ctx {
-        policy,
+        rules: Arc::new(crate::rules::Rules::new(policy)),
         upstream: Arc::new(upstream),
         secrets,
         ca,
