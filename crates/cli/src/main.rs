@@ -17,6 +17,7 @@ mod lazy;
 mod lifetime;
 mod lockfiles;
 mod logs;
+mod network;
 mod nss;
 mod pin;
 mod pools;

@@ -30,7 +30,7 @@ pub mod volumes;
 pub use compile::compile;
 pub use egress::{normalize_wire_host, DenyReason};
 pub use host::HostPattern;
-pub use live::{LiveChange, LiveRules};
+pub use live::{LiveChange, LiveRules, MAX_LIVE_RULES};
 pub use runtime::with_runtime;
 pub use volumes::VolumeMount;
 

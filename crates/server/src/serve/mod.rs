@@ -282,6 +282,7 @@ pub fn router(
     let router = crate::api::pools::register(api.clone(), router);
     let router = ExecutionServiceExt::register(api.clone(), router);
     let router = crate::api::volumes::register(api.clone(), router);
+    let router = crate::api::network::register(api.clone(), router);
     let router = crate::api::lifetime::register(api, router);
     reflection(router)
 }
