@@ -27,6 +27,8 @@ mod images;
 mod isolation;
 #[path = "suites/lifecycle/mod.rs"]
 mod lifecycle;
+#[path = "suites/live_egress.rs"]
+mod live_egress;
 #[path = "suites/pools/mod.rs"]
 mod pools;
 #[path = "suites/quotas/mod.rs"]

@@ -16,6 +16,7 @@ use crate::engine::{Engine, OwnedSandbox};
 use crate::identity::attest::AgentBinding;
 use crate::identity::auth::Principal;
 use crate::model::error::{EngineError, ErrorCode};
+use crate::model::status::sandbox as ss;
 use crate::model::sync::lock;
 use crate::store::{ClaimRow, EventRow, SandboxRow};
 use cleanroom_policy::{CompiledPolicy, LiveChange, LiveRules, MAX_LIVE_RULES};
@@ -146,13 +147,17 @@ impl Engine {
         let policy: std::sync::Arc<CompiledPolicy> = row.policy.get(&row.id)?.clone();
         // One change at a time per server: read, change, commit and apply stay in order.
         let _serial = lock(&self.egress.network_updates);
-        if !self.egress.attached(&row.id) {
+        // The row as it is now (the handle's may be older): a sandbox being torn down may
+        // still have its gateway for a moment, and gets no new rules.
+        let status = self.get_sandbox(&row.id)?.status;
+        let running = matches!(status, ss::READY | ss::PAUSED);
+        if !running || !self.egress.attached(&row.id) {
             return Err(EngineError::new(
                 ErrorCode::SandboxNotReady,
                 format!(
                     "sandbox {} has no running network (it is {}); live rules apply to a running sandbox",
                     row.id,
-                    row.status.name()
+                    status.name()
                 ),
             )
             .with("sandbox_id", &row.id));
