@@ -117,9 +117,11 @@ fn a_live_allow_lets_a_denied_host_through_and_is_recorded() {
     );
     assert_eq!(ok(&curl(&s, &sbx, &url, true)), "hello:/x");
     // Another port of the host stays denied.
-    assert!(!curl(&s, &sbx, &format!("http://live.test:{}/", port ^ 1), false)
-        .status
-        .success());
+    assert!(
+        !curl(&s, &sbx, &format!("http://live.test:{}/", port ^ 1), false)
+            .status
+            .success()
+    );
 
     // Inspect: the policy hash is the policy's; the effective rules have their own.
     let after = inspect(&s, &sbx);
@@ -129,7 +131,10 @@ fn a_live_allow_lets_a_denied_host_through_and_is_recorded() {
     assert!(out.contains(&hash1), "{out}");
     assert_eq!(after["liveAllow"][0], format!("live.test:{port}").as_str());
     let text = ok(&s.run(&["sandbox", "inspect", &sbx]));
-    assert!(text.contains(&format!("effective_rules_hash: {hash1}")), "{text}");
+    assert!(
+        text.contains(&format!("effective_rules_hash: {hash1}")),
+        "{text}"
+    );
 
     // The event and a fresh attestation name it.
     let ev = events_of(&s, &sbx, "network.rules");
@@ -188,7 +193,17 @@ fn slow_upstream() -> Slow {
 
 fn download(s: &Server, sbx: &str, url: &str, proxy: bool) -> Child {
     let mut c = s.cli();
-    c.args(["exec", "-n", "--in", sbx, "--", "curl", "-sS", "-o", "/dev/null"]);
+    c.args([
+        "exec",
+        "-n",
+        "--in",
+        sbx,
+        "--",
+        "curl",
+        "-sS",
+        "-o",
+        "/dev/null",
+    ]);
     if !proxy {
         c.args(["--noproxy", "*"]);
     }
@@ -216,18 +231,21 @@ fn exit_within(c: &mut Child, limit: Duration) -> Option<std::process::ExitStatu
 fn deny_with_cut_ends_running_downloads_and_reset_restores_the_policy() {
     let direct = slow_upstream();
     let proxied = slow_upstream();
+    let hello = upstream::hello_upstream();
     let s = server(&["dl.test"]);
     let sbx = create_with_policy(
         &s,
         &format!(
-            "version: 1\nsandbox:\n  network:\n    allow:\n      - host: dl.test\n        ports: [{}, {}]\n",
-            direct.port, proxied.port
+            "version: 1\nsandbox:\n  network:\n    allow:\n      - host: dl.test\n        ports: [{}, {}, {}]\n",
+            direct.port, proxied.port, hello
         ),
     );
     let policy_hash0 = inspect(&s, &sbx)["effectiveRulesHash"]
         .as_str()
         .unwrap()
         .to_string();
+    let hello_url = format!("http://dl.test:{hello}/");
+    assert_eq!(ok(&curl(&s, &sbx, &hello_url, false)), "hello:/");
     let mut a = download(&s, &sbx, &format!("http://dl.test:{}/", direct.port), false);
     let mut b = download(&s, &sbx, &format!("http://dl.test:{}/", proxied.port), true);
     assert!(
@@ -241,9 +259,8 @@ fn deny_with_cut_ends_running_downloads_and_reset_restores_the_policy() {
     std::thread::sleep(Duration::from_millis(500));
     assert!(a.try_wait().unwrap().is_none() && b.try_wait().unwrap().is_none());
     // ... but no new connection gets through.
-    assert!(!curl(&s, &sbx, &format!("http://dl.test:{}/", direct.port), false)
-        .status
-        .success());
+    let o = curl(&s, &sbx, &hello_url, false);
+    assert!(!o.status.success(), "{}", stdout(&o));
     // With --cut they end, and the upstreams see their connections close.
     ok(&network(&s, &sbx, &["--deny", "dl.test", "--cut"]));
     for (name, c) in [("direct", &mut a), ("proxied", &mut b)] {
@@ -255,10 +272,17 @@ fn deny_with_cut_ends_running_downloads_and_reset_restores_the_policy() {
     }));
     let cut: Vec<_> = events_of(&s, &sbx, "egress.deny")
         .into_iter()
-        .filter(|e| e["message"].as_str().unwrap_or("").contains("connection cut"))
+        .filter(|e| {
+            e["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("connection cut")
+        })
         .collect();
     assert!(cut.len() >= 2, "{cut:?}");
-    assert!(cut.iter().all(|e| e["attributes"]["reason"] == "host_denied"));
+    assert!(cut
+        .iter()
+        .all(|e| e["attributes"]["reason"] == "host_denied"));
 
     // --reset: back to the policy (and its effective hash).
     let out = ok(&network(&s, &sbx, &["--reset"]));
@@ -287,16 +311,37 @@ fn refused_changes_have_stable_codes_and_change_nothing() {
     );
     let hash = inspect(&s, &sbx)["effectiveRulesHash"].clone();
     // Another principal: exactly like a sandbox that does not exist.
-    let o = as_uid(&s, 65534, &["sandbox", "network", &sbx, "--allow", "x.test"]);
+    let o = as_uid(
+        &s,
+        65534,
+        &["sandbox", "network", &sbx, "--allow", "x.test"],
+    );
     assert_code(&o, "sandbox_not_found");
-    let o = as_uid(&s, 65534, &["sandbox", "network", "sbx_nope", "--allow", "x.test"]);
+    let o = as_uid(
+        &s,
+        65534,
+        &["sandbox", "network", "sbx_nope", "--allow", "x.test"],
+    );
     assert_code(&o, "sandbox_not_found");
-    for bad in ["10.0.0.1", "a.test:0", "a.test:99999", "https://a.test/", "a.*.test", "[::1]:80"] {
+    for bad in [
+        "10.0.0.1",
+        "a.test:0",
+        "a.test:99999",
+        "https://a.test/",
+        "a.*.test",
+        "[::1]:80",
+    ] {
         assert_code(&network(&s, &sbx, &["--allow", bad]), "policy_invalid");
     }
-    assert_code(&network(&s, &sbx, &["--deny", "a.test:443"]), "policy_invalid");
+    assert_code(
+        &network(&s, &sbx, &["--deny", "a.test:443"]),
+        "policy_invalid",
+    );
     // Deny wins: a live allow cannot override the policy's deny.
-    assert_code(&network(&s, &sbx, &["--allow", "bad.ok.test"]), "policy_conflict");
+    assert_code(
+        &network(&s, &sbx, &["--allow", "bad.ok.test"]),
+        "policy_conflict",
+    );
     // One bad entry refuses the whole request.
     assert_code(
         &network(&s, &sbx, &["--allow", "fine.test", "--allow", "1.2.3.4"]),
@@ -309,5 +354,8 @@ fn refused_changes_have_stable_codes_and_change_nothing() {
     assert!(events_of(&s, &sbx, "network.rules").is_empty());
     // A stopped sandbox has no network to change.
     ok(&s.run(&["sandbox", "rm", &sbx]));
-    assert_code(&network(&s, &sbx, &["--allow", "x.test"]), "sandbox_not_ready");
+    assert_code(
+        &network(&s, &sbx, &["--allow", "x.test"]),
+        "sandbox_not_ready",
+    );
 }
