@@ -45,6 +45,12 @@ pub struct Statement {
     /// Principal the sandbox belongs to (at claim: the claimer).
     pub owner: String,
     pub policy_hash: String,
+    /// `sha256:…` of the sandbox's effective egress rules (the policy's plus live rules:
+    /// `UpdateSandboxNetwork`), in statements signed after a live change; absent before
+    /// (the policy's rules are then the effective ones), so older statements stay as they
+    /// were.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub effective_rules_hash: String,
     /// `sha256:…` of the image the root is built on; empty for the host-view root.
     pub image_digest: String,
     /// `sha256:<hex>` of the binary that runs as the sandbox's pid 1.

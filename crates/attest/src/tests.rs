@@ -8,6 +8,7 @@ fn statement() -> Statement {
         sandbox_id: "sbx_0123".into(),
         owner: "uid:1000".into(),
         policy_hash: "sha256:aa".into(),
+        effective_rules_hash: String::new(),
         image_digest: String::new(),
         init_sha256: "sha256:bb".into(),
         backend: "linux".into(),

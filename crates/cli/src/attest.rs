@@ -72,6 +72,9 @@ pub fn verify(args: VerifyArgs) -> i32 {
             println!("sandbox_id:       {}", s.sandbox_id);
             println!("owner:            {}", s.owner);
             println!("policy_hash:      {}", s.policy_hash);
+            if !s.effective_rules_hash.is_empty() {
+                println!("effective_rules:  {}", s.effective_rules_hash);
+            }
             println!("image_digest:     {}", or_dash(&s.image_digest));
             println!("init_sha256:      {}", s.init_sha256);
             println!("backend:          {} ({})", s.backend, s.backend_version);

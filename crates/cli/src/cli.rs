@@ -456,6 +456,9 @@ pub enum SandboxCommand {
         #[arg(long, conflicts_with = "labels")]
         all: bool,
     },
+    /// Change a running sandbox's egress rules: --allow HOST[:PORT], --deny HOST, --reset
+    /// (--cut also ends established connections no longer allowed)
+    Network(crate::network::NetworkArgs),
     /// Extend (or shorten) a sandbox's TTL from now, or change its idle timeout
     Timeout(crate::lifetime::TimeoutArgs),
     /// Freeze every process of sandboxes (no CPU; executions refused with sandbox_paused)

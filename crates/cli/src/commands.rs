@@ -61,6 +61,9 @@ pub async fn run(mut cli: Cli) -> i32 {
                 Command::Sandbox(Lazy(SandboxCommand::Timeout(a))) => {
                     report(crate::lifetime::timeout(&ep, a).await)
                 }
+                Command::Sandbox(Lazy(SandboxCommand::Network(a))) => {
+                    report(crate::network::run(&ep, a).await)
+                }
                 Command::Console(Lazy(args)) => crate::console::run(&ep, args).await,
                 Command::Create(Lazy(args)) => crate::toplevel::create(&ep, args).await,
                 Command::Inspect(Lazy(args)) => crate::toplevel::inspect(&ep, args).await,
@@ -265,7 +268,9 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
             })
             .await);
         }
-        SandboxCommand::Timeout(_) => unreachable!("dispatched in run()"),
+        SandboxCommand::Timeout(_) | SandboxCommand::Network(_) => {
+            unreachable!("dispatched in run()")
+        }
         SandboxCommand::Attest { sandbox_id, out } => {
             return crate::attest::sandbox_attest(ep, sandbox_id, out).await;
         }

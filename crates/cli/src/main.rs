@@ -18,6 +18,7 @@ mod lazy;
 mod lifetime;
 mod lockfiles;
 mod logs;
+mod network;
 mod nss;
 mod pin;
 mod pools;

@@ -134,6 +134,7 @@ pub fn sandbox_detail(s: &Sandbox) -> String {
             out += &format!("backend.{k}: {}\n", v.trim_matches('"'));
         }
     }
+    out += &crate::network::detail(s);
     out += &crate::lifetime::detail(s);
     out
 }

@@ -121,6 +121,8 @@ pub struct Client {
     pub endpoint: Endpoint,
     /// `SetSandboxTimeout` (TTL / idle timeout changes).
     pub lifetimes: SandboxLifetimeServiceClient<SharedHttp2Connection>,
+    /// Live egress rules (docs/network.md).
+    pub network: cleanroom_proto::cleanroom::v1::NetworkServiceClient<SharedHttp2Connection>,
     /// Named volumes (docs/volumes.md).
     pub volumes: cleanroom_proto::cleanroom::v1::VolumeServiceClient<SharedHttp2Connection>,
     /// Cluster membership (docs/cluster.md).
@@ -250,6 +252,10 @@ impl Client {
                 config.clone(),
             ),
             cluster: cleanroom_proto::cleanroom::v1::ClusterServiceClient::new(
+                shared.clone(),
+                config.clone(),
+            ),
+            network: cleanroom_proto::cleanroom::v1::NetworkServiceClient::new(
                 shared.clone(),
                 config.clone(),
             ),

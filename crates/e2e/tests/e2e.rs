@@ -31,6 +31,8 @@ mod isolation;
 mod lifecycle;
 #[path = "suites/metrics.rs"]
 mod metrics;
+#[path = "suites/live_egress.rs"]
+mod live_egress;
 #[path = "suites/pools/mod.rs"]
 mod pools;
 #[path = "suites/quotas/mod.rs"]

@@ -94,12 +94,11 @@ fn tunnel_to_bound_host(
     host: String,
     port: u16,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
-    Box::pin(crate::tcp::handle_named(
-        TokioIo::new(upgraded),
-        ctx,
-        host,
-        port,
-    ))
+    Box::pin(async move {
+        let flow =
+            crate::tcp::handle_named(TokioIo::new(upgraded), ctx.clone(), host.clone(), port);
+        crate::cut::guarded(&ctx, &host, port, "connect", flow).await
+    })
 }
 
 /// A CONNECT tunnel to any other host: its opening is judged before anything is spliced.
@@ -111,11 +110,14 @@ fn tunnel_checked(
     host: String,
     port: u16,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
-    Box::pin(splice_checked(
-        TokioIo::new(upgraded),
-        upstream,
-        ctx,
-        host,
-        port,
-    ))
+    Box::pin(async move {
+        let flow = splice_checked(
+            TokioIo::new(upgraded),
+            upstream,
+            ctx.clone(),
+            host.clone(),
+            port,
+        );
+        crate::cut::guarded(&ctx, &host, port, "connect", flow).await
+    })
 }

@@ -5,6 +5,7 @@
 use crate::approval::Approvals;
 use crate::body::{text, Body};
 use crate::event::EgressEvent;
+use crate::rules::Rules;
 use crate::secrets::Secrets;
 use crate::tls::SandboxCa;
 use crate::upstream::{UpstreamConfig, UpstreamError};
@@ -17,7 +18,9 @@ use tokio::net::TcpStream;
 
 /// Everything one sandbox's gateway needs to decide.
 pub struct Ctx {
-    pub policy: NetworkPolicy,
+    /// The effective network policy (the compiled one plus live rules), replaceable while
+    /// the gateway runs: read it once per decision with [`Ctx::policy`].
+    pub rules: Arc<Rules>,
     pub upstream: Arc<UpstreamConfig>,
     pub secrets: Secrets,
     /// The sandbox's CA, when it has secrets (TLS to bound hosts is terminated with it).
@@ -32,6 +35,11 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// The network policy in effect now.
+    pub fn policy(&self) -> Arc<NetworkPolicy> {
+        self.rules.current()
+    }
+
     pub(crate) async fn upstream_connect(
         &self,
         host: &str,

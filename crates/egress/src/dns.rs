@@ -35,7 +35,7 @@ where
             Ok(Ok(_)) => {}
             _ => break,
         }
-        let (resp, events) = answer(&msg, &ctx.policy, &ctx.names);
+        let (resp, events) = answer(&msg, &ctx.policy(), &ctx.names);
         for e in events {
             ctx.events.emit(e);
         }

@@ -7,10 +7,11 @@ use crate::ctx::Ctx;
 use crate::event::{EgressEvent, EventSink};
 use crate::judge::{judge, settle, Query, Ruling};
 use crate::link::{GATEWAY_ADDR, MTU, PROXY_PORT, TCP_WINDOW};
+use crate::rules::Rules;
 use crate::secrets::Secrets;
 use crate::tls::SandboxCa;
 use crate::upstream::UpstreamConfig;
-use crate::{closing, device, dns, event, limits, names, registry, share, tcp};
+use crate::{closing, cut, device, dns, event, limits, names, registry, share, tcp};
 use cleanroom_policy::{DenyReason, NetworkPolicy};
 use ipstack::{IpStack, IpStackConfig, IpStackStream};
 use std::net::{IpAddr, SocketAddr};
@@ -37,6 +38,7 @@ const DNS_FLOW_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
 pub struct Gateway {
     task: tokio::task::JoinHandle<()>,
     traffic: Arc<device::Traffic>,
+    rules: Arc<Rules>,
 }
 
 impl Drop for Gateway {
@@ -91,8 +93,9 @@ impl Gateway {
         // to the gateway in segments 30 times smaller than the link allows.
         tcp.options = Some(vec![ipstack::TcpOptions::MaximumSegmentSize(MTU - 40)]);
         cfg.with_tcp_config(tcp);
+        let rules = Arc::new(Rules::new(policy));
         let ctx = Arc::new(Ctx {
-            policy,
+            rules: rules.clone(),
             upstream,
             secrets,
             ca,
@@ -104,7 +107,18 @@ impl Gateway {
         });
         let stack = IpStack::new(cfg, dev);
         let task = tokio::spawn(accept_loop(stack, ctx));
-        Ok(Gateway { task, traffic })
+        Ok(Gateway {
+            task,
+            traffic,
+            rules,
+        })
+    }
+
+    /// Judge every new connection, DNS answer and request by `policy` from now on (live
+    /// egress rules); with `cut`, also end the established flows whose destination `policy`
+    /// denies (each with a deny event).
+    pub fn replace_policy(&self, policy: NetworkPolicy, cut: bool) {
+        self.rules.replace(policy, cut);
     }
 
     /// Bytes the sandbox sent (`.0`) and received (`.1`) through its device so far: every
@@ -240,9 +254,10 @@ pub(crate) fn tcp_route(ctx: &Ctx, dst: SocketAddr) -> TcpRoute {
         IpAddr::V4(ip) => ctx.names.name_of(ip),
         IpAddr::V6(_) => None,
     };
+    let policy = ctx.policy();
     let ruling = match &name {
-        Some(host) => judge(&ctx.policy, Query::Reach { host, port }),
-        None => judge(&ctx.policy, Query::Addr(dst)),
+        Some(host) => judge(&policy, Query::Reach { host, port }),
+        None => judge(&policy, Query::Addr(dst)),
     };
     match ruling {
         Ruling::Allow(host) if name.is_some() => TcpRoute::Named(host),
@@ -256,11 +271,14 @@ pub(crate) fn tcp_route(ctx: &Ctx, dst: SocketAddr) -> TcpRoute {
 
 async fn on_tcp(mut tcp: ipstack::IpStackTcpStream, dst: SocketAddr, ctx: Arc<Ctx>) {
     match tcp_route(&ctx, dst) {
-        TcpRoute::Proxy => crate::connect::serve_proxy(tcp, ctx).await,
+        TcpRoute::Proxy => {
+            let flow = crate::connect::serve_proxy(tcp, ctx.clone());
+            cut::guarded_proxy(&ctx, flow).await
+        }
         TcpRoute::Dns => dns::serve_tcp(tcp, &ctx).await,
-        TcpRoute::Named(host) => tcp::handle_named(tcp, ctx, host, dst.port()).await,
+        TcpRoute::Named(host) => named(tcp, ctx, host, dst.port()).await,
         TcpRoute::Held(ruling) => match settle(&ctx, ruling, "tcp").await {
-            Ok(host) => tcp::handle_named(tcp, ctx, host, dst.port()).await,
+            Ok(host) => named(tcp, ctx, host, dst.port()).await,
             Err(d) => {
                 ctx.events.emit(EgressEvent::deny(
                     d.host,
@@ -291,6 +309,12 @@ async fn on_tcp(mut tcp: ipstack::IpStackTcpStream, dst: SocketAddr, ctx: Arc<Ct
     }
 }
 
+/// A transparent connection admitted to `host:port`, ended by a cut that denies it.
+async fn named(tcp: ipstack::IpStackTcpStream, ctx: Arc<Ctx>, host: String, port: u16) {
+    let flow = tcp::handle_named(tcp, ctx.clone(), host.clone(), port);
+    cut::guarded(&ctx, &host, port, "tcp", flow).await
+}
+
 async fn on_udp(mut udp: ipstack::IpStackUdpStream, dst: SocketAddr, ctx: Arc<Ctx>) {
     if dst == SocketAddr::new(IpAddr::V4(GATEWAY_ADDR), 53) {
         let mut buf = vec![0u8; 4096];
@@ -300,7 +324,7 @@ async fn on_udp(mut udp: ipstack::IpStackUdpStream, dst: SocketAddr, ctx: Arc<Ct
             if n == 0 {
                 break;
             }
-            let (resp, events) = dns::answer(&buf[..n], &ctx.policy, &ctx.names);
+            let (resp, events) = dns::answer(&buf[..n], &ctx.policy(), &ctx.names);
             for e in events {
                 ctx.events.emit(e);
             }

@@ -49,7 +49,7 @@ fn gateway_with(
         Arc::new(move |e| events.lock().expect("events").push(e))
     };
     let ctx = Ctx {
-        policy,
+        rules: Arc::new(crate::rules::Rules::new(policy)),
         upstream: Arc::new(upstream),
         secrets,
         ca,
@@ -418,4 +418,68 @@ async fn intercepted_close_delimited_response_without_close_notify_is_relayed_th
             "passed as complete: {resp:?}"
         );
     }
+}
+
+/// A loopback upstream that speaks first and streams `x` until the connection breaks.
+async fn streaming_upstream() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = l.local_addr().expect("addr").port();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            tokio::spawn(async move {
+                while s.write_all(&[b'x'; 512]).await.is_ok() {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            });
+        }
+    });
+    port
+}
+
+/// Live rules: a replaced policy without `cut` leaves an established flow alone; with
+/// `cut` the flow ends, with a deny event saying so.
+#[tokio::test]
+async fn a_cut_ends_flows_the_new_policy_denies() {
+    let port = streaming_upstream().await;
+    let (ctx, events) = gateway(&allowing(port, ""));
+    let (mut client, gw) = tokio::io::duplex(64 * 1024);
+    let flow = crate::tcp::handle_named(gw, ctx.clone(), HOST.to_string(), port);
+    let guarded = {
+        let ctx = ctx.clone();
+        tokio::spawn(async move { crate::cut::guarded(&ctx, HOST, port, "tcp", flow).await })
+    };
+    let mut buf = [0u8; 4096];
+    let n = timeout(WAIT, client.read(&mut buf))
+        .await
+        .expect("data")
+        .expect("read");
+    assert!(n > 0);
+    let denying = cleanroom_policy::compile("version: 1\n")
+        .expect("policy")
+        .network;
+    ctx.rules.replace(denying.clone(), false);
+    // Still flowing: a change without cut applies to new connections only.
+    for _ in 0..5 {
+        let n = timeout(WAIT, client.read(&mut buf))
+            .await
+            .expect("data")
+            .expect("read");
+        assert!(n > 0);
+    }
+    assert!(!guarded.is_finished());
+    ctx.rules.replace(denying, true);
+    timeout(WAIT, guarded)
+        .await
+        .expect("the flow ends")
+        .expect("task");
+    let _ = read_to_end(&mut client).await;
+    let cut: Vec<_> = events
+        .lock()
+        .expect("events")
+        .iter()
+        .filter(|e| e.message.starts_with("connection cut"))
+        .cloned()
+        .collect();
+    assert_eq!(cut.len(), 1, "{cut:?}");
+    assert_eq!(cut[0].reason, "host_not_allowed");
 }

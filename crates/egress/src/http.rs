@@ -158,16 +158,26 @@ pub(crate) async fn check(
     admit: bool,
 ) -> Result<String, (String, DenyReason, String)> {
     let ruling = judge(
-        &ctx.policy,
+        &ctx.policy(),
         Query::Reach {
             host: raw_host,
             port,
         },
     );
     let ruling = if admit { ruling } else { ruling.on_admitted() };
-    settle(ctx, ruling, proto)
+    let host = settle(ctx, ruling, proto)
         .await
-        .map_err(|d| (d.host, d.reason, d.message))
+        .map_err(|d| (d.host, d.reason, d.message))?;
+    // A proxy connection is cut when live rules deny a destination it admitted: it must
+    // know them all (a bounded number).
+    if !crate::cut::note(&host, port) {
+        return Err((
+            host,
+            DenyReason::TooManyConnections,
+            "this proxy connection reached too many destinations; open a new one".into(),
+        ));
+    }
+    Ok(host)
 }
 
 /// The upstream connection a client connection reuses across its requests.

@@ -27,7 +27,7 @@ fn ctx(network: &str) -> (Ctx, Arc<Mutex<Vec<crate::EgressEvent>>>) {
         Arc::new(move |e| seen.lock().expect("events").push(e))
     };
     let ctx = Ctx {
-        policy,
+        rules: Arc::new(crate::rules::Rules::new(policy)),
         upstream: Arc::new(UpstreamConfig::default()),
         secrets: Secrets::new(Vec::new()),
         ca: None,
@@ -73,7 +73,7 @@ fn via_dns(ctx: &Ctx, host: &str) -> Outcome {
         Name::from_ascii(host).expect("name"),
         RecordType::A,
     ));
-    let (resp, events) = crate::dns::answer(&m.to_vec().expect("query"), &ctx.policy, &ctx.names);
+    let (resp, events) = crate::dns::answer(&m.to_vec().expect("query"), &ctx.policy(), &ctx.names);
     let resp = Message::from_vec(&resp.expect("answer")).expect("response");
     match resp.metadata.response_code {
         ResponseCode::NoError => Ok(host.to_ascii_lowercase()),

@@ -135,7 +135,7 @@ async fn decide<S>(
             // Without a name, only TLS the gateway terminates (and so checks Host in) or a
             // rule that explicitly allows it goes on.
             let terminated = ctx.registries.mediates(&host) || ctx.secrets.binds(&host);
-            let nameless_ok = terminated || ctx.policy.allows_missing_sni(&host, port);
+            let nameless_ok = terminated || ctx.policy().allows_missing_sni(&host, port);
             if let Err((reason, msg)) = sni_matches(sni.as_deref(), &host, nameless_ok) {
                 ctx.events
                     .emit(EgressEvent::deny(&host, port, via.proto(true), reason, msg));

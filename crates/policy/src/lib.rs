@@ -22,6 +22,7 @@ pub mod egress;
 pub mod git;
 pub mod host;
 pub use ask::{Unknown, Verdict};
+pub mod live;
 pub mod lockfile;
 pub mod registries;
 pub mod runtime;
@@ -29,6 +30,7 @@ pub mod volumes;
 pub use compile::compile;
 pub use egress::{normalize_wire_host, DenyReason};
 pub use host::HostPattern;
+pub use live::{LiveChange, LiveRules, MAX_LIVE_RULES};
 pub use runtime::with_runtime;
 pub use volumes::VolumeMount;
 

@@ -19,6 +19,7 @@ import { ExecutionService, ImageService, SandboxService } from "./gen/cleanroom/
 import { FileService } from "./gen/cleanroom/v1/files_pb.js";
 import { SandboxLifetimeService } from "./gen/cleanroom/v1/lifetime_pb.js";
 import { ApprovalService } from "./gen/cleanroom/v1/approvals_pb.js";
+import { NetworkService } from "./gen/cleanroom/v1/network_pb.js";
 import { AttestationService } from "./gen/cleanroom/v1/attestation_pb.js";
 import { WarmPoolService } from "./gen/cleanroom/v1/pools_pb.js";
 import { SnapshotService } from "./gen/cleanroom/v1/snapshots_pb.js";
@@ -103,6 +104,8 @@ export class CleanroomClient {
     pools;
     volumes;
     approvals;
+    /** Live egress rules (docs/network.md). */
+    network;
     attestations;
     constructor(opts = {}) {
         checkOptions(opts, CONNECT_KEYS.filter((k) => k !== "client"), "CleanroomClient");
@@ -141,6 +144,7 @@ export class CleanroomClient {
         this.pools = createClient(WarmPoolService, transport);
         this.volumes = createClient(VolumeService, transport);
         this.approvals = createClient(ApprovalService, transport);
+        this.network = createClient(NetworkService, transport);
         this.attestations = createClient(AttestationService, transport);
     }
     /** Await a unary call, mapping failures to typed errors. */

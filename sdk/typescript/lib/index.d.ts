@@ -7,7 +7,7 @@ export type { FilesystemUsage, Lifetime, TimeoutOptions, Usage } from "./lifetim
 export type { Limits, LimitsInfo, PolicyInput } from "./options.js";
 export type { SandboxInfo } from "./info.js";
 export type { ExecutionReport } from "./command.js";
-export { CommandHandle, Sandbox, withSandbox, type CommandOptions, type CommandResult, type CreateOptions, type ExecOptions, type ListOptions, type OutputCallback, type OutputOptions, } from "./sandbox.js";
+export { CommandHandle, Sandbox, withSandbox, type CommandOptions, type CommandResult, type CreateOptions, type ExecOptions, type ListOptions, type NetworkRules, type NetworkUpdate, type OutputCallback, type OutputOptions, } from "./sandbox.js";
 export { Snapshot, type SnapshotInfo } from "./snapshots.js";
 export { Pool, type PoolInfo, type PoolOptions, type PoolStats } from "./pools.js";
 export { ApprovalRequest, type ApprovalAnswer, type ApprovalAnswerer, type EventOptions, type Remember, type SandboxEventInfo, } from "./events.js";

@@ -27,6 +27,11 @@ export interface SandboxInfo {
     egressAsks: boolean;
     egressApproved: string[];
     egressRefused: string[];
+    /** Hash of the effective egress rules (the policy's plus live ones; GetSandbox only). */
+    effectiveRulesHash: string;
+    /** Live rules added with {@link Sandbox.updateNetwork}: allow as `host:port[,port]`, deny as hosts. */
+    liveAllow: string[];
+    liveDeny: string[];
     message: string;
     raw: SandboxMessage;
 }

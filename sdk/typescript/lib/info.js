@@ -27,6 +27,9 @@ export function sandboxInfo(s) {
         egressAsks: s.egressAsks,
         egressApproved: [...s.egressApproved],
         egressRefused: [...s.egressRefused],
+        effectiveRulesHash: s.effectiveRulesHash,
+        liveAllow: [...s.liveAllow],
+        liveDeny: [...s.liveDeny],
         message: s.message,
         raw: s,
     };

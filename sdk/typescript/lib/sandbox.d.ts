@@ -72,6 +72,21 @@ export interface CreateOptions extends ClientOptions {
     volumes?: VolumeSpec[];
 }
 /** Options of {@link Sandbox.list}. */
+/** {@link Sandbox.updateNetwork}: what to change (applied in order: reset, deny, allow). */
+export interface NetworkUpdate {
+    allow?: string[];
+    deny?: string[];
+    reset?: boolean;
+    cut?: boolean;
+}
+/** The live rules after {@link Sandbox.updateNetwork}. */
+export interface NetworkRules {
+    effectiveRulesHash: string;
+    /** The compiled policy's hash (unchanged). */
+    policyHash: string;
+    liveAllow: string[];
+    liveDeny: string[];
+}
 export interface ListOptions extends ClientOptions {
     /** Only sandboxes carrying every one of these labels (key and value equal). */
     labels?: Record<string, string>;
@@ -169,6 +184,14 @@ export declare class Sandbox {
         approved: string[];
         refused: string[];
     }>;
+    /**
+     * Change the running sandbox's egress rules (docs/network.md): `allow` entries
+     * `HOST[:PORT]` (no port: 80 and 443), `deny` hosts (every port), `reset` drops every live
+     * rule first, `cut` also ends established connections the new rules deny. New connections
+     * follow the new rules once this resolves. A malformed host is `PolicyInvalidError`; an
+     * allow a deny covers, `PolicyConflictError`.
+     */
+    updateNetwork(o: NetworkUpdate): Promise<NetworkRules>;
     /** The attestation the server signed at create/claim (unverified: see {@link Sandbox.verifiedAttestation}). */
     attestation(): Promise<Attestation>;
     /** The attestation, checked against the server's public key (or `publicKeyPem` when given, e.g. pinned out of band). */

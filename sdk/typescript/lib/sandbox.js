@@ -299,6 +299,29 @@ export class Sandbox {
     async egressRequests() {
         return egressRequests(this.client, this.id);
     }
+    /**
+     * Change the running sandbox's egress rules (docs/network.md): `allow` entries
+     * `HOST[:PORT]` (no port: 80 and 443), `deny` hosts (every port), `reset` drops every live
+     * rule first, `cut` also ends established connections the new rules deny. New connections
+     * follow the new rules once this resolves. A malformed host is `PolicyInvalidError`; an
+     * allow a deny covers, `PolicyConflictError`.
+     */
+    async updateNetwork(o) {
+        checkOptions(o, ["allow", "deny", "reset", "cut"], "updateNetwork");
+        const r = await this.client.call(this.client.network.updateSandboxNetwork({
+            sandboxId: this.id,
+            allow: o.allow ?? [],
+            deny: o.deny ?? [],
+            reset: o.reset ?? false,
+            cut: o.cut ?? false,
+        }));
+        return {
+            effectiveRulesHash: r.effectiveRulesHash,
+            policyHash: r.policyHash,
+            liveAllow: [...r.liveAllow],
+            liveDeny: [...r.liveDeny],
+        };
+    }
     /** The attestation the server signed at create/claim (unverified: see {@link Sandbox.verifiedAttestation}). */
     async attestation() {
         return sandboxAttestation(this.client, this.id);

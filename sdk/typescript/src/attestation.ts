@@ -20,6 +20,8 @@ export interface AttestationStatement {
   sandbox_id: string;
   owner: string;
   policy_hash: string;
+  /** Hash of the effective egress rules, in statements signed after a live change ({@link Sandbox.updateNetwork}). */
+  effective_rules_hash?: string;
   image_digest: string;
   backend: string;
   pool_id: string;

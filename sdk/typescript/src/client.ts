@@ -20,6 +20,7 @@ import { ExecutionService, ImageService, SandboxService } from "./gen/cleanroom/
 import { FileService } from "./gen/cleanroom/v1/files_pb.js";
 import { SandboxLifetimeService } from "./gen/cleanroom/v1/lifetime_pb.js";
 import { ApprovalService } from "./gen/cleanroom/v1/approvals_pb.js";
+import { NetworkService } from "./gen/cleanroom/v1/network_pb.js";
 import { AttestationService } from "./gen/cleanroom/v1/attestation_pb.js";
 import { WarmPoolService } from "./gen/cleanroom/v1/pools_pb.js";
 import { SnapshotService } from "./gen/cleanroom/v1/snapshots_pb.js";
@@ -114,6 +115,8 @@ export class CleanroomClient {
   readonly pools: Client<typeof WarmPoolService>;
   readonly volumes: Client<typeof VolumeService>;
   readonly approvals: Client<typeof ApprovalService>;
+  /** Live egress rules (docs/network.md). */
+  readonly network: Client<typeof NetworkService>;
   readonly attestations: Client<typeof AttestationService>;
 
   constructor(opts: ConnectOptions = {}) {
@@ -154,6 +157,7 @@ export class CleanroomClient {
     this.pools = createClient(WarmPoolService, transport);
     this.volumes = createClient(VolumeService, transport);
     this.approvals = createClient(ApprovalService, transport);
+    this.network = createClient(NetworkService, transport);
     this.attestations = createClient(AttestationService, transport);
   }
 

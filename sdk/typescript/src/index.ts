@@ -24,6 +24,8 @@ export {
   type CreateOptions,
   type ExecOptions,
   type ListOptions,
+  type NetworkRules,
+  type NetworkUpdate,
   type OutputCallback,
   type OutputOptions,
 } from "./sandbox.js";

@@ -34,6 +34,11 @@ export interface SandboxInfo {
   egressAsks: boolean;
   egressApproved: string[];
   egressRefused: string[];
+  /** Hash of the effective egress rules (the policy's plus live ones; GetSandbox only). */
+  effectiveRulesHash: string;
+  /** Live rules added with {@link Sandbox.updateNetwork}: allow as `host:port[,port]`, deny as hosts. */
+  liveAllow: string[];
+  liveDeny: string[];
   message: string;
   raw: SandboxMessage;
 }
@@ -53,6 +58,9 @@ export function sandboxInfo(s: SandboxMessage): SandboxInfo {
     egressAsks: s.egressAsks,
     egressApproved: [...s.egressApproved],
     egressRefused: [...s.egressRefused],
+    effectiveRulesHash: s.effectiveRulesHash,
+    liveAllow: [...s.liveAllow],
+    liveDeny: [...s.liveDeny],
     message: s.message,
     raw: s,
   };

@@ -107,6 +107,23 @@ const COMMAND_KEYS = ["env", "cwd", "timeout", "stdin"];
 const RUN_KEYS = [...COMMAND_KEYS, "onStdout", "onStderr"];
 
 /** Options of {@link Sandbox.list}. */
+/** {@link Sandbox.updateNetwork}: what to change (applied in order: reset, deny, allow). */
+export interface NetworkUpdate {
+  allow?: string[];
+  deny?: string[];
+  reset?: boolean;
+  cut?: boolean;
+}
+
+/** The live rules after {@link Sandbox.updateNetwork}. */
+export interface NetworkRules {
+  effectiveRulesHash: string;
+  /** The compiled policy's hash (unchanged). */
+  policyHash: string;
+  liveAllow: string[];
+  liveDeny: string[];
+}
+
 export interface ListOptions extends ClientOptions {
   /** Only sandboxes carrying every one of these labels (key and value equal). */
   labels?: Record<string, string>;
@@ -392,6 +409,32 @@ export class Sandbox {
   /** The open egress requests now, and the destinations answered for the whole sandbox. */
   async egressRequests(): Promise<{ requests: ApprovalRequest[]; approved: string[]; refused: string[] }> {
     return egressRequests(this.client, this.id);
+  }
+
+  /**
+   * Change the running sandbox's egress rules (docs/network.md): `allow` entries
+   * `HOST[:PORT]` (no port: 80 and 443), `deny` hosts (every port), `reset` drops every live
+   * rule first, `cut` also ends established connections the new rules deny. New connections
+   * follow the new rules once this resolves. A malformed host is `PolicyInvalidError`; an
+   * allow a deny covers, `PolicyConflictError`.
+   */
+  async updateNetwork(o: NetworkUpdate): Promise<NetworkRules> {
+    checkOptions(o, ["allow", "deny", "reset", "cut"], "updateNetwork");
+    const r = await this.client.call(
+      this.client.network.updateSandboxNetwork({
+        sandboxId: this.id,
+        allow: o.allow ?? [],
+        deny: o.deny ?? [],
+        reset: o.reset ?? false,
+        cut: o.cut ?? false,
+      }),
+    );
+    return {
+      effectiveRulesHash: r.effectiveRulesHash,
+      policyHash: r.policyHash,
+      liveAllow: [...r.liveAllow],
+      liveDeny: [...r.liveDeny],
+    };
   }
 
   /** The attestation the server signed at create/claim (unverified: see {@link Sandbox.verifiedAttestation}). */

@@ -16,6 +16,7 @@ pub mod files;
 pub mod images;
 pub mod interceptor;
 pub mod lifetime;
+pub mod network;
 pub mod pools;
 pub mod run;
 pub mod sandboxes;

@@ -37,6 +37,7 @@ impl SandboxService for Api {
         let mut sandbox = self.sandbox_live(&sbx).await;
         (sandbox.egress_approved, sandbox.egress_refused) =
             sbx.effective_egress().map_err(to_connect)?;
+        crate::api::network::fill(&self.engine, &sbx, &mut sandbox).map_err(to_connect)?;
         Response::ok(GetSandboxResponse {
             sandbox: crate::api::pools::with_identity(&sbx, sandbox).into(),
             ..Default::default()

@@ -11,7 +11,7 @@ use crate::model::error::{EngineError, ErrorCode};
 use crate::model::sync::lock;
 use cleanroom_backend::{GuestLayout, NetworkDevice};
 use cleanroom_egress::{EgressEvent, Gateway, SandboxCa, Secret, Secrets, UpstreamConfig};
-use cleanroom_policy::CompiledPolicy;
+use cleanroom_policy::{CompiledPolicy, LiveRules};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
@@ -34,10 +34,15 @@ pub struct EgressHub {
     sandboxes: Mutex<HashMap<String, Attached>>,
     /// Each running sandbox's approval requests ([`crate::engine::approvals`]).
     pub(crate) approvals: crate::engine::approvals::ApprovalHub,
+    /// Held across one live-rules change, from reading the stored rules to applying the
+    /// new ones ([`crate::engine::network`]), so concurrent changes cannot interleave.
+    pub(crate) network_updates: Mutex<()>,
 }
 
 struct Attached {
     gateway: Gateway,
+    /// The compiled policy's network section: live rules apply on top of it.
+    base: cleanroom_policy::NetworkPolicy,
     /// Environment entries for the guest: placeholders, and the CA bundle variables.
     env: Vec<(String, String)>,
 }
@@ -85,6 +90,7 @@ impl EgressHub {
             notes,
             sandboxes: Mutex::new(HashMap::new()),
             approvals: Default::default(),
+            network_updates: Mutex::new(()),
         }
     }
 
@@ -152,11 +158,13 @@ impl EgressHub {
         })
     }
 
-    /// Start serving a sandbox's network device.
+    /// Start serving a sandbox's network device, judging by the policy plus `live` (the
+    /// sandbox's stored live rules: empty for a new sandbox).
     pub fn attach(
         &self,
         sandbox_id: &str,
         policy: &CompiledPolicy,
+        live: &LiveRules,
         device: &NetworkDevice,
         prepared: Prepared,
     ) -> std::io::Result<()> {
@@ -176,7 +184,7 @@ impl EgressHub {
         }
         let gateway = Gateway::start(
             fd,
-            policy.network.clone(),
+            live.effective(&policy.network),
             self.upstream.clone(),
             prepared.secrets,
             prepared.ca,
@@ -187,8 +195,32 @@ impl EgressHub {
                 share: prepared.share,
             },
         )?;
-        lock(&self.sandboxes).insert(sandbox_id.to_string(), Attached { gateway, env });
+        lock(&self.sandboxes).insert(
+            sandbox_id.to_string(),
+            Attached {
+                gateway,
+                base: policy.network.clone(),
+                env,
+            },
+        );
         Ok(())
+    }
+
+    /// Judge the sandbox's new connections by its policy plus `live` from now on; with
+    /// `cut`, end established flows that are denied now. `false`: no gateway runs.
+    pub fn replace_rules(&self, sandbox_id: &str, live: &LiveRules, cut: bool) -> bool {
+        match lock(&self.sandboxes).get(sandbox_id) {
+            Some(a) => {
+                a.gateway.replace_policy(live.effective(&a.base), cut);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Is a gateway serving the sandbox?
+    pub fn attached(&self, sandbox_id: &str) -> bool {
+        lock(&self.sandboxes).contains_key(sandbox_id)
     }
 
     /// Bytes the sandbox sent and received through its gateway (`None`: no gateway).

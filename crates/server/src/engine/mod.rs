@@ -30,6 +30,7 @@ pub mod foreground;
 pub mod guest;
 pub mod lifetimes;
 pub mod listings;
+pub mod network;
 pub mod outstream;
 pub mod owned;
 pub mod pause;

@@ -289,8 +289,11 @@ impl Engine {
                     "backend returned no network device for the egress gateway".into(),
                 )
             })?;
+            let live = self
+                .stored_live_rules(&id)
+                .map_err(|e| cleanroom_backend::BackendError::LaunchFailed(e.message))?;
             self.egress
-                .attach(&id, &policy, device, prepared)
+                .attach(&id, &policy, &live, device, prepared)
                 .map_err(|e| {
                     cleanroom_backend::BackendError::LaunchFailed(format!("egress gateway: {e}"))
                 })?;

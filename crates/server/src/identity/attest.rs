@@ -150,6 +150,18 @@ impl Attestor {
 
     /// Sign the statement for `row` as it is now (owner, policy, image), bound to `who`.
     pub fn attest(&self, row: &SandboxRow, who: &AgentBinding, pool_id: &str) -> Envelope {
+        self.attest_with_rules(row, who, pool_id, "")
+    }
+
+    /// [`Attestor::attest`] naming the effective egress rules' hash (after a live change;
+    /// empty: not written).
+    pub fn attest_with_rules(
+        &self,
+        row: &SandboxRow,
+        who: &AgentBinding,
+        pool_id: &str,
+        effective_rules_hash: &str,
+    ) -> Envelope {
         let now = crate::store::now_micros().max(0) as u64 / 1000;
         // The sandbox's own runtime; one this attestor was never told of is attested with
         // no capabilities rather than another runtime's.
@@ -164,6 +176,7 @@ impl Attestor {
             sandbox_id: row.id.clone(),
             owner: row.owner.to_string(),
             policy_hash: row.policy_hash.clone(),
+            effective_rules_hash: effective_rules_hash.into(),
             image_digest: row.image_digest.clone(),
             init_sha256: self.init_sha256.clone(),
             backend,

@@ -287,6 +287,7 @@ pub fn router(
     let router = ExecutionServiceExt::register(api.clone(), router);
     let router = crate::api::volumes::register(api.clone(), router);
     let router = crate::api::cluster::register(api.clone(), router);
+    let router = crate::api::network::register(api.clone(), router);
     let router = crate::api::lifetime::register(api, router);
     reflection(router)
 }

@@ -313,6 +313,7 @@ impl Store {
         conn.set_prepared_statement_cache_capacity(64);
         conn.execute_batch(SCHEMA)?;
         lifetimes::init(&conn)?;
+        conn.execute_batch(network::SCHEMA)?;
         event_seq::init(&conn)?;
         snapshots::init(&conn)?;
         for (table, col, default) in ADDED_COLUMNS {
@@ -659,6 +660,7 @@ mod event_seq;
 mod images;
 pub mod labels;
 mod lifetimes;
+pub mod network;
 mod output;
 pub mod policy;
 pub use lifetimes::{LifetimeCheck, LifetimeRow};

@@ -1,16 +1,18 @@
 """Per-sandbox calls shared by :class:`cleanroom.Sandbox` and :class:`cleanroom.AsyncSandbox`:
-pause/resume, snapshots, checkpoint, release to a pool, egress approvals and attestation.
+pause/resume, snapshots, checkpoint, release to a pool, egress approvals, live egress rules
+and attestation.
 
 Each builds its request and shapes its answer once; the sandbox's client runs it (blocking on
 a ``Client``, a coroutine on an ``AsyncClient``: ``await sbx.pause()``)."""
 
 from __future__ import annotations
 
-from typing import List
+from typing import List, Sequence
 
 from .events import Attestation, Decision, decide_request
 from .v1 import approvals_pb2 as apb
 from .v1 import attestation_pb2 as atpb
+from .v1 import network_pb2 as npb
 from .v1 import pools_pb2 as ppb
 from .v1 import snapshots_pb2 as spb
 
@@ -88,6 +90,29 @@ class SandboxCalls:
             c.approvals.decide_egress,
             decide_request(self.id, request_id, Decision(allow, remember)),
             lambda r: None,
+        )
+
+    def update_network(
+        self,
+        *,
+        allow: Sequence[str] = (),
+        deny: Sequence[str] = (),
+        reset: bool = False,
+        cut: bool = False,
+    ) -> "npb.UpdateSandboxNetworkResponse":
+        """Change the running sandbox's egress rules (docs/network.md): ``allow`` entries
+        ``HOST[:PORT]`` (no port: 80 and 443), ``deny`` hosts (every port), ``reset`` drops
+        every live rule first; ``cut`` also ends established connections the new rules deny.
+        New connections follow the new rules once this returns. → ``effective_rules_hash``,
+        ``live_allow``, ``live_deny``, ``policy_hash`` (unchanged). A malformed host is
+        ``PolicyInvalidError``; an allow a deny covers, ``PolicyConflictError``."""
+        c = self.client
+        return c._unary(
+            c.network.update_sandbox_network,
+            npb.UpdateSandboxNetworkRequest(
+                sandbox_id=self.id, allow=list(allow), deny=list(deny), reset=reset, cut=cut
+            ),
+            lambda r: r,
         )
 
     def attestation(self) -> Attestation:

@@ -25,6 +25,7 @@ from .v1 import (
     attestation_connect,
     files_connect,
     lifetime_connect,
+    network_connect,
     pools_connect,
     snapshots_connect,
     volumes_connect,
@@ -97,6 +98,7 @@ class Client(Operations):
         self.approvals = approvals_connect.ApprovalServiceClientSync(
             base, http_client=pq, **_OPTS
         )
+        self.network = network_connect.NetworkServiceClientSync(base, http_client=pq, **_OPTS)
         self.attestations = attestation_connect.AttestationServiceClientSync(
             base, http_client=pq, **_OPTS
         )
@@ -160,6 +162,7 @@ class AsyncClient(Operations):
         self.pools = pools_connect.WarmPoolServiceClient(base, http_client=pq, **_OPTS)
         self.volumes = volumes_connect.VolumeServiceClient(base, http_client=pq, **_OPTS)
         self.approvals = approvals_connect.ApprovalServiceClient(base, http_client=pq, **_OPTS)
+        self.network = network_connect.NetworkServiceClient(base, http_client=pq, **_OPTS)
         self.attestations = attestation_connect.AttestationServiceClient(
             base, http_client=pq, **_OPTS
         )

@@ -187,6 +187,22 @@ export type Sandbox = Message<"cleanroom.v1.Sandbox"> & {
      * @generated from field: repeated cleanroom.v1.VolumeMount volumes = 230;
      */
     volumes: VolumeMount[];
+    /**
+     * Live egress rules (network.proto; GetSandbox only): `sha256:<hex>` of the effective
+     * rule set (the policy's rules plus live ones; empty when the policy cannot be decoded),
+     * and the live rules themselves (allow as `host:port[,port]`, deny as hosts).
+     *
+     * @generated from field: string effective_rules_hash = 250;
+     */
+    effectiveRulesHash: string;
+    /**
+     * @generated from field: repeated string live_allow = 251;
+     */
+    liveAllow: string[];
+    /**
+     * @generated from field: repeated string live_deny = 252;
+     */
+    liveDeny: string[];
 };
 /**
  * Describes the message cleanroom.v1.Sandbox.
