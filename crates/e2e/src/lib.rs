@@ -10,7 +10,8 @@
 //! - [`pki`]: tokens files, certificates for the server's TLS and for TLS upstreams;
 //! - [`upstream`]: loopback HTTP upstreams for egress;
 //! - [`pools`]: warm-pool helpers;
-//! - [`bin`]: the binary under test, refused when stale.
+//! - [`bin`]: the binary under test, refused when stale;
+//! - [`runtimes`]: one test body run under both isolation runtimes ([`both_runtimes!`]).
 //!
 //! `use cleanroom_e2e::*;` brings what `mod common; use common::*;` did. The suites are in
 //! `tests/suites/` (one test binary, `tests/e2e.rs`); the CLI's own tests
@@ -21,6 +22,7 @@ pub mod pki;
 pub mod pools;
 pub mod probes;
 pub mod registry;
+pub mod runtimes;
 pub mod server;
 pub mod upstream;
 
@@ -28,5 +30,6 @@ pub use bin::BIN;
 pub use pki::*;
 pub use probes::*;
 pub use registry as oci;
+pub use runtimes::Runtime;
 pub use server::*;
 pub use upstream::*;

@@ -1,5 +1,6 @@
-//! `runsc run`: the sandbox's network namespace, its bundle, and the container started in
-//! a private mount namespace of runsc's own, where
+//! `runsc run`: the sandbox's network namespace, its scratch filesystem, its bundle, and
+//! the container started in a private mount namespace of runsc's own (a copy of the
+//! scratch one, [`super::scratch`]), where
 //! - a small tmpfs covers `/proc/sys/net/core` (runsc refuses to start a networked sandbox
 //!   when `/proc/sys/net/core/rmem_default` is visible, its test for "the host's network
 //!   namespace"; recent kernels show that file in every namespace, so the test is wrong
@@ -10,7 +11,7 @@
 //! Those mounts exist only in that namespace and vanish with runsc's processes.
 
 use super::bundle::Bundle;
-use super::{netns, GvisorBackend, GvisorSandbox};
+use super::{netns, scratch, GvisorBackend, GvisorSandbox};
 use crate::{BackendError, NetworkDevice, ProvisionedSandbox, SandboxSpec};
 use std::collections::BTreeMap;
 use std::ffi::CString;
@@ -42,10 +43,19 @@ impl GvisorBackend {
         let bundle = Bundle {
             dir: dir.to_path_buf(),
         };
+        let (scratch_dir, disk) = (bundle.dir.join("scratch"), spec.limits.disk_bytes);
+        let scratch = tokio::task::spawn_blocking(move || scratch::create(&scratch_dir, disk))
+            .await
+            .map_err(|e| BackendError::LaunchFailed(format!("scratch task: {e}")))??;
         let ns_path = format!("/proc/{}/fd/{}", std::process::id(), ns.ns.as_raw_fd());
-        bundle.write(spec, &self.init_exe, &ns_path)?;
+        bundle.write(spec, &self.init_exe, &ns_path, &scratch)?;
         let image = spec.image.as_ref().map(|i| i.rootfs.as_path());
-        let setup = NamespaceSetup::new(ns.ns.as_raw_fd(), image, &bundle.rootfs())?;
+        let setup = NamespaceSetup::new(
+            ns.ns.as_raw_fd(),
+            scratch.mntns.as_raw_fd(),
+            image,
+            &bundle.rootfs(),
+        )?;
         let mut cmd = self.runsc.command();
         // No segmentation offload: with it, gVisor hands the tun TCP segments larger than
         // its MTU that reach the gateway garbled (measured: HTTP heads refused as
@@ -111,7 +121,9 @@ impl GvisorBackend {
         let sbx = GvisorSandbox {
             bundle,
             _netns: ns.ns,
+            scratch,
             next_id: AtomicU64::new(1),
+            paused: std::sync::atomic::AtomicBool::new(false),
             procs: Mutex::new(Default::default()),
         };
         Ok((sbx, provisioned))
@@ -121,18 +133,25 @@ impl GvisorBackend {
 /// What runsc's child does between fork and exec, prepared beforehand.
 struct NamespaceSetup {
     netns: RawFd,
+    mntns: RawFd,
     core: CString,
     image: Option<(CString, CString)>,
 }
 
 impl NamespaceSetup {
-    fn new(netns: RawFd, image: Option<&Path>, rootfs: &Path) -> Result<Self, BackendError> {
+    fn new(
+        netns: RawFd,
+        mntns: RawFd,
+        image: Option<&Path>,
+        rootfs: &Path,
+    ) -> Result<Self, BackendError> {
         let c = |p: &Path| {
             CString::new(p.as_os_str().as_bytes())
                 .map_err(|_| BackendError::LaunchFailed(format!("path {}", p.display())))
         };
         Ok(NamespaceSetup {
             netns,
+            mntns,
             core: c(Path::new("/proc/sys/net/core"))?,
             image: match image {
                 Some(i) => Some((c(i)?, c(rootfs)?)),
@@ -141,11 +160,16 @@ impl NamespaceSetup {
         })
     }
 
-    /// Join the sandbox's network namespace, then a private mount namespace with the
-    /// mounts the module doc describes.
+    /// Join the sandbox's network namespace and its scratch mount namespace, then a
+    /// private copy of the latter with the mounts the module doc describes.
     fn enter(&self) -> std::io::Result<()> {
         use nix::mount::{mount, MsFlags};
         use nix::sched::{setns, unshare, CloneFlags};
+        // SAFETY: the server's open mount namespace fd, inherited across the fork and valid
+        // until exec; only borrowed for the call. (Joining it resets root and cwd to that
+        // namespace's, the host's: every path runsc is given is absolute.)
+        let mnt = unsafe { BorrowedFd::borrow_raw(self.mntns) };
+        setns(mnt, CloneFlags::CLONE_NEWNS)?;
         // SAFETY: the fd is the server's open namespace fd, inherited across the fork and
         // valid until exec; it is only borrowed for the call.
         let ns = unsafe { BorrowedFd::borrow_raw(self.netns) };

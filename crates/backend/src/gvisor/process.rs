@@ -1,7 +1,9 @@
 //! Processes in a gVisor sandbox: each one is a `runsc exec` of ours, given the process's
 //! spec as a file (never its environment on a command line) and the server's pipes as its
 //! stdio — the sentry writes into them directly. Its exit is `runsc exec`'s; signals go
-//! through `runsc kill --pid` to the pid the process has inside the sandbox.
+//! to the process group of the pid the process has inside the sandbox (as the linux
+//! runtime sends them), through the in-sandbox signal helper ([`super::init`]); a paused
+//! sandbox (which runs no new process until resumed) gets `runsc kill --pid` instead.
 
 use super::bundle::no_capabilities;
 use super::GvisorBackend;
@@ -157,6 +159,27 @@ impl GvisorBackend {
             tokio::time::sleep(Duration::from_millis(10)).await;
         };
         let (pid, signal) = (pid.to_string(), signal.to_string());
+        if !sbx.paused.load(Ordering::SeqCst) {
+            // `runsc exec` takes the container's own (empty) capabilities and uid 0: the
+            // helper can signal what the sandbox's processes could, nothing else.
+            let helper = self
+                .runsc
+                .run(&[
+                    "exec",
+                    "--user",
+                    "0:0",
+                    sandbox_id,
+                    super::bundle::INIT_PATH,
+                    super::bundle::INIT_ARG,
+                    super::init::KILL_ARG,
+                    &signal,
+                    &pid,
+                ])
+                .await;
+            if helper.is_ok() {
+                return Ok(());
+            }
+        }
         self.runsc
             .run(&["kill", "--pid", &pid, sandbox_id, &signal])
             .await
