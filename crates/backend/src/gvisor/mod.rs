@@ -7,10 +7,11 @@
 //!
 //! Modules: [`runsc`] (the binary, its platform), [`bundle`] (the OCI bundle), [`netns`]
 //! (the network namespace), [`scratch`] (the writable directories), [`launch`]
-//! (`runsc run`), [`process`] (executions), [`stats`] (pause, resume, usage), [`init`]
+//! (`runsc run`), [`process`] (executions), [`console`] (their terminals), [`stats`] (pause, resume, usage), [`init`]
 //! (the sandbox's idle first process and its signal helper).
 
 pub mod bundle;
+mod console;
 pub mod init;
 mod launch;
 pub mod netns;

@@ -34,17 +34,12 @@ impl GvisorBackend {
         if spec.argv.is_empty() {
             return Err(BackendError::LaunchFailed("empty command".into()));
         }
-        if spec.tty.is_some() {
-            return Err(BackendError::Unavailable(
-                "the gvisor runtime has no console (terminal executions) yet".into(),
-            ));
-        }
         let id = sbx.next_id.fetch_add(1, Ordering::Relaxed);
         let procs = sbx.bundle.procs();
         let spec_path = procs.join(format!("{id}.json"));
         let pid_path = procs.join(format!("{id}.pid"));
-        let process = json!({
-            "terminal": false,
+        let mut process = json!({
+            "terminal": spec.tty.is_some(),
             "user": {"uid": 0, "gid": 0},
             "args": spec.argv,
             "env": spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>(),
@@ -52,14 +47,35 @@ impl GvisorBackend {
             "capabilities": no_capabilities(),
             "noNewPrivileges": true,
         });
+        if let Some(size) = spec.tty {
+            process["consoleSize"] = json!({"height": size.rows, "width": size.cols});
+        }
         write_private(&spec_path, process.to_string().as_bytes())?;
         let (out_r, out_w) = pipe_pair()?;
         let (err_r, err_w) = pipe_pair()?;
-        let (stdin_child, stdin_host) = if spec.stdin {
-            let (r, w) = pipe_pair()?;
-            (Stdio::from(r), Some(w))
-        } else {
-            (Stdio::null(), None)
+        // A terminal execution: all its I/O goes through the terminal (console.rs); its
+        // pipes are at EOF at once.
+        let pty = match spec.tty {
+            Some(size) => Some(super::console::open_pty(size)?),
+            None => None,
+        };
+        let dup = |fd: &OwnedFd| {
+            fd.try_clone()
+                .map(Stdio::from)
+                .map_err(|e| BackendError::io("dup terminal", e))
+        };
+        let (in_child, out_child, err_child, stdin_host) = match &pty {
+            Some((_, replica)) => (dup(replica)?, dup(replica)?, dup(replica)?, None),
+            None if spec.stdin => {
+                let (r, w) = pipe_pair()?;
+                (
+                    Stdio::from(r),
+                    Stdio::from(out_w),
+                    Stdio::from(err_w),
+                    Some(w),
+                )
+            }
+            None => (Stdio::null(), Stdio::from(out_w), Stdio::from(err_w), None),
         };
         let mut cmd = self.runsc.command();
         cmd.arg("exec")
@@ -68,10 +84,16 @@ impl GvisorBackend {
             .arg("--internal-pid-file")
             .arg(&pid_path)
             .arg(sandbox_id)
-            .stdin(stdin_child)
-            .stdout(Stdio::from(out_w))
-            .stderr(Stdio::from(err_w))
+            .stdin(in_child)
+            .stdout(out_child)
+            .stderr(err_child)
             .kill_on_drop(false);
+        if pty.is_some() {
+            // SAFETY: runs in the forked child before exec; only system calls.
+            unsafe {
+                cmd.pre_exec(super::console::take_terminal);
+            }
+        }
         let child = cmd.spawn();
         let mut child = match child {
             Ok(c) => c,
@@ -81,6 +103,8 @@ impl GvisorBackend {
             }
         };
         drop(cmd);
+        // The replica stays only with runsc: the master reads EOF/EIO once it is done.
+        let pty = pty.map(|(master, _replica)| master);
         let (tx, rx) = oneshot::channel();
         sbx.procs
             .lock()
@@ -127,7 +151,7 @@ impl GvisorBackend {
                 .map_err(wrap)?,
             stdout: pipe::Receiver::from_owned_fd(out_r).map_err(wrap)?,
             stderr: pipe::Receiver::from_owned_fd(err_r).map_err(wrap)?,
-            pty: None,
+            pty,
             exit: rx,
         })
     }
