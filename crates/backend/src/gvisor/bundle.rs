@@ -42,6 +42,10 @@ impl Bundle {
     fn files(&self) -> PathBuf {
         self.dir.join("files")
     }
+    /// Where `runsc run` writes the sandbox's host pid.
+    pub fn pid_file(&self) -> PathBuf {
+        self.dir.join("sandbox.pid")
+    }
     pub fn procs(&self) -> PathBuf {
         self.dir.join("procs")
     }
