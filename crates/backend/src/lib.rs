@@ -47,6 +47,13 @@ pub trait Backend: Send + Sync + 'static {
         }
     }
 
+    /// What implements `runtime` here beyond the host kernel, for attestations (gvisor:
+    /// `runsc --version`'s line and the platform). Default: nothing more to say.
+    fn runtime_version(&self, runtime: Runtime) -> Option<String> {
+        let _ = runtime;
+        None
+    }
+
     /// The runtime a live sandbox runs on. Default: [`Backend::default_runtime`].
     fn runtime_of_sandbox(&self, sandbox_id: &str) -> Runtime {
         let _ = sandbox_id;

@@ -104,6 +104,10 @@ impl Backend for Runtimes {
         self.get(runtime).map(|b| b.capabilities())
     }
 
+    fn runtime_version(&self, runtime: Runtime) -> Option<String> {
+        self.get(runtime).ok()?.runtime_version(runtime)
+    }
+
     fn runtime_of_sandbox(&self, sandbox_id: &str) -> Runtime {
         self.runtime_of(sandbox_id)
     }

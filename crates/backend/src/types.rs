@@ -132,7 +132,7 @@ pub struct Limits {
     pub pids: u64,
     /// CPU time per wall second, in milli-CPUs (1000 = one full core).
     pub cpu_millis: u64,
-    /// Size cap of each writable filesystem (/tmp, /workspace, /root).
+    /// Size cap of the writable directories (/tmp, /workspace, /root) together.
     pub disk_bytes: u64,
     /// Output (stdout + stderr) the server retains for all of the sandbox's executions
     /// together. Enforced by the server's output log, not by the backend.

@@ -487,7 +487,7 @@ pub struct LimitArgs {
     /// CPU time per second in milli-CPUs (1000 = one core)
     #[arg(long, value_name = "MILLIS")]
     pub cpu_millis: Option<u64>,
-    /// Size cap of each writable filesystem in MiB
+    /// Size cap of the writable directories (/tmp, /root, /workspace together) in MiB
     #[arg(long, value_name = "MIB")]
     pub disk_mb: Option<u64>,
     /// Output (stdout + stderr) the server retains for the sandbox's executions, in MiB;

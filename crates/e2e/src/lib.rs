@@ -12,7 +12,8 @@
 //! - [`pools`]: warm-pool helpers;
 //! - [`etcd`]: a real 3-member etcd cluster on loopback (the cluster suites);
 //! - [`bin`]: the binary under test, refused when stale;
-//! - [`web`]: REST and `/metrics` with curl, and the Python checkers of `.tools/test-venv`.
+//! - [`web`]: REST and `/metrics` with curl, and the Python checkers of `.tools/test-venv`;
+//! - [`runtimes`]: one test body run under both isolation runtimes ([`both_runtimes!`]).
 //!
 //! `use cleanroom_e2e::*;` brings what `mod common; use common::*;` did. The suites are in
 //! `tests/suites/` (one test binary, `tests/e2e.rs`); the CLI's own tests
@@ -24,6 +25,7 @@ pub mod pki;
 pub mod pools;
 pub mod probes;
 pub mod registry;
+pub mod runtimes;
 pub mod server;
 pub mod upstream;
 pub mod web;
@@ -32,6 +34,7 @@ pub use bin::BIN;
 pub use pki::*;
 pub use probes::*;
 pub use registry as oci;
+pub use runtimes::Runtime;
 pub use server::*;
 pub use upstream::*;
 pub use web::{curl, python, test_python, HttpReply};

@@ -6,11 +6,13 @@
 //! `runsc`'s private mount namespace, with gVisor's in-memory overlay on top, so writes
 //! land in the sandbox's memory and never in the shared cache), or, without an image, the
 //! host view: a skeleton with the host's system directories bound read-only and its
-//! secrets masked, like the Linux backend's. `/tmp`, `/root` and `/workspace` are tmpfs
-//! capped at the disk limit; CPU, memory and pids limits go into the spec's cgroup.
+//! secrets masked, like the Linux backend's. `/tmp`, `/root` and `/workspace` are bound
+//! from one tmpfs capped at the disk limit ([`super::scratch`]); CPU, memory and pids
+//! limits go into the spec's cgroup.
 
+use super::scratch::{self, Scratch};
 use crate::linux::sandbox::rootfs::{MASKED_FILES, SYSTEM_DIRS};
-use crate::{BackendError, Limits, SandboxSpec};
+use crate::{BackendError, SandboxSpec};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -40,6 +42,10 @@ impl Bundle {
     fn files(&self) -> PathBuf {
         self.dir.join("files")
     }
+    /// Where `runsc run` writes the sandbox's host pid.
+    pub fn pid_file(&self) -> PathBuf {
+        self.dir.join("sandbox.pid")
+    }
     pub fn procs(&self) -> PathBuf {
         self.dir.join("procs")
     }
@@ -52,6 +58,7 @@ impl Bundle {
         spec: &SandboxSpec,
         init_exe: &Path,
         netns: &str,
+        scratch: &Scratch,
     ) -> Result<(), BackendError> {
         let io = |what: &str, p: &Path, e: std::io::Error| {
             BackendError::io(format!("{what} {}", p.display()), e)
@@ -60,7 +67,7 @@ impl Bundle {
         for d in [&root, &files.join("run"), &procs] {
             std::fs::create_dir_all(d).map_err(|e| io("create", d, e))?;
         }
-        let mut mounts = base_mounts(&spec.limits);
+        let mut mounts = base_mounts(scratch);
         let gateway = match spec.network {
             crate::NetworkSpec::Tun(t) => Some(t.gateway),
             crate::NetworkSpec::LoopbackOnly => None,
@@ -138,9 +145,8 @@ impl Bundle {
 }
 
 /// The mounts every sandbox gets: its own /proc, /dev, /sys, and the three writable
-/// tmpfs capped at the disk limit.
-fn base_mounts(limits: &Limits) -> Vec<Value> {
-    let size = format!("size={}", limits.disk_bytes);
+/// directories of the scratch tmpfs (which the disk limit caps together).
+fn base_mounts(scratch: &Scratch) -> Vec<Value> {
     let mut m = vec![
         json!({"destination": "/proc", "type": "proc", "source": "proc"}),
         json!({"destination": "/dev", "type": "tmpfs", "source": "tmpfs",
@@ -152,14 +158,10 @@ fn base_mounts(limits: &Limits) -> Vec<Value> {
         json!({"destination": "/sys", "type": "sysfs", "source": "sysfs",
                "options": ["nosuid", "noexec", "nodev", "ro"]}),
     ];
-    for (dest, mode) in [
-        ("/tmp", "1777"),
-        ("/root", "700"),
-        (crate::WORKSPACE_PATH, "755"),
-    ] {
+    for (name, _, dest) in scratch::DIRS {
         m.push(
-            json!({"destination": dest, "type": "tmpfs", "source": "tmpfs",
-                      "options": ["nosuid", "nodev", format!("mode={mode}"), size.clone()]}),
+            json!({"destination": dest, "type": "bind", "source": scratch.source(name),
+                      "options": ["rbind", "rw", "nosuid", "nodev"]}),
         );
     }
     m

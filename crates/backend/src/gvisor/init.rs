@@ -2,12 +2,24 @@
 //! bound read-only into the sandbox): the container's first process, which only keeps the
 //! sandbox alive and reaps the orphans that are reparented to it. Executions run beside it
 //! through `runsc exec`. It runs under gVisor's kernel, never on the host.
+//!
+//! The same binary, `runsc exec`'d as `cleanroom __gvisor-init kill SIG PID`, is the
+//! signal helper: it sends SIG to the process group PID leads, else to PID alone — where
+//! the linux runtime's pid 1 sends an execution's signals (`runsc kill --pid` reaches only
+//! the one process, so a shell's children would outlive a timeout under gVisor).
 
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag};
 
+/// The word after [`super::bundle::INIT_ARG`] that selects the signal helper.
+pub const KILL_ARG: &str = "kill";
+
 /// Entry point; never returns (the sandbox ends when runsc kills it).
 pub fn main() -> ! {
+    let args: Vec<String> = std::env::args().skip(2).collect();
+    if args.first().map(String::as_str) == Some(KILL_ARG) {
+        std::process::exit(kill(&args[1..]));
+    }
     let mut set = SigSet::empty();
     set.add(Signal::SIGCHLD);
     let _ = set.thread_block();
@@ -22,4 +34,22 @@ pub fn main() -> ! {
             std::thread::sleep(std::time::Duration::from_secs(1));
         }
     }
+}
+
+/// `kill SIG PID`: the group first, then the process; 0 when one was signalled, 2 on bad
+/// arguments, 1 otherwise.
+fn kill(args: &[String]) -> i32 {
+    let parsed = match args {
+        [sig, pid] => sig.parse::<i32>().ok().zip(pid.parse::<i32>().ok()),
+        _ => None,
+    };
+    let Some((sig, pid)) = parsed.filter(|(s, p)| *s > 0 && *p > 1) else {
+        return 2;
+    };
+    // SAFETY: kill(2) takes integers only and touches no memory of this process.
+    if unsafe { libc::kill(-pid, sig) } == 0 {
+        return 0;
+    }
+    // SAFETY: as above.
+    i32::from(unsafe { libc::kill(pid, sig) } != 0)
 }

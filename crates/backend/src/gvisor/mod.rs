@@ -6,15 +6,19 @@
 //! gateway as the Linux backend's sandboxes (see [`netns`]).
 //!
 //! Modules: [`runsc`] (the binary, its platform), [`bundle`] (the OCI bundle), [`netns`]
-//! (the network namespace), [`launch`] (`runsc run`), [`process`] (executions),
-//! [`init`] (the sandbox's idle first process).
+//! (the network namespace), [`scratch`] (the writable directories), [`launch`]
+//! (`runsc run`), [`process`] (executions), [`console`] (their terminals), [`stats`] (pause, resume, usage), [`init`]
+//! (the sandbox's idle first process and its signal helper).
 
 pub mod bundle;
+mod console;
 pub mod init;
 mod launch;
 pub mod netns;
 mod process;
 pub mod runsc;
+pub mod scratch;
+mod stats;
 
 pub use runsc::{Platform, Runsc};
 
@@ -34,7 +38,11 @@ struct GvisorSandbox {
     bundle: bundle::Bundle,
     /// Keeps the network namespace alive (runsc opens it through our fd's /proc path).
     _netns: OwnedFd,
+    /// The tmpfs of `/tmp`, `/root`, `/workspace` (held until the sandbox goes).
+    scratch: scratch::Scratch,
     next_id: AtomicU64,
+    /// Between `runsc pause` and `runsc resume`.
+    paused: std::sync::atomic::AtomicBool,
     /// In-sandbox pid files of running executions, by process id.
     procs: Mutex<HashMap<ProcessId, PathBuf>>,
 }
@@ -60,7 +68,9 @@ impl GvisorBackend {
         if !nix::unistd::geteuid().is_root() {
             return Err("the gvisor runtime needs a root server".into());
         }
-        let base = state_dir.join("gvisor");
+        // Absolute: `runsc run` starts in another mount namespace, at its root.
+        let base = std::path::absolute(state_dir.join("gvisor"))
+            .map_err(|e| format!("state directory: {e}"))?;
         let runsc = Runsc::probe(runsc_bin, &base.join("runsc"), platform).await?;
         let dir = base.join("sandboxes");
         std::fs::create_dir_all(&dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
@@ -116,10 +126,24 @@ impl crate::Backend for GvisorBackend {
         "gvisor"
     }
 
+    fn default_runtime(&self) -> crate::Runtime {
+        crate::Runtime::Gvisor
+    }
+
+    fn runtime_version(&self, runtime: crate::Runtime) -> Option<String> {
+        (runtime == crate::Runtime::Gvisor).then(|| {
+            format!(
+                "{} (platform {})",
+                self.runsc.version,
+                self.runsc.platform.as_str()
+            )
+        })
+    }
+
     fn capabilities(&self) -> Vec<Capability> {
         use Capability as C;
-        // What works today; pause, snapshots, checkpoints, the console and the files API
-        // are not declared, so a policy or request that needs one is refused at create.
+        // What works today; snapshots, checkpoints and named volumes are not declared, so
+        // a policy or request that needs one is refused at create (and a call, by name).
         vec![
             C::PolicyImmutability,
             // The netns's only device is the gateway's tun; gVisor's netstack sends there.
@@ -132,6 +156,8 @@ impl crate::Backend for GvisorBackend {
             C::PidIsolation,
             C::MountIsolation,
             C::OciImages,
+            // `runsc pause` stops every task of the sentry (stats.rs).
+            C::PauseResume,
         ]
     }
 
@@ -231,6 +257,35 @@ impl crate::Backend for GvisorBackend {
             }
         }
         Ok(report)
+    }
+
+    async fn usage(&self, sandbox_id: &str) -> Result<crate::Usage, BackendError> {
+        self.sandbox_usage(sandbox_id).await
+    }
+
+    async fn pause(&self, sandbox_id: &str) -> Result<(), BackendError> {
+        use std::sync::atomic::Ordering;
+        let sbx = self.get(sandbox_id)?;
+        // Marked first: a signal sent meanwhile must not wait on a frozen sentry.
+        sbx.paused.store(true, Ordering::SeqCst);
+        let r = self.runsc.run(&["pause", sandbox_id]).await.map(drop);
+        if r.is_err() && self.runsc.is_running(sandbox_id).await {
+            sbx.paused.store(false, Ordering::SeqCst);
+        }
+        r
+    }
+
+    async fn resume(&self, sandbox_id: &str) -> Result<(), BackendError> {
+        use std::sync::atomic::Ordering;
+        let sbx = self.get(sandbox_id)?;
+        self.runsc.run(&["resume", sandbox_id]).await?;
+        sbx.paused.store(false, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn cpu_usage_nanos(&self, sandbox_id: &str) -> Option<u64> {
+        self.get(sandbox_id).ok()?;
+        stats::cgroup_cpu_nanos(sandbox_id)
     }
 
     async fn close(&self) {

@@ -1,7 +1,9 @@
 //! Processes in a gVisor sandbox: each one is a `runsc exec` of ours, given the process's
 //! spec as a file (never its environment on a command line) and the server's pipes as its
 //! stdio — the sentry writes into them directly. Its exit is `runsc exec`'s; signals go
-//! through `runsc kill --pid` to the pid the process has inside the sandbox.
+//! to the process group of the pid the process has inside the sandbox (as the linux
+//! runtime sends them), through the in-sandbox signal helper ([`super::init`]); a paused
+//! sandbox (which runs no new process until resumed) gets `runsc kill --pid` instead.
 
 use super::bundle::no_capabilities;
 use super::GvisorBackend;
@@ -32,17 +34,12 @@ impl GvisorBackend {
         if spec.argv.is_empty() {
             return Err(BackendError::LaunchFailed("empty command".into()));
         }
-        if spec.tty.is_some() {
-            return Err(BackendError::Unavailable(
-                "the gvisor runtime has no console (terminal executions) yet".into(),
-            ));
-        }
         let id = sbx.next_id.fetch_add(1, Ordering::Relaxed);
         let procs = sbx.bundle.procs();
         let spec_path = procs.join(format!("{id}.json"));
         let pid_path = procs.join(format!("{id}.pid"));
-        let process = json!({
-            "terminal": false,
+        let mut process = json!({
+            "terminal": spec.tty.is_some(),
             "user": {"uid": 0, "gid": 0},
             "args": spec.argv,
             "env": spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>(),
@@ -50,14 +47,35 @@ impl GvisorBackend {
             "capabilities": no_capabilities(),
             "noNewPrivileges": true,
         });
+        if let Some(size) = spec.tty {
+            process["consoleSize"] = json!({"height": size.rows, "width": size.cols});
+        }
         write_private(&spec_path, process.to_string().as_bytes())?;
         let (out_r, out_w) = pipe_pair()?;
         let (err_r, err_w) = pipe_pair()?;
-        let (stdin_child, stdin_host) = if spec.stdin {
-            let (r, w) = pipe_pair()?;
-            (Stdio::from(r), Some(w))
-        } else {
-            (Stdio::null(), None)
+        // A terminal execution: all its I/O goes through the terminal (console.rs); its
+        // pipes are at EOF at once.
+        let pty = match spec.tty {
+            Some(size) => Some(super::console::open_pty(size)?),
+            None => None,
+        };
+        let dup = |fd: &OwnedFd| {
+            fd.try_clone()
+                .map(Stdio::from)
+                .map_err(|e| BackendError::io("dup terminal", e))
+        };
+        let (in_child, out_child, err_child, stdin_host) = match &pty {
+            Some((_, replica)) => (dup(replica)?, dup(replica)?, dup(replica)?, None),
+            None if spec.stdin => {
+                let (r, w) = pipe_pair()?;
+                (
+                    Stdio::from(r),
+                    Stdio::from(out_w),
+                    Stdio::from(err_w),
+                    Some(w),
+                )
+            }
+            None => (Stdio::null(), Stdio::from(out_w), Stdio::from(err_w), None),
         };
         let mut cmd = self.runsc.command();
         cmd.arg("exec")
@@ -66,10 +84,16 @@ impl GvisorBackend {
             .arg("--internal-pid-file")
             .arg(&pid_path)
             .arg(sandbox_id)
-            .stdin(stdin_child)
-            .stdout(Stdio::from(out_w))
-            .stderr(Stdio::from(err_w))
+            .stdin(in_child)
+            .stdout(out_child)
+            .stderr(err_child)
             .kill_on_drop(false);
+        if pty.is_some() {
+            // SAFETY: runs in the forked child before exec; only system calls.
+            unsafe {
+                cmd.pre_exec(super::console::take_terminal);
+            }
+        }
         let child = cmd.spawn();
         let mut child = match child {
             Ok(c) => c,
@@ -79,6 +103,8 @@ impl GvisorBackend {
             }
         };
         drop(cmd);
+        // The replica stays only with runsc: the master reads EOF/EIO once it is done.
+        let pty = pty.map(|(master, _replica)| master);
         let (tx, rx) = oneshot::channel();
         sbx.procs
             .lock()
@@ -125,7 +151,7 @@ impl GvisorBackend {
                 .map_err(wrap)?,
             stdout: pipe::Receiver::from_owned_fd(out_r).map_err(wrap)?,
             stderr: pipe::Receiver::from_owned_fd(err_r).map_err(wrap)?,
-            pty: None,
+            pty,
             exit: rx,
         })
     }
@@ -157,6 +183,27 @@ impl GvisorBackend {
             tokio::time::sleep(Duration::from_millis(10)).await;
         };
         let (pid, signal) = (pid.to_string(), signal.to_string());
+        if !sbx.paused.load(Ordering::SeqCst) {
+            // `runsc exec` takes the container's own (empty) capabilities and uid 0: the
+            // helper can signal what the sandbox's processes could, nothing else.
+            let helper = self
+                .runsc
+                .run(&[
+                    "exec",
+                    "--user",
+                    "0:0",
+                    sandbox_id,
+                    super::bundle::INIT_PATH,
+                    super::bundle::INIT_ARG,
+                    super::init::KILL_ARG,
+                    &signal,
+                    &pid,
+                ])
+                .await;
+            if helper.is_ok() {
+                return Ok(());
+            }
+        }
         self.runsc
             .run(&["kill", "--pid", &pid, sandbox_id, &signal])
             .await

@@ -127,11 +127,27 @@ fn inspect_shows_runtime_and_platform_and_the_policy_can_choose_gvisor() {
     assert_eq!(st["backend"], "gvisor", "{st}");
     let caps = st["capabilities"].to_string();
     assert!(caps.contains("network_default_deny"), "{caps}");
-    assert!(!caps.contains("pause_resume"), "{caps}");
+    assert!(caps.contains("pause_resume"), "{caps}");
+    assert!(!caps.contains("filesystem_snapshots"), "{caps}");
+    // The statement names the runsc that ran it.
+    let runsc = std::process::Command::new("runsc")
+        .arg("--version")
+        .output()
+        .expect("runsc --version");
+    let version = String::from_utf8_lossy(&runsc.stdout);
+    let version = version.lines().next().unwrap_or_default().trim();
+    assert!(
+        st.to_string().contains(version),
+        "the statement names {version:?}: {st}"
+    );
     // What gVisor does not offer yet is refused precisely, and the sandbox stays usable.
-    let o = s.run(&["sandbox", "pause", &id]);
+    let o = s.run(&["snapshot", "create", &id]);
     assert_code(&o, "backend_capability_mismatch");
-    assert!(stderr(&o).contains("pause_resume"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("filesystem_snapshots"),
+        "{}",
+        stderr(&o)
+    );
     let o = s.sh_in(&id, "echo still-here");
     assert_eq!(stdout(&o), "still-here\n", "{}", stderr(&o));
     let o = s.run(&["sandbox", "rm", &id]);

@@ -27,6 +27,9 @@ pub struct Attestor {
     /// Capabilities of the server's other runtimes, by name: a sandbox's statement names
     /// its own runtime (`SandboxRow::backend`) and that runtime's capabilities.
     runtimes: std::collections::BTreeMap<String, Vec<String>>,
+    /// What implements each other runtime (gvisor: the runsc version), by name: added to
+    /// `backend_version` in its sandboxes' statements.
+    runtime_versions: std::collections::BTreeMap<String, String>,
 }
 
 /// An agent identity and its delegation chain, validated.
@@ -132,6 +135,7 @@ impl Attestor {
             backend_version: format!("cleanroom {}; linux {kernel}", env!("CARGO_PKG_VERSION")),
             capabilities,
             runtimes: Default::default(),
+            runtime_versions: Default::default(),
         })
     }
 
@@ -141,6 +145,12 @@ impl Attestor {
         let mut caps: Vec<String> = capabilities.iter().map(|c| c.to_string()).collect();
         caps.sort();
         self.runtimes.insert(name.to_string(), caps);
+    }
+
+    /// Name what implements runtime `name` (`runsc version …`) in its statements.
+    pub fn set_runtime_version(&mut self, name: &str, version: &str) {
+        self.runtime_versions
+            .insert(name.to_string(), version.to_string());
     }
 
     /// The raw public key.
@@ -171,6 +181,10 @@ impl Attestor {
             let caps = self.runtimes.get(&row.backend).cloned().unwrap_or_default();
             (row.backend.clone(), caps)
         };
+        let backend_version = match self.runtime_versions.get(&backend) {
+            Some(v) => format!("{}; {backend} {v}", self.backend_version),
+            None => self.backend_version.clone(),
+        };
         let statement = Statement {
             version: STATEMENT_VERSION,
             sandbox_id: row.id.clone(),
@@ -180,7 +194,7 @@ impl Attestor {
             image_digest: row.image_digest.clone(),
             init_sha256: self.init_sha256.clone(),
             backend,
-            backend_version: self.backend_version.clone(),
+            backend_version,
             capabilities,
             agent: who.agent.map(|a| a.identity()),
             delegation_chain: who.chain.iter().map(AgentKey::identity).collect(),

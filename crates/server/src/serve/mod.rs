@@ -380,6 +380,10 @@ pub async fn run(
     let volumes = tokio::task::spawn_blocking(move || crate::volumes::Volumes::open(&volumes_dir))
         .await
         .map_err(|e| crate::model::error::EngineError::internal(format!("volumes: {e}")))??;
+    let versions: Vec<(&str, String)> = cleanroom_vocab::Runtime::ALL
+        .iter()
+        .filter_map(|rt| Some((rt.as_str(), backend.runtime_version(*rt)?)))
+        .collect();
     let builder = Engine::builder(&cfg.state_dir, backend)
         .volumes(volumes)
         .images(Some(Arc::new(images)))
@@ -396,6 +400,9 @@ pub async fn run(
     .map_err(|e| crate::model::error::EngineError::internal(format!("attestation key: {e}")))?;
     for (runtime, caps) in builder.runtime_facts() {
         attestor.add_runtime(runtime, &caps);
+    }
+    for (runtime, version) in &versions {
+        attestor.set_runtime_version(runtime, version);
     }
     let engine = builder.attestor(attestor).build()?;
     engine.recover().await?;

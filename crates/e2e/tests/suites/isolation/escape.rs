@@ -1,16 +1,27 @@
 //! The escape suite: each attack runs as a program inside a real sandbox and the test
 //! fails if it succeeds. Attack programs live in `attacks/` (beside this file) and print one
 //! line per attempt: `ESCAPED: …` on success, `blocked: …` otherwise.
-//! Resource bombs (fork, memory, disk) must stay inside their limits.
+//! Resource bombs (fork, memory, disk) must stay inside their limits. The attacks and the
+//! bombs run under both runtimes ([`both_runtimes!`]); where gVisor answers differently by
+//! design the test says so.
 
 use cleanroom_e2e::*;
 
 const PRELUDE: &str = include_str!("attacks/prelude.py");
 
 /// Run an attack program inside a fresh sandbox; return its stdout.
-fn attack(s: &Server, program: &str, args: &[&str]) -> String {
+fn attack(s: &Server, rt: Runtime, program: &str, args: &[&str]) -> String {
     let code = format!("{PRELUDE}\n{program}");
-    let mut argv = vec!["exec", "-n", "--", "python3", "-c", &code];
+    let mut argv = vec![
+        "exec",
+        "-n",
+        "--runtime",
+        rt.name(),
+        "--",
+        "python3",
+        "-c",
+        &code,
+    ];
     argv.extend_from_slice(args);
     let o = s.run(&argv);
     let out = stdout(&o);
@@ -32,42 +43,114 @@ fn assert_blocked(out: &str, expected_lines: usize) {
     );
 }
 
-#[test]
-fn cannot_read_server_state_socket_or_host_secrets() {
+/// [`assert_blocked`] under linux; under gvisor the attempts named in `by_design` (each
+/// `ESCAPED: <name>…` line) are answered by gVisor's own kernel instead of being refused,
+/// which is its boundary working (the caller says why), and every other one is blocked.
+fn assert_blocked_on(rt: Runtime, out: &str, expected_lines: usize, by_design: &[&str]) {
+    if rt == Runtime::Linux {
+        return assert_blocked(out, expected_lines);
+    }
+    let mut attempts = 0;
+    for line in out.lines() {
+        if let Some(what) = line.strip_prefix("ESCAPED: ") {
+            assert!(
+                by_design.iter().any(|d| what.starts_with(d)),
+                "attack succeeded under gvisor: {line}\n{out}"
+            );
+            attempts += 1;
+        } else if line.starts_with("blocked: ") {
+            attempts += 1;
+        }
+    }
+    assert_eq!(attempts, expected_lines, "not every attack ran:\n{out}");
+}
+
+both_runtimes!(
+    cannot_read_server_state_socket_or_host_secrets,
+    cannot_read_server_state_socket_or_host_secrets_on
+);
+fn cannot_read_server_state_socket_or_host_secrets_on(rt: Runtime) {
     let s = Server::start();
     let state = s.state_dir().display().to_string();
     let sock = s.socket().display().to_string();
-    assert_blocked(
-        &attack(&s, include_str!("attacks/secrets.py"), &[&state, &sock]),
+    // gvisor: pid 1 is the idle init, a process like the sandbox's own (uid 0, no
+    // capabilities) whose environment is `PATH` alone; there is nothing to protect in it.
+    assert_blocked_on(
+        rt,
+        &attack(&s, rt, include_str!("attacks/secrets.py"), &[&state, &sock]),
         7,
+        &["read /proc/1/environ"],
     );
 }
 
-#[test]
-fn cannot_write_outside_writable_paths() {
+both_runtimes!(
+    cannot_write_outside_writable_paths,
+    cannot_write_outside_writable_paths_on
+);
+fn cannot_write_outside_writable_paths_on(rt: Runtime) {
     let s = Server::start();
-    assert_blocked(&attack(&s, include_str!("attacks/write.py"), &[]), 8);
+    // gvisor: /proc/self/oom_score_adj is the sentry's own bookkeeping; the host's OOM
+    // killer sees only the sentry (one process) and its score is not the sandbox's.
+    let out = attack(&s, rt, include_str!("attacks/write.py"), &[]);
+    assert_blocked_on(rt, &out, 8, &["write /proc/self/oom_score_adj"]);
 }
 
-#[test]
-fn cannot_mount_unshare_setns_or_pivot_root() {
+both_runtimes!(
+    cannot_mount_unshare_setns_or_pivot_root,
+    cannot_mount_unshare_setns_or_pivot_root_on
+);
+fn cannot_mount_unshare_setns_or_pivot_root_on(rt: Runtime) {
     let s = Server::start();
-    assert_blocked(&attack(&s, include_str!("attacks/mount.py"), &[]), 10);
+    // gvisor: namespaces and chroot are the sentry's own objects (it lets a process make a
+    // user namespace and, inside it, the others); no host namespace or mount is touched.
+    // Mounting over the sandbox's own tree and unmounting /proc stay refused.
+    let out = attack(&s, rt, include_str!("attacks/mount.py"), &[]);
+    assert_blocked_on(
+        rt,
+        &out,
+        10,
+        &["unshare(", "setns", "chroot", "clone(CLONE_NEWUSER)"],
+    );
 }
 
-#[test]
-fn cannot_use_ptrace_bpf_perf_keyrings_modules_or_io_uring_natively_or_through_x32() {
+both_runtimes!(
+    cannot_use_ptrace_bpf_perf_keyrings_modules_or_io_uring_natively_or_through_x32,
+    ptrace_bpf_perf_on
+);
+fn ptrace_bpf_perf_on(rt: Runtime) {
     let s = Server::start();
-    assert_blocked(&attack(&s, include_str!("attacks/syscalls.py"), &[]), 19);
+    // gvisor: these calls reach the sentry, never the host kernel; the sentry implements
+    // ptrace and process_vm_readv among the sandbox's own processes, answers the rest with
+    // its own errors (EACCES, ENODEV, EOPNOTSUPP, EINVAL) and has no x32 ABI at all
+    // (ENOSYS: nothing to filter). bpf, keyctl, modules, io_uring, userfaultfd and kexec
+    // stay refused.
+    let out = attack(&s, rt, include_str!("attacks/syscalls.py"), &[]);
+    assert_blocked_on(
+        rt,
+        &out,
+        19,
+        &[
+            "ptrace(TRACEME)",
+            "process_vm_readv",
+            "perf_event_open",
+            "add_key",
+            "open_by_handle_at",
+            "personality(READ_IMPLIES_EXEC)",
+            "x32 ",
+        ],
+    );
 }
 
-#[test]
-fn cannot_reach_devices_host_processes_or_change_host_state() {
+both_runtimes!(
+    cannot_reach_devices_host_processes_or_change_host_state,
+    cannot_reach_devices_host_processes_or_change_host_state_on
+);
+fn cannot_reach_devices_host_processes_or_change_host_state_on(rt: Runtime) {
     let s = Server::start();
     let host_name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
     let server_pid = s.child.as_ref().unwrap().id().to_string();
     assert_blocked(
-        &attack(&s, include_str!("attacks/devices.py"), &[&server_pid]),
+        &attack(&s, rt, include_str!("attacks/devices.py"), &[&server_pid]),
         11,
     );
     assert_eq!(
@@ -76,16 +159,35 @@ fn cannot_reach_devices_host_processes_or_change_host_state() {
     );
 }
 
-#[test]
-fn cannot_escape_via_proc_self_exe_or_inherited_fds() {
+both_runtimes!(
+    cannot_escape_via_proc_self_exe_or_inherited_fds,
+    cannot_escape_via_proc_self_exe_or_inherited_fds_on
+);
+fn cannot_escape_via_proc_self_exe_or_inherited_fds_on(rt: Runtime) {
     let s = Server::start();
-    assert_blocked(&attack(&s, include_str!("attacks/selfexe.py"), &[]), 8);
+    // gvisor: no_new_privs is set (the spec asks for it; `prctl(PR_GET_NO_NEW_PRIVS)` says
+    // 1 inside) but the sentry's /proc/self/status has no `NoNewPrivs` line to show it.
+    let out = attack(&s, rt, include_str!("attacks/selfexe.py"), &[]);
+    assert_blocked_on(rt, &out, 8, &["no_new_privs set"]);
 }
 
-#[test]
-fn setuid_binaries_grant_nothing() {
+both_runtimes!(
+    setuid_binaries_grant_nothing,
+    setuid_binaries_grant_nothing_on
+);
+fn setuid_binaries_grant_nothing_on(rt: Runtime) {
     let s = Server::start();
-    assert_blocked(&attack(&s, include_str!("attacks/setuid.py"), &[]), 3);
+    // gvisor: processes already run as uid 0 of the sentry with every capability set empty
+    // (bounding set included), so a setuid-root binary has nothing to grant; the image or
+    // host-view root is mounted without `nosuid` inside the sentry and /proc/self/status
+    // does not show no_new_privs (set, see above).
+    let out = attack(&s, rt, include_str!("attacks/setuid.py"), &[]);
+    assert_blocked_on(
+        rt,
+        &out,
+        3,
+        &["mount without nosuid: /", "no_new_privs for setuid exec"],
+    );
 }
 
 #[test]
@@ -128,12 +230,20 @@ fn policy(yaml: &str) -> (tempfile::TempDir, String) {
     (d, s)
 }
 
+/// Linux only. Under gvisor the pids limit goes to the host cgroup, which counts the
+/// sentry's threads and systrap stub processes, not the sandbox's processes: a fork bomb
+/// there ends the whole sandbox when the sentry cannot make a host thread, instead of
+/// `fork` failing with EAGAIN inside (a known gap, docs/runtimes.md).
 #[test]
 fn fork_bomb_is_bounded_by_the_pids_limit() {
+    let rt = Runtime::Linux;
     let s = Server::start();
     let (_d, p) = policy("version: 1\nsandbox:\n  resources:\n    pids: 64\n");
     let counter = "import os, time\nn = 0\nwhile True:\n    try:\n        pid = os.fork()\n    except OSError as e:\n        print(n, e.errno)\n        break\n    if pid == 0:\n        time.sleep(30)\n        os._exit(0)\n    n += 1\n";
-    let o = s.run(&["exec", "-n", "--policy", &p, "--", "python3", "-c", counter]);
+    let o = s.run(&rt.args(
+        1,
+        &["exec", "-n", "--policy", &p, "--", "python3", "-c", counter],
+    ));
     let out = stdout(&o);
     let mut it = out.split_whitespace().map(|x| x.parse::<u64>().unwrap());
     let (forks, errno) = (it.next().unwrap(), it.next().unwrap());
@@ -141,19 +251,22 @@ fn fork_bomb_is_bounded_by_the_pids_limit() {
     assert_eq!(errno, libc::EAGAIN as u64);
     // A classic shell fork bomb: it either gives up on its own ("Cannot fork") or is ended
     // by the timeout; either way it is contained and fully reclaimed.
-    let o = s.run(&[
-        "exec",
-        "-n",
-        "--policy",
-        &p,
-        "--print-sandbox-id",
-        "--timeout",
-        "2",
-        "--",
-        "sh",
-        "-c",
-        "b() { b | b & }; b; sleep 60",
-    ]);
+    let o = s.run(&rt.args(
+        1,
+        &[
+            "exec",
+            "-n",
+            "--policy",
+            &p,
+            "--print-sandbox-id",
+            "--timeout",
+            "2",
+            "--",
+            "sh",
+            "-c",
+            "b() { b | b & }; b; sleep 60",
+        ],
+    ));
     let err = stderr(&o);
     let tail = &err[err.len().saturating_sub(400)..];
     assert!(
@@ -165,21 +278,27 @@ fn fork_bomb_is_bounded_by_the_pids_limit() {
     assert_eq!(stdout(&s.sh("echo host-fine")), "host-fine\n");
 }
 
+/// Linux only: under gvisor the sentry is one host process, so the memory limit's OOM
+/// kill ends the whole sandbox by design (`gvisor::the_memory_limit_is_enforced_under_gvisor`).
 #[test]
 fn memory_bomb_is_oom_killed_inside_the_sandbox_only() {
+    let rt = Runtime::Linux;
     let s = Server::start();
     let (_d, p) = policy("version: 1\nsandbox:\n  resources:\n    memory_mb: 64\n");
-    let o = s.run(&[
-        "exec",
-        "-n",
-        "--keep",
-        "--policy",
-        &p,
-        "--",
-        "python3",
-        "-c",
-        "x = bytearray(512 << 20); x[::4096] = b'x' * len(x[::4096]); print('survived')",
-    ]);
+    let o = s.run(&rt.args(
+        1,
+        &[
+            "exec",
+            "-n",
+            "--keep",
+            "--policy",
+            &p,
+            "--",
+            "python3",
+            "-c",
+            "x = bytearray(512 << 20); x[::4096] = b'x' * len(x[::4096]); print('survived')",
+        ],
+    ));
     assert_eq!(o.status.code(), Some(137), "{}", stderr(&o));
     assert!(!stdout(&o).contains("survived"));
     let id = stderr(&o).lines().next().unwrap().to_string();
@@ -191,15 +310,13 @@ fn memory_bomb_is_oom_killed_inside_the_sandbox_only() {
     s.run(&["sandbox", "rm", &id]);
 }
 
-#[test]
-fn disk_fill_is_bounded() {
+both_runtimes!(disk_fill_is_bounded, disk_fill_is_bounded_on);
+fn disk_fill_is_bounded_on(rt: Runtime) {
     let s = Server::start();
     let (_d, p) = policy("version: 1\nsandbox:\n  resources:\n    disk_mb: 32\n");
     for dir in ["/tmp", "/workspace", "/root"] {
-        let o = s.run(&[
-            "exec", "-n", "--policy", &p, "--", "sh", "-c",
-            &format!("dd if=/dev/zero of={dir}/fill bs=1M count=200 2>&1 | grep -o 'No space left on device'; du -m {dir}/fill | cut -f1"),
-        ]);
+        let cmd = format!("dd if=/dev/zero of={dir}/fill bs=1M count=200 2>&1 | grep -o 'No space left on device'; du -m {dir}/fill | cut -f1");
+        let o = s.run(&rt.args(1, &["exec", "-n", "--policy", &p, "--", "sh", "-c", &cmd]));
         let out = stdout(&o);
         assert!(out.contains("No space left on device"), "{dir}: {out}");
         let mb: u64 = out.lines().last().unwrap().trim().parse().unwrap();

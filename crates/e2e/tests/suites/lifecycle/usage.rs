@@ -1,7 +1,7 @@
 //! Usage in `GetSandbox` / `sandbox inspect`: CPU time, memory (current/peak), pids, disk
 //! per writable filesystem and network bytes through the egress gateway move when the
 //! workload uses them. Real sandboxes; the upstream is a loopback server reached only
-//! through `--egress-resolve`.
+//! through `--egress-resolve`. Under both runtimes ([`both_runtimes!`]).
 
 use cleanroom_e2e::*;
 use std::time::Duration;
@@ -52,8 +52,11 @@ fn usage(s: &Server, id: &str) -> U {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn usage_moves_with_cpu_memory_disk_pids_and_network() {
+both_runtimes!(
+    async usage_moves_with_cpu_memory_disk_pids_and_network,
+    usage_moves
+);
+async fn usage_moves(rt: Runtime) {
     let port = body_upstream(BODY);
     let s = Server::start_with(&["--egress-resolve", "big.test=127.0.0.1"]);
     let dir = tempfile::tempdir().unwrap();
@@ -62,9 +65,7 @@ async fn usage_moves_with_cpu_memory_disk_pids_and_network() {
         "p.yaml",
         &format!("version: 1\nsandbox:\n  network:\n    allow:\n      - host: big.test\n        ports: [{port}]\n"),
     );
-    let o = s.run(&["sandbox", "create", "--policy", &policy]);
-    let id = stdout(&o).trim().to_string();
-    assert!(id.starts_with("sbx_"), "{}", stderr(&o));
+    let id = s.create_on(rt, &["--policy", &policy]);
     let (s2, id2) = (&s, id.clone());
     let run = move |script: &str| {
         let o = s2.run(&["exec", "-n", "--in", &id2, "--", "sh", "-c", script]);

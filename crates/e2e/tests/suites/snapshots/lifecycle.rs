@@ -1,5 +1,6 @@
 //! Pause/resume, filesystem snapshots and fork, end to end: a real server, real sandboxes,
-//! the real cgroup freezer and CPU accounting.
+//! the real cgroup freezer (`runsc pause` under gvisor) and CPU accounting. The pause
+//! tests run under both runtimes ([`both_runtimes!`]).
 
 use cleanroom_client::api::__buffa::oneof::execution_stream_event::Payload;
 use cleanroom_client::api::*;
@@ -73,11 +74,14 @@ fn status_of(s: &Server, sandbox_id: &str) -> String {
     v["status"].as_str().unwrap_or_default().to_string()
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_paused_sandbox_uses_no_cpu_refuses_work_and_resumes_exactly() {
+both_runtimes!(
+    async a_paused_sandbox_uses_no_cpu_refuses_work_and_resumes_exactly,
+    paused_uses_no_cpu
+);
+async fn paused_uses_no_cpu(rt: Runtime) {
     let s = Server::start();
     let c = s.client().await;
-    let sbx = s.create();
+    let sbx = s.create_on(rt, &[]);
     // A busy counter: every number on stdout, until /tmp/stop exists.
     let exe = start(
         &c,
@@ -96,10 +100,18 @@ async fn a_paused_sandbox_uses_no_cpu_refuses_work_and_resumes_exactly() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("PAUSED"), "{}", stdout(&o));
     assert_eq!(status_of(&s, &sbx), "SANDBOX_STATUS_PAUSED");
-    // Frozen: the CPU counter does not move at all.
+    // Frozen: the CPU counter does not move at all. Under gvisor the cgroup also holds the
+    // sentry, whose platform threads keep using a little CPU while every task is stopped
+    // (measured here: ≈ 35 ms/s, paused or idle; the sentry's own task accounting moves
+    // the same way): a bound far below the running counter's, not zero.
     let frozen = cpu_usage(&sbx);
     std::thread::sleep(Duration::from_millis(700));
-    assert_eq!(cpu_usage(&sbx), frozen, "a paused sandbox used CPU");
+    let used = cpu_usage(&sbx) - frozen;
+    let allowed = match rt {
+        Runtime::Linux => 0,
+        Runtime::Gvisor => 150_000_000,
+    };
+    assert!(used <= allowed, "a paused sandbox used {used} ns of CPU");
 
     // Nothing new starts in it, and reading files is refused the same way.
     assert_code(&s.sh_in(&sbx, "touch /tmp/stop"), "sandbox_paused");
@@ -161,10 +173,13 @@ async fn a_paused_sandbox_uses_no_cpu_refuses_work_and_resumes_exactly() {
     assert!(ev.contains("\"resumed\""), "{ev}");
 }
 
-#[test]
-fn terminating_a_paused_sandbox_leaves_nothing_behind() {
+both_runtimes!(
+    terminating_a_paused_sandbox_leaves_nothing_behind,
+    terminating_paused
+);
+fn terminating_paused(rt: Runtime) {
     let s = Server::start();
-    let sbx = s.create();
+    let sbx = s.create_on(rt, &[]);
     let o = s.run(&[
         "exec",
         "-n",
