@@ -29,10 +29,10 @@ mod images;
 mod isolation;
 #[path = "suites/lifecycle/mod.rs"]
 mod lifecycle;
-#[path = "suites/metrics.rs"]
-mod metrics;
 #[path = "suites/live_egress.rs"]
 mod live_egress;
+#[path = "suites/metrics.rs"]
+mod metrics;
 #[path = "suites/pools/mod.rs"]
 mod pools;
 #[path = "suites/quotas/mod.rs"]
