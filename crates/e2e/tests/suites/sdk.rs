@@ -130,6 +130,9 @@ fn python_sdk_suite() {
     let s = Servers::start();
     let root = workspace();
     let mut c = s.command(need(root.join(".tools/venv/bin/python")));
+    // This checkout's SDK, not whichever one the shared venv's editable install names (a
+    // worktree links its `.tools` to the main checkout's).
+    c.env("PYTHONPATH", root.join("sdk/python/src"));
     c.current_dir(root.join("sdk/python")).args([
         "-m",
         "pytest",
