@@ -24,6 +24,7 @@ mod render;
 mod request;
 mod retained;
 mod serve;
+mod checkpoints;
 mod snapshots;
 mod stop_deadline;
 mod toplevel;

@@ -141,6 +141,14 @@ stable_codes! {
         /// A `--volume`/`sandbox.volumes` mount is malformed: bad name, a path that is not
         /// absolute and normalized, a system path, or two mounts on one path.
         VolumeMountInvalid => "volume_mount_invalid",
+        // ---- memory checkpoints (issue 33) --------------------------------------------
+        /// No such checkpoint, or not the caller's (no existence oracle).
+        CheckpointNotFound => "checkpoint_not_found",
+        /// A checkpoint's stored files do not match its manifest (a changed, swapped,
+        /// missing or extra file): refused before the runtime reads any of it.
+        CheckpointCorrupt => "checkpoint_corrupt",
+        /// A checkpoint made by another runtime version (or runtime) than this server's.
+        CheckpointIncompatible => "checkpoint_incompatible",
     }
 }
 
@@ -259,6 +267,9 @@ impl ErrorCode {
             E::VolumeInUse => K::FailedPrecondition,
             E::VolumeBusy => K::FailedPrecondition,
             E::VolumeMountInvalid => K::InvalidArgument,
+            E::CheckpointNotFound => K::NotFound,
+            E::CheckpointCorrupt => K::FailedPrecondition,
+            E::CheckpointIncompatible => K::FailedPrecondition,
         }
     }
 }

@@ -55,9 +55,8 @@ impl GvisorBackend {
             "--gso=false",
             "--software-gso=false",
             "--overlay2=root:memory",
-            "run",
-            "--detach",
         ])
+        .args(super::checkpoint::start_args(spec))
         .arg("--bundle")
         .arg(dir)
         .arg(&spec.sandbox_id)

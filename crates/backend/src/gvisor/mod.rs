@@ -7,9 +7,11 @@
 //!
 //! Modules: [`runsc`] (the binary, its platform), [`bundle`] (the OCI bundle), [`netns`]
 //! (the network namespace), [`launch`] (`runsc run`), [`process`] (executions),
-//! [`init`] (the sandbox's idle first process).
+//! [`init`] (the sandbox's idle first process), [`checkpoint`] (memory checkpoints and
+//! restores).
 
 pub mod bundle;
+mod checkpoint;
 pub mod init;
 mod launch;
 pub mod netns;
@@ -118,7 +120,7 @@ impl crate::Backend for GvisorBackend {
 
     fn capabilities(&self) -> Vec<Capability> {
         use Capability as C;
-        // What works today; pause, snapshots, checkpoints, the console and the files API
+        // What works today; pause, snapshots, the console and the files API
         // are not declared, so a policy or request that needs one is refused at create.
         vec![
             C::PolicyImmutability,
@@ -132,7 +134,22 @@ impl crate::Backend for GvisorBackend {
             C::PidIsolation,
             C::MountIsolation,
             C::OciImages,
+            // runsc checkpoint/restore: memory, processes and writable filesystems.
+            C::CheckpointRestore,
         ]
+    }
+
+    async fn checkpoint(
+        &self,
+        sandbox_id: &str,
+        dest: &Path,
+        leave_running: bool,
+    ) -> Result<(), BackendError> {
+        self.checkpoint_into(sandbox_id, dest, leave_running).await
+    }
+
+    fn checkpoint_format(&self, runtime: crate::Runtime) -> Option<String> {
+        (runtime == crate::Runtime::Gvisor).then(|| self.runsc.version.clone())
     }
 
     async fn provision(&self, spec: &SandboxSpec) -> Result<ProvisionedSandbox, BackendError> {

@@ -9,6 +9,7 @@
 
 pub mod approvals;
 pub mod attestation;
+pub mod checkpoints;
 pub mod errors;
 pub mod exec;
 pub mod files;

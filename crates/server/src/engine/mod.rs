@@ -17,6 +17,8 @@ pub mod activity;
 pub mod approvals;
 pub mod attestation;
 pub mod bootstrap;
+pub mod checkpoint_image;
+pub mod checkpoints;
 pub mod builder;
 pub mod console;
 pub mod create;
@@ -331,6 +333,7 @@ impl Engine {
             self.events.sandbox_status(&s.id, ss::FAILED, msg);
         }
         self.sweep_snapshot_temps();
+        self.sweep_checkpoint_temps();
         tracing::info!(
             killed = report.killed_sandboxes.len(),
             removed_dirs = report.removed_dirs.len(),

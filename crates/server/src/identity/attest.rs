@@ -150,6 +150,18 @@ impl Attestor {
 
     /// Sign the statement for `row` as it is now (owner, policy, image), bound to `who`.
     pub fn attest(&self, row: &SandboxRow, who: &AgentBinding, pool_id: &str) -> Envelope {
+        self.attest_restored(row, who, pool_id, "")
+    }
+
+    /// [`Attestor::attest`] for a sandbox restored from a memory checkpoint: the
+    /// statement names the checkpoint's content digest (`sha256:…`; empty: none).
+    pub fn attest_restored(
+        &self,
+        row: &SandboxRow,
+        who: &AgentBinding,
+        pool_id: &str,
+        checkpoint_digest: &str,
+    ) -> Envelope {
         let now = crate::store::now_micros().max(0) as u64 / 1000;
         // The sandbox's own runtime; one this attestor was never told of is attested with
         // no capabilities rather than another runtime's.
@@ -174,6 +186,7 @@ impl Attestor {
             pool_id: pool_id.into(),
             created_at_unix_ms: now,
             valid_until_unix_ms: now + VALIDITY.as_millis() as u64,
+            restored_from_checkpoint: checkpoint_digest.into(),
         };
         sign(&self.key, &statement)
     }
