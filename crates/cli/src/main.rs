@@ -54,6 +54,13 @@ fn main() {
     {
         cleanroom_backend::gvisor::init::main();
     }
+    // Inside a gVisor sandbox: ask its init to start a background process (gvisor/spawn.rs).
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == cleanroom_backend::gvisor::spawn::SPAWN_ARG)
+    {
+        cleanroom_backend::gvisor::spawn::client_main();
+    }
     let cli = cli::Cli::parse();
     quiet_exit_on_closed_stdout();
     // `exec` is a client of one connection doing one thing at a time: a single-threaded

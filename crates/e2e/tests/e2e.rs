@@ -17,6 +17,8 @@ mod console;
 mod egress;
 #[path = "suites/files/mod.rs"]
 mod files;
+#[path = "suites/checkpoints.rs"]
+mod checkpoints;
 #[path = "suites/gvisor.rs"]
 mod gvisor;
 #[path = "suites/host/mod.rs"]

@@ -8,7 +8,7 @@
 //! Modules: [`runsc`] (the binary, its platform), [`bundle`] (the OCI bundle), [`netns`]
 //! (the network namespace), [`launch`] (`runsc run`), [`process`] (executions),
 //! [`init`] (the sandbox's idle first process), [`checkpoint`] (memory checkpoints and
-//! restores).
+//! restores), [`spawn`] (background processes that survive a restore).
 
 pub mod bundle;
 mod checkpoint;
@@ -17,6 +17,7 @@ mod launch;
 pub mod netns;
 mod process;
 pub mod runsc;
+pub mod spawn;
 
 pub use runsc::{Platform, Runsc};
 
