@@ -115,7 +115,10 @@ impl Backend for Runtimes {
     async fn provision(&self, spec: &SandboxSpec) -> Result<ProvisionedSandbox, BackendError> {
         let backend = self.get(spec.runtime)?;
         // Never a fresh sandbox instead of a restore the runtime cannot do.
-        if spec.checkpoint.is_some() && !backend.capabilities().contains(&Capability::CheckpointRestore)
+        if spec.checkpoint.is_some()
+            && !backend
+                .capabilities()
+                .contains(&Capability::CheckpointRestore)
         {
             return Err(BackendError::MissingCapability {
                 runtime: backend.name(),

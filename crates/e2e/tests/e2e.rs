@@ -11,14 +11,14 @@ mod api;
 mod attestation;
 #[path = "suites/auth.rs"]
 mod auth;
+#[path = "suites/checkpoints.rs"]
+mod checkpoints;
 #[path = "suites/console/mod.rs"]
 mod console;
 #[path = "suites/egress/mod.rs"]
 mod egress;
 #[path = "suites/files/mod.rs"]
 mod files;
-#[path = "suites/checkpoints.rs"]
-mod checkpoints;
 #[path = "suites/gvisor.rs"]
 mod gvisor;
 #[path = "suites/host/mod.rs"]

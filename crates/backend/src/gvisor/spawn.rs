@@ -74,8 +74,7 @@ fn decode(fields: &[Vec<u8>]) -> Option<Request> {
 /// init's, so its reaper collects them.
 pub fn serve() {
     let _ = std::fs::remove_file(SPAWN_FIFO);
-    if nix::unistd::mkfifo(SPAWN_FIFO, nix::sys::stat::Mode::from_bits_truncate(0o600)).is_err()
-    {
+    if nix::unistd::mkfifo(SPAWN_FIFO, nix::sys::stat::Mode::from_bits_truncate(0o600)).is_err() {
         return;
     }
     let _ = std::thread::Builder::new()
@@ -129,7 +128,10 @@ fn start((cwd, env, args): Request) {
 pub fn client_main() -> ! {
     let args: Vec<Vec<u8>> = std::env::args_os().skip(2).map(|a| a.into_vec()).collect();
     if args.is_empty() || args.iter().any(Vec::is_empty) {
-        eprintln!("usage: {} {SPAWN_ARG} CMD [ARGS...] (no empty arguments)", super::bundle::INIT_PATH);
+        eprintln!(
+            "usage: {} {SPAWN_ARG} CMD [ARGS...] (no empty arguments)",
+            super::bundle::INIT_PATH
+        );
         std::process::exit(2);
     }
     let cwd = std::env::current_dir()

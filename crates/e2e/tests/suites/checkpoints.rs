@@ -189,8 +189,7 @@ fn a_checkpointed_process_restored_twice_continues_with_its_memory_and_the_forks
     // They diverge: a jump in one copy is not seen by the other.
     let o = s.sh_in(&a, "touch /tmp/jump");
     assert!(o.status.success());
-    assert!(eventually(Duration::from_secs(20), || count(&s, &a)
-        >= 1_000_000));
+    assert!(eventually(Duration::from_secs(20), || count(&s, &a) >= 1_000_000));
     assert!(count(&s, &b) < 1_000_000);
     // Each copy is a new identity: its attestation names the checkpoint's digest.
     let d = tempfile::tempdir().unwrap();
@@ -230,7 +229,10 @@ fn a_checkpointed_process_restored_twice_continues_with_its_memory_and_the_forks
     let o = s.run(&["checkpoint", "rm", &ck]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!s.state_dir().join("checkpoints").join(&ck).exists());
-    assert_code(&s.run(&["checkpoint", "inspect", &ck]), "checkpoint_not_found");
+    assert_code(
+        &s.run(&["checkpoint", "inspect", &ck]),
+        "checkpoint_not_found",
+    );
     assert!(
         eventually(Duration::from_secs(15), || runsc_containers(&s).is_empty()),
         "runsc state left: {:?}",
@@ -352,7 +354,11 @@ fn another_principal_a_tampered_image_or_another_runsc_is_refused_and_nothing_is
     assert_code(&o, "checkpoint_incompatible");
     assert!(stderr(&o).contains("20240101"), "{}", stderr(&o));
     assert_eq!(live_sandboxes(&s), 0);
-    assert!(runsc_containers(&s).is_empty(), "{:?}", runsc_containers(&s));
+    assert!(
+        runsc_containers(&s).is_empty(),
+        "{:?}",
+        runsc_containers(&s)
+    );
 }
 
 #[test]
@@ -409,13 +415,20 @@ sandbox:
     for f in image_files(&s, &ck) {
         let bytes = std::fs::read(&f).unwrap();
         let has = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
-        assert!(!has(value.as_bytes()), "{} holds the secret value", f.display());
+        assert!(
+            !has(value.as_bytes()),
+            "{} holds the secret value",
+            f.display()
+        );
         found_placeholder |= has(placeholder.as_bytes());
     }
     // The grep can see what the sandbox held: its placeholder is there.
     assert!(found_placeholder, "the image is not plainly readable");
     let v = ckpt_json(&s, &ck);
-    assert!(v["dropped"].to_string().contains("secret placeholders"), "{v}");
+    assert!(
+        v["dropped"].to_string().contains("secret placeholders"),
+        "{v}"
+    );
 }
 
 #[test]

@@ -49,10 +49,10 @@ pub(crate) fn create_spec(req: &CreateSandboxRequest) -> Result<CreateSpec, Engi
     };
     let l = req.limits.as_option().cloned().unwrap_or_default();
     if !req.from_checkpoint.is_empty() && !req.from_snapshot.is_empty() {
-        return Err(EngineError::invalid(
-            "from_checkpoint and from_snapshot cannot both be given",
-        )
-        .with("field", "from_checkpoint"));
+        return Err(
+            EngineError::invalid("from_checkpoint and from_snapshot cannot both be given")
+                .with("field", "from_checkpoint"),
+        );
     }
     let source = if !req.from_checkpoint.is_empty() {
         Source::Checkpoint(req.from_checkpoint.clone())

@@ -184,7 +184,10 @@ impl SnapshotService for Api {
     ) -> ServiceResult<DeleteCheckpointResponse> {
         let req = request.to_owned_message();
         Response::ok(DeleteCheckpointResponse {
-            checkpoint: self.delete_checkpoint_msg(&ctx, &req.checkpoint_id).await?.into(),
+            checkpoint: self
+                .delete_checkpoint_msg(&ctx, &req.checkpoint_id)
+                .await?
+                .into(),
             ..Default::default()
         })
     }

@@ -296,9 +296,6 @@ mod tests {
         m.owner = "mallory".into();
         m.write(d.path()).unwrap();
         assert!(matches!(load(d.path(), &id), Err(Invalid::Corrupt(_))));
-        assert_eq!(
-            load(&d.path().join("nope"), &id),
-            Err(Invalid::Missing)
-        );
+        assert_eq!(load(&d.path().join("nope"), &id), Err(Invalid::Missing));
     }
 }

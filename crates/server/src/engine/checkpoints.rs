@@ -91,13 +91,13 @@ impl Engine {
         let caps = self.backend.capabilities_of(runtime)?;
         let format = self.backend.checkpoint_format(runtime);
         let Some(format) = format.filter(|_| caps.contains(&Capability::CheckpointRestore)) else {
-            return Err(EngineError::from(
-                cleanroom_backend::BackendError::MissingCapability {
+            return Err(
+                EngineError::from(cleanroom_backend::BackendError::MissingCapability {
                     runtime: runtime.as_str(),
                     capability: Capability::CheckpointRestore,
-                },
-            )
-            .with("sandbox_id", sandbox_id));
+                })
+                .with("sandbox_id", sandbox_id),
+            );
         };
         let owner_text = owner.to_string();
         let mine = self

@@ -283,7 +283,10 @@ impl Engine {
             }),
             image,
             trusted_ca_pem: prepared.ca_pem(),
-            restore: restore.as_ref().filter(|r| !r.memory).map(|r| r.layers.clone()),
+            restore: restore
+                .as_ref()
+                .filter(|r| !r.memory)
+                .map(|r| r.layers.clone()),
             checkpoint: restore.filter(|r| r.memory).map(|r| r.layers),
             volumes,
         };
