@@ -120,8 +120,10 @@ class Bare:
         self.n = 0
 
     def _run(self, *args):
+        # `run`/`restore --detach` hand their stdio to the container, which keeps it: a
+        # pipe would never reach EOF, so nothing is captured (the exit status says it all).
         return _check(subprocess.run(self.cmd + list(args), stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE),
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
                       f"runsc {args[0]}")
 
     def source(self, bundle):

@@ -341,6 +341,7 @@ class AsyncSandbox(SandboxCalls):
         delegation_chain: Sequence[str] = (),
         runtime: str = "",
         volumes: Optional[Sequence[VolumeSpec]] = None,
+        from_checkpoint: str = "",
         client: Optional[AsyncClient] = None,
         host: Optional[str] = None,
         token: Optional[str] = None,
@@ -362,6 +363,7 @@ class AsyncSandbox(SandboxCalls):
             delegation_chain=list(delegation_chain),
             runtime=runtime,
             volumes=volume_mounts(volumes),
+            from_checkpoint=from_checkpoint,
         )
         return cls._opening(
             lambda c: c.call(c.sandboxes.create_sandbox, req),
