@@ -56,6 +56,11 @@ export interface CreateOptions extends ClientOptions {
   idleTimeout?: number;
   /** Restore from this snapshot (`snap_…`): a fork with its policy, image and limits. */
   fromSnapshot?: string;
+  /**
+   * Restore from this memory checkpoint (`ckpt_…`, {@link Sandbox.checkpoint}; gvisor
+   * runtime, docs/checkpoints.md): every process continues as saved. N creates = N forks.
+   */
+  fromCheckpoint?: string;
   /** Never take a READY sandbox from a matching warm pool. */
   noPool?: boolean;
   /** Isolation runtime: `linux` or `gvisor` (default: the policy's, else the server's); one the server lacks is refused with `runtime_unavailable`. */
@@ -89,6 +94,7 @@ const CREATE_KEYS = [
   "ttl",
   "idleTimeout",
   "fromSnapshot",
+  "fromCheckpoint",
   "noPool",
   "runtime",
   "learn",
@@ -121,6 +127,7 @@ function createRequest(opts: CreateOptions) {
     ttlSeconds: seconds(opts.ttl, "ttl"),
     idleTimeoutSeconds: seconds(opts.idleTimeout, "idleTimeout"),
     fromSnapshot: opts.fromSnapshot ?? "",
+    fromCheckpoint: opts.fromCheckpoint ?? "",
     noPool: opts.noPool ?? false,
     runtime: opts.runtime ?? "",
     learn: opts.learn ?? false,
@@ -349,10 +356,26 @@ export class Sandbox {
     return Snapshot.of(this.client, snapshotInfo(r.snapshot, "CreateSnapshot"));
   }
 
-  /** Process checkpoint (CRIU): `BackendCapabilityMismatchError` where the backend has none. */
-  async checkpoint(): Promise<{ checkpointId: string; sizeBytes: number }> {
-    const r = await this.client.call(this.client.snapshots.checkpointSandbox({ sandboxId: this.id }));
-    return { checkpointId: r.checkpointId, sizeBytes: Number(r.sizeBytes) };
+  /**
+   * Memory checkpoint (gvisor runtime, docs/checkpoints.md): memory, processes, files and
+   * policy as a `ckpt_…`; restore or fork it with `Sandbox.create({ fromCheckpoint })`.
+   * Without `leaveRunning` the sandbox is stopped once saved. `dropped` says what a restore
+   * does not bring back. `BackendCapabilityMismatchError` on a runtime without
+   * `checkpoint_restore` (linux).
+   */
+  async checkpoint(
+    o: { leaveRunning?: boolean } = {},
+  ): Promise<{ checkpointId: string; sizeBytes: number; contentDigest: string; dropped: string[] }> {
+    checkOptions(o, ["leaveRunning"], "checkpoint");
+    const r = await this.client.call(
+      this.client.snapshots.checkpointSandbox({ sandboxId: this.id, leaveRunning: o.leaveRunning ?? false }),
+    );
+    return {
+      checkpointId: r.checkpointId,
+      sizeBytes: Number(r.sizeBytes),
+      contentDigest: r.checkpoint?.contentDigest ?? "",
+      dropped: r.checkpoint?.dropped ?? [],
+    };
   }
 
   /** Give a sandbox claimed from a pool back (destroyed; its slot is re-warmed). */
