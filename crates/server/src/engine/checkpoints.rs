@@ -7,7 +7,8 @@
 //!
 //! A checkpoint is taken only while no execution is attached: an execution's stdio is the
 //! server's pipes, which no image can carry. The sandbox is CHECKPOINTING meanwhile (no
-//! execution starts); afterwards it is READY again (`leave_running`) or torn down.
+//! execution starts); afterwards it is READY again (`leave_running`) or torn down (in the
+//! background: its processes are stopped already).
 //!
 //! A restore is verified before the runtime sees the image: the caller's checkpoint
 //! (another principal's is `checkpoint_not_found`, exactly like one that does not exist),
@@ -28,6 +29,7 @@ use crate::store::{now_micros, SandboxCaps, SandboxRow};
 use cleanroom_backend::Limits;
 use cleanroom_vocab::{Capability, Runtime};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Most checkpoints one principal may hold.
 const MAX_CHECKPOINTS_PER_OWNER: usize = 32;
@@ -81,7 +83,7 @@ impl Engine {
     /// Checkpoint `sandbox_id` (READY, on a runtime with `checkpoint_restore`) for
     /// `owner`; see the module doc.
     pub(in crate::engine) async fn checkpoint_sandbox(
-        &self,
+        self: &Arc<Self>,
         owner: &Owner,
         sandbox_id: &str,
         leave_running: bool,
@@ -167,9 +169,8 @@ impl Engine {
             .write_checkpoint(owner, &row, (runtime, format), &limits, leave_running)
             .await;
         if taken.is_ok() && !leave_running {
-            let id = taken.as_ref().map(|c| c.id.clone()).unwrap_or_default();
-            self.terminate_sandbox_because(sandbox_id, &format!("checkpointed to {id}"))
-                .await?;
+            // Its processes are stopped already; the teardown need not hold the caller.
+            self.terminate_sandbox_in_background(sandbox_id)?;
         } else if self
             .store
             .transition_sandbox(sandbox_id, ss::CHECKPOINTING, ss::READY)?
