@@ -258,7 +258,7 @@ def exec_existing(binary, env, label):
 
 
 GROUPS = ["sdk", "api", "exec", "stream", "gateway", "approvals", "registries", "snapshots", "console",
-          "files", "gvisor", "pools", "scale", "memory"]
+          "files", "gvisor", "checkpoint", "pools", "scale", "memory"]
 # Groups that start servers of their own (run.py's servers are not needed for them alone).
 STANDALONE = {"registries", "pools", "scale", "memory"}
 ONLY = {g for g in os.environ.get("BENCH_ONLY", "").split(",") if g}
@@ -371,6 +371,9 @@ def server_rows(rows, binary, env, tcp_env, tmp, web_port, tls_port, ca):
         rows.measure("files", files_bench, binary, env, tmp)
     if want("gvisor"):  # the gvisor runtime vs bare runsc (bench/gvisor.py)
         rows.measure("gvisor", __import__("gvisor").run, binary, env, RUNS)
+    if want("checkpoint"):  # memory checkpoints vs bare runsc (bench/checkpoint.py)
+        rows.measure("checkpoint", __import__("checkpoint").run, binary, env,
+                     os.path.join(tmp, "state"), RUNS)
     standalone_rows(rows, binary, skip_registries=True)
 
 

@@ -69,6 +69,11 @@ pub struct Statement {
     pub pool_id: String,
     pub created_at_unix_ms: u64,
     pub valid_until_unix_ms: u64,
+    /// `sha256:…` content digest of the memory checkpoint the sandbox was restored from
+    /// (docs/checkpoints.md); absent for every other sandbox, so their canonical bytes
+    /// are unchanged.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub restored_from_checkpoint: String,
 }
 
 impl Statement {

@@ -19,6 +19,7 @@ fn statement() -> Statement {
         pool_id: String::new(),
         created_at_unix_ms: NOW - 1000,
         valid_until_unix_ms: NOW + 1000,
+        restored_from_checkpoint: String::new(),
     }
 }
 

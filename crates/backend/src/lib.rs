@@ -205,6 +205,33 @@ pub trait Backend: Send + Sync + 'static {
         None
     }
 
+    /// Save the sandbox's memory, processes and writable filesystems into `dest` (a new
+    /// empty directory of the server's), as [`SandboxSpec::checkpoint`] can restore. With
+    /// `leave_running` the sandbox continues afterwards; without, its processes are
+    /// stopped (the caller tears it down). The caller makes sure no execution is attached
+    /// (their stdio is the server's, which no image can hold). Default: not supported
+    /// (`checkpoint_restore` not declared).
+    async fn checkpoint(
+        &self,
+        sandbox_id: &str,
+        dest: &std::path::Path,
+        leave_running: bool,
+    ) -> Result<(), BackendError> {
+        let _ = (sandbox_id, dest, leave_running);
+        Err(BackendError::Unavailable(format!(
+            "backend {:?} cannot checkpoint sandboxes",
+            self.name()
+        )))
+    }
+
+    /// What a checkpoint made on `runtime` is compatible with (gVisor: the `runsc`
+    /// version line): recorded with each checkpoint, and a restore of one recorded with
+    /// another is refused. `None`: this runtime makes no checkpoints.
+    fn checkpoint_format(&self, runtime: Runtime) -> Option<String> {
+        let _ = runtime;
+        None
+    }
+
     /// Copy the sandbox's writable state (image upper layer, `/tmp`, `/root`,
     /// `/workspace`) into `dest`, a new empty directory of the server's, as a layer
     /// [`SandboxSpec::restore`] can use. The sandbox is frozen by the caller. Never

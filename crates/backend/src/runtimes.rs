@@ -2,7 +2,7 @@
 //! its [`SandboxSpec::runtime`] names (`linux`, `gvisor`), and every later call for it goes
 //! to the backend that made it. A runtime this server does not have is refused with
 //! `runtime_unavailable` — never served by another runtime instead. A call that needs a
-//! capability the sandbox's runtime lacks (pause, snapshots) is refused with
+//! capability the sandbox's runtime lacks (pause, snapshots, checkpoints) is refused with
 //! `backend_capability_mismatch` naming it.
 
 use crate::Backend;
@@ -118,6 +118,17 @@ impl Backend for Runtimes {
 
     async fn provision(&self, spec: &SandboxSpec) -> Result<ProvisionedSandbox, BackendError> {
         let backend = self.get(spec.runtime)?;
+        // Never a fresh sandbox instead of a restore the runtime cannot do.
+        if spec.checkpoint.is_some()
+            && !backend
+                .capabilities()
+                .contains(&Capability::CheckpointRestore)
+        {
+            return Err(BackendError::MissingCapability {
+                runtime: backend.name(),
+                capability: Capability::CheckpointRestore,
+            });
+        }
         if let Ok(mut m) = self.of.lock() {
             m.insert(spec.sandbox_id.clone(), spec.runtime);
         }
@@ -216,6 +227,21 @@ impl Backend for Runtimes {
 
     fn cpu_usage_nanos(&self, id: &str) -> Option<u64> {
         self.of(id).cpu_usage_nanos(id)
+    }
+
+    async fn checkpoint(
+        &self,
+        id: &str,
+        dest: &Path,
+        leave_running: bool,
+    ) -> Result<(), BackendError> {
+        self.with(id, Capability::CheckpointRestore)?
+            .checkpoint(id, dest, leave_running)
+            .await
+    }
+
+    fn checkpoint_format(&self, runtime: Runtime) -> Option<String> {
+        self.get(runtime).ok()?.checkpoint_format(runtime)
     }
 
     async fn capture_filesystem(

@@ -27,6 +27,12 @@ pub struct SandboxSpec {
     /// (`rootfs`, `tmp`, `root`, `workspace`), used read-only as the shared lower layer of
     /// the matching writable filesystems (a fresh private upper each).
     pub restore: Option<PathBuf>,
+    /// Restore a memory checkpoint instead of starting fresh: a directory written by
+    /// [`crate::Backend::checkpoint`] (verified by the caller), whose processes, memory and
+    /// writable filesystems the new sandbox continues from. The rest of the spec must be
+    /// the checkpointed sandbox's (same image, limits and mounts); identity, network and
+    /// CA are the new sandbox's own.
+    pub checkpoint: Option<PathBuf>,
     /// Named volumes to bind into the sandbox (the backend must declare
     /// [`crate::Capability::NamedVolumes`]; the server never sends any otherwise).
     pub volumes: Vec<VolumeBind>,

@@ -75,6 +75,10 @@ pub enum Command {
     /// Filesystem snapshots of sandboxes (restore with `--from snap_…`).
     #[command(subcommand)]
     Snapshot(Lazy<crate::snapshots::SnapshotCommand>),
+    /// Memory checkpoints of sandboxes: processes, memory and files (take one with
+    /// `sandbox checkpoint`, restore or fork with `sandbox create --from ckpt_…`).
+    #[command(subcommand)]
+    Checkpoint(Lazy<crate::checkpoints::CheckpointCommand>),
     /// Copy files and directories between the host and a sandbox (docker cp habits).
     Cp(Lazy<crate::cp::CpArgs>),
     /// Warm pools: READY sandboxes kept for a template and handed out at claim instead of created.
@@ -355,9 +359,9 @@ pub struct ExecArgs {
     pub ask: crate::ask::ExecAskArgs,
     #[command(flatten)]
     pub volumes: crate::request::VolumeArgs,
-    /// Create the sandbox from this snapshot (its policy, image, limits and files); cannot
-    /// be combined with --in, --policy or --image
-    #[arg(long, value_name = "SNAPSHOT_ID", conflicts_with_all = ["in_sandbox", "policy", "image"])]
+    /// Create the sandbox from this snapshot (its policy, image, limits and files) or
+    /// memory checkpoint (`ckpt_…`); cannot be combined with --in, --policy or --image
+    #[arg(long, value_name = "SNAPSHOT_OR_CHECKPOINT_ID", conflicts_with_all = ["in_sandbox", "policy", "image"])]
     pub from: Option<String>,
     /// The command and its arguments
     #[arg(last = true, required = true, value_name = "COMMAND")]
@@ -378,9 +382,10 @@ pub enum SandboxCommand {
         limits: Box<LimitArgs>,
         #[command(flatten)]
         lifetime: crate::lifetime::LifetimeArgs,
-        /// Restore this snapshot (its policy, image, limits and files); cannot be combined
-        /// with --policy, --image or --dangerously-allow-all
-        #[arg(long, value_name = "SNAPSHOT_ID", conflicts_with_all = ["policy", "image", "dangerously_allow_all"])]
+        /// Restore this snapshot (its policy, image, limits and files) or memory checkpoint
+        /// (`ckpt_…`: its processes and memory too); cannot be combined with --policy,
+        /// --image or --dangerously-allow-all
+        #[arg(long, value_name = "SNAPSHOT_OR_CHECKPOINT_ID", conflicts_with_all = ["policy", "image", "dangerously_allow_all"])]
         from: Option<String>,
         /// No egress filtering: the sandbox may reach any host and port (its policy is
         /// `sandbox.network.dangerously_allow_all: true`; secrets are still placeholders)
@@ -463,6 +468,9 @@ pub enum SandboxCommand {
     Timeout(crate::lifetime::TimeoutArgs),
     /// Freeze every process of sandboxes (no CPU; executions refused with sandbox_paused)
     Pause(crate::snapshots::PauseArgs),
+    /// Checkpoint a sandbox's memory, processes and files (gvisor runtime) and print the
+    /// checkpoint id; restore (or fork) with `sandbox create --from ckpt_…`
+    Checkpoint(crate::checkpoints::CheckpointArgs),
     /// Thaw paused sandboxes: their processes continue where they stopped
     Resume(crate::snapshots::PauseArgs),
     /// Write the sandbox's signed attestation (DSSE envelope JSON), made at create/claim;

@@ -74,6 +74,7 @@ pub async fn run(mut cli: Cli) -> i32 {
                 Command::Execution(Lazy(cmd)) => report(execution(&ep, cmd).await),
                 Command::Image(Lazy(cmd)) => report(images::run(&ep, cmd).await),
                 Command::Snapshot(Lazy(cmd)) => crate::snapshots::run(&ep, cmd).await,
+                Command::Checkpoint(Lazy(cmd)) => crate::checkpoints::run(&ep, cmd).await,
                 Command::Cp(Lazy(args)) => crate::cp::run(&ep, args).await,
                 Command::Pool(Lazy(cmd)) => report(crate::pools::run(&ep, cmd).await),
                 Command::Attestation(Lazy(cmd)) => report(crate::attest::run(&ep, cmd).await),
@@ -165,7 +166,8 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
                 ttl_seconds: lifetime.ttl.unwrap_or(0),
                 idle_timeout_seconds: lifetime.idle_timeout.unwrap_or(0),
                 suspend_after_seconds: lifetime.suspend_after.unwrap_or(0),
-                from_snapshot: from.unwrap_or_default(),
+                from_snapshot: crate::checkpoints::from_fields(from.as_deref()).0,
+                from_checkpoint: crate::checkpoints::from_fields(from.as_deref()).1,
                 agent_public_key,
                 delegation_chain,
                 no_pool,
@@ -244,6 +246,7 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
         SandboxCommand::Approve(_) | SandboxCommand::Requests(_) => {
             unreachable!("dispatched in run")
         }
+        SandboxCommand::Checkpoint(a) => return crate::checkpoints::checkpoint(&client, a).await,
         SandboxCommand::Pause(a) => return Ok(crate::snapshots::pause(&client, a, false).await),
         SandboxCommand::Resume(a) => return Ok(crate::snapshots::pause(&client, a, true).await),
         SandboxCommand::Rm {

@@ -269,7 +269,8 @@ fn create_request(args: &ExecArgs) -> Result<CreateSandboxRequest, ApiError> {
         image_ref: args.image.clone().unwrap_or_default(),
         limits: limits.into(),
         learn: args.ask.learn.is_some(),
-        from_snapshot: args.from.clone().unwrap_or_default(),
+        from_snapshot: crate::checkpoints::from_fields(args.from.as_deref()).0,
+        from_checkpoint: crate::checkpoints::from_fields(args.from.as_deref()).1,
         volumes: crate::request::volume_msgs(&args.volumes)?,
         runtime: args.limits.runtime_wire(),
         ..crate::request::sandbox_request(policy, args.policy.as_deref())?

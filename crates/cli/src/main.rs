@@ -5,6 +5,7 @@ mod approve;
 mod ask;
 mod attest;
 mod bootstrap;
+mod checkpoints;
 mod cli;
 mod cluster;
 mod commands;
@@ -54,6 +55,13 @@ fn main() {
         .is_some_and(|a| a == cleanroom_backend::gvisor::bundle::INIT_ARG)
     {
         cleanroom_backend::gvisor::init::main();
+    }
+    // Inside a gVisor sandbox: ask its init to start a background process (gvisor/spawn.rs).
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == cleanroom_backend::gvisor::spawn::SPAWN_ARG)
+    {
+        cleanroom_backend::gvisor::spawn::client_main();
     }
     let cli = cli::Cli::parse();
     quiet_exit_on_closed_stdout();

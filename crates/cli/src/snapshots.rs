@@ -48,8 +48,9 @@ pub enum SnapshotCommand {
         #[arg(required = true)]
         snapshot_ids: Vec<String>,
     },
-    /// Checkpoint a sandbox's running processes (CRIU); refused with
-    /// backend_capability_mismatch where the backend does not declare checkpoint_restore
+    /// Checkpoint a sandbox's memory and processes (same as `sandbox checkpoint ID
+    /// --leave-running=false`); refused with backend_capability_mismatch on a runtime
+    /// without checkpoint_restore (linux)
     Checkpoint { sandbox_id: String },
 }
 

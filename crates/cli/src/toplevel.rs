@@ -54,6 +54,11 @@ pub fn apply_output(cli: &mut Cli) {
         Command::Cp(Lazy(a)) => a.json = true,
         Command::Sandbox(Lazy(SandboxCommand::Pause(a)))
         | Command::Sandbox(Lazy(SandboxCommand::Resume(a))) => a.json = true,
+        Command::Sandbox(Lazy(SandboxCommand::Checkpoint(a))) => a.json = true,
+        Command::Checkpoint(Lazy(
+            crate::checkpoints::CheckpointCommand::Ls { json }
+            | crate::checkpoints::CheckpointCommand::Inspect { json, .. },
+        )) => *json = true,
         Command::Execution(Lazy(ExecutionCommand::Logs(a))) => a.json = true,
         Command::Snapshot(Lazy(
             SnapshotCommand::Create { json, .. }

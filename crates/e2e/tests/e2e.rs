@@ -13,6 +13,8 @@ mod attestation;
 mod auth;
 #[path = "suites/cluster/mod.rs"]
 mod cluster;
+#[path = "suites/checkpoints.rs"]
+mod checkpoints;
 #[path = "suites/console/mod.rs"]
 mod console;
 #[path = "suites/egress/mod.rs"]

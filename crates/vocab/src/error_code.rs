@@ -148,6 +148,14 @@ stable_codes! {
         NodeNameTaken => "node_name_taken",
         /// A cluster call on a server that was not started with `--cluster`.
         ClusterDisabled => "cluster_disabled",
+        // ---- memory checkpoints (issue 33) --------------------------------------------
+        /// No such checkpoint, or not the caller's (no existence oracle).
+        CheckpointNotFound => "checkpoint_not_found",
+        /// A checkpoint's stored files do not match its manifest (a changed, swapped,
+        /// missing or extra file): refused before the runtime reads any of it.
+        CheckpointCorrupt => "checkpoint_corrupt",
+        /// A checkpoint made by another runtime version (or runtime) than this server's.
+        CheckpointIncompatible => "checkpoint_incompatible",
     }
 }
 
@@ -269,6 +277,9 @@ impl ErrorCode {
             E::ClusterUnavailable => K::Unavailable,
             E::NodeNameTaken => K::FailedPrecondition,
             E::ClusterDisabled => K::FailedPrecondition,
+            E::CheckpointNotFound => K::NotFound,
+            E::CheckpointCorrupt => K::FailedPrecondition,
+            E::CheckpointIncompatible => K::FailedPrecondition,
         }
     }
 }

@@ -125,6 +125,15 @@ export declare class SnapshotNotFoundError extends CleanroomError {
 /** The `snapshot_in_use` error. */
 export declare class SnapshotInUseError extends CleanroomError {
 }
+/** The `checkpoint_not_found` error (docs/checkpoints.md). */
+export declare class CheckpointNotFoundError extends CleanroomError {
+}
+/** The `checkpoint_corrupt` error. */
+export declare class CheckpointCorruptError extends CleanroomError {
+}
+/** The `checkpoint_incompatible` error. */
+export declare class CheckpointIncompatibleError extends CleanroomError {
+}
 /** The `volume_not_found` error (docs/volumes.md). */
 export declare class VolumeNotFoundError extends CleanroomError {
 }

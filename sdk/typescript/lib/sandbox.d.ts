@@ -49,6 +49,11 @@ export interface CreateOptions extends ClientOptions {
     suspendAfter?: number;
     /** Restore from this snapshot (`snap_…`): a fork with its policy, image and limits. */
     fromSnapshot?: string;
+    /**
+     * Restore from this memory checkpoint (`ckpt_…`, {@link Sandbox.checkpoint}; gvisor
+     * runtime, docs/checkpoints.md): every process continues as saved. N creates = N forks.
+     */
+    fromCheckpoint?: string;
     /** Never take a READY sandbox from a matching warm pool. */
     noPool?: boolean;
     /** Isolation runtime: `linux` or `gvisor` (default: the policy's, else the server's); one the server lacks is refused with `runtime_unavailable`. */
@@ -157,10 +162,20 @@ export declare class Sandbox {
     resume(): Promise<SandboxInfo>;
     /** Capture the sandbox's writable state; restore it with `snapshot.restore()` (a fork each time). */
     snapshot(): Promise<Snapshot>;
-    /** Process checkpoint (CRIU): `BackendCapabilityMismatchError` where the backend has none. */
-    checkpoint(): Promise<{
+    /**
+     * Memory checkpoint (gvisor runtime, docs/checkpoints.md): memory, processes, files and
+     * policy as a `ckpt_…`; restore or fork it with `Sandbox.create({ fromCheckpoint })`.
+     * Without `leaveRunning` the sandbox is stopped once saved. `dropped` says what a restore
+     * does not bring back. `BackendCapabilityMismatchError` on a runtime without
+     * `checkpoint_restore` (linux).
+     */
+    checkpoint(o?: {
+        leaveRunning?: boolean;
+    }): Promise<{
         checkpointId: string;
         sizeBytes: number;
+        contentDigest: string;
+        dropped: string[];
     }>;
     /** Give a sandbox claimed from a pool back (destroyed; its slot is re-warmed). */
     release(o?: {

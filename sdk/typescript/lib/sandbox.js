@@ -39,6 +39,7 @@ const CREATE_KEYS = [
     "idleTimeout",
     "suspendAfter",
     "fromSnapshot",
+    "fromCheckpoint",
     "noPool",
     "runtime",
     "learn",
@@ -61,6 +62,7 @@ function createRequest(opts) {
         idleTimeoutSeconds: seconds(opts.idleTimeout, "idleTimeout"),
         suspendAfterSeconds: seconds(opts.suspendAfter, "suspendAfter"),
         fromSnapshot: opts.fromSnapshot ?? "",
+        fromCheckpoint: opts.fromCheckpoint ?? "",
         noPool: opts.noPool ?? false,
         runtime: opts.runtime ?? "",
         learn: opts.learn ?? false,
@@ -266,10 +268,22 @@ export class Sandbox {
         const r = await this.client.call(this.client.snapshots.createSnapshot({ sandboxId: this.id }));
         return Snapshot.of(this.client, snapshotInfo(r.snapshot, "CreateSnapshot"));
     }
-    /** Process checkpoint (CRIU): `BackendCapabilityMismatchError` where the backend has none. */
-    async checkpoint() {
-        const r = await this.client.call(this.client.snapshots.checkpointSandbox({ sandboxId: this.id }));
-        return { checkpointId: r.checkpointId, sizeBytes: Number(r.sizeBytes) };
+    /**
+     * Memory checkpoint (gvisor runtime, docs/checkpoints.md): memory, processes, files and
+     * policy as a `ckpt_…`; restore or fork it with `Sandbox.create({ fromCheckpoint })`.
+     * Without `leaveRunning` the sandbox is stopped once saved. `dropped` says what a restore
+     * does not bring back. `BackendCapabilityMismatchError` on a runtime without
+     * `checkpoint_restore` (linux).
+     */
+    async checkpoint(o = {}) {
+        checkOptions(o, ["leaveRunning"], "checkpoint");
+        const r = await this.client.call(this.client.snapshots.checkpointSandbox({ sandboxId: this.id, leaveRunning: o.leaveRunning ?? false }));
+        return {
+            checkpointId: r.checkpointId,
+            sizeBytes: Number(r.sizeBytes),
+            contentDigest: r.checkpoint?.contentDigest ?? "",
+            dropped: r.checkpoint?.dropped ?? [],
+        };
     }
     /** Give a sandbox claimed from a pool back (destroyed; its slot is re-warmed). */
     async release(o = {}) {

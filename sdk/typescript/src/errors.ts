@@ -103,6 +103,12 @@ export class SandboxPausedError extends CleanroomError {}
 export class SnapshotNotFoundError extends CleanroomError {}
 /** The `snapshot_in_use` error. */
 export class SnapshotInUseError extends CleanroomError {}
+/** The `checkpoint_not_found` error (docs/checkpoints.md). */
+export class CheckpointNotFoundError extends CleanroomError {}
+/** The `checkpoint_corrupt` error. */
+export class CheckpointCorruptError extends CleanroomError {}
+/** The `checkpoint_incompatible` error. */
+export class CheckpointIncompatibleError extends CleanroomError {}
 /** The `volume_not_found` error (docs/volumes.md). */
 export class VolumeNotFoundError extends CleanroomError {}
 /** The `volume_exists` error. */
@@ -187,6 +193,9 @@ const BY_CODE: Record<string, new (code: string, message: string, connectCode?: 
   sandbox_paused: SandboxPausedError,
   snapshot_not_found: SnapshotNotFoundError,
   snapshot_in_use: SnapshotInUseError,
+  checkpoint_not_found: CheckpointNotFoundError,
+  checkpoint_corrupt: CheckpointCorruptError,
+  checkpoint_incompatible: CheckpointIncompatibleError,
   volume_not_found: VolumeNotFoundError,
   volume_exists: VolumeExistsError,
   volume_in_use: VolumeInUseError,

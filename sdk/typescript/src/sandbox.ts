@@ -61,6 +61,11 @@ export interface CreateOptions extends ClientOptions {
   suspendAfter?: number;
   /** Restore from this snapshot (`snap_…`): a fork with its policy, image and limits. */
   fromSnapshot?: string;
+  /**
+   * Restore from this memory checkpoint (`ckpt_…`, {@link Sandbox.checkpoint}; gvisor
+   * runtime, docs/checkpoints.md): every process continues as saved. N creates = N forks.
+   */
+  fromCheckpoint?: string;
   /** Never take a READY sandbox from a matching warm pool. */
   noPool?: boolean;
   /** Isolation runtime: `linux` or `gvisor` (default: the policy's, else the server's); one the server lacks is refused with `runtime_unavailable`. */
@@ -95,6 +100,7 @@ const CREATE_KEYS = [
   "idleTimeout",
   "suspendAfter",
   "fromSnapshot",
+  "fromCheckpoint",
   "noPool",
   "runtime",
   "learn",
@@ -145,6 +151,7 @@ function createRequest(opts: CreateOptions) {
     idleTimeoutSeconds: seconds(opts.idleTimeout, "idleTimeout"),
     suspendAfterSeconds: seconds(opts.suspendAfter, "suspendAfter"),
     fromSnapshot: opts.fromSnapshot ?? "",
+    fromCheckpoint: opts.fromCheckpoint ?? "",
     noPool: opts.noPool ?? false,
     runtime: opts.runtime ?? "",
     learn: opts.learn ?? false,
@@ -373,10 +380,26 @@ export class Sandbox {
     return Snapshot.of(this.client, snapshotInfo(r.snapshot, "CreateSnapshot"));
   }
 
-  /** Process checkpoint (CRIU): `BackendCapabilityMismatchError` where the backend has none. */
-  async checkpoint(): Promise<{ checkpointId: string; sizeBytes: number }> {
-    const r = await this.client.call(this.client.snapshots.checkpointSandbox({ sandboxId: this.id }));
-    return { checkpointId: r.checkpointId, sizeBytes: Number(r.sizeBytes) };
+  /**
+   * Memory checkpoint (gvisor runtime, docs/checkpoints.md): memory, processes, files and
+   * policy as a `ckpt_…`; restore or fork it with `Sandbox.create({ fromCheckpoint })`.
+   * Without `leaveRunning` the sandbox is stopped once saved. `dropped` says what a restore
+   * does not bring back. `BackendCapabilityMismatchError` on a runtime without
+   * `checkpoint_restore` (linux).
+   */
+  async checkpoint(
+    o: { leaveRunning?: boolean } = {},
+  ): Promise<{ checkpointId: string; sizeBytes: number; contentDigest: string; dropped: string[] }> {
+    checkOptions(o, ["leaveRunning"], "checkpoint");
+    const r = await this.client.call(
+      this.client.snapshots.checkpointSandbox({ sandboxId: this.id, leaveRunning: o.leaveRunning ?? false }),
+    );
+    return {
+      checkpointId: r.checkpointId,
+      sizeBytes: Number(r.sizeBytes),
+      contentDigest: r.checkpoint?.contentDigest ?? "",
+      dropped: r.checkpoint?.dropped ?? [],
+    };
   }
 
   /** Give a sandbox claimed from a pool back (destroyed; its slot is re-warmed). */

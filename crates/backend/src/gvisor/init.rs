@@ -23,6 +23,8 @@ pub fn main() -> ! {
     let mut set = SigSet::empty();
     set.add(Signal::SIGCHLD);
     let _ = set.thread_block();
+    // Started after the block, so its thread keeps SIGCHLD blocked too.
+    super::spawn::serve();
     loop {
         // Reap every exited child, then sleep until the next SIGCHLD.
         while let Ok(s) = waitpid(None, Some(WaitPidFlag::WNOHANG)) {

@@ -69,9 +69,8 @@ impl GvisorBackend {
             "--gso=false",
             "--software-gso=false",
             "--overlay2=root:memory",
-            "run",
-            "--detach",
         ])
+        .args(super::checkpoint::start_args(spec))
         .arg("--bundle")
         .arg(dir)
         // The sandbox's host pid, written by runsc itself: a `runsc state` afterwards cost

@@ -7,10 +7,13 @@
 //!
 //! Modules: [`runsc`] (the binary, its platform), [`bundle`] (the OCI bundle), [`netns`]
 //! (the network namespace), [`scratch`] (the writable directories), [`launch`]
-//! (`runsc run`), [`process`] (executions), [`console`] (their terminals), [`stats`] (pause, resume, usage), [`init`]
-//! (the sandbox's idle first process and its signal helper).
+//! (`runsc run`), [`process`] (executions), [`console`] (their terminals), [`stats`] (pause,
+//! resume, usage), [`init`] (the sandbox's idle first process and its signal helper),
+//! [`checkpoint`] (memory checkpoints and restores), [`spawn`] (background processes that
+//! survive a restore).
 
 pub mod bundle;
+mod checkpoint;
 mod console;
 pub mod init;
 mod launch;
@@ -18,6 +21,7 @@ pub mod netns;
 mod process;
 pub mod runsc;
 pub mod scratch;
+pub mod spawn;
 mod stats;
 
 pub use runsc::{Platform, Runsc};
@@ -142,8 +146,8 @@ impl crate::Backend for GvisorBackend {
 
     fn capabilities(&self) -> Vec<Capability> {
         use Capability as C;
-        // What works today; snapshots, checkpoints and named volumes are not declared, so
-        // a policy or request that needs one is refused at create (and a call, by name).
+        // What works today; snapshots and named volumes are not declared, so a policy or
+        // request that needs one is refused at create (and a call, by name).
         vec![
             C::PolicyImmutability,
             // The netns's only device is the gateway's tun; gVisor's netstack sends there.
@@ -158,7 +162,22 @@ impl crate::Backend for GvisorBackend {
             C::OciImages,
             // `runsc pause` stops every task of the sentry (stats.rs).
             C::PauseResume,
+            // runsc checkpoint/restore: memory, processes and writable filesystems.
+            C::CheckpointRestore,
         ]
+    }
+
+    async fn checkpoint(
+        &self,
+        sandbox_id: &str,
+        dest: &Path,
+        leave_running: bool,
+    ) -> Result<(), BackendError> {
+        self.checkpoint_into(sandbox_id, dest, leave_running).await
+    }
+
+    fn checkpoint_format(&self, runtime: crate::Runtime) -> Option<String> {
+        (runtime == crate::Runtime::Gvisor).then(|| self.runsc.version.clone())
     }
 
     async fn provision(&self, spec: &SandboxSpec) -> Result<ProvisionedSandbox, BackendError> {

@@ -10,6 +10,7 @@
 pub mod approvals;
 pub mod attestation;
 pub mod cluster;
+pub mod checkpoints;
 pub mod errors;
 pub mod exec;
 pub mod files;

@@ -48,7 +48,15 @@ pub(crate) fn create_spec(req: &CreateSandboxRequest) -> Result<CreateSpec, Engi
         })?),
     };
     let l = req.limits.as_option().cloned().unwrap_or_default();
-    let source = if req.from_snapshot.is_empty() {
+    if !req.from_checkpoint.is_empty() && !req.from_snapshot.is_empty() {
+        return Err(
+            EngineError::invalid("from_checkpoint and from_snapshot cannot both be given")
+                .with("field", "from_checkpoint"),
+        );
+    }
+    let source = if !req.from_checkpoint.is_empty() {
+        Source::Checkpoint(req.from_checkpoint.clone())
+    } else if req.from_snapshot.is_empty() {
         Source::Policy {
             learn: req.learn,
             lockfiles: req

@@ -1,5 +1,6 @@
-//! `cleanroom.v1.SnapshotService`: pause/resume, filesystem snapshots, checkpoints.
-//! Translation only; the rules live in `engine::pause` and `engine::snapshots`.
+//! `cleanroom.v1.SnapshotService`: pause/resume, filesystem snapshots, checkpoints (their
+//! translation in `api::checkpoints`). Translation only; the rules live in `engine::pause`,
+//! `engine::snapshots` and `engine::checkpoints`.
 
 use crate::api::{sandbox_msg, to_connect, ts, who, Api};
 use crate::store::SnapshotRow;
@@ -149,15 +150,44 @@ impl SnapshotService for Api {
         ctx: RequestContext,
         request: ServiceRequest<'_, CheckpointSandboxRequest>,
     ) -> ServiceResult<CheckpointSandboxResponse> {
-        let who = who(&ctx)?;
         let req = request.to_owned_message();
-        let sbx = self
-            .engine
-            .sandbox(&who, &req.sandbox_id)
-            .map_err(to_connect)?;
-        let id = sbx.checkpoint().await.map_err(to_connect)?;
-        Response::ok(CheckpointSandboxResponse {
-            checkpoint_id: id,
+        Response::ok(self.checkpoint(&ctx, req).await?)
+    }
+
+    async fn get_checkpoint(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, GetCheckpointRequest>,
+    ) -> ServiceResult<GetCheckpointResponse> {
+        let req = request.to_owned_message();
+        Response::ok(GetCheckpointResponse {
+            checkpoint: self.get_checkpoint_msg(&ctx, &req.checkpoint_id)?.into(),
+            ..Default::default()
+        })
+    }
+
+    async fn list_checkpoints(
+        &self,
+        ctx: RequestContext,
+        _request: ServiceRequest<'_, ListCheckpointsRequest>,
+    ) -> ServiceResult<ListCheckpointsResponse> {
+        Response::ok(ListCheckpointsResponse {
+            checkpoints: self.list_checkpoint_msgs(&ctx)?,
+            ..Default::default()
+        })
+    }
+
+    async fn delete_checkpoint(
+        &self,
+        ctx: RequestContext,
+        request: ServiceRequest<'_, DeleteCheckpointRequest>,
+    ) -> ServiceResult<DeleteCheckpointResponse> {
+        let req = request.to_owned_message();
+        Response::ok(DeleteCheckpointResponse {
+            checkpoint: self
+                .delete_checkpoint_msg(&ctx, &req.checkpoint_id)
+                .await?
+                .into(),
             ..Default::default()
         })
     }

@@ -34,6 +34,9 @@ pub enum Source {
     },
     /// The caller's snapshot: its policy, image and limits (non-zero `limits` override).
     Snapshot(String),
+    /// The caller's memory checkpoint: its processes, memory, files, policy, image and
+    /// limits (docs/checkpoints.md).
+    Checkpoint(String),
 }
 
 /// Everything a create asks for, in engine terms.
@@ -70,6 +73,22 @@ impl CreateSpec {
         super::lifetimes::check_seconds("suspend_after_seconds", self.suspend_after_seconds)?;
         crate::store::labels::check(self.labels.iter())
             .map_err(|m| EngineError::invalid(m).with("field", "labels"))?;
+        if let Source::Checkpoint(_) = self.source {
+            let l = &self.limits;
+            let limits = l.memory_bytes | l.pids | l.cpu_millis | l.disk_bytes | l.output_bytes;
+            if !self.policy_yaml.trim().is_empty()
+                || !self.image_ref.trim().is_empty()
+                || self.runtime.is_some()
+                || !self.volumes.is_empty()
+                || limits != 0
+            {
+                return Err(EngineError::invalid(
+                    "from_checkpoint cannot be combined with a policy, an image, a runtime, \
+                     volumes or limits: the checkpoint brings its own",
+                )
+                .with("field", "from_checkpoint"));
+            }
+        }
         if !self.volumes.is_empty() {
             if matches!(self.source, Source::Snapshot(_)) {
                 return Err(snapshot_with_policy());
@@ -146,8 +165,11 @@ impl Engine {
                         .await?,
                 )
             }
+            Source::Checkpoint(id) => {
+                Taken::Made(self.create_sandbox_from_checkpoint(who, caps, id).await?)
+            }
         };
-        let restored = matches!(spec.source, Source::Snapshot(_));
+        let restored = matches!(spec.source, Source::Snapshot(_) | Source::Checkpoint(_));
         let finish = || -> Result<Option<Bootstrap>, EngineError> {
             let row = match &taken {
                 Taken::Pending(p) => p.row(),

@@ -18,6 +18,8 @@ pub mod approvals;
 pub mod attestation;
 pub mod bootstrap;
 pub mod builder;
+pub mod checkpoint_image;
+pub mod checkpoints;
 pub mod console;
 pub mod create;
 pub mod egress;
@@ -333,6 +335,7 @@ impl Engine {
             self.events.sandbox_status(&s.id, ss::FAILED, msg);
         }
         self.sweep_snapshot_temps();
+        self.sweep_checkpoint_temps();
         tracing::info!(
             killed = report.killed_sandboxes.len(),
             removed_dirs = report.removed_dirs.len(),

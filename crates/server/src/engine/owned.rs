@@ -203,8 +203,16 @@ impl OwnedSandbox {
         self.engine.create_snapshot(owner, self.id()).await
     }
 
-    pub async fn checkpoint(&self) -> Result<String, EngineError> {
-        self.engine.checkpoint_sandbox(self.id()).await
+    /// Checkpoint the sandbox's memory, processes and files for `owner`
+    /// (docs/checkpoints.md); without `leave_running` it is torn down afterwards.
+    pub async fn checkpoint(
+        &self,
+        owner: &crate::model::owner::Owner,
+        leave_running: bool,
+    ) -> Result<super::checkpoints::CheckpointInfo, EngineError> {
+        self.engine
+            .checkpoint_sandbox(owner, self.id(), leave_running)
+            .await
     }
 
     /// The sandbox's last execution (`--last`), as a handle.

@@ -155,8 +155,12 @@ impl Engine {
                 .map_err(EngineError::from)?,
         );
         let mut required = policy.required_capabilities();
-        if restore.is_some() {
-            required.push(cleanroom_vocab::Capability::FilesystemSnapshots.as_str());
+        match &restore {
+            Some(r) if r.memory => {
+                required.push(cleanroom_vocab::Capability::CheckpointRestore.as_str())
+            }
+            Some(_) => required.push(cleanroom_vocab::Capability::FilesystemSnapshots.as_str()),
+            None => {}
         }
         if !policy.volumes.is_empty() {
             required.push(cleanroom_vocab::Capability::NamedVolumes.as_str());
@@ -279,7 +283,11 @@ impl Engine {
             }),
             image,
             trusted_ca_pem: prepared.ca_pem(),
-            restore: restore.map(|r| r.layers),
+            restore: restore
+                .as_ref()
+                .filter(|r| !r.memory)
+                .map(|r| r.layers.clone()),
+            checkpoint: restore.filter(|r| r.memory).map(|r| r.layers),
             volumes,
         };
         let provisioned = self.backend.provision(&spec).await.and_then(|p| {

@@ -68,11 +68,14 @@ impl Drop for Reservation {
     }
 }
 
-/// A snapshot to restore a new sandbox from (its id and its layers directory).
+/// A snapshot to restore a new sandbox from (its id and its layers directory), or, with
+/// `memory`, a memory checkpoint (its id and its verified image directory; see
+/// [`super::checkpoints`]).
 #[derive(Debug, Clone)]
 pub struct Restore {
     pub snapshot_id: String,
     pub layers: PathBuf,
+    pub memory: bool,
 }
 
 fn snapshot_not_found(id: &str) -> EngineError {
@@ -387,6 +390,7 @@ impl Engine {
         let restore = Restore {
             snapshot_id: snap.id.clone(),
             layers: self.snapshots_dir().join(&snap.id).join("layers"),
+            memory: false,
         };
         if !restore.layers.is_dir() {
             return Err(EngineError::internal(format!(
@@ -415,22 +419,6 @@ impl Engine {
             (Some(restore), mediation, None),
         )
         .await
-    }
-
-    /// Process checkpoint (CRIU): only on a backend that declares `checkpoint_restore`;
-    /// everywhere else `backend_capability_mismatch`, never a partial checkpoint.
-    pub(in crate::engine) async fn checkpoint_sandbox(
-        &self,
-        sandbox_id: &str,
-    ) -> Result<String, EngineError> {
-        let row = self.get_sandbox(sandbox_id)?;
-        if row.status != ss::READY && row.status != ss::PAUSED {
-            return Err(super::pause::not_ready(&row));
-        }
-        self.require_capability(Capability::CheckpointRestore)?;
-        Err(EngineError::unimplemented(
-            "process checkpoint is not implemented for this backend",
-        ))
     }
 
     /// Remove capture temp dirs a crash left behind, and store the content of snapshots

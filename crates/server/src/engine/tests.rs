@@ -515,7 +515,11 @@ async fn a_backend_without_the_capabilities_refuses_pause_snapshot_and_checkpoin
         C::BackendCapabilityMismatch
     );
     assert_eq!(
-        engine.checkpoint_sandbox(&sbx.id).await.unwrap_err().code,
+        engine
+            .checkpoint_sandbox(&"t".into(), &sbx.id, true)
+            .await
+            .unwrap_err()
+            .code,
         C::BackendCapabilityMismatch
     );
     // Nothing changed: still READY, and no snapshot directory was made.

@@ -160,7 +160,7 @@ impl Attestor {
 
     /// Sign the statement for `row` as it is now (owner, policy, image), bound to `who`.
     pub fn attest(&self, row: &SandboxRow, who: &AgentBinding, pool_id: &str) -> Envelope {
-        self.attest_with_rules(row, who, pool_id, "")
+        self.attest_full(row, who, pool_id, "", "")
     }
 
     /// [`Attestor::attest`] naming the effective egress rules' hash (after a live change;
@@ -171,6 +171,30 @@ impl Attestor {
         who: &AgentBinding,
         pool_id: &str,
         effective_rules_hash: &str,
+    ) -> Envelope {
+        self.attest_full(row, who, pool_id, effective_rules_hash, "")
+    }
+
+    /// [`Attestor::attest`] for a sandbox restored from a memory checkpoint: the
+    /// statement names the checkpoint's content digest (`sha256:…`; empty: none).
+    pub fn attest_restored(
+        &self,
+        row: &SandboxRow,
+        who: &AgentBinding,
+        pool_id: &str,
+        checkpoint_digest: &str,
+    ) -> Envelope {
+        self.attest_full(row, who, pool_id, "", checkpoint_digest)
+    }
+
+    /// The statement with every optional field (empty: not written).
+    fn attest_full(
+        &self,
+        row: &SandboxRow,
+        who: &AgentBinding,
+        pool_id: &str,
+        effective_rules_hash: &str,
+        checkpoint_digest: &str,
     ) -> Envelope {
         let now = crate::store::now_micros().max(0) as u64 / 1000;
         // The sandbox's own runtime; one this attestor was never told of is attested with
@@ -201,6 +225,7 @@ impl Attestor {
             pool_id: pool_id.into(),
             created_at_unix_ms: now,
             valid_until_unix_ms: now + VALIDITY.as_millis() as u64,
+            restored_from_checkpoint: checkpoint_digest.into(),
         };
         sign(&self.key, &statement)
     }

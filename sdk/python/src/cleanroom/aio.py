@@ -342,6 +342,7 @@ class AsyncSandbox(SandboxCalls):
         delegation_chain: Sequence[str] = (),
         runtime: str = "",
         volumes: Optional[Sequence[VolumeSpec]] = None,
+        from_checkpoint: str = "",
         client: Optional[AsyncClient] = None,
         host: Optional[str] = None,
         token: Optional[str] = None,
@@ -364,6 +365,7 @@ class AsyncSandbox(SandboxCalls):
             delegation_chain=list(delegation_chain),
             runtime=runtime,
             volumes=volume_mounts(volumes),
+            from_checkpoint=from_checkpoint,
         )
         return cls._opening(
             lambda c: c.call(c.sandboxes.create_sandbox, req),

@@ -52,14 +52,17 @@ class SandboxCalls:
             lambda r: r.snapshot,
         )
 
-    def checkpoint(self) -> "spb.CheckpointSandboxResponse":
-        """Process checkpoint (CRIU); ``BackendCapabilityMismatchError`` when the server's
-        runtime has none."""
+    def checkpoint(self, leave_running: bool = False) -> "spb.Checkpoint":
+        """Memory checkpoint (gvisor runtime, docs/checkpoints.md) → the ``Checkpoint``
+        record (``checkpoint_id``, ``size_bytes``, ``content_digest``, ``dropped``...);
+        restore or fork it with ``Sandbox.create(from_checkpoint=...)``. Without
+        ``leave_running`` the sandbox is stopped once saved.
+        ``BackendCapabilityMismatchError`` on a runtime without ``checkpoint_restore``."""
         c = self.client
         return c._unary(
             c.snapshots.checkpoint_sandbox,
-            spb.CheckpointSandboxRequest(sandbox_id=self.id),
-            lambda r: r,
+            spb.CheckpointSandboxRequest(sandbox_id=self.id, leave_running=leave_running),
+            lambda r: r.checkpoint,
         )
 
     def release(self, reusable: bool = False) -> None:

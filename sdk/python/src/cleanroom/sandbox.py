@@ -167,6 +167,7 @@ class Sandbox(SandboxCalls):
         learn: bool = False,
         runtime: str = "",
         volumes: Optional[Sequence[VolumeSpec]] = None,
+        from_checkpoint: str = "",
         client: Optional[Client] = None,
         host: Optional[str] = None,
         token: Optional[str] = None,
@@ -197,12 +198,15 @@ class Sandbox(SandboxCalls):
         ``VolumeMountInvalidError``, a volume held read-write elsewhere ``VolumeBusyError``
         (docs/volumes.md). Without ``client``, one is built from ``host``/``token``/``ca_cert``/
         ``server_cert_sha256`` or the CLI's sources. An unknown option raises
-        ``UnknownOptionError``."""
+        ``UnknownOptionError``. ``from_checkpoint`` restores (forks) a memory checkpoint
+        (``Sandbox.checkpoint``): every process continues as saved; give no other options
+        that shape the sandbox."""
         req = sandbox_request(
             policy, image, labels, limits, idempotency_key, ttl, idle_timeout, from_snapshot,
             no_pool, agent_public_key, delegation_chain, lockfiles, learn, runtime, volumes,
             suspend_after=suspend_after,
         )
+        req.from_checkpoint = from_checkpoint
         return cls._open(
             lambda c: c.call(c.sandboxes.create_sandbox, req).sandbox,
             client, host, token, ca_cert, server_cert_sha256,

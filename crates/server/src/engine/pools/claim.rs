@@ -390,7 +390,10 @@ impl Engine {
             chain: serde_json::to_string(&binding.chain_display()).unwrap_or_default(),
             envelope: self
                 .attestor()
-                .map(|a| a.attest(row, binding, pool_id).to_json())
+                .map(|a| {
+                    let ckpt = self.restored_checkpoint_digest(&row.id);
+                    a.attest_restored(row, binding, pool_id, &ckpt).to_json()
+                })
                 .unwrap_or_default(),
         }
     }

@@ -189,7 +189,7 @@ class Execution(_message.Message):
     def __init__(self, execution_id: _Optional[str] = ..., sandbox_id: _Optional[str] = ..., status: _Optional[_Union[ExecutionStatus, str]] = ..., command: _Optional[_Iterable[str]] = ..., exit_code: _Optional[int] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., tty: _Optional[bool] = ..., kind: _Optional[_Union[ExecutionKind, str]] = ..., message: _Optional[str] = ..., cwd: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., trace_id: _Optional[str] = ...) -> None: ...
 
 class CreateSandboxRequest(_message.Message):
-    __slots__ = ("policy_yaml", "image_ref", "idempotency_key", "labels", "limits", "learn", "lockfiles", "ttl_seconds", "idle_timeout_seconds", "suspend_after_seconds", "from_snapshot", "agent_public_key", "delegation_chain", "no_pool", "runtime", "volumes")
+    __slots__ = ("policy_yaml", "image_ref", "idempotency_key", "labels", "limits", "learn", "lockfiles", "ttl_seconds", "idle_timeout_seconds", "suspend_after_seconds", "from_snapshot", "from_checkpoint", "agent_public_key", "delegation_chain", "no_pool", "runtime", "volumes")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -215,6 +215,7 @@ class CreateSandboxRequest(_message.Message):
     IDLE_TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
     SUSPEND_AFTER_SECONDS_FIELD_NUMBER: _ClassVar[int]
     FROM_SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    FROM_CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
     AGENT_PUBLIC_KEY_FIELD_NUMBER: _ClassVar[int]
     DELEGATION_CHAIN_FIELD_NUMBER: _ClassVar[int]
     NO_POOL_FIELD_NUMBER: _ClassVar[int]
@@ -231,12 +232,13 @@ class CreateSandboxRequest(_message.Message):
     idle_timeout_seconds: int
     suspend_after_seconds: int
     from_snapshot: str
+    from_checkpoint: str
     agent_public_key: str
     delegation_chain: _containers.RepeatedScalarFieldContainer[str]
     no_pool: bool
     runtime: str
     volumes: _containers.RepeatedCompositeFieldContainer[VolumeMount]
-    def __init__(self, policy_yaml: _Optional[str] = ..., image_ref: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., limits: _Optional[_Union[ResourceLimits, _Mapping]] = ..., learn: _Optional[bool] = ..., lockfiles: _Optional[_Mapping[str, bytes]] = ..., ttl_seconds: _Optional[int] = ..., idle_timeout_seconds: _Optional[int] = ..., suspend_after_seconds: _Optional[int] = ..., from_snapshot: _Optional[str] = ..., agent_public_key: _Optional[str] = ..., delegation_chain: _Optional[_Iterable[str]] = ..., no_pool: _Optional[bool] = ..., runtime: _Optional[str] = ..., volumes: _Optional[_Iterable[_Union[VolumeMount, _Mapping]]] = ...) -> None: ...
+    def __init__(self, policy_yaml: _Optional[str] = ..., image_ref: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., limits: _Optional[_Union[ResourceLimits, _Mapping]] = ..., learn: _Optional[bool] = ..., lockfiles: _Optional[_Mapping[str, bytes]] = ..., ttl_seconds: _Optional[int] = ..., idle_timeout_seconds: _Optional[int] = ..., suspend_after_seconds: _Optional[int] = ..., from_snapshot: _Optional[str] = ..., from_checkpoint: _Optional[str] = ..., agent_public_key: _Optional[str] = ..., delegation_chain: _Optional[_Iterable[str]] = ..., no_pool: _Optional[bool] = ..., runtime: _Optional[str] = ..., volumes: _Optional[_Iterable[_Union[VolumeMount, _Mapping]]] = ...) -> None: ...
 
 class VolumeMount(_message.Message):
     __slots__ = ("name", "path", "read_only")

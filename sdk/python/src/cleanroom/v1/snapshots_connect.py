@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .snapshots_pb2 import CheckpointSandboxRequest, CheckpointSandboxResponse, CreateSnapshotRequest, CreateSnapshotResponse, GetSnapshotRequest, GetSnapshotResponse, ListSnapshotsRequest, ListSnapshotsResponse, PauseSandboxRequest, PauseSandboxResponse, RemoveSnapshotRequest, RemoveSnapshotResponse, ResumeSandboxRequest, ResumeSandboxResponse
+from .snapshots_pb2 import CheckpointSandboxRequest, CheckpointSandboxResponse, CreateSnapshotRequest, CreateSnapshotResponse, DeleteCheckpointRequest, DeleteCheckpointResponse, GetCheckpointRequest, GetCheckpointResponse, GetSnapshotRequest, GetSnapshotResponse, ListCheckpointsRequest, ListCheckpointsResponse, ListSnapshotsRequest, ListSnapshotsResponse, PauseSandboxRequest, PauseSandboxResponse, RemoveSnapshotRequest, RemoveSnapshotResponse, ResumeSandboxRequest, ResumeSandboxResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -67,9 +67,20 @@ class SnapshotService(Protocol):
 
     async def checkpoint_sandbox(self, request: CheckpointSandboxRequest, ctx: RequestContext[CheckpointSandboxRequest, CheckpointSandboxResponse], /) -> CheckpointSandboxResponse:
         """
-        Process checkpoint (CRIU). Answered with `backend_capability_mismatch` by a backend
-        that does not declare `checkpoint_restore`.
+        Memory checkpoint of a READY sandbox (docs/checkpoints.md): its memory, processes,
+        writable filesystems and policy as a `ckpt_…` owned by the caller. Answered with
+        `backend_capability_mismatch` on a runtime that does not declare
+        `checkpoint_restore` (linux). Restore with `CreateSandboxRequest.from_checkpoint`.
         """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def get_checkpoint(self, request: GetCheckpointRequest, ctx: RequestContext[GetCheckpointRequest, GetCheckpointResponse], /) -> GetCheckpointResponse:
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def list_checkpoints(self, request: ListCheckpointsRequest, ctx: RequestContext[ListCheckpointsRequest, ListCheckpointsResponse], /) -> ListCheckpointsResponse:
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def delete_checkpoint(self, request: DeleteCheckpointRequest, ctx: RequestContext[DeleteCheckpointRequest, DeleteCheckpointResponse], /) -> DeleteCheckpointResponse:
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
 
@@ -162,6 +173,39 @@ class SnapshotServiceASGIApplication(ConnectASGIApplication[SnapshotService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.checkpoint_sandbox,
+                ),
+                "/cleanroom.v1.SnapshotService/GetCheckpoint": Endpoint.unary(
+                    method=MethodInfo(
+                        name="GetCheckpoint",
+                        service_name="cleanroom.v1.SnapshotService",
+                        input=GetCheckpointRequest,
+                        output=GetCheckpointResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.get_checkpoint,
+                ),
+                "/cleanroom.v1.SnapshotService/ListCheckpoints": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ListCheckpoints",
+                        service_name="cleanroom.v1.SnapshotService",
+                        input=ListCheckpointsRequest,
+                        output=ListCheckpointsResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.list_checkpoints,
+                ),
+                "/cleanroom.v1.SnapshotService/DeleteCheckpoint": Endpoint.unary(
+                    method=MethodInfo(
+                        name="DeleteCheckpoint",
+                        service_name="cleanroom.v1.SnapshotService",
+                        input=DeleteCheckpointRequest,
+                        output=DeleteCheckpointResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.delete_checkpoint,
                 ),
             },
             interceptors=interceptors,
@@ -338,8 +382,10 @@ class SnapshotServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> CheckpointSandboxResponse:
         """
-        Process checkpoint (CRIU). Answered with `backend_capability_mismatch` by a backend
-        that does not declare `checkpoint_restore`.
+        Memory checkpoint of a READY sandbox (docs/checkpoints.md): its memory, processes,
+        writable filesystems and policy as a `ckpt_…` owned by the caller. Answered with
+        `backend_capability_mismatch` on a runtime that does not declare
+        `checkpoint_restore` (linux). Restore with `CreateSandboxRequest.from_checkpoint`.
         """
         return await self.execute_unary(
             request=request,
@@ -348,6 +394,66 @@ class SnapshotServiceClient(ConnectClient):
                 service_name="cleanroom.v1.SnapshotService",
                 input=CheckpointSandboxRequest,
                 output=CheckpointSandboxResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def get_checkpoint(
+        self,
+        request: GetCheckpointRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> GetCheckpointResponse:
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetCheckpoint",
+                service_name="cleanroom.v1.SnapshotService",
+                input=GetCheckpointRequest,
+                output=GetCheckpointResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def list_checkpoints(
+        self,
+        request: ListCheckpointsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListCheckpointsResponse:
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListCheckpoints",
+                service_name="cleanroom.v1.SnapshotService",
+                input=ListCheckpointsRequest,
+                output=ListCheckpointsResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def delete_checkpoint(
+        self,
+        request: DeleteCheckpointRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> DeleteCheckpointResponse:
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="DeleteCheckpoint",
+                service_name="cleanroom.v1.SnapshotService",
+                input=DeleteCheckpointRequest,
+                output=DeleteCheckpointResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),
@@ -385,9 +491,20 @@ class SnapshotServiceSync(Protocol):
 
     def checkpoint_sandbox(self, request: CheckpointSandboxRequest, ctx: RequestContext[CheckpointSandboxRequest, CheckpointSandboxResponse], /) -> CheckpointSandboxResponse:
         """
-        Process checkpoint (CRIU). Answered with `backend_capability_mismatch` by a backend
-        that does not declare `checkpoint_restore`.
+        Memory checkpoint of a READY sandbox (docs/checkpoints.md): its memory, processes,
+        writable filesystems and policy as a `ckpt_…` owned by the caller. Answered with
+        `backend_capability_mismatch` on a runtime that does not declare
+        `checkpoint_restore` (linux). Restore with `CreateSandboxRequest.from_checkpoint`.
         """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def get_checkpoint(self, request: GetCheckpointRequest, ctx: RequestContext[GetCheckpointRequest, GetCheckpointResponse], /) -> GetCheckpointResponse:
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def list_checkpoints(self, request: ListCheckpointsRequest, ctx: RequestContext[ListCheckpointsRequest, ListCheckpointsResponse], /) -> ListCheckpointsResponse:
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def delete_checkpoint(self, request: DeleteCheckpointRequest, ctx: RequestContext[DeleteCheckpointRequest, DeleteCheckpointResponse], /) -> DeleteCheckpointResponse:
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
 
@@ -478,6 +595,39 @@ class SnapshotServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.checkpoint_sandbox,
+                ),
+                "/cleanroom.v1.SnapshotService/GetCheckpoint": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="GetCheckpoint",
+                        service_name="cleanroom.v1.SnapshotService",
+                        input=GetCheckpointRequest,
+                        output=GetCheckpointResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.get_checkpoint,
+                ),
+                "/cleanroom.v1.SnapshotService/ListCheckpoints": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ListCheckpoints",
+                        service_name="cleanroom.v1.SnapshotService",
+                        input=ListCheckpointsRequest,
+                        output=ListCheckpointsResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.list_checkpoints,
+                ),
+                "/cleanroom.v1.SnapshotService/DeleteCheckpoint": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="DeleteCheckpoint",
+                        service_name="cleanroom.v1.SnapshotService",
+                        input=DeleteCheckpointRequest,
+                        output=DeleteCheckpointResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.delete_checkpoint,
                 ),
             },
             interceptors=interceptors,
@@ -654,8 +804,10 @@ class SnapshotServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> CheckpointSandboxResponse:
         """
-        Process checkpoint (CRIU). Answered with `backend_capability_mismatch` by a backend
-        that does not declare `checkpoint_restore`.
+        Memory checkpoint of a READY sandbox (docs/checkpoints.md): its memory, processes,
+        writable filesystems and policy as a `ckpt_…` owned by the caller. Answered with
+        `backend_capability_mismatch` on a runtime that does not declare
+        `checkpoint_restore` (linux). Restore with `CreateSandboxRequest.from_checkpoint`.
         """
         return self.execute_unary(
             request=request,
@@ -664,6 +816,66 @@ class SnapshotServiceClientSync(ConnectClientSync):
                 service_name="cleanroom.v1.SnapshotService",
                 input=CheckpointSandboxRequest,
                 output=CheckpointSandboxResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def get_checkpoint(
+        self,
+        request: GetCheckpointRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> GetCheckpointResponse:
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetCheckpoint",
+                service_name="cleanroom.v1.SnapshotService",
+                input=GetCheckpointRequest,
+                output=GetCheckpointResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def list_checkpoints(
+        self,
+        request: ListCheckpointsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListCheckpointsResponse:
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListCheckpoints",
+                service_name="cleanroom.v1.SnapshotService",
+                input=ListCheckpointsRequest,
+                output=ListCheckpointsResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def delete_checkpoint(
+        self,
+        request: DeleteCheckpointRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> DeleteCheckpointResponse:
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="DeleteCheckpoint",
+                service_name="cleanroom.v1.SnapshotService",
+                input=DeleteCheckpointRequest,
+                output=DeleteCheckpointResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

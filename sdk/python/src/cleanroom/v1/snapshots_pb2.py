@@ -26,43 +26,57 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from cleanroom.v1 import cleanroom_pb2 as cleanroom_dot_v1_dot_cleanroom__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x63leanroom/v1/snapshots.proto\x12\x0c\x63leanroom.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1c\x63leanroom/v1/cleanroom.proto\"\xeb\x02\n\x08Snapshot\x12\x13\n\x0bsnapshot_id\x18\x01 \x01(\t\x12\x19\n\x11source_sandbox_id\x18\x02 \x01(\t\x12\x1a\n\x12parent_snapshot_id\x18\x03 \x01(\t\x12\x13\n\x0bpolicy_hash\x18\x04 \x01(\t\x12\x11\n\timage_ref\x18\x05 \x01(\t\x12\x14\n\x0cimage_digest\x18\x06 \x01(\t\x12,\n\x06limits\x18\x07 \x01(\x0b\x32\x1c.cleanroom.v1.ResourceLimits\x12\x12\n\nsize_bytes\x18\x08 \x01(\x04\x12\x12\n\nfile_count\x18\t \x01(\x04\x12\x16\n\x0e\x63ontent_digest\x18\n \x01(\t\x12.\n\ncreated_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x37\n\x14volumes_not_captured\x18\x1e \x03(\x0b\x32\x19.cleanroom.v1.VolumeMount\")\n\x13PauseSandboxRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\">\n\x14PauseSandboxResponse\x12&\n\x07sandbox\x18\x01 \x01(\x0b\x32\x15.cleanroom.v1.Sandbox\"*\n\x14ResumeSandboxRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"?\n\x15ResumeSandboxResponse\x12&\n\x07sandbox\x18\x01 \x01(\x0b\x32\x15.cleanroom.v1.Sandbox\"+\n\x15\x43reateSnapshotRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"B\n\x16\x43reateSnapshotResponse\x12(\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cleanroom.v1.Snapshot\")\n\x12GetSnapshotRequest\x12\x13\n\x0bsnapshot_id\x18\x01 \x01(\t\"?\n\x13GetSnapshotResponse\x12(\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cleanroom.v1.Snapshot\"\x16\n\x14ListSnapshotsRequest\"B\n\x15ListSnapshotsResponse\x12)\n\tsnapshots\x18\x01 \x03(\x0b\x32\x16.cleanroom.v1.Snapshot\",\n\x15RemoveSnapshotRequest\x12\x13\n\x0bsnapshot_id\x18\x01 \x01(\t\"B\n\x16RemoveSnapshotResponse\x12(\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cleanroom.v1.Snapshot\".\n\x18\x43heckpointSandboxRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"F\n\x19\x43heckpointSandboxResponse\x12\x15\n\rcheckpoint_id\x18\x01 \x01(\t\x12\x12\n\nsize_bytes\x18\x02 \x01(\x04\x32\x90\x05\n\x0fSnapshotService\x12U\n\x0cPauseSandbox\x12!.cleanroom.v1.PauseSandboxRequest\x1a\".cleanroom.v1.PauseSandboxResponse\x12X\n\rResumeSandbox\x12\".cleanroom.v1.ResumeSandboxRequest\x1a#.cleanroom.v1.ResumeSandboxResponse\x12[\n\x0e\x43reateSnapshot\x12#.cleanroom.v1.CreateSnapshotRequest\x1a$.cleanroom.v1.CreateSnapshotResponse\x12R\n\x0bGetSnapshot\x12 .cleanroom.v1.GetSnapshotRequest\x1a!.cleanroom.v1.GetSnapshotResponse\x12X\n\rListSnapshots\x12\".cleanroom.v1.ListSnapshotsRequest\x1a#.cleanroom.v1.ListSnapshotsResponse\x12[\n\x0eRemoveSnapshot\x12#.cleanroom.v1.RemoveSnapshotRequest\x1a$.cleanroom.v1.RemoveSnapshotResponse\x12\x64\n\x11\x43heckpointSandbox\x12&.cleanroom.v1.CheckpointSandboxRequest\x1a\'.cleanroom.v1.CheckpointSandboxResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x63leanroom/v1/snapshots.proto\x12\x0c\x63leanroom.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1c\x63leanroom/v1/cleanroom.proto\"\xd5\x02\n\nCheckpoint\x12\x15\n\rcheckpoint_id\x18\x01 \x01(\t\x12\x19\n\x11source_sandbox_id\x18\x02 \x01(\t\x12\x0f\n\x07runtime\x18\x03 \x01(\t\x12\x17\n\x0fruntime_version\x18\x04 \x01(\t\x12\x13\n\x0bpolicy_hash\x18\x05 \x01(\t\x12\x11\n\timage_ref\x18\x06 \x01(\t\x12\x14\n\x0cimage_digest\x18\x07 \x01(\t\x12,\n\x06limits\x18\x08 \x01(\x0b\x32\x1c.cleanroom.v1.ResourceLimits\x12\x12\n\nsize_bytes\x18\t \x01(\x04\x12\x12\n\nfile_count\x18\n \x01(\x04\x12\x16\n\x0e\x63ontent_digest\x18\x0b \x01(\t\x12.\n\ncreated_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07\x64ropped\x18\r \x03(\t\"\xeb\x02\n\x08Snapshot\x12\x13\n\x0bsnapshot_id\x18\x01 \x01(\t\x12\x19\n\x11source_sandbox_id\x18\x02 \x01(\t\x12\x1a\n\x12parent_snapshot_id\x18\x03 \x01(\t\x12\x13\n\x0bpolicy_hash\x18\x04 \x01(\t\x12\x11\n\timage_ref\x18\x05 \x01(\t\x12\x14\n\x0cimage_digest\x18\x06 \x01(\t\x12,\n\x06limits\x18\x07 \x01(\x0b\x32\x1c.cleanroom.v1.ResourceLimits\x12\x12\n\nsize_bytes\x18\x08 \x01(\x04\x12\x12\n\nfile_count\x18\t \x01(\x04\x12\x16\n\x0e\x63ontent_digest\x18\n \x01(\t\x12.\n\ncreated_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x37\n\x14volumes_not_captured\x18\x1e \x03(\x0b\x32\x19.cleanroom.v1.VolumeMount\")\n\x13PauseSandboxRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\">\n\x14PauseSandboxResponse\x12&\n\x07sandbox\x18\x01 \x01(\x0b\x32\x15.cleanroom.v1.Sandbox\"*\n\x14ResumeSandboxRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"?\n\x15ResumeSandboxResponse\x12&\n\x07sandbox\x18\x01 \x01(\x0b\x32\x15.cleanroom.v1.Sandbox\"+\n\x15\x43reateSnapshotRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"B\n\x16\x43reateSnapshotResponse\x12(\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cleanroom.v1.Snapshot\")\n\x12GetSnapshotRequest\x12\x13\n\x0bsnapshot_id\x18\x01 \x01(\t\"?\n\x13GetSnapshotResponse\x12(\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cleanroom.v1.Snapshot\"\x16\n\x14ListSnapshotsRequest\"B\n\x15ListSnapshotsResponse\x12)\n\tsnapshots\x18\x01 \x03(\x0b\x32\x16.cleanroom.v1.Snapshot\",\n\x15RemoveSnapshotRequest\x12\x13\n\x0bsnapshot_id\x18\x01 \x01(\t\"B\n\x16RemoveSnapshotResponse\x12(\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cleanroom.v1.Snapshot\"E\n\x18\x43heckpointSandboxRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\x12\x15\n\rleave_running\x18\x02 \x01(\x08\"t\n\x19\x43heckpointSandboxResponse\x12\x15\n\rcheckpoint_id\x18\x01 \x01(\t\x12\x12\n\nsize_bytes\x18\x02 \x01(\x04\x12,\n\ncheckpoint\x18\x03 \x01(\x0b\x32\x18.cleanroom.v1.Checkpoint\"-\n\x14GetCheckpointRequest\x12\x15\n\rcheckpoint_id\x18\x01 \x01(\t\"E\n\x15GetCheckpointResponse\x12,\n\ncheckpoint\x18\x01 \x01(\x0b\x32\x18.cleanroom.v1.Checkpoint\"\x18\n\x16ListCheckpointsRequest\"H\n\x17ListCheckpointsResponse\x12-\n\x0b\x63heckpoints\x18\x01 \x03(\x0b\x32\x18.cleanroom.v1.Checkpoint\"0\n\x17\x44\x65leteCheckpointRequest\x12\x15\n\rcheckpoint_id\x18\x01 \x01(\t\"H\n\x18\x44\x65leteCheckpointResponse\x12,\n\ncheckpoint\x18\x01 \x01(\x0b\x32\x18.cleanroom.v1.Checkpoint2\xad\x07\n\x0fSnapshotService\x12U\n\x0cPauseSandbox\x12!.cleanroom.v1.PauseSandboxRequest\x1a\".cleanroom.v1.PauseSandboxResponse\x12X\n\rResumeSandbox\x12\".cleanroom.v1.ResumeSandboxRequest\x1a#.cleanroom.v1.ResumeSandboxResponse\x12[\n\x0e\x43reateSnapshot\x12#.cleanroom.v1.CreateSnapshotRequest\x1a$.cleanroom.v1.CreateSnapshotResponse\x12R\n\x0bGetSnapshot\x12 .cleanroom.v1.GetSnapshotRequest\x1a!.cleanroom.v1.GetSnapshotResponse\x12X\n\rListSnapshots\x12\".cleanroom.v1.ListSnapshotsRequest\x1a#.cleanroom.v1.ListSnapshotsResponse\x12[\n\x0eRemoveSnapshot\x12#.cleanroom.v1.RemoveSnapshotRequest\x1a$.cleanroom.v1.RemoveSnapshotResponse\x12\x64\n\x11\x43heckpointSandbox\x12&.cleanroom.v1.CheckpointSandboxRequest\x1a\'.cleanroom.v1.CheckpointSandboxResponse\x12X\n\rGetCheckpoint\x12\".cleanroom.v1.GetCheckpointRequest\x1a#.cleanroom.v1.GetCheckpointResponse\x12^\n\x0fListCheckpoints\x12$.cleanroom.v1.ListCheckpointsRequest\x1a%.cleanroom.v1.ListCheckpointsResponse\x12\x61\n\x10\x44\x65leteCheckpoint\x12%.cleanroom.v1.DeleteCheckpointRequest\x1a&.cleanroom.v1.DeleteCheckpointResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'cleanroom.v1.snapshots_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SNAPSHOT']._serialized_start=110
-  _globals['_SNAPSHOT']._serialized_end=473
-  _globals['_PAUSESANDBOXREQUEST']._serialized_start=475
-  _globals['_PAUSESANDBOXREQUEST']._serialized_end=516
-  _globals['_PAUSESANDBOXRESPONSE']._serialized_start=518
-  _globals['_PAUSESANDBOXRESPONSE']._serialized_end=580
-  _globals['_RESUMESANDBOXREQUEST']._serialized_start=582
-  _globals['_RESUMESANDBOXREQUEST']._serialized_end=624
-  _globals['_RESUMESANDBOXRESPONSE']._serialized_start=626
-  _globals['_RESUMESANDBOXRESPONSE']._serialized_end=689
-  _globals['_CREATESNAPSHOTREQUEST']._serialized_start=691
-  _globals['_CREATESNAPSHOTREQUEST']._serialized_end=734
-  _globals['_CREATESNAPSHOTRESPONSE']._serialized_start=736
-  _globals['_CREATESNAPSHOTRESPONSE']._serialized_end=802
-  _globals['_GETSNAPSHOTREQUEST']._serialized_start=804
-  _globals['_GETSNAPSHOTREQUEST']._serialized_end=845
-  _globals['_GETSNAPSHOTRESPONSE']._serialized_start=847
-  _globals['_GETSNAPSHOTRESPONSE']._serialized_end=910
-  _globals['_LISTSNAPSHOTSREQUEST']._serialized_start=912
-  _globals['_LISTSNAPSHOTSREQUEST']._serialized_end=934
-  _globals['_LISTSNAPSHOTSRESPONSE']._serialized_start=936
-  _globals['_LISTSNAPSHOTSRESPONSE']._serialized_end=1002
-  _globals['_REMOVESNAPSHOTREQUEST']._serialized_start=1004
-  _globals['_REMOVESNAPSHOTREQUEST']._serialized_end=1048
-  _globals['_REMOVESNAPSHOTRESPONSE']._serialized_start=1050
-  _globals['_REMOVESNAPSHOTRESPONSE']._serialized_end=1116
-  _globals['_CHECKPOINTSANDBOXREQUEST']._serialized_start=1118
-  _globals['_CHECKPOINTSANDBOXREQUEST']._serialized_end=1164
-  _globals['_CHECKPOINTSANDBOXRESPONSE']._serialized_start=1166
-  _globals['_CHECKPOINTSANDBOXRESPONSE']._serialized_end=1236
-  _globals['_SNAPSHOTSERVICE']._serialized_start=1239
-  _globals['_SNAPSHOTSERVICE']._serialized_end=1895
+  _globals['_CHECKPOINT']._serialized_start=110
+  _globals['_CHECKPOINT']._serialized_end=451
+  _globals['_SNAPSHOT']._serialized_start=454
+  _globals['_SNAPSHOT']._serialized_end=817
+  _globals['_PAUSESANDBOXREQUEST']._serialized_start=819
+  _globals['_PAUSESANDBOXREQUEST']._serialized_end=860
+  _globals['_PAUSESANDBOXRESPONSE']._serialized_start=862
+  _globals['_PAUSESANDBOXRESPONSE']._serialized_end=924
+  _globals['_RESUMESANDBOXREQUEST']._serialized_start=926
+  _globals['_RESUMESANDBOXREQUEST']._serialized_end=968
+  _globals['_RESUMESANDBOXRESPONSE']._serialized_start=970
+  _globals['_RESUMESANDBOXRESPONSE']._serialized_end=1033
+  _globals['_CREATESNAPSHOTREQUEST']._serialized_start=1035
+  _globals['_CREATESNAPSHOTREQUEST']._serialized_end=1078
+  _globals['_CREATESNAPSHOTRESPONSE']._serialized_start=1080
+  _globals['_CREATESNAPSHOTRESPONSE']._serialized_end=1146
+  _globals['_GETSNAPSHOTREQUEST']._serialized_start=1148
+  _globals['_GETSNAPSHOTREQUEST']._serialized_end=1189
+  _globals['_GETSNAPSHOTRESPONSE']._serialized_start=1191
+  _globals['_GETSNAPSHOTRESPONSE']._serialized_end=1254
+  _globals['_LISTSNAPSHOTSREQUEST']._serialized_start=1256
+  _globals['_LISTSNAPSHOTSREQUEST']._serialized_end=1278
+  _globals['_LISTSNAPSHOTSRESPONSE']._serialized_start=1280
+  _globals['_LISTSNAPSHOTSRESPONSE']._serialized_end=1346
+  _globals['_REMOVESNAPSHOTREQUEST']._serialized_start=1348
+  _globals['_REMOVESNAPSHOTREQUEST']._serialized_end=1392
+  _globals['_REMOVESNAPSHOTRESPONSE']._serialized_start=1394
+  _globals['_REMOVESNAPSHOTRESPONSE']._serialized_end=1460
+  _globals['_CHECKPOINTSANDBOXREQUEST']._serialized_start=1462
+  _globals['_CHECKPOINTSANDBOXREQUEST']._serialized_end=1531
+  _globals['_CHECKPOINTSANDBOXRESPONSE']._serialized_start=1533
+  _globals['_CHECKPOINTSANDBOXRESPONSE']._serialized_end=1649
+  _globals['_GETCHECKPOINTREQUEST']._serialized_start=1651
+  _globals['_GETCHECKPOINTREQUEST']._serialized_end=1696
+  _globals['_GETCHECKPOINTRESPONSE']._serialized_start=1698
+  _globals['_GETCHECKPOINTRESPONSE']._serialized_end=1767
+  _globals['_LISTCHECKPOINTSREQUEST']._serialized_start=1769
+  _globals['_LISTCHECKPOINTSREQUEST']._serialized_end=1793
+  _globals['_LISTCHECKPOINTSRESPONSE']._serialized_start=1795
+  _globals['_LISTCHECKPOINTSRESPONSE']._serialized_end=1867
+  _globals['_DELETECHECKPOINTREQUEST']._serialized_start=1869
+  _globals['_DELETECHECKPOINTREQUEST']._serialized_end=1917
+  _globals['_DELETECHECKPOINTRESPONSE']._serialized_start=1919
+  _globals['_DELETECHECKPOINTRESPONSE']._serialized_end=1991
+  _globals['_SNAPSHOTSERVICE']._serialized_start=1994
+  _globals['_SNAPSHOTSERVICE']._serialized_end=2935
 # @@protoc_insertion_point(module_scope)

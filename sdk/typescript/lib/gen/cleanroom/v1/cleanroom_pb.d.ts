@@ -360,6 +360,16 @@ export type CreateSandboxRequest = Message<"cleanroom.v1.CreateSandboxRequest"> 
      */
     fromSnapshot: string;
     /**
+     * Restore from this memory checkpoint (`ckpt_…`, the caller's; docs/checkpoints.md):
+     * every process continues with its memory and files as checkpointed, under a fresh
+     * identity. Its policy, image and limits are used; policy_yaml, image_ref, runtime,
+     * limits and from_snapshot must then be empty. Creating N sandboxes from one
+     * checkpoint forks it N times.
+     *
+     * @generated from field: string from_checkpoint = 161;
+     */
+    fromCheckpoint: string;
+    /**
      * Agent identity (seed 002 NHI): an ed25519 public key as `ed25519:<base64>`, raw base64 or
      * an SPKI PEM. Recorded on the sandbox and bound into its attestation.
      *

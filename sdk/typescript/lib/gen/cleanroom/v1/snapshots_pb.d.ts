@@ -7,6 +7,81 @@ import type { Message } from "@bufbuild/protobuf";
  */
 export declare const file_cleanroom_v1_snapshots: GenFile;
 /**
+ * @generated from message cleanroom.v1.Checkpoint
+ */
+export type Checkpoint = Message<"cleanroom.v1.Checkpoint"> & {
+    /**
+     * @generated from field: string checkpoint_id = 1;
+     */
+    checkpointId: string;
+    /**
+     * The sandbox it was taken of.
+     *
+     * @generated from field: string source_sandbox_id = 2;
+     */
+    sourceSandboxId: string;
+    /**
+     * @generated from field: string runtime = 3;
+     */
+    runtime: string;
+    /**
+     * What the image is compatible with (gVisor: the `runsc --version` line); a restore
+     * on a server with another is refused with `checkpoint_incompatible`.
+     *
+     * @generated from field: string runtime_version = 4;
+     */
+    runtimeVersion: string;
+    /**
+     * @generated from field: string policy_hash = 5;
+     */
+    policyHash: string;
+    /**
+     * @generated from field: string image_ref = 6;
+     */
+    imageRef: string;
+    /**
+     * @generated from field: string image_digest = 7;
+     */
+    imageDigest: string;
+    /**
+     * @generated from field: cleanroom.v1.ResourceLimits limits = 8;
+     */
+    limits?: ResourceLimits | undefined;
+    /**
+     * Bytes of the stored image files.
+     *
+     * @generated from field: uint64 size_bytes = 9;
+     */
+    sizeBytes: bigint;
+    /**
+     * @generated from field: uint64 file_count = 10;
+     */
+    fileCount: bigint;
+    /**
+     * sha256 of the canonical manifest (every image file's sha256, the runtime version,
+     * the policy, the owner): the content address the id is derived from.
+     *
+     * @generated from field: string content_digest = 11;
+     */
+    contentDigest: string;
+    /**
+     * @generated from field: google.protobuf.Timestamp created_at = 12;
+     */
+    createdAt?: Timestamp | undefined;
+    /**
+     * What a restored copy does not get back as it was (open connections through the
+     * egress gateway, secret placeholders...), one sentence each.
+     *
+     * @generated from field: repeated string dropped = 13;
+     */
+    dropped: string[];
+};
+/**
+ * Describes the message cleanroom.v1.Checkpoint.
+ * Use `create(CheckpointSchema)` to create a new message.
+ */
+export declare const CheckpointSchema: GenMessage<Checkpoint>;
+/**
  * @generated from message cleanroom.v1.Snapshot
  */
 export type Snapshot = Message<"cleanroom.v1.Snapshot"> & {
@@ -247,6 +322,12 @@ export type CheckpointSandboxRequest = Message<"cleanroom.v1.CheckpointSandboxRe
      * @generated from field: string sandbox_id = 1;
      */
     sandboxId: string;
+    /**
+     * Keep the sandbox running afterwards; without, it is stopped once checkpointed.
+     *
+     * @generated from field: bool leave_running = 2;
+     */
+    leaveRunning: boolean;
 };
 /**
  * Describes the message cleanroom.v1.CheckpointSandboxRequest.
@@ -265,12 +346,95 @@ export type CheckpointSandboxResponse = Message<"cleanroom.v1.CheckpointSandboxR
      * @generated from field: uint64 size_bytes = 2;
      */
     sizeBytes: bigint;
+    /**
+     * @generated from field: cleanroom.v1.Checkpoint checkpoint = 3;
+     */
+    checkpoint?: Checkpoint | undefined;
 };
 /**
  * Describes the message cleanroom.v1.CheckpointSandboxResponse.
  * Use `create(CheckpointSandboxResponseSchema)` to create a new message.
  */
 export declare const CheckpointSandboxResponseSchema: GenMessage<CheckpointSandboxResponse>;
+/**
+ * @generated from message cleanroom.v1.GetCheckpointRequest
+ */
+export type GetCheckpointRequest = Message<"cleanroom.v1.GetCheckpointRequest"> & {
+    /**
+     * @generated from field: string checkpoint_id = 1;
+     */
+    checkpointId: string;
+};
+/**
+ * Describes the message cleanroom.v1.GetCheckpointRequest.
+ * Use `create(GetCheckpointRequestSchema)` to create a new message.
+ */
+export declare const GetCheckpointRequestSchema: GenMessage<GetCheckpointRequest>;
+/**
+ * @generated from message cleanroom.v1.GetCheckpointResponse
+ */
+export type GetCheckpointResponse = Message<"cleanroom.v1.GetCheckpointResponse"> & {
+    /**
+     * @generated from field: cleanroom.v1.Checkpoint checkpoint = 1;
+     */
+    checkpoint?: Checkpoint | undefined;
+};
+/**
+ * Describes the message cleanroom.v1.GetCheckpointResponse.
+ * Use `create(GetCheckpointResponseSchema)` to create a new message.
+ */
+export declare const GetCheckpointResponseSchema: GenMessage<GetCheckpointResponse>;
+/**
+ * @generated from message cleanroom.v1.ListCheckpointsRequest
+ */
+export type ListCheckpointsRequest = Message<"cleanroom.v1.ListCheckpointsRequest"> & {};
+/**
+ * Describes the message cleanroom.v1.ListCheckpointsRequest.
+ * Use `create(ListCheckpointsRequestSchema)` to create a new message.
+ */
+export declare const ListCheckpointsRequestSchema: GenMessage<ListCheckpointsRequest>;
+/**
+ * @generated from message cleanroom.v1.ListCheckpointsResponse
+ */
+export type ListCheckpointsResponse = Message<"cleanroom.v1.ListCheckpointsResponse"> & {
+    /**
+     * @generated from field: repeated cleanroom.v1.Checkpoint checkpoints = 1;
+     */
+    checkpoints: Checkpoint[];
+};
+/**
+ * Describes the message cleanroom.v1.ListCheckpointsResponse.
+ * Use `create(ListCheckpointsResponseSchema)` to create a new message.
+ */
+export declare const ListCheckpointsResponseSchema: GenMessage<ListCheckpointsResponse>;
+/**
+ * @generated from message cleanroom.v1.DeleteCheckpointRequest
+ */
+export type DeleteCheckpointRequest = Message<"cleanroom.v1.DeleteCheckpointRequest"> & {
+    /**
+     * @generated from field: string checkpoint_id = 1;
+     */
+    checkpointId: string;
+};
+/**
+ * Describes the message cleanroom.v1.DeleteCheckpointRequest.
+ * Use `create(DeleteCheckpointRequestSchema)` to create a new message.
+ */
+export declare const DeleteCheckpointRequestSchema: GenMessage<DeleteCheckpointRequest>;
+/**
+ * @generated from message cleanroom.v1.DeleteCheckpointResponse
+ */
+export type DeleteCheckpointResponse = Message<"cleanroom.v1.DeleteCheckpointResponse"> & {
+    /**
+     * @generated from field: cleanroom.v1.Checkpoint checkpoint = 1;
+     */
+    checkpoint?: Checkpoint | undefined;
+};
+/**
+ * Describes the message cleanroom.v1.DeleteCheckpointResponse.
+ * Use `create(DeleteCheckpointResponseSchema)` to create a new message.
+ */
+export declare const DeleteCheckpointResponseSchema: GenMessage<DeleteCheckpointResponse>;
 /**
  * @generated from service cleanroom.v1.SnapshotService
  */
@@ -330,8 +494,10 @@ export declare const SnapshotService: GenService<{
         output: typeof RemoveSnapshotResponseSchema;
     };
     /**
-     * Process checkpoint (CRIU). Answered with `backend_capability_mismatch` by a backend
-     * that does not declare `checkpoint_restore`.
+     * Memory checkpoint of a READY sandbox (docs/checkpoints.md): its memory, processes,
+     * writable filesystems and policy as a `ckpt_…` owned by the caller. Answered with
+     * `backend_capability_mismatch` on a runtime that does not declare
+     * `checkpoint_restore` (linux). Restore with `CreateSandboxRequest.from_checkpoint`.
      *
      * @generated from rpc cleanroom.v1.SnapshotService.CheckpointSandbox
      */
@@ -339,5 +505,29 @@ export declare const SnapshotService: GenService<{
         methodKind: "unary";
         input: typeof CheckpointSandboxRequestSchema;
         output: typeof CheckpointSandboxResponseSchema;
+    };
+    /**
+     * @generated from rpc cleanroom.v1.SnapshotService.GetCheckpoint
+     */
+    getCheckpoint: {
+        methodKind: "unary";
+        input: typeof GetCheckpointRequestSchema;
+        output: typeof GetCheckpointResponseSchema;
+    };
+    /**
+     * @generated from rpc cleanroom.v1.SnapshotService.ListCheckpoints
+     */
+    listCheckpoints: {
+        methodKind: "unary";
+        input: typeof ListCheckpointsRequestSchema;
+        output: typeof ListCheckpointsResponseSchema;
+    };
+    /**
+     * @generated from rpc cleanroom.v1.SnapshotService.DeleteCheckpoint
+     */
+    deleteCheckpoint: {
+        methodKind: "unary";
+        input: typeof DeleteCheckpointRequestSchema;
+        output: typeof DeleteCheckpointResponseSchema;
     };
 }>;
