@@ -178,7 +178,12 @@ pub(crate) async fn settle(
         Ruling::Deny(d) => Err(d),
         Ruling::Ask { host, port } => {
             match ctx.approvals.ask(&ctx.events, &host, port, proto).await {
-                Ok(()) => Ok(host),
+                // Judged again under the rules in force now: a live deny issued while the
+                // connection waited wins over the approval (deny wins, whenever it came).
+                Ok(()) => match name(&ctx.policy(), host.clone(), port) {
+                    Ruling::Deny(d) => Err(d),
+                    _ => Ok(host),
+                },
                 Err(e) => Err(refused(&host, e)),
             }
         }

@@ -77,6 +77,13 @@ async fn authorize_unbounded_in_time(
     else {
         return Ok(auth);
     };
+    // A registry reached over TLS may not send the credentials to a cleartext realm.
+    if scheme == "https" && !challenge.realm.starts_with("https://") {
+        return Err(ImageError::Unauthorized(format!(
+            "token: the registry names a realm over plain HTTP ({}); refused",
+            challenge.realm
+        )));
+    }
     let scope = format!("repository:{}:pull", reference.repository());
     let mut query = vec![("scope", scope.as_str())];
     if let Some(s) = &challenge.service {

@@ -84,7 +84,10 @@ impl LiveRules {
     ///
     /// * An allow that a deny (the policy's or a live one) covers is refused with
     ///   `policy_conflict`: it could never match, and a live rule never overrides a deny.
-    /// * An allow under `dangerously_allow_all` is refused the same way (it means nothing).
+    /// * An allow under `dangerously_allow_all` is refused the same way (it means nothing),
+    ///   and so is a deny: that policy lets a sandbox connect to any address directly, so a
+    ///   deny by name could be walked around (resolve the name elsewhere, dial the IP) — it
+    ///   would promise what the gateway cannot hold.
     /// * A deny removes the live allow rules it covers (they could never match again).
     /// * Ports of a second allow for the same host are merged into the first.
     ///
@@ -115,6 +118,11 @@ impl LiveRules {
                 }
             }
             LiveChange::Deny(host) => {
+                if base.dangerously_allow_all {
+                    return Err(PolicyError::Conflict(format!(
+                        "the policy allows every host and address (dangerously_allow_all); a deny rule for {host} could be bypassed by connecting to its address, so it is refused"
+                    )));
+                }
                 let deny = Rule::new(host, Vec::new());
                 next.allow.retain(|a| !deny.covers(a));
                 if !next.deny.contains(&deny) {
@@ -256,8 +264,14 @@ mod tests {
         assert!(live
             .apply(&b, LiveChange::allow("a.test").unwrap())
             .is_err());
-        live.apply(&b, LiveChange::deny("a.test").unwrap()).unwrap();
-        assert!(live.effective(&b).decide("a.test", 443).is_err());
+        // A deny by name could be walked around by dialing the address: refused too.
+        assert_eq!(
+            live.apply(&b, LiveChange::deny("a.test").unwrap())
+                .unwrap_err()
+                .code(),
+            ErrorCode::PolicyConflict
+        );
+        assert!(live.is_empty());
         assert_eq!(live.effective(&b).decide("b.test", 1), Ok(()));
     }
 

@@ -17,6 +17,9 @@ use std::time::Duration;
 use tokio::net::unix::pipe;
 use tokio::sync::oneshot;
 
+/// How long the in-sandbox signal helper may take before the signal goes on without it.
+const HELPER_DEADLINE: Duration = Duration::from_secs(5);
+
 /// `runsc exec`'s exit code when it failed itself (or its process exited with 128).
 const RUNSC_FAILED: i32 = 128;
 
@@ -185,10 +188,14 @@ impl GvisorBackend {
         let (pid, signal) = (pid.to_string(), signal.to_string());
         if !sbx.paused.load(Ordering::SeqCst) {
             // `runsc exec` takes the container's own (empty) capabilities and uid 0: the
-            // helper can signal what the sandbox's processes could, nothing else.
-            let helper = self
+            // helper can signal what the sandbox's processes could, nothing else. It runs
+            // among the sandbox's processes, so nothing it says is trusted: its output is
+            // not read (a hostile one could stream into the server), its exit status is not
+            // taken as delivery, and it gets a short deadline. The leader is signalled by
+            // runsc itself below in every case; the helper only adds the rest of its group.
+            let helped = self
                 .runsc
-                .run(&[
+                .run_quiet(HELPER_DEADLINE, &[
                     "exec",
                     "--user",
                     "0:0",
@@ -199,10 +206,14 @@ impl GvisorBackend {
                     &signal,
                     &pid,
                 ])
+                .await
+                .is_ok();
+            let leader = self
+                .runsc
+                .run(&["kill", "--pid", &pid, sandbox_id, &signal])
                 .await;
-            if helper.is_ok() {
-                return Ok(());
-            }
+            // The leader may already be gone by the helper's signal: that is delivery.
+            return if helped { Ok(()) } else { leader.map(|_| ()) };
         }
         self.runsc
             .run(&["kill", "--pid", &pid, sandbox_id, &signal])

@@ -147,6 +147,29 @@ impl Runsc {
         }
     }
 
+    /// Run `runsc <args>` with no output read (stdout and stderr go nowhere): for commands
+    /// whose output a sandbox controls. Only the exit status, within `deadline`.
+    pub async fn run_quiet(&self, deadline: std::time::Duration, args: &[&str]) -> Result<(), BackendError> {
+        let what = args.first().copied().unwrap_or_default();
+        let mut child = self
+            .command()
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| BackendError::io(format!("runsc {what}"), e))?;
+        match tokio::time::timeout(deadline, child.wait()).await {
+            Ok(Ok(s)) if s.success() => Ok(()),
+            Ok(Ok(s)) => Err(BackendError::LaunchFailed(format!("runsc {what}: {s}"))),
+            Ok(Err(e)) => Err(BackendError::io(format!("runsc {what}"), e)),
+            Err(_) => Err(BackendError::LaunchFailed(format!(
+                "runsc {what} did not finish within {deadline:?}"
+            ))),
+        }
+    }
+
     /// The container exists and its sandbox runs (`runsc state`).
     pub async fn is_running(&self, id: &str) -> bool {
         match self.run(&["state", id]).await {

@@ -63,6 +63,12 @@ impl Engine {
         let started = self.start_unmeasured(sandbox, req, claim).await;
         if started.is_ok() {
             measured.ok();
+            // A suspend that passed its idle check between our READY check and the
+            // execution becoming live froze the sandbox under it: thaw it now (a suspend
+            // after this point sees the live execution and leaves it alone).
+            if let Err(e) = self.wake_if_suspended(&sandbox.id, "exec").await {
+                tracing::warn!(sandbox_id = %sandbox.id, error = %e, "could not resume a sandbox suspended under a starting exec");
+            }
         }
         started
     }

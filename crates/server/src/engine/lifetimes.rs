@@ -279,7 +279,6 @@ impl Engine {
             }
         };
         let now = now_micros();
-        self.suspend_due(&checks, now).await;
         let due: Vec<_> = checks
             .iter()
             .filter_map(|c| {
@@ -315,5 +314,8 @@ impl Engine {
             self.activity.forget(&id);
         });
         futures::future::join_all(stops).await;
+        // After the expiries, and never waiting on a sandbox that is busy (a capture holds
+        // its freeze lock): one tenant cannot stall everyone's clocks.
+        self.suspend_due(&checks, now).await;
     }
 }

@@ -35,6 +35,16 @@ pub(crate) async fn freeze_guard(sandbox_id: &str) -> FreezeGuard {
     FreezeGuard(lock.lock_owned().await)
 }
 
+/// [`freeze_guard`] if nobody holds it now (`None`: busy; the caller skips this round).
+pub(crate) fn try_freeze_guard(sandbox_id: &str) -> Option<FreezeGuard> {
+    let lock = {
+        let mut map = FREEZE_LOCKS.lock().unwrap_or_else(|p| p.into_inner());
+        map.retain(|_, l| Arc::strong_count(l) > 1);
+        map.entry(sandbox_id.to_string()).or_default().clone()
+    };
+    lock.try_lock_owned().ok().map(FreezeGuard)
+}
+
 /// See [`freeze_guard`].
 pub(crate) struct FreezeGuard(#[allow(dead_code)] tokio::sync::OwnedMutexGuard<()>);
 

@@ -18,7 +18,7 @@
 //! Memory is kept, not released: releasing it needs a memory checkpoint, which only a
 //! runtime with the `checkpoint_restore` capability could take (not done here).
 
-use super::pause::freeze_guard;
+use super::pause::{freeze_guard, try_freeze_guard};
 use super::Engine;
 use crate::model::error::EngineError;
 use crate::model::status::sandbox as ss;
@@ -48,7 +48,10 @@ impl Engine {
     /// Freeze `id` for being idle `after` seconds (re-checked under the freeze lock: an
     /// exec that started meanwhile keeps it running).
     async fn suspend_idle(&self, id: &str, after: u64) -> Result<(), EngineError> {
-        let _guard = freeze_guard(id).await;
+        // Busy (a capture, a pause or resume in progress): not idle; the next pass looks again.
+        let Some(_guard) = try_freeze_guard(id) else {
+            return Ok(());
+        };
         let row = self.get_sandbox(id)?;
         let idle = self.idle_since_created(id, row.created_at, now_micros());
         if row.status != ss::READY || idle.is_none_or(|i| i < Duration::from_secs(after)) {

@@ -44,7 +44,12 @@ fn run_within(cmd: &mut Command, what: &str, deadline: Duration) -> Result<(), S
             Ok(Some(status)) => break status,
             Ok(None) if start.elapsed() >= deadline => {
                 let _ = child.kill();
-                let _ = child.wait();
+                // Reaped on a thread of its own: a mount stuck in the kernel (D state)
+                // ignores SIGKILL, and waiting for it here would hold the caller (and the
+                // volume create lock) forever.
+                std::thread::spawn(move || {
+                    let _ = child.wait();
+                });
                 return Err(format!("{what}: did not finish within {deadline:?}"));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
