@@ -149,6 +149,15 @@ export declare class VolumeBusyError extends CleanroomError {
 /** The `volume_mount_invalid` error. */
 export declare class VolumeMountInvalidError extends CleanroomError {
 }
+/** The `cluster_unavailable` error: the cluster's etcd cannot be reached. */
+export declare class ClusterUnavailableError extends CleanroomError {
+}
+/** The `node_name_taken` error. */
+export declare class NodeNameTakenError extends CleanroomError {
+}
+/** The `cluster_disabled` error: the server is not a cluster member. */
+export declare class ClusterDisabledError extends CleanroomError {
+}
 /** The `pool_not_found` error. */
 export declare class PoolNotFoundError extends CleanroomError {
 }

@@ -119,6 +119,12 @@ export class VolumeInUseError extends CleanroomError {}
 export class VolumeBusyError extends CleanroomError {}
 /** The `volume_mount_invalid` error. */
 export class VolumeMountInvalidError extends CleanroomError {}
+/** The `cluster_unavailable` error: the cluster's etcd cannot be reached. */
+export class ClusterUnavailableError extends CleanroomError {}
+/** The `node_name_taken` error. */
+export class NodeNameTakenError extends CleanroomError {}
+/** The `cluster_disabled` error: the server is not a cluster member. */
+export class ClusterDisabledError extends CleanroomError {}
 /** The `pool_not_found` error. */
 export class PoolNotFoundError extends CleanroomError {}
 /** The `no_ready_sandboxes` error. */
@@ -201,6 +207,9 @@ const BY_CODE: Record<string, new (code: string, message: string, connectCode?: 
   volume_in_use: VolumeInUseError,
   volume_busy: VolumeBusyError,
   volume_mount_invalid: VolumeMountInvalidError,
+  cluster_unavailable: ClusterUnavailableError,
+  node_name_taken: NodeNameTakenError,
+  cluster_disabled: ClusterDisabledError,
   pool_not_found: PoolNotFoundError,
   no_ready_sandboxes: NoReadySandboxesError,
   attestation_not_found: AttestationNotFoundError,

@@ -111,6 +111,10 @@ VolumeExistsError = _register("volume_exists", "VolumeExistsError")
 VolumeInUseError = _register("volume_in_use", "VolumeInUseError")
 VolumeBusyError = _register("volume_busy", "VolumeBusyError")
 VolumeMountInvalidError = _register("volume_mount_invalid", "VolumeMountInvalidError")
+# Cluster (docs/cluster.md).
+ClusterUnavailableError = _register("cluster_unavailable", "ClusterUnavailableError")
+NodeNameTakenError = _register("node_name_taken", "NodeNameTakenError")
+ClusterDisabledError = _register("cluster_disabled", "ClusterDisabledError")
 # Client side only (never in an ErrorDetail), produced by this SDK.
 ServerUnreachableError = _register("server_unreachable", "ServerUnreachableError")
 StreamEndedError = _register("stream_ended", "StreamEndedError")
