@@ -11,10 +11,10 @@ mod api;
 mod attestation;
 #[path = "suites/auth.rs"]
 mod auth;
-#[path = "suites/cluster/mod.rs"]
-mod cluster;
 #[path = "suites/checkpoints.rs"]
 mod checkpoints;
+#[path = "suites/cluster/mod.rs"]
+mod cluster;
 #[path = "suites/console/mod.rs"]
 mod console;
 #[path = "suites/egress/mod.rs"]

@@ -195,17 +195,20 @@ impl GvisorBackend {
             // runsc itself below in every case; the helper only adds the rest of its group.
             let helped = self
                 .runsc
-                .run_quiet(HELPER_DEADLINE, &[
-                    "exec",
-                    "--user",
-                    "0:0",
-                    sandbox_id,
-                    super::bundle::INIT_PATH,
-                    super::bundle::INIT_ARG,
-                    super::init::KILL_ARG,
-                    &signal,
-                    &pid,
-                ])
+                .run_quiet(
+                    HELPER_DEADLINE,
+                    &[
+                        "exec",
+                        "--user",
+                        "0:0",
+                        sandbox_id,
+                        super::bundle::INIT_PATH,
+                        super::bundle::INIT_ARG,
+                        super::init::KILL_ARG,
+                        &signal,
+                        &pid,
+                    ],
+                )
                 .await
                 .is_ok();
             let leader = self

@@ -149,7 +149,11 @@ impl Runsc {
 
     /// Run `runsc <args>` with no output read (stdout and stderr go nowhere): for commands
     /// whose output a sandbox controls. Only the exit status, within `deadline`.
-    pub async fn run_quiet(&self, deadline: std::time::Duration, args: &[&str]) -> Result<(), BackendError> {
+    pub async fn run_quiet(
+        &self,
+        deadline: std::time::Duration,
+        args: &[&str],
+    ) -> Result<(), BackendError> {
         let what = args.first().copied().unwrap_or_default();
         let mut child = self
             .command()

@@ -9,8 +9,8 @@
 
 pub mod approvals;
 pub mod attestation;
-pub mod cluster;
 pub mod checkpoints;
+pub mod cluster;
 pub mod errors;
 pub mod exec;
 pub mod files;
