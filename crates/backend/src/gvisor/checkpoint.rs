@@ -1,7 +1,7 @@
 //! Memory checkpoints of gVisor sandboxes: `runsc checkpoint` saves the whole sandbox —
 //! the sentry's memory, every process, and the writable filesystems, which all live in
-//! that memory (the root's overlay is `--overlay2=root:memory`, `/tmp`, `/root` and
-//! `/workspace` are the sentry's own tmpfs) — into one image directory; `runsc restore`
+//! that memory (every mount is overlaid by the sentry, `--overlay2=all:dir=…` on the
+//! scratch tmpfs: see `scratch.rs`) — into one image directory; `runsc restore`
 //! starts a new container from it. A restore runs in a fresh bundle and network namespace
 //! of the new sandbox (same image, limits and mounts as the checkpointed one), so one
 //! image restored N times is N independent forks.

@@ -64,27 +64,23 @@ impl GvisorBackend {
         // No segmentation offload: with it, gVisor hands the tun TCP segments larger than
         // its MTU that reach the gateway garbled (measured: HTTP heads refused as
         // malformed); the gateway reads plain MTU-sized IP packets.
-        cmd.args([
-            "--network=sandbox",
-            "--gso=false",
-            "--software-gso=false",
-            "--overlay2=root:memory",
-        ])
-        .args(super::checkpoint::start_args(spec))
-        .arg("--bundle")
-        .arg(dir)
-        // The sandbox's host pid, written by runsc itself: a `runsc state` afterwards cost
-        // ~20 ms of every create (measured).
-        .arg("--pid-file")
-        .arg(bundle.pid_file())
-        .arg(&spec.sandbox_id)
-        // runsc hands its own stdio to the container's first process, which lives as long
-        // as the sandbox and which the sandbox's processes can write to (`/proc/1/fd/2`):
-        // a host file here would grow without bound, outside every limit. So nothing is
-        // kept; a failed launch is reported by its exit status.
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true);
+        cmd.args(["--network=sandbox", "--gso=false", "--software-gso=false"])
+            .arg(scratch.overlay_flag())
+            .args(super::checkpoint::start_args(spec))
+            .arg("--bundle")
+            .arg(dir)
+            // The sandbox's host pid, written by runsc itself: a `runsc state` afterwards cost
+            // ~20 ms of every create (measured).
+            .arg("--pid-file")
+            .arg(bundle.pid_file())
+            .arg(&spec.sandbox_id)
+            // runsc hands its own stdio to the container's first process, which lives as long
+            // as the sandbox and which the sandbox's processes can write to (`/proc/1/fd/2`):
+            // a host file here would grow without bound, outside every limit. So nothing is
+            // kept; a failed launch is reported by its exit status.
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
         // SAFETY: the closure runs in the forked child before exec and only makes system
         // calls on data prepared before the fork (no allocation, no locks).
         unsafe {

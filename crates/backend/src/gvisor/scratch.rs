@@ -1,7 +1,11 @@
 //! The writable `/tmp`, `/root` and `/workspace` of a gVisor sandbox: three directories of
-//! **one** host tmpfs of the sandbox's disk size, bound in read-write, so the disk limit
-//! bounds their sum — as under the linux runtime (`linux/sandbox/scratch.rs`). A tmpfs of
-//! gVisor's own per mountpoint would give each one the whole limit (three times it in all).
+//! **one** host tmpfs of the sandbox's disk size, bound in, so the disk limit bounds their
+//! sum — as under the linux runtime (`linux/sandbox/scratch.rs`). A tmpfs of gVisor's own
+//! per mountpoint would give each one the whole limit (three times it in all). Every mount
+//! is overlaid by the sentry (`--overlay2=all:dir=<tmpfs>/.overlay`, [`OVERLAY`]): the
+//! writes — to the root too — live in the overlay, whose filestore is a file on this
+//! tmpfs, so the cap bounds them all and a memory checkpoint captures them (files written
+//! to the host side of a bind would not be captured).
 //!
 //! The tmpfs is mounted in a mount namespace of its own, made on a short-lived thread (the
 //! host's namespace never sees it) and held by fd: `runsc run` joins it before making its
@@ -25,6 +29,14 @@ pub const DIRS: [(&str, u32, &str); 3] = [
     ("workspace", 0o755, crate::WORKSPACE_PATH),
 ];
 
+/// The directory of the tmpfs where gVisor keeps its overlay filestore (`--overlay2
+/// all:dir=…`): every write of the sandbox — to its root and to the three directories —
+/// lands in the sentry's overlay, whose backing file is here. So one tmpfs of the disk size
+/// bounds all of them, and the writes are sentry memory that a checkpoint captures (host
+/// files under a bind mount would not be: a restore into a fresh scratch would find the
+/// directories empty).
+pub const OVERLAY: &str = ".overlay";
+
 /// Smallest tmpfs made (a zero limit is refused earlier; this keeps the mount valid).
 const MIN_BYTES: u64 = 1 << 20;
 
@@ -46,6 +58,11 @@ impl Scratch {
         let size = (st.blocks() as u64).saturating_mul(frsize);
         let free = (st.blocks_free() as u64).saturating_mul(frsize);
         Some((size.saturating_sub(free), size))
+    }
+
+    /// `--overlay2` for runsc: every mount overlaid, the filestore in [`OVERLAY`].
+    pub fn overlay_flag(&self) -> String {
+        format!("--overlay2=all:dir={}", self.dir.join(OVERLAY).display())
     }
 
     /// The host path (inside `mntns`) of one of [`DIRS`].
@@ -81,6 +98,8 @@ pub fn create(dir: &Path, bytes: u64) -> Result<Scratch, BackendError> {
                 std::fs::create_dir(&d)?;
                 std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode))?;
             }
+            std::fs::create_dir(dir.join(OVERLAY))?;
+            std::fs::set_permissions(dir.join(OVERLAY), std::fs::Permissions::from_mode(0o700))?;
             let mntns: OwnedFd = std::fs::File::open("/proc/thread-self/ns/mnt")?.into();
             let root: OwnedFd = std::fs::File::open(&dir)?.into();
             Ok(Scratch { mntns, root, dir })

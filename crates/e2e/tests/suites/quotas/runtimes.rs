@@ -41,7 +41,12 @@ fn disk_limit_is_one_cap(rt: Runtime) {
         .find_map(|l| l.strip_prefix("size="))
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or_else(|| panic!("df: {out}"));
-    assert_eq!(size, 16 << 10, "{out}");
+    // Under gvisor the three are directories of the sentry's overlay (its filestore is on
+    // the capped tmpfs, so the cap holds, as above), and `df` shows the overlay's own
+    // unbounded size, not the cap.
+    if rt == Runtime::Linux {
+        assert_eq!(size, 16 << 10, "{out}");
+    }
     // Freed space is usable again, in any of the three.
     let o = s.sh_in(
         &id,
