@@ -117,7 +117,11 @@ mod tests {
             ("etcd=http://x:1", &"a".repeat(64), "http://x:1"),
         ] {
             let e = ClusterConfig::parse(cluster, name, adv).unwrap_err();
-            assert_eq!(e.code(), "invalid_argument", "{cluster} {name} {adv}: {e}");
+            assert_eq!(
+                e.code().as_str(),
+                "invalid_argument",
+                "{cluster} {name} {adv}: {e}"
+            );
         }
     }
 }

@@ -31,12 +31,13 @@ pub enum ClusterError {
 }
 
 impl ClusterError {
-    /// The stable error code.
-    pub fn code(&self) -> &'static str {
+    /// The stable error code (one vocabulary: `cleanroom_vocab`).
+    pub fn code(&self) -> cleanroom_vocab::ErrorCode {
+        use cleanroom_vocab::ErrorCode;
         match self {
-            ClusterError::Unavailable(_) => "cluster_unavailable",
-            ClusterError::NameTaken(_) => "node_name_taken",
-            ClusterError::Invalid(_) => "invalid_argument",
+            ClusterError::Unavailable(_) => ErrorCode::ClusterUnavailable,
+            ClusterError::NameTaken(_) => ErrorCode::NodeNameTaken,
+            ClusterError::Invalid(_) => ErrorCode::InvalidArgument,
         }
     }
 }

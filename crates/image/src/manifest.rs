@@ -62,11 +62,7 @@ async fn fetch_unbounded_in_time(
     // too, so its blob requests carry it without running a flow of their own.
     prime(client, reference, auth).await?;
     let registry = reference.resolve_registry();
-    let scheme = if cfg.insecure.iter().any(|h| h == registry) {
-        "http"
-    } else {
-        "https"
-    };
+    let scheme = scheme(cfg, registry);
     let target = reference
         .digest()
         .or(reference.tag())
@@ -75,12 +71,7 @@ async fn fetch_unbounded_in_time(
         "{scheme}://{registry}/v2/{}/manifests/{target}",
         reference.repository()
     );
-    let http = reqwest::Client::builder()
-        .connect_timeout(CONNECT_TIMEOUT)
-        .read_timeout(READ_TIMEOUT)
-        .redirect(reqwest::redirect::Policy::limited(5))
-        .build()
-        .map_err(|e| ImageError::RegistryUnavailable(format!("{what}: transport: {e}")))?;
+    let http = http_client(what)?;
     let mut req = http.get(&url).header("Accept", accepted.join(", "));
     req = match auth {
         RegistryAuth::Bearer(t) => req.bearer_auth(t),
@@ -120,6 +111,27 @@ async fn fetch_unbounded_in_time(
         body.extend_from_slice(&chunk);
     }
     Ok(body)
+}
+
+/// `http` for the configured insecure registries (loopback test registries), else `https`.
+pub(crate) fn scheme(cfg: &RegistryConfig, registry: &str) -> &'static str {
+    if cfg.insecure.iter().any(|h| h == registry) {
+        "http"
+    } else {
+        "https"
+    }
+}
+
+/// A registry HTTP client with the transport bounds above (connect, silence, at most 5
+/// redirects; reqwest drops `Authorization` on a redirect to another origin).
+pub(crate) fn http_client(what: &str) -> Result<reqwest::Client, ImageError> {
+    crate::pull::ensure_crypto_provider();
+    reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .read_timeout(READ_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::limited(5))
+        .build()
+        .map_err(|e| ImageError::RegistryUnavailable(format!("{what}: transport: {e}")))
 }
 
 /// Give `client` the credentials for `reference`'s registry, as [`crate::token::authorize`]

@@ -12,7 +12,7 @@
 //! flow works: the registry delegates authentication to it); the token then goes only to
 //! the registry.
 
-use crate::manifest::{CONNECT_TIMEOUT, READ_TIMEOUT, TOTAL_TIMEOUT};
+use crate::manifest::TOTAL_TIMEOUT;
 use crate::{ImageError, RegistryConfig};
 use oci_client::secrets::RegistryAuth;
 use oci_client::Reference;
@@ -49,18 +49,8 @@ async fn authorize_unbounded_in_time(
         return Ok(auth);
     }
     let registry = reference.resolve_registry();
-    let scheme = if cfg.insecure.iter().any(|h| h == registry) {
-        "http"
-    } else {
-        "https"
-    };
-    crate::pull::ensure_crypto_provider();
-    let http = reqwest::Client::builder()
-        .connect_timeout(CONNECT_TIMEOUT)
-        .read_timeout(READ_TIMEOUT)
-        .redirect(reqwest::redirect::Policy::limited(5))
-        .build()
-        .map_err(|e| ImageError::RegistryUnavailable(format!("token: transport: {e}")))?;
+    let scheme = crate::manifest::scheme(cfg, registry);
+    let http = crate::manifest::http_client("token")?;
     let probe = format!("{scheme}://{registry}/v2/");
     // Only the headers are looked at; the body is dropped unread.
     let resp = http

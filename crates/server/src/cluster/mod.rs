@@ -6,7 +6,6 @@
 use crate::engine::Engine;
 use crate::model::error::EngineError;
 use cleanroom_cluster::{ClusterConfig, ClusterError, Member, MemberInfo, Membership};
-use cleanroom_vocab::ErrorCode;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -79,10 +78,5 @@ async fn report(node: Weak<ClusterNode>, engine: Weak<Engine>) {
 
 /// A cluster failure as the API's error, with its stable code.
 pub fn cluster_error(e: ClusterError) -> EngineError {
-    let code = match e {
-        ClusterError::Unavailable(_) => ErrorCode::ClusterUnavailable,
-        ClusterError::NameTaken(_) => ErrorCode::NodeNameTaken,
-        ClusterError::Invalid(_) => ErrorCode::InvalidArgument,
-    };
-    EngineError::new(code, e.to_string())
+    EngineError::new(e.code(), e.to_string())
 }

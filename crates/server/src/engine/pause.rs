@@ -24,25 +24,25 @@ use std::sync::{Arc, LazyLock, Mutex};
 static FREEZE_LOCKS: LazyLock<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>> =
     LazyLock::new(Default::default);
 
+/// The freeze lock of `sandbox_id` (made on first use).
+fn freeze_lock(sandbox_id: &str) -> Arc<tokio::sync::Mutex<()>> {
+    let mut map = FREEZE_LOCKS.lock().unwrap_or_else(|p| p.into_inner());
+    // Forget locks nobody holds (bounded by the sandboxes in use right now).
+    map.retain(|_, l| Arc::strong_count(l) > 1);
+    map.entry(sandbox_id.to_string()).or_default().clone()
+}
+
 /// Hold the freeze lock of `sandbox_id` until the guard drops.
 pub(crate) async fn freeze_guard(sandbox_id: &str) -> FreezeGuard {
-    let lock = {
-        let mut map = FREEZE_LOCKS.lock().unwrap_or_else(|p| p.into_inner());
-        // Forget locks nobody holds (bounded by the sandboxes in use right now).
-        map.retain(|_, l| Arc::strong_count(l) > 1);
-        map.entry(sandbox_id.to_string()).or_default().clone()
-    };
-    FreezeGuard(lock.lock_owned().await)
+    FreezeGuard(freeze_lock(sandbox_id).lock_owned().await)
 }
 
 /// [`freeze_guard`] if nobody holds it now (`None`: busy; the caller skips this round).
 pub(crate) fn try_freeze_guard(sandbox_id: &str) -> Option<FreezeGuard> {
-    let lock = {
-        let mut map = FREEZE_LOCKS.lock().unwrap_or_else(|p| p.into_inner());
-        map.retain(|_, l| Arc::strong_count(l) > 1);
-        map.entry(sandbox_id.to_string()).or_default().clone()
-    };
-    lock.try_lock_owned().ok().map(FreezeGuard)
+    freeze_lock(sandbox_id)
+        .try_lock_owned()
+        .ok()
+        .map(FreezeGuard)
 }
 
 /// See [`freeze_guard`].
