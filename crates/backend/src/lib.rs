@@ -198,6 +198,17 @@ pub trait Backend: Send + Sync + 'static {
         )))
     }
 
+    /// Suspend an idle sandbox (the engine's suspend on idle): freeze it like
+    /// [`Backend::pause`] and, where the runtime can bring it back faithfully, release its
+    /// memory too. [`Backend::resume`] undoes either. Default: a pause that keeps the
+    /// memory (no runtime here can save a sandbox's memory without CRIU).
+    async fn suspend(&self, sandbox_id: &str) -> Result<Suspension, BackendError> {
+        self.pause(sandbox_id).await?;
+        Ok(Suspension::Frozen {
+            memory_kept: "the runtime keeps a paused sandbox's memory".into(),
+        })
+    }
+
     /// CPU time the sandbox's processes used so far, in nanoseconds, where the backend
     /// accounts it (`None`: unknown).
     fn cpu_usage_nanos(&self, sandbox_id: &str) -> Option<u64> {

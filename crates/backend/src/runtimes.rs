@@ -225,6 +225,10 @@ impl Backend for Runtimes {
         self.with(id, Capability::PauseResume)?.resume(id).await
     }
 
+    async fn suspend(&self, id: &str) -> Result<crate::Suspension, BackendError> {
+        self.with(id, Capability::PauseResume)?.suspend(id).await
+    }
+
     fn cpu_usage_nanos(&self, id: &str) -> Option<u64> {
         self.of(id).cpu_usage_nanos(id)
     }

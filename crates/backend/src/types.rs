@@ -49,6 +49,16 @@ pub struct VolumeBind {
     pub read_only: bool,
 }
 
+/// How [`crate::Backend::suspend`] left an idle sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Suspension {
+    /// Frozen with its memory kept (why it could not be released, for the event).
+    Frozen { memory_kept: String },
+    /// Its memory, processes and files saved to the server's disk and the runtime's
+    /// processes gone: it holds no memory until resumed (`image_bytes` written).
+    Released { image_bytes: u64 },
+}
+
 /// What a filesystem capture wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CaptureStats {

@@ -52,54 +52,18 @@ impl GvisorBackend {
         let t_scratch = t0.elapsed();
         let ns_path = format!("/proc/{}/fd/{}", std::process::id(), ns.ns.as_raw_fd());
         bundle.write(spec, &self.init_exe, &ns_path, &scratch)?;
-        let image = spec.image.as_ref().map(|i| i.rootfs.as_path());
-        let setup = NamespaceSetup::new(
-            ns.ns.as_raw_fd(),
-            scratch.mntns.as_raw_fd(),
-            image,
-            &bundle.rootfs(),
-        )?;
+        let image = spec.image.as_ref().map(|i| i.rootfs.clone());
         let t_bundle = t0.elapsed();
-        let mut cmd = self.runsc.command();
-        // No segmentation offload: with it, gVisor hands the tun TCP segments larger than
-        // its MTU that reach the gateway garbled (measured: HTTP heads refused as
-        // malformed); the gateway reads plain MTU-sized IP packets.
-        cmd.args(["--network=sandbox", "--gso=false", "--software-gso=false"])
-            .arg(scratch.overlay_flag())
-            .args(super::checkpoint::start_args(spec))
-            .arg("--bundle")
-            .arg(dir)
-            // The sandbox's host pid, written by runsc itself: a `runsc state` afterwards cost
-            // ~20 ms of every create (measured).
-            .arg("--pid-file")
-            .arg(bundle.pid_file())
-            .arg(&spec.sandbox_id)
-            // runsc hands its own stdio to the container's first process, which lives as long
-            // as the sandbox and which the sandbox's processes can write to (`/proc/1/fd/2`):
-            // a host file here would grow without bound, outside every limit. So nothing is
-            // kept; a failed launch is reported by its exit status.
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true);
-        // SAFETY: the closure runs in the forked child before exec and only makes system
-        // calls on data prepared before the fork (no allocation, no locks).
-        unsafe {
-            cmd.pre_exec(move || setup.enter());
-        }
-        let status = tokio::time::timeout(RUN_TIMEOUT, cmd.status())
-            .await
-            .map_err(|_| BackendError::LaunchFailed("runsc run timed out".into()))?
-            .map_err(|e| BackendError::io("runsc run", e))?;
-        if !status.success() {
-            return Err(BackendError::LaunchFailed(format!(
-                "runsc run failed ({status}); run `runsc --debug run` by hand for its reasons"
-            )));
-        }
-        let init_pid = std::fs::read_to_string(bundle.pid_file())
-            .ok()
-            .and_then(|p| p.trim().parse::<i32>().ok())
-            .filter(|p| *p > 1)
-            .ok_or_else(|| BackendError::LaunchFailed("runsc wrote no sandbox pid".into()))?;
+        let init_pid = self
+            .start_container(
+                &spec.sandbox_id,
+                &bundle,
+                ns.ns.as_raw_fd(),
+                &scratch,
+                image.as_deref(),
+                super::checkpoint::start_args(spec),
+            )
+            .await?;
         tracing::debug!(
             sandbox_id = %spec.sandbox_id,
             netns_ms = t_netns.as_secs_f64() * 1e3,
@@ -134,11 +98,72 @@ impl GvisorBackend {
             bundle,
             _netns: ns.ns,
             scratch,
+            image_root: image,
+            tun,
+            released: Mutex::new(None),
+            gate: tokio::sync::RwLock::new(()),
             next_id: AtomicU64::new(1),
             paused: std::sync::atomic::AtomicBool::new(false),
             procs: Mutex::new(Default::default()),
         };
         Ok((sbx, provisioned))
+    }
+
+    /// Start the container of `bundle` with runsc's `start` arguments (`run`, or `restore`
+    /// from an image) in the sandbox's network namespace `netns` and a private copy of its
+    /// scratch mount namespace (see [`NamespaceSetup`]); returns the sandbox's host pid.
+    pub(super) async fn start_container(
+        &self,
+        sandbox_id: &str,
+        bundle: &Bundle,
+        netns: RawFd,
+        scratch: &scratch::Scratch,
+        image: Option<&Path>,
+        start: Vec<std::ffi::OsString>,
+    ) -> Result<i32, BackendError> {
+        let setup = NamespaceSetup::new(netns, scratch.mntns.as_raw_fd(), image, &bundle.rootfs())?;
+        // A pid file left by an earlier start (a restore after a suspension) is not ours.
+        let _ = std::fs::remove_file(bundle.pid_file());
+        let mut cmd = self.runsc.command();
+        // No segmentation offload: with it, gVisor hands the tun TCP segments larger than
+        // its MTU that reach the gateway garbled (measured: HTTP heads refused as
+        // malformed); the gateway reads plain MTU-sized IP packets.
+        cmd.args(["--network=sandbox", "--gso=false", "--software-gso=false"])
+            .arg(scratch.overlay_flag())
+            .args(start)
+            .arg("--bundle")
+            .arg(&bundle.dir)
+            // The sandbox's host pid, written by runsc itself: a `runsc state` afterwards cost
+            // ~20 ms of every create (measured).
+            .arg("--pid-file")
+            .arg(bundle.pid_file())
+            .arg(sandbox_id)
+            // runsc hands its own stdio to the container's first process, which lives as long
+            // as the sandbox and which the sandbox's processes can write to (`/proc/1/fd/2`):
+            // a host file here would grow without bound, outside every limit. So nothing is
+            // kept; a failed launch is reported by its exit status.
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        // SAFETY: the closure runs in the forked child before exec and only makes system
+        // calls on data prepared before the fork (no allocation, no locks).
+        unsafe {
+            cmd.pre_exec(move || setup.enter());
+        }
+        let status = tokio::time::timeout(RUN_TIMEOUT, cmd.status())
+            .await
+            .map_err(|_| BackendError::LaunchFailed("runsc run timed out".into()))?
+            .map_err(|e| BackendError::io("runsc run", e))?;
+        if !status.success() {
+            return Err(BackendError::LaunchFailed(format!(
+                "runsc run failed ({status}); run `runsc --debug run` by hand for its reasons"
+            )));
+        }
+        std::fs::read_to_string(bundle.pid_file())
+            .ok()
+            .and_then(|p| p.trim().parse::<i32>().ok())
+            .filter(|p| *p > 1)
+            .ok_or_else(|| BackendError::LaunchFailed("runsc wrote no sandbox pid".into()))
     }
 }
 

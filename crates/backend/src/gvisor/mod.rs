@@ -9,12 +9,14 @@
 //! (the network namespace), [`scratch`] (the writable directories), [`launch`]
 //! (`runsc run`), [`process`] (executions), [`console`] (their terminals), [`stats`] (pause,
 //! resume, usage), [`init`] (the sandbox's idle first process and its signal helper),
-//! [`checkpoint`] (memory checkpoints and restores), [`spawn`] (background processes that
+//! [`checkpoint`] (memory checkpoints and restores), [`hibernate`] (suspend with the memory
+//! released), [`spawn`] (background processes that
 //! survive a restore).
 
 pub mod bundle;
 mod checkpoint;
 mod console;
+mod hibernate;
 pub mod init;
 mod launch;
 pub mod netns;
@@ -44,6 +46,15 @@ struct GvisorSandbox {
     _netns: OwnedFd,
     /// The tmpfs of `/tmp`, `/root`, `/workspace` (held until the sandbox goes).
     scratch: scratch::Scratch,
+    /// The image root bound onto the bundle's rootfs (`None`: the host view).
+    image_root: Option<PathBuf>,
+    /// The tun's addresses (`None`: loopback only), set again before a restore in place.
+    tun: Option<crate::TunConfig>,
+    /// The image directory while the sandbox's memory is released ([`hibernate`]).
+    released: Mutex<Option<PathBuf>>,
+    /// Held for writing while a suspension is decided, for reading while an execution
+    /// starts ([`hibernate`]).
+    gate: tokio::sync::RwLock<()>,
     next_id: AtomicU64,
     /// Between `runsc pause` and `runsc resume`.
     paused: std::sync::atomic::AtomicBool,
@@ -294,8 +305,15 @@ impl crate::Backend for GvisorBackend {
         r
     }
 
+    async fn suspend(&self, sandbox_id: &str) -> Result<crate::Suspension, BackendError> {
+        self.suspend_sandbox(sandbox_id).await
+    }
+
     async fn resume(&self, sandbox_id: &str) -> Result<(), BackendError> {
         use std::sync::atomic::Ordering;
+        if self.restore_released(sandbox_id).await? {
+            return Ok(());
+        }
         let sbx = self.get(sandbox_id)?;
         self.runsc.run(&["resume", sandbox_id]).await?;
         sbx.paused.store(false, Ordering::SeqCst);

@@ -38,3 +38,28 @@ pub fn create(tun: Option<TunConfig>) -> Result<NetNs, BackendError> {
         .map_err(|_| BackendError::LaunchFailed("netns thread panicked".into()))?
         .map_err(|e| BackendError::LaunchFailed(format!("network namespace: {e}")))
 }
+
+/// Address the tun of the namespace `ns` again, as [`create`] did: runsc moves the
+/// device's addresses and routes into its netstack and takes them off the device, so a
+/// `runsc restore` into the same namespace (a sandbox suspended with its memory released)
+/// would find none and bring up no interface. On a thread of its own, like [`create`].
+pub fn readdress(ns: &OwnedFd, cfg: TunConfig) -> Result<(), BackendError> {
+    let ns = ns
+        .try_clone()
+        .map_err(|e| BackendError::io("dup network namespace", e))?;
+    let worker = std::thread::Builder::new()
+        .name("gvisor-netns".into())
+        .spawn(move || -> std::io::Result<()> {
+            nix::sched::setns(&ns, nix::sched::CloneFlags::CLONE_NEWNET)?;
+            match netif::address_tun(&cfg) {
+                // Still routed (a restore that failed after this ran): as wanted.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+                r => r,
+            }
+        })
+        .map_err(|e| BackendError::io("spawn netns thread", e))?;
+    worker
+        .join()
+        .map_err(|_| BackendError::LaunchFailed("netns thread panicked".into()))?
+        .map_err(|e| BackendError::LaunchFailed(format!("address the tun again: {e}")))
+}

@@ -34,6 +34,13 @@ impl GvisorBackend {
         spec: ProcessSpec,
     ) -> Result<ProcessHandle, BackendError> {
         let sbx = self.get(sandbox_id)?;
+        // Held until the execution is counted in `procs` (hibernate.rs).
+        let _gate = sbx.gate.read().await;
+        if sbx.is_released() {
+            return Err(BackendError::Unavailable(
+                "the sandbox is suspended with its memory released; resume it first".into(),
+            ));
+        }
         if spec.argv.is_empty() {
             return Err(BackendError::LaunchFailed("empty command".into()));
         }

@@ -54,6 +54,11 @@ impl GvisorBackend {
     /// `Backend::usage` (see the module doc).
     pub(super) async fn sandbox_usage(&self, sandbox_id: &str) -> Result<Usage, BackendError> {
         let sbx = self.get(sandbox_id)?;
+        if sbx.is_released() {
+            // Suspended with its memory released (hibernate.rs): no process, no memory, no
+            // CPU; its files are in the saved image.
+            return Ok(Usage::default());
+        }
         let out = self.runsc.run(&["events", "--stats", sandbox_id]).await?;
         let stats: serde_json::Value = serde_json::from_slice(&out)
             .map_err(|e| BackendError::Unavailable(format!("runsc events: {e}")))?;

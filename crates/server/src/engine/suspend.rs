@@ -3,10 +3,10 @@
 //! A sandbox with `suspend_after_seconds` (the request's, else its policy's
 //! `sandbox.lifetime.suspend_after_seconds`) that has been idle that long — no execution or
 //! console running, no acting API call (the one notion of idle:
-//! [`crate::engine::activity`]) — is frozen by the lifetime reaper exactly as `sandbox
-//! pause` freezes it (its memory, files and connections kept) and marked *suspended* in
+//! [`crate::engine::activity`]) — is suspended by the lifetime reaper (its files,
+//! processes and connections kept; see below for its memory) and marked *suspended* in
 //! its lifetime row. It is PAUSED, so it uses no CPU; its idle timeout and TTL keep
-//! counting (a suspended sandbox still holds its memory and a quota slot).
+//! counting (a suspended sandbox still holds a quota slot).
 //!
 //! Its next use resumes it first, transparently: an exec (a console is an exec), a files
 //! call. Looking at it (get, list, inspect, events) does not, so `sandbox inspect` can
@@ -15,14 +15,18 @@
 //! user's pause. Both directions are recorded as events (`sandbox.suspended`,
 //! `sandbox.resumed` with the reason) and as the status message.
 //!
-//! Memory is kept, not released: releasing it needs a memory checkpoint, which only a
-//! runtime with the `checkpoint_restore` capability could take (not done here).
+//! The backend decides how ([`cleanroom_backend::Backend::suspend`]): the linux runtime
+//! freezes the sandbox with its memory kept (no memory checkpoint without CRIU); the gvisor
+//! runtime saves the whole sandbox to disk and releases its memory when a restore brings
+//! it back faithfully, else freezes it too. The event says which, and why the memory was
+//! kept. The resume is the backend's `resume` either way.
 
 use super::pause::{freeze_guard, try_freeze_guard};
 use super::Engine;
 use crate::model::error::EngineError;
 use crate::model::status::sandbox as ss;
 use crate::store::{now_micros, EventRow, LifetimeCheck};
+use cleanroom_backend::Suspension;
 use std::time::Duration;
 
 impl Engine {
@@ -57,7 +61,7 @@ impl Engine {
         if row.status != ss::READY || idle.is_none_or(|i| i < Duration::from_secs(after)) {
             return Ok(());
         }
-        self.backend.pause(id).await?;
+        let how = self.backend.suspend(id).await?;
         if !self.store.transition_sandbox(id, ss::READY, ss::PAUSED)? {
             // A terminate (or a user's pause) won: leave it theirs.
             let _ = self.backend.resume(id).await;
@@ -69,13 +73,29 @@ impl Engine {
             let _ = self.store.transition_sandbox(id, ss::PAUSED, ss::READY);
             return Err(e.into());
         }
-        let message = format!("suspended: idle for {after}s");
+        let (message, memory) = match &how {
+            Suspension::Released { image_bytes } => (
+                format!(
+                    "suspended: idle for {after}s; memory released ({} MiB saved to disk)",
+                    image_bytes.div_ceil(1 << 20)
+                ),
+                serde_json::json!({ "memory_released": true, "image_bytes": image_bytes }),
+            ),
+            Suspension::Frozen { memory_kept } => (
+                format!("suspended: idle for {after}s; memory kept: {memory_kept}"),
+                serde_json::json!({ "memory_released": false, "memory_kept": memory_kept }),
+            ),
+        };
+        let mut attributes = serde_json::json!({ "reason": "idle", "idle_seconds": after });
+        if let (Some(a), Some(m)) = (attributes.as_object_mut(), memory.as_object()) {
+            a.extend(m.clone());
+        }
         self.events.record(EventRow {
             sandbox_id: id.into(),
             kind: "sandbox.suspended".into(),
             sandbox_status: ss::PAUSED.number(),
             message: message.clone(),
-            attributes: serde_json::json!({ "reason": "idle", "idle_seconds": after }).to_string(),
+            attributes: attributes.to_string(),
             ..Default::default()
         });
         self.events.sandbox_status(id, ss::PAUSED, &message);

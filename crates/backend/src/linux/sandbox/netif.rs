@@ -23,13 +23,20 @@ pub fn create_tun(cfg: &crate::TunConfig) -> io::Result<OwnedFd> {
     // gateway denies IPv6 anyway).
     disable_ipv6();
     let tun = sys::create_tun_device(TUN_NAME)?;
+    address_tun(cfg)?;
+    Ok(tun)
+}
+
+/// Give the caller's namespace's tun device its address, bring it up and route everything
+/// through it (also done again for a gVisor sandbox restored in place: runsc takes the
+/// addresses and routes off the device when its netstack takes them over).
+pub fn address_tun(cfg: &crate::TunConfig) -> io::Result<()> {
     let sock = sys::inet_socket()?;
     let mask = std::net::Ipv4Addr::new(255, 255, 255, 0);
     sys::interface_address(sock.as_fd(), TUN_NAME, cfg.guest, mask, cfg.mtu)?;
     sys::interface_up(sock.as_fd(), TUN_NAME)
         .map_err(|e| io::Error::new(e.kind(), format!("bring tun up: {e}")))?;
-    sys::add_default_route(sock.as_fd(), TUN_NAME, cfg.gateway)?;
-    Ok(tun)
+    sys::add_default_route(sock.as_fd(), TUN_NAME, cfg.gateway)
 }
 
 /// The IPv6 sysctls this namespace turns off before its interfaces exist.

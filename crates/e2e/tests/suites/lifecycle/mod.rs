@@ -5,4 +5,5 @@ mod labels;
 mod lifetimes;
 mod store_faults;
 mod suspend;
+mod suspend_memory;
 mod usage;
