@@ -53,6 +53,9 @@ pub enum BackendError {
     /// An uploaded archive's entry named with `..` or absolutely.
     #[error("{0}")]
     UnsafeArchiveEntry(String),
+    /// The runtime refused to save the sandbox in its current state (it runs on as it was).
+    #[error("{0}")]
+    CheckpointRefused(String),
     #[error("backend I/O error: {context}: {source}")]
     Io {
         context: String,
@@ -83,6 +86,7 @@ impl BackendError {
             BackendError::NoSpace(_) => ErrorCode::ResourceExhausted,
             BackendError::InvalidFileRequest(_) => ErrorCode::InvalidArgument,
             BackendError::UnsafeArchiveEntry(_) => ErrorCode::UnsafeArchiveEntry,
+            BackendError::CheckpointRefused(_) => ErrorCode::CheckpointRefused,
         }
     }
 

@@ -11,6 +11,8 @@ mod api;
 mod attestation;
 #[path = "suites/auth.rs"]
 mod auth;
+#[path = "suites/checkpoint_refusals.rs"]
+mod checkpoint_refusals;
 #[path = "suites/checkpoints.rs"]
 mod checkpoints;
 #[path = "suites/cluster/mod.rs"]

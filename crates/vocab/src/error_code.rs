@@ -156,6 +156,9 @@ stable_codes! {
         CheckpointCorrupt => "checkpoint_corrupt",
         /// A checkpoint made by another runtime version (or runtime) than this server's.
         CheckpointIncompatible => "checkpoint_incompatible",
+        /// The runtime refused to save the sandbox in its current state (gVisor: a TCP
+        /// connection, even one closed within the last minute); the sandbox is unchanged.
+        CheckpointRefused => "checkpoint_refused",
     }
 }
 
@@ -280,6 +283,7 @@ impl ErrorCode {
             E::CheckpointNotFound => K::NotFound,
             E::CheckpointCorrupt => K::FailedPrecondition,
             E::CheckpointIncompatible => K::FailedPrecondition,
+            E::CheckpointRefused => K::FailedPrecondition,
         }
     }
 }

@@ -109,6 +109,8 @@ export class CheckpointNotFoundError extends CleanroomError {}
 export class CheckpointCorruptError extends CleanroomError {}
 /** The `checkpoint_incompatible` error. */
 export class CheckpointIncompatibleError extends CleanroomError {}
+/** The `checkpoint_refused` error. */
+export class CheckpointRefusedError extends CleanroomError {}
 /** The `volume_not_found` error (docs/volumes.md). */
 export class VolumeNotFoundError extends CleanroomError {}
 /** The `volume_exists` error. */
@@ -202,6 +204,7 @@ const BY_CODE: Record<string, new (code: string, message: string, connectCode?: 
   checkpoint_not_found: CheckpointNotFoundError,
   checkpoint_corrupt: CheckpointCorruptError,
   checkpoint_incompatible: CheckpointIncompatibleError,
+  checkpoint_refused: CheckpointRefusedError,
   volume_not_found: VolumeNotFoundError,
   volume_exists: VolumeExistsError,
   volume_in_use: VolumeInUseError,

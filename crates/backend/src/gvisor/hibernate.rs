@@ -70,7 +70,10 @@ impl GvisorBackend {
             }
             self.pause_sandbox(sandbox_id, &sbx).await?;
             return Ok(Suspension::Frozen {
-                memory_kept: format!("runsc could not save it: {}", runsc_reason(&e)),
+                memory_kept: format!(
+                    "runsc could not save it: {}",
+                    super::checkpoint::runsc_reason(&e)
+                ),
             });
         }
         sbx.paused.store(true, Ordering::SeqCst);
@@ -166,21 +169,6 @@ impl GvisorBackend {
     }
 }
 
-/// The reason in a failed runsc command's error, without its goroutine dump: e.g. "save
-/// rejected due to unsupported networking state: endpoint cannot be saved in connected
-/// state" (gVisor keeps a closed TCP connection in TIME-WAIT for 60 s and cannot save it).
-fn runsc_reason(e: &BackendError) -> String {
-    let text = e.to_string();
-    let text = text.split("goroutine ").next().unwrap_or_default();
-    let line = text.lines().next().unwrap_or_default();
-    let reason = match line.find("save rejected") {
-        Some(i) => &line[i..],
-        None => line,
-    };
-    let reason = reason.trim().trim_end_matches(':');
-    reason.chars().take(300).collect()
-}
-
 /// Bytes of the regular files directly in `dir` (runsc's image is flat).
 fn dir_bytes(dir: &Path) -> u64 {
     std::fs::read_dir(dir)
@@ -193,27 +181,4 @@ fn dir_bytes(dir: &Path) -> u64 {
                 .sum()
         })
         .unwrap_or(0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_runsc_failure_is_reduced_to_its_reason() {
-        let e = BackendError::LaunchFailed(
-            "runsc checkpoint: checkpoint failed: checkpointing container \"sbx_1\": encoding \
-             error: save rejected due to unsupported networking state: endpoint cannot be saved \
-             in connected state: local 100.96.0.2:1, remote 100.96.0.1:3128:\ngoroutine 64 \
-             [running]:\nstack..."
-                .into(),
-        );
-        assert_eq!(
-            runsc_reason(&e),
-            "save rejected due to unsupported networking state: endpoint cannot be saved in \
-             connected state: local 100.96.0.2:1, remote 100.96.0.1:3128"
-        );
-        let other = BackendError::LaunchFailed("runsc pause: boom\nmore".into());
-        assert!(runsc_reason(&other).ends_with("runsc pause: boom"));
-    }
 }
