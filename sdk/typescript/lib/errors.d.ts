@@ -134,6 +134,9 @@ export declare class CheckpointCorruptError extends CleanroomError {
 /** The `checkpoint_incompatible` error. */
 export declare class CheckpointIncompatibleError extends CleanroomError {
 }
+/** The `checkpoint_refused` error. */
+export declare class CheckpointRefusedError extends CleanroomError {
+}
 /** The `volume_not_found` error (docs/volumes.md). */
 export declare class VolumeNotFoundError extends CleanroomError {
 }

@@ -151,6 +151,9 @@ export class CheckpointCorruptError extends CleanroomError {
 /** The `checkpoint_incompatible` error. */
 export class CheckpointIncompatibleError extends CleanroomError {
 }
+/** The `checkpoint_refused` error. */
+export class CheckpointRefusedError extends CleanroomError {
+}
 /** The `volume_not_found` error (docs/volumes.md). */
 export class VolumeNotFoundError extends CleanroomError {
 }
@@ -265,6 +268,7 @@ const BY_CODE = {
     checkpoint_not_found: CheckpointNotFoundError,
     checkpoint_corrupt: CheckpointCorruptError,
     checkpoint_incompatible: CheckpointIncompatibleError,
+    checkpoint_refused: CheckpointRefusedError,
     volume_not_found: VolumeNotFoundError,
     volume_exists: VolumeExistsError,
     volume_in_use: VolumeInUseError,
