@@ -361,6 +361,59 @@ fn another_principal_a_tampered_image_or_another_runsc_is_refused_and_nothing_is
     );
 }
 
+/// Flip one byte of `file` in place (same inode, same size) and put its modification
+/// time back: only its change time tells that it was written.
+fn flip_in_place(file: &std::path::Path) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(file)
+        .unwrap();
+    let mtime = f.metadata().unwrap().modified().unwrap();
+    let at = f.metadata().unwrap().len() / 2;
+    let mut byte = [0u8; 1];
+    f.read_exact_at(&mut byte, at).unwrap();
+    byte[0] ^= 0x01;
+    f.write_all_at(&byte, at).unwrap();
+    f.set_modified(mtime).unwrap();
+}
+
+#[test]
+fn a_restore_reuses_a_verification_only_while_the_image_is_unchanged() {
+    if !have_runsc() {
+        return;
+    }
+    let s = Server::start();
+    let id = create_gvisor(&s, &[]);
+    let o = s.sh_in(&id, "echo one > /tmp/f");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ck = checkpoint(&s, &id, &[]);
+    // Restored right after it was stored (the store's hashes stand), and again.
+    for _ in 0..2 {
+        let o = s.run(&["exec", "--from", &ck, "--", "cat", "/tmp/f"]);
+        assert_eq!(stdout(&o), "one\n", "{}", stderr(&o));
+    }
+    let baseline = live_sandboxes(&s);
+    // A byte flipped in place in the largest file, its size and modification time as
+    // they were: refused before runsc reads it, nothing half-restored.
+    let pages = image_files(&s, &ck)
+        .into_iter()
+        .max_by_key(|f| std::fs::metadata(f).unwrap().len())
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    flip_in_place(&pages);
+    for _ in 0..2 {
+        let o = s.run(&["sandbox", "create", "--from", &ck]);
+        assert_code(&o, "checkpoint_corrupt");
+    }
+    assert_eq!(live_sandboxes(&s), baseline);
+    // Flipped back, it is the recorded content again: hashed in full and accepted.
+    flip_in_place(&pages);
+    let o = s.run(&["exec", "--from", &ck, "--", "cat", "/tmp/f"]);
+    assert_eq!(stdout(&o), "one\n", "{}", stderr(&o));
+}
+
 #[test]
 fn secret_values_are_never_in_a_checkpoint_image() {
     if !have_runsc() {

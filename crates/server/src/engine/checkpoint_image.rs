@@ -9,8 +9,11 @@
 //! missing or extra image file no longer matches the manifest: both are refused
 //! (`checkpoint_corrupt`) by [`verify`] before the runtime reads a byte of the image.
 //! Nothing here follows a link: names are flat, files are opened with `O_NOFOLLOW` and
-//! must be regular.
+//! must be regular. The digests are taken while the runtime writes the files
+//! ([`super::checkpoint_follow`]); a verification this process already made of a file
+//! that has not changed since is not repeated ([`super::checkpoint_seal`]).
 
+use super::checkpoint_seal::{self as seal, Stamp};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::Read;
@@ -26,7 +29,7 @@ const VERSION: u32 = 1;
 /// Largest manifest read (a real one is a few KiB plus the compiled policy).
 const MAX_MANIFEST: u64 = 4 << 20;
 /// Most image files a checkpoint may have (runsc writes one to three).
-const MAX_FILES: usize = 64;
+pub const MAX_FILES: usize = 64;
 
 /// One image file as recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -156,8 +159,9 @@ pub fn load(dir: &Path, id: &str) -> Result<Manifest, Invalid> {
     Ok(m)
 }
 
-/// Name, size and sha256 of every file of an image directory the runtime just wrote
-/// (sorted by name); anything but flat regular files is refused.
+/// Name, size and sha256 of every file of an image directory (sorted by name); anything
+/// but flat regular files is refused.
+#[cfg(test)]
 pub fn describe(image: &Path) -> std::io::Result<Vec<FileEntry>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(image)? {
@@ -169,7 +173,7 @@ pub fn describe(image: &Path) -> std::io::Result<Vec<FileEntry>> {
         if out.len() >= MAX_FILES {
             return Err(std::io::Error::other("too many image files"));
         }
-        let (size, sha256) = hash_file(&image.join(&name))?;
+        let (size, sha256) = hash_file(open_regular(&image.join(&name))?)?;
         out.push(FileEntry { name, size, sha256 });
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -177,7 +181,8 @@ pub fn describe(image: &Path) -> std::io::Result<Vec<FileEntry>> {
 }
 
 /// The image directory holds exactly the manifest's files, each regular (never a link)
-/// with the recorded size and sha256. `Err`: what differs.
+/// with the recorded size and sha256: hashed in full unless this process verified the
+/// very same unchanged file before ([`super::checkpoint_seal`]). `Err`: what differs.
 pub fn verify(image: &Path, m: &Manifest) -> Result<(), String> {
     let mut names = Vec::new();
     for entry in std::fs::read_dir(image).map_err(|e| format!("image directory: {e}"))? {
@@ -195,17 +200,27 @@ pub fn verify(image: &Path, m: &Manifest) -> Result<(), String> {
         ));
     }
     for f in &m.files {
-        let (size, sha) =
-            hash_file(&image.join(&f.name)).map_err(|e| format!("{}: {e}", f.name))?;
+        let path = image.join(&f.name);
+        let file = open_regular(&path).map_err(|e| format!("{}: {e}", f.name))?;
+        let before = Stamp::of(&file).map_err(|e| format!("{}: {e}", f.name))?;
+        if before.size == f.size && seal::holds(&path, &before, &f.sha256) {
+            continue;
+        }
+        let stat = file.try_clone().map_err(|e| format!("{}: {e}", f.name))?;
+        let (size, sha) = hash_file(file).map_err(|e| format!("{}: {e}", f.name))?;
         if size != f.size || sha != f.sha256 {
             return Err(format!("{} does not match its recorded sha256", f.name));
+        }
+        // Sealed only if nothing changed the file while it was read.
+        if Stamp::of(&stat).is_ok_and(|after| after == before) {
+            seal::remember(&path, before, &f.sha256);
         }
     }
     Ok(())
 }
 
 /// Open `path` read-only, refusing a link or anything but a regular file.
-fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
@@ -216,10 +231,10 @@ fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
     Ok(file)
 }
 
-fn hash_file(path: &Path) -> std::io::Result<(u64, String)> {
-    let mut file = open_regular(path)?;
+fn hash_file(mut file: std::fs::File) -> std::io::Result<(u64, String)> {
     let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
+    // Small reads: the bytes are still in the CPU's cache when hashed.
+    let mut buf = vec![0u8; 256 << 10];
     let mut size = 0u64;
     loop {
         let n = file.read(&mut buf)?;
@@ -232,7 +247,7 @@ fn hash_file(path: &Path) -> std::io::Result<(u64, String)> {
     Ok((size, hex(&h.finalize())))
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

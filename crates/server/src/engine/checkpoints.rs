@@ -18,7 +18,9 @@
 //! namespace, gateway, secret placeholders and CA, and an attestation naming the
 //! checkpoint's content digest. Secret values never reach a sandbox, so never an image.
 
+use super::checkpoint_follow::Follower;
 use super::checkpoint_image::{self as image, Invalid, Manifest};
+use super::checkpoint_seal as seal;
 use super::Engine;
 use crate::identity::auth::Principal;
 use crate::model::error::{EngineError, ErrorCode};
@@ -88,6 +90,7 @@ impl Engine {
         sandbox_id: &str,
         leave_running: bool,
     ) -> Result<CheckpointInfo, EngineError> {
+        let entered = std::time::Instant::now();
         let row = self.get_sandbox(sandbox_id)?;
         let runtime = self.backend.runtime_of_sandbox(sandbox_id);
         let caps = self.backend.capabilities_of(runtime)?;
@@ -165,9 +168,11 @@ impl Engine {
         }
         self.events
             .sandbox_status(sandbox_id, ss::CHECKPOINTING, "checkpointing");
+        let prepared = entered.elapsed();
         let taken = self
             .write_checkpoint(owner, &row, (runtime, format), &limits, leave_running)
             .await;
+        let wrote = entered.elapsed();
         if taken.is_ok() && !leave_running {
             // Its processes are stopped already; the teardown need not hold the caller.
             self.terminate_sandbox_in_background(sandbox_id)?;
@@ -187,6 +192,13 @@ impl Engine {
             attributes: serde_json::json!({ "checkpoint_id": info.id }).to_string(),
             ..Default::default()
         });
+        tracing::debug!(
+            sandbox_id,
+            prepare_ms = ms(prepared),
+            write_ms = ms(wrote - prepared),
+            finish_ms = ms(entered.elapsed() - wrote),
+            "checkpoint request timings"
+        );
         Ok(info)
     }
 
@@ -203,18 +215,28 @@ impl Engine {
         let dir = self.checkpoints_dir();
         let tmp = dir.join(format!(".tmp-{}", uuid::Uuid::new_v4().simple()));
         let image_dir = tmp.join(image::IMAGE);
+        let t0 = std::time::Instant::now();
         let written = async {
             std::fs::create_dir_all(&image_dir)
                 .map_err(|e| EngineError::internal(format!("create checkpoint dir: {e}")))?;
-            self.backend
+            // Hashed while the runtime writes (checkpoint_follow.rs).
+            let follower = Follower::start(&image_dir)
+                .map_err(|e| EngineError::internal(format!("start hashing: {e}")))?;
+            if let Err(e) = self
+                .backend
                 .checkpoint(&row.id, &image_dir, leave_running)
                 .await
-                .map_err(|e| EngineError::from(e).with("sandbox_id", &row.id))?;
-            let d = image_dir.clone();
-            let files = tokio::task::spawn_blocking(move || image::describe(&d))
+            {
+                follower.abandon();
+                return Err(EngineError::from(e).with("sandbox_id", &row.id));
+            }
+            let t_runtime = t0.elapsed();
+            let hashed = tokio::task::spawn_blocking(move || follower.finish())
                 .await
-                .map_err(|e| EngineError::internal(format!("describe task: {e}")))?
+                .map_err(|e| EngineError::internal(format!("hashing task: {e}")))?
                 .map_err(|e| EngineError::internal(format!("describe checkpoint: {e}")))?;
+            let files = hashed.iter().map(|h| h.entry.clone()).collect();
+            let t_hash = t0.elapsed();
             let policy = row.policy.get(&row.id)?;
             let manifest = Manifest::new(
                 owner.to_string(),
@@ -231,8 +253,23 @@ impl Engine {
                 .write(&tmp)
                 .map_err(|e| EngineError::internal(format!("write manifest: {e}")))?;
             let info = CheckpointInfo::of(manifest);
-            std::fs::rename(&tmp, dir.join(&info.id))
+            let stored = dir.join(&info.id);
+            std::fs::rename(&tmp, &stored)
                 .map_err(|e| EngineError::internal(format!("store checkpoint: {e}")))?;
+            // What was just hashed need not be hashed again by a restore while unchanged.
+            for h in &hashed {
+                let path = stored.join(image::IMAGE).join(&h.entry.name);
+                seal::remember(&path, h.stamp, &h.entry.sha256);
+            }
+            tracing::debug!(
+                sandbox_id = %row.id,
+                checkpoint_id = %info.id,
+                bytes = info.manifest.size_bytes(),
+                runtime_ms = ms(t_runtime),
+                hash_ms = ms(t_hash - t_runtime),
+                store_ms = ms(t0.elapsed() - t_hash),
+                "checkpoint timings"
+            );
             Ok(info)
         }
         .await;
@@ -293,6 +330,7 @@ impl Engine {
     ) -> Result<CheckpointInfo, EngineError> {
         let info = self.owned_checkpoint(who, id)?;
         let dir = self.checkpoints_dir().join(&info.id);
+        seal::forget_under(&dir);
         tokio::task::spawn_blocking(move || std::fs::remove_dir_all(dir))
             .await
             .map_err(|e| EngineError::internal(format!("remove task: {e}")))?
@@ -337,10 +375,12 @@ impl Engine {
         }
         let image_dir = self.checkpoints_dir().join(&info.id).join(image::IMAGE);
         let (d, manifest) = (image_dir.clone(), m.clone());
+        let t0 = std::time::Instant::now();
         tokio::task::spawn_blocking(move || image::verify(&d, &manifest))
             .await
             .map_err(|e| EngineError::internal(format!("verify task: {e}")))?
             .map_err(|why| corrupt(checkpoint_id, &why))?;
+        let t_verify = t0.elapsed();
         let policy = crate::store::StoredPolicy::decode(&m.compiled_policy)
             .get(checkpoint_id)?
             .as_ref()
@@ -373,15 +413,24 @@ impl Engine {
             memory: true,
         };
         let mediation = cleanroom_egress::registry::Mediation::none().with_git(policy.git.clone());
-        self.create_compiled(
-            &who.owner(),
-            sandbox_caps,
-            policy,
-            &m.image_ref,
-            requested,
-            (Some(restore), mediation, None),
-        )
-        .await
+        let created = self
+            .create_compiled(
+                &who.owner(),
+                sandbox_caps,
+                policy,
+                &m.image_ref,
+                requested,
+                (Some(restore), mediation, None),
+            )
+            .await;
+        tracing::debug!(
+            checkpoint_id = %info.id,
+            bytes = m.size_bytes(),
+            verify_ms = ms(t_verify),
+            create_ms = ms(t0.elapsed() - t_verify),
+            "restore timings"
+        );
+        created
     }
 
     /// The content digest of the checkpoint `sandbox_id` was restored from (empty: none,
@@ -407,6 +456,10 @@ impl Engine {
             }
         }
     }
+}
+
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
 
 /// May `who` see a checkpoint of this manifest? (An owner that does not parse: nobody.)
