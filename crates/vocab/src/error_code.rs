@@ -156,6 +156,16 @@ stable_codes! {
         CheckpointCorrupt => "checkpoint_corrupt",
         /// A checkpoint made by another runtime version (or runtime) than this server's.
         CheckpointIncompatible => "checkpoint_incompatible",
+        // ---- inbound: preview URLs and port-forward (issue 35) -------------------------
+        /// No such exposure (port of a sandbox served by `sandbox expose`), or not the
+        /// caller's (no existence oracle).
+        ExposureNotFound => "exposure_not_found",
+        /// A correctly signed exposure token whose expiry has passed.
+        ExposureExpired => "exposure_expired",
+        /// A correctly signed exposure token whose exposure was removed (`sandbox unexpose`).
+        ExposureRevoked => "exposure_revoked",
+        /// Nothing accepts connections on the sandbox's exposed or forwarded port.
+        SandboxPortClosed => "sandbox_port_closed",
     }
 }
 
@@ -280,6 +290,10 @@ impl ErrorCode {
             E::CheckpointNotFound => K::NotFound,
             E::CheckpointCorrupt => K::FailedPrecondition,
             E::CheckpointIncompatible => K::FailedPrecondition,
+            E::ExposureNotFound => K::NotFound,
+            E::ExposureExpired => K::Unauthenticated,
+            E::ExposureRevoked => K::Unauthenticated,
+            E::SandboxPortClosed => K::Unavailable,
         }
     }
 }
