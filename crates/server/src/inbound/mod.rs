@@ -181,14 +181,17 @@ impl Inbound {
                 store::MAX_PER_SANDBOX
             )));
         }
-        let now = now_secs();
+        let now = crate::store::now_micros();
+        let ttl_micros = i64::try_from(ttl.as_micros()).unwrap_or(i64::MAX / 2);
         let e = Exposure {
             id: format!("exp_{}", uuid::Uuid::new_v4().simple()),
             sandbox_id: sandbox_id.into(),
             port,
             created_by: who.name.clone(),
-            created_at: now,
-            expires_at: now + ttl.as_secs() as i64,
+            created_at: now / 1_000_000,
+            // Rounded up: an exposure lives at least its ttl (the token's expiry is whole
+            // seconds).
+            expires_at: (now + ttl_micros + 999_999) / 1_000_000,
         };
         f.items.push(e.clone());
         if let Err(err) = f.save() {

@@ -55,7 +55,7 @@ fn an_exposed_port_is_reached_with_its_token_or_the_owners_credentials_only() {
 
     // The token alone: the app answers with its state; our token is not passed on, and the
     // cookie that keeps relative links working is set for this exposure's path only.
-    let (status, body) = curl(&["-i", &url]);
+    let (status, body) = hcurl(&["-i", &url]);
     assert_eq!(status, 200, "{body}");
     assert!(
         body.contains("hello / s3cret"),
@@ -71,7 +71,7 @@ fn an_exposed_port_is_reached_with_its_token_or_the_owners_credentials_only() {
     );
     assert!(body.contains("auth=None cookie=None"), "{body}");
     // The cookie, the header, HTTP/2 (h2c) all work; a sub-path and query reach the app.
-    let (status, body) = curl(&[
+    let (status, body) = hcurl(&[
         "-b",
         &format!("cleanroom_token={token}"),
         &format!("{base}/a/b?x=1"),
@@ -81,7 +81,7 @@ fn an_exposed_port_is_reached_with_its_token_or_the_owners_credentials_only() {
         (200, true),
         "{body}"
     );
-    let (status, body) = curl(&[
+    let (status, body) = hcurl(&[
         "-H",
         &format!("x-cleanroom-token: {token}"),
         "--http2-prior-knowledge",
@@ -93,12 +93,12 @@ fn an_exposed_port_is_reached_with_its_token_or_the_owners_credentials_only() {
         "{body}"
     );
     // `/_sandbox/<id>` without its slash is redirected below the exposure.
-    let (status, _) = curl(&[&base]);
+    let (status, _) = hcurl(&[&base]);
     assert_eq!(status, 308);
 
     // The owner's bearer token, no URL token: in, and the Authorization header the server
     // used stays with the server.
-    let (status, body) = curl(&[
+    let (status, body) = hcurl(&[
         "-H",
         &format!("Authorization: Bearer {ALICE}"),
         &format!("{base}/owner"),
@@ -107,20 +107,20 @@ fn an_exposed_port_is_reached_with_its_token_or_the_owners_credentials_only() {
     assert!(body.contains("hello /owner s3cret auth=None"), "{body}");
 
     // Refused: no credentials at all, a forged token, another principal.
-    let (status, body) = curl(&[&format!("{base}/")]);
+    let (status, body) = hcurl(&[&format!("{base}/")]);
     assert_eq!(
         (status, code_of(&body)),
         (401, "unauthenticated".into()),
         "{body}"
     );
     let forged = format!("{}x", &token);
-    let (status, body) = curl(&[&format!("{base}/?cleanroom_token={forged}")]);
+    let (status, body) = hcurl(&[&format!("{base}/?cleanroom_token={forged}")]);
     assert_eq!(
         (status, code_of(&body)),
         (401, "unauthenticated".into()),
         "{body}"
     );
-    let (status, body) = curl(&[
+    let (status, body) = hcurl(&[
         "-H",
         &format!("Authorization: Bearer {BOB}"),
         &format!("{base}/"),
@@ -131,7 +131,7 @@ fn an_exposed_port_is_reached_with_its_token_or_the_owners_credentials_only() {
         "{body}"
     );
     // A token of another exposure id does not open this one.
-    let (status, body) = curl(&[&format!(
+    let (status, body) = hcurl(&[&format!(
         "http://{}/_sandbox/exp_{}/?cleanroom_token={token}",
         s.addr,
         "0".repeat(32)
@@ -162,7 +162,7 @@ fn an_exposed_port_is_reached_with_its_token_or_the_owners_credentials_only() {
     // Revoked: the very next request with the token is refused with its own code.
     let o = run(&["sandbox", "unexpose", &sbx, "8000"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let (status, body) = curl(&[&url]);
+    let (status, body) = hcurl(&[&url]);
     assert_eq!(
         (status, code_of(&body)),
         (401, "exposure_revoked".into()),
@@ -177,10 +177,10 @@ fn an_exposed_port_is_reached_with_its_token_or_the_owners_credentials_only() {
     let short = exposed(&run(&[
         "sandbox", "expose", &sbx, "8000", "--ttl", "1", "--json",
     ]));
-    let (status, _) = curl(&[short["url"].as_str().unwrap()]);
+    let (status, _) = hcurl(&[short["url"].as_str().unwrap()]);
     assert_eq!(status, 200);
     std::thread::sleep(Duration::from_millis(2100));
-    let (status, body) = curl(&[short["url"].as_str().unwrap()]);
+    let (status, body) = hcurl(&[short["url"].as_str().unwrap()]);
     assert_eq!(
         (status, code_of(&body)),
         (401, "exposure_expired".into()),
@@ -188,7 +188,7 @@ fn an_exposed_port_is_reached_with_its_token_or_the_owners_credentials_only() {
     );
     // Nothing listens on 8999: a precise refusal, not a hang.
     let closed = exposed(&run(&["sandbox", "expose", &sbx, "8999", "--json"]));
-    let (status, body) = curl(&[closed["url"].as_str().unwrap()]);
+    let (status, body) = hcurl(&[closed["url"].as_str().unwrap()]);
     assert_eq!(
         (status, code_of(&body)),
         (503, "sandbox_port_closed".into()),
@@ -228,7 +228,7 @@ fn an_exposed_port_is_reached_with_its_token_or_the_owners_credentials_only() {
     // Removed with the sandbox: its exposures go, their tokens say so.
     let live = exposed(&run(&["sandbox", "expose", &sbx, "8000", "--json"]));
     assert_eq!(run(&["sandbox", "rm", &sbx]).status.code(), Some(0));
-    let (status, body) = curl(&[live["url"].as_str().unwrap()]);
+    let (status, body) = hcurl(&[live["url"].as_str().unwrap()]);
     assert_eq!(
         (status, code_of(&body)),
         (401, "exposure_revoked".into()),

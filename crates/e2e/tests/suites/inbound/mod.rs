@@ -94,7 +94,7 @@ pub fn start_app(run: impl Fn(&[&str]) -> std::process::Output, sbx: &str, port:
 }
 
 /// `curl` on the host with `args` (bounded); (HTTP status, body).
-pub fn curl(args: &[&str]) -> (u16, String) {
+pub fn hcurl(args: &[&str]) -> (u16, String) {
     let mut c = std::process::Command::new("curl");
     c.args(["-sS", "-m", "30", "-w", "\n%{http_code}"])
         .args(args);

@@ -24,7 +24,7 @@ fn ucurl(s: &Server, path: &str, extra: &[&str]) -> (u16, String) {
     let mut args = vec!["--unix-socket", sock.to_str().unwrap()];
     args.extend_from_slice(extra);
     args.push(&url);
-    curl(&args)
+    hcurl(&args)
 }
 
 /// A WebSocket client (RFC 6455: handshake, masked text frames) over the server's unix
@@ -121,7 +121,7 @@ fn the_connection_cap_of_an_exposure_is_enforced() {
             let (sock, hold) = (s.socket(), hold.clone());
             std::thread::spawn(move || {
                 let url = format!("http://localhost{hold}");
-                curl(&["--unix-socket", sock.to_str().unwrap(), &url])
+                hcurl(&["--unix-socket", sock.to_str().unwrap(), &url])
             })
         })
         .collect();
@@ -140,8 +140,7 @@ fn the_connection_cap_of_an_exposure_is_enforced() {
         assert_eq!(status, 200, "{body}");
     }
     // Slots are given back when connections end.
-    let (status, body) = ucurl(&s, &path, &[]);
-    assert_eq!(status, 200, "{body}");
+    assert!(eventually(Duration::from_secs(10), || ucurl(&s, &path, &[]).0 == 200));
     let refused = events_of(&s.run(&["sandbox", "events", &sbx]), "inbound.refused");
     assert!(
         refused
