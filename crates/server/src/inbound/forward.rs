@@ -9,7 +9,8 @@
 //!
 //! [`Life`] is one inbound connection's record, shared with [`super::http`]: the
 //! `inbound.open` event when made, `inbound.close` (bytes, duration, why) when the last
-//! holder lets go, and the connection slot held in between.
+//! holder lets go (both written by a task of their own, in that order, so no store write
+//! is on a request's path), and the connection slot held in between.
 
 use super::http::{empty, State, Via};
 use super::pipe::{Meter, Metered};
@@ -35,6 +36,9 @@ pub struct Life {
     target: String,
     pub meter: Arc<Meter>,
     reason: Mutex<&'static str>,
+    /// The close event's message and attributes, to the task that records this
+    /// connection's events in order, off the request's path.
+    close: Option<tokio::sync::oneshot::Sender<(String, serde_json::Value)>>,
     _permit: tokio::sync::OwnedSemaphorePermit,
 }
 
@@ -50,15 +54,23 @@ impl Life {
         meter: Arc<Meter>,
         permit: tokio::sync::OwnedSemaphorePermit,
     ) -> Life {
-        engine.inbound_event(
-            sandbox_id,
-            "open",
-            format!(
-                "inbound connection to port {port} ({target}, by {})",
-                via.describe()
-            ),
-            serde_json::json!({"port": port, "target": target, "via": via.describe()}),
+        let message = format!(
+            "inbound connection to port {port} ({target}, by {})",
+            via.describe()
         );
+        let attrs = serde_json::json!({"port": port, "target": target, "via": via.describe()});
+        // The store writes are not on the request's path; open is recorded before close.
+        let (close, closed) = tokio::sync::oneshot::channel::<(String, serde_json::Value)>();
+        let (e, id) = (engine.clone(), sandbox_id.to_string());
+        tokio::spawn(async move {
+            let (e2, id2) = (e.clone(), id.clone());
+            let open = move || e2.inbound_event(&id2, "open", message, attrs);
+            let _ = tokio::task::spawn_blocking(open).await;
+            if let Ok((message, attrs)) = closed.await {
+                let close = move || e.inbound_event(&id, "close", message, attrs);
+                let _ = tokio::task::spawn_blocking(close).await;
+            }
+        });
         Life {
             engine,
             sandbox_id: sandbox_id.into(),
@@ -66,6 +78,7 @@ impl Life {
             target: target.into(),
             meter,
             reason: Mutex::new("closed"),
+            close: Some(close),
             _permit: permit,
         }
     }
@@ -89,16 +102,20 @@ impl Drop for Life {
             self.meter.from_sandbox.load(Ordering::Relaxed),
         );
         let ms = self.meter.elapsed().as_millis() as u64;
-        self.engine.inbound_event(
-            &self.sandbox_id,
-            "close",
-            format!(
-                "inbound connection to port {} ({}) closed: {reason}; {to} bytes in, {from} bytes out, {ms} ms",
-                self.port, self.target
-            ),
-            serde_json::json!({"port": self.port, "target": self.target, "reason": reason,
-                "bytes_to_sandbox": to, "bytes_from_sandbox": from, "duration_ms": ms}),
+        let message = format!(
+            "inbound connection to port {} ({}) closed: {reason}; {to} bytes in, {from} bytes out, {ms} ms",
+            self.port, self.target
         );
+        let attrs = serde_json::json!({"port": self.port, "target": self.target, "reason": reason,
+            "bytes_to_sandbox": to, "bytes_from_sandbox": from, "duration_ms": ms});
+        let unsent = match self.close.take() {
+            Some(tx) => tx.send((message, attrs)).err(),
+            None => Some((message, attrs)),
+        };
+        if let Some((message, attrs)) = unsent {
+            self.engine
+                .inbound_event(&self.sandbox_id, "close", message, attrs);
+        }
     }
 }
 

@@ -140,7 +140,8 @@ fn the_connection_cap_of_an_exposure_is_enforced() {
         assert_eq!(status, 200, "{body}");
     }
     // Slots are given back when connections end.
-    assert!(eventually(Duration::from_secs(10), || ucurl(&s, &path, &[]).0 == 200));
+    let free = || ucurl(&s, &path, &[]).0 == 200;
+    assert!(eventually(Duration::from_secs(10), free));
     let refused = events_of(&s.run(&["sandbox", "events", &sbx]), "inbound.refused");
     assert!(
         refused
