@@ -258,7 +258,7 @@ def exec_existing(binary, env, label):
 
 
 GROUPS = ["sdk", "api", "exec", "stream", "gateway", "approvals", "registries", "snapshots", "console",
-          "files", "gvisor", "checkpoint", "pools", "scale", "memory"]
+          "files", "gvisor", "checkpoint", "pools", "scale", "memory", "inbound"]
 # Groups that start servers of their own (run.py's servers are not needed for them alone).
 STANDALONE = {"registries", "pools", "scale", "memory"}
 ONLY = {g for g in os.environ.get("BENCH_ONLY", "").split(",") if g}
@@ -369,6 +369,8 @@ def server_rows(rows, binary, env, tcp_env, tmp, web_port, tls_port, ca):
         rows.measure("console", console_bench, binary, env)
     if want("files"):
         rows.measure("files", files_bench, binary, env, tmp)
+    if want("inbound"):  # requests through `sandbox expose` vs direct, resume on request (bench/inbound.py)
+        rows.measure("inbound", __import__("inbound").run, binary, env, RUNS)
     if want("gvisor"):  # the gvisor runtime vs bare runsc (bench/gvisor.py)
         rows.measure("gvisor", __import__("gvisor").run, binary, env, RUNS)
     if want("checkpoint"):  # memory checkpoints vs bare runsc (bench/checkpoint.py)

@@ -209,6 +209,20 @@ pub trait Backend: Send + Sync + 'static {
         })
     }
 
+    /// A TCP socket (IPv4, non-blocking, close-on-exec, not connected) made inside the
+    /// sandbox's network namespace, for the server to connect to one of the sandbox's own
+    /// ports on its loopback (`sandbox expose`, `port-forward`): the connection exists only
+    /// in the sandbox's namespace, so it reaches nothing but the sandbox itself and gives
+    /// the sandbox no new way out. Default: not supported (`inbound_connections` not
+    /// declared).
+    async fn inbound_socket(&self, sandbox_id: &str) -> Result<std::os::fd::OwnedFd, BackendError> {
+        let _ = sandbox_id;
+        Err(BackendError::MissingCapability {
+            runtime: self.name(),
+            capability: Capability::InboundConnections,
+        })
+    }
+
     /// CPU time the sandbox's processes used so far, in nanoseconds, where the backend
     /// accounts it (`None`: unknown).
     fn cpu_usage_nanos(&self, sandbox_id: &str) -> Option<u64> {

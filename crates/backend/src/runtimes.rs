@@ -233,6 +233,12 @@ impl Backend for Runtimes {
         self.of(id).cpu_usage_nanos(id)
     }
 
+    async fn inbound_socket(&self, id: &str) -> Result<std::os::fd::OwnedFd, BackendError> {
+        self.with(id, Capability::InboundConnections)?
+            .inbound_socket(id)
+            .await
+    }
+
     async fn checkpoint(
         &self,
         id: &str,

@@ -81,6 +81,9 @@ pub enum Command {
     Checkpoint(Lazy<crate::checkpoints::CheckpointCommand>),
     /// Copy files and directories between the host and a sandbox (docker cp habits).
     Cp(Lazy<crate::cp::CpArgs>),
+    /// Forward a local TCP port to a port of a sandbox (kubectl habits: [LOCAL:]REMOTE),
+    /// each connection tunnelled through the server's API connection
+    PortForward(Lazy<crate::portforward::PortForwardArgs>),
     /// Warm pools: READY sandboxes kept for a template and handed out at claim instead of created.
     #[command(subcommand)]
     Pool(Lazy<crate::pools::PoolCommand>),
@@ -197,6 +200,10 @@ pub struct ServeArgs {
     /// long of connecting (TLS handshake included)
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     pub api_preauth_timeout: u64,
+    /// Most open connections through one exposure (`sandbox expose`) or to one forwarded
+    /// sandbox port (`port-forward`); more are refused with resource_exhausted
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub inbound_max_connections: usize,
     /// State directory (database, execution logs, sandbox dirs)
     /// [default: /var/lib/cleanroom as root, else $XDG_STATE_HOME/cleanroom]
     #[arg(long, value_name = "DIR", env = "CLEANROOM_STATE_DIR")]
@@ -464,6 +471,11 @@ pub enum SandboxCommand {
     /// Change a running sandbox's egress rules: --allow HOST[:PORT], --deny HOST, --reset
     /// (--cut also ends established connections no longer allowed)
     Network(crate::network::NetworkArgs),
+    /// Serve a port of the sandbox at a URL of this server (/_sandbox/<exposure>/…) with a
+    /// signed, expiring token: HTTP/1.1, HTTP/2, WebSocket, server-sent events
+    Expose(crate::inbound::ExposeArgs),
+    /// Remove a sandbox's exposure (by port or exposure id): its URL stops working at once
+    Unexpose(crate::inbound::UnexposeArgs),
     /// Extend (or shorten) a sandbox's TTL from now, or change its idle timeout
     Timeout(crate::lifetime::TimeoutArgs),
     /// Freeze every process of sandboxes (no CPU; executions refused with sandbox_paused)

@@ -64,6 +64,13 @@ pub async fn run(mut cli: Cli) -> i32 {
                 Command::Sandbox(Lazy(SandboxCommand::Network(a))) => {
                     report(crate::network::run(&ep, a).await)
                 }
+                Command::Sandbox(Lazy(SandboxCommand::Expose(a))) => {
+                    report(crate::inbound::expose(&ep, a).await)
+                }
+                Command::Sandbox(Lazy(SandboxCommand::Unexpose(a))) => {
+                    report(crate::inbound::unexpose(&ep, a).await)
+                }
+                Command::PortForward(Lazy(a)) => report(crate::portforward::run(&ep, a).await),
                 Command::Console(Lazy(args)) => crate::console::run(&ep, args).await,
                 Command::Create(Lazy(args)) => crate::toplevel::create(&ep, args).await,
                 Command::Inspect(Lazy(args)) => crate::toplevel::inspect(&ep, args).await,
@@ -271,7 +278,10 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
             })
             .await);
         }
-        SandboxCommand::Timeout(_) | SandboxCommand::Network(_) => {
+        SandboxCommand::Timeout(_)
+        | SandboxCommand::Network(_)
+        | SandboxCommand::Expose(_)
+        | SandboxCommand::Unexpose(_) => {
             unreachable!("dispatched in run()")
         }
         SandboxCommand::Attest { sandbox_id, out } => {

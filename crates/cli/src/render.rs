@@ -135,6 +135,7 @@ pub fn sandbox_detail(s: &Sandbox) -> String {
         }
     }
     out += &crate::network::detail(s);
+    out += &crate::inbound::detail(s);
     out += &crate::lifetime::detail(s);
     out
 }

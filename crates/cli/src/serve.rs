@@ -44,6 +44,7 @@ fn settings(
         api_max_connections: args.api_max_connections,
         api_preauth_connections: args.api_preauth_connections,
         api_preauth_timeout_secs: args.api_preauth_timeout,
+        inbound_max_connections: args.inbound_max_connections,
         max_sandboxes_per_principal: args.max_sandboxes_per_principal,
         max_sandboxes: args.max_sandboxes,
         approvals: args.approvals.settings(),

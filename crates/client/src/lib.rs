@@ -9,6 +9,7 @@ pub mod policy;
 pub mod session;
 pub mod suggest;
 mod tls;
+pub mod tunnel;
 
 use base64::Engine as _;
 use cleanroom_proto::cleanroom::v1::{
@@ -123,6 +124,8 @@ pub struct Client {
     pub lifetimes: SandboxLifetimeServiceClient<SharedHttp2Connection>,
     /// Live egress rules (docs/network.md).
     pub network: cleanroom_proto::cleanroom::v1::NetworkServiceClient<SharedHttp2Connection>,
+    /// Exposed ports (docs/network.md "Inbound").
+    pub inbound: cleanroom_proto::cleanroom::v1::InboundServiceClient<SharedHttp2Connection>,
     /// Named volumes (docs/volumes.md).
     pub volumes: cleanroom_proto::cleanroom::v1::VolumeServiceClient<SharedHttp2Connection>,
     /// Cluster membership (docs/cluster.md).
@@ -256,6 +259,10 @@ impl Client {
                 config.clone(),
             ),
             network: cleanroom_proto::cleanroom::v1::NetworkServiceClient::new(
+                shared.clone(),
+                config.clone(),
+            ),
+            inbound: cleanroom_proto::cleanroom::v1::InboundServiceClient::new(
                 shared.clone(),
                 config.clone(),
             ),

@@ -184,3 +184,43 @@ impl rustls::client::danger::ServerCertVerifier for Pinned {
             .supported_schemes()
     }
 }
+
+/// A TLS connection to `authority` that offers HTTP/1.1 only (ALPN `http/1.1`), verified
+/// as [`connector`]'s: for an HTTP/1.1 Upgrade (`port-forward`), which HTTP/2 has not.
+pub async fn connect_http1(
+    authority: &str,
+    ca_cert: Option<&Path>,
+    pin: Option<&str>,
+) -> Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>, String> {
+    let mut config = match pin {
+        Some(pin) => pinned_config(pin)?,
+        None => client_config(ca_cert)?,
+    };
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let host = match authority.rsplit_once(':') {
+        Some((h, p)) if p.parse::<u16>().is_ok() => h,
+        _ => authority,
+    };
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    let name = rustls::pki_types::ServerName::try_from(host)
+        .map_err(|e| format!("https://{authority}: {e}"))?;
+    let addr = if authority
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+    {
+        authority.to_string()
+    } else {
+        format!("{authority}:443")
+    };
+    let tcp = tokio::net::TcpStream::connect(&addr)
+        .await
+        .map_err(|e| format!("https://{authority}: {e}"))?;
+    let _ = tcp.set_nodelay(true);
+    tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(name, tcp)
+        .await
+        .map_err(|e| format!("https://{authority}: {e}"))
+}

@@ -29,6 +29,8 @@ mod gvisor;
 mod host;
 #[path = "suites/images/mod.rs"]
 mod images;
+#[path = "suites/inbound/mod.rs"]
+mod inbound;
 #[path = "suites/isolation/mod.rs"]
 mod isolation;
 #[path = "suites/lifecycle/mod.rs"]

@@ -11,6 +11,7 @@
 //! * [`identity`]: who is calling, what the server signs, the secrets it holds;
 //! * [`budgets`]: connection admission, fair slots, a sandbox's limits;
 //! * [`serve`]: `cleanroom serve` — configuration, listeners, startup and stop;
+//! * [`inbound`]: preview URLs and port-forward — traffic into sandboxes on the API listeners;
 //! * [`volumes`]: named volumes on the host — their images, loop mounts and records;
 //! * [`model`]: the vocabulary everything shares — errors, ids, owners, statuses.
 
@@ -20,6 +21,7 @@ pub mod cluster;
 pub mod console;
 pub mod engine;
 pub mod identity;
+pub mod inbound;
 pub mod metrics;
 pub mod model;
 pub mod output;

@@ -33,6 +33,9 @@ stable_codes! {
         /// Bind the server's named volumes into a sandbox (read-write or read-only, the
         /// sandbox's own ids on the volume).
         NamedVolumes => "named_volumes",
+        /// The server can open a TCP connection to a port of the sandbox from inside its
+        /// network namespace (`sandbox expose`, `port-forward`).
+        InboundConnections => "inbound_connections",
     }
 }
 

@@ -159,6 +159,16 @@ stable_codes! {
         /// The runtime refused to save the sandbox in its current state (gVisor: a TCP
         /// connection, even one closed within the last minute); the sandbox is unchanged.
         CheckpointRefused => "checkpoint_refused",
+        // ---- inbound: preview URLs and port-forward (issue 35) -------------------------
+        /// No such exposure (port of a sandbox served by `sandbox expose`), or not the
+        /// caller's (no existence oracle).
+        ExposureNotFound => "exposure_not_found",
+        /// A correctly signed exposure token whose expiry has passed.
+        ExposureExpired => "exposure_expired",
+        /// A correctly signed exposure token whose exposure was removed (`sandbox unexpose`).
+        ExposureRevoked => "exposure_revoked",
+        /// Nothing accepts connections on the sandbox's exposed or forwarded port.
+        SandboxPortClosed => "sandbox_port_closed",
     }
 }
 
@@ -284,6 +294,10 @@ impl ErrorCode {
             E::CheckpointCorrupt => K::FailedPrecondition,
             E::CheckpointIncompatible => K::FailedPrecondition,
             E::CheckpointRefused => K::FailedPrecondition,
+            E::ExposureNotFound => K::NotFound,
+            E::ExposureExpired => K::Unauthenticated,
+            E::ExposureRevoked => K::Unauthenticated,
+            E::SandboxPortClosed => K::Unavailable,
         }
     }
 }

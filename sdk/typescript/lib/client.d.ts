@@ -4,6 +4,7 @@ import { ExecutionService, ImageService, SandboxService } from "./gen/cleanroom/
 import { FileService } from "./gen/cleanroom/v1/files_pb.js";
 import { SandboxLifetimeService } from "./gen/cleanroom/v1/lifetime_pb.js";
 import { ApprovalService } from "./gen/cleanroom/v1/approvals_pb.js";
+import { InboundService } from "./gen/cleanroom/v1/inbound_pb.js";
 import { NetworkService } from "./gen/cleanroom/v1/network_pb.js";
 import { AttestationService } from "./gen/cleanroom/v1/attestation_pb.js";
 import { WarmPoolService } from "./gen/cleanroom/v1/pools_pb.js";
@@ -25,6 +26,10 @@ export declare class CleanroomClient {
     readonly approvals: Client<typeof ApprovalService>;
     /** Live egress rules (docs/network.md). */
     readonly network: Client<typeof NetworkService>;
+    /** Exposed ports (docs/network.md "Inbound"). */
+    readonly inbound: Client<typeof InboundService>;
+    /** The URL prefix of this server (`http://localhost` on a unix socket). */
+    readonly baseUrl: string;
     readonly attestations: Client<typeof AttestationService>;
     constructor(opts?: ConnectOptions);
     /** Await a unary call, mapping failures to typed errors. */

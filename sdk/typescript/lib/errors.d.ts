@@ -161,6 +161,18 @@ export declare class NodeNameTakenError extends CleanroomError {
 /** The `cluster_disabled` error: the server is not a cluster member. */
 export declare class ClusterDisabledError extends CleanroomError {
 }
+/** The `exposure_not_found` error: no such exposure, or not the caller's. */
+export declare class ExposureNotFoundError extends CleanroomError {
+}
+/** The `exposure_expired` error: the exposure token's expiry passed. */
+export declare class ExposureExpiredError extends CleanroomError {
+}
+/** The `exposure_revoked` error: the exposure was removed. */
+export declare class ExposureRevokedError extends CleanroomError {
+}
+/** The `sandbox_port_closed` error: nothing accepts connections on the sandbox's port. */
+export declare class SandboxPortClosedError extends CleanroomError {
+}
 /** The `pool_not_found` error. */
 export declare class PoolNotFoundError extends CleanroomError {
 }

@@ -207,6 +207,20 @@ export declare class Sandbox {
      * allow a deny covers, `PolicyConflictError`.
      */
     updateNetwork(o: NetworkUpdate): Promise<NetworkRules>;
+    /**
+     * Serve `port` of the sandbox at a URL of the Cleanroom server (docs/network.md
+     * "Inbound"), its signed token included: HTTP/1.1, HTTP/2, WebSocket and server-sent
+     * events reach the sandbox's loopback port until `ttl` seconds (default one hour) pass or
+     * {@link Sandbox.unexpose} removes it. Exposing an exposed port returns its URL.
+     * `BackendCapabilityMismatchError` on a runtime that cannot (`inbound_connections`).
+     */
+    expose(port: number, o?: {
+        ttl?: number;
+    }): Promise<string>;
+    /** The URL of `port`'s exposure (`ExposureNotFoundError` when it is not exposed). */
+    getUrl(port: number): Promise<string>;
+    /** Remove the exposure of a port (or by its `exp_…` id): its URL stops working at once. → the removed ids. */
+    unexpose(portOrExposure: number | string): Promise<string[]>;
     /** The attestation the server signed at create/claim (unverified: see {@link Sandbox.verifiedAttestation}). */
     attestation(): Promise<Attestation>;
     /** The attestation, checked against the server's public key (or `publicKeyPem` when given, e.g. pinned out of band). */

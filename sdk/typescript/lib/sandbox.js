@@ -336,6 +336,31 @@ export class Sandbox {
             liveDeny: [...r.liveDeny],
         };
     }
+    /**
+     * Serve `port` of the sandbox at a URL of the Cleanroom server (docs/network.md
+     * "Inbound"), its signed token included: HTTP/1.1, HTTP/2, WebSocket and server-sent
+     * events reach the sandbox's loopback port until `ttl` seconds (default one hour) pass or
+     * {@link Sandbox.unexpose} removes it. Exposing an exposed port returns its URL.
+     * `BackendCapabilityMismatchError` on a runtime that cannot (`inbound_connections`).
+     */
+    async expose(port, o = {}) {
+        checkOptions(o, ["ttl"], "expose");
+        const r = await this.client.call(this.client.inbound.exposeSandboxPort({ sandboxId: this.id, port, ttlSeconds: BigInt(o.ttl ?? 0) }));
+        return this.client.baseUrl + (r.exposure?.path ?? "");
+    }
+    /** The URL of `port`'s exposure (`ExposureNotFoundError` when it is not exposed). */
+    async getUrl(port) {
+        const r = await this.client.call(this.client.inbound.listSandboxExposures({ sandboxId: this.id }));
+        const e = r.exposures.find((x) => x.port === port);
+        if (!e)
+            throw errorFor("exposure_not_found", `port ${port} of ${this.id} is not exposed`);
+        return this.client.baseUrl + e.path;
+    }
+    /** Remove the exposure of a port (or by its `exp_…` id): its URL stops working at once. → the removed ids. */
+    async unexpose(portOrExposure) {
+        const r = await this.client.call(this.client.inbound.unexposeSandboxPort({ sandboxId: this.id, target: String(portOrExposure) }));
+        return r.removed.map((e) => e.id);
+    }
     /** The attestation the server signed at create/claim (unverified: see {@link Sandbox.verifiedAttestation}). */
     async attestation() {
         return sandboxAttestation(this.client, this.id);

@@ -20,6 +20,7 @@ import { ExecutionService, ImageService, SandboxService } from "./gen/cleanroom/
 import { FileService } from "./gen/cleanroom/v1/files_pb.js";
 import { SandboxLifetimeService } from "./gen/cleanroom/v1/lifetime_pb.js";
 import { ApprovalService } from "./gen/cleanroom/v1/approvals_pb.js";
+import { InboundService } from "./gen/cleanroom/v1/inbound_pb.js";
 import { NetworkService } from "./gen/cleanroom/v1/network_pb.js";
 import { AttestationService } from "./gen/cleanroom/v1/attestation_pb.js";
 import { WarmPoolService } from "./gen/cleanroom/v1/pools_pb.js";
@@ -117,6 +118,10 @@ export class CleanroomClient {
   readonly approvals: Client<typeof ApprovalService>;
   /** Live egress rules (docs/network.md). */
   readonly network: Client<typeof NetworkService>;
+  /** Exposed ports (docs/network.md "Inbound"). */
+  readonly inbound: Client<typeof InboundService>;
+  /** The URL prefix of this server (`http://localhost` on a unix socket). */
+  readonly baseUrl: string;
   readonly attestations: Client<typeof AttestationService>;
 
   constructor(opts: ConnectOptions = {}) {
@@ -141,8 +146,9 @@ export class CleanroomClient {
           : ep.kind === "https" && this.target.caCert
             ? { ca: readFileSync(this.target.caCert) }
             : {};
+    this.baseUrl = ep.kind === "unix" ? "http://localhost" : `${ep.kind}://${ep.address}`;
     const transport = createConnectTransport({
-      baseUrl: ep.kind === "unix" ? "http://localhost" : `${ep.kind}://${ep.address}`,
+      baseUrl: this.baseUrl,
       httpVersion: "1.1",
       useBinaryFormat: true,
       nodeOptions,
@@ -158,6 +164,7 @@ export class CleanroomClient {
     this.volumes = createClient(VolumeService, transport);
     this.approvals = createClient(ApprovalService, transport);
     this.network = createClient(NetworkService, transport);
+    this.inbound = createClient(InboundService, transport);
     this.attestations = createClient(AttestationService, transport);
   }
 

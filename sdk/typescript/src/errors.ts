@@ -127,6 +127,14 @@ export class ClusterUnavailableError extends CleanroomError {}
 export class NodeNameTakenError extends CleanroomError {}
 /** The `cluster_disabled` error: the server is not a cluster member. */
 export class ClusterDisabledError extends CleanroomError {}
+/** The `exposure_not_found` error: no such exposure, or not the caller's. */
+export class ExposureNotFoundError extends CleanroomError {}
+/** The `exposure_expired` error: the exposure token's expiry passed. */
+export class ExposureExpiredError extends CleanroomError {}
+/** The `exposure_revoked` error: the exposure was removed. */
+export class ExposureRevokedError extends CleanroomError {}
+/** The `sandbox_port_closed` error: nothing accepts connections on the sandbox's port. */
+export class SandboxPortClosedError extends CleanroomError {}
 /** The `pool_not_found` error. */
 export class PoolNotFoundError extends CleanroomError {}
 /** The `no_ready_sandboxes` error. */
@@ -213,6 +221,10 @@ const BY_CODE: Record<string, new (code: string, message: string, connectCode?: 
   cluster_unavailable: ClusterUnavailableError,
   node_name_taken: NodeNameTakenError,
   cluster_disabled: ClusterDisabledError,
+  exposure_not_found: ExposureNotFoundError,
+  exposure_expired: ExposureExpiredError,
+  exposure_revoked: ExposureRevokedError,
+  sandbox_port_closed: SandboxPortClosedError,
   pool_not_found: PoolNotFoundError,
   no_ready_sandboxes: NoReadySandboxesError,
   attestation_not_found: AttestationNotFoundError,

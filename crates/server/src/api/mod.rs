@@ -180,6 +180,16 @@ pub struct Api {
     pub console: Option<Arc<crate::console::Broker>>,
     /// This server's cluster membership (`serve --cluster`), if any.
     pub cluster: Option<Arc<crate::cluster::ClusterNode>>,
+    /// The exposed ports GetSandbox lists (served by the inbound layer above this one).
+    pub exposures: Option<Arc<dyn ExposureLister>>,
+}
+
+/// The exposed ports of a sandbox, for GetSandbox: implemented by the server's inbound
+/// layer, which sits above the API (it routes its own URLs and calls the API's
+/// authentication), so the API knows it only by this trait.
+pub trait ExposureLister: Send + Sync {
+    /// The live exposures of `sandbox_id` (its owner's to see: the caller checked).
+    fn exposures(&self, sandbox_id: &str) -> Vec<cleanroom_proto::cleanroom::v1::SandboxExposure>;
 }
 
 /// The authenticated caller of a handler's request (see [`crate::identity::auth`]).

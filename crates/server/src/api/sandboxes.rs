@@ -38,6 +38,9 @@ impl SandboxService for Api {
         (sandbox.egress_approved, sandbox.egress_refused) =
             sbx.effective_egress().map_err(to_connect)?;
         crate::api::network::fill(&self.engine, &sbx, &mut sandbox).map_err(to_connect)?;
+        if let Some(l) = &self.exposures {
+            sandbox.exposures = l.exposures(&sbx.row().id);
+        }
         Response::ok(GetSandboxResponse {
             sandbox: crate::api::pools::with_identity(&sbx, sandbox).into(),
             ..Default::default()

@@ -32,6 +32,7 @@ mod fake;
 pub mod files;
 pub mod foreground;
 pub mod guest;
+pub mod inbound;
 pub mod lifetimes;
 pub mod listings;
 pub mod network;

@@ -47,6 +47,8 @@ pub struct ServeSettings {
     /// Connections not authenticated yet, and how long one may stay so.
     pub api_preauth_connections: usize,
     pub api_preauth_timeout_secs: u64,
+    /// `--inbound-max-connections`: open connections per exposure / forwarded port (0: 64).
+    pub inbound_max_connections: usize,
     pub max_sandboxes_per_principal: u32,
     pub max_sandboxes: u32,
     /// Egress approval defaults (`--approval-timeout`, `--max-pending-approvals`).
@@ -231,6 +233,13 @@ impl ServeSettings {
                 ..Default::default()
             },
             console: self.console,
+            inbound: crate::inbound::InboundLimits {
+                max_connections: match self.inbound_max_connections {
+                    0 => crate::inbound::InboundLimits::default().max_connections,
+                    n => n,
+                },
+                ..Default::default()
+            },
         })
     }
 }
@@ -275,6 +284,7 @@ mod tests {
             api_max_connections: 0,
             api_preauth_connections: 0,
             api_preauth_timeout_secs: 0,
+            inbound_max_connections: 0,
             max_sandboxes_per_principal: 4,
             max_sandboxes: 8,
             approvals: Default::default(),

@@ -71,7 +71,7 @@ pub enum Transport {
     Tcp(tokio::net::TcpListener, Option<tokio_rustls::TlsAcceptor>),
 }
 
-type Svc = crate::rest::HttpService;
+type Svc = crate::inbound::http::InboundRouter;
 
 /// Serve until `stop` turns true; then let open connections finish for up to 2 s.
 pub async fn serve(
@@ -273,7 +273,8 @@ async fn serve_conn<I>(
         .keep_alive_interval(Some(Duration::from_secs(30)))
         .keep_alive_timeout(Duration::from_secs(20))
         .max_concurrent_streams(256);
-    let conn = builder.serve_connection(TokioIo::new(io), svc);
+    // With upgrades: a WebSocket through an exposure, a port-forward tunnel (crate::inbound).
+    let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), svc);
     tokio::pin!(conn);
     let idle = limits.idle_timeout.max(Duration::from_millis(100));
     let mut armed = activity.epoch.load(Ordering::SeqCst);

@@ -82,6 +82,8 @@ pub struct ServeConfig {
     pub runtimes: RuntimeSettings,
     /// `--cluster etcd=URL… --node-name --advertise`: join the cluster (docs/cluster.md).
     pub cluster: Option<cleanroom_cluster::ClusterConfig>,
+    /// Bounds of inbound traffic (`sandbox expose`, `port-forward`; [`crate::inbound`]).
+    pub inbound: crate::inbound::InboundLimits,
 }
 
 /// `serve --default-runtime`, `--runsc`, `--gvisor-platform`.
@@ -269,16 +271,25 @@ pub fn router(
     caps: crate::store::SandboxCaps,
     console: Option<Arc<crate::console::Broker>>,
     cluster: Option<Arc<crate::cluster::ClusterNode>>,
+    inbound: Option<Arc<crate::inbound::Inbound>>,
 ) -> connectrpc::Router {
     let files = crate::api::files::FileApi::new(engine.clone());
     let router =
         cleanroom_proto::cleanroom::v1::FileServiceExt::register(files, connectrpc::Router::new());
+    let exposures = inbound
+        .clone()
+        .map(|i| i as Arc<dyn crate::api::ExposureLister>);
     let api = Arc::new(Api {
         engine,
         caps,
         console,
         cluster,
+        exposures,
     });
+    let router = match inbound {
+        Some(i) => crate::inbound::api::register(i, router),
+        None => router,
+    };
     let router = SandboxServiceExt::register(api.clone(), router);
     let router = ImageServiceExt::register(api.clone(), router);
     let router = cleanroom_proto::cleanroom::v1::ApprovalServiceExt::register(api.clone(), router);
@@ -441,12 +452,16 @@ pub async fn run(
     let console =
         crate::console::quic::start(engine.clone(), &cfg.console, api_ip, stop_rx.clone())
             .map_err(|e| ServeError::Listen("console endpoint".into(), std::io::Error::other(e)))?;
+    // Exposures and port-forward (crate::inbound): their URLs on this same listener.
+    let inbound = crate::inbound::Inbound::open(&cfg.state_dir, engine.clone(), cfg.inbound)
+        .map_err(|e| ServeError::StateDir(cfg.state_dir.clone(), e))?;
     let service = crate::api::errors::ApiService::new(
         connectrpc::ConnectRpcService::new(router(
             engine.clone(),
             cfg.auth.caps,
             Some(console.broker.clone()),
             cluster.clone(),
+            Some(inbound.clone()),
         ))
         .with_interceptor(crate::api::errors::DetailInterceptor)
         .with_interceptor(crate::api::interceptor::AuthInterceptor(auth.clone())),
@@ -458,10 +473,15 @@ pub async fn run(
             caps: cfg.auth.caps,
             console: Some(console.broker.clone()),
             cluster: cluster.clone(),
+            exposures: Some(inbound.clone()),
         }),
-        auth,
+        auth: auth.clone(),
     };
-    let service = crate::rest::HttpService::new(service, rest);
+    let service = crate::inbound::http::InboundRouter::new(
+        crate::rest::HttpService::new(service, rest),
+        inbound,
+        auth,
+    );
 
     let (transport, socket_path) = transport;
     // From here on the stop below terminates the sandboxes and closes the backend.

@@ -1,17 +1,18 @@
 """Per-sandbox calls shared by :class:`cleanroom.Sandbox` and :class:`cleanroom.AsyncSandbox`:
-pause/resume, snapshots, checkpoint, release to a pool, egress approvals, live egress rules
-and attestation.
+pause/resume, snapshots, checkpoint, release to a pool, egress approvals, live egress rules,
+exposed ports and attestation.
 
 Each builds its request and shapes its answer once; the sandbox's client runs it (blocking on
 a ``Client``, a coroutine on an ``AsyncClient``: ``await sbx.pause()``)."""
 
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import List, Optional, Sequence
 
 from .events import Attestation, Decision, decide_request
 from .v1 import approvals_pb2 as apb
 from .v1 import attestation_pb2 as atpb
+from .v1 import inbound_pb2 as ipb
 from .v1 import network_pb2 as npb
 from .v1 import pools_pb2 as ppb
 from .v1 import snapshots_pb2 as spb
@@ -116,6 +117,55 @@ class SandboxCalls:
                 sandbox_id=self.id, allow=list(allow), deny=list(deny), reset=reset, cut=cut
             ),
             lambda r: r,
+        )
+
+    def _url(self, exposure) -> str:
+        from .transport import base_url
+
+        return base_url(self.client.target) + exposure.path
+
+    def expose(self, port: int, ttl: Optional[int] = None) -> str:
+        """Serve ``port`` of the sandbox at a URL of the Cleanroom server (docs/network.md
+        "Inbound") → the URL, its signed token included: HTTP/1.1, HTTP/2, WebSocket and
+        server-sent events reach the sandbox's loopback port until ``ttl`` seconds
+        (default one hour) pass or :meth:`unexpose` removes it. Exposing an exposed port
+        returns its URL. ``BackendCapabilityMismatchError`` on a runtime that cannot
+        (``inbound_connections``: gvisor)."""
+        c = self.client
+        return c._unary(
+            c.inbound.expose_sandbox_port,
+            ipb.ExposeSandboxPortRequest(sandbox_id=self.id, port=port, ttl_seconds=ttl or 0),
+            lambda r: self._url(r.exposure),
+        )
+
+    def get_url(self, port: int) -> str:
+        """The URL of ``port``'s exposure (``ExposureNotFoundError`` when it is not exposed)."""
+        c = self.client
+
+        def pick(r):
+            for e in r.exposures:
+                if e.port == port:
+                    return self._url(e)
+            from .errors import ExposureNotFoundError
+
+            raise ExposureNotFoundError(
+                "exposure_not_found", f"port {port} of {self.id} is not exposed"
+            )
+
+        return c._unary(
+            c.inbound.list_sandbox_exposures,
+            ipb.ListSandboxExposuresRequest(sandbox_id=self.id),
+            pick,
+        )
+
+    def unexpose(self, port_or_exposure) -> List[str]:
+        """Remove the exposure of a port (or by its ``exp_…`` id): its URL stops working at
+        once (``exposure_revoked``). → the removed exposure ids."""
+        c = self.client
+        return c._unary(
+            c.inbound.unexpose_sandbox_port,
+            ipb.UnexposeSandboxPortRequest(sandbox_id=self.id, target=str(port_or_exposure)),
+            lambda r: [e.id for e in r.removed],
         )
 
     def attestation(self) -> Attestation:

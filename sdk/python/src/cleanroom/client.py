@@ -24,6 +24,7 @@ from .v1 import (
     approvals_connect,
     attestation_connect,
     files_connect,
+    inbound_connect,
     lifetime_connect,
     network_connect,
     pools_connect,
@@ -99,6 +100,7 @@ class Client(Operations):
             base, http_client=pq, **_OPTS
         )
         self.network = network_connect.NetworkServiceClientSync(base, http_client=pq, **_OPTS)
+        self.inbound = inbound_connect.InboundServiceClientSync(base, http_client=pq, **_OPTS)
         self.attestations = attestation_connect.AttestationServiceClientSync(
             base, http_client=pq, **_OPTS
         )
@@ -163,6 +165,7 @@ class AsyncClient(Operations):
         self.volumes = volumes_connect.VolumeServiceClient(base, http_client=pq, **_OPTS)
         self.approvals = approvals_connect.ApprovalServiceClient(base, http_client=pq, **_OPTS)
         self.network = network_connect.NetworkServiceClient(base, http_client=pq, **_OPTS)
+        self.inbound = inbound_connect.InboundServiceClient(base, http_client=pq, **_OPTS)
         self.attestations = attestation_connect.AttestationServiceClient(
             base, http_client=pq, **_OPTS
         )

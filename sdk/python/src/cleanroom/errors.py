@@ -116,6 +116,11 @@ VolumeMountInvalidError = _register("volume_mount_invalid", "VolumeMountInvalidE
 ClusterUnavailableError = _register("cluster_unavailable", "ClusterUnavailableError")
 NodeNameTakenError = _register("node_name_taken", "NodeNameTakenError")
 ClusterDisabledError = _register("cluster_disabled", "ClusterDisabledError")
+# Inbound: preview URLs and port-forward (docs/network.md "Inbound").
+ExposureNotFoundError = _register("exposure_not_found", "ExposureNotFoundError")
+ExposureExpiredError = _register("exposure_expired", "ExposureExpiredError")
+ExposureRevokedError = _register("exposure_revoked", "ExposureRevokedError")
+SandboxPortClosedError = _register("sandbox_port_closed", "SandboxPortClosedError")
 # Client side only (never in an ErrorDetail), produced by this SDK.
 ServerUnreachableError = _register("server_unreachable", "ServerUnreachableError")
 StreamEndedError = _register("stream_ended", "StreamEndedError")

@@ -311,6 +311,9 @@ impl Backend for LinuxBackend {
         // Volumes are idmapped into the sandbox's id range: a root server only.
         if nix::unistd::geteuid().is_root() {
             caps.push(C::NamedVolumes);
+            // Entering a sandbox's network namespace needs CAP_SYS_ADMIN over it and in
+            // the server's own user namespace (setns): a root server only.
+            caps.push(C::InboundConnections);
         }
         caps
     }
@@ -537,6 +540,11 @@ impl Backend for LinuxBackend {
     async fn resume(&self, sandbox_id: &str) -> Result<(), BackendError> {
         let sbx = self.get(sandbox_id)?;
         freeze::thaw(&sbx.cgroups).map_err(BackendError::Unavailable)
+    }
+
+    async fn inbound_socket(&self, sandbox_id: &str) -> Result<std::os::fd::OwnedFd, BackendError> {
+        let sbx = self.get(sandbox_id)?;
+        super::inbound::socket_in(sbx.init_pid, sbx.init_start).await
     }
 
     fn cpu_usage_nanos(&self, sandbox_id: &str) -> Option<u64> {

@@ -14,6 +14,7 @@ pub mod freeze;
 pub mod hosttune;
 mod idmap;
 mod idslots;
+mod inbound;
 mod launch;
 mod layers;
 mod nspawn_ids;

@@ -3,6 +3,7 @@ import datetime
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from cleanroom.v1 import usage_pb2 as _usage_pb2
+from cleanroom.v1 import inbound_pb2 as _inbound_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -86,7 +87,7 @@ class ErrorDetail(_message.Message):
     def __init__(self, code: _Optional[str] = ..., message: _Optional[str] = ..., details: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class Sandbox(_message.Message):
-    __slots__ = ("sandbox_id", "status", "backend", "policy_hash", "created_at", "updated_at", "last_execution_id", "active_execution_id", "message", "image_ref", "image_digest", "backend_info", "labels", "egress_approved", "egress_refused", "egress_asks", "expires_at", "ttl_seconds", "idle_timeout_seconds", "last_activity_at", "stop_reason", "suspend_after_seconds", "suspended_at", "usage", "agent_public_key", "delegation_chain", "pool_id", "volumes", "effective_rules_hash", "live_allow", "live_deny")
+    __slots__ = ("sandbox_id", "status", "backend", "policy_hash", "created_at", "updated_at", "last_execution_id", "active_execution_id", "message", "image_ref", "image_digest", "backend_info", "labels", "egress_approved", "egress_refused", "egress_asks", "expires_at", "ttl_seconds", "idle_timeout_seconds", "last_activity_at", "stop_reason", "suspend_after_seconds", "suspended_at", "usage", "agent_public_key", "delegation_chain", "pool_id", "volumes", "effective_rules_hash", "live_allow", "live_deny", "exposures")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -125,6 +126,7 @@ class Sandbox(_message.Message):
     EFFECTIVE_RULES_HASH_FIELD_NUMBER: _ClassVar[int]
     LIVE_ALLOW_FIELD_NUMBER: _ClassVar[int]
     LIVE_DENY_FIELD_NUMBER: _ClassVar[int]
+    EXPOSURES_FIELD_NUMBER: _ClassVar[int]
     sandbox_id: str
     status: SandboxStatus
     backend: str
@@ -156,7 +158,8 @@ class Sandbox(_message.Message):
     effective_rules_hash: str
     live_allow: _containers.RepeatedScalarFieldContainer[str]
     live_deny: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, sandbox_id: _Optional[str] = ..., status: _Optional[_Union[SandboxStatus, str]] = ..., backend: _Optional[str] = ..., policy_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_execution_id: _Optional[str] = ..., active_execution_id: _Optional[str] = ..., message: _Optional[str] = ..., image_ref: _Optional[str] = ..., image_digest: _Optional[str] = ..., backend_info: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., egress_approved: _Optional[_Iterable[str]] = ..., egress_refused: _Optional[_Iterable[str]] = ..., egress_asks: _Optional[bool] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl_seconds: _Optional[int] = ..., idle_timeout_seconds: _Optional[int] = ..., last_activity_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., stop_reason: _Optional[str] = ..., suspend_after_seconds: _Optional[int] = ..., suspended_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., usage: _Optional[_Union[_usage_pb2.SandboxUsage, _Mapping]] = ..., agent_public_key: _Optional[str] = ..., delegation_chain: _Optional[_Iterable[str]] = ..., pool_id: _Optional[str] = ..., volumes: _Optional[_Iterable[_Union[VolumeMount, _Mapping]]] = ..., effective_rules_hash: _Optional[str] = ..., live_allow: _Optional[_Iterable[str]] = ..., live_deny: _Optional[_Iterable[str]] = ...) -> None: ...
+    exposures: _containers.RepeatedCompositeFieldContainer[_inbound_pb2.SandboxExposure]
+    def __init__(self, sandbox_id: _Optional[str] = ..., status: _Optional[_Union[SandboxStatus, str]] = ..., backend: _Optional[str] = ..., policy_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_execution_id: _Optional[str] = ..., active_execution_id: _Optional[str] = ..., message: _Optional[str] = ..., image_ref: _Optional[str] = ..., image_digest: _Optional[str] = ..., backend_info: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., egress_approved: _Optional[_Iterable[str]] = ..., egress_refused: _Optional[_Iterable[str]] = ..., egress_asks: _Optional[bool] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl_seconds: _Optional[int] = ..., idle_timeout_seconds: _Optional[int] = ..., last_activity_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., stop_reason: _Optional[str] = ..., suspend_after_seconds: _Optional[int] = ..., suspended_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., usage: _Optional[_Union[_usage_pb2.SandboxUsage, _Mapping]] = ..., agent_public_key: _Optional[str] = ..., delegation_chain: _Optional[_Iterable[str]] = ..., pool_id: _Optional[str] = ..., volumes: _Optional[_Iterable[_Union[VolumeMount, _Mapping]]] = ..., effective_rules_hash: _Optional[str] = ..., live_allow: _Optional[_Iterable[str]] = ..., live_deny: _Optional[_Iterable[str]] = ..., exposures: _Optional[_Iterable[_Union[_inbound_pb2.SandboxExposure, _Mapping]]] = ...) -> None: ...
 
 class Execution(_message.Message):
     __slots__ = ("execution_id", "sandbox_id", "status", "command", "exit_code", "started_at", "finished_at", "tty", "kind", "message", "cwd", "created_at", "trace_id")

@@ -1,6 +1,7 @@
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { SandboxUsage } from "./usage_pb.js";
+import type { SandboxExposure } from "./inbound_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 /**
  * Describes the file cleanroom/v1/cleanroom.proto.
@@ -203,6 +204,12 @@ export type Sandbox = Message<"cleanroom.v1.Sandbox"> & {
      * @generated from field: repeated string live_deny = 252;
      */
     liveDeny: string[];
+    /**
+     * Exposed ports (inbound.proto; GetSandbox only), with their tokens.
+     *
+     * @generated from field: repeated cleanroom.v1.SandboxExposure exposures = 270;
+     */
+    exposures: SandboxExposure[];
 };
 /**
  * Describes the message cleanroom.v1.Sandbox.
