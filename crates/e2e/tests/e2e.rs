@@ -47,5 +47,7 @@ mod rest;
 mod sdk;
 #[path = "suites/snapshots/mod.rs"]
 mod snapshots;
+#[path = "suites/traces.rs"]
+mod traces;
 #[path = "suites/volumes.rs"]
 mod volumes;

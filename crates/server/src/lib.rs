@@ -26,4 +26,5 @@ pub mod output;
 pub mod rest;
 pub mod serve;
 pub mod store;
+pub mod telemetry;
 pub mod volumes;
