@@ -30,6 +30,18 @@ pub struct Cli {
     /// Output format of read commands (`-o json` = their `--json`)
     #[arg(short = 'o', long = "output", global = true, value_name = "FORMAT")]
     pub output: Option<crate::toplevel::OutputFormat>,
+    /// Export OpenTelemetry traces over OTLP/HTTP (protobuf) to the collector at this base
+    /// URL (spans go to URL/v1/traces): the command's own span, and for `serve` the API
+    /// calls, engine and backend steps and egress decisions (docs/traces.md). Without it
+    /// nothing is exported [env: OTEL_EXPORTER_OTLP_ENDPOINT]
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        env = "OTEL_EXPORTER_OTLP_ENDPOINT",
+        hide_env = true
+    )]
+    pub otlp_endpoint: Option<String>,
 
     #[command(subcommand)]
     pub command: Command,

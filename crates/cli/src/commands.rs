@@ -18,7 +18,7 @@ pub(crate) mod labels;
 pub async fn run(mut cli: Cli) -> i32 {
     crate::toplevel::apply_output(&mut cli);
     match cli.command {
-        Command::Serve(Lazy(args)) => crate::serve::run(args).await,
+        Command::Serve(Lazy(args)) => crate::serve::run(args, cli.otlp_endpoint).await,
         // Pure validation of a local file with the server's own compiler; nothing runs.
         Command::Policy(Lazy(cmd)) if !matches!(cmd, PolicyCommand::Suggest(_)) => policy(cmd),
         // Local files, and the server they name when a record says a run is still running.
@@ -37,7 +37,7 @@ pub async fn run(mut cli: Cli) -> i32 {
             crate::attest::verify(args)
         }
         other => {
-            let ep = match endpoint::resolve_target(
+            let mut ep = match endpoint::resolve_target(
                 cli.host.as_deref(),
                 cli.token.as_deref(),
                 cli.ca_cert.as_deref(),
@@ -47,50 +47,83 @@ pub async fn run(mut cli: Cli) -> i32 {
                 Err(e) => return render::fail(ErrorCode::InvalidArgument, e),
             };
             crate::retained::set_server(&ep.endpoint);
-            match other {
-                Command::Exec(Lazy(args)) => crate::exec::run(&ep, args).await,
-                Command::Policy(Lazy(PolicyCommand::Suggest(a))) => {
-                    crate::approve::suggest(&ep, a).await
-                }
-                Command::Sandbox(Lazy(SandboxCommand::Approve(a))) => {
-                    crate::approve::approve(&ep, a).await
-                }
-                Command::Sandbox(Lazy(SandboxCommand::Requests(a))) => {
-                    crate::approve::requests(&ep, a).await
-                }
-                Command::Sandbox(Lazy(SandboxCommand::Timeout(a))) => {
-                    report(crate::lifetime::timeout(&ep, a).await)
-                }
-                Command::Sandbox(Lazy(SandboxCommand::Network(a))) => {
-                    report(crate::network::run(&ep, a).await)
-                }
-                Command::Sandbox(Lazy(SandboxCommand::Expose(a))) => {
-                    report(crate::inbound::expose(&ep, a).await)
-                }
-                Command::Sandbox(Lazy(SandboxCommand::Unexpose(a))) => {
-                    report(crate::inbound::unexpose(&ep, a).await)
-                }
-                Command::PortForward(Lazy(a)) => report(crate::portforward::run(&ep, a).await),
-                Command::Console(Lazy(args)) => crate::console::run(&ep, args).await,
-                Command::Create(Lazy(args)) => crate::toplevel::create(&ep, args).await,
-                Command::Inspect(Lazy(args)) => crate::toplevel::inspect(&ep, args).await,
-                Command::Sandbox(Lazy(cmd)) => report(sandbox(&ep, cmd).await),
-                Command::Execution(Lazy(ExecutionCommand::Logs(a))) => {
-                    crate::logs::run(&ep, a).await
-                }
-                Command::Execution(Lazy(cmd)) => report(execution(&ep, cmd).await),
-                Command::Image(Lazy(cmd)) => report(images::run(&ep, cmd).await),
-                Command::Snapshot(Lazy(cmd)) => crate::snapshots::run(&ep, cmd).await,
-                Command::Checkpoint(Lazy(cmd)) => crate::checkpoints::run(&ep, cmd).await,
-                Command::Cp(Lazy(args)) => crate::cp::run(&ep, args).await,
-                Command::Pool(Lazy(cmd)) => report(crate::pools::run(&ep, cmd).await),
-                Command::Attestation(Lazy(cmd)) => report(crate::attest::run(&ep, cmd).await),
-                Command::Volume(Lazy(cmd)) => report(crate::volumes::run(&ep, cmd).await),
-                Command::Cluster(Lazy(cmd)) => report(crate::cluster::run(&ep, cmd).await),
-                Command::Serve(Lazy(_)) | Command::Policy(Lazy(_)) | Command::Status(Lazy(_)) => {
-                    unreachable!("handled above")
-                }
-            }
+            let trace = match crate::trace::CommandTrace::start(
+                cli.otlp_endpoint.as_deref(),
+                command_name(&other),
+            ) {
+                Ok(t) => t,
+                Err(e) => return render::fail(ErrorCode::InvalidArgument, e),
+            };
+            ep.traceparent = Some(trace.traceparent());
+            let code = dispatch(&ep, other).await;
+            trace.finish(code).await;
+            code
+        }
+    }
+}
+
+/// The span name of a client command (`cleanroom <name>`).
+fn command_name(c: &Command) -> &'static str {
+    match c {
+        Command::Serve(_) => "serve",
+        Command::Exec(_) => "exec",
+        Command::Console(_) => "console",
+        Command::Create(_) => "create",
+        Command::Inspect(_) => "inspect",
+        Command::Status(_) => "status",
+        Command::Sandbox(_) => "sandbox",
+        Command::Execution(_) => "execution",
+        Command::Image(_) => "image",
+        Command::Policy(_) => "policy",
+        Command::Snapshot(_) => "snapshot",
+        Command::Checkpoint(_) => "checkpoint",
+        Command::Cp(_) => "cp",
+        Command::Pool(_) => "pool",
+        Command::Attestation(_) => "attestation",
+        Command::Volume(_) => "volume",
+        Command::Cluster(_) => "cluster",
+        Command::PortForward(_) => "port-forward",
+    }
+}
+
+/// Run a command that talks to the server at `ep`.
+async fn dispatch(ep: &Target, other: Command) -> i32 {
+    match other {
+        Command::Exec(Lazy(args)) => crate::exec::run(ep, args).await,
+        Command::Policy(Lazy(PolicyCommand::Suggest(a))) => crate::approve::suggest(ep, a).await,
+        Command::Sandbox(Lazy(SandboxCommand::Approve(a))) => crate::approve::approve(ep, a).await,
+        Command::Sandbox(Lazy(SandboxCommand::Requests(a))) => {
+            crate::approve::requests(ep, a).await
+        }
+        Command::Sandbox(Lazy(SandboxCommand::Timeout(a))) => {
+            report(crate::lifetime::timeout(ep, a).await)
+        }
+        Command::Sandbox(Lazy(SandboxCommand::Network(a))) => {
+            report(crate::network::run(ep, a).await)
+        }
+        Command::Sandbox(Lazy(SandboxCommand::Expose(a))) => {
+            report(crate::inbound::expose(ep, a).await)
+        }
+        Command::Sandbox(Lazy(SandboxCommand::Unexpose(a))) => {
+            report(crate::inbound::unexpose(ep, a).await)
+        }
+        Command::PortForward(Lazy(a)) => report(crate::portforward::run(ep, a).await),
+        Command::Console(Lazy(args)) => crate::console::run(ep, args).await,
+        Command::Create(Lazy(args)) => crate::toplevel::create(ep, args).await,
+        Command::Inspect(Lazy(args)) => crate::toplevel::inspect(ep, args).await,
+        Command::Sandbox(Lazy(cmd)) => report(sandbox(ep, cmd).await),
+        Command::Execution(Lazy(ExecutionCommand::Logs(a))) => crate::logs::run(ep, a).await,
+        Command::Execution(Lazy(cmd)) => report(execution(ep, cmd).await),
+        Command::Image(Lazy(cmd)) => report(images::run(ep, cmd).await),
+        Command::Snapshot(Lazy(cmd)) => crate::snapshots::run(ep, cmd).await,
+        Command::Checkpoint(Lazy(cmd)) => crate::checkpoints::run(ep, cmd).await,
+        Command::Cp(Lazy(args)) => crate::cp::run(ep, args).await,
+        Command::Pool(Lazy(cmd)) => report(crate::pools::run(ep, cmd).await),
+        Command::Attestation(Lazy(cmd)) => report(crate::attest::run(ep, cmd).await),
+        Command::Volume(Lazy(cmd)) => report(crate::volumes::run(ep, cmd).await),
+        Command::Cluster(Lazy(cmd)) => report(crate::cluster::run(ep, cmd).await),
+        Command::Serve(Lazy(_)) | Command::Policy(Lazy(_)) | Command::Status(Lazy(_)) => {
+            unreachable!("handled above")
         }
     }
 }

@@ -32,6 +32,7 @@ mod serve;
 mod snapshots;
 mod stop_deadline;
 mod toplevel;
+mod trace;
 mod volumes;
 
 use crate::lazy::Lazy;

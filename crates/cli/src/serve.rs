@@ -60,20 +60,46 @@ fn settings(
     }
 }
 
-/// Run the server until SIGINT/SIGTERM.
-pub async fn run(args: ServeArgs) -> i32 {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("CLEANROOM_LOG")
-                .unwrap_or_else(|_| "info".into()),
-        )
+/// Run the server until SIGINT/SIGTERM, exporting traces to `otlp_endpoint` when given.
+pub async fn run(args: ServeArgs, otlp_endpoint: Option<String>) -> i32 {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    use tracing_subscriber::Layer as _;
+    let exporter = match otlp_endpoint.as_deref().filter(|e| !e.trim().is_empty()) {
+        None => None,
+        Some(e) => match cleanroom_server::telemetry::Exporter::start(e, "cleanroom-server") {
+            Ok(x) => Some(x),
+            Err(e) => return render::fail(ErrorCode::InvalidArgument, e),
+        },
+    };
+    let log_filter = cleanroom_server::telemetry::without_export_spans(
+        tracing_subscriber::EnvFilter::try_from_env("CLEANROOM_LOG")
+            .unwrap_or_else(|_| "info".into()),
+    );
+    let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         // Colour only on a terminal: a log file or journal gets plain text (NO_COLOR too).
         .with_ansi(
             std::io::IsTerminal::is_terminal(&std::io::stderr())
                 && std::env::var_os("NO_COLOR").is_none(),
         )
+        .with_filter(log_filter);
+    let _ = tracing_subscriber::registry()
+        .with(log)
+        .with(exporter.as_ref().map(|x| x.layer()))
         .try_init();
+    if exporter.is_some() {
+        // Not the URL: it may carry credentials.
+        eprintln!("cleanroom: exporting traces over OTLP/HTTP");
+    }
+    let code = serve(args).await;
+    if let Some(x) = exporter {
+        x.shutdown().await;
+    }
+    code
+}
+
+async fn serve(args: ServeArgs) -> i32 {
     let listen = match args
         .listen
         .as_deref()

@@ -126,6 +126,9 @@ pub struct Target {
     pub ca_cert: Option<PathBuf>,
     /// Hex sha256 of the `https://` server's certificate (DER): accept exactly that one.
     pub server_cert_sha256: Option<String>,
+    /// W3C `traceparent` sent with every call, so the server continues the caller's trace
+    /// (docs/traces.md); `None` sends none (the server starts a trace of its own).
+    pub traceparent: Option<String>,
 }
 
 impl From<Endpoint> for Target {
@@ -135,6 +138,7 @@ impl From<Endpoint> for Target {
             token: None,
             ca_cert: None,
             server_cert_sha256: None,
+            traceparent: None,
         }
     }
 }
@@ -167,6 +171,7 @@ pub fn resolve_target(
             "CLEANROOM_SERVER_CERT_SHA256",
             "server_cert_sha256",
         ),
+        traceparent: None,
     })
 }
 

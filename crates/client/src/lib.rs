@@ -230,6 +230,15 @@ impl Client {
                 .map_err(|_| bad("the token contains characters not allowed in a header".into()))?;
             config = config.with_default_header(http::header::AUTHORIZATION, value);
         }
+        // Every call continues the caller's trace (the header is validated by the server,
+        // which ignores a malformed one).
+        if let Some(tp) = &target.traceparent {
+            let value = http::HeaderValue::try_from(tp.as_str()).map_err(|_| {
+                bad("the traceparent contains characters not allowed in a header".into())
+            })?;
+            config =
+                config.with_default_header(http::HeaderName::from_static("traceparent"), value);
+        }
         Ok(Client {
             sandboxes: SandboxServiceClient::new(shared.clone(), config.clone()),
             executions: ExecutionServiceClient::new(shared.clone(), config.clone()),

@@ -12,6 +12,7 @@
 //! - [`pools`]: warm-pool helpers;
 //! - [`etcd`]: a real 3-member etcd cluster on loopback (the cluster suites);
 //! - [`bin`]: the binary under test, refused when stale;
+//! - [`otlp`]: a real OTLP/HTTP trace receiver on loopback (the traces suite);
 //! - [`web`]: REST and `/metrics` with curl, and the Python checkers of `.tools/test-venv`;
 //! - [`runtimes`]: one test body run under both isolation runtimes ([`both_runtimes!`]).
 //!
@@ -21,6 +22,7 @@
 
 pub mod bin;
 pub mod etcd;
+pub mod otlp;
 pub mod pki;
 pub mod pools;
 pub mod probes;

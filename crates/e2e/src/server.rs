@@ -427,6 +427,7 @@ pub async fn client_as(addr: &str, token: &str) -> cleanroom_client::Client {
         token: Some(token.to_string()),
         ca_cert: None,
         server_cert_sha256: None,
+        traceparent: None,
     })
     .await
     .expect("connect")

@@ -51,5 +51,7 @@ mod rest;
 mod sdk;
 #[path = "suites/snapshots/mod.rs"]
 mod snapshots;
+#[path = "suites/traces.rs"]
+mod traces;
 #[path = "suites/volumes.rs"]
 mod volumes;

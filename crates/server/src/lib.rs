@@ -28,4 +28,5 @@ pub mod output;
 pub mod rest;
 pub mod serve;
 pub mod store;
+pub mod telemetry;
 pub mod volumes;

@@ -126,6 +126,17 @@ export class CleanroomClient {
                 return next(req);
             });
         }
+        // Every call continues the caller's trace (docs/traces.md).
+        const traceparent = opts.traceparent;
+        if (traceparent !== undefined) {
+            if (!/^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/.test(traceparent)) {
+                throw errorFor("invalid_argument", "traceparent must be a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)");
+            }
+            interceptors.push((next) => (req) => {
+                req.header.set("traceparent", traceparent);
+                return next(req);
+            });
+        }
         const nodeOptions = ep.kind === "unix"
             ? { socketPath: ep.address }
             : ep.kind === "https" && this.target.serverCertSha256
@@ -188,6 +199,6 @@ export class CleanroomClient {
 export function clientFor(o) {
     if (o.client)
         return o.client;
-    const { host, token, caCert, serverCertSha256 } = o;
-    return new CleanroomClient({ host, token, caCert, serverCertSha256 });
+    const { host, token, caCert, serverCertSha256, traceparent } = o;
+    return new CleanroomClient({ host, token, caCert, serverCertSha256, traceparent });
 }

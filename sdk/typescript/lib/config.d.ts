@@ -22,6 +22,12 @@ export interface ConnectOptions {
     caCert?: string;
     /** Hex sha256 of the `https://` server's certificate (DER), optionally `sha256:`-prefixed. */
     serverCertSha256?: string;
+    /**
+     * W3C trace context (`00-<trace id>-<span id>-<flags>`) every call carries, e.g. the
+     * current span's: the server's spans and the executions' `traceId` join that trace
+     * (docs/traces.md).
+     */
+    traceparent?: string;
 }
 /** A server plus the credentials to present to it. */
 export interface Target {

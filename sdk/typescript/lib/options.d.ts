@@ -1,5 +1,5 @@
 /** The connection options every call accepts (see config.ts). */
-export declare const CONNECT_KEYS: readonly ["host", "token", "caCert", "serverCertSha256", "client"];
+export declare const CONNECT_KEYS: readonly ["host", "token", "caCert", "serverCertSha256", "traceparent", "client"];
 /**
  * Refuse any own key of `o` outside `allowed` (`undefined`-valued keys too: a typo is a
  * typo whatever its value). `where` names the call in the message (`Sandbox.create`).

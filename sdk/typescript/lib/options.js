@@ -11,7 +11,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { errorFor, UnknownOptionError } from "./errors.js";
 /** The connection options every call accepts (see config.ts). */
-export const CONNECT_KEYS = ["host", "token", "caCert", "serverCertSha256", "client"];
+export const CONNECT_KEYS = ["host", "token", "caCert", "serverCertSha256", "traceparent", "client"];
 /** Levenshtein distance, for "did you mean" (short option names only). */
 function distance(a, b) {
     const d = Array.from({ length: b.length + 1 }, (_, i) => i);

@@ -138,6 +138,17 @@ export class CleanroomClient {
         return next(req);
       });
     }
+    // Every call continues the caller's trace (docs/traces.md).
+    const traceparent = opts.traceparent;
+    if (traceparent !== undefined) {
+      if (!/^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/.test(traceparent)) {
+        throw errorFor("invalid_argument", "traceparent must be a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)");
+      }
+      interceptors.push((next) => (req) => {
+        req.header.set("traceparent", traceparent);
+        return next(req);
+      });
+    }
     const nodeOptions =
       ep.kind === "unix"
         ? { socketPath: ep.address }
@@ -210,6 +221,6 @@ export type ClientOptions = ConnectOptions & { client?: CleanroomClient };
 /** `o.client`, else a client built from `o`'s connection options (the others are ignored here). */
 export function clientFor(o: ClientOptions): CleanroomClient {
   if (o.client) return o.client;
-  const { host, token, caCert, serverCertSha256 } = o;
-  return new CleanroomClient({ host, token, caCert, serverCertSha256 });
+  const { host, token, caCert, serverCertSha256, traceparent } = o;
+  return new CleanroomClient({ host, token, caCert, serverCertSha256, traceparent });
 }

@@ -12,7 +12,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { errorFor, UnknownOptionError } from "./errors.js";
 
 /** The connection options every call accepts (see config.ts). */
-export const CONNECT_KEYS = ["host", "token", "caCert", "serverCertSha256", "client"] as const;
+export const CONNECT_KEYS = ["host", "token", "caCert", "serverCertSha256", "traceparent", "client"] as const;
 
 /** Levenshtein distance, for "did you mean" (short option names only). */
 function distance(a: string, b: string): number {

@@ -216,7 +216,8 @@ fn every_rest_endpoint_with_curl_ownership_malformed_bodies_and_openapi() {
         "unauthenticated",
     );
 
-    // Checkpoint / restore: the ownership check, then a stable refusal.
+    // Checkpoint / restore: the ownership check, then the linux runtime's refusal (the
+    // gvisor round trip is `checkpoint_and_restore_over_rest_under_gvisor`).
     let t = "/v1/sandboxes/{sandboxId}/checkpoint";
     let p = format!("/v1/sandboxes/{id}/checkpoint");
     expect(
@@ -245,8 +246,8 @@ fn every_rest_endpoint_with_curl_ownership_malformed_bodies_and_openapi() {
     );
     expect(
         &c.call(t, "POST", p, Some(ALICE), None),
-        409,
-        "backend_capability_mismatch",
+        404,
+        "checkpoint_not_found",
     );
     expect(&c.call(t, "POST", p, None, None), 401, "unauthenticated");
 
@@ -460,4 +461,90 @@ fn rest_and_metrics_on_the_unix_socket_know_the_callers_uid() {
     assert_eq!(st, 403, "{body}");
     let (st, body) = as_uid(None, "DELETE", &format!("/v1/sandboxes/{id}"), None);
     assert_eq!(st, 204, "{body}");
+}
+
+/// `POST /v1/sandboxes/{id}/checkpoint` and `POST /v1/checkpoints/{id}/restore` on the
+/// real `CheckpointSandbox` / create-from-checkpoint under gVisor: a file written before
+/// the checkpoint is in the restored sandbox; another principal can neither checkpoint the
+/// sandbox nor restore the checkpoint.
+#[test]
+fn checkpoint_and_restore_over_rest_under_gvisor() {
+    if !Runtime::Gvisor.available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = write_tokens(
+        dir.path(),
+        &[(ALICE, "alice", "user"), (BOB, "bob", "user")],
+    );
+    let s = TcpServer::start("http", &["--tokens-file", tokens.to_str().unwrap()]);
+    let spec =
+        json!({"spec": {"runtimeClass": "gvisor", "resources": {"memoryBytes": 1073741824u64}}});
+    let r = curl(
+        &s.addr,
+        "POST",
+        "/v1/sandboxes",
+        Some(ALICE),
+        Some(&spec.to_string()),
+    );
+    expect(&r, 201, "");
+    let id = r.json()["sandboxId"].as_str().unwrap().to_string();
+    assert_eq!(r.json()["runtime"], "gvisor", "{}", r.body);
+    let exec = |sbx: &str, script: &str| {
+        let cmd =
+            json!({"command": {"program": "sh", "args": ["-c", script], "timeoutSeconds": 60}});
+        let r = curl(
+            &s.addr,
+            "POST",
+            &format!("/v1/sandboxes/{sbx}/exec"),
+            Some(ALICE),
+            Some(&cmd.to_string()),
+        );
+        expect(&r, 200, "");
+        r.json()
+    };
+    assert_eq!(exec(&id, "echo kept > /tmp/f")["exitCode"], 0);
+
+    let p = format!("/v1/sandboxes/{id}/checkpoint");
+    expect(
+        &curl(&s.addr, "POST", &p, Some(BOB), None),
+        404,
+        "sandbox_not_found",
+    );
+    let r = curl(&s.addr, "POST", &p, Some(ALICE), None);
+    expect(&r, 200, "");
+    let ckpt = r.json()["checkpointId"].as_str().unwrap().to_string();
+    assert!(ckpt.starts_with("ckpt_"), "{}", r.body);
+    assert!(r.json()["sizeBytes"].as_u64().unwrap() > 0, "{}", r.body);
+
+    let p = format!("/v1/checkpoints/{ckpt}/restore");
+    expect(
+        &curl(&s.addr, "POST", &p, Some(BOB), None),
+        404,
+        "checkpoint_not_found",
+    );
+    let r = curl(&s.addr, "POST", &p, Some(ALICE), Some("{}"));
+    expect(&r, 201, "");
+    let v = r.json();
+    let restored = v["sandboxId"].as_str().unwrap().to_string();
+    assert_ne!(restored, id);
+    assert_eq!(
+        (v["status"].as_str(), v["runtime"].as_str()),
+        (Some("Ready"), Some("gvisor")),
+        "{v}"
+    );
+    let x = exec(&restored, "cat /tmp/f");
+    assert_eq!(
+        (x["exitCode"].as_i64(), x["stdout"].as_str()),
+        (Some(0), Some("a2VwdAo=")),
+        "{x}"
+    );
+    let r = curl(
+        &s.addr,
+        "DELETE",
+        &format!("/v1/sandboxes/{restored}"),
+        Some(ALICE),
+        None,
+    );
+    assert_eq!(r.status, 204, "{}", r.body);
 }

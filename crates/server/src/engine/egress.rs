@@ -172,6 +172,7 @@ impl EgressHub {
         let notes = self.notes.clone();
         let (sid, hash) = (sandbox_id.to_string(), policy.policy_hash());
         let sink: cleanroom_egress::EventSink = Arc::new(move |event| {
+            crate::telemetry::gateway::decision(&sid, &hash, &event);
             let _ = notes.send(EgressNote {
                 sandbox_id: sid.clone(),
                 policy_hash: hash.clone(),

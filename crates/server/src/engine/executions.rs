@@ -122,7 +122,9 @@ impl Engine {
             cwd: cwd.clone(),
             tty: req.tty,
             kind: if req.tty { 2 } else { 1 },
-            trace_id: ids::trace_id(),
+            // The caller's trace (docs/traces.md), else a new one.
+            trace_id: crate::telemetry::propagate::current_trace_id()
+                .map_or_else(ids::trace_id, |t| t.to_string()),
             owner: req.owner.clone(),
         };
         let spec = ProcessSpec {
@@ -139,7 +141,11 @@ impl Engine {
         // command: neither is on the path to the command's start. A process never outlives
         // a missing row: a row that cannot be written stops it, and a server that dies
         // before writing it reclaims every sandbox on restart (`recover`).
-        let spawned = self.backend.spawn(&sandbox.id, spec).await;
+        let spawned = tracing::Instrument::instrument(
+            self.backend.spawn(&sandbox.id, spec),
+            crate::telemetry::step("backend.spawn", &sandbox.id),
+        )
+        .await;
         let queued = EventLog::execution_status_row(&sandbox.id, &id, es::QUEUED, "");
         let log_path = execlog::path_for(&self.logs_dir, &id);
         let handle = match (spawned, LogWriter::create(&log_path)) {
@@ -257,22 +263,29 @@ impl Engine {
             budget: self.retention.budget(&sandbox.id),
             recorded: recorded_tx,
         };
-        tokio::spawn(async move {
-            let io = supervisor::Io {
-                stdout: match pty {
-                    Some(m) => supervisor::Output::Pty(m),
-                    None => supervisor::Output::Pipe(handle.stdout),
-                },
-                stderr: handle.stderr,
-                exit: handle.exit,
-            };
-            run.drive(&supervisor, io, writer, cancel_rx).await;
-            lock(&live_map).remove(&run.row.id);
-            foreground.ended();
-            // Idle time counts from the end of the last execution.
-            activity.touch(&run.row.sandbox_id);
-            let _ = done_tx.send(true);
-        });
+        // The execution's span lasts as long as its process; the gateway's decisions
+        // meanwhile are its children (crate::telemetry::gateway).
+        let (exec_span, traced) = crate::telemetry::gateway::execution(&sandbox.id, &id);
+        tokio::spawn(tracing::Instrument::instrument(
+            async move {
+                let _traced = traced;
+                let io = supervisor::Io {
+                    stdout: match pty {
+                        Some(m) => supervisor::Output::Pty(m),
+                        None => supervisor::Output::Pipe(handle.stdout),
+                    },
+                    stderr: handle.stderr,
+                    exit: handle.exit,
+                };
+                run.drive(&supervisor, io, writer, cancel_rx).await;
+                lock(&live_map).remove(&run.row.id);
+                foreground.ended();
+                // Idle time counts from the end of the last execution.
+                activity.touch(&run.row.sandbox_id);
+                let _ = done_tx.send(true);
+            },
+            exec_span,
+        ));
         Ok(row)
     }
 

@@ -263,7 +263,12 @@ impl Engine {
         // counts as in use from here on and `image rm` cannot pull it from under us.
         let image = match &pinned {
             None => None,
-            Some(p) => match self.image_root(p).await {
+            Some(p) => match tracing::Instrument::instrument(
+                self.image_root(p),
+                crate::telemetry::step("image.resolve", &id),
+            )
+            .await
+            {
                 Ok(i) => Some(i),
                 Err(e) => {
                     self.events.end_sandbox(&id, ss::FAILED, &e.message)?;
@@ -290,7 +295,12 @@ impl Engine {
             checkpoint: restore.filter(|r| r.memory).map(|r| r.layers),
             volumes,
         };
-        let provisioned = self.backend.provision(&spec).await.and_then(|p| {
+        let provisioned = tracing::Instrument::instrument(
+            self.backend.provision(&spec),
+            crate::telemetry::step("backend.provision", &id),
+        )
+        .await
+        .and_then(|p| {
             // Fail closed: a sandbox whose gateway is not running must not become READY.
             let device = p.network_device.as_ref().ok_or_else(|| {
                 cleanroom_backend::BackendError::LaunchFailed(

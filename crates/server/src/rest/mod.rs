@@ -77,17 +77,24 @@ where
     }
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
+        // The caller's trace continues through this call (docs/traces.md).
+        let (span, cx) = crate::telemetry::propagate::enter_call(&req);
         if !is_rest(req.uri().path()) {
-            return tower::Service::call(&mut self.connect, req);
+            let call = tower::Service::call(&mut self.connect, req);
+            return Box::pin(crate::telemetry::propagate::within(call, span, cx));
         }
         let rest = self.rest.clone();
-        Box::pin(async move {
-            let resp = match rest.handle(req).await {
-                Ok(r) => r,
-                Err(e) => e.into_response(),
-            };
-            Ok(resp)
-        })
+        Box::pin(crate::telemetry::propagate::within(
+            async move {
+                let resp = match rest.handle(req).await {
+                    Ok(r) => r,
+                    Err(e) => e.into_response(),
+                };
+                Ok(resp)
+            },
+            span,
+            cx,
+        ))
     }
 }
 
@@ -216,7 +223,7 @@ impl Rest {
             (Route::SandboxStatus(id), &Method::GET) => sandboxes::status(self, &who, id).await?,
             (Route::Exec(id), &Method::POST) => sandboxes::exec(self, &who, id, body).await?,
             (Route::Checkpoint(id), &Method::POST) => sandboxes::checkpoint(self, &who, id).await?,
-            (Route::Restore(id), &Method::POST) => sandboxes::restore(&who, id, body).await?,
+            (Route::Restore(id), &Method::POST) => sandboxes::restore(self, &who, id, body).await?,
             (Route::Pools, &Method::POST) => pools::create(self, &who, body).await?,
             (Route::Pool(id), &Method::DELETE) => pools::destroy(self, &who, id).await?,
             (Route::Claim(id), &Method::POST) => pools::claim(self, &who, id, body).await?,

@@ -6,7 +6,7 @@ use super::error::RestError;
 use super::shapes::{self, status_name, time, CreateBody, ExecBody, RestoreBody};
 use super::{call, Body, Reply, Rest};
 use crate::identity::auth::Principal;
-use crate::model::error::{EngineError, ErrorCode};
+use crate::model::error::EngineError;
 use base64::Engine as _;
 use bytes::Bytes;
 use cleanroom_proto::cleanroom::v1::__buffa::oneof::execution_stream_event::Payload;
@@ -217,34 +217,46 @@ where
     ))
 }
 
-/// Checkpoints are not served over REST yet: refused with a stable code after the same
-/// ownership check a checkpoint would make.
-fn no_checkpoints(what: &str) -> RestError {
-    EngineError::new(
-        ErrorCode::BackendCapabilityMismatch,
-        format!("{what} is not available through the REST API of this server"),
-    )
-    .with("capability", "checkpoint")
-    .into()
-}
-
-/// `POST /v1/sandboxes/{id}/checkpoint`: the sandbox must be the caller's, then refused.
+/// `POST /v1/sandboxes/{id}/checkpoint` → `SnapshotService.CheckpointSandbox`: a memory
+/// checkpoint of the caller's READY sandbox, stopped once checkpointed as over Connect
+/// (docs/checkpoints.md). A runtime without `checkpoint_restore` (linux) answers
+/// `409 backend_capability_mismatch`.
 pub async fn checkpoint(rest: &Rest, who: &Principal, id: &str) -> R {
-    let req = GetSandboxRequest {
+    let req = CheckpointSandboxRequest {
         sandbox_id: id.to_string(),
         ..Default::default()
     };
-    let _: GetSandboxResponse = call!(rest, who, SandboxService::get_sandbox, req)?;
-    Err(no_checkpoints("checkpoint"))
+    let c: CheckpointSandboxResponse = call!(rest, who, SnapshotService::checkpoint_sandbox, req)?;
+    Ok(Reply::Json(
+        StatusCode::OK,
+        json!({ "checkpointId": c.checkpoint_id, "sizeBytes": c.size_bytes }),
+    ))
 }
 
-/// `POST /v1/checkpoints/{id}/restore`: the body is checked, then refused.
-pub async fn restore<B>(_who: &Principal, _id: &str, body: Body<B>) -> R
+/// `POST /v1/checkpoints/{id}/restore` → `CreateSandbox` with `from_checkpoint` (the
+/// checkpoint must be the caller's); `nhiOverride` binds the restored copy to that agent.
+pub async fn restore<B>(rest: &Rest, who: &Principal, id: &str, body: Body<B>) -> R
 where
     B: hyper::body::Body<Data = Bytes> + Send + 'static,
     B::Error: std::error::Error + Send + Sync + 'static,
 {
     let b: RestoreBody = body.json().await?;
-    shapes::agent(&b.nhi_override, "nhiOverride")?;
-    Err(no_checkpoints("restore"))
+    let req = CreateSandboxRequest {
+        from_checkpoint: id.to_string(),
+        agent_public_key: shapes::agent(&b.nhi_override, "nhiOverride")?,
+        ..Default::default()
+    };
+    let made: CreateSandboxResponse = call!(rest, who, SandboxService::create_sandbox, req)?;
+    let s = made.sandbox.as_option().cloned().unwrap_or_default();
+    Ok(Reply::Json(
+        StatusCode::CREATED,
+        json!({
+            "sandboxId": s.sandbox_id,
+            "attestation": attestation(rest, who, &s.sandbox_id).await,
+            "status": status_name(s.status.to_i32()),
+            "createdAt": time(&s.created_at),
+            "policyHash": s.policy_hash,
+            "runtime": s.backend,
+        }),
+    ))
 }

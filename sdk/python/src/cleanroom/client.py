@@ -70,7 +70,9 @@ class Client(Operations):
 
     Arguments override the CLI's sources (``CLEANROOM_HOST``/``_TOKEN``/``_CA_CERT``/
     ``_SERVER_CERT_SHA256``, the config file, the default sockets); see
-    :mod:`cleanroom.config`."""
+    :mod:`cleanroom.config`. ``traceparent``: a W3C trace context every call carries, so the
+    server's spans and the executions' ``trace_id`` join that trace; without it, the active
+    OpenTelemetry context's when the application uses OpenTelemetry (docs/traces.md)."""
 
     def __init__(
         self,
@@ -79,10 +81,13 @@ class Client(Operations):
         token: Optional[str] = None,
         ca_cert: Optional[str] = None,
         server_cert_sha256: Optional[str] = None,
+        traceparent: Optional[str] = None,
     ) -> None:
         self.target = resolve_target(host, token, ca_cert, server_cert_sha256)
+        # Every call continues this W3C trace (else the active OpenTelemetry context's).
+        self.traceparent = transport.check_traceparent(traceparent)
         self._http = transport.sync_client(self.target)
-        pq = SyncClient(transport.HttpxSyncTransport(self._http))
+        pq = SyncClient(transport.HttpxSyncTransport(self._http, self.traceparent))
         base = transport.base_url(self.target)
         self.sandboxes = rpc.SandboxServiceClientSync(base, http_client=pq, **_OPTS)
         self.executions = rpc.ExecutionServiceClientSync(base, http_client=pq, **_OPTS)
@@ -148,10 +153,13 @@ class AsyncClient(Operations):
         token: Optional[str] = None,
         ca_cert: Optional[str] = None,
         server_cert_sha256: Optional[str] = None,
+        traceparent: Optional[str] = None,
     ) -> None:
         self.target = resolve_target(host, token, ca_cert, server_cert_sha256)
+        # Every call continues this W3C trace (else the active OpenTelemetry context's).
+        self.traceparent = transport.check_traceparent(traceparent)
         self._http = transport.async_client(self.target)
-        pq = PqClient(transport.HttpxAsyncTransport(self._http))
+        pq = PqClient(transport.HttpxAsyncTransport(self._http, self.traceparent))
         base = transport.base_url(self.target)
         self.sandboxes = rpc.SandboxServiceClient(base, http_client=pq, **_OPTS)
         self.executions = rpc.ExecutionServiceClient(base, http_client=pq, **_OPTS)

@@ -12,8 +12,10 @@ as they are produced.
 from __future__ import annotations
 
 import hashlib
+import re
 import ssl
-from typing import AsyncIterator, Iterator
+import sys
+from typing import AsyncIterator, Iterator, Optional
 
 import httpx
 from pyqwest import Headers, Request, Response, SyncRequest, SyncResponse
@@ -38,6 +40,34 @@ def _headers(target: Target) -> dict:
     if target.token and target.endpoint.kind != "unix":
         return {"authorization": f"Bearer {target.token}"}
     return {}
+
+
+_TRACEPARENT = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
+
+
+def check_traceparent(value: Optional[str]) -> Optional[str]:
+    """A W3C ``traceparent`` given to a client, checked (``ValueError`` when malformed)."""
+    if value is not None and not _TRACEPARENT.fullmatch(value):
+        raise ValueError(f"traceparent {value!r} is not a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)")
+    return value
+
+
+def trace_headers(traceparent: Optional[str]) -> list:
+    """The W3C trace context one call carries (docs/traces.md): the client's
+    ``traceparent`` when it was given one, else the active OpenTelemetry context's when the
+    application uses OpenTelemetry (``opentelemetry`` already imported; nothing is imported
+    otherwise), else none."""
+    if traceparent:
+        return [("traceparent", traceparent)]
+    if "opentelemetry" not in sys.modules:
+        return []
+    try:
+        from opentelemetry import propagate
+    except ImportError:
+        return []
+    carrier: dict = {}
+    propagate.inject(carrier)
+    return [(k, v) for k, v in carrier.items() if k in ("traceparent", "tracestate")]
 
 
 def _check_pin(pin: bytes, der) -> None:
@@ -110,14 +140,15 @@ def async_client(target: Target) -> httpx.AsyncClient:
 class HttpxSyncTransport:
     """A pyqwest ``SyncTransport`` that sends through an httpx client."""
 
-    def __init__(self, client: httpx.Client) -> None:
+    def __init__(self, client: httpx.Client, traceparent: Optional[str] = None) -> None:
         self._client = client
+        self._traceparent = traceparent
 
     def execute_sync(self, request: SyncRequest) -> SyncResponse:
         req = self._client.build_request(
             request.method,
             request.url,
-            headers=list(request.headers.items()),
+            headers=list(request.headers.items()) + trace_headers(self._traceparent),
             content=request.content,
         )
         resp = self._client.send(req, stream=True)
@@ -138,14 +169,15 @@ class HttpxSyncTransport:
 class HttpxAsyncTransport:
     """A pyqwest ``Transport`` that sends through an httpx ``AsyncClient``."""
 
-    def __init__(self, client: httpx.AsyncClient) -> None:
+    def __init__(self, client: httpx.AsyncClient, traceparent: Optional[str] = None) -> None:
         self._client = client
+        self._traceparent = traceparent
 
     async def execute(self, request: Request) -> Response:
         req = self._client.build_request(
             request.method,
             request.url,
-            headers=list(request.headers.items()),
+            headers=list(request.headers.items()) + trace_headers(self._traceparent),
             content=request.content,
         )
         resp = await self._client.send(req, stream=True)
