@@ -80,6 +80,7 @@ pub async fn run(mut cli: Cli) -> i32 {
                 Command::Attestation(Lazy(cmd)) => report(crate::attest::run(&ep, cmd).await),
                 Command::Volume(Lazy(cmd)) => report(crate::volumes::run(&ep, cmd).await),
                 Command::Cluster(Lazy(cmd)) => report(crate::cluster::run(&ep, cmd).await),
+                Command::Ui(Lazy(args)) => crate::ui::run(&ep, args).await,
                 Command::Serve(Lazy(_)) | Command::Policy(Lazy(_)) | Command::Status(Lazy(_)) => {
                     unreachable!("handled above")
                 }

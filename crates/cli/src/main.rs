@@ -30,6 +30,7 @@ mod serve;
 mod snapshots;
 mod stop_deadline;
 mod toplevel;
+mod ui;
 mod volumes;
 
 use crate::lazy::Lazy;

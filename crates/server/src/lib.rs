@@ -27,3 +27,4 @@ pub mod rest;
 pub mod serve;
 pub mod store;
 pub mod volumes;
+pub mod web;

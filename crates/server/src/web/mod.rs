@@ -1,0 +1,205 @@
+//! The web console (docs/web.md): pages under `/ui/` on the server's own listeners, and
+//! browser sessions for the API.
+//!
+//! The console is a static page and one ES module compiled into the binary ([`assets`]);
+//! everything it shows or changes goes through the **Connect API itself** (JSON over
+//! HTTP), as the principal of the browser's session. This service sits in front of the
+//! listener's [`HttpService`]: it answers `/ui/…` (pages, login, logout, the live signal
+//! [`live`]) and, for any other path, turns a session cookie into that session's principal
+//! — only with the session's CSRF token in `x-csrf-token`, else the request is refused
+//! with `permission_denied` before any handler runs. Ownership, caps and codes are
+//! therefore exactly the API's: there is no console-only handler that reads or changes a
+//! sandbox.
+
+pub mod assets;
+pub mod live;
+pub mod login;
+pub mod session;
+
+use crate::api::errors::ApiBody;
+use crate::api::Api;
+use crate::identity::auth::{Authenticator, SessionPrincipal};
+use crate::model::error::EngineError;
+use crate::rest::error::RestError;
+use crate::rest::HttpService;
+use bytes::Bytes;
+use http::{header, HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use session::{Current, Sessions};
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+/// The session cookie's name.
+pub const COOKIE: &str = "cleanroom_session";
+/// The header that must carry the session's CSRF token on every cookie-authenticated
+/// API call and console state change.
+pub const CSRF_HEADER: &str = "x-csrf-token";
+
+/// The policy every console answer carries: nothing but this origin's own files, no
+/// inline script or style, never framed.
+pub const CSP: &str =
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; \
+frame-ancestors 'none'";
+
+/// What the console needs: the API (for the live signal's engine), the authenticator
+/// (token logins, login-code requests), its sessions and where browsers reach it.
+pub struct Web {
+    pub api: Arc<Api>,
+    pub auth: Arc<Authenticator>,
+    pub sessions: Arc<Sessions>,
+    /// `http(s)://host:port` of the server's TCP listener(s), for `cleanroom ui`'s link;
+    /// empty when the server listens on a unix socket only.
+    pub urls: Vec<String>,
+}
+
+/// The listener's service: the console and session auth in front of REST and Connect.
+#[derive(Clone)]
+pub struct WebService {
+    inner: HttpService,
+    web: Arc<Web>,
+}
+
+impl WebService {
+    pub fn new(inner: HttpService, web: Web) -> Self {
+        WebService {
+            inner,
+            web: Arc::new(web),
+        }
+    }
+}
+
+/// Is `path` the console's?
+fn is_ui(path: &str) -> bool {
+    path == "/ui" || path.starts_with("/ui/")
+}
+
+/// The value of cookie `name` in the request's `Cookie` headers.
+pub fn cookie<'a>(headers: &'a http::HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
+}
+
+impl<B> tower::Service<Request<B>> for WebService
+where
+    B: hyper::body::Body<Data = Bytes> + Send + 'static,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    type Response = Response<ApiBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, mut req: Request<B>) -> Self::Future {
+        let path = req.uri().path().to_string();
+        if is_ui(&path) {
+            let web = self.web.clone();
+            return Box::pin(async move {
+                let resp = match web.handle(req).await {
+                    Ok(r) => r,
+                    Err(e) => e.into_response(),
+                };
+                Ok(secure(resp))
+            });
+        }
+        // A browser's API call: the session stands for its principal, with its CSRF token.
+        if !req.headers().contains_key(header::AUTHORIZATION) {
+            if let Some(cur) =
+                cookie(req.headers(), COOKIE).and_then(|id| self.web.sessions.get(id))
+            {
+                if !cur.csrf_ok(req.headers().get(CSRF_HEADER).map(|v| v.as_bytes())) {
+                    return Box::pin(async move { Ok(csrf_refused(&path)) });
+                }
+                req.extensions_mut().insert(SessionPrincipal(cur.principal));
+            }
+        }
+        tower::Service::call(&mut self.inner, req)
+    }
+}
+
+/// The stable refusal of a cookie-authenticated call without its CSRF token: the REST
+/// error shape on REST paths, Connect's JSON error elsewhere.
+fn csrf_refused(path: &str) -> Response<ApiBody> {
+    let e = RestError::from(csrf_error());
+    if path.starts_with("/v1") || path == "/metrics" {
+        return e.into_response();
+    }
+    let body = serde_json::json!({"code": e.code, "message": e.message, "details": []});
+    Response::builder()
+        .status(StatusCode::FORBIDDEN)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::CACHE_CONTROL, "no-store")
+        .body(full(body.to_string()))
+        .unwrap_or_else(|_| Response::new(ApiBody::default()))
+}
+
+/// `permission_denied` for a missing or wrong CSRF token.
+pub fn csrf_error() -> EngineError {
+    EngineError::new(
+        crate::model::error::ErrorCode::PermissionDenied,
+        format!("a request with the console's session cookie must carry its CSRF token in {CSRF_HEADER}"),
+    )
+    .with("reason", "csrf_token")
+}
+
+pub(crate) fn full(b: impl Into<Bytes>) -> ApiBody {
+    Full::new(b.into()).map_err(|e| match e {}).boxed_unsync()
+}
+
+/// The console's headers on every `/ui/` answer.
+fn secure(mut r: Response<ApiBody>) -> Response<ApiBody> {
+    let h = r.headers_mut();
+    let no_cache = !h.contains_key(header::CACHE_CONTROL);
+    let mut set = |k: &'static str, v: &'static str| {
+        h.insert(k, HeaderValue::from_static(v));
+    };
+    set("content-security-policy", CSP);
+    set("x-frame-options", "DENY");
+    set("x-content-type-options", "nosniff");
+    set("referrer-policy", "no-referrer");
+    set("cross-origin-opener-policy", "same-origin");
+    set("cross-origin-resource-policy", "same-origin");
+    if no_cache {
+        set("cache-control", "no-store");
+    }
+    r
+}
+
+impl Web {
+    /// The session a request's cookie names, if live.
+    pub fn current<B>(&self, req: &Request<B>) -> Option<(String, Current)> {
+        let id = cookie(req.headers(), COOKIE)?;
+        Some((id.to_string(), self.sessions.get(id)?))
+    }
+
+    async fn handle<B>(&self, req: Request<B>) -> Result<Response<ApiBody>, RestError>
+    where
+        B: hyper::body::Body<Data = Bytes> + Send + 'static,
+        B::Error: std::error::Error + Send + Sync + 'static,
+    {
+        let path = req.uri().path().to_string();
+        let m = req.method().clone();
+        match (path.as_str(), &m) {
+            ("/ui/api/login", &Method::POST) => login::login(self, req).await,
+            ("/ui/api/login-code", &Method::POST) => login::login_code(self, req).await,
+            ("/ui/api/logout", &Method::POST) => login::logout(self, req),
+            ("/ui/api/session", &Method::GET) => login::session(self, req),
+            ("/ui/api/live", &Method::GET) => live::live(self, req),
+            (p, _) if p.starts_with("/ui/api/") => Err(RestError::no_route(p)),
+            (p, &Method::GET) | (p, &Method::HEAD) => Ok(assets::serve(p)),
+            (p, m) => Err(RestError::method(m, p)),
+        }
+    }
+}
