@@ -49,3 +49,5 @@ mod sdk;
 mod snapshots;
 #[path = "suites/volumes.rs"]
 mod volumes;
+#[path = "suites/web/mod.rs"]
+mod web;
