@@ -94,11 +94,13 @@ pub enum Command {
     /// The cluster this server belongs to (`serve --cluster`; docs/cluster.md). Admins only.
     #[command(subcommand)]
     Cluster(Lazy<crate::cluster::ClusterCommand>),
-    /// A one-time login link to the web console (docs/web.md), for you: the server binds
-    /// a single-use code, valid two minutes, to the principal it sees for this command
-    /// (your unix user over the socket, your token's principal over http://) and this
-    /// prints http(s)://<its TCP listener>/ui/login?code=…. A server listening only on a
-    /// unix socket needs `serve --ui-listen http://127.0.0.1:PORT` for browsers.
+    /// Print a one-time login link to the web console (docs/web.md).
+    ///
+    /// The server binds a single-use code, valid two minutes, to the principal it sees for
+    /// this command (your unix user over the socket, your token's principal over http://)
+    /// and this prints http(s)://<its TCP listener>/ui/login?code=…. A server listening
+    /// only on a unix socket needs `serve --ui-listen http://127.0.0.1:PORT` for browsers;
+    /// without any TCP listener the server says so (`unimplemented`, no_tcp_listener).
     Ui(Lazy<crate::ui::UiArgs>),
 }
 

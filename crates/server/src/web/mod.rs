@@ -203,3 +203,74 @@ impl Web {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cookies_are_read_by_exact_name() {
+        let mut h = http::HeaderMap::new();
+        h.append(
+            header::COOKIE,
+            HeaderValue::from_static("a=1; x_cleanroom_session=evil"),
+        );
+        h.append(
+            header::COOKIE,
+            HeaderValue::from_static("cleanroom_session=good; b=2"),
+        );
+        assert_eq!(cookie(&h, COOKIE), Some("good"));
+        assert_eq!(cookie(&h, "b"), Some("2"));
+        assert_eq!(cookie(&h, "missing"), None);
+    }
+
+    #[test]
+    fn only_ui_paths_are_the_consoles() {
+        assert!(is_ui("/ui") && is_ui("/ui/") && is_ui("/ui/sandboxes/sbx_1"));
+        assert!(
+            !is_ui("/uix")
+                && !is_ui("/v1/sandboxes")
+                && !is_ui("/cleanroom.v1.SandboxService/ListSandboxes")
+        );
+    }
+
+    #[test]
+    fn csrf_refusals_carry_the_stable_code_in_each_shape() {
+        let connect = csrf_refused("/cleanroom.v1.SandboxService/TerminateSandbox");
+        assert_eq!(connect.status(), StatusCode::FORBIDDEN);
+        let rest = csrf_refused("/v1/sandboxes/sbx_1");
+        assert_eq!(rest.status(), StatusCode::FORBIDDEN);
+        let e = RestError::from(csrf_error());
+        assert_eq!(e.code, "permission_denied");
+        assert_eq!(e.details["reason"], "csrf_token");
+    }
+
+    #[test]
+    fn the_pages_hold_no_inline_script_or_markup_sinks() {
+        // The CSP forbids inline script; the modules never parse strings as HTML.
+        assert!(!assets::INDEX.contains("<script>"));
+        // No inline handler attribute (` onclick=`…) either.
+        let handler = assets::INDEX.split(" on").skip(1).any(|rest| {
+            let name: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();
+            !name.is_empty() && rest[name.len()..].starts_with('=')
+        });
+        assert!(!handler, "an inline event handler in index.html");
+        for js in [
+            assets::APP_JS,
+            assets::LIB_JS,
+            assets::LISTS_JS,
+            assets::SANDBOX_JS,
+        ] {
+            for sink in [
+                "innerHTML",
+                "outerHTML",
+                "insertAdjacentHTML",
+                "document.write",
+                "eval(",
+            ] {
+                assert!(!js.contains(sink), "{sink} in a console module");
+            }
+        }
+        assert!(CSP.contains("script-src 'self'") && !CSP.contains("unsafe"));
+    }
+}

@@ -1,6 +1,6 @@
 // Shared by the console's pages: API calls (the Connect API itself, JSON), DOM building
-// without HTML parsing, and sandbox output made inert. Nothing here ever assigns
-// innerHTML/outerHTML or builds markup from strings: every value reaches the page as a
+// without HTML parsing, and sandbox output made inert. Nothing here ever assigns an
+// element's inner or outer HTML or builds markup from strings: every value reaches the page as a
 // text node.
 
 let csrf = "";

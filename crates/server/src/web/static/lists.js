@@ -56,6 +56,8 @@ export function sandboxesPage({ me, main, go }) {
   );
   main.replaceChildren(h("h1", {}, "Sandboxes"), tools, table);
   const usage = new Map();
+  const cache = new Map(); // sandbox id -> {sig, tr}
+  let lastUsage = 0;
   let alive = true;
 
   async function fillUsage(ids) {
@@ -78,8 +80,13 @@ export function sandboxesPage({ me, main, go }) {
     const list = r.sandboxes || [];
     list.sort((a, b) => String(b.createdAt).localeCompare(String(a.createdAt)));
     const focused = document.activeElement && document.activeElement.dataset.id;
-    const rows = list.map((s) =>
-      h(
+    // Rows are kept by id and rebuilt only when what they show changed: with a thousand
+    // sandboxes listed, a live update touches the few that did.
+    const rows = list.map((s) => {
+      const sig = JSON.stringify([s.status, s.labels, s.egressAsks, s.backend, s.imageRef, usage.get(s.sandboxId) || ""]);
+      const kept = cache.get(s.sandboxId);
+      if (kept && kept.sig === sig) return kept.tr;
+      const tr = h(
         "tr",
         { tabindex: 0, "data-row": true, "data-id": s.sandboxId, class: `st-${enumName(s.status, STATUS)}` },
         h("td", {}, h("a", { href: `/ui/sandboxes/${encodeURIComponent(s.sandboxId)}`, "data-nav": true, tabindex: -1 }, s.sandboxId)),
@@ -89,14 +96,22 @@ export function sandboxesPage({ me, main, go }) {
         h("td", { class: "labels" }, labelText(s.labels)),
         h("td", { class: "muted" }, s.imageRef || "host"),
         h("td", { title: s.createdAt || "" }, ago(s.createdAt)),
-      ),
-    );
-    body.replaceChildren(...rows);
+      );
+      cache.set(s.sandboxId, { sig, tr });
+      return tr;
+    });
+    const live = new Set(list.map((s) => s.sandboxId));
+    for (const k of cache.keys()) if (!live.has(k)) cache.delete(k);
+    const same = rows.length === body.children.length && rows.every((r, i) => body.children[i] === r);
+    if (!same) body.replaceChildren(...rows);
     count.textContent = `${list.length} sandbox${list.length === 1 ? "" : "es"}`;
     if (focused) {
       const again = body.querySelector(`tr[data-id="${CSS.escape(focused)}"]`);
       if (again) again.focus();
     }
+    // Usage at most every 4 s (it is GetSandbox per row), not on every change.
+    if (Date.now() - lastUsage < 4000) return;
+    lastUsage = Date.now();
     fillUsage(list.filter((s) => enumName(s.status, STATUS) === "ready").map((s) => s.sandboxId)).then(() => {
       for (const tr of body.children) {
         const u = usage.get(tr.dataset.id);
