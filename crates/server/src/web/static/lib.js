@@ -123,7 +123,7 @@ export function h(tag, attrs = {}, ...children) {
 // cursor moves, screen clears), OSC (titles, hyperlinks, clipboard writes), DCS/APC/PM,
 // two-byte escapes, C1 controls and every C0 control but tab and newline. What is left is
 // shown as text: never interpreted by the terminal-less page, never parsed as HTML.
-const CSI = /\x1b\[[0-?]*[ -/]*[@-~]/g;
+const CSI = /(?:\x1b\[|\u009b)[0-?]*[ -/]*[@-~]/g;
 const OSC = /\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?/g;
 const STR = /\x1b[PX^_][^\x1b]*(?:\x1b\\)?/g;
 const ESC2 = /\x1b[ -/]*[0-~]?/g;
