@@ -20,7 +20,7 @@ Progress goes to stderr. BENCH_BINARY=path skips the release build and uses that
 BENCH_RUNS=N (default 200) samples per latency series.
 
 Rows come in groups; BENCH_ONLY=group[,group...] runs only those (a full run: every group but
-scale and memory):
+scale, memory and web):
   sdk         the SDK round trips (bench/sdk.py)
   api         exec-in-existing-sandbox (unix vs TCP) and the in-process API round trip (bench/api.py)
   exec        exec vs bwrap, create->READY, exec in an existing sandbox
@@ -34,6 +34,8 @@ scale and memory):
   pools       warm pools, attestation (bench/pools.py)
   scale       BENCH_SCALE_N (default 5000) idle sandboxes on one server (bench/scale.py)
   memory      host memory per idle sandbox, whole and broken down (bench/memory.py)
+  web         the web console's first load and live-update delay with BENCH_WEB_N (default
+              1000) sandboxes listed, in headless Chromium (bench/web.py)
 
 A row that cannot run does not lose the others: it becomes {"error": "..."} in the JSON, its
 name is listed in "failed", the JSON is printed anyway and the exit status is 1 (0 when every
@@ -258,15 +260,15 @@ def exec_existing(binary, env, label):
 
 
 GROUPS = ["sdk", "api", "exec", "stream", "gateway", "approvals", "registries", "snapshots", "console",
-          "files", "gvisor", "checkpoint", "pools", "scale", "memory", "inbound"]
+          "files", "gvisor", "checkpoint", "pools", "scale", "memory", "inbound", "web"]
 # Groups that start servers of their own (run.py's servers are not needed for them alone).
-STANDALONE = {"registries", "pools", "scale", "memory"}
+STANDALONE = {"registries", "pools", "scale", "memory", "web"}
 ONLY = {g for g in os.environ.get("BENCH_ONLY", "").split(",") if g}
 
 
 def want(group):
     if not ONLY:
-        return group not in ("scale", "memory")  # those run only when named
+        return group not in ("scale", "memory", "web")  # those run only when named
     return group in ONLY or (group == "api" and "snapshots" in ONLY)  # snapshots: API rows too
 
 
@@ -388,6 +390,8 @@ def standalone_rows(rows, binary, skip_registries=False):
         rows.measure("scale", __import__("scale").scale_bench, binary)
     if want("memory"):  # host memory per idle sandbox (bench/memory.py)
         rows.measure("memory", __import__("memory").memory_bench, binary)
+    if want("web"):  # the web console with many sandboxes listed (bench/web.py)
+        rows.measure("web", __import__("web").web_bench, binary)
 
 
 def main():

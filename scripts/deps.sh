@@ -22,6 +22,10 @@ if [ "${1:-}" != "--runtime" ]; then
   # Image tests: a real OCI registry on loopback and a static busybox for the test image.
   [ -x /usr/bin/docker-registry ] || need_apt+=(docker-registry)
   dpkg -s busybox-static >/dev/null 2>&1 || need_apt+=(busybox-static)
+  # Web console tests and bench (crates/e2e/tests/suites/web, bench/web.py): Debian's
+  # Chromium, driven headless by Playwright (crates/e2e/requirements.txt) — Playwright's
+  # own browser download is never used.
+  command -v chromium >/dev/null || need_apt+=(chromium)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "deps: apt-get install ${need_apt[*]}" >&2
@@ -122,7 +126,8 @@ if [ ! -x .tools/venv/bin/python ] || [ "$(cat .tools/venv/.cleanroom-sdk 2>/dev
   echo "$sdk_py_want" > .tools/venv/.cleanroom-sdk
 fi
 # Test checkers: a project-local venv (.tools/test-venv) with crates/e2e/requirements.txt —
-# the Prometheus text parser and the OpenAPI validator the e2e suites `metrics` and `rest` use.
+# the Prometheus text parser and the OpenAPI validator the e2e suites `metrics` and `rest` use,
+# and Playwright for the web console's browser tests (suite `web`).
 test_py_want="$(sha256sum crates/e2e/requirements.txt | cut -c1-64)"
 if [ ! -x .tools/test-venv/bin/python ] || [ "$(cat .tools/test-venv/.cleanroom-test 2>/dev/null)" != "$test_py_want" ]; then
   echo "deps: python venv .tools/test-venv (crates/e2e/requirements.txt)" >&2

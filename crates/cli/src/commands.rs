@@ -83,6 +83,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Volume(_) => "volume",
         Command::Cluster(_) => "cluster",
         Command::PortForward(_) => "port-forward",
+        Command::Ui(_) => "ui",
     }
 }
 
@@ -122,6 +123,7 @@ async fn dispatch(ep: &Target, other: Command) -> i32 {
         Command::Attestation(Lazy(cmd)) => report(crate::attest::run(ep, cmd).await),
         Command::Volume(Lazy(cmd)) => report(crate::volumes::run(ep, cmd).await),
         Command::Cluster(Lazy(cmd)) => report(crate::cluster::run(ep, cmd).await),
+        Command::Ui(Lazy(args)) => crate::ui::run(ep, args).await,
         Command::Serve(Lazy(_)) | Command::Policy(Lazy(_)) | Command::Status(Lazy(_)) => {
             unreachable!("handled above")
         }

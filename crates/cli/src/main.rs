@@ -33,6 +33,7 @@ mod snapshots;
 mod stop_deadline;
 mod toplevel;
 mod trace;
+mod ui;
 mod volumes;
 
 use crate::lazy::Lazy;

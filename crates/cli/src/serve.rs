@@ -12,12 +12,14 @@ use cleanroom_server::serve::Listen;
 fn settings(
     args: ServeArgs,
     listen: Listen,
+    ui_listen: Option<Listen>,
     cluster: Option<(String, String, String)>,
 ) -> ServeSettings {
     let q = args.quotas;
     ServeSettings {
         cluster,
         listen,
+        ui_listen,
         state_dir: args.state_dir,
         egress_resolve: args.egress_resolve,
         egress_trust_internal: args.egress_trust_internal,
@@ -100,16 +102,24 @@ pub async fn run(args: ServeArgs, otlp_endpoint: Option<String>) -> i32 {
 }
 
 async fn serve(args: ServeArgs) -> i32 {
+    let to_listen = |e: Endpoint| match e {
+        Endpoint::Unix(p) => Listen::Unix(p),
+        Endpoint::Http(a) => Listen::Tcp(a),
+        Endpoint::Https(a) => Listen::Https(a),
+    };
     let listen = match args
         .listen
         .as_deref()
         .map(Endpoint::parse)
         .unwrap_or_else(|| Ok(endpoint::default_listen()))
     {
-        Ok(Endpoint::Unix(p)) => Listen::Unix(p),
-        Ok(Endpoint::Http(a)) => Listen::Tcp(a),
-        Ok(Endpoint::Https(a)) => Listen::Https(a),
+        Ok(e) => to_listen(e),
         Err(e) => return render::fail(ErrorCode::InvalidArgument, e),
+    };
+    let ui_listen = match args.ui_listen.as_deref().map(Endpoint::parse) {
+        None => None,
+        Some(Ok(e)) => Some(to_listen(e)),
+        Some(Err(e)) => return render::fail(ErrorCode::InvalidArgument, e),
     };
     let cluster = args.cluster.clone().map(|c| {
         (
@@ -118,7 +128,7 @@ async fn serve(args: ServeArgs) -> i32 {
             args.advertise.clone().unwrap_or_default(),
         )
     });
-    let cfg = match settings(args, listen, cluster).into_config() {
+    let cfg = match settings(args, listen, ui_listen, cluster).into_config() {
         Ok(c) => c,
         Err(e) => {
             render::report(e.code(), &e.to_string(), None);

@@ -55,3 +55,5 @@ mod snapshots;
 mod traces;
 #[path = "suites/volumes.rs"]
 mod volumes;
+#[path = "suites/web/mod.rs"]
+mod web;

@@ -30,3 +30,4 @@ pub mod serve;
 pub mod store;
 pub mod telemetry;
 pub mod volumes;
+pub mod web;

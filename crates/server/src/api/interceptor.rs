@@ -3,7 +3,7 @@
 //! into the request. Here, not in `auth`, so that `auth` needs nothing of the API.
 
 use crate::api::to_connect;
-use crate::identity::auth::{Authenticator, Peer, Principal};
+use crate::identity::auth::{Authenticator, Peer, Principal, SessionPrincipal};
 use crate::model::error::EngineError;
 use std::sync::Arc;
 
@@ -36,7 +36,12 @@ pub fn admit(
     extensions: &http::Extensions,
     authorization: Option<&[u8]>,
 ) -> Result<Principal, EngineError> {
-    let principal = auth.authenticate(extensions.get::<Peer>(), authorization)?;
+    // A web console session stands for its principal (crate::web verified the cookie and
+    // the CSRF token); an Authorization header on the same request still wins.
+    let principal = match (extensions.get::<SessionPrincipal>(), authorization) {
+        (Some(SessionPrincipal(p)), None) => p.clone(),
+        _ => auth.authenticate(extensions.get::<Peer>(), authorization)?,
+    };
     // The connection leaves the pre-authentication budget for the principal's share
     // (crate::budgets::admission); past the share the request is refused and the connection
     // closed.

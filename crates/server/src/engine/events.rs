@@ -44,6 +44,12 @@ impl EventLog {
         }
     }
 
+    /// A receiver that changes whenever an event is written (the tails' own signal): the
+    /// web console's live page updates wait on it, then read through the API.
+    pub fn subscribe(&self) -> watch::Receiver<i64> {
+        self.notify.subscribe()
+    }
+
     /// Wake the tails for an event the caller wrote itself inside a larger store
     /// transaction (a claim), once that transaction committed with sequence `seq`.
     pub fn committed(&self, seq: i64) {

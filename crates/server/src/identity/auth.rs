@@ -69,6 +69,12 @@ pub enum Peer {
     Tcp { cert_principal: Option<String> },
 }
 
+/// The principal of a web console session (`crate::web`), inserted into a request's
+/// extensions by the console's front service once the session cookie and its CSRF token
+/// verified. Like [`Peer`], only the server puts it there: clients cannot forge extensions.
+#[derive(Debug, Clone)]
+pub struct SessionPrincipal(pub Principal);
+
 /// Why a tokens file or certificate was refused.
 #[derive(Debug, thiserror::Error)]
 #[error("tokens file {path}: {msg}")]

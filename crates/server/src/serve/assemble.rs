@@ -15,6 +15,9 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub struct ServeSettings {
     pub listen: Listen,
+    /// `--ui-listen`: a further TCP listener for the web console (and the API) beside
+    /// `listen` — how a server on a unix socket serves browsers (docs/web.md).
+    pub ui_listen: Option<Listen>,
     /// `None`: [`default_state_dir`].
     pub state_dir: Option<PathBuf>,
     pub egress_resolve: Vec<String>,
@@ -175,6 +178,7 @@ impl ServeSettings {
         let mib = |v: u64| v.saturating_mul(1 << 20);
         Ok(ServeConfig {
             listen: self.listen,
+            ui_listen: self.ui_listen,
             state_dir: self.state_dir.unwrap_or_else(default_state_dir),
             init_exe,
             keep_cgroup_options: self.keep_cgroup_options,
@@ -258,6 +262,7 @@ mod tests {
     fn settings() -> ServeSettings {
         ServeSettings {
             listen: Listen::Unix(PathBuf::from("/tmp/x.sock")),
+            ui_listen: None,
             state_dir: Some(PathBuf::from("/tmp/state")),
             egress_resolve: vec![],
             egress_trust_internal: vec![],

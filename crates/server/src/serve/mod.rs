@@ -7,6 +7,7 @@
 
 pub mod assemble;
 pub mod listener;
+pub mod ui;
 
 use crate::api::Api;
 use crate::engine::Engine;
@@ -47,6 +48,8 @@ pub struct AuthConfig {
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
     pub listen: Listen,
+    /// A further TCP listener for browsers (`--ui-listen`, [`crate::web`]).
+    pub ui_listen: Option<Listen>,
     pub state_dir: PathBuf,
     /// The `cleanroom` binary, re-executed as each sandbox's pid 1.
     pub init_exe: PathBuf,
@@ -424,6 +427,10 @@ pub async fn run(
     // Bound only now: a connectable socket means a recovered, ready server. The
     // authentication rules depend on the address actually bound.
     let transport = bind(&cfg.listen, &cfg.auth, tokens.is_some()).await?;
+    let ui_transport = match &cfg.ui_listen {
+        Some(l) => Some(crate::serve::ui::bind(l, &cfg.auth).await?),
+        None => None,
+    };
     // Join the cluster once this host can answer (a server that cannot join does not
     // start: fail closed, `cluster_unavailable` / `node_name_taken`).
     let cluster = match cfg.cluster.clone() {
@@ -467,21 +474,44 @@ pub async fn run(
         .with_interceptor(crate::api::interceptor::AuthInterceptor(auth.clone())),
     );
     // REST and /metrics beside Connect on the same listener (crate::rest).
+    let api = Arc::new(Api {
+        engine: engine.clone(),
+        caps: cfg.auth.caps,
+        console: Some(console.broker.clone()),
+        cluster: cluster.clone(),
+        exposures: Some(inbound.clone()),
+    });
     let rest = crate::rest::Rest {
-        api: Arc::new(Api {
-            engine: engine.clone(),
-            caps: cfg.auth.caps,
-            console: Some(console.broker.clone()),
-            cluster: cluster.clone(),
-            exposures: Some(inbound.clone()),
-        }),
+        api: api.clone(),
         auth: auth.clone(),
     };
     let service = crate::inbound::http::InboundRouter::new(
         crate::rest::HttpService::new(service, rest),
         inbound,
-        auth,
+        auth.clone(),
     );
+    // The web console in front (crate::web): /ui/ pages and browser sessions.
+    // Only the console's own listener: see `crate::web::WebService` (origins).
+    let urls = ui_transport
+        .as_ref()
+        .into_iter()
+        .filter_map(crate::serve::ui::url_of)
+        .collect();
+    let web = crate::web::Web {
+        api,
+        auth,
+        sessions: Default::default(),
+        urls,
+    };
+    let service = crate::web::WebService::new(service, web);
+    if let Some(t) = ui_transport {
+        tokio::spawn(crate::serve::listener::serve(
+            t,
+            service.for_console(),
+            cfg.auth.conn,
+            stop_rx.clone(),
+        ));
+    }
 
     let (transport, socket_path) = transport;
     // From here on the stop below terminates the sandboxes and closes the backend.

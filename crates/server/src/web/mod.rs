@@ -1,0 +1,314 @@
+//! The web console (docs/web.md): pages under `/ui/` on the server's own listeners, and
+//! browser sessions for the API.
+//!
+//! The console is a static page and one ES module compiled into the binary ([`assets`]);
+//! everything it shows or changes goes through the **Connect API itself** (JSON over
+//! HTTP), as the principal of the browser's session. This service sits in front of the
+//! listener's [`crate::inbound::http::InboundRouter`] and [`HttpService`] on the console's own
+//! listener (`--ui-listen`; see [`WebService`]): it answers `/ui/…` (pages, login, logout, the live signal
+//! [`live`]) and, for any other path, turns a session cookie into that session's principal
+//! — only with the session's CSRF token in `x-csrf-token`, else the request is refused
+//! with `permission_denied` before any handler runs. Ownership, caps and codes are
+//! therefore exactly the API's: there is no console-only handler that reads or changes a
+//! sandbox.
+
+pub mod assets;
+pub mod live;
+pub mod login;
+pub mod session;
+
+use crate::api::errors::ApiBody;
+use crate::api::Api;
+use crate::identity::auth::{Authenticator, SessionPrincipal};
+use crate::model::error::EngineError;
+use crate::rest::error::RestError;
+use crate::rest::HttpService;
+use bytes::Bytes;
+use http::{header, HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use session::{Current, Sessions};
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+/// The session cookie's name.
+pub const COOKIE: &str = "cleanroom_session";
+/// The header that must carry the session's CSRF token on every cookie-authenticated
+/// API call and console state change.
+pub const CSRF_HEADER: &str = "x-csrf-token";
+
+/// The policy every console answer carries: nothing but this origin's own files, no
+/// inline script or style, never framed.
+pub const CSP: &str =
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; \
+frame-ancestors 'none'";
+
+/// What the console needs: the API (for the live signal's engine), the authenticator
+/// (token logins, login-code requests), its sessions and where browsers reach it.
+pub struct Web {
+    pub api: Arc<Api>,
+    pub auth: Arc<Authenticator>,
+    pub sessions: Arc<Sessions>,
+    /// `http(s)://host:port` of the server's TCP listener(s), for `cleanroom ui`'s link;
+    /// empty when the server listens on a unix socket only.
+    pub urls: Vec<String>,
+}
+
+/// The listener's service: the console and session auth in front of REST and Connect.
+///
+/// The console lives on its own listener (`serve --ui-listen`), a separate browser origin:
+/// the main listener serves exposed sandbox ports under `/_sandbox/…`, pages a sandbox
+/// writes, which on the console's origin could read the console and act as whoever is
+/// logged in. So the main listener's service answers no `/ui/` route and takes no session
+/// cookie, and the console's listener serves no exposure or port-forward.
+#[derive(Clone)]
+pub struct WebService {
+    inner: crate::inbound::http::InboundRouter,
+    web: Arc<Web>,
+    /// The console's listener (`--ui-listen`), not the main one.
+    console: bool,
+}
+
+impl WebService {
+    pub fn new(inner: crate::inbound::http::InboundRouter, web: Web) -> Self {
+        WebService {
+            inner,
+            web: Arc::new(web),
+            console: false,
+        }
+    }
+
+    /// The same service for the console's own listener.
+    pub fn for_console(&self) -> Self {
+        WebService {
+            console: true,
+            ..self.clone()
+        }
+    }
+}
+
+/// The refusal of a route the listener does not serve (see [`WebService`]).
+fn not_here(what: &str) -> Response<ApiBody> {
+    RestError::from(EngineError::new(
+        cleanroom_vocab::ErrorCode::Unimplemented,
+        format!("{what} is not served on this listener (the web console has its own, `serve --ui-listen`: a separate origin from exposed sandbox ports)"),
+    ))
+    .into_response()
+}
+
+/// Is `path` the console's?
+fn is_ui(path: &str) -> bool {
+    path == "/ui" || path.starts_with("/ui/")
+}
+
+/// The value of cookie `name` in the request's `Cookie` headers.
+pub fn cookie<'a>(headers: &'a http::HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
+}
+
+impl<B> tower::Service<Request<B>> for WebService
+where
+    B: hyper::body::Body<Data = Bytes> + Send + 'static,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    type Response = Response<ApiBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, mut req: Request<B>) -> Self::Future {
+        let path = req.uri().path().to_string();
+        if !self.console {
+            if is_ui(&path) {
+                return Box::pin(async move { Ok(not_here("the web console")) });
+            }
+            return tower::Service::call(&mut self.inner, req);
+        }
+        if path.starts_with(crate::inbound::EXPOSE_PREFIX)
+            || path.starts_with(crate::inbound::FORWARD_PREFIX)
+        {
+            return Box::pin(async move { Ok(not_here("an exposed sandbox port")) });
+        }
+        if is_ui(&path) {
+            let web = self.web.clone();
+            return Box::pin(async move {
+                let resp = match web.handle(req).await {
+                    Ok(r) => r,
+                    Err(e) => e.into_response(),
+                };
+                Ok(secure(resp))
+            });
+        }
+        // A browser's API call: the session stands for its principal, with its CSRF token.
+        if !req.headers().contains_key(header::AUTHORIZATION) {
+            if let Some(cur) =
+                cookie(req.headers(), COOKIE).and_then(|id| self.web.sessions.get(id))
+            {
+                if !cur.csrf_ok(req.headers().get(CSRF_HEADER).map(|v| v.as_bytes())) {
+                    return Box::pin(async move { Ok(csrf_refused(&path)) });
+                }
+                req.extensions_mut().insert(SessionPrincipal(cur.principal));
+            }
+        }
+        tower::Service::call(&mut self.inner, req)
+    }
+}
+
+/// The stable refusal of a cookie-authenticated call without its CSRF token: the REST
+/// error shape on REST paths, Connect's JSON error elsewhere.
+fn csrf_refused(path: &str) -> Response<ApiBody> {
+    let e = RestError::from(csrf_error());
+    if path.starts_with("/v1") || path == "/metrics" {
+        return e.into_response();
+    }
+    let body = serde_json::json!({"code": e.code, "message": e.message, "details": []});
+    Response::builder()
+        .status(StatusCode::FORBIDDEN)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::CACHE_CONTROL, "no-store")
+        .body(full(body.to_string()))
+        .unwrap_or_else(|_| Response::new(ApiBody::default()))
+}
+
+/// `permission_denied` for a missing or wrong CSRF token.
+pub fn csrf_error() -> EngineError {
+    EngineError::new(
+        crate::model::error::ErrorCode::PermissionDenied,
+        format!("a request with the console's session cookie must carry its CSRF token in {CSRF_HEADER}"),
+    )
+    .with("reason", "csrf_token")
+}
+
+pub(crate) fn full(b: impl Into<Bytes>) -> ApiBody {
+    Full::new(b.into()).map_err(|e| match e {}).boxed_unsync()
+}
+
+/// The console's headers on every `/ui/` answer.
+fn secure(mut r: Response<ApiBody>) -> Response<ApiBody> {
+    let h = r.headers_mut();
+    let no_cache = !h.contains_key(header::CACHE_CONTROL);
+    let mut set = |k: &'static str, v: &'static str| {
+        h.insert(k, HeaderValue::from_static(v));
+    };
+    set("content-security-policy", CSP);
+    set("x-frame-options", "DENY");
+    set("x-content-type-options", "nosniff");
+    set("referrer-policy", "no-referrer");
+    set("cross-origin-opener-policy", "same-origin");
+    set("cross-origin-resource-policy", "same-origin");
+    if no_cache {
+        set("cache-control", "no-store");
+    }
+    r
+}
+
+impl Web {
+    /// The session a request's cookie names, if live.
+    pub fn current<B>(&self, req: &Request<B>) -> Option<(String, Current)> {
+        let id = cookie(req.headers(), COOKIE)?;
+        Some((id.to_string(), self.sessions.get(id)?))
+    }
+
+    async fn handle<B>(&self, req: Request<B>) -> Result<Response<ApiBody>, RestError>
+    where
+        B: hyper::body::Body<Data = Bytes> + Send + 'static,
+        B::Error: std::error::Error + Send + Sync + 'static,
+    {
+        let path = req.uri().path().to_string();
+        let m = req.method().clone();
+        match (path.as_str(), &m) {
+            ("/ui/api/login", &Method::POST) => login::login(self, req).await,
+            ("/ui/api/login-code", &Method::POST) => login::login_code(self, req).await,
+            ("/ui/api/logout", &Method::POST) => login::logout(self, req),
+            ("/ui/api/session", &Method::GET) => login::session(self, req),
+            ("/ui/api/live", &Method::GET) => live::live(self, req),
+            (p, _) if p.starts_with("/ui/api/") => Err(RestError::no_route(p)),
+            (p, &Method::GET) | (p, &Method::HEAD) => Ok(assets::serve(p)),
+            (p, m) => Err(RestError::method(m, p)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cookies_are_read_by_exact_name() {
+        let mut h = http::HeaderMap::new();
+        h.append(
+            header::COOKIE,
+            HeaderValue::from_static("a=1; x_cleanroom_session=evil"),
+        );
+        h.append(
+            header::COOKIE,
+            HeaderValue::from_static("cleanroom_session=good; b=2"),
+        );
+        assert_eq!(cookie(&h, COOKIE), Some("good"));
+        assert_eq!(cookie(&h, "b"), Some("2"));
+        assert_eq!(cookie(&h, "missing"), None);
+    }
+
+    #[test]
+    fn only_ui_paths_are_the_consoles() {
+        assert!(is_ui("/ui") && is_ui("/ui/") && is_ui("/ui/sandboxes/sbx_1"));
+        assert!(
+            !is_ui("/uix")
+                && !is_ui("/v1/sandboxes")
+                && !is_ui("/cleanroom.v1.SandboxService/ListSandboxes")
+        );
+    }
+
+    #[test]
+    fn csrf_refusals_carry_the_stable_code_in_each_shape() {
+        let connect = csrf_refused("/cleanroom.v1.SandboxService/TerminateSandbox");
+        assert_eq!(connect.status(), StatusCode::FORBIDDEN);
+        let rest = csrf_refused("/v1/sandboxes/sbx_1");
+        assert_eq!(rest.status(), StatusCode::FORBIDDEN);
+        let e = RestError::from(csrf_error());
+        assert_eq!(e.code, "permission_denied");
+        assert_eq!(e.details["reason"], "csrf_token");
+    }
+
+    #[test]
+    fn the_pages_hold_no_inline_script_or_markup_sinks() {
+        // The CSP forbids inline script; the modules never parse strings as HTML.
+        assert!(!assets::INDEX.contains("<script>"));
+        // No inline handler attribute (` onclick=`…) either.
+        let handler = assets::INDEX.split(" on").skip(1).any(|rest| {
+            let name: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();
+            !name.is_empty() && rest[name.len()..].starts_with('=')
+        });
+        assert!(!handler, "an inline event handler in index.html");
+        for js in [
+            assets::APP_JS,
+            assets::LIB_JS,
+            assets::LISTS_JS,
+            assets::SANDBOX_JS,
+        ] {
+            for sink in [
+                "innerHTML",
+                "outerHTML",
+                "insertAdjacentHTML",
+                "document.write",
+                "eval(",
+            ] {
+                assert!(!js.contains(sink), "{sink} in a console module");
+            }
+        }
+        assert!(CSP.contains("script-src 'self'") && !CSP.contains("unsafe"));
+    }
+}
