@@ -6,7 +6,7 @@ use crate::approval::Approvals;
 use crate::ctx::Ctx;
 use crate::event::{EgressEvent, EventSink};
 use crate::judge::{judge, settle, Query, Ruling};
-use crate::link::{GATEWAY_ADDR, MTU, PROXY_PORT, TCP_WINDOW};
+use crate::link::{GATEWAY_ADDR, MTU, PROXY_PORT, TCP_RECV_BUFFER, TCP_SEND_WINDOW};
 use crate::rules::Rules;
 use crate::secrets::Secrets;
 use crate::tls::SandboxCa;
@@ -85,13 +85,17 @@ impl Gateway {
         cfg.packet_information(false);
         cfg.udp_timeout(UDP_IDLE);
         let mut tcp = ipstack::TcpConfig::default();
-        tcp.max_unacked_bytes = TCP_WINDOW;
-        tcp.read_buffer_size = TCP_WINDOW as usize;
+        tcp.max_unacked_bytes = TCP_SEND_WINDOW;
+        tcp.read_buffer_size = TCP_RECV_BUFFER;
         tcp.rto = TCP_RTO;
         tcp.max_retransmit_count = TCP_MAX_RETRANSMITS;
         // Without an MSS option the sandbox's kernel assumes 536 bytes and sends its data
-        // to the gateway in segments 30 times smaller than the link allows.
-        tcp.options = Some(vec![ipstack::TcpOptions::MaximumSegmentSize(MTU - 40)]);
+        // to the gateway in segments 30 times smaller than the link allows. Without window
+        // scaling neither side can have more than 64 KiB in flight (docs/performance.md).
+        tcp.options = Some(vec![
+            ipstack::TcpOptions::MaximumSegmentSize(MTU - 40),
+            ipstack::TcpOptions::WindowScale(0),
+        ]);
         cfg.with_tcp_config(tcp);
         let rules = Arc::new(Rules::new(policy));
         let ctx = Arc::new(Ctx {

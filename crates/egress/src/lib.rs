@@ -53,6 +53,8 @@ pub mod secrets;
 pub mod share;
 pub mod sniff;
 #[cfg(test)]
+mod stack_scale_tests;
+#[cfg(test)]
 mod stack_tests;
 mod strict;
 pub mod tcp;
@@ -65,7 +67,7 @@ pub use ctx::Ctx;
 pub use event::{EgressEvent, EventSink};
 pub use gateway::{Gateway, Mediators};
 pub use limits::{MAX_FLOWS, MAX_UDP_FLOWS};
-pub use link::{GATEWAY_ADDR, GUEST_ADDR, MTU, PROXY_PORT, TCP_WINDOW};
+pub use link::{GATEWAY_ADDR, GUEST_ADDR, MTU, PROXY_PORT, TCP_RECV_BUFFER, TCP_SEND_WINDOW};
 pub use secrets::{Secret, Secrets};
 pub use tls::SandboxCa;
 pub use upstream::UpstreamConfig;

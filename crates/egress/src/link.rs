@@ -12,7 +12,12 @@ pub const PROXY_PORT: u16 = 3128;
 /// MTU of the tun link. The link never leaves the host, so it can be far larger than
 /// Ethernet's: fewer, larger packets through the userspace stack.
 pub const MTU: u16 = 16384;
-/// TCP window of the userspace stack in each direction (ipstack's default, 16 KiB, caps a
-/// connection at a few MB/s); the stack does no window scaling, so 64 KiB is the most it can
-/// advertise. It also bounds what the stack buffers per connection.
-pub const TCP_WINDOW: u32 = 65_535;
+/// Bytes the userspace stack sends to the sandbox before it waits for an acknowledgment (it
+/// keeps them for resending): what one download has in flight. With window scaling (the
+/// sandbox's kernel offers it in every SYN) this can pass 64 KiB, which held a download at
+/// 64 KiB per round trip through the stack (docs/performance.md). Per connection.
+pub const TCP_SEND_WINDOW: u32 = 1 << 20;
+/// Receive window the stack offers the sandbox: what one upload has in flight, and what the
+/// stack holds per connection for a reader that has not read it yet (bounded as
+/// third_party/ipstack/PATCHED.md says: at most about twice this with out-of-order segments).
+pub const TCP_RECV_BUFFER: usize = 512 << 10;

@@ -14,16 +14,16 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio::time::timeout;
 
-const PEER: [u8; 4] = [100, 96, 0, 2];
-const SERVER: [u8; 4] = [10, 0, 0, 1];
-const PEER_PORT: u16 = 40000;
-const MTU: u16 = 1500;
+pub(crate) const PEER: [u8; 4] = [100, 96, 0, 2];
+pub(crate) const SERVER: [u8; 4] = [10, 0, 0, 1];
+pub(crate) const PEER_PORT: u16 = 40000;
+pub(crate) const MTU: u16 = 1500;
 const MSS: usize = 1460;
 
 /// One packet per read and per write, like a tun fd.
-struct ChannelDevice {
-    inbound: UnboundedReceiver<Vec<u8>>,
-    outbound: UnboundedSender<Vec<u8>>,
+pub(crate) struct ChannelDevice {
+    pub(crate) inbound: UnboundedReceiver<Vec<u8>>,
+    pub(crate) outbound: UnboundedSender<Vec<u8>>,
 }
 
 impl AsyncRead for ChannelDevice {
@@ -58,29 +58,31 @@ impl AsyncWrite for ChannelDevice {
 
 /// A TCP segment as the peer sees it.
 #[derive(Debug)]
-struct Seg {
-    seq: u32,
-    ack: u32,
-    window: u16,
-    syn: bool,
-    fin: bool,
-    rst: bool,
-    payload: Vec<u8>,
+pub(crate) struct Seg {
+    pub(crate) seq: u32,
+    pub(crate) ack: u32,
+    pub(crate) window: u16,
+    pub(crate) syn: bool,
+    pub(crate) fin: bool,
+    pub(crate) rst: bool,
+    pub(crate) payload: Vec<u8>,
+    /// The shift of a window scale option, if the segment has one.
+    pub(crate) wscale: Option<u8>,
 }
 
 /// The sandbox's side of one connection: sends segments, reads what the stack sends.
-struct Peer {
-    to_stack: UnboundedSender<Vec<u8>>,
-    from_stack: UnboundedReceiver<Vec<u8>>,
+pub(crate) struct Peer {
+    pub(crate) to_stack: UnboundedSender<Vec<u8>>,
+    pub(crate) from_stack: UnboundedReceiver<Vec<u8>>,
     /// Our next sequence number.
-    seq: u32,
+    pub(crate) seq: u32,
     /// Kept alive with the peer (dropping it stops the stack).
-    _stack: Option<IpStack>,
+    pub(crate) _stack: Option<IpStack>,
 }
 
 impl Peer {
     /// Send a segment; `flags` names its flags: S(YN), A(CK), F(IN), R(ST).
-    fn send(&self, seq: u32, ack: u32, window: u16, flags: &str, payload: &[u8]) {
+    pub(crate) fn send(&self, seq: u32, ack: u32, window: u16, flags: &str, payload: &[u8]) {
         let mut b =
             etherparse::PacketBuilder::ipv4(PEER, SERVER, 64).tcp(PEER_PORT, 80, seq, window);
         if flags.contains('S') {
@@ -101,7 +103,7 @@ impl Peer {
     }
 
     /// The next segment from the stack, or None if none comes within `wait`.
-    async fn recv(&mut self, wait: Duration) -> Option<Seg> {
+    pub(crate) async fn recv(&mut self, wait: Duration) -> Option<Seg> {
         let p = timeout(wait, self.from_stack.recv()).await.ok()??;
         let sliced = etherparse::SlicedPacket::from_ip(&p).expect("stack sent a bad packet");
         let Some(etherparse::TransportSlice::Tcp(t)) = sliced.transport else {
@@ -115,6 +117,10 @@ impl Peer {
             fin: t.fin(),
             rst: t.rst(),
             payload: t.payload().to_vec(),
+            wscale: t.options_iterator().find_map(|o| match o {
+                Ok(etherparse::TcpOptionElement::WindowScale(s)) => Some(s),
+                _ => None,
+            }),
         })
     }
 }

@@ -245,12 +245,23 @@ fn sni_matches(
     }
 }
 
+/// Bytes read at once from either side of an opaque flow: one write of this size becomes one
+/// full-sized segment on the tun link ([`crate::link::MTU`]) instead of the 8 KiB pieces of
+/// tokio's default, which cut segments (and so packets through the stack) to an eighth.
+const COPY_BUFFER: usize = 64 * 1024;
+
 /// Copy both ways until both sides are done.
 pub(crate) async fn splice<A>(mut client: A, mut upstream: TcpStream)
 where
     A: AsyncRead + AsyncWrite + Unpin,
 {
-    let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+    let _ = tokio::io::copy_bidirectional_with_sizes(
+        &mut client,
+        &mut upstream,
+        COPY_BUFFER,
+        COPY_BUFFER,
+    )
+    .await;
     let _ = upstream.shutdown().await;
     close_soon(&mut client).await;
 }

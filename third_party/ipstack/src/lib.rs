@@ -24,6 +24,14 @@ const SESSION_QUEUE_BYTES: usize = 256 * 1024;
 pub(crate) fn session_queue(mtu: u16) -> usize {
     (SESSION_QUEUE_BYTES / usize::from(mtu.max(1))).max(16)
 }
+
+/// PATCHED: a TCP session's queue also holds a whole receive window of full-sized segments
+/// (plus 16 packets for ACKs and the like), so a peer filling the window we offer does not
+/// see its segments dropped while the session's task catches up. Bounded by the window.
+pub(crate) fn tcp_session_queue(mtu: u16, read_buffer_size: usize) -> usize {
+    let mss = usize::from(mtu.max(1)).saturating_sub(40).max(1);
+    session_queue(mtu).max(read_buffer_size / mss + 16)
+}
 pub(crate) type SessionCollection = AHashMap<NetworkTuple, SessionSender>;
 
 mod error;

@@ -49,7 +49,13 @@ pub(crate) struct Tcb {
     ack: SeqNum,
     mtu: u16,
     last_received_ack: SeqNum,
-    send_window: u16,
+    send_window: u32,
+    // PATCHED: window scaling (RFC 7323), negotiated in the handshake: the peer's windows are
+    // shifted left by `snd_shift`, ours right by `rcv_shift`; both 0 when the peer's SYN had no
+    // window scale option.
+    snd_shift: u8,
+    rcv_shift: u8,
+    scaled: bool,
     state: TcpState,
     inflight_packets: BTreeMap<SeqNum, InflightPacket>,
     unordered_packets: BTreeMap<SeqNum, Vec<u8>>,
@@ -135,7 +141,10 @@ impl Tcb {
             ack,
             mtu,
             last_received_ack: seq.into(),
-            send_window: u16::MAX,
+            send_window: u32::from(u16::MAX),
+            snd_shift: 0,
+            rcv_shift: 0,
+            scaled: false,
             state: TcpState::Listen,
             inflight_packets: BTreeMap::new(),
             unordered_packets: BTreeMap::new(),
@@ -278,7 +287,7 @@ impl Tcb {
 
     /// PATCHED: the reader took `n` queued bytes (plus [`SEGMENT_OVERHEAD`] for each chunk it
     /// took whole from the queue); returns the receive window before and after.
-    pub(super) fn data_read(&mut self, n: usize) -> (u16, u16) {
+    pub(super) fn data_read(&mut self, n: usize) -> (u32, u32) {
         let before = self.get_recv_window();
         self.queued = self.queued.saturating_sub(n);
         (before, self.get_recv_window())
@@ -288,7 +297,7 @@ impl Tcb {
     /// bytes) minus what is in flight. Upstream sent a whole segment whenever any window was
     /// left, and the peer dropped what lay beyond it.
     pub(super) fn usable_send_window(&self) -> usize {
-        let limit = self.max_unacked_bytes.min(self.get_send_window() as u32);
+        let limit = self.max_unacked_bytes.min(self.get_send_window());
         limit.saturating_sub(self.seq.distance(self.get_last_received_ack())) as usize
     }
 
@@ -407,20 +416,53 @@ impl Tcb {
     pub(super) fn get_state(&self) -> TcpState {
         self.state
     }
+    /// The window field of a segment from the peer (scaled, once negotiated).
     pub(super) fn update_send_window(&mut self, window: u16) {
-        self.send_window = window;
+        self.send_window = u32::from(window) << self.snd_shift;
     }
-    pub(super) fn get_send_window(&self) -> u16 {
+    /// PATCHED: the window of the peer's SYN, which is never scaled (RFC 7323 section 2.2).
+    pub(super) fn update_send_window_from_syn(&mut self, window: u16) {
+        self.send_window = u32::from(window);
+    }
+    /// The peer's window in bytes.
+    pub(super) fn get_send_window(&self) -> u32 {
         self.send_window
+    }
+    /// PATCHED: window scaling. `peer` is the shift of the peer's SYN option (`None`: it sent
+    /// none, and neither side scales). Returns the shift to announce in our SYN-ACK: the
+    /// smallest that lets the window field express the whole read buffer.
+    pub(super) fn negotiate_window_scale(&mut self, peer: Option<u8>) -> Option<u8> {
+        let peer = peer?;
+        self.snd_shift = peer.min(14);
+        let mut shift = 0u8;
+        while shift < 14 && (self.read_buffer_size >> shift) > usize::from(u16::MAX) {
+            shift += 1;
+        }
+        self.rcv_shift = shift;
+        self.scaled = true;
+        Some(shift)
+    }
+    /// Our shift, when window scaling was negotiated.
+    pub(super) fn window_scale(&self) -> Option<u8> {
+        self.scaled.then_some(self.rcv_shift)
+    }
+    /// PATCHED: the window field of a segment we send: our window in units of our scale, or
+    /// unscaled (at most 64 KiB) in a SYN.
+    pub(super) fn recv_window_field(&self, syn: bool) -> u16 {
+        let window = self.get_recv_window();
+        let shift = if syn { 0 } else { self.rcv_shift };
+        (window >> shift).min(u32::from(u16::MAX)) as u16
     }
     /// PATCHED: the window offered leaves room for the overhead of the segments that would
     /// fill it, so a peer that sends exactly what we offer, in full-sized segments, has all
     /// of it accepted.
-    pub(super) fn get_recv_window(&self) -> u16 {
+    /// In bytes, at most what the window field can express at our scale.
+    pub(super) fn get_recv_window(&self) -> u32 {
         let available = self.get_available_read_buffer_size();
         let mss = (self.mtu as usize).saturating_sub(40).max(1);
         let reserve = SEGMENT_OVERHEAD * (available / mss + 1);
-        available.saturating_sub(reserve).try_into().unwrap_or(u16::MAX)
+        let max = u32::from(u16::MAX) << self.rcv_shift;
+        available.saturating_sub(reserve).try_into().unwrap_or(max).min(max)
     }
     // #[inline(always)]
     // pub(super) fn buffer_size(&self, payload_len: u16) -> u16 {
@@ -438,7 +480,7 @@ impl Tcb {
     pub(super) fn check_pkt_type(&self, tcp_header: &TcpHeader, payload: &[u8]) -> PacketType {
         let rcvd_ack = SeqNum(tcp_header.acknowledgment_number);
         let rcvd_seq = SeqNum(tcp_header.sequence_number);
-        let rcvd_window = tcp_header.window_size;
+        let rcvd_window = u32::from(tcp_header.window_size) << self.snd_shift;
         let len = payload.len();
         let res = if rcvd_ack > self.seq {
             PacketType::Invalid

@@ -62,6 +62,9 @@ pub struct TcpConfig {
 pub enum TcpOptions {
     /// Maximum segment size (MSS) for TCP connections.
     MaximumSegmentSize(u16),
+    /// PATCHED: offer window scaling (RFC 7323) to a peer whose SYN offers it. The shift is
+    /// derived from `read_buffer_size`; the value given here is ignored.
+    WindowScale(u8),
 }
 
 impl Default for TcpConfig {
@@ -190,7 +193,15 @@ impl IpStackTcpStream {
         // PATCHED: the peer's window is known from its SYN (never scaled). Upstream assumed
         // 64 KiB until the handshake's ACK, so data written right after accept could
         // overrun a smaller window.
-        tcb.update_send_window(tcp.window_size);
+        tcb.update_send_window_from_syn(tcp.window_size);
+        // PATCHED: window scaling when both the peer and the configuration want it, so windows
+        // past 64 KiB (`read_buffer_size`, `max_unacked_bytes`) can be used.
+        let offered = config.options.iter().flatten().any(|o| matches!(o, TcpOptions::WindowScale(_)));
+        let peer_shift = tcp.options_iterator().find_map(|o| match o {
+            Ok(TcpOptionElement::WindowScale(s)) => Some(s),
+            _ => None,
+        });
+        tcb.negotiate_window_scale(peer_shift.filter(|_| offered));
         let tuple = NetworkTuple::new(src_addr, dst_addr, true);
         if !tcp.syn {
             if !tcp.rst
@@ -202,7 +213,7 @@ impl IpStackTcpStream {
             return Err(IpStackError::IoError(std::io::Error::new(ConnectionRefused, info)));
         }
 
-        let (stream_sender, stream_receiver) = tokio::sync::mpsc::channel::<NetworkPacket>(crate::session_queue(mtu));
+        let (stream_sender, stream_receiver) = tokio::sync::mpsc::channel::<NetworkPacket>(crate::tcp_session_queue(mtu, config.read_buffer_size));
         let (data_tx, data_rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
         let deadline = tokio::time::Instant::now() + config.timeout;
 
@@ -397,7 +408,7 @@ impl IpStackTcpStream {
         let mut tcb = self.tcb.lock().unwrap();
         let (before, after) = tcb.data_read(n);
         let segment = (tcb.get_mtu() as usize).saturating_sub(40);
-        let threshold = segment.min(self.config.read_buffer_size / 2).min(u16::MAX as usize) as u16;
+        let threshold = segment.min(self.config.read_buffer_size / 2).min(u32::MAX as usize) as u32;
         let open = matches!(tcb.get_state(), TcpState::Established | TcpState::FinWait1 | TcpState::FinWait2);
         if open && before < threshold && after >= threshold {
             write_packet_to_device(&self.up_packet_sender, nt, &tcb, None, ACK, None, None)?;
@@ -665,7 +676,7 @@ async fn tcp_main_logic_loop(
             &up_packet_sender,
             network_tuple,
             &tcb,
-            config.options.as_ref(),
+            Some(&syn_ack_options(&tcb, config.options.as_ref())),
             ACK | SYN,
             None,
             None,
@@ -913,6 +924,16 @@ fn extract_data_n_write_upstream(
     Ok(())
 }
 
+/// PATCHED: the options of our SYN-ACK: the configured ones, with the window scale option only
+/// when it was negotiated, carrying our shift.
+fn syn_ack_options(tcb: &Tcb, configured: Option<&Vec<TcpOptions>>) -> Vec<TcpOptions> {
+    let mut opts: Vec<TcpOptions> = configured.into_iter().flatten().filter(|o| !matches!(o, TcpOptions::WindowScale(_))).cloned().collect();
+    if let Some(shift) = tcb.window_scale() {
+        opts.push(TcpOptions::WindowScale(shift));
+    }
+    opts
+}
+
 /// Send a TCP packet to the downstream device, with the specified flags, sequence number, and payload.
 /// The returned value is the length of the `payload` sent, it may be shorter than the length of the incoming parameter `payload`.
 pub(crate) fn write_packet_to_device(
@@ -928,7 +949,7 @@ pub(crate) fn write_packet_to_device(
     let seq = seq.unwrap_or(tcb.get_seq()).0;
     // PATCHED: the window we really have (upstream never offered less than one MTU, so a full
     // buffer still invited more data).
-    let (ack, window_size) = (tcb.get_ack().0, tcb.get_recv_window());
+    let (ack, window_size) = (tcb.get_ack().0, tcb.recv_window_field(flags & SYN != 0));
     let (src, dst) = (tuple.dst, tuple.src); // Note: The address is reversed here
     let calc = |ip_header_len: usize, tcp_header_len: usize| tcb.calculate_payload_max_len(ip_header_len, tcp_header_len);
     let packet = create_raw_packet(
@@ -974,6 +995,11 @@ pub(crate) fn create_raw_packet(
         for opt in opts {
             match opt {
                 TcpOptions::MaximumSegmentSize(mss) => tcp_options.push(TcpOptionElement::MaximumSegmentSize(*mss)),
+                TcpOptions::WindowScale(shift) => {
+                    // Aligned as Linux sends it: NOP, then the 3-byte option.
+                    tcp_options.push(TcpOptionElement::Noop);
+                    tcp_options.push(TcpOptionElement::WindowScale(*shift));
+                }
             }
         }
         tcp_header

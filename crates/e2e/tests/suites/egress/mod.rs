@@ -1,5 +1,6 @@
 //! The egress gateway: conformance, the host's own addresses, fronting, TCP, per-principal
-//! shares, approvals, learn mode, secrets and their redaction, git mediation.
+//! shares, approvals, learn mode, secrets and their redaction, git mediation, unreachable
+//! upstreams.
 
 mod approvals;
 mod conformance;
@@ -11,3 +12,4 @@ mod secrets;
 mod shares;
 mod strict;
 mod tcp;
+mod unreachable;

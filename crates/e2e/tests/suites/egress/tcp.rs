@@ -147,8 +147,9 @@ fn tcp_through_the_gateway_respects_windows_ends_streams_and_stays_bounded() {
         "half-close: {err}"
     );
 
-    // What the gateway holds for one connection is its 64 KiB window; the rest of what the
-    // sandbox got rid of sits in the loopback socket buffers to the upstream (a few MiB).
+    // What the gateway holds for one connection is its receive window (512 KiB, twice that
+    // at most with out-of-order segments); the rest of what the sandbox got rid of sits in
+    // the loopback socket buffers to the upstream (a few MiB).
     let (code, out, err) = py(&["/tmp/push.py", &sink.to_string()]);
     assert_eq!(code, Some(0), "{err}");
     let mib: u64 = out.parse().unwrap_or_else(|_| panic!("{out:?} {err}"));
