@@ -154,6 +154,20 @@ pub type FileDone = std::pin::Pin<
     Box<dyn std::future::Future<Output = Result<FileAnswer, crate::BackendError>> + Send>,
 >;
 
+/// A regular file read with the sandbox's identity ([`crate::Backend::read_range`]).
+pub enum FileRead {
+    /// A descriptor the sandbox opened (read it with `pread`; never resolve it further).
+    File(std::fs::File),
+    /// The bytes from the requested offset as a stream (the gVisor runtime, whose
+    /// descriptors cannot leave the sandbox): the file's size when opened, a pipe's read
+    /// end, and the outcome once the helper wrote them all.
+    Stream {
+        size: u64,
+        data: std::os::fd::OwnedFd,
+        done: FileDone,
+    },
+}
+
 /// What a file operation answered, the descriptors that came with it and, for a stream
 /// ([`FileOp::Archive`]), its outcome once the stream ends.
 pub struct FileReply {

@@ -148,6 +148,22 @@ pub trait Backend: Send + Sync + 'static {
         .map_err(|e| BackendError::Unavailable(format!("read task: {e}")))?
     }
 
+    /// Read `length` bytes (0: to the end) of a regular file from `offset`, opened with
+    /// the sandbox's own identity as [`Backend::open_file`] opens. Default: that
+    /// descriptor ([`files::FileRead::File`]); a runtime whose descriptors cannot leave the
+    /// sandbox streams the bytes instead.
+    async fn read_range(
+        &self,
+        sandbox_id: &str,
+        path: &str,
+        offset: u64,
+        length: u64,
+    ) -> Result<files::FileRead, BackendError> {
+        let _ = (offset, length);
+        let file = self.open_file(sandbox_id, path, OpenMode::Read).await?;
+        Ok(files::FileRead::File(file))
+    }
+
     /// Carry out a files-API operation inside the sandbox **with the sandbox's own
     /// identity** (see [`files`]): the answer, the descriptors the operation hands back
     /// (only to be read from or written to, never resolved further) and, for a stream, its

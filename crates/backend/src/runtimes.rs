@@ -197,6 +197,16 @@ impl Backend for Runtimes {
         self.of(id).read_file(id, path, max_bytes).await
     }
 
+    async fn read_range(
+        &self,
+        id: &str,
+        path: &str,
+        offset: u64,
+        length: u64,
+    ) -> Result<files::FileRead, BackendError> {
+        self.of(id).read_range(id, path, offset, length).await
+    }
+
     async fn file_op(
         &self,
         id: &str,

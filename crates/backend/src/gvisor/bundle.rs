@@ -5,7 +5,8 @@
 //! The root is the same unpacked image the Linux backend uses (bound read-only inside
 //! `runsc`'s private mount namespace, with gVisor's in-memory overlay on top, so writes
 //! land in the sandbox's memory and never in the shared cache), or, without an image, the
-//! host view: a skeleton with the host's system directories bound read-only and its
+//! host view: a skeleton with the host's system directories bound read-only (through
+//! idmapped clones that show their owners as `nobody`, [`super::hostview`]) and its
 //! secrets masked, like the Linux backend's. `/tmp`, `/root` and `/workspace` are bound
 //! from one tmpfs capped at the disk limit ([`super::scratch`]); CPU, memory and pids
 //! limits go into the spec's cgroup.
@@ -83,7 +84,7 @@ impl Bundle {
         let system_bundle = match &spec.image {
             Some(image) => read_root_bundle(&image.rootfs),
             None => {
-                self.host_view(&mut mounts, &empty)?;
+                self.host_view(&mut mounts, &empty, scratch)?;
                 std::fs::read(Path::new("/").join(SYSTEM_BUNDLE)).ok()
             }
         };
@@ -112,13 +113,19 @@ impl Bundle {
 
     /// The host view: the skeleton's links (merged `/usr`) and read-only binds of the
     /// host's system directories, with the host's secret files masked by an empty file.
-    fn host_view(&self, mounts: &mut Vec<Value>, empty: &Path) -> Result<(), BackendError> {
+    fn host_view(
+        &self,
+        mounts: &mut Vec<Value>,
+        empty: &Path,
+        scratch: &Scratch,
+    ) -> Result<(), BackendError> {
         let root = self.rootfs();
         for dir in ["tmp", "root", "workspace", "proc", "dev", "sys", "run"] {
             let d = root.join(dir);
             std::fs::create_dir_all(&d)
                 .map_err(|e| BackendError::io(format!("create {}", d.display()), e))?;
         }
+        let mut bound: Vec<&str> = Vec::new();
         for dir in SYSTEM_DIRS {
             let host = Path::new("/").join(dir);
             let inside = root.join(dir);
@@ -128,15 +135,25 @@ impl Bundle {
             let made = if meta.file_type().is_symlink() {
                 std::fs::read_link(&host).and_then(|t| std::os::unix::fs::symlink(t, &inside))
             } else if meta.is_dir() {
-                mounts.push(bind(&host, &format!("/{dir}")));
+                bound.push(*dir);
                 std::fs::create_dir_all(&inside)
             } else {
                 continue;
             };
             made.map_err(|e| BackendError::io(format!("skeleton {}", inside.display()), e))?;
         }
+        // Bound from idmapped clones: the host's owners appear as `nobody` (hostview.rs).
+        for (dir, source) in super::hostview::attach(scratch, &bound)? {
+            mounts.push(bind(&source, &format!("/{dir}")));
+        }
+        // Through the idmapped view a secret file no one but its owner and group may read
+        // is unreadable to the sandbox already (and runsc's gofer cannot open it to mount
+        // over it); one readable by others is masked by an empty file.
         for file in MASKED_FILES {
-            if Path::new("/").join(file).exists() {
+            let world_readable = std::fs::metadata(Path::new("/").join(file)).is_ok_and(|m| {
+                std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o004 != 0
+            });
+            if world_readable {
                 mounts.push(bind(empty, &format!("/{file}")));
             }
         }

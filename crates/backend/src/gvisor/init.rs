@@ -6,7 +6,8 @@
 //! The same binary, `runsc exec`'d as `cleanroom __gvisor-init kill SIG PID`, is the
 //! signal helper: it sends SIG to the process group PID leads, else to PID alone — where
 //! the linux runtime's pid 1 sends an execution's signals (`runsc kill --pid` reaches only
-//! the one process, so a shell's children would outlive a timeout under gVisor).
+//! the one process, so a shell's children would outlive a timeout under gVisor). As
+//! `cleanroom __gvisor-init files` it is the file helper ([`super::filehelper`]).
 
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag};
@@ -19,6 +20,9 @@ pub fn main() -> ! {
     let args: Vec<String> = std::env::args().skip(2).collect();
     if args.first().map(String::as_str) == Some(KILL_ARG) {
         std::process::exit(kill(&args[1..]));
+    }
+    if args.first().map(String::as_str) == Some(super::filehelper::FILES_ARG) {
+        std::process::exit(super::filehelper::main());
     }
     let mut set = SigSet::empty();
     set.add(Signal::SIGCHLD);

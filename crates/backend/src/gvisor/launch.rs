@@ -5,8 +5,10 @@
 //!   when `/proc/sys/net/core/rmem_default` is visible, its test for "the host's network
 //!   namespace"; recent kernels show that file in every namespace, so the test is wrong
 //!   there — the namespace is the sandbox's own, made by [`super::netns`]);
-//! - an image root is bound read-only onto the bundle's `rootfs` (gVisor's in-memory
-//!   overlay takes the sandbox's writes: the shared image cache is never written).
+//! - an image root is bound onto the bundle's `rootfs` from an overlay whose lower layer
+//!   is the image (`hostview::image_root`: runsc's mount points go to its upper layer on
+//!   the scratch tmpfs; gVisor's own overlay takes the sandbox's writes: the shared image
+//!   cache is never written).
 //!
 //! Those mounts exist only in that namespace and vanish with runsc's processes.
 
@@ -60,7 +62,11 @@ impl GvisorBackend {
         let t_scratch = t0.elapsed();
         let ns_path = format!("/proc/{}/fd/{}", std::process::id(), ns.ns.as_raw_fd());
         bundle.write(spec, &self.init_exe, &ns_path, &scratch)?;
-        let image = spec.image.as_ref().map(|i| i.rootfs.clone());
+        // An overlay runsc can make mount points in (hostview.rs); never the cache itself.
+        let image = match &spec.image {
+            Some(i) => Some(super::hostview::image_root(&scratch, &i.rootfs)?),
+            None => None,
+        };
         let t_bundle = t0.elapsed();
         let init_pid = self
             .start_container(
@@ -243,11 +249,9 @@ impl NamespaceSetup {
                 none,
                 rootfs.as_c_str(),
                 none,
-                MsFlags::MS_REMOUNT
-                    | MsFlags::MS_BIND
-                    | MsFlags::MS_RDONLY
-                    | MsFlags::MS_NOSUID
-                    | MsFlags::MS_NODEV,
+                // Writable: the image root's overlay, whose upper layer takes the mount
+                // points runsc makes; the image cache below it is never written.
+                MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
                 none,
             )?;
         }

@@ -10,13 +10,16 @@
 //! (`runsc run`), [`process`] (executions), [`console`] (their terminals), [`stats`] (pause,
 //! resume, usage), [`init`] (the sandbox's idle first process and its signal helper),
 //! [`checkpoint`] (memory checkpoints and restores), [`hibernate`] (suspend with the memory
-//! released), [`spawn`] (background processes that
-//! survive a restore).
+//! released), [`spawn`] (background processes that survive a restore), [`files`] and
+//! [`filehelper`] (the files API, carried out inside the sandbox).
 
 pub mod bundle;
 mod checkpoint;
 mod console;
+pub mod filehelper;
+mod files;
 mod hibernate;
+mod hostview;
 pub mod init;
 mod launch;
 pub mod netns;
@@ -70,6 +73,8 @@ pub struct GvisorBackend {
     /// The server's own executable, bound into each sandbox as its idle init.
     init_exe: PathBuf,
     sandboxes: Mutex<HashMap<String, Arc<GvisorSandbox>>>,
+    /// File helpers in flight and upload sessions.
+    files: Arc<files::FileHelpers>,
 }
 
 impl GvisorBackend {
@@ -97,6 +102,7 @@ impl GvisorBackend {
             dir,
             init_exe,
             sandboxes: Mutex::new(HashMap::new()),
+            files: Arc::default(),
         })
     }
 
@@ -287,6 +293,34 @@ impl crate::Backend for GvisorBackend {
             }
         }
         Ok(report)
+    }
+
+    async fn file_op(
+        &self,
+        sandbox_id: &str,
+        op: crate::files::FileOp,
+        fds: Vec<OwnedFd>,
+    ) -> Result<crate::files::FileReply, BackendError> {
+        self.run_file_op(sandbox_id, op, fds).await
+    }
+
+    async fn read_range(
+        &self,
+        sandbox_id: &str,
+        path: &str,
+        offset: u64,
+        length: u64,
+    ) -> Result<crate::files::FileRead, BackendError> {
+        self.read_stream(sandbox_id, path, offset, length).await
+    }
+
+    async fn read_file(
+        &self,
+        sandbox_id: &str,
+        path: &str,
+        max_bytes: u64,
+    ) -> Result<crate::FileContent, BackendError> {
+        self.read_bounded(sandbox_id, path, max_bytes).await
     }
 
     async fn usage(&self, sandbox_id: &str) -> Result<crate::Usage, BackendError> {

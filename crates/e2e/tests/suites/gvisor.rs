@@ -329,6 +329,15 @@ fn a_gvisor_sandbox_leaves_nothing_after_rm_or_a_server_sigkill_and_restart() {
     );
     let o = s.sh_in(&id, "echo hi > /tmp/f && cat /tmp/f");
     assert_eq!(stdout(&o), "hi\n", "{}", stderr(&o));
+    // The files API's in-sandbox helpers (runsc exec'd) leave nothing either.
+    let tmp = tempfile::tempdir().unwrap();
+    let (up, down) = (tmp.path().join("up"), tmp.path().join("down"));
+    std::fs::write(&up, b"files").unwrap();
+    let o = s.run(&["cp", up.to_str().unwrap(), &format!("{id}:/workspace/up")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = s.run(&["cp", &format!("{id}:/workspace/up"), down.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&down).unwrap(), b"files");
     let o = s.run(&["sandbox", "rm", &id]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_no_leftovers(&s.state_dir(), &id);
@@ -339,7 +348,31 @@ fn a_gvisor_sandbox_leaves_nothing_after_rm_or_a_server_sigkill_and_restart() {
     let o = s.run(&["sandbox", "create", "--runtime", "gvisor"]);
     let id = stdout(&o).trim().to_string();
     assert!(id.starts_with("sbx_"), "{}", stderr(&o));
+    // An upload in flight (its helper session holds a temporary file in the sandbox)
+    // when the server dies.
+    let mut upload = s.cli();
+    upload
+        .args(["cp", "--raw", "-", &format!("{id}:/workspace/partial")])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut upload = upload.spawn().unwrap();
+    {
+        use std::io::Write;
+        let stdin = upload.stdin.as_mut().unwrap();
+        stdin.write_all(&vec![b'x'; 4 << 20]).unwrap();
+        stdin.flush().unwrap();
+    }
+    assert!(
+        eventually(Duration::from_secs(15), || {
+            let o = s.sh_in(&id, "ls -a /workspace");
+            stdout(&o).contains(".cleanroom-upload-")
+        }),
+        "the upload's helper session never started"
+    );
     s.kill9();
+    let _ = upload.kill();
+    let _ = upload.wait();
     s.spawn();
     assert_no_leftovers(&s.state_dir(), &id);
     assert!(!s.state_dir().join("gvisor/sandboxes").join(&id).exists());

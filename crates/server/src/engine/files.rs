@@ -34,6 +34,24 @@ impl Engine {
             .await?)
     }
 
+    /// Read `length` bytes (0: to the end) from `offset` with the sandbox's identity: a
+    /// descriptor, or the bytes as a stream where the runtime's descriptors cannot leave
+    /// the sandbox (gVisor).
+    pub(in crate::engine) async fn sandbox_read_range(
+        &self,
+        sandbox_id: &str,
+        path: &str,
+        offset: u64,
+        length: u64,
+    ) -> Result<cleanroom_backend::files::FileRead, EngineError> {
+        self.wake_if_suspended(sandbox_id, "files").await?;
+        self.ready_for_files(sandbox_id)?;
+        Ok(self
+            .backend
+            .read_range(sandbox_id, path, offset, length)
+            .await?)
+    }
+
     /// `sandbox_paused` or `sandbox_not_ready` unless the sandbox is READY (the same
     /// refusal as `exec`'s: [`super::pause::not_ready`]).
     pub(crate) fn ready_for_files(&self, sandbox_id: &str) -> Result<(), EngineError> {

@@ -166,6 +166,17 @@ impl OwnedSandbox {
         self.engine.sandbox_open_read(self.id(), path).await
     }
 
+    pub async fn read_range(
+        &self,
+        path: &str,
+        offset: u64,
+        length: u64,
+    ) -> Result<cleanroom_backend::files::FileRead, EngineError> {
+        self.engine
+            .sandbox_read_range(self.id(), path, offset, length)
+            .await
+    }
+
     pub fn ready_for_files(&self) -> Result<(), EngineError> {
         self.engine.ready_for_files(self.id())
     }

@@ -16,7 +16,7 @@ pub const MAX_DEPTH: usize = 1024;
 
 /// Create every missing directory of `norm` (mode 0755, the last one `mode`); the last one's
 /// fd.
-pub(super) fn mkdir_p(norm: &str, mode: u32) -> Result<OwnedFd, FileRefusal> {
+pub(crate) fn mkdir_p(norm: &str, mode: u32) -> Result<OwnedFd, FileRefusal> {
     let mut dir = open_dir("/")?;
     let mut so_far = String::new();
     let parts: Vec<&str> = norm.split('/').filter(|p| !p.is_empty()).collect();

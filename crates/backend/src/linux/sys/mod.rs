@@ -23,6 +23,7 @@ use std::io;
 use std::net::Ipv4Addr;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
+use std::sync::atomic::Ordering;
 
 use nix::fcntl::{fcntl, FcntlArg, FdFlag};
 
@@ -498,9 +499,46 @@ where
     loop {
         match nix::fcntl::openat2(dirfd.as_fd(), path, how) {
             Err(nix::errno::Errno::EAGAIN) if tries < 64 => tries += 1,
+            Err(nix::errno::Errno::ENOSYS) if OPENAT2_FALLBACK.load(Ordering::Relaxed) => {
+                return openat_without_openat2(dirfd.as_fd(), path, how)
+            }
             other => return other,
         }
     }
+}
+
+/// Set by [`allow_openat2_fallback`].
+static OPENAT2_FALLBACK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// In a process whose kernel has no `openat2` — the gVisor runtime's file helper, under
+/// gVisor's sentry (20240729) — let [`openat2`] with `RESOLVE_NO_MAGICLINKS` alone fall
+/// back to `openat`. There every `/proc` magic link leads to an object of the sandbox's
+/// own (the sentry's), which the helper — a process of the sandbox with its identity —
+/// could reach anyway, and the pseudo-filesystem checks on the fd it ends at still hold.
+/// Any other resolve flag (`RESOLVE_IN_ROOT`, `RESOLVE_BENEATH`, …) never falls back: the
+/// call fails as the kernel said. Never called in the server.
+pub fn allow_openat2_fallback() {
+    OPENAT2_FALLBACK.store(true, Ordering::Relaxed);
+}
+
+fn openat_without_openat2<P>(
+    dirfd: BorrowedFd<'_>,
+    path: &P,
+    how: nix::fcntl::OpenHow,
+) -> nix::Result<OwnedFd>
+where
+    P: ?Sized + nix::NixPath,
+{
+    // SAFETY: `OpenHow` is `#[repr(transparent)]` over `libc::open_how` (nix 0.31), so the
+    // two have the same layout; this only reads its fields back.
+    let raw: libc::open_how = unsafe { std::mem::transmute(how) };
+    let only_no_magiclinks = nix::fcntl::ResolveFlag::RESOLVE_NO_MAGICLINKS.bits();
+    if raw.resolve & !only_no_magiclinks != 0 {
+        return Err(nix::errno::Errno::ENOSYS);
+    }
+    let flags = nix::fcntl::OFlag::from_bits_truncate(raw.flags as libc::c_int);
+    let mode = nix::sys::stat::Mode::from_bits_truncate(raw.mode as libc::mode_t);
+    nix::fcntl::openat(dirfd, path, flags, mode)
 }
 
 #[cfg(test)]

@@ -2,6 +2,12 @@
 //! machine's loopback (reached only through `--egress-resolve` overrides), and every
 //! decision checked in the sandbox's event stream by its reason code.
 //!
+//! The bypass attempts (direct IPs, the host's own services, IPv6, raw sockets, other
+//! resolvers, UDP, names resolving to internal addresses) and the allow/deny decisions run
+//! under both runtimes ([`both_runtimes!`]): under gvisor the same gateway sits behind
+//! gVisor's netstack, so the same decisions must come out. The flood and keep-alive tests
+//! exercise the gateway alone and run under the linux runtime.
+//!
 //! Addresses the sandbox tries to reach directly are documentation ranges (TEST-NET) or
 //! this host's own: nothing ever leaves the machine, even if the gateway were broken.
 
@@ -125,10 +131,10 @@ impl Drop for TlsUpstream {
 }
 
 /// `cleanroom sandbox create --policy` with this policy text; returns the sandbox id.
-fn create_with_policy(s: &Server, yaml: &str) -> String {
+fn create_with_policy(s: &Server, rt: Runtime, yaml: &str) -> String {
     let d = tempfile::tempdir().unwrap();
     let policy = write(&d, "cleanroom.yaml", yaml);
-    let o = s.run(&["sandbox", "create", "--policy", &policy]);
+    let o = s.run(&rt.args(2, &["sandbox", "create", "--policy", &policy]));
     let sbx = stdout(&o).trim().to_string();
     assert!(sbx.starts_with("sbx_"), "{}", stderr(&o));
     sbx
@@ -213,12 +219,11 @@ PY
 }
 "#;
 
-#[test]
-fn default_policy_denies_every_protocol_with_reason_codes() {
+fn default_policy_denies_every_protocol_with_reason_codes(rt: Runtime) {
     let s = Server::start();
     // A service of the host itself, on all interfaces: the sandbox must not reach it.
     let host_svc = Upstream::start("0.0.0.0");
-    let sbx = s.create();
+    let sbx = s.create_on(rt, &[]);
     let host_ip = host_ip();
     let script = format!(
         r#"{PROBES}
@@ -297,9 +302,12 @@ echo finished"#,
         assert!(l.contains(&hash), "{l}");
     }
 }
+both_runtimes!(
+    default_policy_denies_every_protocol_with_reason_codes,
+    default_policy_denies_every_protocol_with_reason_codes
+);
 
-#[test]
-fn allowed_hosts_and_ports_work_and_deny_wins() {
+fn allowed_hosts_and_ports_work_and_deny_wins(rt: Runtime) {
     let web = Upstream::start("127.0.0.1");
     let other = Upstream::start("127.0.0.1");
     let tls = TlsUpstream::start();
@@ -318,6 +326,7 @@ fn allowed_hosts_and_ports_work_and_deny_wins() {
     let (p1, p2, ps) = (web.port, other.port, tls.port);
     let sbx = create_with_policy(
         &s,
+        rt,
         &format!(
             "version: 1\nsandbox:\n  network:\n    allow:\n      - host: ok.test\n        ports: [{p1}, {ps}]\n      - host: \"*.wild.test\"\n        ports: [{p1}]\n    deny:\n      - host: bad.wild.test\n"
         ),
@@ -382,9 +391,12 @@ echo finished"#
     );
     assert!(has(&d, "doh.unlisted.test", 0, "host_not_allowed"), "{d:?}");
 }
+both_runtimes!(
+    allowed_hosts_and_ports_work_and_deny_wins,
+    allowed_hosts_and_ports_work_and_deny_wins
+);
 
-#[test]
-fn upstream_names_resolving_to_internal_addresses_are_refused() {
+fn upstream_names_resolving_to_internal_addresses_are_refused(rt: Runtime) {
     // `localhost` is allowed by policy but resolves (through the host's resolver, not an
     // operator override) to loopback: the gateway must not open the host's own services.
     // (Inside the sandbox `localhost` is its own loopback, so ask the proxy explicitly.)
@@ -394,7 +406,7 @@ fn upstream_names_resolving_to_internal_addresses_are_refused() {
             "version: 1\nsandbox:\n  network:\n    allow:\n      - host: localhost\n        ports: [{}]\n",
             web.port
         );
-    let sbx = create_with_policy(&s, &policy);
+    let sbx = create_with_policy(&s, rt, &policy);
     let o = s.sh_in(
         &sbx,
         &format!(
@@ -411,6 +423,10 @@ fn upstream_names_resolving_to_internal_addresses_are_refused() {
         "{d:?}"
     );
 }
+both_runtimes!(
+    upstream_names_resolving_to_internal_addresses_are_refused,
+    upstream_names_resolving_to_internal_addresses_are_refused
+);
 
 #[test]
 fn a_connection_flood_is_capped_per_sandbox() {
@@ -420,7 +436,7 @@ fn a_connection_flood_is_capped_per_sandbox() {
             "version: 1\nsandbox:\n  network:\n    allow:\n      - host: ok.test\n        ports: [{}]\n",
             web.port
         );
-    let sbx = create_with_policy(&s, &policy);
+    let sbx = create_with_policy(&s, Runtime::Linux, &policy);
     // Hold 1100 connections open at once: the gateway serves at most 1024 per sandbox.
     let script = format!(
         r#"python3 - <<'PY'
@@ -443,7 +459,7 @@ echo flood-done"#,
     let out = stdout(&o);
     assert!(out.contains("flood-done"), "{out}\n{}", stderr(&o));
     // The cap is per sandbox: another sandbox is served at once, and the server is healthy.
-    let other = create_with_policy(&s, &policy);
+    let other = create_with_policy(&s, Runtime::Linux, &policy);
     let o = s.sh_in(
         &other,
         &format!(
@@ -510,6 +526,7 @@ fn keep_alive_clients_reuse_one_upstream_connection() {
     let s = Server::start_with(&["--egress-resolve", "ka.test=127.0.0.1"]);
     let sbx = create_with_policy(
         &s,
+        Runtime::Linux,
         &format!("version: 1\nsandbox:\n  network:\n    allow:\n      - host: ka.test\n        ports: [{port}]\n"),
     );
     let o = s.sh_in(

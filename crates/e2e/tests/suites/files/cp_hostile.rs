@@ -39,10 +39,9 @@ fn dirs() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     (tmp, outside, dest)
 }
 
-#[test]
-fn links_an_earlier_download_placed_are_never_followed() {
+fn links_an_earlier_download_placed_are_never_followed(rt: Runtime) {
     let s = Server::start();
-    let sbx = s.create();
+    let sbx = s.create_on(rt, &[]);
     let (_tmp, outside, dest) = dirs();
     let out = outside.display();
     let o = s.sh_in(
@@ -87,11 +86,14 @@ fn links_an_earlier_download_placed_are_never_followed() {
     assert_eq!(contents(&outside), Vec::<String>::new());
     assert!(is_link(&dest.join("w/out")) && is_link(&dest.join("w/d/link")));
 }
+both_runtimes!(
+    links_an_earlier_download_placed_are_never_followed,
+    links_an_earlier_download_placed_are_never_followed
+);
 
-#[test]
-fn a_planted_partial_name_is_never_opened() {
+fn a_planted_partial_name_is_never_opened(rt: Runtime) {
     let s = Server::start();
-    let sbx = s.create();
+    let sbx = s.create_on(rt, &[]);
     let (_tmp, outside, dest) = dirs();
     // The CLI runs as pid 1 of a new pid namespace below, so a partial name derived from the
     // pid (`.f.cleanroom-partial-1`) is predictable: plant it, dangling into `outside`.
@@ -126,11 +128,14 @@ fn a_planted_partial_name_is_never_opened() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+both_runtimes!(
+    a_planted_partial_name_is_never_opened,
+    a_planted_partial_name_is_never_opened
+);
 
-#[test]
-fn setuid_bits_and_fifos_are_not_recreated() {
+fn setuid_bits_and_fifos_are_not_recreated(rt: Runtime) {
     let s = Server::start();
-    let sbx = s.create();
+    let sbx = s.create_on(rt, &[]);
     let (_tmp, _outside, dest) = dirs();
     let o = s.sh_in(
         &sbx,
@@ -150,6 +155,10 @@ fn setuid_bits_and_fifos_are_not_recreated() {
     ]));
     assert_eq!(mode(&dest.join("one")), 0o755);
 }
+both_runtimes!(
+    setuid_bits_and_fifos_are_not_recreated,
+    setuid_bits_and_fifos_are_not_recreated
+);
 
 /// A tar stream with the given (name, content) regular files, names written as given (the
 /// `tar` crate's setters refuse `..` and roots; a hostile stream need not).
@@ -167,10 +176,9 @@ fn raw_tar(entries: &[(&str, &str)]) -> Vec<u8> {
     b.into_inner().unwrap()
 }
 
-#[test]
-fn tar_uploads_refuse_dotdot_and_absolute_names_by_name() {
+fn tar_uploads_refuse_dotdot_and_absolute_names_by_name(rt: Runtime) {
     let s = Server::start();
-    let sbx = s.create();
+    let sbx = s.create_on(rt, &[]);
     let o = s.sh_in(&sbx, "mkdir -p /workspace/up/in && echo ok");
     assert_eq!(stdout(&o), "ok\n", "{}", stderr(&o));
     let tmp = tempfile::tempdir().unwrap();
@@ -192,3 +200,7 @@ fn tar_uploads_refuse_dotdot_and_absolute_names_by_name() {
         assert_eq!(stdout(&o), "end\n", "{bad}: {}", stderr(&o));
     }
 }
+both_runtimes!(
+    tar_uploads_refuse_dotdot_and_absolute_names_by_name,
+    tar_uploads_refuse_dotdot_and_absolute_names_by_name
+);

@@ -73,11 +73,10 @@ fn runtime() -> tokio::runtime::Runtime {
 
 /// Every attack: the download fails with a stable code (never the bytes), and the
 /// sandbox's own `cat` of the same path fails too.
-#[test]
-fn links_to_host_only_files_are_not_served() {
+fn links_to_host_only_files_are_not_served(rt: Runtime) {
     let secret = HostSecret::new();
     let s = Server::start();
-    let sbx = s.create();
+    let sbx = s.create_on(rt, &[]);
     let key = secret.key();
     let rel_key = format!("../..{key}");
     let script = format!(
@@ -132,14 +131,17 @@ fn links_to_host_only_files_are_not_served() {
     let o = s.sh_in(&sbx, "echo alive");
     assert_eq!(stdout(&o), "alive\n", "{}", stderr(&o));
 }
+both_runtimes!(
+    links_to_host_only_files_are_not_served,
+    links_to_host_only_files_are_not_served
+);
 
 /// Kernel pseudo files, devices and FIFOs: refused with a stable code, never their bytes
 /// (read with the server's credentials, /proc/kallsyms shows real kernel addresses), and a
 /// FIFO never hangs the call or the sandbox's pid 1.
-#[test]
-fn pseudo_files_devices_and_fifos_are_refused() {
+fn pseudo_files_devices_and_fifos_are_refused(rt: Runtime) {
     let s = Server::start();
-    let sbx = s.create();
+    let sbx = s.create_on(rt, &[]);
     let o = s.sh_in(
         &sbx,
         "cd /workspace && ln -s /proc/kallsyms kallsyms && ln -s /proc/1/environ environ \
@@ -203,12 +205,15 @@ fn pseudo_files_devices_and_fifos_are_refused() {
     let o = s.sh_in(&sbx, "echo alive");
     assert_eq!(stdout(&o), "alive\n", "{}", stderr(&o));
 }
+both_runtimes!(
+    pseudo_files_devices_and_fifos_are_refused,
+    pseudo_files_devices_and_fifos_are_refused
+);
 
 /// In an image root, a file the image makes unreadable to the sandbox's user (uid 1000,
 /// mode 0600; sandbox root has no capabilities) is not served either; the image's
 /// readable files are.
-#[test]
-fn image_files_the_sandbox_cannot_read_are_not_served() {
+fn image_files_the_sandbox_cannot_read_are_not_served(rt: Runtime) {
     use cleanroom_e2e::oci::{busybox_layer, Layer, Registry};
     let reg = Registry::start();
     let layer = Layer::default()
@@ -219,7 +224,7 @@ fn image_files_the_sandbox_cannot_read_are_not_served() {
         .gz();
     let reference = reg.push_image("test/deputy", &[busybox_layer(), layer]);
     let s = Server::start_with(&["--insecure-registry", &reg.host()]);
-    let o = s.run(&["sandbox", "create", "--image", &reference]);
+    let o = s.run(&rt.args(2, &["sandbox", "create", "--image", &reference]));
     let sbx = stdout(&o).trim().to_string();
     assert!(sbx.starts_with("sbx_"), "{}{}", stderr(&o), s.log());
     let o = s.sh_in(
@@ -236,13 +241,16 @@ fn image_files_the_sandbox_cannot_read_are_not_served() {
     let f = rt.block_on(download(&c, &sbx, "/data/public")).unwrap();
     assert_eq!(f, b"IMAGE-PUBLIC");
 }
+both_runtimes!(
+    image_files_the_sandbox_cannot_read_are_not_served,
+    image_files_the_sandbox_cannot_read_are_not_served
+);
 
 /// A burst of requests (more than pid 1 runs helpers for at once): every one is answered —
 /// served or refused with a stable code — and pid 1 keeps serving and reaping.
-#[test]
-fn a_burst_of_file_requests_is_bounded_and_answered() {
+fn a_burst_of_file_requests_is_bounded_and_answered(rt: Runtime) {
     let s = Server::start();
-    let sbx = s.create();
+    let sbx = s.create_on(rt, &[]);
     let o = s.sh_in(
         &sbx,
         "echo data > /workspace/f && mkfifo /workspace/p && echo ok",
@@ -287,3 +295,7 @@ fn a_burst_of_file_requests_is_bounded_and_answered() {
     let o = s.sh_in(&sbx, "echo alive");
     assert_eq!(stdout(&o), "alive\n", "{}", stderr(&o));
 }
+both_runtimes!(
+    a_burst_of_file_requests_is_bounded_and_answered,
+    a_burst_of_file_requests_is_bounded_and_answered
+);

@@ -25,10 +25,12 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// A sandbox with explicit limits.
-fn create(s: &Server, memory_mb: u32, disk_mb: u32) -> String {
+fn create(s: &Server, rt: Runtime, memory_mb: u32, disk_mb: u32) -> String {
     let o = s.run(&[
         "sandbox",
         "create",
+        "--runtime",
+        rt.name(),
         "--memory-mb",
         &memory_mb.to_string(),
         "--disk-mb",
@@ -145,10 +147,9 @@ fn peak_rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-#[test]
-fn upload_and_download_256_mib_byte_exact() {
+fn upload_and_download_256_mib_byte_exact(rt: Runtime) {
     let s = Server::start();
-    let sbx = create(&s, 1024, 512);
+    let sbx = create(&s, rt, 1024, 512);
     let tmp = tempfile::tempdir().unwrap();
     let src = tmp.path().join("big.bin");
     let want = random_file(&src, 256 * MIB, 0x5eed);
@@ -167,11 +168,14 @@ fn upload_and_download_256_mib_byte_exact() {
     let peak = peak_rss_kib(pid);
     assert!(peak < 200 * 1024, "server peak RSS {peak} KiB");
 }
+both_runtimes!(
+    upload_and_download_256_mib_byte_exact,
+    upload_and_download_256_mib_byte_exact
+);
 
-#[test]
-fn interrupted_upload_resumes_from_the_server_reported_offset() {
+fn interrupted_upload_resumes_from_the_server_reported_offset(rt: Runtime) {
     let s = Server::start();
-    let sbx = create(&s, 1024, 512);
+    let sbx = create(&s, rt, 1024, 512);
     let tmp = tempfile::tempdir().unwrap();
     let src = tmp.path().join("r.bin");
     let size = 128 * MIB;
@@ -251,11 +255,14 @@ fn interrupted_upload_resumes_from_the_server_reported_offset() {
     // The upload is over.
     assert_eq!(code(status(&c)), "upload_not_found");
 }
+both_runtimes!(
+    interrupted_upload_resumes_from_the_server_reported_offset,
+    interrupted_upload_resumes_from_the_server_reported_offset
+);
 
-#[test]
-fn writes_beyond_the_disk_limit_are_refused_and_leave_nothing() {
+fn writes_beyond_the_disk_limit_are_refused_and_leave_nothing(rt: Runtime) {
     let s = Server::start();
-    let sbx = create(&s, 512, 16);
+    let sbx = create(&s, rt, 512, 16);
     let rt = runtime();
     let c = rt.block_on(s.client());
     // Chunk by chunk through the API (no size announced): the sandbox's filesystem fills.
@@ -332,6 +339,10 @@ fn writes_beyond_the_disk_limit_are_refused_and_leave_nothing() {
         b"fits"
     );
 }
+both_runtimes!(
+    writes_beyond_the_disk_limit_are_refused_and_leave_nothing,
+    writes_beyond_the_disk_limit_are_refused_and_leave_nothing
+);
 
 /// Host files the sandbox may see but not read or write: a directory in the sandbox's
 /// read-only view of /etc with a root-only key and a world-readable victim, plus a
@@ -399,11 +410,10 @@ fn no_secret(bytes: &[u8]) {
     );
 }
 
-#[test]
-fn symlinks_planted_by_the_sandbox_cannot_redirect_uploads_or_downloads() {
+fn symlinks_planted_by_the_sandbox_cannot_redirect_uploads_or_downloads(rt: Runtime) {
     let host = HostFiles::new();
     let s = Server::start();
-    let sbx = create(&s, 512, 64);
+    let sbx = create(&s, rt, 512, 64);
     let (etc, tmp) = (
         host.etc.display().to_string(),
         host.tmp.display().to_string(),
@@ -575,12 +585,15 @@ fn symlinks_planted_by_the_sandbox_cannot_redirect_uploads_or_downloads() {
     assert!(served + refused == 40);
     host.intact();
 }
+both_runtimes!(
+    symlinks_planted_by_the_sandbox_cannot_redirect_uploads_or_downloads,
+    symlinks_planted_by_the_sandbox_cannot_redirect_uploads_or_downloads
+);
 
-#[test]
-fn permission_errors_are_the_sandboxs_own() {
+fn permission_errors_are_the_sandboxs_own(rt: Runtime) {
     let host = HostFiles::new();
     let s = Server::start();
-    let sbx = create(&s, 512, 64);
+    let sbx = create(&s, rt, 512, 64);
     let rt = runtime();
     let c = rt.block_on(s.client());
     // What the sandbox itself cannot do.
@@ -652,11 +665,14 @@ fn permission_errors_are_the_sandboxs_own() {
     assert_eq!((f.mode, f.uid, f.gid), (0o750, 0, 0));
     host.intact();
 }
+both_runtimes!(
+    permission_errors_are_the_sandboxs_own,
+    permission_errors_are_the_sandboxs_own
+);
 
-#[test]
-fn list_stat_mkdir_remove() {
+fn list_stat_mkdir_remove(rt: Runtime) {
     let s = Server::start();
-    let sbx = create(&s, 512, 64);
+    let sbx = create(&s, rt, 512, 64);
     let rt = runtime();
     let c = rt.block_on(s.client());
     let id = sbx.clone();
@@ -869,6 +885,7 @@ fn list_stat_mkdir_remove() {
         b"p"
     );
 }
+both_runtimes!(list_stat_mkdir_remove, list_stat_mkdir_remove);
 
 /// A local tree with nested directories, an executable, an empty file and a link.
 fn local_tree(root: &Path) {
@@ -910,10 +927,9 @@ fn tree_of(root: &Path) -> Vec<(String, String, u32, Vec<u8>)> {
     out
 }
 
-#[test]
-fn directory_tar_round_trip_through_cp() {
+fn directory_tar_round_trip_through_cp(rt: Runtime) {
     let s = Server::start();
-    let sbx = create(&s, 512, 64);
+    let sbx = create(&s, rt, 512, 64);
     let tmp = tempfile::tempdir().unwrap();
     let tree = tmp.path().join("tree");
     local_tree(&tree);
@@ -1002,12 +1018,15 @@ fn directory_tar_round_trip_through_cp() {
     let m = std::fs::metadata(into.join("run.sh")).unwrap();
     assert_eq!(m.permissions().mode() & 0o777, 0o755);
 }
+both_runtimes!(
+    directory_tar_round_trip_through_cp,
+    directory_tar_round_trip_through_cp
+);
 
 const ALICE: &str = "alice-files-token-1b3d5f7a9c2e4a6c8e0b";
 const BOB: &str = "bob-files-token-8e0b2d4f6a1c3e5a7c9e";
 
-#[test]
-fn another_principal_cannot_touch_the_files_of_a_sandbox() {
+fn another_principal_cannot_touch_the_files_of_a_sandbox(rt: Runtime) {
     let dir = tempfile::tempdir().unwrap();
     let tokens = write_tokens(
         dir.path(),
@@ -1015,7 +1034,7 @@ fn another_principal_cannot_touch_the_files_of_a_sandbox() {
     );
     let s = TcpServer::start("http", &["--tokens-file", tokens.to_str().unwrap()]);
     let create = |token| {
-        let o = s.run(Some(token), &["sandbox", "create"]);
+        let o = s.run(Some(token), &rt.args(2, &["sandbox", "create"]));
         let id = stdout(&o).trim().to_string();
         assert!(id.starts_with("sbx_"), "{}", stderr(&o));
         id
@@ -1133,13 +1152,16 @@ fn another_principal_cannot_touch_the_files_of_a_sandbox() {
     );
     assert_code(&o, "sandbox_not_found");
 }
+both_runtimes!(
+    another_principal_cannot_touch_the_files_of_a_sandbox,
+    another_principal_cannot_touch_the_files_of_a_sandbox
+);
 
-#[test]
-fn uploads_from_the_client_crate_resume_with_their_prefix_hash() {
+fn uploads_from_the_client_crate_resume_with_their_prefix_hash(rt: Runtime) {
     // The SDK path: upload from a reader, stop after some chunks, resume from the offset
     // the server reports with the prefix's hash, and the server's end-to-end check passes.
     let s = Server::start();
-    let sbx = create(&s, 512, 128);
+    let sbx = create(&s, rt, 512, 128);
     let rt = runtime();
     let c = rt.block_on(s.client());
     let data: Vec<u8> = (0..(9 * MIB as usize))
@@ -1225,9 +1247,12 @@ fn uploads_from_the_client_crate_resume_with_their_prefix_hash() {
         );
     });
 }
+both_runtimes!(
+    uploads_from_the_client_crate_resume_with_their_prefix_hash,
+    uploads_from_the_client_crate_resume_with_their_prefix_hash
+);
 
-#[test]
-fn image_files_follow_the_sandboxs_own_permissions() {
+fn image_files_follow_the_sandboxs_own_permissions(rt: Runtime) {
     use cleanroom_e2e::oci::{busybox_layer, Layer, Registry};
     let reg = Registry::start();
     let layer = Layer::default()
@@ -1239,7 +1264,7 @@ fn image_files_follow_the_sandboxs_own_permissions() {
         .gz();
     let reference = reg.push_image("test/files", &[busybox_layer(), layer]);
     let s = Server::start_with(&["--insecure-registry", &reg.host()]);
-    let o = s.run(&["sandbox", "create", "--image", &reference]);
+    let o = s.run(&rt.args(2, &["sandbox", "create", "--image", &reference]));
     let sbx = stdout(&o).trim().to_string();
     assert!(sbx.starts_with("sbx_"), "{}{}", stderr(&o), s.log());
     let own = |p: &str| {
@@ -1285,3 +1310,7 @@ fn image_files_follow_the_sandboxs_own_permissions() {
     assert_eq!(r.file.as_option().unwrap().size, 3);
     assert_eq!(rt.block_on(read(&c, &sbx, "/data/new")).unwrap(), b"new");
 }
+both_runtimes!(
+    image_files_follow_the_sandboxs_own_permissions,
+    image_files_follow_the_sandboxs_own_permissions
+);

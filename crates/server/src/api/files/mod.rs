@@ -11,7 +11,7 @@ use crate::engine::{Engine, OwnedSandbox};
 use crate::identity::auth::{principal_of, Principal};
 use crate::model::error::{EngineError, ErrorCode};
 use buffa_types::google::protobuf::Timestamp;
-use cleanroom_backend::files::{FileAnswer, FileOp};
+use cleanroom_backend::files::{FileAnswer, FileOp, FileRead};
 use cleanroom_backend::linux::fileops::normalize;
 use cleanroom_proto::cleanroom::v1::*;
 use connectrpc::{
@@ -347,18 +347,26 @@ impl FileService for FileApi {
             };
             let sbx = self.engine.sandbox(&who, &req.sandbox_id)?;
             let mut info = expect_info(sbx.file_op(op, Vec::new()).await?.answer)?;
-            let file = sbx.open_read(&path).await?;
-            // The size of what was opened (the stat above may have raced a replacement).
-            info.size = file
-                .metadata()
-                .map_err(|e| EngineError::internal(format!("stat: {e}")))?
-                .len();
-            Ok::<_, EngineError>(transfer::read_stream(
-                file,
-                info_msg(&info),
-                req.offset,
-                req.length,
-            ))
+            match sbx.read_range(&path, req.offset, req.length).await? {
+                FileRead::File(file) => {
+                    // The size of what was opened (the stat above may have raced a
+                    // replacement).
+                    info.size = file
+                        .metadata()
+                        .map_err(|e| EngineError::internal(format!("stat: {e}")))?
+                        .len();
+                    Ok::<_, EngineError>(transfer::read_stream(
+                        file,
+                        info_msg(&info),
+                        req.offset,
+                        req.length,
+                    ))
+                }
+                FileRead::Stream { size, data, done } => {
+                    info.size = size;
+                    transfer::pipe_read_stream(data, done, info_msg(&info), req.offset)
+                }
+            }
         };
         Response::ok(run.await.map_err(to_connect)?)
     }

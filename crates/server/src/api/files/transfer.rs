@@ -191,6 +191,85 @@ pub fn read_stream(
     }))
 }
 
+/// Stream what the sandbox's helper writes into `data` (the file's bytes from `offset`);
+/// the first message carries `info`, the helper's outcome ends the stream (an error if
+/// it could not write them all).
+pub fn pipe_read_stream(
+    data: OwnedFd,
+    done: cleanroom_backend::files::FileDone,
+    info: SandboxFileInfo,
+    offset: u64,
+) -> Result<ServiceStream<ReadSandboxFileResponse>, EngineError> {
+    struct St {
+        rx: pipe::Receiver,
+        done: Option<cleanroom_backend::files::FileDone>,
+        pos: u64,
+        first: Option<SandboxFileInfo>,
+        finished: bool,
+    }
+    let rx = pipe::Receiver::from_owned_fd(data)
+        .map_err(|e| EngineError::internal(format!("pipe: {e}")))?;
+    let st = St {
+        rx,
+        done: Some(done),
+        pos: offset,
+        first: Some(info),
+        finished: false,
+    };
+    Ok(Box::pin(futures::stream::unfold(st, |mut st| async move {
+        if st.finished {
+            return None;
+        }
+        let mut buf = vec![0u8; READ_CHUNK];
+        let mut got = 0;
+        // Fill a whole message unless the stream ends (fewer, larger messages).
+        let ended = loop {
+            match st.rx.read(&mut buf[got..]).await {
+                Ok(0) => break true,
+                Ok(n) => {
+                    got += n;
+                    if got == buf.len() {
+                        break false;
+                    }
+                }
+                Err(e) => {
+                    st.finished = true;
+                    let e = EngineError::internal(format!("read pipe: {e}"));
+                    return Some((Err(crate::api::to_connect(e)), st));
+                }
+            }
+        };
+        buf.truncate(got);
+        if ended {
+            st.finished = true;
+            let outcome = match st.done.take() {
+                Some(d) => d.await.map_err(EngineError::from),
+                None => Ok(FileAnswer::Done),
+            };
+            match outcome {
+                Ok(FileAnswer::Done) => {}
+                Ok(other) => return Some((Err(crate::api::to_connect(unexpected(&other))), st)),
+                Err(e) => return Some((Err(crate::api::to_connect(e)), st)),
+            }
+            if buf.is_empty() && st.first.is_none() {
+                return None;
+            }
+        }
+        let msg = ReadSandboxFileResponse {
+            file: st
+                .first
+                .take()
+                .map(buffa::MessageField::some)
+                .unwrap_or_default(),
+            offset: st.pos,
+            data: buf,
+            ..Default::default()
+        };
+        st.pos += msg.data.len() as u64;
+        Some((Ok(msg), st))
+    })))
+}
+
 /// Start the sandbox's helper writing `path` as a tar archive and stream it out. Errors
 /// before the first byte (no such path, permission) are returned; a failure later ends
 /// the stream with that error.
