@@ -4,7 +4,7 @@
 //! The console is a static page and one ES module compiled into the binary ([`assets`]);
 //! everything it shows or changes goes through the **Connect API itself** (JSON over
 //! HTTP), as the principal of the browser's session. This service sits in front of the
-//! listener's [`crate::inbound::http::InboundRouter`] and [`HttpService`] on the console's own
+//! listener's [`crate::inbound::http::InboundRouter`] and [`crate::rest::HttpService`] on the console's own
 //! listener (`--ui-listen`; see [`WebService`]): it answers `/ui/…` (pages, login, logout, the live signal
 //! [`live`]) and, for any other path, turns a session cookie into that session's principal
 //! — only with the session's CSRF token in `x-csrf-token`, else the request is refused
@@ -22,7 +22,6 @@ use crate::api::Api;
 use crate::identity::auth::{Authenticator, SessionPrincipal};
 use crate::model::error::EngineError;
 use crate::rest::error::RestError;
-use crate::rest::HttpService;
 use bytes::Bytes;
 use http::{header, HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
@@ -116,11 +115,7 @@ pub fn cookie<'a>(headers: &'a http::HeaderMap, name: &str) -> Option<&'a str> {
         .map(|(_, v)| v)
 }
 
-impl<B> tower::Service<Request<B>> for WebService
-where
-    B: hyper::body::Body<Data = Bytes> + Send + 'static,
-    B::Error: std::error::Error + Send + Sync + 'static,
-{
+impl tower::Service<Request<hyper::body::Incoming>> for WebService {
     type Response = Response<ApiBody>;
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
@@ -129,7 +124,7 @@ where
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, mut req: Request<B>) -> Self::Future {
+    fn call(&mut self, mut req: Request<hyper::body::Incoming>) -> Self::Future {
         let path = req.uri().path().to_string();
         if !self.console {
             if is_ui(&path) {
