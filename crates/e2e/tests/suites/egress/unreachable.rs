@@ -51,7 +51,9 @@ fn an_unreachable_allowed_upstream_is_a_warning_on_exec() {
             err.contains("cleanroom: warning [upstream_unreachable]: ")
                 && err.contains(&want)
                 && err.contains("Connection refused"),
-            "{proto}: no warning naming the reason on stderr:\n{err}"
+            "{proto}: no warning naming the reason on stderr (exit {:?}, stdout {:?}):\n{err}",
+            o.status.code(),
+            stdout(&o)
         );
     }
     let o = s.run(&["sandbox", "rm", &sbx]);
