@@ -113,9 +113,9 @@ pub enum Command {
     ///
     /// The server binds a single-use code, valid two minutes, to the principal it sees for
     /// this command (your unix user over the socket, your token's principal over http://)
-    /// and this prints http(s)://<its TCP listener>/ui/login?code=…. A server listening
-    /// only on a unix socket needs `serve --ui-listen http://127.0.0.1:PORT` for browsers;
-    /// without any TCP listener the server says so (`unimplemented`, no_tcp_listener).
+    /// and this prints http(s)://<its console listener>/ui/login?code=…. The console has a
+    /// listener of its own, `serve --ui-listen http://127.0.0.1:PORT`; a server without one
+    /// says so (`unimplemented`, no_tcp_listener).
     Ui(Lazy<crate::ui::UiArgs>),
 }
 
@@ -148,10 +148,10 @@ pub struct ServeArgs {
     /// Prometheus metrics at /metrics (admins only), authenticated the same way.
     #[arg(long, value_name = "URL")]
     pub listen: Option<String>,
-    /// A further listener for the web console, http://host:port or https://host:port
-    /// (with --tls-cert/--tls-key): how browsers reach a server that listens on a unix
-    /// socket. It serves the same routes as --listen (the console under /ui/, the API),
-    /// each request authenticated; `cleanroom ui` prints a login link to it
+    /// The web console's own listener, http://host:port or https://host:port (with
+    /// --tls-cert/--tls-key): the console under /ui/ and the API it calls, each request
+    /// authenticated; a separate origin from --listen, which serves exposed sandbox ports
+    /// and no console page. `cleanroom ui` prints a login link to it
     #[arg(long, value_name = "URL")]
     pub ui_listen: Option<String>,
     /// Bearer tokens for TCP listeners: lines of `sha256:<hex sha256 of the token>

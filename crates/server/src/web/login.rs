@@ -165,7 +165,7 @@ pub async fn login_code<B>(web: &Web, req: Request<B>) -> R {
     let Some(base) = web.urls.first() else {
         return Err(EngineError::new(
             ErrorCode::Unimplemented,
-            "this server has no TCP listener for a browser to reach: start it with `serve --ui-listen http://127.0.0.1:PORT` (or `--listen http://…`)",
+            "this server has no web console listener: start it with `serve --ui-listen http://127.0.0.1:PORT` (the console has a listener of its own, a separate origin from exposed sandbox ports)",
         )
         .with("reason", "no_tcp_listener")
         .into());

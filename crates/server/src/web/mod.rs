@@ -98,6 +98,9 @@ fn not_here(what: &str) -> Response<ApiBody> {
     .into_response()
 }
 
+/// Where `cleanroom ui` asks for a one-time login code.
+const LOGIN_CODE_PATH: &str = "/ui/api/login-code";
+
 /// Is `path` the console's?
 fn is_ui(path: &str) -> bool {
     path == "/ui" || path.starts_with("/ui/")
@@ -127,12 +130,15 @@ impl tower::Service<Request<hyper::body::Incoming>> for WebService {
     fn call(&mut self, mut req: Request<hyper::body::Incoming>) -> Self::Future {
         let path = req.uri().path().to_string();
         if !self.console {
-            if is_ui(&path) {
+            // `cleanroom ui` asks for its login code on the API's listener (as the CLI's
+            // own principal: no cookie is read here); no page is served.
+            if is_ui(&path) && path != LOGIN_CODE_PATH {
                 return Box::pin(async move { Ok(not_here("the web console")) });
             }
-            return tower::Service::call(&mut self.inner, req);
-        }
-        if path.starts_with(crate::inbound::EXPOSE_PREFIX)
+            if !is_ui(&path) {
+                return tower::Service::call(&mut self.inner, req);
+            }
+        } else if path.starts_with(crate::inbound::EXPOSE_PREFIX)
             || path.starts_with(crate::inbound::FORWARD_PREFIX)
         {
             return Box::pin(async move { Ok(not_here("an exposed sandbox port")) });
@@ -226,7 +232,7 @@ impl Web {
         let m = req.method().clone();
         match (path.as_str(), &m) {
             ("/ui/api/login", &Method::POST) => login::login(self, req).await,
-            ("/ui/api/login-code", &Method::POST) => login::login_code(self, req).await,
+            (LOGIN_CODE_PATH, &Method::POST) => login::login_code(self, req).await,
             ("/ui/api/logout", &Method::POST) => login::logout(self, req),
             ("/ui/api/session", &Method::GET) => login::session(self, req),
             ("/ui/api/live", &Method::GET) => live::live(self, req),

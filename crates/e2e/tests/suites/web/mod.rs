@@ -155,11 +155,46 @@ fn console_headers_logins_and_a_server_without_tcp_listener() {
     assert!(live.starts_with("HTTP/1.1 401"), "{live}");
     drop(s);
 
-    // A server on its unix socket only: `cleanroom ui` says there is no TCP listener.
+    // A server on its unix socket only: `cleanroom ui` says there is no console listener.
     let bare = Server::start_with(&[]);
     let o = bare.run(&["ui"]);
     assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
     assert!(stderr(&o).contains("[unimplemented]"), "{}", stderr(&o));
-    assert!(stderr(&o).contains("no TCP listener"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no web console listener"),
+        "{}",
+        stderr(&o)
+    );
     assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+}
+
+/// Pages a sandbox serves through `sandbox expose` live on the main listener under
+/// `/_sandbox/…`. On the console's origin such a page could fetch `/ui/`, read the session's
+/// CSRF token and act as whoever is logged in; so the console has its own listener (another
+/// origin) and the two never serve each other's routes. Before the split, `/ui/` answered
+/// 200 on the main listener and `/_sandbox/…` reached the exposure router on the console's.
+#[test]
+fn the_console_and_exposed_sandbox_pages_never_share_an_origin() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = server(dir.path());
+    let url = base_url(&s);
+    let sock = s.socket();
+    let main_ui = curl_i(&[
+        "--unix-socket",
+        sock.to_str().unwrap(),
+        "http://localhost/ui/sandboxes",
+    ]);
+    assert!(!main_ui.starts_with("HTTP/1.1 200"), "{main_ui}");
+    assert!(main_ui.contains("unimplemented"), "{main_ui}");
+    let ui_expose = curl_i(&[&format!("{url}/_sandbox/exp_x/?cleanroom_token=x")]);
+    assert!(
+        !ui_expose.starts_with("HTTP/1.1 401"),
+        "reached the exposure router: {ui_expose}"
+    );
+    assert!(ui_expose.contains("unimplemented"), "{ui_expose}");
+    let ui_forward = curl_i(&[&format!("{url}/_portforward/sbx_x/80")]);
+    assert!(ui_forward.contains("unimplemented"), "{ui_forward}");
+    // The console itself still answers on its own listener.
+    let page = curl_i(&[&format!("{url}/ui/sandboxes")]);
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
 }
