@@ -17,14 +17,14 @@
 //! into place; if the upload is dropped, the server closes the helper's stdin and the
 //! helper removes the file. Everything here runs under gVisor's kernel, never on the host.
 
-use crate::files::{FileAnswer, FileKind, FileOp};
+use crate::files::{FileAnswer, FileOp};
 use crate::linux::helper::paths::{invalid, normalize, open_dir, refusal, split};
-use crate::linux::helper::stat::{info_of, kind_of};
-use crate::linux::helper::{archive, dirs, ops, upload};
+use crate::linux::helper::stat::info_of;
+use crate::linux::helper::{archive, ops, upload};
 use crate::linux::served::{FileRefusal, Refusal};
 use nix::errno::Errno;
-use nix::fcntl::{AtFlags, OFlag};
-use nix::sys::stat::{fstat, fstatat, Mode};
+use nix::fcntl::OFlag;
+use nix::sys::stat::{fstat, Mode};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 use std::os::fd::{AsFd, OwnedFd};
@@ -228,34 +228,7 @@ fn create_temp(
     create_parents: bool,
     no_overwrite: bool,
 ) -> Result<(Temp, u64), FileRefusal> {
-    let norm = normalize(path)?;
-    let (parent, Some(name)) = split(&norm) else {
-        return Err(FileRefusal::new(
-            Refusal::TypeMismatch,
-            "\"/\" is a directory",
-        ));
-    };
-    let dir = if create_parents {
-        dirs::mkdir_p(parent, 0o755)?
-    } else {
-        open_dir(parent)?
-    };
-    match fstatat(&dir, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
-        Ok(st) if kind_of(&st) == FileKind::Directory => {
-            return Err(FileRefusal::new(
-                Refusal::TypeMismatch,
-                format!("{norm:?} is a directory"),
-            ))
-        }
-        Ok(_) if no_overwrite => {
-            return Err(FileRefusal::new(
-                Refusal::Exists,
-                format!("{norm:?} already exists"),
-            ))
-        }
-        Ok(_) | Err(Errno::ENOENT) => {}
-        Err(e) => return Err(refusal(&norm, "stat", e)),
-    }
+    let (dir, parent) = upload::upload_dir(path, create_parents, no_overwrite)?;
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
@@ -267,15 +240,8 @@ fn create_temp(
         OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_RDWR | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
         Mode::from_bits_truncate(0o600),
     )
-    .map_err(|e| refusal(parent, "create a file in", e))?;
-    let free = nix::sys::statvfs::fstatvfs(&fd)
-        .map(|s| {
-            // The statvfs field types differ between architectures.
-            #[allow(clippy::unnecessary_cast)]
-            let (avail, frag) = (s.blocks_available() as u64, s.fragment_size() as u64);
-            avail.saturating_mul(frag)
-        })
-        .unwrap_or(0);
+    .map_err(|e| refusal(&parent, "create a file in", e))?;
+    let free = upload::free_bytes(&fd);
     let temp = Temp {
         dir,
         name: temp_name,

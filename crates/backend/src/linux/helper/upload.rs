@@ -20,6 +20,34 @@ pub(super) fn create_temp(
     create_parents: bool,
     no_overwrite: bool,
 ) -> Result<(OwnedFd, u64), FileRefusal> {
+    let (dir, parent) = upload_dir(path, create_parents, no_overwrite)?;
+    let parent = parent.as_str();
+    let fd = nix::fcntl::openat(
+        &dir,
+        ".",
+        OFlag::O_TMPFILE | OFlag::O_RDWR | OFlag::O_CLOEXEC,
+        Mode::from_bits_truncate(0o600),
+    )
+    .map_err(|e| match e {
+        Errno::EOPNOTSUPP => FileRefusal::new(
+            Refusal::NotReadable,
+            format!("{parent:?}: the filesystem has no anonymous temporary files"),
+        ),
+        e => refusal(parent, "create a file in", e),
+    })?;
+    let free = free_bytes(&fd);
+    Ok((fd, free))
+}
+
+/// The directory an upload to `path` writes its temporary file in (made first with
+/// `create_parents`) and its normalized path, after refusing what no upload may replace:
+/// `/` or a directory (`TypeMismatch`), and with `no_overwrite` anything there (`Exists`).
+/// Shared by both runtimes' helpers: only how the temporary file is made differs.
+pub(crate) fn upload_dir(
+    path: &str,
+    create_parents: bool,
+    no_overwrite: bool,
+) -> Result<(OwnedFd, String), FileRefusal> {
     let norm = normalize(path)?;
     let (parent, Some(name)) = split(&norm) else {
         return Err(FileRefusal::new(
@@ -48,28 +76,19 @@ pub(super) fn create_temp(
         Ok(_) | Err(Errno::ENOENT) => {}
         Err(e) => return Err(refusal(&norm, "stat", e)),
     }
-    let fd = nix::fcntl::openat(
-        &dir,
-        ".",
-        OFlag::O_TMPFILE | OFlag::O_RDWR | OFlag::O_CLOEXEC,
-        Mode::from_bits_truncate(0o600),
-    )
-    .map_err(|e| match e {
-        Errno::EOPNOTSUPP => FileRefusal::new(
-            Refusal::NotReadable,
-            format!("{parent:?}: the filesystem has no anonymous temporary files"),
-        ),
-        e => refusal(parent, "create a file in", e),
-    })?;
-    let free = nix::sys::statvfs::fstatvfs(&fd)
+    Ok((dir, parent.to_string()))
+}
+
+/// Free bytes of the filesystem holding `fd` (0 when unknown).
+pub(crate) fn free_bytes(fd: &OwnedFd) -> u64 {
+    nix::sys::statvfs::fstatvfs(fd)
         .map(|s| {
             // The statvfs field types differ between architectures.
             #[allow(clippy::unnecessary_cast)]
             let (avail, frag) = (s.blocks_available() as u64, s.fragment_size() as u64);
             avail.saturating_mul(frag)
         })
-        .unwrap_or(0);
-    Ok((fd, free))
+        .unwrap_or(0)
 }
 
 /// Read `len` bytes from `pipe` and write them to `file` at `offset`.
