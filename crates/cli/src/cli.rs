@@ -230,6 +230,14 @@ pub struct ServeArgs {
     /// sandbox port (`port-forward`); more are refused with resource_exhausted
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub inbound_max_connections: usize,
+    /// Serve each exposure (`sandbox expose`) at a host name of its own,
+    /// `exp-<id>.DOMAIN`, on the API's TCP listener: every exposure its own browser
+    /// origin (path routing under /_sandbox/ is then off). `localhost` needs no DNS
+    /// (browsers resolve *.localhost to loopback); else point a wildcard record at this
+    /// server. `:PORT` is the port URLs name (e.g. a reverse proxy's) [default: the
+    /// listener's] (docs/network.md "Inbound")
+    #[arg(long, value_name = "DOMAIN[:PORT]")]
+    pub preview_domain: Option<String>,
     /// State directory (database, execution logs, sandbox dirs)
     /// [default: /var/lib/cleanroom as root, else $XDG_STATE_HOME/cleanroom]
     #[arg(long, value_name = "DIR", env = "CLEANROOM_STATE_DIR")]

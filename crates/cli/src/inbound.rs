@@ -59,7 +59,12 @@ pub async fn expose(ep: &Target, a: ExposeArgs) -> Result<i32, ApiError> {
         .await?
         .into_owned();
     let e = resp.exposure.into_option().unwrap_or_default();
-    let url = url(&ep.endpoint, &e.path);
+    // The server's own URL under a preview domain; else the path on this endpoint.
+    let url = if e.url.is_empty() {
+        url(&ep.endpoint, &e.path)
+    } else {
+        e.url.clone()
+    };
     if a.json {
         let mut v = serde_json::to_value(&e).unwrap_or_default();
         v["url"] = serde_json::Value::String(url);
@@ -67,7 +72,7 @@ pub async fn expose(ep: &Target, a: ExposeArgs) -> Result<i32, ApiError> {
         return Ok(0);
     }
     println!("{url}");
-    if let Endpoint::Unix(p) = &ep.endpoint {
+    if let (Endpoint::Unix(p), true) = (&ep.endpoint, e.url.is_empty()) {
         eprintln!(
             "(unix socket server: curl --unix-socket {} '{url}')",
             p.display()
@@ -103,7 +108,10 @@ pub fn detail(s: &Sandbox) -> String {
     for e in &s.exposures {
         out += &format!(
             "exposure:            {} port {} expires {} {}\n",
-            e.id, e.port, e.expires_at, e.path
+            e.id,
+            e.port,
+            e.expires_at,
+            if e.url.is_empty() { &e.path } else { &e.url }
         );
     }
     out

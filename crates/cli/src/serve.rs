@@ -47,6 +47,7 @@ fn settings(
         api_preauth_connections: args.api_preauth_connections,
         api_preauth_timeout_secs: args.api_preauth_timeout,
         inbound_max_connections: args.inbound_max_connections,
+        preview_domain: args.preview_domain.clone(),
         max_sandboxes_per_principal: args.max_sandboxes_per_principal,
         max_sandboxes: args.max_sandboxes,
         approvals: args.approvals.settings(),

@@ -346,7 +346,7 @@ export class Sandbox {
     async expose(port, o = {}) {
         checkOptions(o, ["ttl"], "expose");
         const r = await this.client.call(this.client.inbound.exposeSandboxPort({ sandboxId: this.id, port, ttlSeconds: BigInt(o.ttl ?? 0) }));
-        return this.client.baseUrl + (r.exposure?.path ?? "");
+        return r.exposure?.url || this.client.baseUrl + (r.exposure?.path ?? "");
     }
     /** The URL of `port`'s exposure (`ExposureNotFoundError` when it is not exposed). */
     async getUrl(port) {
@@ -354,7 +354,7 @@ export class Sandbox {
         const e = r.exposures.find((x) => x.port === port);
         if (!e)
             throw errorFor("exposure_not_found", `port ${port} of ${this.id} is not exposed`);
-        return this.client.baseUrl + e.path;
+        return e.url || this.client.baseUrl + e.path;
     }
     /** Remove the exposure of a port (or by its `exp_…` id): its URL stops working at once. → the removed ids. */
     async unexpose(portOrExposure) {

@@ -472,7 +472,7 @@ export class Sandbox {
     const r = await this.client.call(
       this.client.inbound.exposeSandboxPort({ sandboxId: this.id, port, ttlSeconds: BigInt(o.ttl ?? 0) }),
     );
-    return this.client.baseUrl + (r.exposure?.path ?? "");
+    return r.exposure?.url || this.client.baseUrl + (r.exposure?.path ?? "");
   }
 
   /** The URL of `port`'s exposure (`ExposureNotFoundError` when it is not exposed). */
@@ -480,7 +480,7 @@ export class Sandbox {
     const r = await this.client.call(this.client.inbound.listSandboxExposures({ sandboxId: this.id }));
     const e = r.exposures.find((x) => x.port === port);
     if (!e) throw errorFor("exposure_not_found", `port ${port} of ${this.id} is not exposed`);
-    return this.client.baseUrl + e.path;
+    return e.url || this.client.baseUrl + e.path;
   }
 
   /** Remove the exposure of a port (or by its `exp_…` id): its URL stops working at once. → the removed ids. */

@@ -17,6 +17,7 @@ fn wire(i: Issued) -> SandboxExposure {
         sandbox_id: i.exposure.sandbox_id,
         port: u32::from(i.exposure.port),
         path: i.path,
+        url: i.url,
         token: i.token,
         created_at: i.exposure.created_at,
         expires_at: i.exposure.expires_at,

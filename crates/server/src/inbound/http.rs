@@ -271,11 +271,19 @@ fn upstream_headers(src: &HeaderMap, via: &Via, upgrade: bool, host: Option<&str
     h
 }
 
+/// Where an exposure is mounted: under its path prefix on the API's listener, or at the
+/// root of a host name of its own ([`super::preview`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mount {
+    Path,
+    Host,
+}
+
 /// `/_sandbox/<id>/<rest>`.
-async fn expose(
-    st: Arc<State>,
-    mut req: Request<Incoming>,
-) -> Result<Response<ApiBody>, EngineError> {
+async fn expose(st: Arc<State>, req: Request<Incoming>) -> Result<Response<ApiBody>, EngineError> {
+    if st.inbound.preview.is_some() {
+        return Err(super::preview::path_routing_off());
+    }
     let path = req.uri().path().to_string();
     let rest = &path[EXPOSE_PREFIX.len()..];
     let (id, tail) = match rest.find('/') {
@@ -300,6 +308,28 @@ async fn expose(
             .body(empty())
             .unwrap_or_default());
     }
+    let (id, tail) = (id.to_string(), tail.to_string());
+    proxy(st, req, &id, &tail, Mount::Path).await
+}
+
+/// A request to a preview host of exposure `id` (the whole path is the app's).
+pub async fn preview(
+    st: Arc<State>,
+    req: Request<Incoming>,
+    id: &str,
+) -> Result<Response<ApiBody>, EngineError> {
+    let tail = req.uri().path().to_string();
+    proxy(st, req, id, &tail, Mount::Host).await
+}
+
+/// Authorize a request for exposure `id` and proxy it to the sandbox as `tail`.
+async fn proxy(
+    st: Arc<State>,
+    mut req: Request<Incoming>,
+    id: &str,
+    tail: &str,
+    mount: Mount,
+) -> Result<Response<ApiBody>, EngineError> {
     let token = presented_token(&req);
     let (e, via) = authorize(&st, &req, id, token.as_ref().map(|(t, _)| t.as_str()))?;
     let inbound = &st.inbound;
@@ -360,11 +390,13 @@ async fn expose(
         .body(req.into_body())
         .map_err(|err| EngineError::invalid(format!("request: {err}")))?;
     *up.headers_mut() = headers;
-    up.headers_mut().insert(
-        "x-forwarded-prefix",
-        HeaderValue::from_str(&format!("{EXPOSE_PREFIX}{}", e.id))
-            .unwrap_or(HeaderValue::from_static("/")),
-    );
+    if mount == Mount::Path {
+        up.headers_mut().insert(
+            "x-forwarded-prefix",
+            HeaderValue::from_str(&format!("{EXPOSE_PREFIX}{}", e.id))
+                .unwrap_or(HeaderValue::from_static("/")),
+        );
+    }
 
     let meter = Meter::new(engine.clone(), &e.sandbox_id, inbound.limits);
     let life = Arc::new(super::forward::Life::open(
@@ -414,10 +446,14 @@ async fn expose(
     }
     if let Some((t, true)) = &token {
         let remaining = (e.expires_at - super::now_secs()).max(0);
-        let cookie = format!(
-            "{TOKEN_PARAM}={t}; Path={EXPOSE_PREFIX}{}/; Max-Age={remaining}; HttpOnly; SameSite=Lax",
-            e.id
-        );
+        // Host-only either way (no Domain attribute): under a preview domain the cookie
+        // belongs to this exposure's host alone.
+        let path = match mount {
+            Mount::Path => format!("{EXPOSE_PREFIX}{}/", e.id),
+            Mount::Host => "/".to_string(),
+        };
+        let cookie =
+            format!("{TOKEN_PARAM}={t}; Path={path}; Max-Age={remaining}; HttpOnly; SameSite=Lax");
         out = out.header(header::SET_COOKIE, cookie);
     }
     if resp.status() == StatusCode::SWITCHING_PROTOCOLS {

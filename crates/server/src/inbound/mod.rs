@@ -17,6 +17,7 @@ pub mod api;
 pub mod forward;
 pub mod http;
 pub mod pipe;
+pub mod preview;
 pub mod store;
 pub mod token;
 
@@ -71,6 +72,8 @@ pub struct Issued {
     pub token: String,
     /// `/_sandbox/<id>/?cleanroom_token=<token>`: append to the server's base URL.
     pub path: String,
+    /// The whole URL under a preview domain ([`preview`]); empty without one.
+    pub url: String,
 }
 
 /// The server's inbound state.
@@ -80,6 +83,8 @@ pub struct Inbound {
     file: Mutex<ExposureFile>,
     slots: Mutex<HashMap<String, Arc<Semaphore>>>,
     pub limits: InboundLimits,
+    /// `serve --preview-domain`: exposures at host names of their own.
+    pub preview: Option<preview::PreviewBase>,
 }
 
 fn now_secs() -> i64 {
@@ -92,6 +97,7 @@ impl Inbound {
         state_dir: &std::path::Path,
         engine: Arc<Engine>,
         limits: InboundLimits,
+        preview: Option<preview::PreviewBase>,
     ) -> std::io::Result<Arc<Inbound>> {
         let key = TokenKey::load_or_create(state_dir)?;
         let file = ExposureFile::open(state_dir)?;
@@ -101,6 +107,7 @@ impl Inbound {
             file: Mutex::new(file),
             slots: Mutex::new(HashMap::new()),
             limits,
+            preview,
         });
         inbound.prune();
         Ok(inbound)
@@ -130,10 +137,16 @@ impl Inbound {
     fn issued(&self, e: Exposure) -> Issued {
         let token = self.key.sign(&e.id, e.expires_at);
         let path = format!("{EXPOSE_PREFIX}{}/?{TOKEN_PARAM}={token}", e.id);
+        let url = self
+            .preview
+            .as_ref()
+            .map(|p| p.url(&e.id, &token))
+            .unwrap_or_default();
         Issued {
             exposure: e,
             token,
             path,
+            url,
         }
     }
 

@@ -52,6 +52,8 @@ pub struct ServeSettings {
     pub api_preauth_timeout_secs: u64,
     /// `--inbound-max-connections`: open connections per exposure / forwarded port (0: 64).
     pub inbound_max_connections: usize,
+    /// `--preview-domain DOMAIN[:PORT]` ([`crate::inbound::preview`]).
+    pub preview_domain: Option<String>,
     pub max_sandboxes_per_principal: u32,
     pub max_sandboxes: u32,
     /// Egress approval defaults (`--approval-timeout`, `--max-pending-approvals`).
@@ -83,6 +85,8 @@ pub enum AssembleError {
     RegistryUpstream(String),
     #[error("{0}")]
     Cluster(String),
+    #[error("{0}")]
+    PreviewDomain(String),
 }
 
 impl AssembleError {
@@ -92,7 +96,8 @@ impl AssembleError {
             AssembleError::InitExe(_) => "backend_unavailable",
             AssembleError::RegistryCredentials(..)
             | AssembleError::RegistryUpstream(_)
-            | AssembleError::Cluster(_) => "invalid_argument",
+            | AssembleError::Cluster(_)
+            | AssembleError::PreviewDomain(_) => "invalid_argument",
         }
     }
 }
@@ -176,6 +181,18 @@ impl ServeSettings {
             registry.credentials = registry_credentials(path)?;
         }
         let mib = |v: u64| v.saturating_mul(1 << 20);
+        let preview_domain = match &self.preview_domain {
+            None => None,
+            Some(_) if matches!(self.listen, Listen::Unix(_)) => {
+                return Err(AssembleError::PreviewDomain(
+                    "--preview-domain needs a TCP API listener (--listen http(s)://ADDR): browsers cannot reach a unix socket".into(),
+                ))
+            }
+            Some(d) => Some(
+                crate::inbound::preview::PreviewDomain::parse(d)
+                    .map_err(AssembleError::PreviewDomain)?,
+            ),
+        };
         Ok(ServeConfig {
             listen: self.listen,
             ui_listen: self.ui_listen,
@@ -244,6 +261,7 @@ impl ServeSettings {
                 },
                 ..Default::default()
             },
+            preview_domain,
         })
     }
 }
@@ -290,6 +308,7 @@ mod tests {
             api_preauth_connections: 0,
             api_preauth_timeout_secs: 0,
             inbound_max_connections: 0,
+            preview_domain: None,
             max_sandboxes_per_principal: 4,
             max_sandboxes: 8,
             approvals: Default::default(),

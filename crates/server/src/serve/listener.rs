@@ -71,7 +71,7 @@ pub enum Transport {
     Tcp(tokio::net::TcpListener, Option<tokio_rustls::TlsAcceptor>),
 }
 
-type Svc = crate::web::WebService;
+type Svc = crate::serve::front::Front;
 
 /// Serve until `stop` turns true; then let open connections finish for up to 2 s.
 pub async fn serve(

@@ -6,6 +6,7 @@
 //! (the CLI's flags) into a [`ServeConfig`].
 
 pub mod assemble;
+pub mod front;
 pub mod listener;
 pub mod ui;
 
@@ -87,6 +88,9 @@ pub struct ServeConfig {
     pub cluster: Option<cleanroom_cluster::ClusterConfig>,
     /// Bounds of inbound traffic (`sandbox expose`, `port-forward`; [`crate::inbound`]).
     pub inbound: crate::inbound::InboundLimits,
+    /// `--preview-domain`: exposures at host names of their own
+    /// ([`crate::inbound::preview`]); needs a TCP listener.
+    pub preview_domain: Option<crate::inbound::preview::PreviewDomain>,
 }
 
 /// `serve --default-runtime`, `--runsc`, `--gvisor-platform`.
@@ -460,8 +464,21 @@ pub async fn run(
         crate::console::quic::start(engine.clone(), &cfg.console, api_ip, stop_rx.clone())
             .map_err(|e| ServeError::Listen("console endpoint".into(), std::io::Error::other(e)))?;
     // Exposures and port-forward (crate::inbound): their URLs on this same listener.
-    let inbound = crate::inbound::Inbound::open(&cfg.state_dir, engine.clone(), cfg.inbound)
-        .map_err(|e| ServeError::StateDir(cfg.state_dir.clone(), e))?;
+    let preview = match (&cfg.preview_domain, &transport.0) {
+        (None, _) => None,
+        (Some(d), crate::serve::listener::Transport::Tcp(l, tls)) => {
+            let port = l
+                .local_addr()
+                .map_err(|e| ServeError::Listen("API listener".into(), e))?
+                .port();
+            Some(d.base(if tls.is_some() { "https" } else { "http" }, port))
+        }
+        // Refused when the settings were assembled; never a URL no browser can open.
+        (Some(_), crate::serve::listener::Transport::Unix(_)) => None,
+    };
+    let inbound =
+        crate::inbound::Inbound::open(&cfg.state_dir, engine.clone(), cfg.inbound, preview)
+            .map_err(|e| ServeError::StateDir(cfg.state_dir.clone(), e))?;
     let service = crate::api::errors::ApiService::new(
         connectrpc::ConnectRpcService::new(router(
             engine.clone(),
@@ -485,6 +502,10 @@ pub async fn run(
         api: api.clone(),
         auth: auth.clone(),
     };
+    let inbound_state = Arc::new(crate::inbound::http::State {
+        inbound: inbound.clone(),
+        auth: auth.clone(),
+    });
     let service = crate::inbound::http::InboundRouter::new(
         crate::rest::HttpService::new(service, rest),
         inbound,
@@ -507,7 +528,7 @@ pub async fn run(
     if let Some(t) = ui_transport {
         tokio::spawn(crate::serve::listener::serve(
             t,
-            service.for_console(),
+            crate::serve::front::Front::console(service.for_console()),
             cfg.auth.conn,
             stop_rx.clone(),
         ));
@@ -520,6 +541,8 @@ pub async fn run(
     // a new connection then wakes one thread — the worker whose epoll reports it, which
     // accepts and polls the connection's task itself — instead of three (that worker,
     // this thread to accept, and a worker for the connection's task).
+    let service =
+        crate::serve::front::Front::main(service, inbound_state, cfg.preview_domain.clone());
     let served = tokio::spawn(crate::serve::listener::serve(
         transport,
         service,

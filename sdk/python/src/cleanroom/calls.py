@@ -122,7 +122,8 @@ class SandboxCalls:
     def _url(self, exposure) -> str:
         from .transport import base_url
 
-        return base_url(self.client.target) + exposure.path
+        # The server's own URL under a preview domain (serve --preview-domain).
+        return exposure.url or base_url(self.client.target) + exposure.path
 
     def expose(self, port: int, ttl: Optional[int] = None) -> str:
         """Serve ``port`` of the sandbox at a URL of the Cleanroom server (docs/network.md

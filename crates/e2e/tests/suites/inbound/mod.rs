@@ -6,9 +6,12 @@
 //!   inspect and events;
 //! - [`streams`]: WebSocket echo and server-sent events through an exposure, the
 //!   connection cap, port-forward of a TCP echo, resume of a suspended sandbox by an
-//!   inbound request, and the gvisor refusal.
+//!   inbound request, and the gvisor refusal;
+//! - [`preview`]: host-based previews (`serve --preview-domain`) and the API's refusal of
+//!   browser-made calls.
 
 mod expose;
+mod preview;
 mod streams;
 
 use cleanroom_e2e::*;

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x63leanroom/v1/inbound.proto\x12\x0c\x63leanroom.v1\"\x98\x01\n\x0fSandboxExposure\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nsandbox_id\x18\x02 \x01(\t\x12\x0c\n\x04port\x18\x03 \x01(\r\x12\x0c\n\x04path\x18\x04 \x01(\t\x12\r\n\x05token\x18\x05 \x01(\t\x12\x12\n\ncreated_at\x18\x06 \x01(\x03\x12\x12\n\nexpires_at\x18\x07 \x01(\x03\x12\x12\n\ncreated_by\x18\x08 \x01(\t\"Q\n\x18\x45xposeSandboxPortRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\x12\x0c\n\x04port\x18\x02 \x01(\r\x12\x13\n\x0bttl_seconds\x18\x03 \x01(\x04\"L\n\x19\x45xposeSandboxPortResponse\x12/\n\x08\x65xposure\x18\x01 \x01(\x0b\x32\x1d.cleanroom.v1.SandboxExposure\"@\n\x1aUnexposeSandboxPortRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\x12\x0e\n\x06target\x18\x02 \x01(\t\"M\n\x1bUnexposeSandboxPortResponse\x12.\n\x07removed\x18\x01 \x03(\x0b\x32\x1d.cleanroom.v1.SandboxExposure\"1\n\x1bListSandboxExposuresRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"P\n\x1cListSandboxExposuresResponse\x12\x30\n\texposures\x18\x01 \x03(\x0b\x32\x1d.cleanroom.v1.SandboxExposure2\xd1\x02\n\x0eInboundService\x12\x64\n\x11\x45xposeSandboxPort\x12&.cleanroom.v1.ExposeSandboxPortRequest\x1a\'.cleanroom.v1.ExposeSandboxPortResponse\x12j\n\x13UnexposeSandboxPort\x12(.cleanroom.v1.UnexposeSandboxPortRequest\x1a).cleanroom.v1.UnexposeSandboxPortResponse\x12m\n\x14ListSandboxExposures\x12).cleanroom.v1.ListSandboxExposuresRequest\x1a*.cleanroom.v1.ListSandboxExposuresResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x63leanroom/v1/inbound.proto\x12\x0c\x63leanroom.v1\"\xa5\x01\n\x0fSandboxExposure\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nsandbox_id\x18\x02 \x01(\t\x12\x0c\n\x04port\x18\x03 \x01(\r\x12\x0c\n\x04path\x18\x04 \x01(\t\x12\r\n\x05token\x18\x05 \x01(\t\x12\x12\n\ncreated_at\x18\x06 \x01(\x03\x12\x12\n\nexpires_at\x18\x07 \x01(\x03\x12\x12\n\ncreated_by\x18\x08 \x01(\t\x12\x0b\n\x03url\x18\t \x01(\t\"Q\n\x18\x45xposeSandboxPortRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\x12\x0c\n\x04port\x18\x02 \x01(\r\x12\x13\n\x0bttl_seconds\x18\x03 \x01(\x04\"L\n\x19\x45xposeSandboxPortResponse\x12/\n\x08\x65xposure\x18\x01 \x01(\x0b\x32\x1d.cleanroom.v1.SandboxExposure\"@\n\x1aUnexposeSandboxPortRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\x12\x0e\n\x06target\x18\x02 \x01(\t\"M\n\x1bUnexposeSandboxPortResponse\x12.\n\x07removed\x18\x01 \x03(\x0b\x32\x1d.cleanroom.v1.SandboxExposure\"1\n\x1bListSandboxExposuresRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"P\n\x1cListSandboxExposuresResponse\x12\x30\n\texposures\x18\x01 \x03(\x0b\x32\x1d.cleanroom.v1.SandboxExposure2\xd1\x02\n\x0eInboundService\x12\x64\n\x11\x45xposeSandboxPort\x12&.cleanroom.v1.ExposeSandboxPortRequest\x1a\'.cleanroom.v1.ExposeSandboxPortResponse\x12j\n\x13UnexposeSandboxPort\x12(.cleanroom.v1.UnexposeSandboxPortRequest\x1a).cleanroom.v1.UnexposeSandboxPortResponse\x12m\n\x14ListSandboxExposures\x12).cleanroom.v1.ListSandboxExposuresRequest\x1a*.cleanroom.v1.ListSandboxExposuresResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,19 +32,19 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'cleanroom.v1.inbound_pb2', 
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_SANDBOXEXPOSURE']._serialized_start=45
-  _globals['_SANDBOXEXPOSURE']._serialized_end=197
-  _globals['_EXPOSESANDBOXPORTREQUEST']._serialized_start=199
-  _globals['_EXPOSESANDBOXPORTREQUEST']._serialized_end=280
-  _globals['_EXPOSESANDBOXPORTRESPONSE']._serialized_start=282
-  _globals['_EXPOSESANDBOXPORTRESPONSE']._serialized_end=358
-  _globals['_UNEXPOSESANDBOXPORTREQUEST']._serialized_start=360
-  _globals['_UNEXPOSESANDBOXPORTREQUEST']._serialized_end=424
-  _globals['_UNEXPOSESANDBOXPORTRESPONSE']._serialized_start=426
-  _globals['_UNEXPOSESANDBOXPORTRESPONSE']._serialized_end=503
-  _globals['_LISTSANDBOXEXPOSURESREQUEST']._serialized_start=505
-  _globals['_LISTSANDBOXEXPOSURESREQUEST']._serialized_end=554
-  _globals['_LISTSANDBOXEXPOSURESRESPONSE']._serialized_start=556
-  _globals['_LISTSANDBOXEXPOSURESRESPONSE']._serialized_end=636
-  _globals['_INBOUNDSERVICE']._serialized_start=639
-  _globals['_INBOUNDSERVICE']._serialized_end=976
+  _globals['_SANDBOXEXPOSURE']._serialized_end=210
+  _globals['_EXPOSESANDBOXPORTREQUEST']._serialized_start=212
+  _globals['_EXPOSESANDBOXPORTREQUEST']._serialized_end=293
+  _globals['_EXPOSESANDBOXPORTRESPONSE']._serialized_start=295
+  _globals['_EXPOSESANDBOXPORTRESPONSE']._serialized_end=371
+  _globals['_UNEXPOSESANDBOXPORTREQUEST']._serialized_start=373
+  _globals['_UNEXPOSESANDBOXPORTREQUEST']._serialized_end=437
+  _globals['_UNEXPOSESANDBOXPORTRESPONSE']._serialized_start=439
+  _globals['_UNEXPOSESANDBOXPORTRESPONSE']._serialized_end=516
+  _globals['_LISTSANDBOXEXPOSURESREQUEST']._serialized_start=518
+  _globals['_LISTSANDBOXEXPOSURESREQUEST']._serialized_end=567
+  _globals['_LISTSANDBOXEXPOSURESRESPONSE']._serialized_start=569
+  _globals['_LISTSANDBOXEXPOSURESRESPONSE']._serialized_end=649
+  _globals['_INBOUNDSERVICE']._serialized_start=652
+  _globals['_INBOUNDSERVICE']._serialized_end=989
 # @@protoc_insertion_point(module_scope)

@@ -7,7 +7,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class SandboxExposure(_message.Message):
-    __slots__ = ("id", "sandbox_id", "port", "path", "token", "created_at", "expires_at", "created_by")
+    __slots__ = ("id", "sandbox_id", "port", "path", "token", "created_at", "expires_at", "created_by", "url")
     ID_FIELD_NUMBER: _ClassVar[int]
     SANDBOX_ID_FIELD_NUMBER: _ClassVar[int]
     PORT_FIELD_NUMBER: _ClassVar[int]
@@ -16,6 +16,7 @@ class SandboxExposure(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
     CREATED_BY_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
     id: str
     sandbox_id: str
     port: int
@@ -24,7 +25,8 @@ class SandboxExposure(_message.Message):
     created_at: int
     expires_at: int
     created_by: str
-    def __init__(self, id: _Optional[str] = ..., sandbox_id: _Optional[str] = ..., port: _Optional[int] = ..., path: _Optional[str] = ..., token: _Optional[str] = ..., created_at: _Optional[int] = ..., expires_at: _Optional[int] = ..., created_by: _Optional[str] = ...) -> None: ...
+    url: str
+    def __init__(self, id: _Optional[str] = ..., sandbox_id: _Optional[str] = ..., port: _Optional[int] = ..., path: _Optional[str] = ..., token: _Optional[str] = ..., created_at: _Optional[int] = ..., expires_at: _Optional[int] = ..., created_by: _Optional[str] = ..., url: _Optional[str] = ...) -> None: ...
 
 class ExposeSandboxPortRequest(_message.Message):
     __slots__ = ("sandbox_id", "port", "ttl_seconds")

@@ -54,6 +54,14 @@ export type SandboxExposure = Message<"cleanroom.v1.SandboxExposure"> & {
      * @generated from field: string created_by = 8;
      */
     createdBy: string;
+    /**
+     * The complete URL, token included, when the server serves exposures at host names
+     * of their own (`serve --preview-domain`: `http://exp-<32 hex>.<domain>:<port>/?…`):
+     * open it as is. Empty otherwise: append `path` to the server's base URL.
+     *
+     * @generated from field: string url = 9;
+     */
+    url: string;
 };
 /**
  * Describes the message cleanroom.v1.SandboxExposure.
