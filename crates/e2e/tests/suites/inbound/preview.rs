@@ -276,3 +276,79 @@ fn a_preview_domain_needs_a_tcp_listener_and_a_dns_name() {
         );
     }
 }
+
+/// Two sandboxes' apps exposed on one server; a page of exposure A fetches exposure B in
+/// headless Chromium (`origins.py`): readable under path routing (one origin, the
+/// documented cost), blocked under a preview domain (an origin per exposure).
+fn a_page_of_one_exposure_reading_another(mode: &str) {
+    let extra: &[&str] = if mode == "host" {
+        &["--preview-domain", "localhost"]
+    } else {
+        &[]
+    };
+    let s = server(extra);
+    let run = |args: &[&str]| s.run(Some(ALICE), args);
+    let mut urls = vec![];
+    let mut sbxs = vec![];
+    for name in ["A", "B"] {
+        let o = run(&["sandbox", "create"]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let sbx = stdout(&o).trim().to_string();
+        let o = run(&[
+            "exec",
+            "-n",
+            "--in",
+            &sbx,
+            "--",
+            "sh",
+            "-c",
+            &format!("echo {name} > /tmp/state"),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        start_app(run, &sbx, 8000);
+        let e = exposed(&run(&["sandbox", "expose", &sbx, "8000", "--json"]));
+        urls.push((
+            e["url"].as_str().unwrap().to_string(),
+            e["id"].as_str().unwrap().to_string(),
+        ));
+        sbxs.push(sbx);
+    }
+    let b_root = match mode {
+        "host" => format!(
+            "http://exp-{}.localhost:{}/",
+            &urls[1].1[4..],
+            port_of(&s.addr)
+        ),
+        _ => format!("http://{}/_sandbox/{}/", s.addr, urls[1].1),
+    };
+    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/suites/inbound/origins.py");
+    let mut c = std::process::Command::new(cleanroom_e2e::web::test_python());
+    c.arg(&script)
+        .env("URL_A", &urls[0].0)
+        .env("URL_B", &urls[1].0)
+        .env("B_ROOT", &b_root)
+        .env("MODE", mode)
+        .env("CHROMIUM", "/usr/bin/chromium");
+    let o = output_with_timeout(c, std::time::Duration::from_secs(120));
+    assert!(
+        o.status.success(),
+        "origins.py ({mode}):\n{}\n{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    for sbx in sbxs {
+        let o = run(&["sandbox", "rm", &sbx]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn in_chromium_a_preview_host_cannot_read_another_exposure() {
+    a_page_of_one_exposure_reading_another("host");
+}
+
+#[test]
+fn in_chromium_path_routed_exposures_share_an_origin_as_documented() {
+    a_page_of_one_exposure_reading_another("path");
+}
