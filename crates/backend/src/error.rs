@@ -56,6 +56,9 @@ pub enum BackendError {
     /// The runtime refused to save the sandbox in its current state (it runs on as it was).
     #[error("{0}")]
     CheckpointRefused(String),
+    /// Nothing accepts connections on a sandbox's port (an inbound connection).
+    #[error("{0}")]
+    PortClosed(String),
     #[error("backend I/O error: {context}: {source}")]
     Io {
         context: String,
@@ -87,6 +90,7 @@ impl BackendError {
             BackendError::InvalidFileRequest(_) => ErrorCode::InvalidArgument,
             BackendError::UnsafeArchiveEntry(_) => ErrorCode::UnsafeArchiveEntry,
             BackendError::CheckpointRefused(_) => ErrorCode::CheckpointRefused,
+            BackendError::PortClosed(_) => ErrorCode::SandboxPortClosed,
         }
     }
 

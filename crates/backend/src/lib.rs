@@ -239,6 +239,22 @@ pub trait Backend: Send + Sync + 'static {
         })
     }
 
+    /// For runtimes whose network stack the server cannot enter (gvisor: the sentry's
+    /// own): a connection to `port` on the sandbox's loopback, made by a relay process
+    /// inside the sandbox ([`gvisor::relay`]). `PortClosed` when nothing accepts there.
+    /// Default: not supported (such a runtime uses [`Backend::inbound_socket`]).
+    async fn inbound_relay(
+        &self,
+        sandbox_id: &str,
+        port: u16,
+    ) -> Result<gvisor::relay::Relay, BackendError> {
+        let _ = (sandbox_id, port);
+        Err(BackendError::MissingCapability {
+            runtime: self.name(),
+            capability: Capability::InboundConnections,
+        })
+    }
+
     /// CPU time the sandbox's processes used so far, in nanoseconds, where the backend
     /// accounts it (`None`: unknown).
     fn cpu_usage_nanos(&self, sandbox_id: &str) -> Option<u64> {

@@ -249,6 +249,16 @@ impl Backend for Runtimes {
             .await
     }
 
+    async fn inbound_relay(
+        &self,
+        id: &str,
+        port: u16,
+    ) -> Result<crate::gvisor::relay::Relay, BackendError> {
+        self.with(id, Capability::InboundConnections)?
+            .inbound_relay(id, port)
+            .await
+    }
+
     async fn checkpoint(
         &self,
         id: &str,

@@ -7,7 +7,8 @@
 //! signal helper: it sends SIG to the process group PID leads, else to PID alone — where
 //! the linux runtime's pid 1 sends an execution's signals (`runsc kill --pid` reaches only
 //! the one process, so a shell's children would outlive a timeout under gVisor). As
-//! `cleanroom __gvisor-init files` it is the file helper ([`super::filehelper`]).
+//! `cleanroom __gvisor-init files` it is the file helper ([`super::filehelper`]), as
+//! `cleanroom __gvisor-init relay PORT` an inbound connection's relay ([`super::relay`]).
 
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag};
@@ -23,6 +24,9 @@ pub fn main() -> ! {
     }
     if args.first().map(String::as_str) == Some(super::filehelper::FILES_ARG) {
         std::process::exit(super::filehelper::main());
+    }
+    if args.first().map(String::as_str) == Some(super::relay::RELAY_ARG) {
+        std::process::exit(super::relay::main(&args[1..]));
     }
     let mut set = SigSet::empty();
     set.add(Signal::SIGCHLD);

@@ -118,6 +118,7 @@ impl GvisorBackend {
             released: Mutex::new(None),
             gate: tokio::sync::RwLock::new(()),
             next_id: AtomicU64::new(1),
+            relays: Default::default(),
             paused: std::sync::atomic::AtomicBool::new(false),
             procs: Mutex::new(Default::default()),
         };

@@ -24,6 +24,7 @@ pub mod init;
 mod launch;
 pub mod netns;
 mod process;
+pub mod relay;
 pub mod runsc;
 pub mod scratch;
 pub mod spawn;
@@ -59,6 +60,8 @@ struct GvisorSandbox {
     /// starts ([`hibernate`]).
     gate: tokio::sync::RwLock<()>,
     next_id: AtomicU64,
+    /// Inbound relays running ([`relay`]).
+    relays: Arc<std::sync::atomic::AtomicUsize>,
     /// Between `runsc pause` and `runsc resume`.
     paused: std::sync::atomic::AtomicBool,
     /// In-sandbox pid files of running executions, by process id.
@@ -181,6 +184,8 @@ impl crate::Backend for GvisorBackend {
             C::PauseResume,
             // runsc checkpoint/restore: memory, processes and writable filesystems.
             C::CheckpointRestore,
+            // Through a relay process inside the sandbox (relay.rs).
+            C::InboundConnections,
         ]
     }
 
@@ -191,6 +196,14 @@ impl crate::Backend for GvisorBackend {
         leave_running: bool,
     ) -> Result<(), BackendError> {
         self.checkpoint_into(sandbox_id, dest, leave_running).await
+    }
+
+    async fn inbound_relay(
+        &self,
+        sandbox_id: &str,
+        port: u16,
+    ) -> Result<relay::Relay, BackendError> {
+        self.relay_to(sandbox_id, port).await
     }
 
     fn checkpoint_format(&self, runtime: crate::Runtime) -> Option<String> {

@@ -130,8 +130,7 @@ class SandboxCalls:
         "Inbound") → the URL, its signed token included: HTTP/1.1, HTTP/2, WebSocket and
         server-sent events reach the sandbox's loopback port until ``ttl`` seconds
         (default one hour) pass or :meth:`unexpose` removes it. Exposing an exposed port
-        returns its URL. ``BackendCapabilityMismatchError`` on a runtime that cannot
-        (``inbound_connections``: gvisor)."""
+        returns its URL (the server's own under ``serve --preview-domain``)."""
         c = self.client
         return c._unary(
             c.inbound.expose_sandbox_port,

@@ -2,7 +2,8 @@
 //! server-sent events through `sandbox expose` (the first event arrives before the
 //! response ends), the per-exposure connection cap, `port-forward` of a TCP echo bound to
 //! the sandbox's loopback, a suspended sandbox resumed by an inbound request with its
-//! state intact, and gvisor's precise refusal.
+//! state intact — each under both runtimes (gvisor through its in-sandbox relay) — and a
+//! closed port's refusal.
 
 use super::*;
 use cleanroom_e2e::*;
@@ -70,10 +71,13 @@ fn ws_echo(sock: &Path, path: &str, messages: &[&str]) -> Vec<String> {
     out
 }
 
-#[test]
-fn websocket_and_server_sent_events_stream_through_an_exposure() {
+both_runtimes!(
+    websocket_and_server_sent_events_stream_through_an_exposure,
+    websocket_and_sse
+);
+fn websocket_and_sse(rt: Runtime) {
     let s = Server::start();
-    let sbx = s.create();
+    let sbx = s.create_on(rt, &[]);
     start_app(|a| s.run(a), &sbx, 8000);
     let path = expose_path(&s, &sbx, "8000");
     let (base, query) = path.split_once('?').unwrap();
@@ -162,10 +166,13 @@ class S(socketserver.ThreadingMixIn, socketserver.TCPServer):
 S(('127.0.0.1', 7000), H).serve_forever()
 ";
 
-#[test]
-fn port_forward_carries_a_tcp_echo_to_the_sandboxs_loopback() {
+both_runtimes!(
+    port_forward_carries_a_tcp_echo_to_the_sandboxs_loopback,
+    port_forward_echo
+);
+fn port_forward_echo(rt: Runtime) {
     let s = Server::start();
-    let sbx = s.create();
+    let sbx = s.create_on(rt, &[]);
     let script = format!(
         "cat > /tmp/echo.py <<'EOF'\n{ECHO}EOF\nsetsid python3 /tmp/echo.py </dev/null >/tmp/echo.log 2>&1 &\n\
          for i in $(seq 100); do bash -c 'exec 3<>/dev/tcp/127.0.0.1/7000' 2>/dev/null && exit 0; sleep 0.1; done; cat /tmp/echo.log; exit 1"
@@ -222,10 +229,13 @@ fn port_forward_carries_a_tcp_echo_to_the_sandboxs_loopback() {
     );
 }
 
-#[test]
-fn a_suspended_sandbox_is_resumed_by_an_inbound_request_with_its_state() {
+both_runtimes!(
+    a_suspended_sandbox_is_resumed_by_an_inbound_request_with_its_state,
+    resumed_by_a_request
+);
+fn resumed_by_a_request(rt: Runtime) {
     let s = Server::start();
-    let o = s.run(&["sandbox", "create", "--suspend-after", "1"]);
+    let o = s.run(&rt.args(2, &["sandbox", "create", "--suspend-after", "1"]));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let sbx = stdout(&o).trim().to_string();
     let o = s.run(&[
@@ -263,14 +273,23 @@ fn a_suspended_sandbox_is_resumed_by_an_inbound_request_with_its_state() {
     );
 }
 
+/// Under gvisor the connection is made by a relay inside the sandbox: a port nothing
+/// listens on is `sandbox_port_closed` with the relay's reason, like under linux.
 #[test]
-fn gvisor_sandboxes_are_refused_naming_the_capability() {
-    if !Runtime::Gvisor.available() {
-        return;
-    }
+fn a_closed_port_is_sandbox_port_closed_under_both_runtimes() {
     let s = Server::start();
-    let sbx = s.create_on(Runtime::Gvisor, &[]);
-    let o = s.run(&["sandbox", "expose", &sbx, "8000"]);
-    assert_code(&o, "backend_capability_mismatch");
-    assert!(stderr(&o).contains("inbound_connections"), "{}", stderr(&o));
+    for rt in [Runtime::Linux, Runtime::Gvisor] {
+        if !rt.available() {
+            continue;
+        }
+        let sbx = s.create_on(rt, &[]);
+        let path = expose_path(&s, &sbx, "8009");
+        let (status, body) = ucurl(&s, &path, &[]);
+        assert_eq!(
+            (status, code_of(&body)),
+            (503, "sandbox_port_closed".into()),
+            "{rt:?}: {body}"
+        );
+        assert!(body.contains("8009"), "{body}");
+    }
 }
