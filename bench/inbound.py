@@ -6,9 +6,10 @@ connection per request (Python's http.client, so the client costs are alike); p5
 BENCH_INBOUND_RUNS (default: BENCH_RUNS, at most 500) requests, and the added p50.
 Then resume on request: a sandbox with --suspend-after 1 is left to be suspended, and one
 request through its exposure is timed (that request resumes it), BENCH_INBOUND_RESUMES
-(default 5) times: median and max.
+(default 5) times: median and max. The same rows again under "gvisor" (at most 100
+requests: each connection is a relay `runsc exec`'d in the sandbox) when runsc is installed.
 """
-import json, os, statistics, subprocess, sys, time
+import json, os, shutil, statistics, subprocess, sys, time
 
 APP = r'''
 import http.server, sys
@@ -68,15 +69,13 @@ def _expose(binary, env, sid, port):
     return json.loads(_run([binary, "sandbox", "expose", sid, str(port), "--json"], env))["path"]
 
 
-def run(binary, env, runs):
-    n = int(os.environ.get("BENCH_INBOUND_RUNS", str(min(runs, 500))))
-    resumes = int(os.environ.get("BENCH_INBOUND_RESUMES", "5"))
-    sock = env["CLEANROOM_HOST"].removeprefix("unix://")
-    sid = _run([binary, "sandbox", "create"], env).strip()
+def _rows(binary, env, n, resumes, sock, rt):
+    """The rows for one runtime (`rt`: the `--runtime` arguments)."""
+    sid = _run([binary, "sandbox", "create", *rt], env).strip()
     try:
         _start(binary, env, sid, 8000)
         path = _expose(binary, env, sid, 8000)
-        print(f"bench: inbound {n} requests direct and through expose", file=sys.stderr)
+        print(f"bench: inbound {n} requests direct and through expose {rt}", file=sys.stderr)
         direct = json.loads(_run([binary, "exec", "-n", "--in", sid, "--", "python3", "-c", CLIENT,
                                   "127.0.0.1", "8000", "/", str(n), "5"], env))
         exposed = json.loads(_run([sys.executable, "-c", CLIENT, "localhost", "0", path, str(n), "5", sock], env))
@@ -86,7 +85,7 @@ def run(binary, env, runs):
     result = {"direct_in_sandbox": d, "through_expose": e,
               "added_p50_ms": round(e["p50_ms"] - d["p50_ms"], 3)}
 
-    sid = _run([binary, "sandbox", "create", "--suspend-after", "1"], env).strip()
+    sid = _run([binary, "sandbox", "create", *rt, "--suspend-after", "1"], env).strip()
     times = []
     try:
         _start(binary, env, sid, 8000)
@@ -98,10 +97,27 @@ def run(binary, env, runs):
                 if time.time() > deadline:
                     raise SystemExit("bench: the sandbox was not suspended")
                 time.sleep(0.2)
-            print(f"bench: inbound resume {i + 1}/{resumes}", file=sys.stderr)
+            print(f"bench: inbound resume {i + 1}/{resumes} {rt}", file=sys.stderr)
             times += json.loads(_run([sys.executable, "-c", CLIENT, "localhost", "0", path, "1", "0", sock], env))
     finally:
         subprocess.run([binary, "sandbox", "rm", sid], env=env, capture_output=True)
     result["resume_on_request"] = {"n": len(times), "median_ms": round(statistics.median(times), 3),
                                    "max_ms": round(max(times), 3)}
+    return result
+
+
+def run(binary, env, runs):
+    """The linux runtime's rows at the top level; gvisor's (a relay per connection, and a
+    resume that restores released memory) under "gvisor" when runsc is installed."""
+    n = int(os.environ.get("BENCH_INBOUND_RUNS", str(min(runs, 500))))
+    resumes = int(os.environ.get("BENCH_INBOUND_RESUMES", "5"))
+    sock = env["CLEANROOM_HOST"].removeprefix("unix://")
+    result = _rows(binary, env, n, resumes, sock, [])
+    if shutil.which("runsc"):
+        try:
+            result["gvisor"] = _rows(binary, env, min(n, 100), resumes, sock, ["--runtime", "gvisor"])
+        except SystemExit as e:
+            result["gvisor"] = {"error": str(e)}
+    else:
+        result["gvisor"] = {"skipped": "runsc is not installed (scripts/deps.sh installs it)"}
     return result
