@@ -11,14 +11,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Read at run time, not with env!(): a build script binary compiled in another
     // checkout (a shared or copied target dir) must still read this checkout's protos.
     let proto_root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?).join("../../proto");
-    let dir = proto_root.join("cleanroom/v1");
-    println!("cargo:rerun-if-changed={}", dir.display());
-    let mut files: Vec<String> = std::fs::read_dir(&dir)?
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".proto"))
-        .map(|n| format!("cleanroom/v1/{n}"))
-        .collect();
+    // cleanroom.v1, and seed 001's hostagent.v1 (a compatibility surface, docs/hostagent.md).
+    let mut files: Vec<String> = Vec::new();
+    for package in ["cleanroom/v1", "hostagent/v1"] {
+        let dir = proto_root.join(package);
+        println!("cargo:rerun-if-changed={}", dir.display());
+        files.extend(
+            std::fs::read_dir(&dir)?
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".proto"))
+                .map(|n| format!("{package}/{n}")),
+        );
+    }
     files.sort();
     for f in &files {
         println!("cargo:rerun-if-changed={}", proto_root.join(f).display());
@@ -37,10 +42,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // unknown keys: [`refuse_unknown_keys`] patches it below.
     let mut buffa = connectrpc_build::CodeGenConfig::default();
     buffa.generate_json = true;
-    buffa.message_attributes.push((
-        ".cleanroom.v1".into(),
-        "#[serde(deny_unknown_fields)]".into(),
-    ));
+    for package in [".cleanroom.v1", ".hostagent.v1"] {
+        buffa
+            .message_attributes
+            .push((package.into(), "#[serde(deny_unknown_fields)]".into()));
+    }
     connectrpc_build::Config::new()
         .buffa_config(buffa)
         .files(&files)

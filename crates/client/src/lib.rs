@@ -23,6 +23,8 @@ use connectrpc::ConnectError;
 use endpoint::{Endpoint, Target};
 
 pub use cleanroom_proto::cleanroom::v1 as api;
+/// Seed 001's host-agent API (docs/hostagent.md).
+pub use cleanroom_proto::hostagent::v1 as hostagent_api;
 /// The connection every service client of a [`Client`] shares (to name their types).
 pub use connectrpc::client::SharedHttp2Connection as Transport;
 
@@ -130,6 +132,9 @@ pub struct Client {
     pub volumes: cleanroom_proto::cleanroom::v1::VolumeServiceClient<SharedHttp2Connection>,
     /// Cluster membership (docs/cluster.md).
     pub cluster: cleanroom_proto::cleanroom::v1::ClusterServiceClient<SharedHttp2Connection>,
+    /// Seed 001's host-agent API (docs/hostagent.md): what a control plane written
+    /// against the seed calls.
+    pub hostagent: cleanroom_proto::hostagent::v1::HostAgentServiceClient<SharedHttp2Connection>,
 }
 
 impl Client {
@@ -264,6 +269,10 @@ impl Client {
                 config.clone(),
             ),
             cluster: cleanroom_proto::cleanroom::v1::ClusterServiceClient::new(
+                shared.clone(),
+                config.clone(),
+            ),
+            hostagent: cleanroom_proto::hostagent::v1::HostAgentServiceClient::new(
                 shared.clone(),
                 config.clone(),
             ),

@@ -27,6 +27,8 @@ mod files;
 mod gvisor;
 #[path = "suites/host/mod.rs"]
 mod host;
+#[path = "suites/hostagent.rs"]
+mod hostagent;
 #[path = "suites/images/mod.rs"]
 mod images;
 #[path = "suites/inbound/mod.rs"]

@@ -20,6 +20,7 @@ pub mod budgets;
 pub mod cluster;
 pub mod console;
 pub mod engine;
+pub mod hostagent;
 pub mod identity;
 pub mod inbound;
 pub mod metrics;

@@ -306,7 +306,9 @@ pub fn router(
     let router = crate::api::volumes::register(api.clone(), router);
     let router = crate::api::cluster::register(api.clone(), router);
     let router = crate::api::network::register(api.clone(), router);
-    let router = crate::api::lifetime::register(api, router);
+    let router = crate::api::lifetime::register(api.clone(), router);
+    // Seed 001's host-agent API over the same handlers (docs/hostagent.md).
+    let router = crate::hostagent::register(api, router);
     reflection(router)
 }
 
