@@ -203,6 +203,8 @@ def gateway_vs_direct(n, lat_gw, lat_direct, bw_gw, bw_direct):
         "download_64mib_mib_s_gateway": mibs(bw_gw),
         "download_64mib_mib_s_direct": mibs(bw_direct),
         "throughput_ratio_gateway_vs_direct": round(statistics.median(bw_gw) / statistics.median(bw_direct), 3),
+        # Two shared cores: a number means little without the load it was taken under.
+        "load_average_1m": round(os.getloadavg()[0], 2),
     }
 
 

@@ -76,6 +76,19 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> AsyncWrite for Closing<
             None => Poll::Ready(Err(gone())),
         }
     }
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.io.as_mut() {
+            Some(io) => Pin::new(io).poll_write_vectored(cx, bufs),
+            None => Poll::Ready(Err(gone())),
+        }
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.io.as_ref().is_some_and(|io| io.is_write_vectored())
+    }
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         match self.io.as_mut() {
             Some(io) => Pin::new(io).poll_flush(cx),

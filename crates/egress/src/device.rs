@@ -127,6 +127,33 @@ impl AsyncWrite for TunDevice {
         }
     }
 
+    /// One packet from several pieces (its headers, its payload where it lies): `writev(2)`
+    /// on a tun fd sends them as one packet.
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        loop {
+            let mut guard = ready!(self.fd.poll_write_ready(cx))?;
+            let res = guard
+                .try_io(|fd| nix::sys::uio::writev(fd.get_ref(), bufs).map_err(io::Error::from));
+            match res {
+                Ok(r) => {
+                    if let Ok(n) = &r {
+                        self.traffic.rx.fetch_add(*n as u64, Ordering::Relaxed);
+                    }
+                    return Poll::Ready(r);
+                }
+                Err(_would_block) => continue,
+            }
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
     fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Poll::Ready(Ok(()))
     }

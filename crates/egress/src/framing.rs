@@ -11,7 +11,7 @@
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// Largest request head accepted (hyper's own limit is of the same order).
@@ -107,6 +107,31 @@ impl<S> Gate<S> {
             }
         }
         Ok(())
+    }
+
+    /// How many bytes may go to the reader unjudged now (at most `room`): the rest of a
+    /// body or chunk, or anything in a tunnel; `None` when the next bytes must be judged.
+    fn passthrough(&self, room: usize) -> Option<usize> {
+        if !self.held.is_empty() || room == 0 {
+            return None;
+        }
+        match self.state {
+            State::Opaque => Some(room),
+            State::Body(n) | State::Chunk(n) => Some(room.min(usize::try_from(n).unwrap_or(room))),
+            _ => None,
+        }
+    }
+
+    /// `n` bytes went to the reader through [`Gate::passthrough`].
+    fn passed(&mut self, n: usize) {
+        let n = n as u64;
+        self.state = match self.state {
+            State::Body(left) if left <= n => State::Head,
+            State::Body(left) => State::Body(left - n),
+            State::Chunk(left) if left <= n => State::ChunkEnd(2),
+            State::Chunk(left) => State::Chunk(left - n),
+            other => other,
+        };
     }
 
     /// After one more held byte: act when a line or head is complete.
@@ -246,7 +271,20 @@ impl<S: AsyncRead + Unpin> AsyncRead for Gate<S> {
                 self.ready.drain(..n);
                 return Poll::Ready(Ok(()));
             }
-            let mut chunk = [0u8; 8192];
+            // Body bytes (and a tunnel's) need no judging byte by byte: they are read
+            // straight into hyper's buffer, as many as the framing says belong to the body.
+            if let Some(limit) = self.passthrough(buf.remaining()) {
+                let mut sub = buf.take(limit);
+                ready!(Pin::new(&mut self.inner).poll_read(cx, &mut sub))?;
+                let n = sub.filled().len();
+                // SAFETY: `sub` is a view of `buf`'s unfilled part, and the inner reader
+                // initialized (filled) its first `n` bytes.
+                unsafe { buf.assume_init(n) };
+                buf.advance(n);
+                self.passed(n);
+                return Poll::Ready(Ok(()));
+            }
+            let mut chunk = [0u8; 16384];
             let mut rb = ReadBuf::new(&mut chunk);
             match Pin::new(&mut self.inner).poll_read(cx, &mut rb) {
                 Poll::Pending => return Poll::Pending,
@@ -256,8 +294,8 @@ impl<S: AsyncRead + Unpin> AsyncRead for Gate<S> {
                     return Poll::Ready(Ok(()));
                 }
                 Poll::Ready(Ok(())) => {
-                    let data = rb.filled().to_vec();
-                    let judged = self.take(&data);
+                    let n = rb.filled().len();
+                    let judged = self.take(&chunk[..n]);
                     let partial = self.state == State::Head && !self.held.is_empty();
                     self.partial.store(partial, Ordering::Relaxed);
                     if let Err(msg) = judged {
@@ -283,6 +321,16 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Gate<S> {
         data: &[u8],
     ) -> Poll<std::io::Result<usize>> {
         Pin::new(&mut self.inner).poll_write(cx, data)
+    }
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
     }
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.inner).poll_flush(cx)
@@ -325,6 +373,52 @@ mod tests {
             run(b"\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n").unwrap(),
             b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"
         );
+    }
+
+    /// Gives at most `step` bytes per read, so bodies arrive in pieces.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+
+    impl AsyncRead for Trickle<'_> {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            let n = self.data.len().min(self.step).min(buf.remaining());
+            buf.put_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    async fn read_through(data: &[u8], step: usize) -> std::io::Result<Vec<u8>> {
+        use tokio::io::AsyncReadExt;
+        let mut out = Vec::new();
+        let mut g = Gate::new(Trickle { data, step }, Arc::default(), Arc::default());
+        g.read_to_end(&mut out).await?;
+        Ok(out)
+    }
+
+    /// Read through the gate (bodies passed straight to the reader, in pieces or whole),
+    /// honest streams come out unchanged and a bad head after a body is still refused.
+    #[tokio::test]
+    async fn bodies_pass_through_and_the_next_head_is_still_judged() {
+        let honest: &[u8] = b"POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello\
+            POST /y HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n\
+            5\r\nhello\r\n0\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n";
+        let smuggled: &[u8] = b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello\
+            GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n";
+        let chunk_overrun: &[u8] =
+            b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n\
+            2\r\nhello\r\n0\r\n\r\n";
+        for step in [1, 3, 7, 4096] {
+            assert_eq!(read_through(honest, step).await.unwrap(), honest, "{step}");
+            assert!(read_through(smuggled, step).await.is_err(), "{step}");
+            assert!(read_through(chunk_overrun, step).await.is_err(), "{step}");
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ use crate::approval::Approvals;
 use crate::ctx::Ctx;
 use crate::event::{EgressEvent, EventSink};
 use crate::judge::{judge, settle, Query, Ruling};
-use crate::link::{GATEWAY_ADDR, MTU, PROXY_PORT, TCP_RECV_BUFFER, TCP_SEND_WINDOW};
+use crate::link::{GATEWAY_ADDR, MTU, PROXY_PORT, STACK_BUDGET, TCP_RECV_BUFFER, TCP_SEND_WINDOW};
 use crate::rules::Rules;
 use crate::secrets::Secrets;
 use crate::tls::SandboxCa;
@@ -39,6 +39,7 @@ pub struct Gateway {
     task: tokio::task::JoinHandle<()>,
     traffic: Arc<device::Traffic>,
     rules: Arc<Rules>,
+    budget: Arc<ipstack::ByteBudget>,
 }
 
 impl Drop for Gateway {
@@ -93,9 +94,11 @@ impl Gateway {
         // to the gateway in segments 30 times smaller than the link allows. Without window
         // scaling neither side can have more than 64 KiB in flight (docs/performance.md).
         tcp.options = Some(vec![
-            ipstack::TcpOptions::MaximumSegmentSize(MTU - 40),
+            ipstack::TcpOptions::MaximumSegmentSize(crate::link::MSS as u16),
             ipstack::TcpOptions::WindowScale(0),
         ]);
+        let budget = Arc::new(ipstack::ByteBudget::new(STACK_BUDGET));
+        tcp.budget = Some(budget.clone());
         cfg.with_tcp_config(tcp);
         let rules = Arc::new(Rules::new(policy));
         let ctx = Arc::new(Ctx {
@@ -115,6 +118,7 @@ impl Gateway {
             task,
             traffic,
             rules,
+            budget,
         })
     }
 
@@ -123,6 +127,12 @@ impl Gateway {
     /// denies (each with a deny event).
     pub fn replace_policy(&self, policy: NetworkPolicy, cut: bool) {
         self.rules.replace(policy, cut);
+    }
+
+    /// Bytes the stack holds now for all of this sandbox's connections, and the bound on
+    /// them ([`STACK_BUDGET`]).
+    pub fn stack_bytes(&self) -> (usize, usize) {
+        (self.budget.used(), self.budget.limit())
     }
 
     /// Bytes the sandbox sent (`.0`) and received (`.1`) through its device so far: every

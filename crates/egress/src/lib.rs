@@ -53,6 +53,8 @@ pub mod secrets;
 pub mod share;
 pub mod sniff;
 #[cfg(test)]
+mod stack_budget_tests;
+#[cfg(test)]
 mod stack_scale_tests;
 #[cfg(test)]
 mod stack_tests;
@@ -67,7 +69,9 @@ pub use ctx::Ctx;
 pub use event::{EgressEvent, EventSink};
 pub use gateway::{Gateway, Mediators};
 pub use limits::{MAX_FLOWS, MAX_UDP_FLOWS};
-pub use link::{GATEWAY_ADDR, GUEST_ADDR, MTU, PROXY_PORT, TCP_RECV_BUFFER, TCP_SEND_WINDOW};
+pub use link::{
+    GATEWAY_ADDR, GUEST_ADDR, MTU, PROXY_PORT, STACK_BUDGET, TCP_RECV_BUFFER, TCP_SEND_WINDOW,
+};
 pub use secrets::{Secret, Secrets};
 pub use tls::SandboxCa;
 pub use upstream::UpstreamConfig;

@@ -1,8 +1,9 @@
 //! What one sandbox's gateway may hold at once, and what all of them together may.
 //!
-//! Every TCP flow costs a task, the userspace stack's buffers (bounded by its window:
-//! [`crate::TCP_WINDOW`] each way) and usually one upstream socket — a file descriptor of
-//! the server. A sandbox at its cap is refused more (`too_many_connections`) and nothing
+//! Every TCP flow costs a task, the userspace stack's buffers (bounded by its windows,
+//! [`crate::TCP_RECV_BUFFER`] and [`crate::TCP_SEND_WINDOW`], and for all of one sandbox's
+//! flows together by [`crate::STACK_BUDGET`]) and usually one upstream socket — a file
+//! descriptor of the server. A sandbox at its cap is refused more (`too_many_connections`) and nothing
 //! else; the per-sandbox caps are far below the server-wide budget, so one sandbox cannot
 //! take the descriptors the API and the other sandboxes need. Each sandbox's owner also has
 //! a share of the server-wide budget ([`crate::share`]), so one principal's many sandboxes

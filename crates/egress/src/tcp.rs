@@ -245,10 +245,11 @@ fn sni_matches(
     }
 }
 
-/// Bytes read at once from either side of an opaque flow: one write of this size becomes one
-/// full-sized segment on the tun link ([`crate::link::MTU`]) instead of the 8 KiB pieces of
-/// tokio's default, which cut segments (and so packets through the stack) to an eighth.
-const COPY_BUFFER: usize = 64 * 1024;
+/// Bytes read at once from either side of an opaque flow: a full read becomes two full-sized
+/// segments on the tun link ([`crate::link::MSS`]), where 64 KiB — a power of two just past
+/// one segment — became a full one and a 41-byte one, and tokio's default 8 KiB cut segments
+/// (and so packets through the stack) to an eighth.
+const COPY_BUFFER: usize = 2 * crate::link::MSS;
 
 /// Copy both ways until both sides are done.
 pub(crate) async fn splice<A>(mut client: A, mut upstream: TcpStream)

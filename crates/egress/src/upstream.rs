@@ -219,7 +219,11 @@ impl UpstreamConfig {
             ));
         }
         match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr)).await {
-            Ok(Ok(s)) => Ok(s),
+            Ok(Ok(s)) => {
+                // As for a named upstream: what the sandbox wrote goes out as it arrives.
+                let _ = s.set_nodelay(true);
+                Ok(s)
+            }
             Ok(Err(e)) => Err(UpstreamError::Unreachable(format!("{addr}: {e}"))),
             Err(_) => Err(UpstreamError::Unreachable(format!(
                 "{addr}: connect timed out"

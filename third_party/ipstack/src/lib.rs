@@ -39,8 +39,8 @@ mod packet;
 mod stream;
 
 pub use self::error::{IpStackError, Result};
+pub use self::stream::{ByteBudget, TcpConfig, TcpOptions};
 pub use self::stream::{IpStackStream, IpStackTcpStream, IpStackUdpStream, IpStackUnknownTransport};
-pub use self::stream::{TcpConfig, TcpOptions};
 pub use etherparse::IpNumber;
 
 #[cfg(unix)]
@@ -445,6 +445,28 @@ async fn process_upstream_recv<Device: AsyncWrite + Unpin + 'static>(
     device: &mut Device,
     #[cfg(unix)] packet_information: bool,
 ) -> Result<()> {
+    // PATCHED (cleanroom, PATCHED.md): one packet, one vectored write of its headers and its
+    // payload where it lies; upstream serialized it into a new buffer first (a copy of every
+    // segment's payload).
+    #[cfg(unix)]
+    let vectored = !packet_information && device.is_write_vectored();
+    #[cfg(not(unix))]
+    let vectored = device.is_write_vectored();
+    if vectored {
+        let Ok(header) = up_packet.header_bytes() else {
+            log::warn!("header_bytes error");
+            return Ok(());
+        };
+        let payload = up_packet.payload.as_deref().unwrap_or_default();
+        let n = device
+            .write_vectored(&[std::io::IoSlice::new(&header), std::io::IoSlice::new(payload)])
+            .await?;
+        if n != header.len() + payload.len() {
+            // A tun device takes a packet whole or not at all.
+            log::warn!("short packet write: {n} of {}", header.len() + payload.len());
+        }
+        return Ok(());
+    }
     #[allow(unused_mut)]
     let Ok(mut packet_bytes) = up_packet.to_bytes() else {
         log::warn!("to_bytes error");

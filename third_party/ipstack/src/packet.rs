@@ -111,6 +111,21 @@ impl NetworkPacket {
             tcp: matches!(self.transport, TransportHeader::Tcp(_)),
         }
     }
+    /// PATCHED: the IP and transport headers alone, so a device that takes vectored writes
+    /// gets the payload from where it lies instead of a copy.
+    pub(crate) fn header_bytes(&self) -> Result<Vec<u8>, IpStackError> {
+        let mut buf = Vec::with_capacity(80);
+        match self.ip {
+            IpHeader::Ipv4(ref ip) => ip.write(&mut buf)?,
+            IpHeader::Ipv6(ref ip) => ip.write(&mut buf)?,
+        }
+        match self.transport {
+            TransportHeader::Tcp(ref h) => h.write(&mut buf)?,
+            TransportHeader::Udp(ref h) => h.write(&mut buf)?,
+            _ => {}
+        };
+        Ok(buf)
+    }
     pub fn to_bytes(&self) -> Result<Vec<u8>, IpStackError> {
         let mut buf = Vec::new();
         match self.ip {

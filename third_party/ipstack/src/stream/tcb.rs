@@ -1,3 +1,4 @@
+use super::budget::{ByteBudget, Charge};
 use super::seqnum::SeqNum;
 use etherparse::TcpHeader;
 use std::{collections::BTreeMap, time::Duration};
@@ -81,6 +82,11 @@ pub(crate) struct Tcb {
     fin_timer: Option<Backoff>,
     // PATCHED: the persist timer (zero-window probes) while a writer waits on a closed window.
     probe_timer: Option<Backoff>,
+    // PATCHED: bytes of unacknowledged data in `inflight_packets`, kept current (upstream
+    // summed the map at every call, several times per packet).
+    inflight_bytes: usize,
+    // PATCHED: what this connection holds (`footprint`), charged to the stack's byte budget.
+    charge: Charge,
 }
 
 /// PATCHED: an exponential retransmission timer.
@@ -93,7 +99,11 @@ pub(crate) struct Backoff {
 
 impl Backoff {
     fn new(rto: Duration) -> Self {
-        Backoff { sent: std::time::Instant::now(), timeout: rto, count: 0 }
+        Backoff {
+            sent: std::time::Instant::now(),
+            timeout: rto,
+            count: 0,
+        }
     }
     fn deadline(&self) -> std::time::Instant {
         self.sent + self.timeout
@@ -161,7 +171,43 @@ impl Tcb {
             fin_requested: false,
             fin_timer: None,
             probe_timer: None,
+            inflight_bytes: 0,
+            charge: Charge::default(),
         }
+    }
+
+    /// PATCHED: charge what this connection holds to `budget`, shared with the stack's other
+    /// connections (set before the first byte is held).
+    pub(super) fn set_budget(&mut self, budget: Option<std::sync::Arc<ByteBudget>>) {
+        self.charge = Charge::new(budget);
+    }
+
+    /// PATCHED: the bytes this connection holds: out-of-order segments and data not yet read
+    /// (each with its overhead), and data sent and not yet acknowledged.
+    fn footprint(&self) -> usize {
+        self.held_cost + self.queued + self.inflight_bytes
+    }
+
+    /// PATCHED: bring the budget's charge to what is held now.
+    fn settle(&mut self) {
+        let f = self.footprint();
+        self.charge.settle(f);
+    }
+
+    /// PATCHED: room in the stack's budget for up to `n` new bytes to send, taken now (the
+    /// excess is given back when the segment is queued); 0: wait, see [`Tcb::wait_for_budget`].
+    pub(super) fn reserve_send(&mut self, n: usize) -> usize {
+        self.charge.take_up_to(n)
+    }
+
+    /// PATCHED: give back a reservation that was not used.
+    pub(super) fn unreserve(&mut self) {
+        self.settle();
+    }
+
+    /// PATCHED: wake `w` when the stack's budget has room again.
+    pub(super) fn wait_for_budget(&self, w: &std::task::Waker) {
+        self.charge.wait(w);
     }
 
     pub fn calculate_payload_max_len(&self, ip_header_size: usize, tcp_header_size: usize) -> usize {
@@ -222,9 +268,23 @@ impl Tcb {
                 return;
             }
         }
+        // PATCHED: the stack's byte budget has the last word: what it has no room for is
+        // dropped like a segment past the window (the peer resends it).
+        let replaced = if existing > 0 { existing + SEGMENT_OVERHEAD } else { 0 };
+        let want = (buf.len() + SEGMENT_OVERHEAD).saturating_sub(replaced);
+        let got = self.charge.take_up_to(want);
+        if got < want {
+            let keep = buf.len().saturating_sub(want - got);
+            if keep <= existing {
+                self.settle();
+                return;
+            }
+            buf.truncate(keep);
+        }
         // A trimmed Vec keeps its allocation: hold only what is counted.
         buf.shrink_to_fit();
         self.hold(seq, buf);
+        self.settle();
     }
 
     /// PATCHED: keep a segment, counting its cost (a running total: upstream summed the
@@ -282,6 +342,7 @@ impl Tcb {
         }
         // One chunk for the reader: its bytes and its overhead, given back by `data_read`.
         self.queued += data.len() + SEGMENT_OVERHEAD;
+        self.settle();
         Some(data)
     }
 
@@ -290,6 +351,7 @@ impl Tcb {
     pub(super) fn data_read(&mut self, n: usize) -> (u32, u32) {
         let before = self.get_recv_window();
         self.queued = self.queued.saturating_sub(n);
+        self.settle();
         (before, self.get_recv_window())
     }
 
@@ -458,7 +520,8 @@ impl Tcb {
     /// of it accepted.
     /// In bytes, at most what the window field can express at our scale.
     pub(super) fn get_recv_window(&self) -> u32 {
-        let available = self.get_available_read_buffer_size();
+        // PATCHED: no more than the stack's byte budget has room for.
+        let available = self.get_available_read_buffer_size().min(self.charge.room());
         let mss = (self.mtu as usize).saturating_sub(40).max(1);
         let reserve = SEGMENT_OVERHEAD * (available / mss + 1);
         let max = u32::from(u16::MAX) << self.rcv_shift;
@@ -517,8 +580,10 @@ impl Tcb {
             return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "Empty payload"));
         }
         let buf_len = buf.len() as u32;
+        self.inflight_bytes += buf.len();
         self.inflight_packets.insert(self.seq, InflightPacket::new(self.seq, buf, self.rto));
         self.seq += buf_len;
+        self.settle();
         Ok(())
     }
 
@@ -547,6 +612,8 @@ impl Tcb {
             }
         }
         self.inflight_packets.retain(|_, p| ack < p.seq + p.payload.len() as u32);
+        self.inflight_bytes = self.inflight_packets.values().map(|p| p.payload.len()).sum();
+        self.settle();
     }
 
     pub(crate) fn find_inflight_packet(&self, seq: SeqNum) -> Option<&InflightPacket> {
@@ -576,7 +643,7 @@ impl Tcb {
     }
 
     pub(crate) fn get_inflight_packets_total_len(&self) -> usize {
-        self.inflight_packets.values().map(|p| p.payload.len()).sum()
+        self.inflight_bytes
     }
 
     #[allow(dead_code)]

@@ -7,7 +7,9 @@ use crate::{
         tcp_flags::{ACK, FIN, PSH, RST, SYN},
         tcp_header_flags, tcp_header_fmt,
     },
-    stream::tcb::{GaveUp, SEGMENT_OVERHEAD, MAX_COUNT_FOR_DUP_ACK, MAX_RETRANSMIT_COUNT, MAX_UNACK, PacketType, READ_BUFFER_SIZE, RTO, Tcb, TcpState},
+    stream::tcb::{
+        GaveUp, MAX_COUNT_FOR_DUP_ACK, MAX_RETRANSMIT_COUNT, MAX_UNACK, PacketType, READ_BUFFER_SIZE, RTO, SEGMENT_OVERHEAD, Tcb, TcpState,
+    },
 };
 use etherparse::{IpNumber, Ipv4Header, Ipv6FlowLabel, TcpHeader, TcpOptionElement};
 use std::{
@@ -55,6 +57,10 @@ pub struct TcpConfig {
     pub max_retransmit_count: usize,
     /// TCP options
     pub options: Option<Vec<TcpOptions>>,
+    /// PATCHED: bytes all connections of the stack may hold together (received and not
+    /// read, out of order, sent and not acknowledged); `None`: only each connection's own
+    /// bounds. Shared by every connection made with this configuration.
+    pub budget: Option<Arc<super::budget::ByteBudget>>,
 }
 
 #[non_exhaustive]
@@ -81,6 +87,7 @@ impl Default for TcpConfig {
             rto: RTO,
             max_retransmit_count: MAX_RETRANSMIT_COUNT,
             options: Default::default(),
+            budget: None,
         }
     }
 }
@@ -194,6 +201,7 @@ impl IpStackTcpStream {
         // 64 KiB until the handshake's ACK, so data written right after accept could
         // overrun a smaller window.
         tcb.update_send_window_from_syn(tcp.window_size);
+        tcb.set_budget(config.budget.clone());
         // PATCHED: window scaling when both the peer and the configuration want it, so windows
         // past 64 KiB (`read_buffer_size`, `max_unacked_bytes`) can be used.
         let offered = config.options.iter().flatten().any(|o| matches!(o, TcpOptions::WindowScale(_)));
@@ -213,7 +221,8 @@ impl IpStackTcpStream {
             return Err(IpStackError::IoError(std::io::Error::new(ConnectionRefused, info)));
         }
 
-        let (stream_sender, stream_receiver) = tokio::sync::mpsc::channel::<NetworkPacket>(crate::tcp_session_queue(mtu, config.read_buffer_size));
+        let (stream_sender, stream_receiver) =
+            tokio::sync::mpsc::channel::<NetworkPacket>(crate::tcp_session_queue(mtu, config.read_buffer_size));
         let (data_tx, data_rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
         let deadline = tokio::time::Instant::now() + config.timeout;
 
@@ -240,7 +249,7 @@ impl IpStackTcpStream {
 
         let sessions = SESSION_COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst).saturating_add(1);
         let (seq, ack, state) = { (tcb.get_seq().0, tcb.get_ack().0, tcb.get_state()) };
-        let l_info = format!("local {{ seq: {seq}, ack: {ack} }}");
+        let l_info = Local(seq, ack);
         log::debug!("{tuple} {state:?}: {l_info} session begins, total TCP sessions: {sessions}");
 
         stream.spawn_tasks()?;
@@ -327,7 +336,7 @@ impl AsyncRead for IpStackTcpStream {
             {
                 let mut tcb = self.tcb.lock().unwrap();
                 let (seq, ack) = (tcb.get_seq().0, tcb.get_ack().0);
-                let l_info = format!("local {{ seq: {seq}, ack: {ack} }}");
+                let l_info = Local(seq, ack);
                 log::warn!("{network_tuple} {state:?}: [poll_read] {l_info}, session timeout reached, closing forcefully...");
                 let sender = &self.up_packet_sender;
                 write_packet_to_device(sender, network_tuple, &tcb, None, ACK | RST, None, None)?;
@@ -418,7 +427,40 @@ impl IpStackTcpStream {
 }
 
 impl AsyncWrite for IpStackTcpStream {
-    fn poll_write(mut self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+    fn poll_write(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        self.poll_write_slices(cx, &[std::io::IoSlice::new(buf)])
+    }
+
+    /// PATCHED: several buffers go out in one segment (TLS records, an HTTP head and its
+    /// body), up to a full one; upstream sent one segment per buffer.
+    fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[std::io::IoSlice<'_>]) -> Poll<std::io::Result<usize>> {
+        self.poll_write_slices(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_flush(self: std::pin::Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    /// PATCHED: ask the loop for a FIN (it goes once everything written is acknowledged, in
+    /// CLOSE_WAIT too) and finish when the connection has ended, as upstream did. Upstream
+    /// sent the FIN only if nothing was in flight at the moment of this call, and nothing
+    /// called it again when the last ACK came: the FIN was never sent.
+    fn poll_shutdown(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        self.shutdown_now(cx)
+    }
+}
+
+impl IpStackTcpStream {
+    /// One segment of at most the window, the budget and the MSS allow, gathered from `bufs`.
+    fn poll_write_slices(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
         let nt = self.network_tuple();
         self.reset_timeout();
 
@@ -446,38 +488,67 @@ impl AsyncWrite for IpStackTcpStream {
                 tcb.arm_probe();
                 self.timer_notify.notify_one();
             }
-            let info = format!("current send window: {send_window}, send buffer full: {is_full}");
-            log::trace!("{nt} {state:?}: [poll_write] {info}, waiting for the other side to send ACK...");
+            log::trace!(
+                "{nt} {state:?}: [poll_write] current send window: {send_window}, send buffer full: {is_full}, waiting for the other side to send ACK..."
+            );
             return Poll::Pending;
         }
 
         // PATCHED: never more than the window has room for (upstream sent a whole segment
-        // whenever any room was left, and the peer dropped the part beyond its window).
-        let buf = &buf[..buf.len().min(tcb.usable_send_window())];
+        // whenever any room was left, and the peer dropped the part beyond its window), and
+        // never more than one segment: upstream copied all of `buf` (a caller's whole
+        // buffer, hundreds of KiB) for every segment it cut from it.
+        let total: usize = bufs.iter().map(|b| b.len()).sum();
+        if total == 0 {
+            return Poll::Ready(Ok(0));
+        }
+        let want = total.min(tcb.usable_send_window()).min(segment_size(tcb.get_mtu(), nt));
+        // PATCHED: room in the stack's byte budget, or wait until another connection gives
+        // some back (checked again once registered, so a give in between is not missed).
+        let mut room = tcb.reserve_send(want);
+        if room == 0 {
+            tcb.wait_for_budget(cx.waker());
+            room = tcb.reserve_send(want);
+            if room == 0 {
+                return Poll::Pending;
+            }
+        }
+        let mut buf = Vec::with_capacity(room);
+        for b in bufs {
+            let take = b.len().min(room - buf.len());
+            buf.extend_from_slice(&b[..take]);
+            if buf.len() == room {
+                break;
+            }
+        }
         let sender = &self.up_packet_sender;
-        let payload_len = write_packet_to_device(sender, nt, &tcb, None, ACK | PSH, None, Some(buf.to_vec()))?;
-        tcb.add_inflight_packet(buf[..payload_len].to_vec())?;
+        let payload_len = match write_packet_to_device(sender, nt, &tcb, None, ACK | PSH, None, Some(buf.clone())) {
+            Ok(n) => n,
+            Err(e) => {
+                tcb.unreserve();
+                return Poll::Ready(Err(e));
+            }
+        };
+        if payload_len == 0 {
+            tcb.unreserve();
+            return Poll::Ready(Err(std::io::Error::new(std::io::ErrorKind::WriteZero, "no room in the segment")));
+        }
+        buf.truncate(payload_len);
+        tcb.add_inflight_packet(buf)?;
         if idle {
             // PATCHED: the loop's retransmission timer now has a segment to time.
             self.timer_notify.notify_one();
         }
 
         let (state, seq, ack) = (tcb.get_state(), tcb.get_seq(), tcb.get_ack());
-        let l_info = format!("local {{ seq: {seq}, ack: {ack} }}");
+        let l_info = Local(seq, ack);
         log::trace!("{nt} {state:?}: [poll_write] {l_info} upstream data written to device, len = {payload_len}");
 
         Poll::Ready(Ok(payload_len))
     }
 
-    fn poll_flush(self: std::pin::Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    /// PATCHED: ask the loop for a FIN (it goes once everything written is acknowledged, in
-    /// CLOSE_WAIT too) and finish when the connection has ended, as upstream did. Upstream
-    /// sent the FIN only if nothing was in flight at the moment of this call, and nothing
-    /// called it again when the last ACK came: the FIN was never sent.
-    fn poll_shutdown(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+    /// See `poll_shutdown`.
+    fn shutdown_now(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         let mut tcb = self.tcb.lock().unwrap();
         if tcb.was_reset() {
             // The peer may not have everything we sent: not a clean close.
@@ -502,6 +573,23 @@ impl AsyncWrite for IpStackTcpStream {
         }
         Poll::Pending
     }
+}
+
+/// PATCHED: our sequence and acknowledgment numbers for the logs, formatted only when a log
+/// line is written (upstream formatted a string for every packet, logged or not).
+struct Local<T>(T, T);
+
+impl<T: std::fmt::Display> std::fmt::Display for Local<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "local {{ seq: {}, ack: {} }}", self.0, self.1)
+    }
+}
+
+/// PATCHED: the most payload one segment to the peer carries (the MTU less the IP and TCP
+/// headers without options).
+fn segment_size(mtu: u16, nt: NetworkTuple) -> usize {
+    let headers = if nt.src.is_ipv4() { 40 } else { 60 };
+    usize::from(mtu).saturating_sub(headers).max(1)
 }
 
 /// PATCHED: send the FIN the application asked for once nothing written is unacknowledged.
@@ -537,7 +625,11 @@ fn on_timer(tcb: &mut Tcb, nt: NetworkTuple, sender: &PacketSender) -> std::io::
         }
     };
     for packet in resend {
-        log::debug!("{nt}: retransmission timeout, resending seq {} ({} bytes)", packet.seq, packet.payload.len());
+        log::debug!(
+            "{nt}: retransmission timeout, resending seq {} ({} bytes)",
+            packet.seq,
+            packet.payload.len()
+        );
         write_packet_to_device(sender, nt, tcb, None, ACK | PSH, Some(packet.seq), Some(packet.payload))?;
     }
     match tcb.fin_due(now) {
@@ -670,7 +762,7 @@ async fn tcp_main_logic_loop(
 
         tcb.increase_ack();
         let (seq, ack) = (tcb.get_seq().0, tcb.get_ack().0);
-        let l_info = format!("local {{ seq: {seq}, ack: {ack} }}");
+        let l_info = Local(seq, ack);
         log::trace!("{network_tuple} {state:?}: {l_info} session begins");
         write_packet_to_device(
             &up_packet_sender,
@@ -783,9 +875,12 @@ async fn tcp_main_logic_loop(
         let pkt_type = tcb.check_pkt_type(tcp_header, &payload);
 
         let (state, seq, ack) = { (tcb.get_state(), tcb.get_seq(), tcb.get_ack()) };
-        let (info, len) = (tcp_header_fmt(tcp_header), payload.len());
-        let l_info = format!("local {{ seq: {seq}, ack: {ack} }}");
-        log::trace!("{network_tuple} {state:?}: {l_info} {info}, {pkt_type:?}, len = {len}");
+        let len = payload.len();
+        let l_info = Local(seq, ack);
+        log::trace!(
+            "{network_tuple} {state:?}: {l_info} {}, {pkt_type:?}, len = {len}",
+            tcp_header_fmt(tcp_header)
+        );
         if pkt_type == PacketType::Invalid {
             continue;
         }
@@ -824,7 +919,10 @@ async fn tcp_main_logic_loop(
                 } else if pkt_type == PacketType::RetransmissionRequest {
                     if let Some(packet) = tcb.find_inflight_packet(incoming_ack) {
                         let (s, p) = (packet.seq, packet.payload.clone());
-                        log::debug!("{network_tuple} {state:?}: {l_info}, retransmission request, seq = {s}, len = {}", p.len());
+                        log::debug!(
+                            "{network_tuple} {state:?}: {l_info}, retransmission request, seq = {s}, len = {}",
+                            p.len()
+                        );
                         write_packet_to_device(&up_packet_sender, network_tuple, &tcb, None, ACK | PSH, Some(s), Some(p))?;
                     }
                 }
@@ -904,7 +1002,7 @@ fn extract_data_n_write_upstream(
     read_notify: &std::sync::Arc<std::sync::Mutex<Option<Waker>>>,
 ) -> std::io::Result<()> {
     let (state, seq, ack) = (tcb.get_state(), tcb.get_seq(), tcb.get_ack());
-    let l_info = format!("local {{ seq: {seq}, ack: {ack} }}");
+    let l_info = Local(seq, ack);
     if state == TcpState::Closed {
         log::debug!("{network_tuple} {state:?}: {l_info} session closed, exiting \"data extraction task\"...");
         return Ok(());
@@ -927,7 +1025,12 @@ fn extract_data_n_write_upstream(
 /// PATCHED: the options of our SYN-ACK: the configured ones, with the window scale option only
 /// when it was negotiated, carrying our shift.
 fn syn_ack_options(tcb: &Tcb, configured: Option<&Vec<TcpOptions>>) -> Vec<TcpOptions> {
-    let mut opts: Vec<TcpOptions> = configured.into_iter().flatten().filter(|o| !matches!(o, TcpOptions::WindowScale(_))).cloned().collect();
+    let mut opts: Vec<TcpOptions> = configured
+        .into_iter()
+        .flatten()
+        .filter(|o| !matches!(o, TcpOptions::WindowScale(_)))
+        .cloned()
+        .collect();
     if let Some(shift) = tcb.window_scale() {
         opts.push(TcpOptions::WindowScale(shift));
     }
