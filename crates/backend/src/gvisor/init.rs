@@ -1,7 +1,9 @@
 //! The idle init of a gVisor sandbox (`cleanroom __gvisor-init`, the server's own binary
 //! bound read-only into the sandbox): the container's first process, which only keeps the
-//! sandbox alive and reaps the orphans that are reparented to it. Executions run beside it
-//! through `runsc exec`. It runs under gVisor's kernel, never on the host.
+//! sandbox alive and reaps the orphans that are reparented to it, after setting the
+//! sandbox's pids limit in gVisor's own cgroup (`cleanroom __gvisor-init pids N`,
+//! [`super::pids`]). Executions run beside it through `runsc exec`. It runs under
+//! gVisor's kernel, never on the host.
 //!
 //! The same binary, `runsc exec`'d as `cleanroom __gvisor-init kill SIG PID`, is the
 //! signal helper: it sends SIG to the process group PID leads, else to PID alone — where
@@ -23,6 +25,11 @@ pub fn main() -> ! {
     }
     if args.first().map(String::as_str) == Some(super::filehelper::FILES_ARG) {
         std::process::exit(super::filehelper::main());
+    }
+    if let [arg, limit] = &args[..] {
+        if arg == super::pids::PIDS_ARG {
+            super::pids::write_limit(limit);
+        }
     }
     let mut set = SigSet::empty();
     set.add(Signal::SIGCHLD);
