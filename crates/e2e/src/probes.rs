@@ -124,7 +124,8 @@ pub fn cgroups_named(needle: &str) -> Vec<PathBuf> {
     out
 }
 
-/// Assert a sandbox left nothing on the host: no process, mount, cgroup or directory.
+/// Assert a sandbox left nothing on the host: no process, mount, cgroup (in every
+/// hierarchy) or directory, and under gvisor no bundle and no runsc state.
 /// `cleanroom exec` returns while its sandbox's teardown finishes in the server
 /// (`TerminateSandbox{background}`), so each check allows that teardown some time.
 pub fn assert_no_leftovers(server_state: &Path, sandbox_id: &str) {
@@ -166,5 +167,28 @@ pub fn assert_no_leftovers(server_state: &Path, sandbox_id: &str) {
             .is_empty()),
         "cgroups left: {:?}",
         cgroups_named(sandbox_id)
+    );
+    // The gvisor runtime's: the sandbox's bundle directory and runsc's own state files
+    // for its container (named after it) in the server's runsc root.
+    let gvisor = server_state.join("gvisor");
+    let bundle = gvisor.join("sandboxes").join(sandbox_id);
+    assert!(
+        eventually(Duration::from_secs(10), || !bundle.exists()),
+        "gvisor bundle left behind: {}",
+        bundle.display()
+    );
+    let runsc_state = || -> Vec<PathBuf> {
+        std::fs::read_dir(gvisor.join("runsc"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains(sandbox_id))
+            .map(|e| e.path())
+            .collect()
+    };
+    assert!(
+        eventually(Duration::from_secs(10), || runsc_state().is_empty()),
+        "runsc state left behind: {:?}",
+        runsc_state()
     );
 }

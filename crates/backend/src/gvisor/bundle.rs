@@ -8,8 +8,9 @@
 //! host view: a skeleton with the host's system directories bound read-only (through
 //! idmapped clones that show their owners as `nobody`, [`super::hostview`]) and its
 //! secrets masked, like the Linux backend's. `/tmp`, `/root` and `/workspace` are bound
-//! from one tmpfs capped at the disk limit ([`super::scratch`]); CPU, memory and pids
-//! limits go into the spec's cgroup.
+//! from one tmpfs capped at the disk limit ([`super::scratch`]); CPU and memory limits
+//! go into the spec's cgroup, the pids limit into gVisor's and the host's cgroups
+//! ([`super::pids`]).
 
 use super::scratch::{self, Scratch};
 use crate::linux::sandbox::rootfs::{MASKED_FILES, SYSTEM_DIRS};
@@ -82,7 +83,10 @@ impl Bundle {
         let empty = files.join("empty");
         std::fs::write(&empty, b"").map_err(|e| io("write", &empty, e))?;
         let system_bundle = match &spec.image {
-            Some(image) => read_root_bundle(&image.rootfs),
+            Some(image) => {
+                check_image_etc(&image.rootfs)?;
+                read_root_bundle(&image.rootfs)
+            }
             None => {
                 self.host_view(&mut mounts, &empty, scratch)?;
                 std::fs::read(Path::new("/").join(SYSTEM_BUNDLE)).ok()
@@ -174,6 +178,7 @@ fn base_mounts(scratch: &Scratch) -> Vec<Value> {
                "options": ["nosuid", "noexec", "nodev", "mode=1777", "size=65536k"]}),
         json!({"destination": "/sys", "type": "sysfs", "source": "sysfs",
                "options": ["nosuid", "noexec", "nodev", "ro"]}),
+        super::pids::cgroup_mount(),
     ];
     for (name, _, dest) in scratch::DIRS {
         m.push(
@@ -199,7 +204,12 @@ fn config(spec: &SandboxSpec, mounts: Vec<Value>, netns: &str) -> Value {
         "process": {
             "terminal": false,
             "user": {"uid": 0, "gid": 0},
-            "args": [INIT_PATH, INIT_ARG],
+            "args": [
+                INIT_PATH,
+                INIT_ARG,
+                super::pids::PIDS_ARG,
+                super::pids::sentry_limit(l.pids).to_string(),
+            ],
             "env": [format!("PATH={PATH}")],
             "cwd": "/",
             "capabilities": no_capabilities(),
@@ -215,7 +225,7 @@ fn config(spec: &SandboxSpec, mounts: Vec<Value>, netns: &str) -> Value {
             ],
             "resources": {
                 "memory": {"limit": l.memory_bytes},
-                "pids": {"limit": l.pids},
+                "pids": {"limit": super::pids::host_limit(l.pids)},
                 "cpu": {"quota": l.cpu_millis.saturating_mul(100), "period": 100_000},
             },
             "cgroupsPath": format!("/{CGROUP_PARENT}/{}", spec.sandbox_id),
@@ -226,6 +236,34 @@ fn config(spec: &SandboxSpec, mounts: Vec<Value>, netns: &str) -> Value {
 /// Every capability set empty (as the Linux backend clears them in its sandboxes).
 pub fn no_capabilities() -> Value {
     json!({"bounding": [], "effective": [], "inheritable": [], "permitted": [], "ambient": []})
+}
+
+/// Refuse (`image_unsupported`, as the linux runtime does) an image whose `/etc` is not a
+/// directory or whose `/etc/resolv.conf` is a directory or special file: the gateway's
+/// resolver configuration is bound there, and runsc would only fail to start. Paths are
+/// resolved with their links confined to the image root, as the sentry resolves them.
+fn check_image_etc(rootfs: &Path) -> Result<(), BackendError> {
+    use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
+    let root = std::fs::File::open(rootfs)
+        .map_err(|e| BackendError::io(format!("open {}", rootfs.display()), e))?;
+    let kind = |path: &str| -> Option<std::fs::FileType> {
+        let how = OpenHow::new()
+            .flags(OFlag::O_PATH | OFlag::O_CLOEXEC)
+            .resolve(ResolveFlag::RESOLVE_IN_ROOT | ResolveFlag::RESOLVE_NO_MAGICLINKS);
+        let fd = crate::linux::sys::openat2(&root, path, how).ok()?;
+        std::fs::File::from(fd).metadata().ok().map(|m| m.file_type())
+    };
+    if kind("etc").is_some_and(|t| !t.is_dir()) {
+        return Err(BackendError::ImageUnsupported(
+            "/etc is not a directory inside the image: cannot point /etc/resolv.conf at the egress gateway".into(),
+        ));
+    }
+    if kind("etc/resolv.conf").is_some_and(|t| !t.is_file()) {
+        return Err(BackendError::ImageUnsupported(
+            "/etc/resolv.conf is a directory or special file: cannot point it at the egress gateway".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// The root's own CA bundle, read with its links confined to the root (an image's link

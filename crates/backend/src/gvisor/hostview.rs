@@ -125,11 +125,35 @@ pub fn attach(scratch: &Scratch, dirs: &[&str]) -> Result<Vec<(String, PathBuf)>
         .map_err(|e| BackendError::LaunchFailed(format!("host view (idmapped binds): {e}")))
 }
 
+/// Make `name` (one component) in the overlay root `root` a directory when the image has
+/// something else there — a link (to a host path, relative, dangling), a file: it is
+/// removed (a whiteout in the upper layer; the image cache is never written) and a
+/// directory made, so the scratch directory is bound there, confined to the sandbox, as
+/// the linux runtime does in its copy-on-write layer. Nothing is followed: `*at` calls on
+/// one component, `AT_SYMLINK_NOFOLLOW`.
+fn dir_at(root: &std::fs::File, name: &str) -> std::io::Result<()> {
+    use nix::fcntl::AtFlags;
+    use nix::sys::stat::{fstatat, mkdirat, Mode, SFlag};
+    match fstatat(root, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+        Ok(st) if SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFDIR => {
+            Ok(())
+        }
+        Ok(_) => {
+            nix::unistd::unlinkat(root, name, nix::unistd::UnlinkatFlags::NoRemoveDir)?;
+            Ok(mkdirat(root, name, Mode::from_bits_truncate(0o755))?)
+        }
+        Err(nix::errno::Errno::ENOENT) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// An image root runsc may make its mount points in: an overlay of the image (read-only
 /// lower layer: the shared cache is never written) with its upper layer on the scratch
 /// tmpfs, mounted in the scratch namespace at `<scratch>/.root/merged`. runsc's gofer
 /// creates the mount points an image lacks (`/tmp`, `/workspace`, `/run/cleanroom-init`,
-/// …) there; the sandbox's own writes still go to the sentry's overlay (`--overlay2`).
+/// …) there, and what an image has in place of `/tmp`, `/root` or `/workspace` is replaced
+/// by a directory ([`dir_at`]); the sandbox's own writes still go to the sentry's overlay
+/// (`--overlay2`).
 pub fn image_root(scratch: &Scratch, image: &Path) -> Result<PathBuf, BackendError> {
     let mntns = scratch
         .mntns
@@ -174,6 +198,10 @@ pub fn image_root(scratch: &Scratch, image: &Path) -> Result<PathBuf, BackendErr
                 MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
                 Some(data.as_str()),
             )?;
+            let root = std::fs::File::open(&merged)?;
+            for (_, _, dest) in super::scratch::DIRS {
+                dir_at(&root, dest.trim_start_matches('/'))?;
+            }
             Ok(merged)
         })
         .map_err(|e| BackendError::io("spawn image root thread", e))?;

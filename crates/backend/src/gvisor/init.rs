@@ -1,7 +1,9 @@
 //! The idle init of a gVisor sandbox (`cleanroom __gvisor-init`, the server's own binary
 //! bound read-only into the sandbox): the container's first process, which only keeps the
-//! sandbox alive and reaps the orphans that are reparented to it. Executions run beside it
-//! through `runsc exec`. It runs under gVisor's kernel, never on the host.
+//! sandbox alive and reaps the orphans that are reparented to it, after setting the
+//! sandbox's pids limit in gVisor's own cgroup (`cleanroom __gvisor-init pids N`,
+//! [`super::pids`]). Executions run beside it through `runsc exec`. It runs under
+//! gVisor's kernel, never on the host.
 //!
 //! The same binary, `runsc exec`'d as `cleanroom __gvisor-init kill SIG PID`, is the
 //! signal helper: it sends SIG to the process group PID leads, else to PID alone — where
@@ -27,6 +29,11 @@ pub fn main() -> ! {
     }
     if args.first().map(String::as_str) == Some(super::relay::RELAY_ARG) {
         std::process::exit(super::relay::main(&args[1..]));
+    }
+    if let [arg, limit] = &args[..] {
+        if arg == super::pids::PIDS_ARG {
+            super::pids::write_limit(limit);
+        }
     }
     let mut set = SigSet::empty();
     set.add(Signal::SIGCHLD);

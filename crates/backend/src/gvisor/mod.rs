@@ -10,7 +10,8 @@
 //! (`runsc run`), [`process`] (executions), [`console`] (their terminals), [`stats`] (pause,
 //! resume, usage), [`init`] (the sandbox's idle first process and its signal helper),
 //! [`checkpoint`] (memory checkpoints and restores), [`hibernate`] (suspend with the memory
-//! released), [`spawn`] (background processes that survive a restore), [`files`] and
+//! released), [`pids`] (the pids limit's two layers), [`spawn`] (background processes that
+//! survive a restore), [`files`] and
 //! [`filehelper`] (the files API, carried out inside the sandbox).
 
 pub mod bundle;
@@ -23,6 +24,7 @@ mod hostview;
 pub mod init;
 mod launch;
 pub mod netns;
+pub mod pids;
 mod process;
 pub mod relay;
 pub mod runsc;

@@ -140,6 +140,15 @@ fn inspect_shows_runtime_and_platform_and_the_policy_can_choose_gvisor() {
         st.to_string().contains(version),
         "the statement names {version:?}: {st}"
     );
+    // And the platform it ran on, the one inspect shows.
+    let platform = ["systrap", "ptrace"]
+        .into_iter()
+        .find(|p| text.contains(&format!("\"{p}\"")))
+        .unwrap_or_else(|| panic!("no platform in inspect: {text}"));
+    assert!(
+        st.to_string().contains(&format!("platform {platform}")),
+        "the statement names platform {platform}: {st}"
+    );
     // What gVisor does not offer yet is refused precisely, and the sandbox stays usable.
     let o = s.run(&["snapshot", "create", &id]);
     assert_code(&o, "backend_capability_mismatch");

@@ -7,7 +7,8 @@
 //! or refused with `response_not_inspectable`.
 //!
 //! The sandbox's client prints every raw byte it received (hex, so nothing is lost); the
-//! test decodes them, decompresses the bodies itself and searches everything.
+//! test decodes them, decompresses the bodies itself and searches everything. Under both
+//! runtimes ([`both_runtimes!`]).
 
 use cleanroom_e2e::*;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -346,8 +347,11 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
 
-#[test]
-fn a_hostile_upstream_cannot_hand_the_value_to_the_sandbox() {
+both_runtimes!(
+    a_hostile_upstream_cannot_hand_the_value_to_the_sandbox,
+    hostile_upstream_cannot_hand_the_value_on
+);
+fn hostile_upstream_cannot_hand_the_value_on(rt: Runtime) {
     let value = format!(
         "sekrit+{:x}!{}",
         std::time::SystemTime::now()
@@ -381,9 +385,7 @@ fn a_hostile_upstream_cannot_hand_the_value_to_the_sandbox() {
             "version: 1\nsandbox:\n  network:\n    allow:\n      - host: api.test\n        ports: [{port}]\n  secrets:\n    TOKEN:\n      hosts: [api.test]\n      header: Authorization\n      format: 'Bearer {{value}}'\n"
         ),
     );
-    let o = s.run(&["sandbox", "create", "--policy", &policy]);
-    let sbx = stdout(&o).trim().to_string();
-    assert!(sbx.starts_with("sbx_"), "{}", stderr(&o));
+    let sbx = s.create_on(rt, &["--policy", &policy]);
     let client = write(&d, "client.py", CLIENT);
     let paths = paths();
     let mut c = s.cli();

@@ -4,6 +4,8 @@
 //! test CA (trusted by the server through `--upstream-ca`, never by the sandbox) and a
 //! plain HTTP one. The value must reach the bound host in the bound header, and appear
 //! nowhere else: not in the sandbox, its outputs, responses, events, logs or state.
+//! Under both runtimes ([`both_runtimes!`]): under gvisor the same gateway sits behind
+//! gVisor's netstack.
 
 use cleanroom_e2e::*;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -112,8 +114,11 @@ fn sha256_file(path: &str) -> String {
         .collect()
 }
 
-#[test]
-fn a_secret_reaches_only_its_bound_host_and_appears_nowhere_else() {
+both_runtimes!(
+    a_secret_reaches_only_its_bound_host_and_appears_nowhere_else,
+    secret_reaches_only_its_host_on
+);
+fn secret_reaches_only_its_host_on(rt: Runtime) {
     // A value unique to this run, so a hit can only come from this test.
     let value = format!(
         "sekrit-{:x}-{}",
@@ -173,9 +178,7 @@ sandbox:
 "
         ),
     );
-    let o = s.run(&["sandbox", "create", "--policy", &policy]);
-    let sbx = stdout(&o).trim().to_string();
-    assert!(sbx.starts_with("sbx_"), "{}", stderr(&o));
+    let sbx = s.create_on(rt, &["--policy", &policy]);
 
     // Every request sends the placeholder; only the first two use it as bound.
     let script = format!(

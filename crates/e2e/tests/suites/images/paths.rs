@@ -5,7 +5,7 @@
 //! out, dangling, chained. Real images from a loopback registry, a real server with a
 //! secret (so the sandbox CA is installed too). Nothing may appear on the host; each
 //! sandbox either works with the links confined to its root or is refused with
-//! `image_unsupported`.
+//! `image_unsupported`. Every test runs under both runtimes ([`both_runtimes!`]).
 
 use cleanroom_e2e::oci::{busybox_layer, Layer, Registry};
 use cleanroom_e2e::*;
@@ -77,9 +77,10 @@ struct Env {
     reg: Registry,
     server: Server,
     dir: tempfile::TempDir,
+    rt: Runtime,
 }
 
-fn env() -> Env {
+fn env(rt: Runtime) -> Env {
     let reg = Registry::start();
     let dir = tempfile::tempdir().unwrap();
     let secrets = write(&dir, "secrets", "TOKEN=image-paths-secret\n");
@@ -90,7 +91,12 @@ fn env() -> Env {
         "--secrets-file",
         &secrets,
     ]);
-    Env { reg, server, dir }
+    Env {
+        reg,
+        server,
+        dir,
+        rt,
+    }
 }
 
 /// The script every image sandbox runs: DNS points at the gateway, the CA is installed,
@@ -113,9 +119,12 @@ fn run_case(e: &Env, name: &str, layer: Vec<u8>) -> std::process::Output {
             "version: 1\nsandbox:\n  image:\n    ref: {reference}\n  network:\n    allow:\n      - host: api.test\n  secrets:\n    TOKEN:\n      hosts: [api.test]\n"
         ),
     );
-    e.server.run(&[
-        "exec", "-n", "--policy", &policy, "--", "/bin/sh", "-c", PROBE,
-    ])
+    e.server.run(&e.rt.args(
+        1,
+        &[
+            "exec", "-n", "--policy", &policy, "--", "/bin/sh", "-c", PROBE,
+        ],
+    ))
 }
 
 /// Check one case: host untouched, and either a working, confined sandbox or a clean
@@ -180,12 +189,15 @@ fn run_all(e: &Env, cases: Vec<Case>) {
     assert_all(failures, e);
 }
 
+both_runtimes!(
+    etc_paths_linked_to_the_host_are_confined,
+    etc_paths_linked_to_the_host_are_confined_on
+);
 /// `/etc`, `/etc/resolv.conf`, `/etc/hosts`, `/etc/ssl`, `/etc/ssl/certs` and the CA
 /// bundle pointing at the host (`t` is the host dir, `r` the same reached by `../`s):
 /// absolute, relative, dangling, at existing host files.
-#[test]
-fn etc_paths_linked_to_the_host_are_confined() {
-    let e = env();
+fn etc_paths_linked_to_the_host_are_confined_on(rt: Runtime) {
+    let e = env(rt);
     let etc = || Layer::default().dir("etc");
     let certs = move || etc().dir("etc/ssl").dir("etc/ssl/certs");
     let cases: Vec<Case> = vec![
@@ -312,11 +324,14 @@ fn etc_paths_linked_to_the_host_are_confined() {
     run_all(&e, cases);
 }
 
+both_runtimes!(
+    mountpoints_and_run_linked_to_the_host_are_confined,
+    mountpoints_and_run_linked_to_the_host_are_confined_on
+);
 /// `/run`, `/run/cleanroom` and every mountpoint the setup creates pointing at the host,
 /// directly, relatively, at existing host dirs or through a chain of links.
-#[test]
-fn mountpoints_and_run_linked_to_the_host_are_confined() {
-    let e = env();
+fn mountpoints_and_run_linked_to_the_host_are_confined_on(rt: Runtime) {
+    let e = env(rt);
     let mut cases: Vec<Case> = vec![
         (
             "run-abs",
@@ -402,12 +417,15 @@ fn mountpoints_and_run_linked_to_the_host_are_confined() {
     run_all(&e, cases);
 }
 
+both_runtimes!(
+    links_inside_the_image_still_work,
+    links_inside_the_image_still_work_on
+);
 /// Links that stay inside the image keep working: a relative bundle link (Alpine-style)
 /// is read and covered through the image's own tree, `/etc/resolv.conf` pointing into
 /// `/run` (systemd-resolved style) is redirected inside the sandbox.
-#[test]
-fn links_inside_the_image_still_work() {
-    let e = env();
+fn links_inside_the_image_still_work_on(rt: Runtime) {
+    let e = env(rt);
     let layer = || {
         Layer::default()
             .dir("etc")
@@ -448,15 +466,18 @@ fn links_inside_the_image_still_work() {
             "version: 1\nsandbox:\n  image:\n    ref: {reference}\n  network:\n    allow:\n      - host: api.test\n  secrets:\n    TOKEN:\n      hosts: [api.test]\n"
         ),
     );
-    let o = e.server.run(&[
-        "exec",
-        "-n",
-        "--policy",
-        &policy,
-        "--",
-        "/bin/sh",
-        "-c",
-        "grep -c -e IMAGE-OWN-CA -e 'BEGIN CERTIFICATE' /etc/ssl/certs/ca-certificates.crt",
-    ]);
+    let o = e.server.run(&rt.args(
+        1,
+        &[
+            "exec",
+            "-n",
+            "--policy",
+            &policy,
+            "--",
+            "/bin/sh",
+            "-c",
+            "grep -c -e IMAGE-OWN-CA -e 'BEGIN CERTIFICATE' /etc/ssl/certs/ca-certificates.crt",
+        ],
+    ));
     assert_eq!(stdout(&o), "2\n", "{}", stderr(&o));
 }

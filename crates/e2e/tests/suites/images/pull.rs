@@ -1,6 +1,9 @@
 //! OCI images end to end: a real registry (Debian's `docker-registry`) on loopback, images
 //! the test builds itself (a static busybox plus files, as gzip tar layers) and pushes
 //! over the distribution API, and the real server pulling, verifying and running them.
+//! Every test that runs a sandbox on an image runs under both runtimes
+//! ([`both_runtimes!`]); pulling, verifying and refusing an image happen before any
+//! runtime is involved, so those tests run once.
 
 use cleanroom_e2e::oci::{sha256, Layer, Registry, BUSYBOX};
 use cleanroom_e2e::*;
@@ -67,8 +70,11 @@ fn assert_cache_clean(s: &Server) {
     assert!(tmp.is_empty(), "fill leftovers: {tmp:?}");
 }
 
-#[test]
-fn pull_run_copy_on_write_inspect_and_remove() {
+both_runtimes!(
+    pull_run_copy_on_write_inspect_and_remove,
+    pull_run_copy_on_write_inspect_and_remove_on
+);
+fn pull_run_copy_on_write_inspect_and_remove_on(rt: Runtime) {
     let reg = Registry::start();
     let reference = reg.push_image("test/busybox", &[base_layer(), top_layer()]);
     let digest = reference.rsplit_once('@').unwrap().1.to_string();
@@ -81,18 +87,21 @@ fn pull_run_copy_on_write_inspect_and_remove() {
     assert!(ls.contains(&digest) && ls.contains("test/busybox"), "{ls}");
 
     // The sandbox root is the image: its os-release, busybox, layer 2's whiteouts.
-    let o = s.run(&[
-        "exec",
-        "-n",
-        "--image",
-        &reference,
-        "--",
-        "/bin/sh",
-        "-c",
-        "cat /etc/os-release; cat /data; test -e /etc/gone || echo gone=deleted; \
+    let o = s.run(&rt.args(
+        1,
+        &[
+            "exec",
+            "-n",
+            "--image",
+            &reference,
+            "--",
+            "/bin/sh",
+            "-c",
+            "cat /etc/os-release; cat /data; test -e /etc/gone || echo gone=deleted; \
          ls /opq | tr '\\n' ' '; echo; test -e /usr/bin/apt && echo host-visible; \
          id -u; touch /etc/new-file && echo etc=writable",
-    ]);
+        ],
+    ));
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}{}\n{}", stderr(&o), s.log());
     assert!(out.contains("ID=cleanroom-test-image\n"), "{out}");
@@ -106,13 +115,8 @@ fn pull_run_copy_on_write_inspect_and_remove() {
     assert!(out.contains("etc=writable"), "{out}");
 
     // Copy-on-write: sandbox A's writes stay in A's upper layer.
-    let a = stdout(&s.run(&["sandbox", "create", "--image", &reference]))
-        .trim()
-        .to_string();
-    assert!(a.starts_with("sbx_"), "{}", s.log());
-    let b = stdout(&s.run(&["sandbox", "create", "--image", &reference]))
-        .trim()
-        .to_string();
+    let a = s.create_on(rt, &["--image", &reference]);
+    let b = s.create_on(rt, &["--image", &reference]);
     let o = s.sh_in(&a, "echo mine > /etc/os-release && echo x > /etc/data2 && rm /etc/added && cat /etc/os-release");
     assert_eq!(stdout(&o), "mine\n", "{}", stderr(&o));
     let o = s.sh_in(
@@ -246,8 +250,11 @@ fn tampered_blobs_are_refused_and_nothing_is_cached() {
     assert!(stderr(&o).contains("[image_not_found]"), "{}", stderr(&o));
 }
 
-#[test]
-fn malicious_layers_are_rejected_or_neutralised() {
+both_runtimes!(
+    malicious_layers_are_rejected_or_neutralised,
+    malicious_layers_are_rejected_or_neutralised_on
+);
+fn malicious_layers_are_rejected_or_neutralised_on(rt: Runtime) {
     let reg = Registry::start();
     let s = server_for(&reg);
     let outside = tempfile::tempdir().unwrap();
@@ -320,9 +327,12 @@ fn malicious_layers_are_rejected_or_neutralised() {
         .mode();
     assert_eq!(mode & 0o7777, 0o755);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
-    let o = s.run(&[
-        "exec", "-n", "--image", &reference, "--", "/bin/cat", "/link",
-    ]);
+    let o = s.run(&rt.args(
+        1,
+        &[
+            "exec", "-n", "--image", &reference, "--", "/bin/cat", "/link",
+        ],
+    ));
     assert_eq!(
         stdout(&o),
         "replaced the link, not the target",
@@ -331,8 +341,11 @@ fn malicious_layers_are_rejected_or_neutralised() {
     );
 }
 
-#[test]
-fn index_policy_ref_and_concurrent_pulls() {
+both_runtimes!(
+    index_policy_ref_and_concurrent_pulls,
+    index_policy_ref_and_concurrent_pulls_on
+);
+fn index_policy_ref_and_concurrent_pulls_on(rt: Runtime) {
     let reg = Registry::start();
     let (_, amd, amd_size) = reg.push_image_with("test/multi", &[base_layer()], "amd64", None);
     let arm_layer = Layer::new()
@@ -370,16 +383,19 @@ fn index_policy_ref_and_concurrent_pulls() {
         format!("version: 1\nsandbox:\n  image:\n    ref: {index}\n"),
     )
     .unwrap();
-    let o = s.run(&[
-        "exec",
-        "-n",
-        "--print-sandbox-id",
-        "--policy",
-        p.to_str().unwrap(),
-        "--",
-        "/bin/cat",
-        "/etc/os-release",
-    ]);
+    let o = s.run(&rt.args(
+        1,
+        &[
+            "exec",
+            "-n",
+            "--print-sandbox-id",
+            "--policy",
+            p.to_str().unwrap(),
+            "--",
+            "/bin/cat",
+            "/etc/os-release",
+        ],
+    ));
     assert_eq!(stdout(&o), "ID=cleanroom-test-image\n", "{}", stderr(&o));
     let id = stderr(&o).lines().next().unwrap_or_default().to_string();
     assert_no_leftovers(&s.state_dir(), &id);
@@ -387,11 +403,14 @@ fn index_policy_ref_and_concurrent_pulls() {
     assert!(i.contains(&index), "{i}");
 }
 
+both_runtimes!(
+    image_rooted_sandboxes_trust_their_sandbox_ca,
+    image_rooted_sandboxes_trust_their_sandbox_ca_on
+);
 /// An image-rooted sandbox with a secret trusts its sandbox CA too: appended to the image's
 /// own CA bundle (bound over it in the sandbox's copy-on-write view, the cached image
 /// untouched) and named by SSL_CERT_FILE; the secret is a placeholder.
-#[test]
-fn image_rooted_sandboxes_trust_their_sandbox_ca() {
+fn image_rooted_sandboxes_trust_their_sandbox_ca_on(rt: Runtime) {
     let reg = Registry::start();
     let bundle_layer = Layer::new()
         .dir("etc/ssl")
@@ -423,18 +442,21 @@ fn image_rooted_sandboxes_trust_their_sandbox_ca() {
             "version: 1\nsandbox:\n  image:\n    ref: {reference}\n  network:\n    allow:\n      - host: api.test\n  secrets:\n    TOKEN:\n      hosts: [api.test]\n"
         ),
     );
-    let o = s.run(&[
-        "exec",
-        "-n",
-        "--policy",
-        &policy,
-        "--",
-        "/bin/sh",
-        "-c",
-        "cat /etc/ssl/certs/ca-certificates.crt | grep -c -e IMAGE-BUNDLE -e 'BEGIN CERTIFICATE'; \
-         echo \"$SSL_CERT_FILE\"; grep -c 'BEGIN CERTIFICATE' /run/cleanroom/sandbox-ca.crt; \
-         echo \"$TOKEN\" | grep -c '^cleanroom-secret-TOKEN-'",
-    ]);
+    let o = s.run(&rt.args(
+        1,
+        &[
+            "exec",
+            "-n",
+            "--policy",
+            &policy,
+            "--",
+            "/bin/sh",
+            "-c",
+            "cat /etc/ssl/certs/ca-certificates.crt | grep -c -e IMAGE-BUNDLE -e 'BEGIN CERTIFICATE'; \
+             echo \"$SSL_CERT_FILE\"; grep -c 'BEGIN CERTIFICATE' /run/cleanroom/sandbox-ca.crt; \
+             echo \"$TOKEN\" | grep -c '^cleanroom-secret-TOKEN-'",
+        ],
+    ));
     assert_eq!(
         stdout(&o),
         "2\n/run/cleanroom/ca-bundle.crt\n1\n1\n",
@@ -466,8 +488,11 @@ fn files_named(dir: &std::path::Path, name: &str) -> Vec<PathBuf> {
     out
 }
 
-#[test]
-fn image_cache_is_shared_by_digest_but_each_principal_sees_its_own() {
+both_runtimes!(
+    image_cache_is_shared_by_digest_but_each_principal_sees_its_own,
+    image_cache_is_shared_on
+);
+fn image_cache_is_shared_on(rt: Runtime) {
     let reg = Registry::start();
     let reference = reg.push_image("test/owned", &[base_layer()]);
     let digest = reference.rsplit_once('@').unwrap().1.to_string();
@@ -497,7 +522,11 @@ fn image_cache_is_shared_by_digest_but_each_principal_sees_its_own() {
     assert_eq!(cached_digests(&s).len(), 1);
     // Rooting a sandbox on the image claims it too: the other holder's rm leaves it cached
     // and does not name that sandbox.
-    let o = as_uid(&s, 65534, &["sandbox", "create", "--image", &reference]);
+    let o = as_uid(
+        &s,
+        65534,
+        &rt.args(2, &["sandbox", "create", "--image", &reference]),
+    );
     let other = stdout(&o).trim().to_string();
     assert!(other.starts_with("sbx_"), "{}", stderr(&o));
     let o = as_uid(&s, 65533, &["image", "rm", &digest]);
