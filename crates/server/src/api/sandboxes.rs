@@ -54,17 +54,22 @@ impl SandboxService for Api {
     ) -> ServiceResult<ListSandboxesResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        let rows = self
+        let since = req.changed_since.as_option().map(micros);
+        let changes = self
             .engine
-            .owned_sandboxes(&who, req.include_stopped)
+            .visible_sandboxes_since(&who, since)
             .map_err(to_connect)?;
+        let (listed, unlisted): (Vec<_>, Vec<_>) =
+            changes.rows.iter().partition(|r| listed(&who, &req, r));
         Response::ok(ListSandboxesResponse {
-            sandboxes: rows
-                .iter()
-                .filter(|r| !req.only_own || who.owns(&r.owner))
-                .filter(|r| crate::store::labels::matches(&r.labels, req.labels.iter()))
-                .map(|r| self.sandbox_out(r))
-                .collect(),
+            sandboxes: listed.into_iter().map(|r| self.sandbox_out(r)).collect(),
+            cursor: crate::api::ts(changes.cursor),
+            complete: changes.complete,
+            // A complete answer lists what matches; nothing to drop.
+            unlisted_sandbox_ids: match changes.complete {
+                true => Vec::new(),
+                false => unlisted.into_iter().map(|r| r.id.clone()).collect(),
+            },
             ..Default::default()
         })
     }
@@ -131,4 +136,22 @@ impl SandboxService for Api {
             .map_err(to_connect)?;
         Response::ok(Box::pin(rows.map(|r| Ok(event_msg(r)))))
     }
+}
+
+/// Does a sandbox the caller may see match the list request's filters?
+fn listed(
+    who: &crate::identity::auth::Principal,
+    req: &ListSandboxesRequest,
+    r: &crate::store::SandboxRow,
+) -> bool {
+    (req.include_stopped || !crate::model::status::sandbox::is_terminal(r.status))
+        && (!req.only_own || who.owns(&r.owner))
+        && crate::store::labels::matches(&r.labels, req.labels.iter())
+}
+
+/// A request's timestamp in microseconds since the epoch.
+fn micros(t: &buffa_types::google::protobuf::Timestamp) -> i64 {
+    t.seconds
+        .saturating_mul(1_000_000)
+        .saturating_add(i64::from(t.nanos) / 1000)
 }

@@ -298,6 +298,7 @@ mod tests {
             assets::APP_JS,
             assets::LIB_JS,
             assets::LISTS_JS,
+            assets::SANDBOXES_JS,
             assets::SANDBOX_JS,
         ] {
             for sink in [

@@ -4,7 +4,7 @@
 // which acts as the sandbox) and snapshots. Output is decoded, stripped of terminal
 // controls (lib.inert) and appended as text nodes.
 import { call, stream, h, ago, enumName, toast, bytes, b64bytes, bytesb64, inert, ApiError } from "./lib.js";
-import { openRequests, requestRows } from "./lists.js";
+import { requestRows } from "./lists.js";
 
 const STATUS = "SANDBOX_STATUS_";
 const EXEC = "EXECUTION_STATUS_";
@@ -325,7 +325,7 @@ export function sandboxPage({ main }, id) {
     }
     if (!alive) return;
     facts(s);
-    const mine = (await openRequests()).filter((q) => q.sandboxId === id);
+    const mine = s.egressAsks ? (await call("ApprovalService", "ListEgressRequests", { sandboxId: id })).requests || [] : [];
     requests.replaceChildren(...requestRows(mine, refresh));
     document.getElementById("requests-panel").hidden = mine.length === 0;
     const sn = await call("SnapshotService", "ListSnapshots", {});

@@ -296,7 +296,7 @@ class GetSandboxResponse(_message.Message):
     def __init__(self, sandbox: _Optional[_Union[Sandbox, _Mapping]] = ...) -> None: ...
 
 class ListSandboxesRequest(_message.Message):
-    __slots__ = ("include_stopped", "labels", "only_own")
+    __slots__ = ("include_stopped", "labels", "only_own", "changed_since")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -307,16 +307,24 @@ class ListSandboxesRequest(_message.Message):
     INCLUDE_STOPPED_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
     ONLY_OWN_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_SINCE_FIELD_NUMBER: _ClassVar[int]
     include_stopped: bool
     labels: _containers.ScalarMap[str, str]
     only_own: bool
-    def __init__(self, include_stopped: _Optional[bool] = ..., labels: _Optional[_Mapping[str, str]] = ..., only_own: _Optional[bool] = ...) -> None: ...
+    changed_since: _timestamp_pb2.Timestamp
+    def __init__(self, include_stopped: _Optional[bool] = ..., labels: _Optional[_Mapping[str, str]] = ..., only_own: _Optional[bool] = ..., changed_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ListSandboxesResponse(_message.Message):
-    __slots__ = ("sandboxes",)
+    __slots__ = ("sandboxes", "cursor", "complete", "unlisted_sandbox_ids")
     SANDBOXES_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    UNLISTED_SANDBOX_IDS_FIELD_NUMBER: _ClassVar[int]
     sandboxes: _containers.RepeatedCompositeFieldContainer[Sandbox]
-    def __init__(self, sandboxes: _Optional[_Iterable[_Union[Sandbox, _Mapping]]] = ...) -> None: ...
+    cursor: _timestamp_pb2.Timestamp
+    complete: bool
+    unlisted_sandbox_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, sandboxes: _Optional[_Iterable[_Union[Sandbox, _Mapping]]] = ..., cursor: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., complete: _Optional[bool] = ..., unlisted_sandbox_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class DownloadSandboxFileRequest(_message.Message):
     __slots__ = ("sandbox_id", "path", "max_bytes")

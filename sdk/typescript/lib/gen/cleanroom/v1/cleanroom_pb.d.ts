@@ -585,6 +585,18 @@ export type ListSandboxesRequest = Message<"cleanroom.v1.ListSandboxesRequest"> 
      * @generated from field: bool only_own = 3;
      */
     onlyOwn: boolean;
+    /**
+     * Only sandboxes that changed at or after this moment — pass the previous answer's
+     * `cursor` — so a live list re-reads what changed, not every sandbox. A change is a
+     * write to the sandbox's row: its status (pause, suspend, stop included), its
+     * executions, its owner (a pool claim), its message; not its usage or last activity.
+     * The answer lists the changed sandboxes that match the other fields and names in
+     * `unlisted_sandbox_ids` the caller's changed ones that no longer match. A moment the
+     * server cannot honour (after its own clock) gets the whole list, `complete` set.
+     *
+     * @generated from field: google.protobuf.Timestamp changed_since = 281;
+     */
+    changedSince?: Timestamp | undefined;
 };
 /**
  * Describes the message cleanroom.v1.ListSandboxesRequest.
@@ -599,6 +611,28 @@ export type ListSandboxesResponse = Message<"cleanroom.v1.ListSandboxesResponse"
      * @generated from field: repeated cleanroom.v1.Sandbox sandboxes = 1;
      */
     sandboxes: Sandbox[];
+    /**
+     * Where the next `changed_since` starts: a few seconds before this answer was read
+     * (writes that were under way then are not missed; the next answer may repeat a few).
+     *
+     * @generated from field: google.protobuf.Timestamp cursor = 281;
+     */
+    cursor?: Timestamp | undefined;
+    /**
+     * True when `sandboxes` is the whole list (no `changed_since`, or one the server could
+     * not honour): replace what you hold. False: merge — add or update `sandboxes`, drop
+     * `unlisted_sandbox_ids`.
+     *
+     * @generated from field: bool complete = 282;
+     */
+    complete: boolean;
+    /**
+     * With `changed_since`: sandboxes the caller may see that changed and no longer match
+     * the request (stopped without include_stopped, other labels or owner).
+     *
+     * @generated from field: repeated string unlisted_sandbox_ids = 283;
+     */
+    unlistedSandboxIds: string[];
 };
 /**
  * Describes the message cleanroom.v1.ListSandboxesResponse.
