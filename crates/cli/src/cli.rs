@@ -454,6 +454,10 @@ pub enum SandboxCommand {
         /// Only sandboxes with this label (repeatable: all of them must match)
         #[arg(long = "label", value_name = "KEY=VALUE", value_parser = crate::commands::labels::parse)]
         labels: Vec<(String, String)>,
+        /// Only sandboxes of this owner (uid:N or a principal name): admins name anyone,
+        /// others only themselves (else permission_denied)
+        #[arg(long, value_name = "PRINCIPAL")]
+        owner: Option<String>,
         /// Print JSON
         #[arg(long)]
         json: bool,

@@ -54,13 +54,16 @@ impl SandboxService for Api {
     ) -> ServiceResult<ListSandboxesResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
+        let owner = owner_filter(&who, &req.owner).map_err(to_connect)?;
         let since = req.changed_since.as_option().map(micros);
         let changes = self
             .engine
             .visible_sandboxes_since(&who, since)
             .map_err(to_connect)?;
-        let (listed, unlisted): (Vec<_>, Vec<_>) =
-            changes.rows.iter().partition(|r| listed(&who, &req, r));
+        let (listed, unlisted): (Vec<_>, Vec<_>) = changes
+            .rows
+            .iter()
+            .partition(|r| listed(&who, &req, owner.as_ref(), r));
         Response::ok(ListSandboxesResponse {
             sandboxes: listed.into_iter().map(|r| self.sandbox_out(r)).collect(),
             cursor: crate::api::ts(changes.cursor),
@@ -142,11 +145,39 @@ impl SandboxService for Api {
 fn listed(
     who: &crate::identity::auth::Principal,
     req: &ListSandboxesRequest,
+    owner: Option<&crate::model::owner::Owner>,
     r: &crate::store::SandboxRow,
 ) -> bool {
     (req.include_stopped || !crate::model::status::sandbox::is_terminal(r.status))
         && (!req.only_own || who.owns(&r.owner))
         && crate::store::labels::matches(&r.labels, req.labels.iter())
+        && owner.is_none_or(|o| *o == r.owner)
+}
+
+/// ListSandboxesRequest.owner: none (empty), any owner for an admin, only the caller's
+/// own for anyone else — another name is refused, whether or not it owns anything.
+fn owner_filter(
+    who: &crate::identity::auth::Principal,
+    text: &str,
+) -> Result<Option<crate::model::owner::Owner>, crate::model::error::EngineError> {
+    use crate::model::error::{EngineError, ErrorCode};
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let owner = crate::model::owner::Owner::parse(text).map_err(|_| {
+        EngineError::invalid(format!(
+            "owner {text:?} is no owner (uid:<n>, or a token's or certificate's principal name)"
+        ))
+        .with("field", "owner")
+    })?;
+    if !who.is_admin() && !who.owns(&owner) {
+        return Err(EngineError::new(
+            ErrorCode::PermissionDenied,
+            "only an admin may list another principal's sandboxes",
+        )
+        .with("reason", "owner_filter"));
+    }
+    Ok(Some(owner))
 }
 
 /// A request's timestamp in microseconds since the epoch.

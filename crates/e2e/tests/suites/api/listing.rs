@@ -1,7 +1,7 @@
 //! ListSandboxes for live lists and admins (docs/api.md): `changed_since` answers only
 //! what changed since a moment (what the web console re-reads on each live signal), never
 //! another principal's sandbox; a server that cannot honour the moment answers the whole
-//! list, marked complete.
+//! list, marked complete. `Sandbox.owner` and the admins' owner filter.
 
 use cleanroom_client::api::*;
 use cleanroom_e2e::*;
@@ -160,4 +160,95 @@ fn changed_since_answers_only_what_changed_and_only_the_callers() {
         assert_eq!(ids(&r), vec![a2.clone()]);
         assert!(r.unlisted_sandbox_ids.is_empty(), "{r:?}");
     });
+}
+
+/// `Sandbox.owner` names the owning principal; an admin sees every principal's and may
+/// filter by owner (`ListSandboxesRequest.owner`, `sandbox ls --owner`); anyone else sees
+/// only its own name and may name only itself — another owner is `permission_denied`
+/// (reason `owner_filter`), whether or not that principal has sandboxes.
+#[test]
+fn admins_see_and_filter_owners_and_nobody_else_may() {
+    let (s, _dir) = server();
+    let a = create(&s, ALICE);
+    let b = create(&s, BOB);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let alice = client_as(&s.addr, ALICE).await;
+        let ops = client_as(&s.addr, OPS).await;
+        let owner = |o: &str| ListSandboxesRequest {
+            owner: o.into(),
+            ..Default::default()
+        };
+        // Everyone's for the admin, each with its owner.
+        let all = list(&ops, Default::default()).await.unwrap();
+        let owners: Vec<(String, String)> = all
+            .sandboxes
+            .iter()
+            .map(|x| (x.sandbox_id.clone(), x.owner.clone()))
+            .collect();
+        assert!(owners.contains(&(a.clone(), "alice".into())), "{owners:?}");
+        assert!(owners.contains(&(b.clone(), "bob".into())), "{owners:?}");
+        assert_eq!(
+            ids(&list(&ops, owner("bob")).await.unwrap()),
+            vec![b.clone()]
+        );
+        assert_eq!(
+            ids(&list(&ops, owner("alice")).await.unwrap()),
+            vec![a.clone()]
+        );
+        assert!(list(&ops, owner("carol"))
+            .await
+            .unwrap()
+            .sandboxes
+            .is_empty());
+        // The filter holds for changes too: Bob's changed sandbox is named to be dropped.
+        let full = list(&ops, owner("alice")).await.unwrap();
+        let mut t = full.cursor.as_option().unwrap().clone();
+        t.seconds -= 600;
+        let mut r = since!(t);
+        r.owner = "alice".into();
+        let changed = list(&ops, r).await.unwrap();
+        assert_eq!(ids(&changed), vec![a.clone()]);
+        assert_eq!(changed.unlisted_sandbox_ids, vec![b.clone()]);
+
+        // Alice: her own, her own name; naming herself works, anyone else is refused.
+        let mine = list(&alice, Default::default()).await.unwrap();
+        assert_eq!(ids(&mine), vec![a.clone()]);
+        assert!(
+            mine.sandboxes.iter().all(|x| x.owner == "alice"),
+            "{mine:?}"
+        );
+        let got = api(alice
+            .sandboxes
+            .get_sandbox(GetSandboxRequest {
+                sandbox_id: a.clone(),
+                ..Default::default()
+            })
+            .await)
+        .unwrap()
+        .into_owned();
+        assert_eq!(got.sandbox.as_option().unwrap().owner, "alice");
+        assert_eq!(
+            ids(&list(&alice, owner("alice")).await.unwrap()),
+            vec![a.clone()]
+        );
+        for other in ["bob", "carol", "uid:0"] {
+            let e = list(&alice, owner(other)).await.unwrap_err();
+            assert_eq!(e.code, "permission_denied", "{other}: {e:?}");
+            assert!(format!("{e:?}").contains("owner_filter"), "{e:?}");
+        }
+        let e = list(&alice, owner("not an owner")).await.unwrap_err();
+        assert_eq!(e.code, "invalid_argument", "{e:?}");
+    });
+
+    // The CLI: `sandbox ls --owner` for an admin; refused for anyone else.
+    let o = s.run(Some(OPS), &["sandbox", "ls", "--owner", "bob", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v[0]["sandboxId"], b.as_str(), "{v}");
+    assert_eq!(v[0]["owner"], "bob", "{v}");
+    let o = s.run(Some(ALICE), &["sandbox", "ls", "--owner", "bob"]);
+    assert_code(&o, "permission_denied");
+    assert!(!stdout(&o).contains(&b), "{}", stdout(&o));
 }

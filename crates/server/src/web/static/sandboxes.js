@@ -3,7 +3,8 @@
 // answer (`changedSince` = its `cursor`) and merges it: changed rows are rebuilt, rows that
 // no longer match are dropped. Only the first screenful of rows is in the page; more are
 // added as the list scrolls or `j` reaches its end. `SandboxSet` is shared with the
-// approvals queue, which follows the sandboxes that may ask.
+// approvals queue, which follows the sandboxes that may ask. Admins see each row's owner
+// and may filter by it.
 import { call, h, ago, enumName, toast, bytes } from "./lib.js";
 
 const STATUS = "SANDBOX_STATUS_";
@@ -88,6 +89,12 @@ export function sandboxesPage({ me, main, go }) {
     "aria-label": "label filter",
     value: sessionStorage.getItem("labels") || "",
   });
+  const owner = h("input", {
+    id: "owner-filter",
+    placeholder: "owner",
+    "aria-label": "owner filter",
+    value: sessionStorage.getItem("owner") || "",
+  });
   const mine = h("input", { type: "checkbox", id: "only-own" });
   const stopped = h("input", { type: "checkbox", id: "include-stopped" });
   const count = h("span", { class: "muted", id: "count" });
@@ -95,19 +102,28 @@ export function sandboxesPage({ me, main, go }) {
   const table = h(
     "table",
     { class: "grid" },
-    h("thead", {}, h("tr", {}, h("th", {}, "sandbox"), h("th", {}, "status"), h("th", {}, "runtime"), h("th", {}, "usage"), h("th", {}, "labels"), h("th", {}, "image"), h("th", {}, "created"))),
+    h("thead", {}, h("tr", {}, h("th", {}, "sandbox"), me.admin ? h("th", {}, "owner") : null, h("th", {}, "status"), h("th", {}, "runtime"), h("th", {}, "usage"), h("th", {}, "labels"), h("th", {}, "image"), h("th", {}, "created"))),
     body,
   );
   const tools = h(
     "div",
     { class: "tools" },
     filter,
+    me.admin ? owner : null,
     me.admin ? h("label", {}, mine, " only mine") : null,
     h("label", {}, stopped, " stopped too"),
     count,
   );
   main.replaceChildren(h("h1", {}, "Sandboxes"), tools, table);
-  const set = new SandboxSet(() => ({ includeStopped: stopped.checked, onlyOwn: mine.checked, labels: parseLabels(filter.value) }));
+  // Admins may list one owner's sandboxes (the API refuses anyone else another owner).
+  const set = new SandboxSet(() => ({
+    includeStopped: stopped.checked,
+    onlyOwn: mine.checked,
+    labels: parseLabels(filter.value),
+    owner: me.admin ? owner.value.trim() : "",
+  }));
+  const cols = me.admin ? 8 : 7;
+  const usageCol = me.admin ? 4 : 3;
   const usage = new Map();
   const cache = new Map(); // sandbox id -> {sig, tr}
   let shown = PAGE;
@@ -115,7 +131,7 @@ export function sandboxesPage({ me, main, go }) {
   let alive = true;
 
   // The row after the last one shown: scrolling to it, or `j` onto it, shows more.
-  const more = h("tr", { id: "more", tabindex: 0, "data-row": true }, h("td", { colspan: 7, class: "muted" }, ""));
+  const more = h("tr", { id: "more", tabindex: 0, "data-row": true }, h("td", { colspan: cols, class: "muted" }, ""));
   const showMore = (focusNext) => {
     const first = shown;
     shown += PAGE;
@@ -127,13 +143,14 @@ export function sandboxesPage({ me, main, go }) {
   seen.observe(more);
 
   function rowOf(s) {
-    const sig = JSON.stringify([s.status, s.labels, s.egressAsks, s.backend, s.imageRef, usage.get(s.sandboxId) || ""]);
+    const sig = JSON.stringify([s.status, s.owner, s.labels, s.egressAsks, s.backend, s.imageRef, usage.get(s.sandboxId) || ""]);
     const kept = cache.get(s.sandboxId);
     if (kept && kept.sig === sig) return kept.tr;
     const tr = h(
       "tr",
       { tabindex: 0, "data-row": true, "data-id": s.sandboxId, class: `st-${enumName(s.status, STATUS)}` },
       h("td", {}, h("a", { href: `/ui/sandboxes/${encodeURIComponent(s.sandboxId)}`, "data-nav": true, tabindex: -1 }, s.sandboxId)),
+      me.admin ? h("td", { class: "owner" }, s.owner || "") : null,
       h("td", {}, h("span", { class: `status ${enumName(s.status, STATUS)}` }, enumName(s.status, STATUS)), s.egressAsks ? h("span", { class: "tag", title: "may ask for egress" }, "asks") : null),
       h("td", {}, s.backend || ""),
       h("td", { class: "num" }, usage.get(s.sandboxId) || ""),
@@ -189,7 +206,7 @@ export function sandboxesPage({ me, main, go }) {
     if (!alive) return;
     for (const tr of body.children) {
       const u = usage.get(tr.dataset.id);
-      if (u) tr.children[3].textContent = u;
+      if (u && tr.dataset.id) tr.children[usageCol].textContent = u;
     }
   }
 
@@ -201,11 +218,13 @@ export function sandboxesPage({ me, main, go }) {
 
   const again = () => {
     sessionStorage.setItem("labels", filter.value);
+    sessionStorage.setItem("owner", owner.value);
     set.reset();
     shown = PAGE;
     refresh().catch((e) => toast(`${e.code}: ${e.message}`, true));
   };
   filter.addEventListener("change", again);
+  owner.addEventListener("change", again);
   mine.addEventListener("change", again);
   stopped.addEventListener("change", again);
   body.addEventListener("click", (e) => {

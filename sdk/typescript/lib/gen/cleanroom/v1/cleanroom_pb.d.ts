@@ -210,6 +210,14 @@ export type Sandbox = Message<"cleanroom.v1.Sandbox"> & {
      * @generated from field: repeated cleanroom.v1.SandboxExposure exposures = 270;
      */
     exposures: SandboxExposure[];
+    /**
+     * The owning principal: `uid:<n>` for a unix user, a token's or client certificate's
+     * name, `legacy:` for a sandbox from before owners were recorded. A caller sees only its
+     * own sandboxes unless it is an admin, so only an admin ever reads another name here.
+     *
+     * @generated from field: string owner = 280;
+     */
+    owner: string;
 };
 /**
  * Describes the message cleanroom.v1.Sandbox.
@@ -585,6 +593,15 @@ export type ListSandboxesRequest = Message<"cleanroom.v1.ListSandboxesRequest"> 
      * @generated from field: bool only_own = 3;
      */
     onlyOwn: boolean;
+    /**
+     * Only the sandboxes of this owner (`Sandbox.owner`'s form). An admin may name anyone;
+     * anyone else only themselves — another name is refused with `permission_denied`
+     * (reason `owner_filter`), whether or not that principal has sandboxes. A name in no
+     * owner form is `invalid_argument`.
+     *
+     * @generated from field: string owner = 280;
+     */
+    owner: string;
     /**
      * Only sandboxes that changed at or after this moment — pass the previous answer's
      * `cursor` — so a live list re-reads what changed, not every sandbox. A change is a
