@@ -502,6 +502,8 @@ pub async fn run(
         auth,
         sessions: Default::default(),
         urls,
+        // Exposure URLs are on the main listener (another origin than the console's).
+        exposure_base: crate::serve::ui::url_of(&transport.0),
     };
     let service = crate::web::WebService::new(service, web);
     if let Some(t) = ui_transport {

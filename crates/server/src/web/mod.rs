@@ -54,6 +54,10 @@ pub struct Web {
     /// `http(s)://host:port` of the server's TCP listener(s), for `cleanroom ui`'s link;
     /// empty when the server listens on a unix socket only.
     pub urls: Vec<String>,
+    /// `http(s)://host:port` of the main listener, where exposed ports are served
+    /// (`/_sandbox/…`); `None` when it is a unix socket. The sandbox page links there — a
+    /// separate origin from the console's.
+    pub exposure_base: Option<String>,
 }
 
 /// The listener's service: the console and session auth in front of REST and Connect.
