@@ -154,6 +154,12 @@ pub struct ServeArgs {
     /// and no console page. `cleanroom ui` prints a login link to it
     #[arg(long, value_name = "URL")]
     pub ui_listen: Option<String>,
+    /// A listener serving only Prometheus metrics (/metrics), http://host:port or
+    /// https://host:port (with --tls-cert/--tls-key); authenticated as on every listener
+    /// (an admin's token or client certificate), so it can face a monitoring network
+    /// without the API
+    #[arg(long, value_name = "URL")]
+    pub metrics_listen: Option<String>,
     /// Bearer tokens for TCP listeners: lines of `sha256:<hex sha256 of the token>
     /// <principal> <user|admin>`; mode 600, owned by the server's user
     #[arg(long, value_name = "FILE", env = "CLEANROOM_TOKENS_FILE")]

@@ -50,6 +50,8 @@ pub struct ServeConfig {
     pub listen: Listen,
     /// A further TCP listener for browsers (`--ui-listen`, [`crate::web`]).
     pub ui_listen: Option<Listen>,
+    /// A further TCP listener serving `/metrics` only (`--metrics-listen`).
+    pub metrics_listen: Option<Listen>,
     pub state_dir: PathBuf,
     /// The `cleanroom` binary, re-executed as each sandbox's pid 1.
     pub init_exe: PathBuf,
@@ -431,6 +433,10 @@ pub async fn run(
         Some(l) => Some(crate::serve::ui::bind(l, &cfg.auth).await?),
         None => None,
     };
+    let metrics_transport = match &cfg.metrics_listen {
+        Some(l) => Some(crate::serve::ui::bind_metrics(l, &cfg.auth).await?),
+        None => None,
+    };
     // Join the cluster once this host can answer (a server that cannot join does not
     // start: fail closed, `cluster_unavailable` / `node_name_taken`).
     let cluster = match cfg.cluster.clone() {
@@ -510,6 +516,14 @@ pub async fn run(
         tokio::spawn(crate::serve::listener::serve(
             t,
             service.for_console(),
+            cfg.auth.conn,
+            stop_rx.clone(),
+        ));
+    }
+    if let Some(t) = metrics_transport {
+        tokio::spawn(crate::serve::listener::serve(
+            t,
+            service.for_metrics(),
             cfg.auth.conn,
             stop_rx.clone(),
         ));
