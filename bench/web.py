@@ -5,10 +5,12 @@ Its own server (unix socket, `--ui-listen` on loopback, a tokens file; no sandbo
 filled with N host-view sandboxes through the CLI, then Debian's headless Chromium
 (Playwright, .tools/test-venv) logged in with a token:
   * first load: a fresh browser context opening /ui/ until the list shows all N rows
-    (HTML shell, four ES modules, the stylesheet, the session, ListSandboxes, rendering);
+    (HTML shell, five ES modules, the stylesheet, the session, ListSandboxes, rendering of
+    the first 100 rows — the page keeps no more until scrolled);
   * live update: with the page open, `sandbox create` through the CLI; the time from the
     CLI's return (the sandbox is READY and committed) until its row is on the page — the
-    live signal, the page's ListSandboxes of N+1 sandboxes and the re-render;
+    live signal, the page's ListSandboxes of what changed since its last answer
+    (changed_since) and the re-render;
   * the same two with an empty list, as the same-run reference.
 If N sandboxes cannot be made here, the row says how many were (`listed`) and why.
 """

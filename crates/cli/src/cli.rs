@@ -154,6 +154,12 @@ pub struct ServeArgs {
     /// and no console page. `cleanroom ui` prints a login link to it
     #[arg(long, value_name = "URL")]
     pub ui_listen: Option<String>,
+    /// A listener serving only Prometheus metrics (/metrics), http://host:port or
+    /// https://host:port (with --tls-cert/--tls-key); authenticated as on every listener
+    /// (an admin's token or client certificate), so it can face a monitoring network
+    /// without the API
+    #[arg(long, value_name = "URL")]
+    pub metrics_listen: Option<String>,
     /// Bearer tokens for TCP listeners: lines of `sha256:<hex sha256 of the token>
     /// <principal> <user|admin>`; mode 600, owned by the server's user
     #[arg(long, value_name = "FILE", env = "CLEANROOM_TOKENS_FILE")]
@@ -462,6 +468,10 @@ pub enum SandboxCommand {
         /// Only sandboxes with this label (repeatable: all of them must match)
         #[arg(long = "label", value_name = "KEY=VALUE", value_parser = crate::commands::labels::parse)]
         labels: Vec<(String, String)>,
+        /// Only sandboxes of this owner (uid:N or a principal name): admins name anyone,
+        /// others only themselves (else permission_denied)
+        #[arg(long, value_name = "PRINCIPAL")]
+        owner: Option<String>,
         /// Print JSON
         #[arg(long)]
         json: bool,

@@ -227,12 +227,18 @@ pub(crate) async fn sandbox(ep: &Target, cmd: SandboxCommand) -> Result<i32, Api
                     .unwrap_or("")
             );
         }
-        SandboxCommand::Ls { all, labels, json } => {
+        SandboxCommand::Ls {
+            all,
+            labels,
+            owner,
+            json,
+        } => {
             let resp = client
                 .sandboxes
                 .list_sandboxes(ListSandboxesRequest {
                     include_stopped: all,
                     labels: labels.into_iter().collect(),
+                    owner: owner.unwrap_or_default(),
                     ..Default::default()
                 })
                 .await?

@@ -13,6 +13,7 @@ fn settings(
     args: ServeArgs,
     listen: Listen,
     ui_listen: Option<Listen>,
+    metrics_listen: Option<Listen>,
     cluster: Option<(String, String, String)>,
 ) -> ServeSettings {
     let q = args.quotas;
@@ -20,6 +21,7 @@ fn settings(
         cluster,
         listen,
         ui_listen,
+        metrics_listen,
         state_dir: args.state_dir,
         egress_resolve: args.egress_resolve,
         egress_trust_internal: args.egress_trust_internal,
@@ -122,6 +124,11 @@ async fn serve(args: ServeArgs) -> i32 {
         Some(Ok(e)) => Some(to_listen(e)),
         Some(Err(e)) => return render::fail(ErrorCode::InvalidArgument, e),
     };
+    let metrics_listen = match args.metrics_listen.as_deref().map(Endpoint::parse) {
+        None => None,
+        Some(Ok(e)) => Some(to_listen(e)),
+        Some(Err(e)) => return render::fail(ErrorCode::InvalidArgument, e),
+    };
     let cluster = args.cluster.clone().map(|c| {
         (
             c,
@@ -129,7 +136,7 @@ async fn serve(args: ServeArgs) -> i32 {
             args.advertise.clone().unwrap_or_default(),
         )
     });
-    let cfg = match settings(args, listen, ui_listen, cluster).into_config() {
+    let cfg = match settings(args, listen, ui_listen, metrics_listen, cluster).into_config() {
         Ok(c) => c,
         Err(e) => {
             render::report(e.code(), &e.to_string(), None);

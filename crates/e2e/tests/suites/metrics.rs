@@ -203,3 +203,83 @@ fn metrics_are_parsed_by_a_real_parser_move_with_use_and_are_for_admins_only() {
     );
     assert_eq!(r.status, 204, "{}", r.body);
 }
+
+/// `serve --metrics-listen`: a listener of `/metrics` alone, authenticated as every
+/// listener is (an admin's token; no credentials 401, a user 403) — and nothing else
+/// there: not the API, REST, the console or exposed ports.
+#[test]
+fn a_metrics_listener_serves_metrics_to_admins_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = write_tokens(
+        dir.path(),
+        &[(OPS, "ops", "admin"), (ALICE, "alice", "user")],
+    );
+    let s = TcpServer::start(
+        "http",
+        &[
+            "--tokens-file",
+            tokens.to_str().unwrap(),
+            "--metrics-listen",
+            "http://127.0.0.1:0",
+        ],
+    );
+    let mut addr = String::new();
+    assert!(
+        eventually(std::time::Duration::from_secs(30), || {
+            addr = s
+                .log()
+                .lines()
+                .find_map(|l| l.strip_prefix("cleanroom: metrics on http://"))
+                .map(|u| u.trim().trim_end_matches("/metrics").to_string())
+                .unwrap_or_default();
+            !addr.is_empty()
+        }),
+        "no metrics listener: {}",
+        s.log()
+    );
+    assert_ne!(addr, s.addr);
+    let r = curl(&addr, "GET", "/metrics", None, None);
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (401, "unauthenticated"),
+        "{}",
+        r.body
+    );
+    let r = curl(&addr, "GET", "/metrics", Some(ALICE), None);
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (403, "permission_denied"),
+        "{}",
+        r.body
+    );
+    let r = curl(&addr, "GET", "/metrics", Some(OPS), None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let m: BTreeMap<String, f64> =
+        serde_json::from_str(&python(PARSE, &r.body)).expect("parser output");
+    assert!(
+        m.keys()
+            .any(|k| k.starts_with("cleanroom_state_disk_free_bytes")),
+        "{m:?}"
+    );
+    // Nothing but /metrics, for an admin too.
+    for (method, path) in [
+        ("GET", "/v1/sandboxes"),
+        ("POST", "/cleanroom.v1.SandboxService/ListSandboxes"),
+        ("GET", "/ui/"),
+        ("GET", "/_sandbox/exp_x/"),
+        ("GET", "/metrics/x"),
+    ] {
+        let r = curl(&addr, method, path, Some(OPS), Some("{}"));
+        assert_eq!(
+            (r.status, r.code().as_str()),
+            (501, "unimplemented"),
+            "{method} {path}: {}",
+            r.body
+        );
+    }
+    // The main listener still serves it.
+    assert_eq!(
+        curl(&s.addr, "GET", "/metrics", Some(OPS), None).status,
+        200
+    );
+}

@@ -73,6 +73,7 @@ pub(crate) fn sandbox_msg(r: &SandboxRow) -> Sandbox {
     );
     Sandbox {
         sandbox_id: r.id.clone(),
+        owner: r.owner.to_string(),
         status: r.status.number().into(),
         backend: r.backend.clone(),
         policy_hash: r.policy_hash.clone(),

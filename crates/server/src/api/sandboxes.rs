@@ -54,17 +54,25 @@ impl SandboxService for Api {
     ) -> ServiceResult<ListSandboxesResponse> {
         let who = who(&ctx)?;
         let req = request.to_owned_message();
-        let rows = self
+        let owner = owner_filter(&who, &req.owner).map_err(to_connect)?;
+        let since = req.changed_since.as_option().map(micros);
+        let changes = self
             .engine
-            .owned_sandboxes(&who, req.include_stopped)
+            .visible_sandboxes_since(&who, since)
             .map_err(to_connect)?;
+        let (listed, unlisted): (Vec<_>, Vec<_>) = changes
+            .rows
+            .iter()
+            .partition(|r| listed(&who, &req, owner.as_ref(), r));
         Response::ok(ListSandboxesResponse {
-            sandboxes: rows
-                .iter()
-                .filter(|r| !req.only_own || who.owns(&r.owner))
-                .filter(|r| crate::store::labels::matches(&r.labels, req.labels.iter()))
-                .map(|r| self.sandbox_out(r))
-                .collect(),
+            sandboxes: listed.into_iter().map(|r| self.sandbox_out(r)).collect(),
+            cursor: crate::api::ts(changes.cursor),
+            complete: changes.complete,
+            // A complete answer lists what matches; nothing to drop.
+            unlisted_sandbox_ids: match changes.complete {
+                true => Vec::new(),
+                false => unlisted.into_iter().map(|r| r.id.clone()).collect(),
+            },
             ..Default::default()
         })
     }
@@ -131,4 +139,50 @@ impl SandboxService for Api {
             .map_err(to_connect)?;
         Response::ok(Box::pin(rows.map(|r| Ok(event_msg(r)))))
     }
+}
+
+/// Does a sandbox the caller may see match the list request's filters?
+fn listed(
+    who: &crate::identity::auth::Principal,
+    req: &ListSandboxesRequest,
+    owner: Option<&crate::model::owner::Owner>,
+    r: &crate::store::SandboxRow,
+) -> bool {
+    (req.include_stopped || !crate::model::status::sandbox::is_terminal(r.status))
+        && (!req.only_own || who.owns(&r.owner))
+        && crate::store::labels::matches(&r.labels, req.labels.iter())
+        && owner.is_none_or(|o| *o == r.owner)
+}
+
+/// ListSandboxesRequest.owner: none (empty), any owner for an admin, only the caller's
+/// own for anyone else — another name is refused, whether or not it owns anything.
+fn owner_filter(
+    who: &crate::identity::auth::Principal,
+    text: &str,
+) -> Result<Option<crate::model::owner::Owner>, crate::model::error::EngineError> {
+    use crate::model::error::{EngineError, ErrorCode};
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let owner = crate::model::owner::Owner::parse(text).map_err(|_| {
+        EngineError::invalid(format!(
+            "owner {text:?} is no owner (uid:<n>, or a token's or certificate's principal name)"
+        ))
+        .with("field", "owner")
+    })?;
+    if !who.is_admin() && !who.owns(&owner) {
+        return Err(EngineError::new(
+            ErrorCode::PermissionDenied,
+            "only an admin may list another principal's sandboxes",
+        )
+        .with("reason", "owner_filter"));
+    }
+    Ok(Some(owner))
+}
+
+/// A request's timestamp in microseconds since the epoch.
+fn micros(t: &buffa_types::google::protobuf::Timestamp) -> i64 {
+    t.seconds
+        .saturating_mul(1_000_000)
+        .saturating_add(i64::from(t.nanos) / 1000)
 }

@@ -13,7 +13,7 @@ use crate::engine::Engine;
 use crate::identity::auth::Principal;
 use crate::model::error::{EngineError, ErrorCode};
 use crate::model::status::sandbox as ss;
-use crate::store::SandboxRow;
+use crate::store::{Changes, SandboxRow};
 use cleanroom_image::ImageRecord;
 
 impl Engine {
@@ -37,6 +37,19 @@ impl Engine {
             .into_iter()
             .filter(|s| who.can_see(&s.owner))
             .collect())
+    }
+
+    /// Sandboxes `who` may see whose row changed at or after `since` (micros; `None`:
+    /// every one), with where the next read starts (see [`crate::store::Changes`]):
+    /// ListSandboxes' `changed_since`.
+    pub fn visible_sandboxes_since(
+        &self,
+        who: &Principal,
+        since: Option<i64>,
+    ) -> Result<Changes, EngineError> {
+        let mut ch = self.store.sandboxes_changed_since(since)?;
+        ch.rows.retain(|s| who.can_see(&s.owner));
+        Ok(ch)
     }
 
     /// Record that `who` holds image `digest` (after a pull or an image-rooted create).

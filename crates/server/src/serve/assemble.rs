@@ -18,6 +18,8 @@ pub struct ServeSettings {
     /// `--ui-listen`: a further TCP listener for the web console (and the API) beside
     /// `listen` — how a server on a unix socket serves browsers (docs/web.md).
     pub ui_listen: Option<Listen>,
+    /// `--metrics-listen`: a further TCP listener serving `/metrics` only.
+    pub metrics_listen: Option<Listen>,
     /// `None`: [`default_state_dir`].
     pub state_dir: Option<PathBuf>,
     pub egress_resolve: Vec<String>,
@@ -196,6 +198,7 @@ impl ServeSettings {
         Ok(ServeConfig {
             listen: self.listen,
             ui_listen: self.ui_listen,
+            metrics_listen: self.metrics_listen,
             state_dir: self.state_dir.unwrap_or_else(default_state_dir),
             init_exe,
             keep_cgroup_options: self.keep_cgroup_options,
@@ -281,6 +284,7 @@ mod tests {
         ServeSettings {
             listen: Listen::Unix(PathBuf::from("/tmp/x.sock")),
             ui_listen: None,
+            metrics_listen: None,
             state_dir: Some(PathBuf::from("/tmp/state")),
             egress_resolve: vec![],
             egress_trust_internal: vec![],

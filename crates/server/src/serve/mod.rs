@@ -51,6 +51,8 @@ pub struct ServeConfig {
     pub listen: Listen,
     /// A further TCP listener for browsers (`--ui-listen`, [`crate::web`]).
     pub ui_listen: Option<Listen>,
+    /// A further TCP listener serving `/metrics` only (`--metrics-listen`).
+    pub metrics_listen: Option<Listen>,
     pub state_dir: PathBuf,
     /// The `cleanroom` binary, re-executed as each sandbox's pid 1.
     pub init_exe: PathBuf,
@@ -437,6 +439,10 @@ pub async fn run(
         Some(l) => Some(crate::serve::ui::bind(l, &cfg.auth).await?),
         None => None,
     };
+    let metrics_transport = match &cfg.metrics_listen {
+        Some(l) => Some(crate::serve::ui::bind_metrics(l, &cfg.auth).await?),
+        None => None,
+    };
     // Join the cluster once this host can answer (a server that cannot join does not
     // start: fail closed, `cluster_unavailable` / `node_name_taken`).
     let cluster = match cfg.cluster.clone() {
@@ -525,12 +531,22 @@ pub async fn run(
         auth,
         sessions: Default::default(),
         urls,
+        // Exposure URLs are on the main listener (another origin than the console's).
+        exposure_base: crate::serve::ui::url_of(&transport.0),
     };
     let service = crate::web::WebService::new(service, web);
     if let Some(t) = ui_transport {
         tokio::spawn(crate::serve::listener::serve(
             t,
             crate::serve::front::Front::console(service.for_console()),
+            cfg.auth.conn,
+            stop_rx.clone(),
+        ));
+    }
+    if let Some(t) = metrics_transport {
+        tokio::spawn(crate::serve::listener::serve(
+            t,
+            service.for_metrics(),
             cfg.auth.conn,
             stop_rx.clone(),
         ));

@@ -312,6 +312,7 @@ impl Store {
         conn.busy_handler(Some(checkpoint::wait_briefly))?;
         conn.set_prepared_statement_cache_capacity(64);
         conn.execute_batch(SCHEMA)?;
+        conn.execute_batch(changes::SCHEMA)?;
         lifetimes::init(&conn)?;
         conn.execute_batch(network::SCHEMA)?;
         event_seq::init(&conn)?;
@@ -654,6 +655,8 @@ fn append_event_on(c: &Connection, e: &EventRow) -> rusqlite::Result<i64> {
 }
 
 mod approvals;
+mod changes;
+pub use changes::{Changes, SLACK_MICROS};
 mod checkpoint;
 mod counts;
 mod event_seq;

@@ -1,5 +1,5 @@
 //! The console's files, compiled into the binary (`include_str!`): one HTML shell for
-//! every page (the module routes on the path), four ES modules, one stylesheet. No build
+//! every page (the module routes on the path), five ES modules, one stylesheet. No build
 //! step, no framework, nothing fetched from elsewhere at run time (docs/web.md says why).
 
 use super::full;
@@ -12,7 +12,9 @@ pub const INDEX: &str = include_str!("static/index.html");
 pub const APP_JS: &str = include_str!("static/app.js");
 /// API calls, DOM building and output neutralising the pages share.
 pub const LIB_JS: &str = include_str!("static/lib.js");
-/// The sandboxes, approvals and pools pages.
+/// The sandboxes page (a live list that re-reads what changed).
+pub const SANDBOXES_JS: &str = include_str!("static/sandboxes.js");
+/// The approvals and pools pages.
 pub const LISTS_JS: &str = include_str!("static/lists.js");
 /// The sandbox page.
 pub const SANDBOX_JS: &str = include_str!("static/sandbox.js");
@@ -23,6 +25,7 @@ pub fn serve(path: &str) -> Response<ApiBody> {
     let (ct, body) = match path {
         "/ui/static/app.js" => ("text/javascript; charset=utf-8", APP_JS),
         "/ui/static/lib.js" => ("text/javascript; charset=utf-8", LIB_JS),
+        "/ui/static/sandboxes.js" => ("text/javascript; charset=utf-8", SANDBOXES_JS),
         "/ui/static/lists.js" => ("text/javascript; charset=utf-8", LISTS_JS),
         "/ui/static/sandbox.js" => ("text/javascript; charset=utf-8", SANDBOX_JS),
         "/ui/static/app.css" => ("text/css; charset=utf-8", APP_CSS),

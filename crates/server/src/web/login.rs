@@ -43,8 +43,13 @@ fn json_reply(status: StatusCode) -> http::response::Builder {
         .header(header::CONTENT_TYPE, "application/json")
 }
 
-fn who_json(p: &Principal, csrf: &str) -> serde_json::Value {
-    json!({"principal": p.name, "admin": p.is_admin(), "csrf": csrf})
+fn who_json(web: &Web, p: &Principal, csrf: &str) -> serde_json::Value {
+    json!({
+        "principal": p.name,
+        "admin": p.is_admin(),
+        "csrf": csrf,
+        "exposureBase": web.exposure_base,
+    })
 }
 
 /// Does the request come from this origin (when the browser says)?
@@ -117,7 +122,7 @@ where
     );
     Ok(json_reply(StatusCode::OK)
         .header(header::SET_COOKIE, cookie)
-        .body(full(who_json(&who, &s.csrf).to_string()))
+        .body(full(who_json(web, &who, &s.csrf).to_string()))
         .unwrap_or_else(|_| Response::new(ApiBody::default())))
 }
 
@@ -147,7 +152,7 @@ pub fn session<B>(web: &Web, req: Request<B>) -> R {
         return Err(EngineError::unauthenticated("not logged in").into());
     };
     Ok(json_reply(StatusCode::OK)
-        .body(full(who_json(&cur.principal, &cur.csrf).to_string()))
+        .body(full(who_json(web, &cur.principal, &cur.csrf).to_string()))
         .unwrap_or_else(|_| Response::new(ApiBody::default())))
 }
 

@@ -54,6 +54,10 @@ pub struct Web {
     /// `http(s)://host:port` of the server's TCP listener(s), for `cleanroom ui`'s link;
     /// empty when the server listens on a unix socket only.
     pub urls: Vec<String>,
+    /// `http(s)://host:port` of the main listener, where exposed ports are served
+    /// (`/_sandbox/…`); `None` when it is a unix socket. The sandbox page links there — a
+    /// separate origin from the console's.
+    pub exposure_base: Option<String>,
 }
 
 /// The listener's service: the console and session auth in front of REST and Connect.
@@ -67,8 +71,18 @@ pub struct Web {
 pub struct WebService {
     inner: crate::inbound::http::InboundRouter,
     web: Arc<Web>,
-    /// The console's listener (`--ui-listen`), not the main one.
-    console: bool,
+    role: Role,
+}
+
+/// Which listener a [`WebService`] serves.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// `--listen`: the API, REST, `/metrics`, exposures; no console page, no cookie.
+    Main,
+    /// `--ui-listen`: the console and the API it calls; no exposure or port-forward.
+    Console,
+    /// `--metrics-listen`: `/metrics` (admins, as on every listener) and nothing else.
+    Metrics,
 }
 
 impl WebService {
@@ -76,14 +90,22 @@ impl WebService {
         WebService {
             inner,
             web: Arc::new(web),
-            console: false,
+            role: Role::Main,
         }
     }
 
     /// The same service for the console's own listener.
     pub fn for_console(&self) -> Self {
         WebService {
-            console: true,
+            role: Role::Console,
+            ..self.clone()
+        }
+    }
+
+    /// The same service for a listener of `/metrics` only (`serve --metrics-listen`).
+    pub fn for_metrics(&self) -> Self {
+        WebService {
+            role: Role::Metrics,
             ..self.clone()
         }
     }
@@ -129,7 +151,21 @@ impl tower::Service<Request<hyper::body::Incoming>> for WebService {
 
     fn call(&mut self, mut req: Request<hyper::body::Incoming>) -> Self::Future {
         let path = req.uri().path().to_string();
-        if !self.console {
+        if self.role == Role::Metrics {
+            // Authenticated by the REST layer like /metrics anywhere (admins only); no
+            // cookie is read, nothing else is served.
+            if path == "/metrics" {
+                return tower::Service::call(&mut self.inner, req);
+            }
+            return Box::pin(async move {
+                Ok(RestError::from(EngineError::new(
+                    cleanroom_vocab::ErrorCode::Unimplemented,
+                    "this listener (`serve --metrics-listen`) serves only /metrics",
+                ))
+                .into_response())
+            });
+        }
+        if self.role == Role::Main {
             // `cleanroom ui` asks for its login code on the API's listener (as the CLI's
             // own principal: no cookie is read here); no page is served.
             if is_ui(&path) && path != LOGIN_CODE_PATH {
@@ -298,6 +334,7 @@ mod tests {
             assets::APP_JS,
             assets::LIB_JS,
             assets::LISTS_JS,
+            assets::SANDBOXES_JS,
             assets::SANDBOX_JS,
         ] {
             for sink in [

@@ -79,7 +79,7 @@ def upstream():
 def shot(page, name):
     if SHOTS:
         page.evaluate("window.scrollTo(0, 0)")
-        page.screenshot(path=os.path.join(SHOTS, f"{name}.png"))
+        page.screenshot(path=os.path.join(SHOTS, f"web-{name}.png"))
 
 
 def new_page(browser, dialogs):
@@ -247,9 +247,28 @@ def main():
         )
         assert got["status"] == 404 and got["body"]["code"] == "not_found", got
         assert got["body"]["details"][0]["debug"]["code"] == "sandbox_not_found", got
+        # Not an admin: no owner filter, and the API refuses another owner's list.
+        bob.goto(f"{URL}/ui/")
+        expect(bob.locator("#count")).to_have_text("0 sandboxes")
+        assert bob.locator("#owner-filter").count() == 0
+        assert bob.locator("th", has_text="owner").count() == 0
+        other = bob.evaluate(
+            """async () => {
+                const s = await (await fetch('/ui/api/session')).json();
+                const r = await fetch('/cleanroom.v1.SandboxService/ListSandboxes', {method: 'POST',
+                    headers: {'Content-Type': 'application/json', 'x-csrf-token': s.csrf},
+                    body: JSON.stringify({owner: 'alice'})});
+                return {status: r.status, body: await r.json()};
+            }"""
+        )
+        assert other["status"] == 403 and other["body"]["code"] == "permission_denied", other
+        assert other["body"]["details"][0]["debug"]["details"]["reason"] == "owner_filter", other
+        assert "sbx_" not in json.dumps(other), other
         bob.goto(f"{URL}/ui/approvals")
         expect(bob.locator("#no-requests")).to_be_visible()
         bctx.close()
+        bsbx = cli("sandbox", "create", "--label", "team=bob", token=BOB).stdout.strip()
+        assert bsbx.startswith("sbx_"), bsbx
 
         # --- cleanroom ui: a one-time link for the unix user ----------------------------
         link = cli("ui").stdout.strip()
@@ -260,6 +279,23 @@ def main():
         expect(root.locator("#who")).to_have_text("uid:0 (admin)")
         # An admin sees alice's sandboxes; the code is gone from the address bar.
         expect(root.locator(f'tr[data-id="{sbx}"]')).to_be_visible()
+        # ... and Bob's, each with its owner; the owner filter (with the label filter).
+        expect(root.locator(f'tr[data-id="{sbx}"] td.owner')).to_have_text("alice")
+        expect(root.locator(f'tr[data-id="{bsbx}"] td.owner')).to_have_text("bob")
+        root.fill("#owner-filter", "bob")
+        root.locator("#owner-filter").press("Enter")
+        expect(root.locator(f'tr[data-id="{sbx}"]')).to_have_count(0)
+        expect(root.locator(f'tr[data-id="{bsbx}"]')).to_be_visible()
+        expect(root.locator("#count")).to_have_text("1 sandbox")
+        root.fill("#label-filter", "team=web")
+        root.locator("#label-filter").press("Enter")
+        expect(root.locator("#count")).to_have_text("0 sandboxes")
+        root.fill("#owner-filter", "alice")
+        root.locator("#owner-filter").press("Enter")
+        expect(root.locator(f'tr[data-id="{sbx}"]')).to_be_visible()
+        expect(root.locator(f'tr[data-id="{asker}"]')).to_be_visible()
+        expect(root.locator(f'tr[data-id="{bsbx}"]')).to_have_count(0)
+        shot(root, "sandboxes-admin")
         cctx.close()
         dctx, again, _ = new_page(browser, dialogs)
         again.goto(link)

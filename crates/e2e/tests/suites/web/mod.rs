@@ -6,7 +6,9 @@
 //! reloading, answers an ask request from the page (the sandbox's connection then goes
 //! through), downloads a file, checks that hostile output, terminal escapes and a file
 //! named with HTML stay text (no dialog, no injected element), that a state change without
-//! the CSRF token is refused and that another principal sees nothing.
+//! the CSRF token is refused and that another principal sees nothing (nor may filter by
+//! another owner), while an admin sees every principal's sandboxes with their owners and
+//! filters them. `expose.py` exposes, opens and revokes a sandbox's port from its page.
 //! The headers, the login rules and `cleanroom ui` without a TCP listener are checked here
 //! with curl. `CLEANROOM_WEB_SCREENSHOTS=<dir>` saves the docs' screenshots.
 
@@ -197,4 +199,52 @@ fn the_console_and_exposed_sandbox_pages_never_share_an_origin() {
     // The console itself still answers on its own listener.
     let page = curl_i(&[&format!("{url}/ui/sandboxes")]);
     assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+}
+
+/// The sandbox page exposes a port (with a TTL), lists it (port, URL, expiry), opens it
+/// in a new tab with `rel=noopener noreferrer` and revokes it (`expose.py`, Chromium). The
+/// URL is on the main listener, not the console's: a server whose main listener is TCP.
+#[test]
+fn a_port_exposed_and_revoked_from_the_sandbox_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = write_tokens(dir.path(), &[(ALICE, "alice", "user")]);
+    let s = TcpServer::start(
+        "http",
+        &[
+            "--tokens-file",
+            tokens.to_str().unwrap(),
+            "--ui-listen",
+            "http://127.0.0.1:0",
+        ],
+    );
+    let mut console = String::new();
+    assert!(
+        eventually(Duration::from_secs(30), || {
+            console = s
+                .log()
+                .lines()
+                .find_map(|l| l.strip_prefix("cleanroom: web console on "))
+                .map(|u| u.trim().trim_end_matches("/ui/").to_string())
+                .unwrap_or_default();
+            !console.is_empty()
+        }),
+        "no console listener: {}",
+        s.log()
+    );
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/suites/web/expose.py");
+    let mut c = Command::new(test_python());
+    c.arg(&script)
+        .env("CLEANROOM_BIN", BIN)
+        .env("CLEANROOM_HOST", s.host())
+        .env("WEB_URL", &console)
+        .env("ALICE_TOKEN", ALICE)
+        .env("CHROMIUM", CHROMIUM);
+    let o = output_with_timeout(c, Duration::from_secs(300));
+    assert!(
+        o.status.success(),
+        "expose.py failed:\n{}\n{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    eprintln!("{}", stdout(&o));
 }

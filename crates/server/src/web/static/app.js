@@ -1,7 +1,8 @@
 // The console's entry: session, routing (one HTML shell for every /ui/ path), the live
-// signal and keyboard shortcuts. Pages live in lists.js and sandbox.js.
+// signal and keyboard shortcuts. Pages live in sandboxes.js, lists.js and sandbox.js.
 import { setCsrf, h, toast } from "./lib.js";
-import { sandboxesPage, approvalsPage, poolsPage } from "./lists.js";
+import { approvalsPage, poolsPage } from "./lists.js";
+import { sandboxesPage } from "./sandboxes.js";
 import { sandboxPage } from "./sandbox.js";
 
 const main = document.getElementById("main");

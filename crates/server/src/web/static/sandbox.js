@@ -1,10 +1,11 @@
 // One sandbox: its state and usage, actions (pause, resume, snapshot, terminate), its
+// exposed ports (expose with a TTL, open, revoke), its
 // executions with live output (followed, resumed by sequence after a break), its events
 // (deny reasons included), its files (browse, download, upload — through the files API,
 // which acts as the sandbox) and snapshots. Output is decoded, stripped of terminal
 // controls (lib.inert) and appended as text nodes.
 import { call, stream, h, ago, enumName, toast, bytes, b64bytes, bytesb64, inert, ApiError } from "./lib.js";
-import { openRequests, requestRows } from "./lists.js";
+import { requestRows } from "./lists.js";
 
 const STATUS = "SANDBOX_STATUS_";
 const EXEC = "EXECUTION_STATUS_";
@@ -18,7 +19,7 @@ function fail(e) {
   toast(e instanceof ApiError ? `${e.code}: ${e.message}` : String(e), true);
 }
 
-export function sandboxPage({ main }, id) {
+export function sandboxPage({ me, main }, id) {
   let alive = true;
   const ctl = new AbortController();
   const head = h("div", { class: "facts", id: "facts" });
@@ -30,8 +31,6 @@ export function sandboxPage({ main }, id) {
     h("button", { id: "snapshot", onclick: () => act("SnapshotService", "CreateSnapshot") }, "Snapshot"),
     h("button", { id: "terminate", class: "danger", onclick: terminate }, "Terminate"),
   );
-  // Hook for `expose` (published ports), which another change adds to the API.
-  const expose = h("div", { id: "expose", "data-hook": "expose", class: "muted small" }, "Published ports: not offered by this server yet.");
   const execList = h("ul", { class: "execs", id: "executions" });
   const output = h("pre", { class: "output", id: "output", tabindex: 0, "aria-label": "execution output" });
   const follow = h("input", { type: "checkbox", id: "follow", checked: true });
@@ -42,13 +41,78 @@ export function sandboxPage({ main }, id) {
   const files = h("tbody", { id: "files" });
   const upload = h("input", { type: "file", id: "upload", "aria-label": "upload a file" });
   const snaps = h("tbody", { id: "snapshots" });
+  // --- exposed ports (InboundService) -------------------------------------------------
+  // The URLs are on the server's main listener — another origin than this console's, by
+  // design (docs/web.md) — and open in a new tab that cannot reach back to this one.
+  const exposures = h("tbody", { id: "exposures" });
+  const exposePort = h("input", { id: "expose-port", type: "number", min: 1, max: 65535, placeholder: "port", "aria-label": "port to expose" });
+  const exposeTtl = h(
+    "select",
+    { id: "expose-ttl", "aria-label": "expires after" },
+    ...[
+      [900, "15 minutes"],
+      [3600, "1 hour"],
+      [28800, "8 hours"],
+      [86400, "1 day"],
+      [604800, "7 days"],
+    ].map(([v, label]) => h("option", { value: v, selected: v === 3600 }, label)),
+  );
+  const exposeForm = h("form", { id: "expose-form", class: "tools" }, exposePort, exposeTtl, h("button", { type: "submit" }, "Expose"));
+  exposeForm.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const r = await call("InboundService", "ExposeSandboxPort", { sandboxId: id, port: Number(exposePort.value), ttlSeconds: exposeTtl.value });
+      toast(`port ${r.exposure.port} exposed`);
+      exposePort.value = "";
+      refresh();
+    } catch (err) {
+      fail(err);
+    }
+  });
+  function exposureUrl(x) {
+    // Only the server's own path shape becomes a link (never another scheme).
+    if (!me.exposureBase || !/^\/_sandbox\/exp_[0-9a-f]+\//.test(x.path || "")) return "";
+    return me.exposureBase + x.path;
+  }
+  function until(unixSeconds) {
+    const s = Number(unixSeconds || 0) - Date.now() / 1000;
+    if (s <= 0) return "expired";
+    if (s < 3600) return `in ${Math.ceil(s / 60)}m`;
+    if (s < 86400) return `in ${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+    return `in ${Math.floor(s / 86400)}d ${Math.floor((s % 86400) / 3600)}h`;
+  }
+  function renderExposures(list) {
+    exposures.replaceChildren(
+      ...list.map((x) => {
+        const url = exposureUrl(x);
+        return h(
+          "tr",
+          { tabindex: 0, "data-row": true, "data-exposure": x.id, "data-port": x.port },
+          h("td", { class: "num" }, String(x.port)),
+          h("td", { class: "url" }, url ? h("a", { href: url, target: "_blank", rel: "noopener noreferrer" }, url) : h("code", {}, x.path || "")),
+          h("td", { title: new Date(Number(x.expiresAt || 0) * 1000).toISOString() }, until(x.expiresAt)),
+          h("td", { class: "muted" }, x.createdBy || ""),
+          h("td", {}, h("button", { class: "revoke", onclick: () => revoke(x) }, "Revoke")),
+        );
+      }),
+    );
+    if (!list.length) exposures.replaceChildren(h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No port is exposed.")));
+  }
+  async function revoke(x) {
+    try {
+      await call("InboundService", "UnexposeSandboxPort", { sandboxId: id, target: x.id });
+      toast(`port ${x.port} no longer exposed`);
+      refresh();
+    } catch (e) {
+      fail(e);
+    }
+  }
 
   main.replaceChildren(
     h("p", {}, h("a", { href: "/ui/", "data-nav": true }, "← sandboxes")),
     h("h1", { id: "sandbox-id" }, id),
     head,
     actions,
-    expose,
     h(
       "div",
       { class: "cols" },
@@ -59,6 +123,13 @@ export function sandboxPage({ main }, id) {
         h("div", { class: "tools" }, outTitle, h("label", {}, follow, " follow (f)")),
         output,
       ),
+    ),
+    section(
+      "exposures-panel",
+      "Exposed ports",
+      exposeForm,
+      h("table", { class: "grid" }, h("thead", {}, h("tr", {}, h("th", {}, "port"), h("th", {}, "URL"), h("th", {}, "expires"), h("th", {}, "by"), h("th", {}, ""))), exposures),
+      me.exposureBase ? null : h("p", { class: "muted small" }, "This server's main listener is a unix socket: reach a path with curl --unix-socket."),
     ),
     section("requests-panel", "Waiting for an answer", h("table", { class: "grid" }, requests)),
     section("events-panel", "Events", h("table", { class: "grid" }, h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "when"), h("th", {}, "event"), h("th", {}, "detail"))), events)),
@@ -325,7 +396,8 @@ export function sandboxPage({ main }, id) {
     }
     if (!alive) return;
     facts(s);
-    const mine = (await openRequests()).filter((q) => q.sandboxId === id);
+    renderExposures(s.exposures || []);
+    const mine = s.egressAsks ? (await call("ApprovalService", "ListEgressRequests", { sandboxId: id })).requests || [] : [];
     requests.replaceChildren(...requestRows(mine, refresh));
     document.getElementById("requests-panel").hidden = mine.length === 0;
     const sn = await call("SnapshotService", "ListSnapshots", {});

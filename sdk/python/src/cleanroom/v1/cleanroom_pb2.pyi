@@ -87,7 +87,7 @@ class ErrorDetail(_message.Message):
     def __init__(self, code: _Optional[str] = ..., message: _Optional[str] = ..., details: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class Sandbox(_message.Message):
-    __slots__ = ("sandbox_id", "status", "backend", "policy_hash", "created_at", "updated_at", "last_execution_id", "active_execution_id", "message", "image_ref", "image_digest", "backend_info", "labels", "egress_approved", "egress_refused", "egress_asks", "expires_at", "ttl_seconds", "idle_timeout_seconds", "last_activity_at", "stop_reason", "suspend_after_seconds", "suspended_at", "usage", "agent_public_key", "delegation_chain", "pool_id", "volumes", "effective_rules_hash", "live_allow", "live_deny", "exposures")
+    __slots__ = ("sandbox_id", "status", "backend", "policy_hash", "created_at", "updated_at", "last_execution_id", "active_execution_id", "message", "image_ref", "image_digest", "backend_info", "labels", "egress_approved", "egress_refused", "egress_asks", "expires_at", "ttl_seconds", "idle_timeout_seconds", "last_activity_at", "stop_reason", "suspend_after_seconds", "suspended_at", "usage", "agent_public_key", "delegation_chain", "pool_id", "volumes", "effective_rules_hash", "live_allow", "live_deny", "exposures", "owner")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -127,6 +127,7 @@ class Sandbox(_message.Message):
     LIVE_ALLOW_FIELD_NUMBER: _ClassVar[int]
     LIVE_DENY_FIELD_NUMBER: _ClassVar[int]
     EXPOSURES_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     sandbox_id: str
     status: SandboxStatus
     backend: str
@@ -159,7 +160,8 @@ class Sandbox(_message.Message):
     live_allow: _containers.RepeatedScalarFieldContainer[str]
     live_deny: _containers.RepeatedScalarFieldContainer[str]
     exposures: _containers.RepeatedCompositeFieldContainer[_inbound_pb2.SandboxExposure]
-    def __init__(self, sandbox_id: _Optional[str] = ..., status: _Optional[_Union[SandboxStatus, str]] = ..., backend: _Optional[str] = ..., policy_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_execution_id: _Optional[str] = ..., active_execution_id: _Optional[str] = ..., message: _Optional[str] = ..., image_ref: _Optional[str] = ..., image_digest: _Optional[str] = ..., backend_info: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., egress_approved: _Optional[_Iterable[str]] = ..., egress_refused: _Optional[_Iterable[str]] = ..., egress_asks: _Optional[bool] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl_seconds: _Optional[int] = ..., idle_timeout_seconds: _Optional[int] = ..., last_activity_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., stop_reason: _Optional[str] = ..., suspend_after_seconds: _Optional[int] = ..., suspended_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., usage: _Optional[_Union[_usage_pb2.SandboxUsage, _Mapping]] = ..., agent_public_key: _Optional[str] = ..., delegation_chain: _Optional[_Iterable[str]] = ..., pool_id: _Optional[str] = ..., volumes: _Optional[_Iterable[_Union[VolumeMount, _Mapping]]] = ..., effective_rules_hash: _Optional[str] = ..., live_allow: _Optional[_Iterable[str]] = ..., live_deny: _Optional[_Iterable[str]] = ..., exposures: _Optional[_Iterable[_Union[_inbound_pb2.SandboxExposure, _Mapping]]] = ...) -> None: ...
+    owner: str
+    def __init__(self, sandbox_id: _Optional[str] = ..., status: _Optional[_Union[SandboxStatus, str]] = ..., backend: _Optional[str] = ..., policy_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_execution_id: _Optional[str] = ..., active_execution_id: _Optional[str] = ..., message: _Optional[str] = ..., image_ref: _Optional[str] = ..., image_digest: _Optional[str] = ..., backend_info: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., egress_approved: _Optional[_Iterable[str]] = ..., egress_refused: _Optional[_Iterable[str]] = ..., egress_asks: _Optional[bool] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl_seconds: _Optional[int] = ..., idle_timeout_seconds: _Optional[int] = ..., last_activity_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., stop_reason: _Optional[str] = ..., suspend_after_seconds: _Optional[int] = ..., suspended_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., usage: _Optional[_Union[_usage_pb2.SandboxUsage, _Mapping]] = ..., agent_public_key: _Optional[str] = ..., delegation_chain: _Optional[_Iterable[str]] = ..., pool_id: _Optional[str] = ..., volumes: _Optional[_Iterable[_Union[VolumeMount, _Mapping]]] = ..., effective_rules_hash: _Optional[str] = ..., live_allow: _Optional[_Iterable[str]] = ..., live_deny: _Optional[_Iterable[str]] = ..., exposures: _Optional[_Iterable[_Union[_inbound_pb2.SandboxExposure, _Mapping]]] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class Execution(_message.Message):
     __slots__ = ("execution_id", "sandbox_id", "status", "command", "exit_code", "started_at", "finished_at", "tty", "kind", "message", "cwd", "created_at", "trace_id")
@@ -296,7 +298,7 @@ class GetSandboxResponse(_message.Message):
     def __init__(self, sandbox: _Optional[_Union[Sandbox, _Mapping]] = ...) -> None: ...
 
 class ListSandboxesRequest(_message.Message):
-    __slots__ = ("include_stopped", "labels", "only_own")
+    __slots__ = ("include_stopped", "labels", "only_own", "owner", "changed_since")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -307,16 +309,26 @@ class ListSandboxesRequest(_message.Message):
     INCLUDE_STOPPED_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
     ONLY_OWN_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_SINCE_FIELD_NUMBER: _ClassVar[int]
     include_stopped: bool
     labels: _containers.ScalarMap[str, str]
     only_own: bool
-    def __init__(self, include_stopped: _Optional[bool] = ..., labels: _Optional[_Mapping[str, str]] = ..., only_own: _Optional[bool] = ...) -> None: ...
+    owner: str
+    changed_since: _timestamp_pb2.Timestamp
+    def __init__(self, include_stopped: _Optional[bool] = ..., labels: _Optional[_Mapping[str, str]] = ..., only_own: _Optional[bool] = ..., owner: _Optional[str] = ..., changed_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ListSandboxesResponse(_message.Message):
-    __slots__ = ("sandboxes",)
+    __slots__ = ("sandboxes", "cursor", "complete", "unlisted_sandbox_ids")
     SANDBOXES_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    UNLISTED_SANDBOX_IDS_FIELD_NUMBER: _ClassVar[int]
     sandboxes: _containers.RepeatedCompositeFieldContainer[Sandbox]
-    def __init__(self, sandboxes: _Optional[_Iterable[_Union[Sandbox, _Mapping]]] = ...) -> None: ...
+    cursor: _timestamp_pb2.Timestamp
+    complete: bool
+    unlisted_sandbox_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, sandboxes: _Optional[_Iterable[_Union[Sandbox, _Mapping]]] = ..., cursor: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., complete: _Optional[bool] = ..., unlisted_sandbox_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class DownloadSandboxFileRequest(_message.Message):
     __slots__ = ("sandbox_id", "path", "max_bytes")

@@ -210,6 +210,14 @@ export type Sandbox = Message<"cleanroom.v1.Sandbox"> & {
      * @generated from field: repeated cleanroom.v1.SandboxExposure exposures = 270;
      */
     exposures: SandboxExposure[];
+    /**
+     * The owning principal: `uid:<n>` for a unix user, a token's or client certificate's
+     * name, `legacy:` for a sandbox from before owners were recorded. A caller sees only its
+     * own sandboxes unless it is an admin, so only an admin ever reads another name here.
+     *
+     * @generated from field: string owner = 280;
+     */
+    owner: string;
 };
 /**
  * Describes the message cleanroom.v1.Sandbox.
@@ -585,6 +593,27 @@ export type ListSandboxesRequest = Message<"cleanroom.v1.ListSandboxesRequest"> 
      * @generated from field: bool only_own = 3;
      */
     onlyOwn: boolean;
+    /**
+     * Only the sandboxes of this owner (`Sandbox.owner`'s form). An admin may name anyone;
+     * anyone else only themselves — another name is refused with `permission_denied`
+     * (reason `owner_filter`), whether or not that principal has sandboxes. A name in no
+     * owner form is `invalid_argument`.
+     *
+     * @generated from field: string owner = 280;
+     */
+    owner: string;
+    /**
+     * Only sandboxes that changed at or after this moment — pass the previous answer's
+     * `cursor` — so a live list re-reads what changed, not every sandbox. A change is a
+     * write to the sandbox's row: its status (pause, suspend, stop included), its
+     * executions, its owner (a pool claim), its message; not its usage or last activity.
+     * The answer lists the changed sandboxes that match the other fields and names in
+     * `unlisted_sandbox_ids` the caller's changed ones that no longer match. A moment the
+     * server cannot honour (after its own clock) gets the whole list, `complete` set.
+     *
+     * @generated from field: google.protobuf.Timestamp changed_since = 281;
+     */
+    changedSince?: Timestamp | undefined;
 };
 /**
  * Describes the message cleanroom.v1.ListSandboxesRequest.
@@ -599,6 +628,28 @@ export type ListSandboxesResponse = Message<"cleanroom.v1.ListSandboxesResponse"
      * @generated from field: repeated cleanroom.v1.Sandbox sandboxes = 1;
      */
     sandboxes: Sandbox[];
+    /**
+     * Where the next `changed_since` starts: a few seconds before this answer was read
+     * (writes that were under way then are not missed; the next answer may repeat a few).
+     *
+     * @generated from field: google.protobuf.Timestamp cursor = 281;
+     */
+    cursor?: Timestamp | undefined;
+    /**
+     * True when `sandboxes` is the whole list (no `changed_since`, or one the server could
+     * not honour): replace what you hold. False: merge — add or update `sandboxes`, drop
+     * `unlisted_sandbox_ids`.
+     *
+     * @generated from field: bool complete = 282;
+     */
+    complete: boolean;
+    /**
+     * With `changed_since`: sandboxes the caller may see that changed and no longer match
+     * the request (stopped without include_stopped, other labels or owner).
+     *
+     * @generated from field: repeated string unlisted_sandbox_ids = 283;
+     */
+    unlistedSandboxIds: string[];
 };
 /**
  * Describes the message cleanroom.v1.ListSandboxesResponse.
