@@ -18,6 +18,8 @@ fn settings(
     let q = args.quotas;
     ServeSettings {
         cluster,
+        cluster_tls: args.cluster_tls,
+        cluster_listen: args.cluster_listen,
         listen,
         ui_listen,
         state_dir: args.state_dir,
