@@ -33,8 +33,10 @@ touch "$scratch/py/cleanroom/v1/__init__.py"
 # working directory, so run from a scratch copy of the package layout.
 mkdir -p "$scratch/ts/node_modules/.bin"
 ln -s "$root/sdk/typescript/node_modules/.bin/protoc-gen-es" "$scratch/ts/node_modules/.bin/protoc-gen-es"
+# Only cleanroom.v1: proto/hostagent/v1 (seed 001, docs/hostagent.md) is for control planes
+# that generate their own clients, not part of the SDKs.
 (cd "$scratch/ts" && BUF_CACHE_DIR="$scratch/bufcache" "$buf" generate "$root/proto" \
-  --template "$root/sdk/typescript/buf.gen.yaml")
+  --path "$root/proto/cleanroom/v1" --template "$root/sdk/typescript/buf.gen.yaml")
 
 py_dst="sdk/python/src/cleanroom/v1"
 ts_dst="sdk/typescript/src/gen"

@@ -205,6 +205,15 @@ pub struct ServeArgs {
     /// server registers under a lease and does not start when etcd cannot be reached
     #[arg(long, value_name = "etcd=URL[,URL...]", requires_all = ["node_name", "advertise"])]
     pub cluster: Option<String>,
+    /// This node's cluster identity: a directory from `cleanroom cluster issue` (node.crt,
+    /// node.key, ca.crt). Members talk to each other only over mutual TLS with it; a
+    /// missing or bad identity stops the start (cluster_identity_invalid)
+    #[arg(long, value_name = "DIR", requires = "cluster")]
+    pub cluster_tls: Option<PathBuf>,
+    /// The member link: IP:PORT other members reach this host at (mutual TLS; calls for
+    /// this host's sandboxes arrive here from the other members)
+    #[arg(long, value_name = "IP:PORT", requires = "cluster")]
+    pub cluster_listen: Option<String>,
     /// This host's name in the cluster: 1-63 of a-z 0-9 -, unique among live members
     #[arg(long, value_name = "NAME", requires = "cluster")]
     pub node_name: Option<String>,

@@ -32,6 +32,10 @@ pub async fn run(mut cli: Cli) -> i32 {
             .ok();
             crate::retained::status(args, current).await
         }
+        // Local files: the cluster identity is made without a server.
+        Command::Cluster(Lazy(cmd)) if crate::cluster::is_local(&cmd) => {
+            crate::cluster::local(&cmd).unwrap_or(0)
+        }
         // Offline: the public key and the file are all it needs.
         Command::Attestation(Lazy(crate::attest::AttestationCommand::Verify(args))) => {
             crate::attest::verify(args)

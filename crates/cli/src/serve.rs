@@ -19,6 +19,8 @@ fn settings(
     let q = args.quotas;
     ServeSettings {
         cluster,
+        cluster_tls: args.cluster_tls,
+        cluster_listen: args.cluster_listen,
         listen,
         ui_listen,
         metrics_listen,

@@ -2,6 +2,7 @@
 //! `--advertise`, checked before anything connects.
 
 use crate::ClusterError;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// A member's name: 1–63 of `a-z 0-9 -`, starting with a letter or digit (a DNS label:
@@ -48,6 +49,10 @@ pub struct ClusterConfig {
     pub lease_ttl: Duration,
     /// How long one etcd call may take before it fails closed.
     pub timeout: Duration,
+    /// `--cluster-tls DIR`: this node's identity (`cleanroom cluster issue`).
+    pub tls_dir: Option<PathBuf>,
+    /// `--cluster-listen HOST:PORT`: the member link's address, as other members dial it.
+    pub listen: Option<std::net::SocketAddr>,
 }
 
 impl ClusterConfig {
@@ -88,7 +93,40 @@ impl ClusterConfig {
             advertise: advertise.to_string(),
             lease_ttl: Duration::from_secs(5),
             timeout: Duration::from_secs(3),
+            tls_dir: None,
+            listen: None,
         })
+    }
+
+    /// Add the member link: `--cluster-tls DIR` (required: members talk only over mutual
+    /// TLS, `cluster_identity_invalid` without it) and `--cluster-listen HOST:PORT` (an
+    /// address other members can dial: not unspecified).
+    pub fn with_member_link(
+        mut self,
+        tls_dir: Option<PathBuf>,
+        listen: Option<&str>,
+    ) -> Result<Self, ClusterError> {
+        let Some(dir) = tls_dir else {
+            return Err(ClusterError::Identity(
+                "--cluster needs --cluster-tls DIR (a node identity from `cleanroom cluster issue`): members talk only over mutual TLS".into(),
+            ));
+        };
+        let Some(listen) = listen else {
+            return Err(ClusterError::Invalid(
+                "--cluster needs --cluster-listen HOST:PORT (the member link)".into(),
+            ));
+        };
+        let addr: std::net::SocketAddr = listen.parse().map_err(|_| {
+            ClusterError::Invalid(format!("--cluster-listen {listen:?}: expected IP:PORT"))
+        })?;
+        if addr.ip().is_unspecified() {
+            return Err(ClusterError::Invalid(format!(
+                "--cluster-listen {listen}: give the address other members reach this host at, not an unspecified one"
+            )));
+        }
+        self.tls_dir = Some(dir);
+        self.listen = Some(addr);
+        Ok(self)
     }
 }
 

@@ -8,10 +8,14 @@
 //! This crate knows etcd and the member record; it knows nothing of the API or the
 //! engine (the server fills [`MemberInfo`] and asks for [`Membership::members`]).
 
+mod bindings;
 mod config;
+pub mod identity;
 mod member;
 mod membership;
+pub mod placement;
 
+pub use bindings::{Binding, Bindings, Claim};
 pub use config::{ClusterConfig, NodeName};
 pub use member::{Member, MemberInfo};
 pub use membership::Membership;
@@ -25,6 +29,10 @@ pub enum ClusterError {
     /// Another live member holds this node name.
     #[error("node name {0:?} is held by another live member (its lease has not expired)")]
     NameTaken(String),
+    /// A cluster CA or node identity that is missing, unreadable, too open, or does not
+    /// verify: the server does not start (fail closed).
+    #[error("cluster identity: {0}")]
+    Identity(String),
     /// A malformed setting (`--cluster`, `--node-name`, `--advertise`).
     #[error("{0}")]
     Invalid(String),
@@ -38,6 +46,7 @@ impl ClusterError {
             ClusterError::Unavailable(_) => ErrorCode::ClusterUnavailable,
             ClusterError::NameTaken(_) => ErrorCode::NodeNameTaken,
             ClusterError::Invalid(_) => ErrorCode::InvalidArgument,
+            ClusterError::Identity(_) => ErrorCode::ClusterIdentityInvalid,
         }
     }
 }

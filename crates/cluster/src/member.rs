@@ -9,6 +9,10 @@ pub struct MemberInfo {
     pub name: String,
     /// Its API URL.
     pub advertise: String,
+    /// Its member link (`https://HOST:PORT`, mutual TLS with the cluster identity): where
+    /// other members forward calls for its sandboxes. Empty in records of older versions.
+    #[serde(default)]
+    pub peer: String,
     /// `cleanroom` version.
     pub version: String,
     /// Isolation runtimes it offers (`linux`, `gvisor`).

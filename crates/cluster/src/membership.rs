@@ -35,7 +35,11 @@ impl Drop for Membership {
 /// One etcd call, retried while etcd answers "unavailable" (a dead member the client's
 /// balancer still tries: the next attempt goes to another), all within `d`. Past `d` it
 /// fails closed with `cluster_unavailable`.
-async fn deadline<T, F, Fut>(d: Duration, what: &str, mut f: F) -> Result<T, ClusterError>
+pub(crate) async fn deadline<T, F, Fut>(
+    d: Duration,
+    what: &str,
+    mut f: F,
+) -> Result<T, ClusterError>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, etcd_client::Error>>,
@@ -163,6 +167,17 @@ impl Membership {
         if g.0 != before {
             g.1 = true;
         }
+    }
+
+    /// The sandbox bindings and idempotency records, over this membership's etcd client.
+    pub fn bindings(&self) -> crate::Bindings {
+        crate::Bindings::new(self.client.clone(), self.cfg.timeout)
+    }
+
+    /// The lease this host's key lives under now (records that must vanish with this host
+    /// live under it too).
+    pub fn lease(&self) -> i64 {
+        self.lease.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// This host's name.

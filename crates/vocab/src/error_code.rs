@@ -148,6 +148,12 @@ stable_codes! {
         NodeNameTaken => "node_name_taken",
         /// A cluster call on a server that was not started with `--cluster`.
         ClusterDisabled => "cluster_disabled",
+        /// The cluster identity (`--cluster-tls DIR`, `cluster issue --ca DIR`) is missing,
+        /// unreadable, readable by others, for another node, or not from the cluster CA.
+        ClusterIdentityInvalid => "cluster_identity_invalid",
+        /// The sandbox's host left the cluster without a goodbye (its lease expired): the
+        /// sandbox is `LOST`; nothing can reach it until the host comes back.
+        HostLost => "host_lost",
         // ---- memory checkpoints (issue 33) --------------------------------------------
         /// No such checkpoint, or not the caller's (no existence oracle).
         CheckpointNotFound => "checkpoint_not_found",
@@ -290,6 +296,8 @@ impl ErrorCode {
             E::ClusterUnavailable => K::Unavailable,
             E::NodeNameTaken => K::FailedPrecondition,
             E::ClusterDisabled => K::FailedPrecondition,
+            E::ClusterIdentityInvalid => K::FailedPrecondition,
+            E::HostLost => K::Unavailable,
             E::CheckpointNotFound => K::NotFound,
             E::CheckpointCorrupt => K::FailedPrecondition,
             E::CheckpointIncompatible => K::FailedPrecondition,

@@ -161,6 +161,12 @@ export declare class NodeNameTakenError extends CleanroomError {
 /** The `cluster_disabled` error: the server is not a cluster member. */
 export declare class ClusterDisabledError extends CleanroomError {
 }
+/** The `cluster_identity_invalid` error: a cluster CA or node identity that does not verify. */
+export declare class ClusterIdentityInvalidError extends CleanroomError {
+}
+/** The `host_lost` error: the sandbox's host left the cluster (its lease expired). */
+export declare class HostLostError extends CleanroomError {
+}
 /** The `exposure_not_found` error: no such exposure, or not the caller's. */
 export declare class ExposureNotFoundError extends CleanroomError {
 }

@@ -178,6 +178,12 @@ export class NodeNameTakenError extends CleanroomError {
 /** The `cluster_disabled` error: the server is not a cluster member. */
 export class ClusterDisabledError extends CleanroomError {
 }
+/** The `cluster_identity_invalid` error: a cluster CA or node identity that does not verify. */
+export class ClusterIdentityInvalidError extends CleanroomError {
+}
+/** The `host_lost` error: the sandbox's host left the cluster (its lease expired). */
+export class HostLostError extends CleanroomError {
+}
 /** The `exposure_not_found` error: no such exposure, or not the caller's. */
 export class ExposureNotFoundError extends CleanroomError {
 }
@@ -289,6 +295,8 @@ const BY_CODE = {
     cluster_unavailable: ClusterUnavailableError,
     node_name_taken: NodeNameTakenError,
     cluster_disabled: ClusterDisabledError,
+    cluster_identity_invalid: ClusterIdentityInvalidError,
+    host_lost: HostLostError,
     exposure_not_found: ExposureNotFoundError,
     exposure_expired: ExposureExpiredError,
     exposure_revoked: ExposureRevokedError,

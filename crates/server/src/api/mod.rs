@@ -11,6 +11,7 @@ pub mod approvals;
 pub mod attestation;
 pub mod checkpoints;
 pub mod cluster;
+pub mod cluster_route;
 pub mod errors;
 pub mod exec;
 pub mod files;

@@ -1,32 +1,58 @@
-//! The server's side of cluster membership (docs/cluster.md): join etcd at start (a server
-//! that cannot join does not start: fail closed), report this host's load every few
-//! seconds, leave at shutdown. Membership itself (leases, the record, renewal) is
-//! `cleanroom_cluster`'s.
+//! The server's side of the cluster (docs/cluster.md): join etcd at start (a server that
+//! cannot join does not start: fail closed), report this host's load every few seconds,
+//! keep etcd's sandbox → host bindings true for the sandboxes this host holds, and leave at
+//! shutdown. Membership itself (leases, the record, renewal), bindings and placement are
+//! `cleanroom_cluster`'s; the member link is [`peer`]; where a call goes is [`route`].
+
+pub mod peer;
+pub mod route;
+
+/// The cluster identity's files (`cleanroom cluster init|issue`), for the CLI.
+pub use cleanroom_cluster::identity;
+pub use cleanroom_cluster::NodeName;
 
 use crate::engine::Engine;
 use crate::model::error::EngineError;
-use cleanroom_cluster::{ClusterConfig, ClusterError, Member, MemberInfo, Membership};
-use std::sync::{Arc, Weak};
-use std::time::Duration;
+use cleanroom_cluster::identity::NodeIdentity;
+use cleanroom_cluster::{
+    Binding, Bindings, ClusterConfig, ClusterError, Member, MemberInfo, Membership,
+};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
-/// How often this host's record is refreshed with its load.
+/// How often this host's record is refreshed with its load (and its bindings checked).
 const REPORT_EVERY: Duration = Duration::from_secs(2);
 
 /// This server as a cluster member.
 pub struct ClusterNode {
     membership: Membership,
+    bindings: Bindings,
+    pub(crate) peers: peer::PeerClient,
+    pub(crate) engine: Weak<Engine>,
+    /// Bindings this member read or wrote (a sandbox never moves): routing keeps working
+    /// for them while etcd has no quorum.
+    known: Mutex<HashMap<String, Binding>>,
+    /// The member links last read from etcd, for the same reason.
+    links: Mutex<HashMap<String, String>>,
+    /// Placements this front door made, per host, since that host last reported.
+    recent: Mutex<HashMap<String, (u64, Instant)>>,
 }
 
 impl ClusterNode {
-    /// Join the cluster as `cfg` says, with this engine's runtimes and caps.
+    /// Join the cluster as `cfg` says, with this engine's runtimes and caps; `peer` is the
+    /// bound member link (`https://HOST:PORT`).
     pub async fn join(
         cfg: ClusterConfig,
+        identity: &NodeIdentity,
+        peer: String,
         engine: &Arc<Engine>,
         capacity: u64,
     ) -> Result<Arc<ClusterNode>, EngineError> {
         let info = MemberInfo {
             name: cfg.node_name.to_string(),
             advertise: cfg.advertise.clone(),
+            peer,
             version: env!("CARGO_PKG_VERSION").to_string(),
             runtimes: engine
                 .runtimes()
@@ -37,8 +63,17 @@ impl ClusterNode {
             sandboxes: live_sandboxes(engine),
             joined_at: crate::store::now_micros(),
         };
+        let peers = peer::PeerClient::new(identity)?;
         let membership = Membership::join(cfg, info).await.map_err(cluster_error)?;
-        let node = Arc::new(ClusterNode { membership });
+        let node = Arc::new(ClusterNode {
+            bindings: membership.bindings(),
+            membership,
+            peers,
+            engine: Arc::downgrade(engine),
+            known: Mutex::default(),
+            links: Mutex::default(),
+            recent: Mutex::default(),
+        });
         tokio::spawn(report(Arc::downgrade(&node), Arc::downgrade(engine)));
         Ok(node)
     }
@@ -47,15 +82,69 @@ impl ClusterNode {
         self.membership.node_name().as_str()
     }
 
-    /// Every live member.
+    /// Every live member (and the member links remembered for when etcd does not answer).
     pub async fn members(&self) -> Result<Vec<Member>, EngineError> {
-        self.membership.members().await.map_err(cluster_error)
+        let m = self.membership.members().await.map_err(cluster_error)?;
+        let mut links = lock(&self.links);
+        links.clear();
+        links.extend(m.iter().map(|m| (m.info.name.clone(), m.info.peer.clone())));
+        Ok(m)
+    }
+
+    pub(crate) fn bindings(&self) -> &Bindings {
+        &self.bindings
+    }
+
+    pub(crate) fn lease(&self) -> i64 {
+        self.membership.lease()
+    }
+
+    /// The remembered member link of `host`.
+    pub(crate) fn link_of(&self, host: &str) -> Option<String> {
+        lock(&self.links)
+            .get(host)
+            .cloned()
+            .filter(|l| !l.is_empty())
+    }
+
+    pub(crate) fn remember(&self, id: &str, b: &Binding) {
+        lock(&self.known).insert(id.to_string(), b.clone());
+    }
+
+    pub(crate) fn forget(&self, id: &str) {
+        lock(&self.known).remove(id);
+    }
+
+    pub(crate) fn known(&self, id: &str) -> Option<Binding> {
+        lock(&self.known).get(id).cloned()
+    }
+
+    /// Placements made on `host` recently (they count against its room until it reports).
+    pub(crate) fn recent(&self, host: &str) -> u64 {
+        lock(&self.recent)
+            .get(host)
+            .filter(|(_, at)| at.elapsed() < REPORT_EVERY * 2)
+            .map(|(n, _)| *n)
+            .unwrap_or(0)
+    }
+
+    pub(crate) fn placed(&self, host: &str) {
+        let mut r = lock(&self.recent);
+        let e = r.entry(host.to_string()).or_insert((0, Instant::now()));
+        if e.1.elapsed() >= REPORT_EVERY * 2 {
+            *e = (0, Instant::now());
+        }
+        e.0 += 1;
     }
 
     /// Leave now: renewal stops and the key goes at once (bounded).
     pub async fn leave(&self) {
         self.membership.leave().await
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn live_sandboxes(engine: &Engine) -> u64 {
@@ -65,15 +154,71 @@ fn live_sandboxes(engine: &Engine) -> u64 {
         .unwrap_or(0)
 }
 
+/// Every few seconds: this host's load into its record, and its live sandboxes into etcd's
+/// bindings (a sandbox made here by a path that did not go through placement — a
+/// `RunExecution` create, a pool claim — becomes routable; one that ended is unbound).
 async fn report(node: Weak<ClusterNode>, engine: Weak<Engine>) {
+    let mut bound: HashSet<String> = HashSet::new();
     loop {
         tokio::time::sleep(REPORT_EVERY).await;
         let (Some(node), Some(engine)) = (node.upgrade(), engine.upgrade()) else {
             return;
         };
-        let n = live_sandboxes(&engine);
+        let live = engine.list_sandboxes(false).unwrap_or_default();
+        let n = live.len() as u64;
         node.membership.update(|i| i.sandboxes = n);
+        let me = node.node_name().to_string();
+        let ids: HashSet<String> = live.iter().map(|s| s.id.clone()).collect();
+        for s in &live {
+            if bound.contains(&s.id) {
+                continue;
+            }
+            let b = Binding {
+                host: me.clone(),
+                owner: s.owner.to_string(),
+                created_at: s.created_at,
+            };
+            if node.bindings.bind(&s.id, &b, None).await.is_ok() {
+                node.remember(&s.id, &b);
+                bound.insert(s.id.clone());
+            }
+        }
+        let ended: Vec<String> = bound.difference(&ids).cloned().collect();
+        for id in ended {
+            if node.bindings.unbind(&id).await.is_ok() {
+                node.forget(&id);
+                bound.remove(&id);
+            }
+        }
     }
+}
+
+/// Load this node's identity (fail closed: `cluster_identity_invalid`) and bind the member
+/// link: the identity, the listener and the link's URL for the member record.
+pub async fn bind_member_link(
+    cfg: &ClusterConfig,
+) -> Result<(NodeIdentity, tokio::net::TcpListener, String), EngineError> {
+    let (Some(dir), Some(addr)) = (&cfg.tls_dir, cfg.listen) else {
+        return Err(cluster_error(ClusterError::Identity(
+            "--cluster needs --cluster-tls DIR and --cluster-listen HOST:PORT".into(),
+        )));
+    };
+    let identity = NodeIdentity::load(dir, &cfg.node_name).map_err(cluster_error)?;
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+        EngineError::new(
+            cleanroom_vocab::ErrorCode::InvalidArgument,
+            format!("--cluster-listen {addr}: {e}"),
+        )
+    })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| EngineError::internal(format!("member link: {e}")))?;
+    Ok((identity, listener, format!("https://{bound}")))
+}
+
+/// A member that cannot be reached (or broke off): `unavailable`, nothing retried elsewhere.
+pub(crate) fn unreachable(message: String) -> EngineError {
+    EngineError::new(cleanroom_vocab::ErrorCode::Unavailable, message)
 }
 
 /// A cluster failure as the API's error, with its stable code.

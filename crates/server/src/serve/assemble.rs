@@ -73,6 +73,9 @@ pub struct ServeSettings {
     /// `--cluster etcd=URL…`, `--node-name`, `--advertise`, as given (checked by
     /// `cleanroom_cluster::ClusterConfig::parse`).
     pub cluster: Option<(String, String, String)>,
+    /// `--cluster-tls DIR`, `--cluster-listen HOST:PORT`: the member link.
+    pub cluster_tls: Option<PathBuf>,
+    pub cluster_listen: Option<String>,
 }
 
 /// Settings that cannot become a configuration, each with a stable code.
@@ -85,8 +88,8 @@ pub enum AssembleError {
     RegistryCredentials(PathBuf, String),
     #[error("invalid --registry-upstream {0}")]
     RegistryUpstream(String),
-    #[error("{0}")]
-    Cluster(String),
+    #[error("{1}")]
+    Cluster(&'static str, String),
     #[error("{0}")]
     PreviewDomain(String),
 }
@@ -96,9 +99,9 @@ impl AssembleError {
     pub fn code(&self) -> &'static str {
         match self {
             AssembleError::InitExe(_) => "backend_unavailable",
+            AssembleError::Cluster(code, _) => code,
             AssembleError::RegistryCredentials(..)
             | AssembleError::RegistryUpstream(_)
-            | AssembleError::Cluster(_)
             | AssembleError::PreviewDomain(_) => "invalid_argument",
         }
     }
@@ -116,6 +119,7 @@ impl ServeError {
                     e.code,
                     cleanroom_vocab::ErrorCode::ClusterUnavailable
                         | cleanroom_vocab::ErrorCode::NodeNameTaken
+                        | cleanroom_vocab::ErrorCode::ClusterIdentityInvalid
                 ) =>
             {
                 e.code.as_str()
@@ -205,9 +209,12 @@ impl ServeSettings {
             runtimes: self.runtimes,
             cluster: self
                 .cluster
-                .map(|(c, n, a)| cleanroom_cluster::ClusterConfig::parse(&c, &n, &a))
+                .map(|(c, n, a)| {
+                    cleanroom_cluster::ClusterConfig::parse(&c, &n, &a)?
+                        .with_member_link(self.cluster_tls, self.cluster_listen.as_deref())
+                })
                 .transpose()
-                .map_err(|e| AssembleError::Cluster(e.to_string()))?,
+                .map_err(|e| AssembleError::Cluster(e.code().as_str(), e.to_string()))?,
             egress_resolve: self.egress_resolve,
             egress_trust_internal: self.egress_trust_internal,
             registry,
@@ -322,6 +329,8 @@ mod tests {
             keep_cgroup_options: false,
             runtimes: Default::default(),
             cluster: None,
+            cluster_tls: None,
+            cluster_listen: None,
         }
     }
 

@@ -445,14 +445,22 @@ pub async fn run(
     };
     // Join the cluster once this host can answer (a server that cannot join does not
     // start: fail closed, `cluster_unavailable` / `node_name_taken`).
-    let cluster = match cfg.cluster.clone() {
+    // The member link first (mutual TLS with this node's identity: a bad or missing one
+    // stops the start), so that the record names its bound address.
+    let (cluster, member_link) = match cfg.cluster.clone() {
         Some(c) => {
+            let (identity, listener, peer) = crate::cluster::bind_member_link(&c).await?;
             let capacity = u64::from(cfg.auth.caps.total);
-            let node = crate::cluster::ClusterNode::join(c, &engine, capacity).await?;
-            eprintln!("cleanroom: cluster member {:?}", node.node_name());
-            Some(node)
+            let node =
+                crate::cluster::ClusterNode::join(c, &identity, peer.clone(), &engine, capacity)
+                    .await?;
+            eprintln!(
+                "cleanroom: cluster member {:?}, member link {peer}",
+                node.node_name()
+            );
+            (Some(node), Some((identity, listener)))
         }
-        None => None,
+        None => (None, None),
     };
     let auth = Arc::new(crate::identity::auth::Authenticator {
         tokens,
@@ -487,17 +495,28 @@ pub async fn run(
     let inbound =
         crate::inbound::Inbound::open(&cfg.state_dir, engine.clone(), cfg.inbound, preview)
             .map_err(|e| ServeError::StateDir(cfg.state_dir.clone(), e))?;
-    let service = crate::api::errors::ApiService::new(
-        connectrpc::ConnectRpcService::new(router(
-            engine.clone(),
-            cfg.auth.caps,
-            Some(console.broker.clone()),
-            cluster.clone(),
-            Some(inbound.clone()),
-        ))
-        .with_interceptor(crate::api::errors::DetailInterceptor)
-        .with_interceptor(crate::api::interceptor::AuthInterceptor(auth.clone())),
-    );
+    let mut connect = connectrpc::ConnectRpcService::new(router(
+        engine.clone(),
+        cfg.auth.caps,
+        Some(console.broker.clone()),
+        cluster.clone(),
+        Some(inbound.clone()),
+    ))
+    .with_interceptor(crate::api::errors::DetailInterceptor)
+    .with_interceptor(crate::api::interceptor::AuthInterceptor(auth.clone()));
+    // Cluster routing: after authentication, before every handler (the one seam).
+    if let Some(node) = &cluster {
+        connect = connect.with_interceptor(crate::api::cluster_route::ClusterRoute(node.clone()));
+    }
+    let service = crate::api::errors::ApiService::new(connect);
+    if let Some((identity, listener)) = member_link {
+        tokio::spawn(crate::cluster::peer::serve(
+            listener,
+            identity,
+            service.clone(),
+            stop_rx.clone(),
+        ));
+    }
     // REST and /metrics beside Connect on the same listener (crate::rest).
     let api = Arc::new(Api {
         engine: engine.clone(),

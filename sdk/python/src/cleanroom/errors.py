@@ -116,6 +116,8 @@ VolumeMountInvalidError = _register("volume_mount_invalid", "VolumeMountInvalidE
 ClusterUnavailableError = _register("cluster_unavailable", "ClusterUnavailableError")
 NodeNameTakenError = _register("node_name_taken", "NodeNameTakenError")
 ClusterDisabledError = _register("cluster_disabled", "ClusterDisabledError")
+ClusterIdentityInvalidError = _register("cluster_identity_invalid", "ClusterIdentityInvalidError")
+HostLostError = _register("host_lost", "HostLostError")
 # Inbound: preview URLs and port-forward (docs/network.md "Inbound").
 ExposureNotFoundError = _register("exposure_not_found", "ExposureNotFoundError")
 ExposureExpiredError = _register("exposure_expired", "ExposureExpiredError")

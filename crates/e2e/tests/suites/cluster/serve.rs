@@ -3,19 +3,9 @@
 //! status is for admins only; a server without `--cluster` says so; a server whose etcd
 //! cannot be reached does not start.
 
+use super::hosts::{member, Pki};
 use cleanroom_e2e::*;
 use std::time::Duration;
-
-fn member(e: &etcd::Etcd, name: &str) -> Server {
-    Server::start_with(&[
-        "--cluster",
-        &e.cluster_arg(),
-        "--node-name",
-        name,
-        "--advertise",
-        &format!("https://{name}.test:7443"),
-    ])
-}
 
 fn names(s: &Server) -> Vec<String> {
     let o = s.run(&["cluster", "status", "-o", "json"]);
@@ -34,8 +24,9 @@ fn names(s: &Server) -> Vec<String> {
 #[test]
 fn servers_join_list_each_other_and_a_killed_one_is_gone_within_the_ttl() {
     let e = etcd::Etcd::start();
-    let a = member(&e, "a");
-    let mut b = member(&e, "b");
+    let pki = Pki::new();
+    let a = member(&e, &pki, "a");
+    let mut b = member(&e, &pki, "b");
     assert_eq!(names(&a), ["a", "b"]);
     assert_eq!(names(&b), ["a", "b"]);
     let human = stdout(&a.run(&["cluster", "status"]));
@@ -65,6 +56,7 @@ fn without_cluster_or_without_etcd() {
         .expect("a port")
         .port();
     let dir = tempfile::tempdir().unwrap();
+    let pki = Pki::new();
     let mut c = std::process::Command::new(BIN);
     c.args(["serve", "--listen"])
         .arg(format!("unix://{}", dir.path().join("s.sock").display()))
@@ -76,7 +68,11 @@ fn without_cluster_or_without_etcd() {
             "lonely",
             "--advertise",
             "https://lonely.test:7443",
-        ]);
+            "--cluster-listen",
+            "127.0.0.1:0",
+        ])
+        .arg("--cluster-tls")
+        .arg(pki.node("lonely"));
     let o = output_with_timeout(c, Duration::from_secs(60));
     assert_ne!(o.status.code(), Some(0));
     assert!(stderr(&o).contains("cluster_unavailable"), "{}", stderr(&o));

@@ -24,6 +24,7 @@ class SandboxStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SANDBOX_STATUS_PAUSED: _ClassVar[SandboxStatus]
     SANDBOX_STATUS_CHECKPOINTING: _ClassVar[SandboxStatus]
     SANDBOX_STATUS_CHECKPOINTED: _ClassVar[SandboxStatus]
+    SANDBOX_STATUS_LOST: _ClassVar[SandboxStatus]
 
 class ExecutionStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -55,6 +56,7 @@ SANDBOX_STATUS_FAILED: SandboxStatus
 SANDBOX_STATUS_PAUSED: SandboxStatus
 SANDBOX_STATUS_CHECKPOINTING: SandboxStatus
 SANDBOX_STATUS_CHECKPOINTED: SandboxStatus
+SANDBOX_STATUS_LOST: SandboxStatus
 EXECUTION_STATUS_UNSPECIFIED: ExecutionStatus
 EXECUTION_STATUS_QUEUED: ExecutionStatus
 EXECUTION_STATUS_RUNNING: ExecutionStatus

@@ -1675,7 +1675,15 @@ export declare enum SandboxStatus {
      *
      * @generated from enum value: SANDBOX_STATUS_CHECKPOINTED = 42;
      */
-    CHECKPOINTED = 42
+    CHECKPOINTED = 42,
+    /**
+     * Cluster (docs/cluster.md): the sandbox's host left the cluster without leaving (its
+     * membership lease expired). Shown by the other members, with a `host_lost` event;
+     * calls for it fail `host_lost` until the host returns.
+     *
+     * @generated from enum value: SANDBOX_STATUS_LOST = 50;
+     */
+    LOST = 50
 }
 /**
  * Describes the enum cleanroom.v1.SandboxStatus.

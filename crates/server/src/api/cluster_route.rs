@@ -1,0 +1,597 @@
+//! The cluster's one routing seam (`serve --cluster`, docs/cluster.md): a Connect
+//! interceptor after authentication and before every handler. It decides, per call, whether
+//! this member serves it or the sandbox's host does, and does nothing else: the handlers
+//! stay as they are, and the owning host's handlers check ownership themselves.
+//!
+//! - `CreateSandbox`: placement picks a host; the create runs there (as the caller), its
+//!   binding is written to etcd, an idempotency key makes retries return the first sandbox.
+//! - Calls that name a sandbox (`sandbox_id`, field 1 of every such request; `RunExecution`
+//!   by its execution's): here when this host holds it, else on its host; `LOST` when the
+//!   host is gone.
+//! - `ListSandboxes`: this host's, every other member's (as the caller), and the `LOST`
+//!   ones the caller may see.
+//! - Anything else, and every call that came over the member link: served here.
+
+use crate::api::to_connect;
+use crate::cluster::peer::Forwarded;
+use crate::cluster::route::{Route, RouteError};
+use crate::cluster::{cluster_error, ClusterNode};
+use crate::identity::auth::{principal_of, Principal};
+use crate::model::error::EngineError;
+use crate::model::owner::Owner;
+use bytes::Bytes;
+use cleanroom_cluster::Binding;
+use cleanroom_proto::cleanroom::v1::*;
+use cleanroom_vocab::ErrorCode;
+use connectrpc::codec::CodecFormat;
+use connectrpc::interceptor::{
+    NextStream, PayloadStream, StreamRequest, StreamResponse, UnaryRequest, UnaryResponse,
+};
+use connectrpc::payload::Payload;
+use connectrpc::{ConnectError, Next};
+use futures::StreamExt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Unary methods whose request names a sandbox in field 1 (`sandbox_id`).
+const UNARY: &[&str] = &[
+    "SandboxService/GetSandbox",
+    "SandboxService/DownloadSandboxFile",
+    "SandboxService/TerminateSandbox",
+    "ExecutionService/CreateExecution",
+    "ExecutionService/AttachExecution",
+    "ExecutionService/GetExecution",
+    "ExecutionService/InspectExecution",
+    "ExecutionService/CancelExecution",
+    "ExecutionService/WriteExecutionStdin",
+    "ExecutionService/CloseExecutionStdin",
+    "ApprovalService/ListEgressRequests",
+    "ApprovalService/DecideEgress",
+    "AttestationService/GetAttestation",
+    "FileService/WriteSandboxFile",
+    "FileService/GetSandboxUpload",
+    "FileService/CancelSandboxUpload",
+    "FileService/StatSandboxFile",
+    "FileService/ListSandboxFiles",
+    "FileService/MakeSandboxDirectory",
+    "FileService/RemoveSandboxFile",
+    "InboundService/ExposeSandboxPort",
+    "InboundService/UnexposeSandboxPort",
+    "InboundService/ListSandboxExposures",
+    "SandboxLifetimeService/SetSandboxTimeout",
+    "NetworkService/UpdateSandboxNetwork",
+    "WarmPoolService/ReleaseSandbox",
+    "SnapshotService/PauseSandbox",
+    "SnapshotService/ResumeSandbox",
+    "SnapshotService/CreateSnapshot",
+    "SnapshotService/CheckpointSandbox",
+];
+
+/// Server-streaming methods whose request names a sandbox in field 1.
+const STREAMING: &[&str] = &[
+    "SandboxService/StreamSandboxEvents",
+    "ExecutionService/StreamExecution",
+    "FileService/ReadSandboxFile",
+    "FileService/ReadSandboxArchive",
+];
+
+const PACKAGE: &str = "/cleanroom.v1.";
+
+fn method(path: &str) -> Option<&str> {
+    path.strip_prefix(PACKAGE)
+}
+
+/// Field 1 of a message as a string: protobuf wire bytes or Connect JSON (`sandboxId`).
+/// `None` when absent or unreadable (then the call is served here: the handler answers).
+pub fn sandbox_id_of(bytes: &[u8], json: bool) -> Option<String> {
+    if json {
+        let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+        let s = v
+            .get("sandboxId")
+            .or_else(|| v.get("sandbox_id"))?
+            .as_str()?;
+        return Some(s.to_string()).filter(|s| !s.is_empty());
+    }
+    let mut b = bytes;
+    let mut found = None;
+    while !b.is_empty() {
+        let (tag, rest) = varint(b)?;
+        b = rest;
+        let (field, wire) = (tag >> 3, tag & 7);
+        match wire {
+            0 => b = varint(b)?.1,
+            1 => b = b.get(8..)?,
+            5 => b = b.get(4..)?,
+            2 => {
+                let (len, rest) = varint(b)?;
+                let len = usize::try_from(len).ok()?;
+                let v = rest.get(..len)?;
+                if field == 1 {
+                    found = Some(std::str::from_utf8(v).ok()?.to_string());
+                }
+                b = rest.get(len..)?;
+            }
+            _ => return None,
+        }
+    }
+    found.filter(|s| !s.is_empty())
+}
+
+fn varint(b: &[u8]) -> Option<(u64, &[u8])> {
+    let mut v = 0u64;
+    for (i, byte) in b.iter().enumerate().take(10) {
+        v |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Some((v, &b[i + 1..]));
+        }
+    }
+    None
+}
+
+fn is_json(f: CodecFormat) -> bool {
+    matches!(f, CodecFormat::Json)
+}
+
+fn routed(e: RouteError) -> ConnectError {
+    match e {
+        RouteError::Here(e) => to_connect(e),
+        RouteError::Owner(e) => e,
+    }
+}
+
+/// Can `who` see a sandbox whose binding names `owner`? (The same rule as on its host.)
+fn visible(who: &Principal, b: &Binding) -> bool {
+    Owner::parse(&b.owner).is_ok_and(|o| who.can_see(&o))
+}
+
+fn lost_message(b: &Binding) -> String {
+    format!(
+        "host_lost: its host {} left the cluster (its membership lease expired)",
+        b.host
+    )
+}
+
+fn lost_sandbox(id: &str, b: &Binding) -> Sandbox {
+    Sandbox {
+        sandbox_id: id.to_string(),
+        status: (SandboxStatus::SANDBOX_STATUS_LOST as i32).into(),
+        message: lost_message(b),
+        created_at: crate::api::ts(b.created_at),
+        ..Default::default()
+    }
+}
+
+fn lost_error(id: &str, b: &Binding) -> EngineError {
+    EngineError::new(ErrorCode::HostLost, lost_message(b))
+        .with("sandbox_id", id)
+        .with("host", b.host.clone())
+}
+
+/// The routing interceptor (see the module docs).
+pub struct ClusterRoute(pub Arc<ClusterNode>);
+
+impl ClusterRoute {
+    async fn create(
+        &self,
+        req: UnaryRequest,
+        next: Next<'_>,
+        who: Principal,
+    ) -> Result<UnaryResponse, ConnectError> {
+        let node = &self.0;
+        let format = req.payload.format();
+        let (key, runtime) = {
+            let m = req.payload.message::<CreateSandboxRequest>()?;
+            (
+                m.idempotency_key.clone(),
+                Some(m.runtime.clone()).filter(|r| !r.is_empty()),
+            )
+        };
+        // Fails closed without etcd's quorum: nothing is placed blind.
+        let host = node.place(runtime.as_deref()).await.map_err(to_connect)?;
+        let idem = (!key.is_empty()).then(|| (who.name.clone(), key.clone()));
+        if let Some((owner, key)) = &idem {
+            let mut waited = Duration::ZERO;
+            loop {
+                let claim = node
+                    .bindings()
+                    .claim(owner, key, &host.name, node.lease())
+                    .await
+                    .map_err(|e| to_connect(cluster_error(e)))?;
+                match claim {
+                    cleanroom_cluster::Claim::New => break,
+                    cleanroom_cluster::Claim::Done { sandbox_id, .. } => {
+                        return self.created_before(&sandbox_id, &who, format).await;
+                    }
+                    cleanroom_cluster::Claim::Pending { .. }
+                        if waited < Duration::from_secs(30) =>
+                    {
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        waited += Duration::from_millis(200);
+                    }
+                    cleanroom_cluster::Claim::Pending { host } => {
+                        return Err(to_connect(EngineError::new(
+                            ErrorCode::Unavailable,
+                            format!("a create with this idempotency key is still under way on {host}; retry"),
+                        )));
+                    }
+                }
+            }
+        }
+        let made = if host.name == node.node_name() {
+            next.run(req).await
+        } else {
+            let body = req.payload.encoded()?;
+            let path = req.ctx.path().unwrap_or_default().to_string();
+            node.forward_unary(&host.name, &host.peer, &path, &who, body, is_json(format))
+                .await
+                .map(|b| UnaryResponse::new(Payload::new(b, format)))
+                .map_err(routed)
+        };
+        let resp = match made {
+            Ok(r) => r,
+            Err(e) => {
+                if let Some((owner, key)) = &idem {
+                    let _ = node.bindings().release(owner, key).await;
+                }
+                return Err(e);
+            }
+        };
+        let id = resp
+            .body
+            .message::<CreateSandboxResponse>()?
+            .sandbox
+            .as_option()
+            .map(|s| s.sandbox_id.clone())
+            .unwrap_or_default();
+        let binding = Binding {
+            host: host.name.clone(),
+            owner: who.owner().to_string(),
+            created_at: crate::store::now_micros(),
+        };
+        let bound = node
+            .bindings()
+            .bind(
+                &id,
+                &binding,
+                idem.as_ref().map(|(o, k)| (o.as_str(), k.as_str())),
+            )
+            .await;
+        if let Err(e) = bound {
+            // Not recorded: nobody could reach it through the cluster. Undo (fail closed).
+            let undo = TerminateSandboxRequest {
+                sandbox_id: id.clone(),
+                background: true,
+                ..Default::default()
+            };
+            let body = Bytes::from(buffa::Message::encode_to_vec(&undo));
+            let path = "/cleanroom.v1.SandboxService/TerminateSandbox";
+            if let Some(engine) = node
+                .engine
+                .upgrade()
+                .filter(|_| host.name == node.node_name())
+            {
+                let _ = engine.terminate_sandbox(&id).await;
+            } else {
+                let _ = node
+                    .forward_unary(&host.name, &host.peer, path, &who, body, false)
+                    .await;
+            }
+            if let Some((owner, key)) = &idem {
+                let _ = node.bindings().release(owner, key).await;
+            }
+            return Err(to_connect(cluster_error(e)));
+        }
+        node.remember(&id, &binding);
+        Ok(resp)
+    }
+
+    /// A retried create: the sandbox the first one made, as its host shows it now.
+    async fn created_before(
+        &self,
+        id: &str,
+        who: &Principal,
+        format: CodecFormat,
+    ) -> Result<UnaryResponse, ConnectError> {
+        let req = GetSandboxRequest {
+            sandbox_id: id.to_string(),
+            ..Default::default()
+        };
+        let got = self
+            .get_as(who, "/cleanroom.v1.SandboxService/GetSandbox", req)
+            .await?;
+        let got: GetSandboxResponse = buffa::Message::decode_from_slice(&got)
+            .map_err(|e| ConnectError::internal(format!("member answer: {e}")))?;
+        Ok(UnaryResponse::new(Payload::from_message(
+            CreateSandboxResponse {
+                sandbox: got.sandbox,
+                ..Default::default()
+            },
+            format,
+        )))
+    }
+
+    /// A unary call for a sandbox, by protobuf, wherever it lives (as `who`).
+    async fn get_as<M: buffa::Message>(
+        &self,
+        who: &Principal,
+        path: &str,
+        req: M,
+    ) -> Result<Bytes, ConnectError> {
+        let body = Bytes::from(req.encode_to_vec());
+        let id = sandbox_id_of(&body, false).unwrap_or_default();
+        match self.0.route(&id).await.map_err(to_connect)? {
+            Route::Forward { host, link } => self
+                .0
+                .forward_unary(&host, &link, path, who, body, false)
+                .await
+                .map_err(routed),
+            Route::Local | Route::Lost(_) => {
+                let engine = self.0.engine.upgrade().ok_or_else(|| {
+                    to_connect(crate::cluster::unreachable("the server is stopping".into()))
+                })?;
+                let sbx = engine.sandbox(who, &id).map_err(to_connect)?;
+                let out = GetSandboxResponse {
+                    sandbox: crate::api::sandbox_msg(sbx.row()).into(),
+                    ..Default::default()
+                };
+                Ok(Bytes::from(buffa::Message::encode_to_vec(&out)))
+            }
+        }
+    }
+
+    async fn list(
+        &self,
+        req: UnaryRequest,
+        next: Next<'_>,
+        who: Principal,
+    ) -> Result<UnaryResponse, ConnectError> {
+        let node = &self.0;
+        let format = req.payload.format();
+        let ask = req.payload.message::<ListSandboxesRequest>()?.clone();
+        let path = req.ctx.path().unwrap_or_default().to_string();
+        let mut out: ListSandboxesResponse = next.run(req).await?.body.take_message()?;
+        let members = node.members().await.map_err(to_connect)?;
+        let body = Bytes::from(buffa::Message::encode_to_vec(&ask));
+        let others = members
+            .iter()
+            .filter(|m| m.info.name != node.node_name() && !m.info.peer.is_empty());
+        let answers = futures::future::join_all(others.map(|m| {
+            let body = body.clone();
+            let (path, who) = (&path, &who);
+            async move {
+                let got = node
+                    .forward_unary(&m.info.name, &m.info.peer, path, who, body, false)
+                    .await;
+                (m.info.name.clone(), got)
+            }
+        }))
+        .await;
+        for (host, got) in answers {
+            match got.map(|b| buffa::Message::decode_from_slice(&b)) {
+                Ok(Ok(ListSandboxesResponse { sandboxes, .. })) => out.sandboxes.extend(sandboxes),
+                Ok(Err(e)) => {
+                    tracing::warn!(host, error = %e, "unreadable sandbox list from a member")
+                }
+                Err(e) => {
+                    // A member that cannot answer now: its sandboxes are missing from this
+                    // list, and the caller is told so (not a silent partial answer).
+                    return Err(routed(e));
+                }
+            }
+        }
+        // The sandboxes of members that are gone.
+        let live: std::collections::HashSet<&str> =
+            members.iter().map(|m| m.info.name.as_str()).collect();
+        let bindings = node
+            .bindings()
+            .all()
+            .await
+            .map_err(|e| to_connect(cluster_error(e)))?;
+        let me = who.owner().to_string();
+        for (id, b) in bindings {
+            let mine = b.owner == me;
+            if live.contains(b.host.as_str())
+                || !visible(&who, &b)
+                || (ask.only_own && !mine)
+                || !ask.labels.is_empty()
+            {
+                continue;
+            }
+            out.sandboxes.push(lost_sandbox(&id, &b));
+        }
+        Ok(UnaryResponse::new(Payload::from_message(out, format)))
+    }
+
+    /// A call for a sandbox on a host that is gone.
+    fn lost(
+        &self,
+        m: &str,
+        id: &str,
+        b: &Binding,
+        who: &Principal,
+        format: CodecFormat,
+    ) -> Result<Option<UnaryResponse>, ConnectError> {
+        if !visible(who, b) {
+            return Err(to_connect(EngineError::sandbox_not_found(id)));
+        }
+        match m {
+            "SandboxService/GetSandbox" => Ok(Some(UnaryResponse::new(Payload::from_message(
+                GetSandboxResponse {
+                    sandbox: lost_sandbox(id, b).into(),
+                    ..Default::default()
+                },
+                format,
+            )))),
+            _ => Err(to_connect(lost_error(id, b))),
+        }
+    }
+}
+
+fn principal(ctx: &connectrpc::RequestContext) -> Result<Principal, ConnectError> {
+    principal_of(ctx).map_err(to_connect)
+}
+
+#[connectrpc::async_trait]
+impl connectrpc::Interceptor for ClusterRoute {
+    async fn intercept_unary(
+        &self,
+        req: UnaryRequest,
+        next: Next<'_>,
+    ) -> Result<UnaryResponse, ConnectError> {
+        if req.ctx.extensions().get::<Forwarded>().is_some() {
+            return next.run(req).await;
+        }
+        let path = req.ctx.path().unwrap_or_default().to_string();
+        let Some(m) = method(&path) else {
+            return next.run(req).await;
+        };
+        if m == "SandboxService/CreateSandbox" {
+            let who = principal(&req.ctx)?;
+            return self.create(req, next, who).await;
+        }
+        if m == "SandboxService/ListSandboxes" {
+            let who = principal(&req.ctx)?;
+            return self.list(req, next, who).await;
+        }
+        if !UNARY.contains(&m) {
+            return next.run(req).await;
+        }
+        let format = req.payload.format();
+        let body = req.payload.encoded()?;
+        let Some(id) = sandbox_id_of(&body, is_json(format)) else {
+            return next.run(req).await;
+        };
+        let who = principal(&req.ctx)?;
+        let terminate = m == "SandboxService/TerminateSandbox";
+        let node = &self.0;
+        let resp = match node.route(&id).await.map_err(to_connect)? {
+            Route::Local => next.run(req).await?,
+            Route::Forward { host, link } => node
+                .forward_unary(&host, &link, &path, &who, body, is_json(format))
+                .await
+                .map(|b| UnaryResponse::new(Payload::new(b, format)))
+                .map_err(routed)?,
+            Route::Lost(b) if terminate && visible(&who, &b) => {
+                // Forget it: its host is gone (a host that returns reclaims its own).
+                node.bindings()
+                    .unbind(&id)
+                    .await
+                    .map_err(|e| to_connect(cluster_error(e)))?;
+                node.forget(&id);
+                return Ok(UnaryResponse::new(Payload::from_message(
+                    TerminateSandboxResponse {
+                        sandbox: lost_sandbox(&id, &b).into(),
+                        ..Default::default()
+                    },
+                    format,
+                )));
+            }
+            Route::Lost(b) => match self.lost(m, &id, &b, &who, format)? {
+                Some(r) => return Ok(r),
+                None => return Err(to_connect(lost_error(&id, &b))),
+            },
+        };
+        if terminate && node.bindings().unbind(&id).await.is_ok() {
+            node.forget(&id);
+        }
+        Ok(resp)
+    }
+
+    async fn intercept_streaming(
+        &self,
+        req: StreamRequest,
+        mut inbound: PayloadStream,
+        next: NextStream<'_>,
+    ) -> Result<StreamResponse, ConnectError> {
+        if req.ctx.extensions().get::<Forwarded>().is_some() {
+            return next.run(req, inbound).await;
+        }
+        let path = req.ctx.path().unwrap_or_default().to_string();
+        let m = method(&path).unwrap_or_default();
+        let run = m == "ExecutionService/RunExecution";
+        if !run && !STREAMING.contains(&m) {
+            return next.run(req, inbound).await;
+        }
+        // Server streams: the one request message decides.
+        let Some(first) = inbound.next().await else {
+            return next.run(req, inbound).await;
+        };
+        let first = first?;
+        let format = first.format();
+        let id = if run {
+            let r = first.message::<RunExecutionRequest>()?;
+            // A create runs here (its sandbox is bound within seconds by this host).
+            match r.create.as_option() {
+                Some(_) => None,
+                None => r
+                    .execution
+                    .as_option()
+                    .map(|e| e.sandbox_id.clone())
+                    .filter(|s| !s.is_empty()),
+            }
+        } else {
+            sandbox_id_of(&first.encoded()?, is_json(format))
+        };
+        let again =
+            |p: Payload| -> PayloadStream { Box::pin(futures::stream::once(async move { Ok(p) })) };
+        let Some(id) = id else {
+            return next.run(req, again(first)).await;
+        };
+        let who = principal(&req.ctx)?;
+        match self.0.route(&id).await.map_err(to_connect)? {
+            Route::Local => next.run(req, again(first)).await,
+            Route::Forward { host, link } => {
+                let body = first.encoded()?;
+                let s = self
+                    .0
+                    .forward_stream(&host, &link, &path, &who, body, is_json(format))
+                    .await
+                    .map_err(routed)?;
+                let out: PayloadStream =
+                    Box::pin(s.map(move |r| r.map(|b| Payload::new(b, format)).map_err(routed)));
+                Ok(StreamResponse::new(out))
+            }
+            Route::Lost(b) if visible(&who, &b) && m == "SandboxService/StreamSandboxEvents" => {
+                let ev = SandboxEvent {
+                    sandbox_id: id.clone(),
+                    r#type: "host_lost".into(),
+                    sandbox_status: (SandboxStatus::SANDBOX_STATUS_LOST as i32).into(),
+                    message: lost_message(&b),
+                    ..Default::default()
+                };
+                let p = Payload::from_message(ev, format);
+                Ok(StreamResponse::new(again(p)))
+            }
+            Route::Lost(b) if visible(&who, &b) => Err(to_connect(lost_error(&id, &b))),
+            Route::Lost(_) => Err(to_connect(EngineError::sandbox_not_found(&id))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sandbox_id_is_read_from_field_one_in_both_encodings() {
+        let r = StreamExecutionRequest {
+            sandbox_id: "sbx-1".into(),
+            execution_id: "exe-2".into(),
+            after_sequence: 300,
+            ..Default::default()
+        };
+        let wire = buffa::Message::encode_to_vec(&r);
+        assert_eq!(sandbox_id_of(&wire, false).as_deref(), Some("sbx-1"));
+        let r = GetSandboxRequest::default();
+        assert_eq!(
+            sandbox_id_of(&buffa::Message::encode_to_vec(&r), false),
+            None
+        );
+        assert_eq!(
+            sandbox_id_of(br#"{"sandboxId":"sbx-3","path":"/x"}"#, true).as_deref(),
+            Some("sbx-3")
+        );
+        assert_eq!(sandbox_id_of(b"\xff\xff", false), None);
+        assert_eq!(sandbox_id_of(b"{", true), None);
+    }
+}
