@@ -59,6 +59,11 @@ impl Front {
     pub fn console(inner: crate::web::WebService) -> Front {
         Front { inner, main: None }
     }
+
+    /// The metrics listener's (`--metrics-listen`: /metrics alone, no page, no rule here).
+    pub fn metrics(inner: crate::web::WebService) -> Front {
+        Front { inner, main: None }
+    }
 }
 
 /// The host a request names: HTTP/2's `:authority`, else HTTP/1.1's `Host`.

@@ -565,7 +565,7 @@ pub async fn run(
     if let Some(t) = metrics_transport {
         tokio::spawn(crate::serve::listener::serve(
             t,
-            service.for_metrics(),
+            crate::serve::front::Front::metrics(service.for_metrics()),
             cfg.auth.conn,
             stop_rx.clone(),
         ));
