@@ -251,7 +251,10 @@ fn check_image_etc(rootfs: &Path) -> Result<(), BackendError> {
             .flags(OFlag::O_PATH | OFlag::O_CLOEXEC)
             .resolve(ResolveFlag::RESOLVE_IN_ROOT | ResolveFlag::RESOLVE_NO_MAGICLINKS);
         let fd = crate::linux::sys::openat2(&root, path, how).ok()?;
-        std::fs::File::from(fd).metadata().ok().map(|m| m.file_type())
+        std::fs::File::from(fd)
+            .metadata()
+            .ok()
+            .map(|m| m.file_type())
     };
     if kind("etc").is_some_and(|t| !t.is_dir()) {
         return Err(BackendError::ImageUnsupported(

@@ -135,9 +135,7 @@ fn dir_at(root: &std::fs::File, name: &str) -> std::io::Result<()> {
     use nix::fcntl::AtFlags;
     use nix::sys::stat::{fstatat, mkdirat, Mode, SFlag};
     match fstatat(root, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
-        Ok(st) if SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFDIR => {
-            Ok(())
-        }
+        Ok(st) if SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFDIR => Ok(()),
         Ok(_) => {
             nix::unistd::unlinkat(root, name, nix::unistd::UnlinkatFlags::NoRemoveDir)?;
             Ok(mkdirat(root, name, Mode::from_bits_truncate(0o755))?)
