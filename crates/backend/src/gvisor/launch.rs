@@ -78,6 +78,16 @@ impl GvisorBackend {
                 super::checkpoint::start_args(spec),
             )
             .await?;
+        // A restore brings the limit in the sentry's saved state; a fresh start waits for
+        // the init to set it (pids.rs).
+        if spec.checkpoint.is_none() {
+            super::pids::await_limit(
+                &self.runsc,
+                &spec.sandbox_id,
+                super::pids::sentry_limit(spec.limits.pids),
+            )
+            .await?;
+        }
         tracing::debug!(
             sandbox_id = %spec.sandbox_id,
             netns_and_scratch_ms = t_scratch.as_secs_f64() * 1e3,

@@ -6,7 +6,10 @@
 //!    sentry's cgroupfs at `/sys/fs/cgroup`, so runsc puts the container's first process —
 //!    and every process `runsc exec` starts — into the sentry cgroup named after the
 //!    container; the idle init writes the limit into its `pids.max` before anything else
-//!    runs in the sandbox ([`write_limit`]). At the limit `fork`/`clone` fail with EAGAIN
+//!    runs in the sandbox ([`write_limit`]); the create waits until runsc reads it back
+//!    ([`await_limit`]), so no execution starts before it holds (under load the init
+//!    took long enough to start that a first execution forked 85 times past a limit of
+//!    64). At the limit `fork`/`clone` fail with EAGAIN
 //!    inside and the sandbox lives on. (`runsc write-control` cannot set `pids.max`: the
 //!    2024 runsc refuses it as "control file not writable", and runsc does not apply the
 //!    spec's `linux.resources.pids` to its own cgroups.) This layer is not a boundary: the
@@ -65,6 +68,35 @@ pub fn write_limit(limit: &str) {
         eprintln!("cleanroom-init: {PIDS_MAX}: {e}");
     }
 }
+
+/// Wait (bounded) until the sandbox's init has set `limit` in gVisor's cgroup of
+/// container `id`, read back with `runsc read-control`; fail closed if it never is.
+pub(super) async fn await_limit(
+    runsc: &super::Runsc,
+    id: &str,
+    limit: u64,
+) -> Result<(), crate::BackendError> {
+    let want = limit.to_string();
+    let cgroup = format!("/{id}");
+    let deadline = std::time::Instant::now() + AWAIT_LIMIT;
+    loop {
+        let out = runsc
+            .run(&["read-control", id, "pids", &cgroup, "pids.max"])
+            .await?;
+        if String::from_utf8_lossy(&out).trim() == want {
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(crate::BackendError::LaunchFailed(format!(
+                "the sandbox's pids limit was not applied within {AWAIT_LIMIT:?}"
+            )));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+}
+
+/// How long a create waits for the init to set the pids limit.
+const AWAIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
 
 #[cfg(test)]
 mod tests {
