@@ -77,7 +77,7 @@ export function sandboxPage({ me, main }, id) {
   function until(unixSeconds) {
     const s = Number(unixSeconds || 0) - Date.now() / 1000;
     if (s <= 0) return "expired";
-    if (s < 3600) return `in ${Math.ceil(s / 60)}m`;
+    if (s < 3600) return `in ${Math.max(1, Math.round(s / 60))}m`;
     if (s < 86400) return `in ${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
     return `in ${Math.floor(s / 86400)}d ${Math.floor((s % 86400) / 3600)}h`;
   }
