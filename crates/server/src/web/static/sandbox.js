@@ -70,6 +70,10 @@ export function sandboxPage({ me, main }, id) {
     }
   });
   function exposureUrl(x) {
+    // Under `serve --preview-domain` the server gives the whole URL: its own shape only
+    // (http(s), the exposure's own host name), never another scheme or host.
+    const hex = String(x.id || "").replace(/^exp_/, "");
+    if (x.url && /^[0-9a-f]{32}$/.test(hex) && new RegExp(`^https?://exp-${hex}\\.[a-z0-9.-]+(:[0-9]+)?/`).test(x.url)) return x.url;
     // Only the server's own path shape becomes a link (never another scheme).
     if (!me.exposureBase || !/^\/_sandbox\/exp_[0-9a-f]+\//.test(x.path || "")) return "";
     return me.exposureBase + x.path;
