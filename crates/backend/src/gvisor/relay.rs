@@ -58,6 +58,8 @@ struct RelayGuard {
 impl Drop for RelayGuard {
     fn drop(&mut self) {
         let Some(mut child) = self.child.take() else {
+            // Never started (`runsc exec` could not be spawned): only the slot to give back.
+            self.count.fetch_sub(1, Ordering::SeqCst);
             return;
         };
         let (pid_file, id, runsc) = (

@@ -41,6 +41,37 @@ const MEMORY_LABEL: &str = "hostagent.memory_mb";
 /// Held while a create of one assigned id runs.
 type CreateLock = Arc<tokio::sync::Mutex<()>>;
 
+/// A create's hold on its assigned id: the lock other creates of that id wait on; the map's
+/// entry goes with the last holder, however the create ends.
+struct CreateSlot<'a> {
+    map: &'a std::sync::Mutex<HashMap<(String, String), CreateLock>>,
+    key: (String, String),
+    lock: CreateLock,
+}
+
+impl<'a> CreateSlot<'a> {
+    fn take(
+        map: &'a std::sync::Mutex<HashMap<(String, String), CreateLock>>,
+        key: (String, String),
+    ) -> Self {
+        let lock = crate::model::sync::lock(map)
+            .entry(key.clone())
+            .or_default()
+            .clone();
+        CreateSlot { map, key, lock }
+    }
+}
+
+impl Drop for CreateSlot<'_> {
+    fn drop(&mut self) {
+        let mut m = crate::model::sync::lock(self.map);
+        // The map's reference and ours: nobody else holds or waits on it.
+        if Arc::strong_count(&self.lock) <= 2 {
+            m.remove(&self.key);
+        }
+    }
+}
+
 /// The service: the native API's handlers, and a files handler of its own.
 pub struct HostAgent {
     api: Arc<Api>,
@@ -193,13 +224,10 @@ impl HostAgentService for HostAgent {
         let timeout = non_negative(req.timeout_sec, "timeout_sec")?;
         // One create per assigned id and principal: a retry after a timeout waits for the
         // first and answers with its sandbox.
-        let key = (who.name.clone(), req.sandbox_id.clone());
-        let lock = (!req.sandbox_id.is_empty()).then(|| {
-            let mut m = crate::model::sync::lock(&self.creating);
-            m.entry(key.clone()).or_default().clone()
-        });
-        let _held = match &lock {
-            Some(l) => Some(l.lock().await),
+        let slot = (!req.sandbox_id.is_empty())
+            .then(|| CreateSlot::take(&self.creating, (who.name.clone(), req.sandbox_id.clone())));
+        let _held = match &slot {
+            Some(s) => Some(s.lock.lock().await),
             None => None,
         };
         if !req.sandbox_id.is_empty() {
@@ -262,14 +290,6 @@ impl HostAgentService for HostAgent {
                 call!(self.api, &who, WarmPoolService::claim_sandbox, claim)?;
             r.sandbox.into_option().unwrap_or_default()
         };
-        drop(_held);
-        if let Some(l) = lock {
-            let mut m = crate::model::sync::lock(&self.creating);
-            // The map's entry and ours: nobody else waits on it.
-            if Arc::strong_count(&l) <= 2 {
-                m.remove(&key);
-            }
-        }
         Response::ok(CreateSandboxResponse {
             sandbox_id: sandbox.sandbox_id.clone(),
             status: status_word(sandbox.status.to_i32()).into(),
