@@ -316,24 +316,7 @@ fn commit(
     };
     let file = temp.file.as_ref().ok_or_else(|| invalid("no upload"))?;
     let dir = open_dir(parent)?;
-    upload::truncate(file, size)?;
-    let mode = if mode == 0 { 0o644 } else { mode & 0o7777 };
-    nix::sys::stat::fchmod(file, Mode::from_bits_truncate(mode))
-        .map_err(|e| refusal(&norm, "chmod", e))?;
-    if uid.is_some() || gid.is_some() {
-        nix::unistd::fchown(
-            file,
-            uid.map(nix::unistd::Uid::from_raw),
-            gid.map(nix::unistd::Gid::from_raw),
-        )
-        .map_err(|e| match e {
-            Errno::EPERM | Errno::EINVAL => FileRefusal::new(
-                Refusal::PermissionDenied,
-                format!("{norm:?}: the sandbox may not give the file that owner"),
-            ),
-            e => refusal(&norm, "chown", e),
-        })?;
-    }
+    upload::finish_file(file, &norm, size, mode, (uid, gid))?;
     let renamed = if no_overwrite {
         nix::fcntl::renameat2(
             &temp.dir,

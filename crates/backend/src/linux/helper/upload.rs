@@ -137,6 +137,37 @@ pub fn truncate(file: &OwnedFd, size: u64) -> Result<(), FileRefusal> {
     nix::unistd::ftruncate(file, len).map_err(|e| refusal("upload", "truncate", e))
 }
 
+/// Give an upload's temporary file its final `size`, `mode` (0: 0644) and owner — the last
+/// steps before it is renamed over `norm` — for both runtimes' helpers. An owner the
+/// sandbox's identity may not give is `permission_denied`.
+pub(crate) fn finish_file(
+    file: &OwnedFd,
+    norm: &str,
+    size: u64,
+    mode: u32,
+    (uid, gid): (Option<u32>, Option<u32>),
+) -> Result<(), FileRefusal> {
+    truncate(file, size)?;
+    let mode = if mode == 0 { 0o644 } else { mode & 0o7777 };
+    nix::sys::stat::fchmod(file, Mode::from_bits_truncate(mode))
+        .map_err(|e| refusal(norm, "chmod", e))?;
+    if uid.is_some() || gid.is_some() {
+        nix::unistd::fchown(
+            file,
+            uid.map(nix::unistd::Uid::from_raw),
+            gid.map(nix::unistd::Gid::from_raw),
+        )
+        .map_err(|e| match e {
+            Errno::EPERM | Errno::EINVAL => FileRefusal::new(
+                Refusal::PermissionDenied,
+                format!("{norm:?}: the sandbox may not give the file that owner"),
+            ),
+            e => refusal(norm, "chown", e),
+        })?;
+    }
+    Ok(())
+}
+
 /// Set mode and owner of the temporary file, link it under a temporary name next to the
 /// target and rename it over the target: readers see the old file or the whole new one.
 pub(super) fn commit(
@@ -155,24 +186,7 @@ pub(super) fn commit(
         ));
     };
     let dir = open_dir(parent)?;
-    truncate(file, size)?;
-    let mode = if mode == 0 { 0o644 } else { mode & 0o7777 };
-    nix::sys::stat::fchmod(file, Mode::from_bits_truncate(mode))
-        .map_err(|e| refusal(&norm, "chmod", e))?;
-    if uid.is_some() || gid.is_some() {
-        nix::unistd::fchown(
-            file,
-            uid.map(nix::unistd::Uid::from_raw),
-            gid.map(nix::unistd::Gid::from_raw),
-        )
-        .map_err(|e| match e {
-            Errno::EPERM | Errno::EINVAL => FileRefusal::new(
-                Refusal::PermissionDenied,
-                format!("{norm:?}: the sandbox may not give the file that owner"),
-            ),
-            e => refusal(&norm, "chown", e),
-        })?;
-    }
+    finish_file(file, &norm, size, mode, (uid, gid))?;
     let tmp = format!(
         ".cleanroom-upload-{}-{}",
         std::process::id(),
