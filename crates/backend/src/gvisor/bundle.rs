@@ -214,6 +214,7 @@ fn config(spec: &SandboxSpec, mounts: Vec<Value>, netns: &str) -> Value {
             "cwd": "/",
             "capabilities": no_capabilities(),
             "noNewPrivileges": true,
+            "rlimits": super::pids::rlimits(l.pids),
         },
         "root": {"path": "rootfs", "readonly": spec.image.is_none()},
         "hostname": spec.hostname,

@@ -78,16 +78,6 @@ impl GvisorBackend {
                 super::checkpoint::start_args(spec),
             )
             .await?;
-        // A restore brings the limit in the sentry's saved state; a fresh start waits for
-        // the init to set it (pids.rs).
-        if spec.checkpoint.is_none() {
-            super::pids::await_limit(
-                &self.runsc,
-                &spec.sandbox_id,
-                super::pids::sentry_limit(spec.limits.pids),
-            )
-            .await?;
-        }
         tracing::debug!(
             sandbox_id = %spec.sandbox_id,
             netns_and_scratch_ms = t_scratch.as_secs_f64() * 1e3,
@@ -128,6 +118,7 @@ impl GvisorBackend {
             released: Mutex::new(None),
             gate: tokio::sync::RwLock::new(()),
             next_id: AtomicU64::new(1),
+            pids: spec.limits.pids,
             relays: Default::default(),
             paused: std::sync::atomic::AtomicBool::new(false),
             procs: Mutex::new(Default::default()),

@@ -62,6 +62,8 @@ struct GvisorSandbox {
     /// starts ([`hibernate`]).
     gate: tokio::sync::RwLock<()>,
     next_id: AtomicU64,
+    /// The sandbox's pids limit, set on each execution ([`pids::rlimits`]).
+    pids: u64,
     /// Inbound relays running ([`relay`]).
     relays: Arc<std::sync::atomic::AtomicUsize>,
     /// Between `runsc pause` and `runsc resume`.

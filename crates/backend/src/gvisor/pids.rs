@@ -1,21 +1,25 @@
-//! The pids limit of a gVisor sandbox, in two layers, because neither alone is both
+//! The pids limit of a gVisor sandbox, in layers, because no single one is both
 //! faithful and a boundary:
 //!
-//! 1. **gVisor's own pids controller** counts what the limit means: the sandbox's tasks
-//!    (processes and threads), as the linux runtime's cgroup does. The spec mounts the
-//!    sentry's cgroupfs at `/sys/fs/cgroup`, so runsc puts the container's first process —
-//!    and every process `runsc exec` starts — into the sentry cgroup named after the
-//!    container; the idle init writes the limit into its `pids.max` before anything else
-//!    runs in the sandbox ([`write_limit`]); the create waits until runsc reads it back
-//!    ([`await_limit`]), so no execution starts before it holds (under load the init
-//!    took long enough to start that a first execution forked 85 times past a limit of
-//!    64). At the limit `fork`/`clone` fail with EAGAIN
-//!    inside and the sandbox lives on. (`runsc write-control` cannot set `pids.max`: the
-//!    2024 runsc refuses it as "control file not writable", and runsc does not apply the
-//!    spec's `linux.resources.pids` to its own cgroups.) This layer is not a boundary: the
-//!    sandbox's uid 0 owns those files, and (measured) may mount the same cgroupfs in a
-//!    user namespace of its own and move itself to the root cgroup, out of the limit.
-//! 2. **The host cgroup** of the runsc sandbox (sentry, gofer and the systrap stub
+//! 1. **`RLIMIT_NPROC`** on every process the sandbox starts with (its init and each
+//!    `runsc exec`, [`rlimits`]) enforces what the limit means: gVisor counts a uid's
+//!    tasks (processes and threads) across its kernel, and every process of a sandbox
+//!    runs as its uid 0 without capabilities, so the count is the sandbox's, as the
+//!    linux runtime's pids cgroup counts it. At the limit `fork`/`clone` fail with
+//!    EAGAIN inside and the sandbox lives on. The hard limit is set before the process
+//!    runs, so there is no window, and it cannot be raised (no `CAP_SYS_RESOURCE`;
+//!    measured: refused even after `unshare(CLONE_NEWUSER)`). It is not a boundary
+//!    either: gVisor, like Linux, does not apply it to a task holding capabilities in a
+//!    user namespace of its own (measured: a process that unshares one forks on).
+//! 2. **gVisor's own pids controller** only shows the limit: the spec mounts the
+//!    sentry's cgroupfs at `/sys/fs/cgroup` and the idle init writes the limit into
+//!    the container's `pids.max` ([`write_limit`]), so `pids.max` and `pids.current`
+//!    read inside as under the linux runtime. It does not enforce it: the runsc we use
+//!    (20240729) charges a fork to whichever of the task's seven cgroups its map yields
+//!    first (`Task.chargeLocked` returns after the first), so the pids cgroup sees about
+//!    one fork in seven (measured: forks went 3–32 past a limit of 64, more under load).
+//!    The sandbox's uid 0 also owns those files. So nothing waits for it.
+//! 3. **The host cgroup** of the runsc sandbox (sentry, gofer and the systrap stub
 //!    processes) is the boundary: its `pids.max` is [`host_limit`]. Measured under
 //!    systrap: ≈ 20–30 host tasks for an idle sandbox (the Go runtimes of sentry and
 //!    gofer) and ≈ 2 more per sandbox process (a stub process and its thread; a thread of
@@ -69,34 +73,12 @@ pub fn write_limit(limit: &str) {
     }
 }
 
-/// Wait (bounded) until the sandbox's init has set `limit` in gVisor's cgroup of
-/// container `id`, read back with `runsc read-control`; fail closed if it never is.
-pub(super) async fn await_limit(
-    runsc: &super::Runsc,
-    id: &str,
-    limit: u64,
-) -> Result<(), crate::BackendError> {
-    let want = limit.to_string();
-    let cgroup = format!("/{id}");
-    let deadline = std::time::Instant::now() + AWAIT_LIMIT;
-    loop {
-        let out = runsc
-            .run(&["read-control", id, "pids", &cgroup, "pids.max"])
-            .await?;
-        if String::from_utf8_lossy(&out).trim() == want {
-            return Ok(());
-        }
-        if std::time::Instant::now() > deadline {
-            return Err(crate::BackendError::LaunchFailed(format!(
-                "the sandbox's pids limit was not applied within {AWAIT_LIMIT:?}"
-            )));
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
+/// The `rlimits` of a process spec (the init's and every execution's) for a sandbox
+/// limit of `pids` tasks: layer 1 of the module doc.
+pub fn rlimits(pids: u64) -> serde_json::Value {
+    let n = sentry_limit(pids);
+    serde_json::json!([{"type": "RLIMIT_NPROC", "hard": n, "soft": n}])
 }
-
-/// How long a create waits for the init to set the pids limit.
-const AWAIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
 
 #[cfg(test)]
 mod tests {

@@ -56,6 +56,7 @@ impl GvisorBackend {
             "cwd": spec.cwd,
             "capabilities": no_capabilities(),
             "noNewPrivileges": true,
+            "rlimits": super::pids::rlimits(sbx.pids),
         });
         if let Some(size) = spec.tty {
             process["consoleSize"] = json!({"height": size.rows, "width": size.cols});

@@ -236,8 +236,8 @@ both_runtimes!(
 );
 /// The pids limit counts the sandbox's own processes and threads under both runtimes:
 /// `fork` fails with EAGAIN at the limit and a shell fork bomb is contained, the host and
-/// the server unharmed. (Under gvisor: gVisor's own pids controller, see
-/// docs/runtimes.md.)
+/// the server unharmed. (Under gvisor: `RLIMIT_NPROC` on every process of the sandbox,
+/// see docs/runtimes.md; gVisor's own pids controller sees only some forks.)
 fn fork_bomb_is_bounded_on(rt: Runtime) {
     let s = Server::start();
     let (_d, p) = policy("version: 1\nsandbox:\n  resources:\n    pids: 64\n");
@@ -283,9 +283,10 @@ fn fork_bomb_is_bounded_on(rt: Runtime) {
     }
 }
 
-/// Under gvisor the EAGAIN above comes from gVisor's own pids controller, which is not a
-/// boundary: the sandbox's uid 0 may mount that cgroupfs in a user namespace and move
-/// itself to its root cgroup. Then the host cgroup's limit holds: the fork bomb ends the
+/// Under gvisor the EAGAIN above comes from `RLIMIT_NPROC`, which is not a boundary: a
+/// process with capabilities in a user namespace of its own is exempt from it (and may
+/// mount gVisor's cgroupfs there and move itself to its root cgroup, out of the pids
+/// cgroup too). Then the host cgroup's limit holds: the fork bomb ends the
 /// sandbox (the sentry cannot make a host task), the host and the server are unharmed.
 fn gvisor_escape_from_the_sentry_limit_is_bounded_by_the_host(s: &Server, p: &str, bomb: &str) {
     let escape = format!(
