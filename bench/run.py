@@ -36,6 +36,9 @@ scale, memory and web):
   memory      host memory per idle sandbox, whole and broken down (bench/memory.py)
   web         the web console's first load and live-update delay with BENCH_WEB_N (default
               1000) sandboxes listed, in headless Chromium (bench/web.py)
+  cluster     a 3-member etcd and three `serve --cluster` hosts on loopback: create->READY and
+              `exec --in` through the owner vs another member, creates/s with 1 vs 3 hosts,
+              etcd operations per create (bench/cluster.py)
 
 A row that cannot run does not lose the others: it becomes {"error": "..."} in the JSON, its
 name is listed in "failed", the JSON is printed anyway and the exit status is 1 (0 when every
@@ -262,9 +265,9 @@ def exec_existing(binary, env, label):
 
 
 GROUPS = ["sdk", "api", "exec", "stream", "gateway", "approvals", "registries", "snapshots", "console",
-          "files", "gvisor", "checkpoint", "pools", "scale", "memory", "inbound", "web"]
+          "files", "gvisor", "checkpoint", "pools", "scale", "memory", "inbound", "web", "cluster"]
 # Groups that start servers of their own (run.py's servers are not needed for them alone).
-STANDALONE = {"registries", "pools", "scale", "memory", "web"}
+STANDALONE = {"registries", "pools", "scale", "memory", "web", "cluster"}
 ONLY = {g for g in os.environ.get("BENCH_ONLY", "").split(",") if g}
 
 
@@ -394,6 +397,8 @@ def standalone_rows(rows, binary, skip_registries=False):
         rows.measure("memory", __import__("memory").memory_bench, binary)
     if want("web"):  # the web console with many sandboxes listed (bench/web.py)
         rows.measure("web", __import__("web").web_bench, binary)
+    if want("cluster"):  # etcd + three cluster hosts on loopback (bench/cluster.py)
+        rows.measure("cluster", __import__("cluster").cluster_bench, binary)
 
 
 def main():

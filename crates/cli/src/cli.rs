@@ -109,6 +109,10 @@ pub enum Command {
     /// The cluster this server belongs to (`serve --cluster`; docs/cluster.md). Admins only.
     #[command(subcommand)]
     Cluster(Lazy<crate::cluster::ClusterCommand>),
+    /// Drain a cluster member (no new sandboxes placed on it) or undrain it
+    /// (docs/cluster.md). Admins only.
+    #[command(subcommand)]
+    Node(Lazy<crate::node::NodeCommand>),
     /// Print a one-time login link to the web console (docs/web.md).
     ///
     /// The server binds a single-use code, valid two minutes, to the principal it sees for

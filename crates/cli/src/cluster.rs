@@ -32,7 +32,8 @@ pub enum ClusterCommand {
         /// Where the identity goes (made 0700 if missing)
         out: std::path::PathBuf,
     },
-    /// The live members: name, API URL, runtimes, sandboxes, when each joined
+    /// The live members: name, API URL, runtimes, sandboxes, when each joined, and whether it
+    /// is drained (`node drain`)
     Status {
         /// Print JSON (`-o json` works too)
         #[arg(long)]
@@ -86,18 +87,19 @@ pub async fn run(ep: &Target, cmd: ClusterCommand) -> Result<i32, ApiError> {
                 return Ok(0);
             }
             println!(
-                "{:<2}{:<20} {:<32} {:<14} {:>9}  JOINED",
-                "", "NAME", "ADVERTISE", "RUNTIMES", "SANDBOXES"
+                "{:<2}{:<20} {:<32} {:<14} {:>9}  {:<20}  STATE",
+                "", "NAME", "ADVERTISE", "RUNTIMES", "SANDBOXES", "JOINED"
             );
             for m in &r.members {
                 println!(
-                    "{:<2}{:<20} {:<32} {:<14} {:>9}  {}",
+                    "{:<2}{:<20} {:<32} {:<14} {:>9}  {:<20}  {}",
                     if m.self_ { "*" } else { "" },
                     m.name,
                     m.advertise,
                     m.runtimes.join(","),
                     m.sandboxes,
-                    render::time(&m.joined_at)
+                    render::time(&m.joined_at),
+                    if m.draining { "draining" } else { "ready" }
                 );
             }
             Ok(0)

@@ -86,6 +86,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Attestation(_) => "attestation",
         Command::Volume(_) => "volume",
         Command::Cluster(_) => "cluster",
+        Command::Node(_) => "node",
         Command::PortForward(_) => "port-forward",
         Command::Ui(_) => "ui",
     }
@@ -127,6 +128,7 @@ async fn dispatch(ep: &Target, other: Command) -> i32 {
         Command::Attestation(Lazy(cmd)) => report(crate::attest::run(ep, cmd).await),
         Command::Volume(Lazy(cmd)) => report(crate::volumes::run(ep, cmd).await),
         Command::Cluster(Lazy(cmd)) => report(crate::cluster::run(ep, cmd).await),
+        Command::Node(Lazy(cmd)) => report(crate::node::run(ep, cmd).await),
         Command::Ui(Lazy(args)) => crate::ui::run(ep, args).await,
         Command::Serve(Lazy(_)) | Command::Policy(Lazy(_)) | Command::Status(Lazy(_)) => {
             unreachable!("handled above")

@@ -21,6 +21,7 @@ mod lifetime;
 mod lockfiles;
 mod logs;
 mod network;
+mod node;
 mod nss;
 mod pin;
 mod pools;

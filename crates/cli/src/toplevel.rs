@@ -78,6 +78,7 @@ pub fn apply_output(cli: &mut Cli) {
             | crate::volumes::VolumeCommand::Inspect { json, .. },
         )) => *json = true,
         Command::Cluster(Lazy(crate::cluster::ClusterCommand::Status { json })) => *json = true,
+        Command::Node(Lazy(crate::node::NodeCommand::Drain { json, .. })) => *json = true,
         _ => {}
     }
 }

@@ -10,6 +10,7 @@
 
 mod bindings;
 mod config;
+mod drain;
 pub mod identity;
 mod member;
 mod membership;
@@ -17,6 +18,7 @@ pub mod placement;
 
 pub use bindings::{Binding, Bindings, Claim};
 pub use config::{ClusterConfig, NodeName};
+pub use drain::DrainMark;
 pub use member::{Member, MemberInfo};
 pub use membership::Membership;
 
@@ -36,6 +38,9 @@ pub enum ClusterError {
     /// A malformed setting (`--cluster`, `--node-name`, `--advertise`).
     #[error("{0}")]
     Invalid(String),
+    /// A node name that no live member holds (`node drain NAME`).
+    #[error("no live cluster member is named {0:?} (cleanroom cluster status lists them)")]
+    NotMember(String),
 }
 
 impl ClusterError {
@@ -45,7 +50,7 @@ impl ClusterError {
         match self {
             ClusterError::Unavailable(_) => ErrorCode::ClusterUnavailable,
             ClusterError::NameTaken(_) => ErrorCode::NodeNameTaken,
-            ClusterError::Invalid(_) => ErrorCode::InvalidArgument,
+            ClusterError::Invalid(_) | ClusterError::NotMember(_) => ErrorCode::InvalidArgument,
             ClusterError::Identity(_) => ErrorCode::ClusterIdentityInvalid,
         }
     }

@@ -23,6 +23,11 @@ pub struct MemberInfo {
     pub sandboxes: u64,
     /// When it joined (micros since the epoch).
     pub joined_at: i64,
+    /// An operator drained it (`cleanroom node drain`): placement skips it. Not part of the
+    /// record the member writes (never serialized): a reader sets it from the drain mark
+    /// ([`crate::DrainMark`]), which the operator owns and the member cannot overwrite.
+    #[serde(default, skip_serializing)]
+    pub draining: bool,
 }
 
 /// A member as read back: its record and its lease.
@@ -31,4 +36,6 @@ pub struct Member {
     pub info: MemberInfo,
     /// The etcd lease its key lives under.
     pub lease_id: i64,
+    /// Its drain mark, if an operator drained it.
+    pub drain: Option<crate::DrainMark>,
 }

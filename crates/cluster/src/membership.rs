@@ -19,8 +19,8 @@ pub const PREFIX: &str = "/cleanroom/members/";
 
 /// This host's membership; dropping it (or [`Membership::leave`]) stops renewing.
 pub struct Membership {
-    cfg: ClusterConfig,
-    client: Client,
+    pub(crate) cfg: ClusterConfig,
+    pub(crate) client: Client,
     info: Arc<Mutex<(MemberInfo, bool)>>,
     lease: Arc<std::sync::atomic::AtomicI64>,
     task: tokio::task::JoinHandle<()>,
@@ -185,23 +185,47 @@ impl Membership {
         &self.cfg.node_name
     }
 
-    /// Every live member (this one included), by name. A record that does not parse is
-    /// left out with a warning (another version's, or damaged): it is not a member we can
-    /// route to.
+    /// Every live member (this one included), by name, with its drain mark (both read in one
+    /// transaction: one consistent view). A record that does not parse is left out with a
+    /// warning (another version's, or damaged): it is not a member we can route to.
     pub async fn members(&self) -> Result<Vec<Member>, ClusterError> {
+        let txn = Txn::new().and_then([
+            TxnOp::get(PREFIX, Some(GetOptions::new().with_prefix())),
+            TxnOp::get(crate::drain::DRAIN, Some(GetOptions::new().with_prefix())),
+        ]);
         let resp = deadline(self.cfg.timeout, "list members", || {
-            let mut c = self.client.clone();
-            async move { c.get(PREFIX, Some(GetOptions::new().with_prefix())).await }
+            let (mut c, t) = (self.client.clone(), txn.clone());
+            async move { c.txn(t).await }
         })
         .await?;
-        let mut out: Vec<Member> = resp
-            .kvs()
+        let mut gets = resp.op_responses().into_iter().filter_map(|r| match r {
+            etcd_client::TxnOpResponse::Get(g) => Some(g),
+            _ => None,
+        });
+        let (records, marks) = (gets.next(), gets.next());
+        let marks: std::collections::HashMap<String, crate::DrainMark> = marks
             .iter()
+            .flat_map(|g| g.kvs())
+            .filter_map(|kv| {
+                let name = std::str::from_utf8(kv.key())
+                    .ok()?
+                    .strip_prefix(crate::drain::DRAIN)?;
+                Some((name.to_string(), serde_json::from_slice(kv.value()).ok()?))
+            })
+            .collect();
+        let mut out: Vec<Member> = records
+            .iter()
+            .flat_map(|g| g.kvs())
             .filter_map(|kv| match serde_json::from_slice::<MemberInfo>(kv.value()) {
-                Ok(info) => Some(Member {
-                    info,
-                    lease_id: kv.lease(),
-                }),
+                Ok(mut info) => {
+                    let drain = marks.get(&info.name).cloned();
+                    info.draining = drain.is_some();
+                    Some(Member {
+                        info,
+                        lease_id: kv.lease(),
+                        drain,
+                    })
+                }
                 Err(e) => {
                     tracing::warn!(key = %String::from_utf8_lossy(kv.key()), error = %e, "unreadable member record");
                     None

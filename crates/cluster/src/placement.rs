@@ -1,8 +1,9 @@
 //! Where a new sandbox goes: among the live members that offer the runtime it asks for and
 //! have room, two picked at random, the one with more free capacity (the
 //! power-of-two-choices rule: nearly as even as asking everyone, without a herd on the
-//! emptiest host when many front doors place at once). Pure: the caller gives the member
-//! records (and the placements it made itself since they were last reported).
+//! emptiest host when many front doors place at once). A drained member (`cleanroom node
+//! drain`) takes nothing new. Pure: the caller gives the member records (and the placements
+//! it made itself since they were last reported).
 
 use crate::MemberInfo;
 
@@ -16,9 +17,11 @@ pub fn free(m: &MemberInfo, recent: u64) -> u64 {
     }
 }
 
-/// Can `m` take a sandbox of `runtime` (`None`: the member's default)?
+/// Can `m` take a sandbox of `runtime` (`None`: the member's default)? Never while it is
+/// drained.
 pub fn fits(m: &MemberInfo, runtime: Option<&str>, recent: u64) -> bool {
-    !m.peer.is_empty()
+    !m.draining
+        && !m.peer.is_empty()
         && runtime.is_none_or(|rt| m.runtimes.iter().any(|r| r == rt))
         && free(m, recent) > 0
 }
@@ -99,6 +102,15 @@ mod tests {
         assert_eq!(pick.map(|m| m.name.as_str()), Some("b"));
         // Nothing fits: none.
         assert!(choose(&ms, Some("kvm"), |_| 0, || 0).is_none());
+        // A drained member is never chosen, however free.
+        let mut drained = ms.clone();
+        drained[2].draining = true;
+        for _ in 0..20 {
+            let got = choose(&drained, None, |_| 0, || seq.next().unwrap_or(0)).unwrap();
+            assert_eq!(got.name, "b");
+        }
+        drained[1].draining = true;
+        assert!(choose(&drained, None, |_| 0, || 0).is_none());
         // A member without a member link (an older record) is never chosen.
         let mut old = m("d", &["linux"], 0, 0);
         old.peer.clear();

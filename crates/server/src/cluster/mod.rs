@@ -62,6 +62,7 @@ impl ClusterNode {
             capacity,
             sandboxes: live_sandboxes(engine),
             joined_at: crate::store::now_micros(),
+            draining: false,
         };
         let peers = peer::PeerClient::new(identity)?;
         let membership = Membership::join(cfg, info).await.map_err(cluster_error)?;
@@ -89,6 +90,11 @@ impl ClusterNode {
         links.clear();
         links.extend(m.iter().map(|m| (m.info.name.clone(), m.info.peer.clone())));
         Ok(m)
+    }
+
+    /// The membership itself (drain marks: `node drain`).
+    pub(crate) fn membership(&self) -> &Membership {
+        &self.membership
     }
 
     pub(crate) fn bindings(&self) -> &Bindings {

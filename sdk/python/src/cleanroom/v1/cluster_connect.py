@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .cluster_pb2 import GetClusterStatusRequest, GetClusterStatusResponse
+from .cluster_pb2 import DrainNodeRequest, DrainNodeResponse, GetClusterStatusRequest, GetClusterStatusResponse, UndrainNodeRequest, UndrainNodeResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -45,6 +45,22 @@ class ClusterService(Protocol):
         """
         `cluster_disabled` on a server without `--cluster`; `cluster_unavailable` when etcd
         does not answer in time.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def drain_node(self, request: DrainNodeRequest, ctx: RequestContext[DrainNodeRequest, DrainNodeResponse], /) -> DrainNodeResponse:
+        """
+        Drain a live member (`cleanroom node drain NAME`): no new sandbox is placed on it from
+        now on; the sandboxes it holds keep running until their owners end them. Idempotent (a
+        second drain keeps the first mark). The mark is kept in etcd apart from the member's own
+        record: it survives the member's restarts until `UndrainNode`. `invalid_argument` when
+        no live member has that name.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def undrain_node(self, request: UndrainNodeRequest, ctx: RequestContext[UndrainNodeRequest, UndrainNodeResponse], /) -> UndrainNodeResponse:
+        """
+        Undo a drain (of a live member or of one that has left).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -72,6 +88,28 @@ class ClusterServiceASGIApplication(ConnectASGIApplication[ClusterService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.get_cluster_status,
+                ),
+                "/cleanroom.v1.ClusterService/DrainNode": Endpoint.unary(
+                    method=MethodInfo(
+                        name="DrainNode",
+                        service_name="cleanroom.v1.ClusterService",
+                        input=DrainNodeRequest,
+                        output=DrainNodeResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.drain_node,
+                ),
+                "/cleanroom.v1.ClusterService/UndrainNode": Endpoint.unary(
+                    method=MethodInfo(
+                        name="UndrainNode",
+                        service_name="cleanroom.v1.ClusterService",
+                        input=UndrainNodeRequest,
+                        output=UndrainNodeResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.undrain_node,
                 ),
             },
             interceptors=interceptors,
@@ -138,6 +176,56 @@ class ClusterServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def drain_node(
+        self,
+        request: DrainNodeRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> DrainNodeResponse:
+        """
+        Drain a live member (`cleanroom node drain NAME`): no new sandbox is placed on it from
+        now on; the sandboxes it holds keep running until their owners end them. Idempotent (a
+        second drain keeps the first mark). The mark is kept in etcd apart from the member's own
+        record: it survives the member's restarts until `UndrainNode`. `invalid_argument` when
+        no live member has that name.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="DrainNode",
+                service_name="cleanroom.v1.ClusterService",
+                input=DrainNodeRequest,
+                output=DrainNodeResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def undrain_node(
+        self,
+        request: UndrainNodeRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> UndrainNodeResponse:
+        """
+        Undo a drain (of a live member or of one that has left).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="UndrainNode",
+                service_name="cleanroom.v1.ClusterService",
+                input=UndrainNodeRequest,
+                output=UndrainNodeResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class ClusterServiceSync(Protocol):
     """
@@ -147,6 +235,22 @@ class ClusterServiceSync(Protocol):
         """
         `cluster_disabled` on a server without `--cluster`; `cluster_unavailable` when etcd
         does not answer in time.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def drain_node(self, request: DrainNodeRequest, ctx: RequestContext[DrainNodeRequest, DrainNodeResponse], /) -> DrainNodeResponse:
+        """
+        Drain a live member (`cleanroom node drain NAME`): no new sandbox is placed on it from
+        now on; the sandboxes it holds keep running until their owners end them. Idempotent (a
+        second drain keeps the first mark). The mark is kept in etcd apart from the member's own
+        record: it survives the member's restarts until `UndrainNode`. `invalid_argument` when
+        no live member has that name.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def undrain_node(self, request: UndrainNodeRequest, ctx: RequestContext[UndrainNodeRequest, UndrainNodeResponse], /) -> UndrainNodeResponse:
+        """
+        Undo a drain (of a live member or of one that has left).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -172,6 +276,28 @@ class ClusterServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.get_cluster_status,
+                ),
+                "/cleanroom.v1.ClusterService/DrainNode": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="DrainNode",
+                        service_name="cleanroom.v1.ClusterService",
+                        input=DrainNodeRequest,
+                        output=DrainNodeResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.drain_node,
+                ),
+                "/cleanroom.v1.ClusterService/UndrainNode": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="UndrainNode",
+                        service_name="cleanroom.v1.ClusterService",
+                        input=UndrainNodeRequest,
+                        output=UndrainNodeResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.undrain_node,
                 ),
             },
             interceptors=interceptors,
@@ -232,6 +358,56 @@ class ClusterServiceClientSync(ConnectClientSync):
                 service_name="cleanroom.v1.ClusterService",
                 input=GetClusterStatusRequest,
                 output=GetClusterStatusResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def drain_node(
+        self,
+        request: DrainNodeRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> DrainNodeResponse:
+        """
+        Drain a live member (`cleanroom node drain NAME`): no new sandbox is placed on it from
+        now on; the sandboxes it holds keep running until their owners end them. Idempotent (a
+        second drain keeps the first mark). The mark is kept in etcd apart from the member's own
+        record: it survives the member's restarts until `UndrainNode`. `invalid_argument` when
+        no live member has that name.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="DrainNode",
+                service_name="cleanroom.v1.ClusterService",
+                input=DrainNodeRequest,
+                output=DrainNodeResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def undrain_node(
+        self,
+        request: UndrainNodeRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> UndrainNodeResponse:
+        """
+        Undo a drain (of a live member or of one that has left).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="UndrainNode",
+                service_name="cleanroom.v1.ClusterService",
+                input=UndrainNodeRequest,
+                output=UndrainNodeResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

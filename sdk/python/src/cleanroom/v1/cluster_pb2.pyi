@@ -10,7 +10,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ClusterMember(_message.Message):
-    __slots__ = ("name", "advertise", "version", "runtimes", "sandboxes", "capacity", "joined_at", "lease_id", "self")
+    __slots__ = ("name", "advertise", "version", "runtimes", "sandboxes", "capacity", "joined_at", "lease_id", "self", "draining", "draining_since", "drained_by")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ADVERTISE_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -20,6 +20,9 @@ class ClusterMember(_message.Message):
     JOINED_AT_FIELD_NUMBER: _ClassVar[int]
     LEASE_ID_FIELD_NUMBER: _ClassVar[int]
     SELF_FIELD_NUMBER: _ClassVar[int]
+    DRAINING_FIELD_NUMBER: _ClassVar[int]
+    DRAINING_SINCE_FIELD_NUMBER: _ClassVar[int]
+    DRAINED_BY_FIELD_NUMBER: _ClassVar[int]
     name: str
     advertise: str
     version: str
@@ -29,7 +32,10 @@ class ClusterMember(_message.Message):
     joined_at: _timestamp_pb2.Timestamp
     lease_id: int
     self: bool
-    def __init__(self_, name: _Optional[str] = ..., advertise: _Optional[str] = ..., version: _Optional[str] = ..., runtimes: _Optional[_Iterable[str]] = ..., sandboxes: _Optional[int] = ..., capacity: _Optional[int] = ..., joined_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lease_id: _Optional[int] = ..., self: _Optional[bool] = ...) -> None: ...
+    draining: bool
+    draining_since: _timestamp_pb2.Timestamp
+    drained_by: str
+    def __init__(self_, name: _Optional[str] = ..., advertise: _Optional[str] = ..., version: _Optional[str] = ..., runtimes: _Optional[_Iterable[str]] = ..., sandboxes: _Optional[int] = ..., capacity: _Optional[int] = ..., joined_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lease_id: _Optional[int] = ..., self: _Optional[bool] = ..., draining: _Optional[bool] = ..., draining_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., drained_by: _Optional[str] = ...) -> None: ...
 
 class GetClusterStatusRequest(_message.Message):
     __slots__ = ()
@@ -42,3 +48,27 @@ class GetClusterStatusResponse(_message.Message):
     node_name: str
     members: _containers.RepeatedCompositeFieldContainer[ClusterMember]
     def __init__(self, node_name: _Optional[str] = ..., members: _Optional[_Iterable[_Union[ClusterMember, _Mapping]]] = ...) -> None: ...
+
+class DrainNodeRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class DrainNodeResponse(_message.Message):
+    __slots__ = ("member",)
+    MEMBER_FIELD_NUMBER: _ClassVar[int]
+    member: ClusterMember
+    def __init__(self, member: _Optional[_Union[ClusterMember, _Mapping]] = ...) -> None: ...
+
+class UndrainNodeRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class UndrainNodeResponse(_message.Message):
+    __slots__ = ("was_draining",)
+    WAS_DRAINING_FIELD_NUMBER: _ClassVar[int]
+    was_draining: bool
+    def __init__(self, was_draining: _Optional[bool] = ...) -> None: ...

@@ -57,6 +57,22 @@ export type ClusterMember = Message<"cleanroom.v1.ClusterMember"> & {
      * @generated from field: bool self = 9;
      */
     self: boolean;
+    /**
+     * Drained (`DrainNode`): placement puts nothing new on it.
+     *
+     * @generated from field: bool draining = 10;
+     */
+    draining: boolean;
+    /**
+     * Since when, and by which principal (set when draining).
+     *
+     * @generated from field: google.protobuf.Timestamp draining_since = 11;
+     */
+    drainingSince?: Timestamp | undefined;
+    /**
+     * @generated from field: string drained_by = 12;
+     */
+    drainedBy: string;
 };
 /**
  * Describes the message cleanroom.v1.ClusterMember.
@@ -95,6 +111,68 @@ export type GetClusterStatusResponse = Message<"cleanroom.v1.GetClusterStatusRes
  */
 export declare const GetClusterStatusResponseSchema: GenMessage<GetClusterStatusResponse>;
 /**
+ * @generated from message cleanroom.v1.DrainNodeRequest
+ */
+export type DrainNodeRequest = Message<"cleanroom.v1.DrainNodeRequest"> & {
+    /**
+     * The member's node name.
+     *
+     * @generated from field: string name = 1;
+     */
+    name: string;
+};
+/**
+ * Describes the message cleanroom.v1.DrainNodeRequest.
+ * Use `create(DrainNodeRequestSchema)` to create a new message.
+ */
+export declare const DrainNodeRequestSchema: GenMessage<DrainNodeRequest>;
+/**
+ * @generated from message cleanroom.v1.DrainNodeResponse
+ */
+export type DrainNodeResponse = Message<"cleanroom.v1.DrainNodeResponse"> & {
+    /**
+     * The member as it is now (draining; its sandboxes as it last reported them).
+     *
+     * @generated from field: cleanroom.v1.ClusterMember member = 1;
+     */
+    member?: ClusterMember | undefined;
+};
+/**
+ * Describes the message cleanroom.v1.DrainNodeResponse.
+ * Use `create(DrainNodeResponseSchema)` to create a new message.
+ */
+export declare const DrainNodeResponseSchema: GenMessage<DrainNodeResponse>;
+/**
+ * @generated from message cleanroom.v1.UndrainNodeRequest
+ */
+export type UndrainNodeRequest = Message<"cleanroom.v1.UndrainNodeRequest"> & {
+    /**
+     * @generated from field: string name = 1;
+     */
+    name: string;
+};
+/**
+ * Describes the message cleanroom.v1.UndrainNodeRequest.
+ * Use `create(UndrainNodeRequestSchema)` to create a new message.
+ */
+export declare const UndrainNodeRequestSchema: GenMessage<UndrainNodeRequest>;
+/**
+ * @generated from message cleanroom.v1.UndrainNodeResponse
+ */
+export type UndrainNodeResponse = Message<"cleanroom.v1.UndrainNodeResponse"> & {
+    /**
+     * False when it was not drained (nothing changed).
+     *
+     * @generated from field: bool was_draining = 1;
+     */
+    wasDraining: boolean;
+};
+/**
+ * Describes the message cleanroom.v1.UndrainNodeResponse.
+ * Use `create(UndrainNodeResponseSchema)` to create a new message.
+ */
+export declare const UndrainNodeResponseSchema: GenMessage<UndrainNodeResponse>;
+/**
  * Admins only (`permission_denied` otherwise): membership is the operator's view.
  *
  * @generated from service cleanroom.v1.ClusterService
@@ -110,5 +188,29 @@ export declare const ClusterService: GenService<{
         methodKind: "unary";
         input: typeof GetClusterStatusRequestSchema;
         output: typeof GetClusterStatusResponseSchema;
+    };
+    /**
+     * Drain a live member (`cleanroom node drain NAME`): no new sandbox is placed on it from
+     * now on; the sandboxes it holds keep running until their owners end them. Idempotent (a
+     * second drain keeps the first mark). The mark is kept in etcd apart from the member's own
+     * record: it survives the member's restarts until `UndrainNode`. `invalid_argument` when
+     * no live member has that name.
+     *
+     * @generated from rpc cleanroom.v1.ClusterService.DrainNode
+     */
+    drainNode: {
+        methodKind: "unary";
+        input: typeof DrainNodeRequestSchema;
+        output: typeof DrainNodeResponseSchema;
+    };
+    /**
+     * Undo a drain (of a live member or of one that has left).
+     *
+     * @generated from rpc cleanroom.v1.ClusterService.UndrainNode
+     */
+    undrainNode: {
+        methodKind: "unary";
+        input: typeof UndrainNodeRequestSchema;
+        output: typeof UndrainNodeResponseSchema;
     };
 }>;

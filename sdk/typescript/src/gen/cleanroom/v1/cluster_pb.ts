@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file cleanroom/v1/cluster.proto.
  */
 export const file_cleanroom_v1_cluster: GenFile = /*@__PURE__*/
-  fileDesc("ChpjbGVhbnJvb20vdjEvY2x1c3Rlci5wcm90bxIMY2xlYW5yb29tLnYxIscBCg1DbHVzdGVyTWVtYmVyEgwKBG5hbWUYASABKAkSEQoJYWR2ZXJ0aXNlGAIgASgJEg8KB3ZlcnNpb24YAyABKAkSEAoIcnVudGltZXMYBCADKAkSEQoJc2FuZGJveGVzGAUgASgEEhAKCGNhcGFjaXR5GAYgASgEEi0KCWpvaW5lZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIbGVhc2VfaWQYCCABKAMSDAoEc2VsZhgJIAEoCCIZChdHZXRDbHVzdGVyU3RhdHVzUmVxdWVzdCJbChhHZXRDbHVzdGVyU3RhdHVzUmVzcG9uc2USEQoJbm9kZV9uYW1lGAEgASgJEiwKB21lbWJlcnMYAiADKAsyGy5jbGVhbnJvb20udjEuQ2x1c3Rlck1lbWJlcjJzCg5DbHVzdGVyU2VydmljZRJhChBHZXRDbHVzdGVyU3RhdHVzEiUuY2xlYW5yb29tLnYxLkdldENsdXN0ZXJTdGF0dXNSZXF1ZXN0GiYuY2xlYW5yb29tLnYxLkdldENsdXN0ZXJTdGF0dXNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChpjbGVhbnJvb20vdjEvY2x1c3Rlci5wcm90bxIMY2xlYW5yb29tLnYxIqECCg1DbHVzdGVyTWVtYmVyEgwKBG5hbWUYASABKAkSEQoJYWR2ZXJ0aXNlGAIgASgJEg8KB3ZlcnNpb24YAyABKAkSEAoIcnVudGltZXMYBCADKAkSEQoJc2FuZGJveGVzGAUgASgEEhAKCGNhcGFjaXR5GAYgASgEEi0KCWpvaW5lZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIbGVhc2VfaWQYCCABKAMSDAoEc2VsZhgJIAEoCBIQCghkcmFpbmluZxgKIAEoCBIyCg5kcmFpbmluZ19zaW5jZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKZHJhaW5lZF9ieRgMIAEoCSIZChdHZXRDbHVzdGVyU3RhdHVzUmVxdWVzdCJbChhHZXRDbHVzdGVyU3RhdHVzUmVzcG9uc2USEQoJbm9kZV9uYW1lGAEgASgJEiwKB21lbWJlcnMYAiADKAsyGy5jbGVhbnJvb20udjEuQ2x1c3Rlck1lbWJlciIgChBEcmFpbk5vZGVSZXF1ZXN0EgwKBG5hbWUYASABKAkiQAoRRHJhaW5Ob2RlUmVzcG9uc2USKwoGbWVtYmVyGAEgASgLMhsuY2xlYW5yb29tLnYxLkNsdXN0ZXJNZW1iZXIiIgoSVW5kcmFpbk5vZGVSZXF1ZXN0EgwKBG5hbWUYASABKAkiKwoTVW5kcmFpbk5vZGVSZXNwb25zZRIUCgx3YXNfZHJhaW5pbmcYASABKAgylQIKDkNsdXN0ZXJTZXJ2aWNlEmEKEEdldENsdXN0ZXJTdGF0dXMSJS5jbGVhbnJvb20udjEuR2V0Q2x1c3RlclN0YXR1c1JlcXVlc3QaJi5jbGVhbnJvb20udjEuR2V0Q2x1c3RlclN0YXR1c1Jlc3BvbnNlEkwKCURyYWluTm9kZRIeLmNsZWFucm9vbS52MS5EcmFpbk5vZGVSZXF1ZXN0Gh8uY2xlYW5yb29tLnYxLkRyYWluTm9kZVJlc3BvbnNlElIKC1VuZHJhaW5Ob2RlEiAuY2xlYW5yb29tLnYxLlVuZHJhaW5Ob2RlUmVxdWVzdBohLmNsZWFucm9vbS52MS5VbmRyYWluTm9kZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message cleanroom.v1.ClusterMember
@@ -79,6 +79,25 @@ export type ClusterMember = Message<"cleanroom.v1.ClusterMember"> & {
    * @generated from field: bool self = 9;
    */
   self: boolean;
+
+  /**
+   * Drained (`DrainNode`): placement puts nothing new on it.
+   *
+   * @generated from field: bool draining = 10;
+   */
+  draining: boolean;
+
+  /**
+   * Since when, and by which principal (set when draining).
+   *
+   * @generated from field: google.protobuf.Timestamp draining_since = 11;
+   */
+  drainingSince?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string drained_by = 12;
+   */
+  drainedBy: string;
 };
 
 /**
@@ -128,6 +147,80 @@ export const GetClusterStatusResponseSchema: GenMessage<GetClusterStatusResponse
   messageDesc(file_cleanroom_v1_cluster, 2);
 
 /**
+ * @generated from message cleanroom.v1.DrainNodeRequest
+ */
+export type DrainNodeRequest = Message<"cleanroom.v1.DrainNodeRequest"> & {
+  /**
+   * The member's node name.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message cleanroom.v1.DrainNodeRequest.
+ * Use `create(DrainNodeRequestSchema)` to create a new message.
+ */
+export const DrainNodeRequestSchema: GenMessage<DrainNodeRequest> = /*@__PURE__*/
+  messageDesc(file_cleanroom_v1_cluster, 3);
+
+/**
+ * @generated from message cleanroom.v1.DrainNodeResponse
+ */
+export type DrainNodeResponse = Message<"cleanroom.v1.DrainNodeResponse"> & {
+  /**
+   * The member as it is now (draining; its sandboxes as it last reported them).
+   *
+   * @generated from field: cleanroom.v1.ClusterMember member = 1;
+   */
+  member?: ClusterMember | undefined;
+};
+
+/**
+ * Describes the message cleanroom.v1.DrainNodeResponse.
+ * Use `create(DrainNodeResponseSchema)` to create a new message.
+ */
+export const DrainNodeResponseSchema: GenMessage<DrainNodeResponse> = /*@__PURE__*/
+  messageDesc(file_cleanroom_v1_cluster, 4);
+
+/**
+ * @generated from message cleanroom.v1.UndrainNodeRequest
+ */
+export type UndrainNodeRequest = Message<"cleanroom.v1.UndrainNodeRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message cleanroom.v1.UndrainNodeRequest.
+ * Use `create(UndrainNodeRequestSchema)` to create a new message.
+ */
+export const UndrainNodeRequestSchema: GenMessage<UndrainNodeRequest> = /*@__PURE__*/
+  messageDesc(file_cleanroom_v1_cluster, 5);
+
+/**
+ * @generated from message cleanroom.v1.UndrainNodeResponse
+ */
+export type UndrainNodeResponse = Message<"cleanroom.v1.UndrainNodeResponse"> & {
+  /**
+   * False when it was not drained (nothing changed).
+   *
+   * @generated from field: bool was_draining = 1;
+   */
+  wasDraining: boolean;
+};
+
+/**
+ * Describes the message cleanroom.v1.UndrainNodeResponse.
+ * Use `create(UndrainNodeResponseSchema)` to create a new message.
+ */
+export const UndrainNodeResponseSchema: GenMessage<UndrainNodeResponse> = /*@__PURE__*/
+  messageDesc(file_cleanroom_v1_cluster, 6);
+
+/**
  * Admins only (`permission_denied` otherwise): membership is the operator's view.
  *
  * @generated from service cleanroom.v1.ClusterService
@@ -143,6 +236,30 @@ export const ClusterService: GenService<{
     methodKind: "unary";
     input: typeof GetClusterStatusRequestSchema;
     output: typeof GetClusterStatusResponseSchema;
+  },
+  /**
+   * Drain a live member (`cleanroom node drain NAME`): no new sandbox is placed on it from
+   * now on; the sandboxes it holds keep running until their owners end them. Idempotent (a
+   * second drain keeps the first mark). The mark is kept in etcd apart from the member's own
+   * record: it survives the member's restarts until `UndrainNode`. `invalid_argument` when
+   * no live member has that name.
+   *
+   * @generated from rpc cleanroom.v1.ClusterService.DrainNode
+   */
+  drainNode: {
+    methodKind: "unary";
+    input: typeof DrainNodeRequestSchema;
+    output: typeof DrainNodeResponseSchema;
+  },
+  /**
+   * Undo a drain (of a live member or of one that has left).
+   *
+   * @generated from rpc cleanroom.v1.ClusterService.UndrainNode
+   */
+  undrainNode: {
+    methodKind: "unary";
+    input: typeof UndrainNodeRequestSchema;
+    output: typeof UndrainNodeResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_cleanroom_v1_cluster, 0);
