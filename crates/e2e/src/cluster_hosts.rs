@@ -133,6 +133,11 @@ impl Net {
             {
                 let alias = format!("cleanroom-e2e pid {}", std::process::id());
                 ip(&["link", "set", &bridge, "alias", &alias], true);
+                // A fixed address: a bridge without one takes the lowest of its ports',
+                // so a host joining later could change it under the earlier hosts' ARP
+                // caches, cutting them off from etcd and the test until those expire.
+                let mac = format!("02:00:0a:d5:{k:02x}:01");
+                ip(&["link", "set", &bridge, "address", &mac], true);
                 for last in 1..=4 {
                     let a = format!("10.213.{k}.{last}/24");
                     ip(&["addr", "add", &a, "dev", &bridge], true);
@@ -339,6 +344,22 @@ impl Host {
 
 impl Drop for Host {
     fn drop(&mut self) {
+        // A failing test shows what each host said (its directory goes with it).
+        if std::thread::panicking() {
+            let alive = self
+                .child
+                .as_mut()
+                .map(|c| matches!(c.try_wait(), Ok(None)));
+            let log = self.log();
+            let tail: Vec<&str> = log.lines().rev().take(30).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            eprintln!(
+                "--- host {} ({}, running: {alive:?}) ---\n{}",
+                self.name,
+                self.ip,
+                tail.join("\n")
+            );
+        }
         self.stop();
     }
 }
@@ -438,7 +459,14 @@ impl Lab {
                     || text.contains(&format!("\"name\":\"{n}\""))
             })
         });
-        assert!(all, "not every host joined: {}", first.log());
+        if !all {
+            let logs: Vec<String> = self
+                .hosts
+                .values()
+                .map(|h| format!("--- host {} ---\n{}", h.name, h.log()))
+                .collect();
+            panic!("not every host joined:\n{}", logs.join("\n"));
+        }
     }
 
     pub fn host(&self, name: &str) -> &Host {

@@ -4,6 +4,7 @@
 //! [`crate::cluster_hosts`]); a killed member can be restarted on its data; killed on drop.
 
 use std::net::TcpListener;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -49,7 +50,15 @@ impl Etcd {
     fn start_at(urls: Vec<(String, String)>) -> Etcd {
         let etcd =
             which("etcd").expect("etcd is not installed (scripts/deps.sh installs etcd-server)");
-        let dir = tempfile::tempdir().expect("tempdir");
+        // On tmpfs where there is one: etcd fsyncs every write, and on a disk shared with
+        // builds a commit can take longer than the members' 3 s deadline.
+        let shm = Path::new("/dev/shm");
+        let dir = if shm.is_dir() {
+            tempfile::Builder::new().prefix("etcd-").tempdir_in(shm)
+        } else {
+            tempfile::tempdir()
+        }
+        .expect("tempdir");
         let initial: Vec<String> = urls
             .iter()
             .enumerate()
@@ -153,6 +162,31 @@ impl Etcd {
             assert!(Instant::now() < deadline, "etcd did not become healthy");
             std::thread::sleep(Duration::from_millis(200));
         }
+    }
+
+    /// The index of the member that leads now (`etcdctl endpoint status`), if one does.
+    pub fn leader(&self) -> Option<usize> {
+        let o = Command::new("etcdctl")
+            .env("ETCDCTL_API", "3")
+            .args([
+                "--endpoints",
+                &self.client_urls.join(","),
+                "endpoint",
+                "status",
+            ])
+            .args(["-w", "json"])
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).ok()?;
+        v.as_array()?.iter().find_map(|e| {
+            let s = &e["Status"];
+            let me = s["header"]["member_id"].as_u64()?;
+            let url = e["Endpoint"].as_str()?;
+            (s["leader"].as_u64()? == me)
+                .then(|| self.client_urls.iter().position(|u| u == url))
+                .flatten()
+        })
     }
 
     /// `etcd=URL,URL,URL` for `--cluster`.

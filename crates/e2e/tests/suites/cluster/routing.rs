@@ -202,8 +202,10 @@ fn a_killed_host_s_sandboxes_are_lost_creates_go_elsewhere_and_quorum_loss_fails
         let h = host_of_blocking(&lab.etcd, &id);
         assert!(matches!(h.as_deref(), Some("a" | "b")), "{id} on {h:?}");
     }
-    // One etcd member killed: nothing visible (creates, routing, lists).
-    lab.etcd.kill(2);
+    // One etcd member killed — its leader, the hard case (an election follows): nothing
+    // visible (creates, routing, lists).
+    let leader = lab.etcd.leader().expect("etcd has a leader");
+    lab.etcd.kill(leader);
     let a = lab.host("a");
     for _ in 0..3 {
         let id = a.create();
@@ -215,14 +217,15 @@ fn a_killed_host_s_sandboxes_are_lost_creates_go_elsewhere_and_quorum_loss_fails
     assert!(listed(a).iter().any(|(i, _)| i == &on_a));
     // Quorum lost: creates fail closed; the sandbox on the front door's own host still
     // answers.
-    lab.etcd.kill(1);
+    let second = (leader + 1) % 3;
+    lab.etcd.kill(second);
     let a = lab.host("a");
     assert_code(&a.run(ALICE, &["sandbox", "create"]), "cluster_unavailable");
     let o = a.run(ALICE, &["exec", "-n", "--in", &on_a, "--", "echo", "still"]);
     assert_eq!(stdout(&o).trim(), "still", "{}", stderr(&o));
     // The quorum back: creates work again, through any member, and are placed.
-    lab.etcd.restart(1);
-    lab.etcd.restart(2);
+    lab.etcd.restart(leader);
+    lab.etcd.restart(second);
     lab.etcd.wait_all_healthy();
     let a = lab.host("a");
     let made = eventually(Duration::from_secs(20), || {
