@@ -1,14 +1,19 @@
-//! A real 3-member etcd cluster on loopback (Debian's `etcd-server`, installed by
-//! scripts/deps.sh), each member with a private data directory; killed on drop.
+//! A real 3-member etcd cluster (Debian's `etcd-server`, installed by scripts/deps.sh),
+//! each member with a private data directory, on loopback ports ([`Etcd::start`]) or on
+//! addresses of its own ([`Etcd::start_on`], the network-namespace hosts of
+//! [`crate::cluster_hosts`]); a killed member can be restarted on its data; killed on drop.
 
 use std::net::TcpListener;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 pub struct Etcd {
     pub members: Vec<Option<Child>>,
     pub client_urls: Vec<String>,
-    _dir: tempfile::TempDir,
+    /// Each member's command line (kept so that a killed member can be restarted).
+    commands: Vec<Vec<String>>,
+    dir: tempfile::TempDir,
 }
 
 fn free_port() -> u16 {
@@ -19,63 +24,120 @@ fn free_port() -> u16 {
 }
 
 impl Etcd {
+    /// Three members on loopback, each on ports of its own.
     pub fn start() -> Etcd {
+        let urls = (0..3)
+            .map(|_| {
+                (
+                    format!("http://127.0.0.1:{}", free_port()),
+                    format!("http://127.0.0.1:{}", free_port()),
+                )
+            })
+            .collect();
+        Etcd::start_at(urls)
+    }
+
+    /// One member on each of `ips` (addresses this machine holds), on etcd's usual ports.
+    pub fn start_on(ips: &[&str]) -> Etcd {
+        let urls = ips
+            .iter()
+            .map(|ip| (format!("http://{ip}:2379"), format!("http://{ip}:2380")))
+            .collect();
+        Etcd::start_at(urls)
+    }
+
+    /// Members at `(client URL, peer URL)` each.
+    fn start_at(urls: Vec<(String, String)>) -> Etcd {
         let etcd =
             which("etcd").expect("etcd is not installed (scripts/deps.sh installs etcd-server)");
-        let dir = tempfile::tempdir().expect("tempdir");
-        let ports: Vec<(u16, u16)> = (0..3).map(|_| (free_port(), free_port())).collect();
-        let initial: Vec<String> = ports
+        // On tmpfs where there is one: etcd fsyncs every write, and on a disk shared with
+        // builds a commit can take longer than the members' 3 s deadline.
+        let shm = Path::new("/dev/shm");
+        let dir = if shm.is_dir() {
+            tempfile::Builder::new().prefix("etcd-").tempdir_in(shm)
+        } else {
+            tempfile::tempdir()
+        }
+        .expect("tempdir");
+        let initial: Vec<String> = urls
             .iter()
             .enumerate()
-            .map(|(i, (_, p))| format!("m{i}=http://127.0.0.1:{p}"))
+            .map(|(i, (_, p))| format!("m{i}={p}"))
             .collect();
         let initial = initial.join(",");
-        let mut members = Vec::new();
+        let mut commands = Vec::new();
         let mut client_urls = Vec::new();
-        for (i, (c, p)) in ports.iter().enumerate() {
-            let curl = format!("http://127.0.0.1:{c}");
-            let purl = format!("http://127.0.0.1:{p}");
-            let log = std::fs::File::create(dir.path().join(format!("m{i}.log"))).expect("log");
-            let child = Command::new(&etcd)
-                .args(["--name", &format!("m{i}")])
-                .arg("--data-dir")
-                .arg(dir.path().join(format!("m{i}")))
-                .args([
-                    "--listen-client-urls",
-                    &curl,
-                    "--advertise-client-urls",
-                    &curl,
-                ])
-                .args([
-                    "--listen-peer-urls",
-                    &purl,
-                    "--initial-advertise-peer-urls",
-                    &purl,
-                ])
-                .args([
-                    "--initial-cluster",
-                    &initial,
-                    "--initial-cluster-state",
-                    "new",
-                ])
-                .args(["--initial-cluster-token", "cleanroom-test"])
-                .args(["--heartbeat-interval", "100", "--election-timeout", "1000"])
-                .env("ETCD_UNSUPPORTED_ARCH", "")
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(log)
-                .spawn()
-                .expect("spawn etcd");
-            members.push(Some(child));
-            client_urls.push(curl);
+        for (i, (curl, purl)) in urls.iter().enumerate() {
+            let data = dir.path().join(format!("m{i}")).display().to_string();
+            let name = format!("m{i}");
+            let argv: Vec<&str> = vec![
+                etcd.to_str().expect("etcd path"),
+                "--name",
+                &name,
+                "--data-dir",
+                &data,
+                "--listen-client-urls",
+                curl,
+                "--advertise-client-urls",
+                curl,
+                "--listen-peer-urls",
+                purl,
+                "--initial-advertise-peer-urls",
+                purl,
+                "--initial-cluster",
+                &initial,
+                "--initial-cluster-state",
+                "new",
+                "--initial-cluster-token",
+                "cleanroom-test",
+                "--heartbeat-interval",
+                "100",
+                "--election-timeout",
+                "1000",
+            ];
+            commands.push(argv.into_iter().map(String::from).collect());
+            client_urls.push(curl.clone());
         }
-        let e = Etcd {
-            members,
+        let mut e = Etcd {
+            members: (0..urls.len()).map(|_| None).collect(),
             client_urls,
-            _dir: dir,
+            commands,
+            dir,
         };
+        for i in 0..urls.len() {
+            e.spawn(i);
+        }
         e.wait_healthy();
         e
+    }
+
+    fn spawn(&mut self, i: usize) {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join(format!("m{i}.log")))
+            .expect("log");
+        let argv = &self.commands[i];
+        let child = Command::new(&argv[0])
+            .args(&argv[1..])
+            .env("ETCD_UNSUPPORTED_ARCH", "")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spawn etcd");
+        self.members[i] = Some(child);
+    }
+
+    /// Start member `i` again on its data (after [`Etcd::kill`]); it rejoins the others.
+    pub fn restart(&mut self, i: usize) {
+        assert!(self.members[i].is_none(), "member {i} is running");
+        self.spawn(i);
+    }
+
+    /// Wait (bounded) until every member is healthy.
+    pub fn wait_all_healthy(&self) {
+        self.wait_healthy()
     }
 
     /// Wait (bounded) until `etcdctl endpoint health` says every member is healthy.
@@ -100,6 +162,31 @@ impl Etcd {
             assert!(Instant::now() < deadline, "etcd did not become healthy");
             std::thread::sleep(Duration::from_millis(200));
         }
+    }
+
+    /// The index of the member that leads now (`etcdctl endpoint status`), if one does.
+    pub fn leader(&self) -> Option<usize> {
+        let o = Command::new("etcdctl")
+            .env("ETCDCTL_API", "3")
+            .args([
+                "--endpoints",
+                &self.client_urls.join(","),
+                "endpoint",
+                "status",
+            ])
+            .args(["-w", "json"])
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).ok()?;
+        v.as_array()?.iter().find_map(|e| {
+            let s = &e["Status"];
+            let me = s["header"]["member_id"].as_u64()?;
+            let url = e["Endpoint"].as_str()?;
+            (s["leader"].as_u64()? == me)
+                .then(|| self.client_urls.iter().position(|u| u == url))
+                .flatten()
+        })
     }
 
     /// `etcd=URL,URL,URL` for `--cluster`.

@@ -10,7 +10,8 @@
 //! - [`pki`]: tokens files, certificates for the server's TLS and for TLS upstreams;
 //! - [`upstream`]: loopback HTTP upstreams for egress;
 //! - [`pools`]: warm-pool helpers;
-//! - [`etcd`]: a real 3-member etcd cluster on loopback (the cluster suites);
+//! - [`etcd`]: a real 3-member etcd cluster (the cluster suites);
+//! - [`cluster_hosts`]: cluster hosts each in its own network namespace, on etcd;
 //! - [`bin`]: the binary under test, refused when stale;
 //! - [`otlp`]: a real OTLP/HTTP trace receiver on loopback (the traces suite);
 //! - [`web`]: REST and `/metrics` with curl, and the Python checkers of `.tools/test-venv`;
@@ -21,6 +22,7 @@
 //! (`crates/cli/tests`) use this harness too. See docs/testing.md.
 
 pub mod bin;
+pub mod cluster_hosts;
 pub mod etcd;
 pub mod otlp;
 pub mod pki;

@@ -7,7 +7,7 @@
 //!   binding is written to etcd, an idempotency key makes retries return the first sandbox.
 //! - Calls that name a sandbox (`sandbox_id`, field 1 of every such request; `RunExecution`
 //!   by its execution's): here when this host holds it, else on its host; `LOST` when the
-//!   host is gone.
+//!   host is gone. A console ticket from another host names that host's QUIC endpoint.
 //! - `ListSandboxes`: this host's, every other member's (as the caller), and the `LOST`
 //!   ones the caller may see.
 //! - Anything else, and every call that came over the member link: served here.
@@ -427,6 +427,20 @@ impl ClusterRoute {
     }
 }
 
+/// A console ticket from owner `host`: naming the owner's endpoint (see
+/// `crate::cluster::ticket`), or refused.
+fn console_ticket(
+    resp: UnaryResponse,
+    host: &str,
+    link: &str,
+    format: CodecFormat,
+) -> Result<UnaryResponse, ConnectError> {
+    let mut t: AttachExecutionResponse = resp.body.take_message()?;
+    t.quic_endpoint =
+        crate::cluster::ticket::owner_endpoint(&t.quic_endpoint, host, link).map_err(to_connect)?;
+    Ok(UnaryResponse::new(Payload::from_message(t, format)))
+}
+
 fn principal(ctx: &connectrpc::RequestContext) -> Result<Principal, ConnectError> {
     principal_of(ctx).map_err(to_connect)
 }
@@ -466,11 +480,17 @@ impl connectrpc::Interceptor for ClusterRoute {
         let node = &self.0;
         let resp = match node.route(&id).await.map_err(to_connect)? {
             Route::Local => next.run(req).await?,
-            Route::Forward { host, link } => node
-                .forward_unary(&host, &link, &path, &who, body, is_json(format))
-                .await
-                .map(|b| UnaryResponse::new(Payload::new(b, format)))
-                .map_err(routed)?,
+            Route::Forward { host, link } => {
+                let b = node
+                    .forward_unary(&host, &link, &path, &who, body, is_json(format))
+                    .await
+                    .map_err(routed)?;
+                let resp = UnaryResponse::new(Payload::new(b, format));
+                if m == "ExecutionService/AttachExecution" {
+                    return console_ticket(resp, &host, &link, format);
+                }
+                resp
+            }
             Route::Lost(b) if terminate && visible(&who, &b) => {
                 // Forget it: its host is gone (a host that returns reclaims its own).
                 node.bindings()

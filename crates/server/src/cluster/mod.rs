@@ -2,10 +2,12 @@
 //! cannot join does not start: fail closed), report this host's load every few seconds,
 //! keep etcd's sandbox → host bindings true for the sandboxes this host holds, and leave at
 //! shutdown. Membership itself (leases, the record, renewal), bindings and placement are
-//! `cleanroom_cluster`'s; the member link is [`peer`]; where a call goes is [`route`].
+//! `cleanroom_cluster`'s; the member link is [`peer`]; where a call goes is [`route`]; a
+//! console ticket from another host is made reachable by [`ticket`].
 
 pub mod peer;
 pub mod route;
+pub mod ticket;
 
 /// The cluster identity's files (`cleanroom cluster init|issue`), for the CLI.
 pub use cleanroom_cluster::identity;

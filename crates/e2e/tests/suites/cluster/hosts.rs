@@ -1,46 +1,12 @@
-//! Cluster members for the suites: a cluster CA and node identities made with the CLI
-//! (`cleanroom cluster init|issue`), servers started with `--cluster`, `--cluster-tls` and
-//! a member link on its own loopback port (each with its own state directory), and an
-//! observer's view of etcd's bindings.
+//! Cluster members for the suites on loopback (`serve`, `identity`): servers started with
+//! `--cluster`, `--cluster-tls` (identities from `cluster_hosts::Pki`, made with the CLI)
+//! and a member link on its own loopback port, each with its own state directory; and an
+//! observer's view of etcd's bindings (every suite). The hosts in network namespaces of
+//! their own are `cleanroom_e2e::cluster_hosts`.
 
 use cleanroom_e2e::*;
-use std::path::PathBuf;
 
-/// A cluster CA and the node identities issued from it.
-pub struct Pki {
-    pub dir: tempfile::TempDir,
-}
-
-impl Pki {
-    pub fn new() -> Pki {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let o = run_cli(&[
-            "cluster",
-            "init",
-            &dir.path().join("ca").display().to_string(),
-        ]);
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        Pki { dir }
-    }
-
-    /// `cluster issue` for `node` (once).
-    pub fn node(&self, node: &str) -> PathBuf {
-        let out = self.dir.path().join(node);
-        if !out.exists() {
-            let o = run_cli(&[
-                "cluster",
-                "issue",
-                "--ca",
-                &self.dir.path().join("ca").display().to_string(),
-                "--node",
-                node,
-                &out.display().to_string(),
-            ]);
-            assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        }
-        out
-    }
-}
+pub use cleanroom_e2e::cluster_hosts::Pki;
 
 pub fn run_cli(args: &[&str]) -> std::process::Output {
     let mut c = std::process::Command::new(BIN);
