@@ -7,7 +7,11 @@
 //! image restored N times is N independent forks.
 //!
 //! The image is written uncompressed (`--compression=none`): faster to write and read
-//! back for memory that does not compress, and plainly inspectable.
+//! back for memory that does not compress, and plainly inspectable. Through the page cache,
+//! not `--direct` (`O_DIRECT`): that makes runsc's own save far faster on a loaded machine,
+//! but the server hashes each file while runsc writes it, and with `O_DIRECT` those reads
+//! go back to the disk — slower in all (measured, docs/runtimes.md "What a checkpoint's
+//! time is made of").
 //!
 //! Host file descriptors cannot be restored: an execution's stdio is the server's pipes
 //! (`runsc exec` hands them to the sentry), so the engine checkpoints only when no
@@ -65,9 +69,26 @@ impl GvisorBackend {
             "--leave-running",
             sandbox_id,
         ];
+        let t0 = std::time::Instant::now();
         self.runsc.run(&args).await.map_err(refusal)?;
+        tracing::debug!(
+            sandbox_id,
+            save_ms = t0.elapsed().as_secs_f64() * 1e3,
+            "gvisor checkpoint timings"
+        );
         if !leave_running {
-            self.runsc.run(&["pause", sandbox_id]).await?;
+            // Frozen at once, but the caller does not wait for it: the engine's teardown of
+            // the sandbox follows right away (its `runsc kill` serializes with this pause on
+            // runsc's container lock). Awaited, this one runsc round trip was 17–120 ms of
+            // every such checkpoint on a loaded machine (docs/runtimes.md "What a
+            // checkpoint's time is made of"); started here, the window in which the sandbox
+            // can move on from the saved state is the same as before.
+            let (runsc, id) = (self.runsc.clone(), sandbox_id.to_string());
+            tokio::spawn(async move {
+                if let Err(e) = runsc.run(&["pause", &id]).await {
+                    tracing::debug!(sandbox_id = %id, error = %e, "freeze after a checkpoint");
+                }
+            });
         }
         Ok(())
     }
