@@ -81,7 +81,7 @@ impl ClusterNode {
         if b.host == self.node_name() {
             return Ok(Route::Local);
         }
-        match self.members().await {
+        match self.routing_members().await {
             Ok(ms) => Ok(
                 match ms
                     .into_iter()
