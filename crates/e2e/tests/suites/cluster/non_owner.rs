@@ -30,6 +30,20 @@ async fn sandbox_off(lab: &Lab, front: &str, not_on: &[&str]) -> (String, String
     panic!("12 creates through {front} all landed on {not_on:?}");
 }
 
+/// Start an execution through `c`; its id.
+async fn execution(c: &Client, req: CreateExecutionRequest) -> String {
+    c.executions
+        .create_execution(req)
+        .await
+        .expect("create execution")
+        .into_owned()
+        .execution
+        .as_option()
+        .expect("execution")
+        .execution_id
+        .clone()
+}
+
 fn block<T>(f: impl FnOnce() -> T) -> T {
     tokio::task::block_in_place(f)
 }
@@ -76,24 +90,18 @@ async fn files_and_a_console_work_through_a_member_that_does_not_hold_the_sandbo
     // A console through a: the execution and the ticket come from the owner, and the
     // ticket names the owner's endpoint.
     let c = front.client(ALICE).await;
-    let exe = c
-        .executions
-        .create_execution(CreateExecutionRequest {
+    let exe = execution(
+        &c,
+        CreateExecutionRequest {
             sandbox_id: id.clone(),
             command: vec!["sh".into()],
             tty: true,
             tty_cols: 100,
             tty_rows: 30,
             ..Default::default()
-        })
-        .await
-        .expect("create execution through a")
-        .into_owned()
-        .execution
-        .as_option()
-        .expect("execution")
-        .execution_id
-        .clone();
+        },
+    )
+    .await;
     let t = remote::ticket(&c, &id, &exe, 100, 30)
         .await
         .expect("ticket");
@@ -188,21 +196,15 @@ async fn an_output_stream_resumes_on_another_member_after_its_front_door_dies() 
     assert_eq!(owner, "a");
     let b = lab.host("b").client(ALICE).await;
     let script = "for i in $(seq 1 40); do echo line-$i; sleep 0.1; done; exit 5";
-    let exe = b
-        .executions
-        .create_execution(CreateExecutionRequest {
+    let exe = execution(
+        &b,
+        CreateExecutionRequest {
             sandbox_id: id.clone(),
             command: vec!["sh".into(), "-c".into(), script.into()],
             ..Default::default()
-        })
-        .await
-        .expect("create execution through b")
-        .into_owned()
-        .execution
-        .as_option()
-        .expect("execution")
-        .execution_id
-        .clone();
+        },
+    )
+    .await;
     let req = |after: u64| StreamExecutionRequest {
         sandbox_id: id.clone(),
         execution_id: exe.clone(),
