@@ -168,6 +168,15 @@ pub async fn connect(
             connect_code: String::new(),
             details: Vec::new(),
         }),
+        // The connection or its stream ended before an answer: the server went away or
+        // shed the connection (a flood, a restart) — the same as never reaching it.
+        Ok(Ok(None)) => Err(unreachable(format!(
+            "console {addr}: closed before answering hello"
+        ))),
+        Ok(Err(cleanroom_console::FrameError::Io(e))) => {
+            Err(unreachable(format!("console {addr}: {e}")))
+        }
+        // An answer that breaks the protocol is a fault of the server, not of the network.
         Ok(other) => Err(err(
             ErrorCode::Internal,
             format!("console: unexpected answer to hello: {other:?}"),
@@ -175,3 +184,7 @@ pub async fn connect(
         Err(_) => Err(unreachable("console: no answer to hello".into())),
     }
 }
+
+#[cfg(test)]
+#[path = "console_tests.rs"]
+mod tests;

@@ -35,6 +35,9 @@ pub struct EngineBuilder {
     volumes: Option<Arc<crate::volumes::Volumes>>,
 }
 
+/// Gateway decisions written to the store in one commit at most.
+const EGRESS_BATCH: usize = 256;
+
 impl Engine {
     /// Start building an engine on `state_dir` (database + logs) and `backend`. Without
     /// further parts: no image cache, default upstream settings, no secrets, no package
@@ -163,12 +166,16 @@ impl EngineBuilder {
             compiles: Default::default(),
         });
         let weak = Arc::downgrade(&engine);
+        // Decisions are written in batches (what arrived while the last batch was being
+        // written, up to EGRESS_BATCH) off the runtime's workers: the SQLite commit is the
+        // largest cost of a small request's decision and must not hold a worker that
+        // sandboxes' connections need.
         tokio::spawn(async move {
-            while let Some(note) = notes_rx.recv().await {
-                match weak.upgrade() {
-                    Some(engine) => engine.record_egress(note),
-                    None => break,
-                }
+            let mut batch = Vec::with_capacity(EGRESS_BATCH);
+            while notes_rx.recv_many(&mut batch, EGRESS_BATCH).await > 0 {
+                let Some(engine) = weak.upgrade() else { break };
+                let notes = std::mem::replace(&mut batch, Vec::with_capacity(EGRESS_BATCH));
+                let _ = tokio::task::spawn_blocking(move || engine.record_egress(notes)).await;
             }
         });
         Ok(engine)

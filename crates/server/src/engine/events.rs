@@ -44,6 +44,24 @@ impl EventLog {
         }
     }
 
+    /// Persist events (each stamped now) in one store commit, then wake the tails once.
+    /// A store failure is logged, as for [`Self::record`].
+    pub fn record_many(&self, mut events: Vec<EventRow>) {
+        if events.is_empty() {
+            return;
+        }
+        let at = now_micros();
+        for e in &mut events {
+            e.at = at;
+        }
+        match self.store.append_events(&events) {
+            Ok(seq) => {
+                self.notify.send_replace(seq);
+            }
+            Err(err) => tracing::error!(error = %err, n = events.len(), "could not record events"),
+        }
+    }
+
     /// A receiver that changes whenever an event is written (the tails' own signal): the
     /// web console's live page updates wait on it, then read through the API.
     pub fn subscribe(&self) -> watch::Receiver<i64> {
@@ -243,7 +261,13 @@ impl Engine {
     /// upstream that failed) or a notice also becomes a warning on the sandbox's running
     /// executions (attributed to the execution when it is the only one running), unless
     /// the gateway marked it quiet ([`cleanroom_egress::event::Notice`]).
-    pub(super) fn record_egress(&self, note: EgressNote) {
+    pub(super) fn record_egress(&self, notes: Vec<EgressNote>) {
+        let rows = notes.into_iter().map(|n| self.egress_row(n)).collect();
+        self.events.record_many(rows);
+    }
+
+    /// One gateway decision's event row; its warnings go to the running executions now.
+    fn egress_row(&self, note: EgressNote) -> EventRow {
         let live: Vec<(String, Arc<LiveExec>)> = self.live_in(&note.sandbox_id);
         let e = &note.event;
         crate::metrics::egress_decision(e.decision.as_str(), e.reason, 1 + e.suppressed);
@@ -271,7 +295,7 @@ impl Engine {
                 });
             }
         }
-        self.events.record(EventRow {
+        EventRow {
             sandbox_id: note.sandbox_id.clone(),
             execution_id: match live.as_slice() {
                 [(id, _)] => id.clone(),
@@ -281,6 +305,6 @@ impl Engine {
             message,
             attributes: crate::engine::egress::attributes(&note).to_string(),
             ..Default::default()
-        });
+        }
     }
 }

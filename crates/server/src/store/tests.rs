@@ -676,3 +676,38 @@ fn events_are_numbered_per_sandbox_and_old_databases_are_numbered_on_open() {
     let s = Store::open(&path).unwrap();
     assert_eq!(s.events_after("b", 0, 100).unwrap().len(), 4);
 }
+
+/// A batch of events is numbered exactly as the same events appended one by one would be
+/// (per sandbox, in the batch's order, after what each sandbox had), and a batch with one
+/// bad row writes none of it.
+#[test]
+fn a_batch_of_events_is_numbered_in_order_and_written_whole_or_not_at_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("state.db")).unwrap();
+    let ev = |id: &str, kind: &str| EventRow {
+        sandbox_id: id.into(),
+        kind: kind.into(),
+        ..Default::default()
+    };
+    s.append_event(&ev("a", "first")).unwrap();
+    let last = s
+        .append_events(&[ev("a", "k1"), ev("b", "k2"), ev("a", "k3")])
+        .unwrap();
+    let seqs = |id: &str| {
+        s.events_after(id, 0, 100)
+            .unwrap()
+            .iter()
+            .map(|e| (e.seq, e.kind.clone()))
+            .collect::<Vec<_>>()
+    };
+    let p = |n: i64, k: &str| (n, k.to_string());
+    assert_eq!(seqs("a"), [p(1, "first"), p(2, "k1"), p(3, "k3")]);
+    assert_eq!(seqs("b"), [p(1, "k2")]);
+    // The row number returned is the batch's last: a later single append comes after it.
+    assert!(s.append_event(&ev("b", "later")).unwrap() > last);
+    // A row the table refuses rolls the whole batch back.
+    s.with(|c| c.execute_batch("CREATE TRIGGER no_bad BEFORE INSERT ON events WHEN NEW.kind = 'bad' BEGIN SELECT RAISE(ABORT, 'bad'); END;"))
+        .unwrap();
+    assert!(s.append_events(&[ev("c", "ok"), ev("c", "bad")]).is_err());
+    assert!(seqs("c").is_empty(), "a failed batch leaves nothing behind");
+}
