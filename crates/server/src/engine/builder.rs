@@ -8,7 +8,7 @@
 //! name and capabilities. The one task that needs the engine (recording egress notes)
 //! holds a `Weak` to it.
 
-use super::egress::{EgressHub, EgressNote};
+use super::egress::EgressHub;
 use super::events::EventLog;
 use super::Engine;
 use crate::engine::registries::RegistryHub;
@@ -21,7 +21,6 @@ use cleanroom_egress::UpstreamConfig;
 use cleanroom_image::ImageStore;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tokio::sync::mpsc;
 
 /// The parts of an [`Engine`]; [`EngineBuilder::build`] makes it.
 pub struct EngineBuilder {
@@ -139,7 +138,7 @@ impl EngineBuilder {
         std::fs::create_dir_all(&logs_dir)
             .map_err(|e| EngineError::internal(format!("create {}: {e}", logs_dir.display())))?;
         let store = Arc::new(Store::open(&self.state_dir.join("state.db"))?);
-        let (notes_tx, mut notes_rx) = mpsc::unbounded_channel::<EgressNote>();
+        let (notes_tx, mut notes_rx) = super::egress_notes::channel();
         let engine = Arc::new(Engine {
             events: Arc::new(EventLog::new(store.clone())),
             egress: EgressHub::new(
@@ -172,10 +171,13 @@ impl EngineBuilder {
         // sandboxes' connections need.
         tokio::spawn(async move {
             let mut batch = Vec::with_capacity(EGRESS_BATCH);
-            while notes_rx.recv_many(&mut batch, EGRESS_BATCH).await > 0 {
+            while notes_rx.recv_many(&mut batch, EGRESS_BATCH).await {
                 let Some(engine) = weak.upgrade() else { break };
                 let notes = std::mem::replace(&mut batch, Vec::with_capacity(EGRESS_BATCH));
+                let n = notes.len();
                 let _ = tokio::task::spawn_blocking(move || engine.record_egress(notes)).await;
+                // Also after a panic: nobody waits for decisions that will never come.
+                notes_rx.recorded().add(n);
             }
         });
         Ok(engine)

@@ -6,6 +6,7 @@
 //! (`egress.allow`, `egress.deny`, `egress.error`) and, for denies, as warnings on the
 //! running executions' output streams.
 
+use super::egress_notes::NoteSender;
 use crate::identity::secrets::SecretStore;
 use crate::model::error::{EngineError, ErrorCode};
 use crate::model::sync::lock;
@@ -14,7 +15,6 @@ use cleanroom_egress::{EgressEvent, Gateway, SandboxCa, Secret, Secrets, Upstrea
 use cleanroom_policy::{CompiledPolicy, LiveRules};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use tokio::sync::mpsc;
 
 /// One gateway decision, tagged with the sandbox it belongs to.
 #[derive(Debug)]
@@ -30,7 +30,7 @@ pub struct EgressHub {
     layout: GuestLayout,
     upstream: Arc<UpstreamConfig>,
     secrets: Arc<SecretStore>,
-    notes: mpsc::UnboundedSender<EgressNote>,
+    notes: NoteSender,
     sandboxes: Mutex<HashMap<String, Attached>>,
     /// Each running sandbox's approval requests ([`crate::engine::approvals`]).
     pub(crate) approvals: crate::engine::approvals::ApprovalHub,
@@ -80,7 +80,7 @@ impl EgressHub {
     pub fn new(
         upstream: Arc<UpstreamConfig>,
         secrets: Arc<SecretStore>,
-        notes: mpsc::UnboundedSender<EgressNote>,
+        notes: NoteSender,
         layout: GuestLayout,
     ) -> Self {
         EgressHub {
@@ -92,6 +92,12 @@ impl EgressHub {
             approvals: Default::default(),
             network_updates: Mutex::new(()),
         }
+    }
+
+    /// The gateways' channel to the recording task: an execution's supervisor waits on it
+    /// for the decisions made before its process ended ([`super::egress_notes`]).
+    pub fn notes(&self) -> NoteSender {
+        self.notes.clone()
     }
 
     /// Resolve the policy's secrets against the server's values and make the sandbox's CA.
@@ -173,7 +179,7 @@ impl EgressHub {
         let (sid, hash) = (sandbox_id.to_string(), policy.policy_hash());
         let sink: cleanroom_egress::EventSink = Arc::new(move |event| {
             crate::telemetry::gateway::decision(&sid, &hash, &event);
-            let _ = notes.send(EgressNote {
+            notes.send(EgressNote {
                 sandbox_id: sid.clone(),
                 policy_hash: hash.clone(),
                 event,

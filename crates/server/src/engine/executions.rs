@@ -250,6 +250,7 @@ impl Engine {
             backend: self.backend.clone(),
             retention: self.retention.clone(),
             events: self.events.clone(),
+            egress: self.egress.notes(),
         };
         let live_map = self.live.clone();
         let foreground = self.foreground.clone();

@@ -25,6 +25,7 @@ pub mod checkpoints;
 pub mod console;
 pub mod create;
 pub mod egress;
+pub mod egress_notes;
 pub mod events;
 pub mod executions;
 #[cfg(test)]

@@ -23,6 +23,8 @@ use tokio::time::Instant;
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
 /// After the main process exits, how long output from lingering children is still read.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
+/// How long an ended execution waits for gateway decisions still being recorded.
+const SETTLE_WARNINGS: Duration = Duration::from_millis(500);
 const READ_CHUNK: usize = 256 * 1024;
 /// How long live-only output waits for a slow attached client (see `wait_for_live_readers`).
 const LIVE_STALL: Duration = Duration::from_secs(2);
@@ -65,6 +67,8 @@ pub struct Handle {
     pub backend: Arc<dyn Backend>,
     pub retention: Arc<Retention>,
     pub events: Arc<EventLog>,
+    /// Gateway decisions on their way to becoming warnings.
+    pub egress: super::egress_notes::NoteSender,
 }
 
 /// Where a process's stdout comes from: its pipe, or (interactive executions) its
@@ -248,6 +252,25 @@ impl Run {
                 }
             }
         };
+        // Warnings are charged like output (an allowed sandbox can cause denies for days);
+        // refused ones are live-only.
+        let warn = |writer: &mut LogWriter, w: &WarningRecord, err: &mut Option<String>| {
+            if err.is_some() {
+                return;
+            }
+            let len = w.code.len() + w.message.len() + 32;
+            let res = if writer.truncated() {
+                Ok(())
+            } else {
+                match handle.retention.charge(&budget, len).refused {
+                    Some(r) => writer.truncate(&r.to_string()),
+                    None => Ok(()),
+                }
+            };
+            if let Err(e) = res.and_then(|_| writer.warning(w)) {
+                *err = Some(format!("output log write failed: {e}"));
+            }
+        };
         loop {
             if exit.is_some() && !out_open && !err_open {
                 break;
@@ -295,25 +318,18 @@ impl Run {
                     kill_at = far;
                 }
                 Some(w) = self.warnings.recv() => {
-                    if write_error.is_none() {
-                        // Warnings are charged like output (an allowed sandbox can cause
-                        // denies for days); refused ones are live-only.
-                        let len = w.code.len() + w.message.len() + 32;
-                        let res = if writer.truncated() {
-                            Ok(())
-                        } else {
-                            match handle.retention.charge(&budget, len).refused {
-                                Some(r) => writer.truncate(&r.to_string()),
-                                None => Ok(()),
-                            }
-                        };
-                        if let Err(e) = res.and_then(|_| writer.warning(&w)) {
-                            write_error = Some(format!("output log write failed: {e}"));
-                        }
-                    }
+                    warn(&mut writer, &w, &mut write_error);
                 }
                 _ = tokio::time::sleep_until(drain_until), if drain_until < far => break,
             }
+        }
+
+        // Decisions the gateway made before the process ended may still be on their way
+        // to this execution's warnings (crate::engine::egress_notes): wait for them,
+        // boundedly, so an `exec` whose command failed on a refused connection says why.
+        handle.egress.settled(SETTLE_WARNINGS).await;
+        while let Ok(w) = self.warnings.try_recv() {
+            warn(&mut writer, &w, &mut write_error);
         }
 
         // A cancel (or sandbox termination) whose kill ended the process before this loop
