@@ -82,13 +82,23 @@ impl GvisorBackend {
             // runsc's container lock). Awaited, this one runsc round trip was 17–120 ms of
             // every such checkpoint on a loaded machine (docs/runtimes.md "What a
             // checkpoint's time is made of"); started here, the window in which the sandbox
-            // can move on from the saved state is the same as before.
+            // can move on from the saved state is the same as before. Kept in the sandbox,
+            // so that a resume (the engine's, when storing the image failed) comes after it.
+            let sbx = self.get(sandbox_id)?;
+            sbx.paused.store(true, std::sync::atomic::Ordering::SeqCst);
             let (runsc, id) = (self.runsc.clone(), sandbox_id.to_string());
-            tokio::spawn(async move {
-                if let Err(e) = runsc.run(&["pause", &id]).await {
-                    tracing::debug!(sandbox_id = %id, error = %e, "freeze after a checkpoint");
+            let freeze = tokio::spawn(async move {
+                match runsc.run(&["pause", &id]).await {
+                    Ok(_) => true,
+                    Err(e) => {
+                        tracing::debug!(sandbox_id = %id, error = %e, "freeze after a checkpoint");
+                        false
+                    }
                 }
             });
+            if let Ok(mut slot) = sbx.freezing.lock() {
+                *slot = Some(freeze);
+            };
         }
         Ok(())
     }

@@ -121,6 +121,7 @@ impl GvisorBackend {
             pids: spec.limits.pids,
             relays: Default::default(),
             paused: std::sync::atomic::AtomicBool::new(false),
+            freezing: Mutex::new(None),
             procs: Mutex::new(Default::default()),
         };
         Ok((sbx, provisioned))

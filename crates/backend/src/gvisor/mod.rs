@@ -68,6 +68,9 @@ struct GvisorSandbox {
     relays: Arc<std::sync::atomic::AtomicUsize>,
     /// Between `runsc pause` and `runsc resume`.
     paused: std::sync::atomic::AtomicBool,
+    /// The freeze a checkpoint not left running started and nobody awaited yet
+    /// ([`checkpoint`]): its `runsc pause` succeeded (`true`) or not.
+    freezing: Mutex<Option<tokio::task::JoinHandle<bool>>>,
     /// In-sandbox pid files of running executions, by process id.
     procs: Mutex<HashMap<ProcessId, PathBuf>>,
 }
@@ -366,6 +369,15 @@ impl crate::Backend for GvisorBackend {
             return Ok(());
         }
         let sbx = self.get(sandbox_id)?;
+        // A checkpoint's freeze may still be on its way: resume after it, never before
+        // (a `runsc pause` landing after the resume would leave the sandbox frozen).
+        let freezing = sbx.freezing.lock().map(|mut f| f.take()).unwrap_or(None);
+        if let Some(freeze) = freezing {
+            if !freeze.await.unwrap_or(false) && self.runsc.is_running(sandbox_id).await {
+                sbx.paused.store(false, Ordering::SeqCst);
+                return Ok(());
+            }
+        }
         self.runsc.run(&["resume", sandbox_id]).await?;
         sbx.paused.store(false, Ordering::SeqCst);
         Ok(())

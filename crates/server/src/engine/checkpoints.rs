@@ -8,7 +8,10 @@
 //! A checkpoint is taken only while no execution is attached: an execution's stdio is the
 //! server's pipes, which no image can carry. The sandbox is CHECKPOINTING meanwhile (no
 //! execution starts); afterwards it is READY again (`leave_running`) or torn down (in the
-//! background: its processes are stopped already).
+//! background: its processes are stopped already). A checkpoint that fails after the
+//! runtime's save (hashing, describing or storing the image) is no checkpoint: a sandbox
+//! the runtime froze for it is resumed and READY again, or — if even that fails — torn
+//! down with a `sandbox.checkpoint_failed` event; never READY while frozen.
 //!
 //! A restore is verified before the runtime sees the image: the caller's checkpoint
 //! (another principal's is `checkpoint_not_found`, exactly like one that does not exist),
@@ -173,16 +176,20 @@ impl Engine {
             .write_checkpoint(owner, &row, (runtime, format), &limits, leave_running)
             .await;
         let wrote = entered.elapsed();
-        if taken.is_ok() && !leave_running {
-            // Its processes are stopped already; the teardown need not hold the caller.
-            self.terminate_sandbox_in_background(sandbox_id)?;
-        } else if self
-            .store
-            .transition_sandbox(sandbox_id, ss::CHECKPOINTING, ss::READY)?
-        {
-            self.events.sandbox_status(sandbox_id, ss::READY, "");
+        match &taken {
+            Ok(_) if !leave_running => {
+                // Its processes are stopped already; the teardown need not hold the caller.
+                self.terminate_sandbox_in_background(sandbox_id)?;
+            }
+            Err(failed) if failed.saved && !leave_running => {
+                // The runtime saved and froze the sandbox, then describing or storing the
+                // image failed: no checkpoint exists, so the sandbox goes on as it was.
+                self.resume_after_failed_store(sandbox_id, &failed.error)
+                    .await?;
+            }
+            _ => self.back_to_ready(sandbox_id, "")?,
         }
-        let info = taken?;
+        let info = taken.map_err(|f| f.error)?;
         self.events.record(crate::store::EventRow {
             sandbox_id: sandbox_id.to_string(),
             kind: "sandbox.checkpoint".into(),
@@ -211,11 +218,12 @@ impl Engine {
         (runtime, format): (Runtime, String),
         limits: &Limits,
         leave_running: bool,
-    ) -> Result<CheckpointInfo, EngineError> {
+    ) -> Result<CheckpointInfo, Failed> {
         let dir = self.checkpoints_dir();
         let tmp = dir.join(format!(".tmp-{}", uuid::Uuid::new_v4().simple()));
         let image_dir = tmp.join(image::IMAGE);
         let t0 = std::time::Instant::now();
+        let saved = std::sync::atomic::AtomicBool::new(false);
         let written = async {
             std::fs::create_dir_all(&image_dir)
                 .map_err(|e| EngineError::internal(format!("create checkpoint dir: {e}")))?;
@@ -230,6 +238,7 @@ impl Engine {
                 follower.abandon();
                 return Err(EngineError::from(e).with("sandbox_id", &row.id));
             }
+            saved.store(true, std::sync::atomic::Ordering::Relaxed);
             let t_runtime = t0.elapsed();
             let hashed = tokio::task::spawn_blocking(move || follower.finish())
                 .await
@@ -273,10 +282,55 @@ impl Engine {
             Ok(info)
         }
         .await;
-        if written.is_err() {
+        written.map_err(|error| {
             let _ = std::fs::remove_dir_all(&tmp);
+            Failed {
+                error,
+                saved: saved.into_inner(),
+            }
+        })
+    }
+
+    /// READY again after CHECKPOINTING (`message` on the status event).
+    fn back_to_ready(&self, sandbox_id: &str, message: &str) -> Result<(), EngineError> {
+        if self
+            .store
+            .transition_sandbox(sandbox_id, ss::CHECKPOINTING, ss::READY)?
+        {
+            self.events.sandbox_status(sandbox_id, ss::READY, message);
         }
-        written
+        Ok(())
+    }
+
+    /// A checkpoint not left running failed after the runtime's save (which froze the
+    /// sandbox): resume it and say so — READY must mean running. If even the resume fails,
+    /// its state is unknown: it is torn down (fail closed), never left READY and frozen.
+    async fn resume_after_failed_store(
+        self: &Arc<Self>,
+        sandbox_id: &str,
+        error: &EngineError,
+    ) -> Result<(), EngineError> {
+        match self.backend.resume(sandbox_id).await {
+            Ok(()) => self.back_to_ready(
+                sandbox_id,
+                &format!("checkpoint failed after the save ({error}); the sandbox was resumed"),
+            ),
+            Err(e) => {
+                tracing::warn!(sandbox_id, error = %e, "resume after a failed checkpoint");
+                self.events.record(crate::store::EventRow {
+                    sandbox_id: sandbox_id.to_string(),
+                    kind: "sandbox.checkpoint_failed".into(),
+                    at: now_micros(),
+                    sandbox_status: ss::CHECKPOINTING.number(),
+                    message: format!(
+                        "checkpoint failed after the save ({error}) and the frozen sandbox \
+                         could not be resumed ({e}); it is torn down"
+                    ),
+                    ..Default::default()
+                });
+                self.terminate_sandbox_in_background(sandbox_id).map(drop)
+            }
+        }
     }
 
     /// The checkpoint, if `who` may see it (others get `checkpoint_not_found`).
@@ -456,6 +510,13 @@ impl Engine {
             }
         }
     }
+}
+
+/// A checkpoint that was not stored; `saved`: the runtime's save had succeeded (so a
+/// sandbox not left running is frozen).
+struct Failed {
+    error: EngineError,
+    saved: bool,
 }
 
 fn ms(d: std::time::Duration) -> f64 {
