@@ -11,6 +11,7 @@ pub mod approvals;
 pub mod attestation;
 pub mod checkpoints;
 pub mod cluster;
+mod cluster_create;
 pub mod cluster_route;
 pub mod errors;
 pub mod exec;

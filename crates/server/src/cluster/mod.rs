@@ -6,6 +6,7 @@
 //! console ticket from another host is made reachable by [`ticket`].
 
 pub mod peer;
+mod reconcile;
 pub mod route;
 pub mod ticket;
 
@@ -19,12 +20,11 @@ use cleanroom_cluster::identity::NodeIdentity;
 use cleanroom_cluster::{
     Binding, Bindings, ClusterConfig, ClusterError, Member, MemberInfo, Membership,
 };
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-/// How often this host's record is refreshed with its load (and its bindings checked).
-const REPORT_EVERY: Duration = Duration::from_secs(2);
+use reconcile::REPORT_EVERY;
 
 /// How old a member list read from etcd may be when a call for another host's sandbox is
 /// routed with it ([`ClusterNode::routing_members`]). Reading every member record per
@@ -50,6 +50,9 @@ pub struct ClusterNode {
     recent: Mutex<HashMap<String, (u64, Instant)>>,
     /// The last member list read from etcd and when (routing only).
     read: Mutex<Option<(Instant, Vec<Member>)>>,
+    /// A principal's limit of live sandboxes across the cluster (this front door's
+    /// `--max-sandboxes-per-principal`; 0: none), checked in the binding transaction.
+    pub(crate) per_owner: u32,
 }
 
 impl ClusterNode {
@@ -61,6 +64,7 @@ impl ClusterNode {
         peer: String,
         engine: &Arc<Engine>,
         capacity: u64,
+        per_owner: u32,
     ) -> Result<Arc<ClusterNode>, EngineError> {
         let info = MemberInfo {
             name: cfg.node_name.to_string(),
@@ -88,8 +92,12 @@ impl ClusterNode {
             links: Mutex::default(),
             recent: Mutex::default(),
             read: Mutex::default(),
+            per_owner,
         });
-        tokio::spawn(report(Arc::downgrade(&node), Arc::downgrade(engine)));
+        tokio::spawn(reconcile::report(
+            Arc::downgrade(&node),
+            Arc::downgrade(engine),
+        ));
         Ok(node)
     }
 
@@ -99,13 +107,25 @@ impl ClusterNode {
 
     /// Every live member (and the member links remembered for when etcd does not answer).
     pub async fn members(&self) -> Result<Vec<Member>, EngineError> {
-        let m = self.membership.members().await.map_err(cluster_error)?;
+        Ok(self.members_and_count(None).await?.0)
+    }
+
+    /// [`Self::members`] and `owner`'s cluster-wide count, read in one etcd transaction.
+    pub async fn members_and_count(
+        &self,
+        owner: Option<&str>,
+    ) -> Result<(Vec<Member>, cleanroom_cluster::Count), EngineError> {
+        let (m, count) = self
+            .membership
+            .members_and_count(owner)
+            .await
+            .map_err(cluster_error)?;
         let mut links = lock(&self.links);
         links.clear();
         links.extend(m.iter().map(|m| (m.info.name.clone(), m.info.peer.clone())));
         drop(links);
         *lock(&self.read) = Some((Instant::now(), m.clone()));
-        Ok(m)
+        Ok((m, count))
     }
 
     /// [`Self::members`] for routing a call: the last list read, when it is younger than
@@ -185,45 +205,6 @@ fn live_sandboxes(engine: &Engine) -> u64 {
         .list_sandboxes(false)
         .map(|l| l.len() as u64)
         .unwrap_or(0)
-}
-
-/// Every few seconds: this host's load into its record, and its live sandboxes into etcd's
-/// bindings (a sandbox made here by a path that did not go through placement — a
-/// `RunExecution` create, a pool claim — becomes routable; one that ended is unbound).
-async fn report(node: Weak<ClusterNode>, engine: Weak<Engine>) {
-    let mut bound: HashSet<String> = HashSet::new();
-    loop {
-        tokio::time::sleep(REPORT_EVERY).await;
-        let (Some(node), Some(engine)) = (node.upgrade(), engine.upgrade()) else {
-            return;
-        };
-        let live = engine.list_sandboxes(false).unwrap_or_default();
-        let n = live.len() as u64;
-        node.membership.update(|i| i.sandboxes = n);
-        let me = node.node_name().to_string();
-        let ids: HashSet<String> = live.iter().map(|s| s.id.clone()).collect();
-        for s in &live {
-            if bound.contains(&s.id) {
-                continue;
-            }
-            let b = Binding {
-                host: me.clone(),
-                owner: s.owner.to_string(),
-                created_at: s.created_at,
-            };
-            if node.bindings.bind(&s.id, &b, None).await.is_ok() {
-                node.remember(&s.id, &b);
-                bound.insert(s.id.clone());
-            }
-        }
-        let ended: Vec<String> = bound.difference(&ids).cloned().collect();
-        for id in ended {
-            if node.bindings.unbind(&id).await.is_ok() {
-                node.forget(&id);
-                bound.remove(&id);
-            }
-        }
-    }
 }
 
 /// Load this node's identity (fail closed: `cluster_identity_invalid`) and bind the member

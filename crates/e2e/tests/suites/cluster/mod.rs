@@ -10,5 +10,6 @@ mod hosts;
 mod identity;
 mod membership;
 mod non_owner;
+mod quota;
 mod routing;
 mod serve;
