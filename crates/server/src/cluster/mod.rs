@@ -79,6 +79,7 @@ impl ClusterNode {
             capacity,
             sandboxes: live_sandboxes(engine),
             joined_at: crate::store::now_micros(),
+            load_tenths: 0,
             draining: false,
         };
         let peers = peer::PeerClient::new(identity)?;

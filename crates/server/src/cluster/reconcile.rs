@@ -64,13 +64,29 @@ pub(super) async fn report(node: Weak<ClusterNode>, engine: Weak<Engine>) {
         }
         let live = engine.list_sandboxes(false).unwrap_or_default();
         let n = live.len() as u64;
-        node.membership.update(|i| i.sandboxes = n);
+        let load = load_tenths();
+        node.membership.update(|i| {
+            i.sandboxes = n;
+            i.load_tenths = load;
+        });
         if st.returned {
             tick(&mut st, &node, &live).await;
         }
         drop((node, engine));
         tokio::time::sleep(REPORT_EVERY).await;
     }
+}
+
+/// This host's 1-minute load average in tenths, to the nearest 5 (0 when unreadable).
+fn load_tenths() -> u32 {
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let one: f64 = text
+        .split_whitespace()
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    // Bounded: a nonsense value cannot overflow the record.
+    ((one.clamp(0.0, 100_000.0) * 2.0).round() * 5.0) as u32
 }
 
 /// A restarted host's sandboxes: the bindings that name it, each with a `host_returned`

@@ -9,6 +9,7 @@ mod drain;
 mod hosts;
 mod identity;
 mod membership;
+mod metrics;
 mod non_owner;
 mod quota;
 mod routing;
