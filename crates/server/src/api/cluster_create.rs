@@ -24,7 +24,7 @@ use std::time::Duration;
 
 /// A principal at its cluster-wide limit: the single host's refusal (same code, same
 /// `limit` detail), counted across every member.
-fn quota_reached(who: &Principal, limit: u32) -> EngineError {
+pub(super) fn quota_reached(who: &Principal, limit: u32) -> EngineError {
     EngineError::resource_exhausted(format!(
         "{} already has {limit} live sandboxes across the cluster (serve --max-sandboxes-per-principal)",
         who.name
@@ -152,7 +152,12 @@ impl ClusterRoute {
     }
 
     /// Remove a sandbox just made on `host` that the cluster did not record.
-    async fn undo(&self, id: &str, host: &cleanroom_cluster::MemberInfo, who: &Principal) {
+    pub(super) async fn undo(
+        &self,
+        id: &str,
+        host: &cleanroom_cluster::MemberInfo,
+        who: &Principal,
+    ) {
         let node = &self.0;
         if let Some(engine) = node
             .engine

@@ -379,8 +379,16 @@ impl connectrpc::Interceptor for ClusterRoute {
         let format = first.format();
         let id = if run {
             let r = first.message::<RunExecutionRequest>()?;
-            // A create runs here (its sandbox is bound within seconds by this host).
+            // A create is placed like CreateSandbox (`super::cluster_run`).
             match r.create.as_option() {
+                Some(_)
+                    if r.execution
+                        .as_option()
+                        .is_none_or(|e| e.sandbox_id.is_empty()) =>
+                {
+                    let who = principal(&req.ctx)?;
+                    return self.run_placed(req, first, next, who, &path).await;
+                }
                 Some(_) => None,
                 None => r
                     .execution

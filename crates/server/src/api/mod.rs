@@ -13,6 +13,7 @@ pub mod checkpoints;
 pub mod cluster;
 mod cluster_create;
 pub mod cluster_route;
+mod cluster_run;
 pub mod errors;
 pub mod exec;
 pub mod files;

@@ -11,6 +11,7 @@ mod identity;
 mod membership;
 mod metrics;
 mod non_owner;
+mod placed;
 mod quota;
 mod routing;
 mod serve;

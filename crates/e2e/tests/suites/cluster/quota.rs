@@ -47,6 +47,11 @@ fn a_principal_at_its_limit_creates_nowhere_until_an_rm_frees_a_slot() {
         let o = front.run(ALICE, &["sandbox", "create"]);
         assert_code(&o, "resource_exhausted");
         assert!(stderr(&o).contains("across the cluster"), "{}", stderr(&o));
+        // `exec` without `--in` (RunExecution's create) is placed and counted the same.
+        assert_code(
+            &front.run(ALICE, &["exec", "-n", "--", "true"]),
+            "resource_exhausted",
+        );
     }
     // Another principal has room.
     let o = c.run(MALLORY, &["sandbox", "create"]);
