@@ -5,6 +5,7 @@
 //! `cleanroom_cluster`'s; the member link is [`peer`]; where a call goes is [`route`]; a
 //! console ticket from another host is made reachable by [`ticket`].
 
+mod known;
 pub mod peer;
 mod reconcile;
 pub mod route;
@@ -42,8 +43,9 @@ pub struct ClusterNode {
     pub(crate) peers: peer::PeerClient,
     pub(crate) engine: Weak<Engine>,
     /// Bindings this member read or wrote (a sandbox never moves): routing keeps working
-    /// for them while etcd has no quorum.
-    known: Mutex<HashMap<String, Binding>>,
+    /// for them while etcd has no quorum. Bounded ([`known::KNOWN_MAX`], least recently
+    /// used first).
+    known: Mutex<known::Known>,
     /// The member links last read from etcd, for the same reason.
     links: Mutex<HashMap<String, String>>,
     /// Placements this front door made, per host, since that host last reported.
@@ -89,7 +91,7 @@ impl ClusterNode {
             membership,
             peers,
             engine: Arc::downgrade(engine),
-            known: Mutex::default(),
+            known: Mutex::new(known::Known::new(known::KNOWN_MAX)),
             links: Mutex::default(),
             recent: Mutex::default(),
             read: Mutex::default(),
@@ -162,7 +164,7 @@ impl ClusterNode {
     }
 
     pub(crate) fn remember(&self, id: &str, b: &Binding) {
-        lock(&self.known).insert(id.to_string(), b.clone());
+        lock(&self.known).insert(id, b);
     }
 
     pub(crate) fn forget(&self, id: &str) {
@@ -170,7 +172,7 @@ impl ClusterNode {
     }
 
     pub(crate) fn known(&self, id: &str) -> Option<Binding> {
-        lock(&self.known).get(id).cloned()
+        lock(&self.known).get(id)
     }
 
     /// Placements made on `host` recently (they count against its room until it reports).
