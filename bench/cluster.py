@@ -248,11 +248,12 @@ def _delta(before, after):
     return {k: after.get(k, 0) - before.get(k, 0) for k in set(before) | set(after)}
 
 
-def _etcd_ops(etcd, n, action, settle=5.0):
+def _etcd_ops(etcd, n, action, settle=8.0):
     """etcd counters per operation: (after - before - idle rate x elapsed) / n, over the
     counters that moved. `action()` performs the n operations. The idle rate is taken after
-    `settle` seconds of quiet (the hosts reconcile their bindings every 2 s: what the previous
-    step left to do is done by then)."""
+    `settle` seconds of quiet (the hosts reconcile their bindings every 2 s and check a
+    sandbox 4 s after they first see it change: what the previous step left to do is done by
+    then, and the checks an operation causes fall inside its window)."""
     time.sleep(settle)
     m0, t0 = etcd.metrics(), time.perf_counter()
     time.sleep(settle)

@@ -12,6 +12,8 @@
 //!   sandbox id in the same transaction as the binding. A retried create finds the claim
 //!   and answers with the sandbox already made: one sandbox, however often it is retried.
 //!
+//! Binding and unbinding also keep the owner's cluster-wide count (`crate::quota`).
+//!
 //! Every call is bounded ([`crate::membership`]'s deadline) and fails closed with
 //! `cluster_unavailable`: without quorum nothing is placed.
 
@@ -56,8 +58,8 @@ pub enum Claim {
 /// The bindings and idempotency records (cheap to clone: an etcd client handle).
 #[derive(Clone)]
 pub struct Bindings {
-    client: Client,
-    timeout: Duration,
+    pub(crate) client: Client,
+    pub(crate) timeout: Duration,
 }
 
 fn idem_key(owner: &str, key: &str) -> String {
@@ -69,8 +71,24 @@ fn idem_key(owner: &str, key: &str) -> String {
     format!("{IDEMPOTENCY}{hex}")
 }
 
-fn sandbox_key(id: &str) -> String {
+pub(crate) fn sandbox_key(id: &str) -> String {
     format!("{SANDBOXES}{id}")
+}
+
+/// The finished idempotency claim of `(owner, key)`: `id` on `host` (written with the
+/// binding, in its transaction).
+pub(crate) fn idem_record(
+    owner: &str,
+    key: &str,
+    host: &str,
+    id: &str,
+) -> Result<TxnOp, ClusterError> {
+    let rec = serde_json::to_vec(&IdemRecord {
+        host: host.to_string(),
+        sandbox_id: id.to_string(),
+    })
+    .map_err(|e| ClusterError::Invalid(e.to_string()))?;
+    Ok(TxnOp::put(idem_key(owner, key), rec, None))
 }
 
 impl Bindings {
@@ -139,33 +157,6 @@ impl Bindings {
         .map(|_| ())
     }
 
-    /// Record that `id` lives on `b.host` (and finish the idempotency claim, if any), in
-    /// one transaction.
-    pub async fn bind(
-        &self,
-        id: &str,
-        b: &Binding,
-        idempotency: Option<(&str, &str)>,
-    ) -> Result<(), ClusterError> {
-        let value = serde_json::to_vec(b).map_err(|e| ClusterError::Invalid(e.to_string()))?;
-        let mut ops = vec![TxnOp::put(sandbox_key(id), value, None)];
-        if let Some((owner, key)) = idempotency {
-            let rec = serde_json::to_vec(&IdemRecord {
-                host: b.host.clone(),
-                sandbox_id: id.to_string(),
-            })
-            .map_err(|e| ClusterError::Invalid(e.to_string()))?;
-            ops.push(TxnOp::put(idem_key(owner, key), rec, None));
-        }
-        let txn = Txn::new().and_then(ops);
-        deadline(self.timeout, "bind sandbox", || {
-            let (mut c, t) = (self.client.clone(), txn.clone());
-            async move { c.txn(t).await }
-        })
-        .await
-        .map(|_| ())
-    }
-
     /// The binding of `id`, if any.
     pub async fn lookup(&self, id: &str) -> Result<Option<Binding>, ClusterError> {
         let k = sandbox_key(id);
@@ -178,18 +169,6 @@ impl Bindings {
         Ok(r.kvs()
             .first()
             .and_then(|kv| serde_json::from_slice(kv.value()).ok()))
-    }
-
-    /// Forget `id` (terminated).
-    pub async fn unbind(&self, id: &str) -> Result<(), ClusterError> {
-        let k = sandbox_key(id);
-        deadline(self.timeout, "unbind sandbox", || {
-            let mut c = self.client.clone();
-            let k = k.clone();
-            async move { c.delete(k, None).await }
-        })
-        .await
-        .map(|_| ())
     }
 
     /// Every binding, as `(id, binding)`.

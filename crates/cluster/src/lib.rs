@@ -15,12 +15,14 @@ pub mod identity;
 mod member;
 mod membership;
 pub mod placement;
+mod quota;
 
 pub use bindings::{Binding, Bindings, Claim};
 pub use config::{ClusterConfig, NodeName};
 pub use drain::DrainMark;
 pub use member::{Member, MemberInfo};
 pub use membership::Membership;
+pub use quota::{quota_key, Bound, Count};
 
 /// Why a cluster operation failed, each with a stable code.
 #[derive(Debug, thiserror::Error)]

@@ -23,6 +23,10 @@ pub struct MemberInfo {
     pub sandboxes: u64,
     /// When it joined (micros since the epoch).
     pub joined_at: i64,
+    /// Its 1-minute load average in tenths, to the nearest 0.5 (5 tenths): coarse, so that
+    /// the record is rewritten when the load moves, not at every renewal.
+    #[serde(default)]
+    pub load_tenths: u32,
     /// An operator drained it (`cleanroom node drain`): placement skips it. Not part of the
     /// record the member writes (never serialized): a reader sets it from the drain mark
     /// ([`crate::DrainMark`]), which the operator owns and the member cannot overwrite.

@@ -189,10 +189,23 @@ impl Membership {
     /// transaction: one consistent view). A record that does not parse is left out with a
     /// warning (another version's, or damaged): it is not a member we can route to.
     pub async fn members(&self) -> Result<Vec<Member>, ClusterError> {
-        let txn = Txn::new().and_then([
+        Ok(self.members_and_count(None).await?.0)
+    }
+
+    /// [`Self::members`] and, in the same read transaction, `owner`'s cluster-wide sandbox
+    /// count (placement: no extra etcd round for the quota's early check).
+    pub async fn members_and_count(
+        &self,
+        owner: Option<&str>,
+    ) -> Result<(Vec<Member>, crate::Count), ClusterError> {
+        let mut ops = vec![
             TxnOp::get(PREFIX, Some(GetOptions::new().with_prefix())),
             TxnOp::get(crate::drain::DRAIN, Some(GetOptions::new().with_prefix())),
-        ]);
+        ];
+        if let Some(o) = owner {
+            ops.push(TxnOp::get(crate::quota_key(o), None));
+        }
+        let txn = Txn::new().and_then(ops);
         let resp = deadline(self.cfg.timeout, "list members", || {
             let (mut c, t) = (self.client.clone(), txn.clone());
             async move { c.txn(t).await }
@@ -202,7 +215,13 @@ impl Membership {
             etcd_client::TxnOpResponse::Get(g) => Some(g),
             _ => None,
         });
-        let (records, marks) = (gets.next(), gets.next());
+        let (records, marks, count) = (gets.next(), gets.next(), gets.next());
+        let count = crate::Count::from_kv(
+            count
+                .as_ref()
+                .and_then(|g| g.kvs().first())
+                .map(|kv| (kv.value(), kv.mod_revision())),
+        );
         let marks: std::collections::HashMap<String, crate::DrainMark> = marks
             .iter()
             .flat_map(|g| g.kvs())
@@ -233,7 +252,7 @@ impl Membership {
             })
             .collect();
         out.sort_by(|a, b| a.info.name.cmp(&b.info.name));
-        Ok(out)
+        Ok((out, count))
     }
 
     /// Leave now: stop renewing and revoke the lease (the key goes at once, not after the

@@ -372,12 +372,18 @@ pub struct Lab {
     pub pki: Pki,
     pub net: Net,
     tokens: PathBuf,
+    extra: Vec<String>,
     _dir: tempfile::TempDir,
 }
 
 impl Lab {
     /// Hosts `names` (short names: they go into link names), joined and seeing each other.
     pub fn start(names: &[&str]) -> Lab {
+        Lab::start_with(names, &[])
+    }
+
+    /// [`Lab::start`] with `extra` arguments for every host's `serve`.
+    pub fn start_with(names: &[&str], extra: &[&str]) -> Lab {
         let net = Net::take();
         let ips = net.etcd_ips();
         let ips: Vec<&str> = ips.iter().map(String::as_str).collect();
@@ -397,6 +403,7 @@ impl Lab {
             pki: Pki::new(),
             net,
             tokens,
+            extra: extra.iter().map(|s| s.to_string()).collect(),
             _dir: dir,
         };
         for (i, name) in names.iter().enumerate() {
@@ -435,6 +442,7 @@ impl Lab {
         ]
         .iter()
         .map(|s| s.to_string())
+        .chain(self.extra.iter().cloned())
         .collect();
         let mut h = Host {
             name: name.to_string(),

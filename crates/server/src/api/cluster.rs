@@ -56,6 +56,7 @@ fn member(m: Member, me: &str) -> ClusterMember {
         runtimes: m.info.runtimes,
         sandboxes: m.info.sandboxes,
         capacity: m.info.capacity,
+        load_average: f64::from(m.info.load_tenths) / 10.0,
         joined_at: ts(m.info.joined_at),
         lease_id: m.lease_id,
         ..Default::default()

@@ -4,7 +4,8 @@
 //! stay as they are, and the owning host's handlers check ownership themselves.
 //!
 //! - `CreateSandbox`: placement picks a host; the create runs there (as the caller), its
-//!   binding is written to etcd, an idempotency key makes retries return the first sandbox.
+//!   binding is written to etcd with the owner's cluster-wide count, an idempotency key
+//!   makes retries return the first sandbox (`super::cluster_create`).
 //! - Calls that name a sandbox (`sandbox_id`, field 1 of every such request; `RunExecution`
 //!   by its execution's): here when this host holds it, else on its host; `LOST` when the
 //!   host is gone. A console ticket from another host names that host's QUIC endpoint.
@@ -31,7 +32,6 @@ use connectrpc::payload::Payload;
 use connectrpc::{ConnectError, Next};
 use futures::StreamExt;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Unary methods whose request names a sandbox in field 1 (`sandbox_id`).
 const UNARY: &[&str] = &[
@@ -128,11 +128,11 @@ fn varint(b: &[u8]) -> Option<(u64, &[u8])> {
     None
 }
 
-fn is_json(f: CodecFormat) -> bool {
+pub(super) fn is_json(f: CodecFormat) -> bool {
     matches!(f, CodecFormat::Json)
 }
 
-fn routed(e: RouteError) -> ConnectError {
+pub(super) fn routed(e: RouteError) -> ConnectError {
     match e {
         RouteError::Here(e) => to_connect(e),
         RouteError::Owner(e) => e,
@@ -171,174 +171,6 @@ fn lost_error(id: &str, b: &Binding) -> EngineError {
 pub struct ClusterRoute(pub Arc<ClusterNode>);
 
 impl ClusterRoute {
-    async fn create(
-        &self,
-        req: UnaryRequest,
-        next: Next<'_>,
-        who: Principal,
-    ) -> Result<UnaryResponse, ConnectError> {
-        let node = &self.0;
-        let format = req.payload.format();
-        let (key, runtime) = {
-            let m = req.payload.message::<CreateSandboxRequest>()?;
-            (
-                m.idempotency_key.clone(),
-                Some(m.runtime.clone()).filter(|r| !r.is_empty()),
-            )
-        };
-        // Fails closed without etcd's quorum: nothing is placed blind.
-        let host = node.place(runtime.as_deref()).await.map_err(to_connect)?;
-        let idem = (!key.is_empty()).then(|| (who.name.clone(), key.clone()));
-        if let Some((owner, key)) = &idem {
-            let mut waited = Duration::ZERO;
-            loop {
-                let claim = node
-                    .bindings()
-                    .claim(owner, key, &host.name, node.lease())
-                    .await
-                    .map_err(|e| to_connect(cluster_error(e)))?;
-                match claim {
-                    cleanroom_cluster::Claim::New => break,
-                    cleanroom_cluster::Claim::Done { sandbox_id, .. } => {
-                        return self.created_before(&sandbox_id, &who, format).await;
-                    }
-                    cleanroom_cluster::Claim::Pending { .. }
-                        if waited < Duration::from_secs(30) =>
-                    {
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                        waited += Duration::from_millis(200);
-                    }
-                    cleanroom_cluster::Claim::Pending { host } => {
-                        return Err(to_connect(EngineError::new(
-                            ErrorCode::Unavailable,
-                            format!("a create with this idempotency key is still under way on {host}; retry"),
-                        )));
-                    }
-                }
-            }
-        }
-        let made = if host.name == node.node_name() {
-            next.run(req).await
-        } else {
-            let body = req.payload.encoded()?;
-            let path = req.ctx.path().unwrap_or_default().to_string();
-            node.forward_unary(&host.name, &host.peer, &path, &who, body, is_json(format))
-                .await
-                .map(|b| UnaryResponse::new(Payload::new(b, format)))
-                .map_err(routed)
-        };
-        let resp = match made {
-            Ok(r) => r,
-            Err(e) => {
-                if let Some((owner, key)) = &idem {
-                    let _ = node.bindings().release(owner, key).await;
-                }
-                return Err(e);
-            }
-        };
-        let id = resp
-            .body
-            .message::<CreateSandboxResponse>()?
-            .sandbox
-            .as_option()
-            .map(|s| s.sandbox_id.clone())
-            .unwrap_or_default();
-        let binding = Binding {
-            host: host.name.clone(),
-            owner: who.owner().to_string(),
-            created_at: crate::store::now_micros(),
-        };
-        let bound = node
-            .bindings()
-            .bind(
-                &id,
-                &binding,
-                idem.as_ref().map(|(o, k)| (o.as_str(), k.as_str())),
-            )
-            .await;
-        if let Err(e) = bound {
-            // Not recorded: nobody could reach it through the cluster. Undo (fail closed).
-            let undo = TerminateSandboxRequest {
-                sandbox_id: id.clone(),
-                background: true,
-                ..Default::default()
-            };
-            let body = Bytes::from(buffa::Message::encode_to_vec(&undo));
-            let path = "/cleanroom.v1.SandboxService/TerminateSandbox";
-            if let Some(engine) = node
-                .engine
-                .upgrade()
-                .filter(|_| host.name == node.node_name())
-            {
-                let _ = engine.terminate_sandbox(&id).await;
-            } else {
-                let _ = node
-                    .forward_unary(&host.name, &host.peer, path, &who, body, false)
-                    .await;
-            }
-            if let Some((owner, key)) = &idem {
-                let _ = node.bindings().release(owner, key).await;
-            }
-            return Err(to_connect(cluster_error(e)));
-        }
-        node.remember(&id, &binding);
-        Ok(resp)
-    }
-
-    /// A retried create: the sandbox the first one made, as its host shows it now.
-    async fn created_before(
-        &self,
-        id: &str,
-        who: &Principal,
-        format: CodecFormat,
-    ) -> Result<UnaryResponse, ConnectError> {
-        let req = GetSandboxRequest {
-            sandbox_id: id.to_string(),
-            ..Default::default()
-        };
-        let got = self
-            .get_as(who, "/cleanroom.v1.SandboxService/GetSandbox", req)
-            .await?;
-        let got: GetSandboxResponse = buffa::Message::decode_from_slice(&got)
-            .map_err(|e| ConnectError::internal(format!("member answer: {e}")))?;
-        Ok(UnaryResponse::new(Payload::from_message(
-            CreateSandboxResponse {
-                sandbox: got.sandbox,
-                ..Default::default()
-            },
-            format,
-        )))
-    }
-
-    /// A unary call for a sandbox, by protobuf, wherever it lives (as `who`).
-    async fn get_as<M: buffa::Message>(
-        &self,
-        who: &Principal,
-        path: &str,
-        req: M,
-    ) -> Result<Bytes, ConnectError> {
-        let body = Bytes::from(req.encode_to_vec());
-        let id = sandbox_id_of(&body, false).unwrap_or_default();
-        match self.0.route(&id).await.map_err(to_connect)? {
-            Route::Forward { host, link } => self
-                .0
-                .forward_unary(&host, &link, path, who, body, false)
-                .await
-                .map_err(routed),
-            Route::Local | Route::Lost(_) => {
-                let engine = self.0.engine.upgrade().ok_or_else(|| {
-                    to_connect(crate::cluster::unreachable("the server is stopping".into()))
-                })?;
-                let sbx = engine.sandbox(who, &id).map_err(to_connect)?;
-                let out = GetSandboxResponse {
-                    sandbox: crate::api::sandbox_msg(sbx.row()).into(),
-                    ..Default::default()
-                };
-                Ok(Bytes::from(buffa::Message::encode_to_vec(&out)))
-            }
-        }
-    }
-
     async fn list(
         &self,
         req: UnaryRequest,
@@ -494,7 +326,7 @@ impl connectrpc::Interceptor for ClusterRoute {
             Route::Lost(b) if terminate && visible(&who, &b) => {
                 // Forget it: its host is gone (a host that returns reclaims its own).
                 node.bindings()
-                    .unbind(&id)
+                    .unbind_counted(&id, Some(&b.owner))
                     .await
                     .map_err(|e| to_connect(cluster_error(e)))?;
                 node.forget(&id);
@@ -511,7 +343,14 @@ impl connectrpc::Interceptor for ClusterRoute {
                 None => return Err(to_connect(lost_error(&id, &b))),
             },
         };
-        if terminate && node.bindings().unbind(&id).await.is_ok() {
+        let owner = node.known(&id).map(|b| b.owner);
+        if terminate
+            && node
+                .bindings()
+                .unbind_counted(&id, owner.as_deref())
+                .await
+                .is_ok()
+        {
             node.forget(&id);
         }
         Ok(resp)
@@ -540,8 +379,16 @@ impl connectrpc::Interceptor for ClusterRoute {
         let format = first.format();
         let id = if run {
             let r = first.message::<RunExecutionRequest>()?;
-            // A create runs here (its sandbox is bound within seconds by this host).
+            // A create is placed like CreateSandbox (`super::cluster_run`).
             match r.create.as_option() {
+                Some(_)
+                    if r.execution
+                        .as_option()
+                        .is_none_or(|e| e.sandbox_id.is_empty()) =>
+                {
+                    let who = principal(&req.ctx)?;
+                    return self.run_placed(req, first, next, who, &path).await;
+                }
                 Some(_) => None,
                 None => r
                     .execution

@@ -5,7 +5,9 @@
 //! `cleanroom_cluster`'s; the member link is [`peer`]; where a call goes is [`route`]; a
 //! console ticket from another host is made reachable by [`ticket`].
 
+mod known;
 pub mod peer;
+mod reconcile;
 pub mod route;
 pub mod ticket;
 
@@ -19,12 +21,11 @@ use cleanroom_cluster::identity::NodeIdentity;
 use cleanroom_cluster::{
     Binding, Bindings, ClusterConfig, ClusterError, Member, MemberInfo, Membership,
 };
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-/// How often this host's record is refreshed with its load (and its bindings checked).
-const REPORT_EVERY: Duration = Duration::from_secs(2);
+use reconcile::REPORT_EVERY;
 
 /// How old a member list read from etcd may be when a call for another host's sandbox is
 /// routed with it ([`ClusterNode::routing_members`]). Reading every member record per
@@ -42,14 +43,18 @@ pub struct ClusterNode {
     pub(crate) peers: peer::PeerClient,
     pub(crate) engine: Weak<Engine>,
     /// Bindings this member read or wrote (a sandbox never moves): routing keeps working
-    /// for them while etcd has no quorum.
-    known: Mutex<HashMap<String, Binding>>,
+    /// for them while etcd has no quorum. Bounded ([`known::KNOWN_MAX`], least recently
+    /// used first).
+    known: Mutex<known::Known>,
     /// The member links last read from etcd, for the same reason.
     links: Mutex<HashMap<String, String>>,
     /// Placements this front door made, per host, since that host last reported.
     recent: Mutex<HashMap<String, (u64, Instant)>>,
     /// The last member list read from etcd and when (routing only).
     read: Mutex<Option<(Instant, Vec<Member>)>>,
+    /// A principal's limit of live sandboxes across the cluster (this front door's
+    /// `--max-sandboxes-per-principal`; 0: none), checked in the binding transaction.
+    pub(crate) per_owner: u32,
 }
 
 impl ClusterNode {
@@ -61,6 +66,7 @@ impl ClusterNode {
         peer: String,
         engine: &Arc<Engine>,
         capacity: u64,
+        per_owner: u32,
     ) -> Result<Arc<ClusterNode>, EngineError> {
         let info = MemberInfo {
             name: cfg.node_name.to_string(),
@@ -75,6 +81,7 @@ impl ClusterNode {
             capacity,
             sandboxes: live_sandboxes(engine),
             joined_at: crate::store::now_micros(),
+            load_tenths: 0,
             draining: false,
         };
         let peers = peer::PeerClient::new(identity)?;
@@ -84,12 +91,16 @@ impl ClusterNode {
             membership,
             peers,
             engine: Arc::downgrade(engine),
-            known: Mutex::default(),
+            known: Mutex::new(known::Known::new(known::KNOWN_MAX)),
             links: Mutex::default(),
             recent: Mutex::default(),
             read: Mutex::default(),
+            per_owner,
         });
-        tokio::spawn(report(Arc::downgrade(&node), Arc::downgrade(engine)));
+        tokio::spawn(reconcile::report(
+            Arc::downgrade(&node),
+            Arc::downgrade(engine),
+        ));
         Ok(node)
     }
 
@@ -99,13 +110,25 @@ impl ClusterNode {
 
     /// Every live member (and the member links remembered for when etcd does not answer).
     pub async fn members(&self) -> Result<Vec<Member>, EngineError> {
-        let m = self.membership.members().await.map_err(cluster_error)?;
+        Ok(self.members_and_count(None).await?.0)
+    }
+
+    /// [`Self::members`] and `owner`'s cluster-wide count, read in one etcd transaction.
+    pub async fn members_and_count(
+        &self,
+        owner: Option<&str>,
+    ) -> Result<(Vec<Member>, cleanroom_cluster::Count), EngineError> {
+        let (m, count) = self
+            .membership
+            .members_and_count(owner)
+            .await
+            .map_err(cluster_error)?;
         let mut links = lock(&self.links);
         links.clear();
         links.extend(m.iter().map(|m| (m.info.name.clone(), m.info.peer.clone())));
         drop(links);
         *lock(&self.read) = Some((Instant::now(), m.clone()));
-        Ok(m)
+        Ok((m, count))
     }
 
     /// [`Self::members`] for routing a call: the last list read, when it is younger than
@@ -141,7 +164,7 @@ impl ClusterNode {
     }
 
     pub(crate) fn remember(&self, id: &str, b: &Binding) {
-        lock(&self.known).insert(id.to_string(), b.clone());
+        lock(&self.known).insert(id, b);
     }
 
     pub(crate) fn forget(&self, id: &str) {
@@ -149,7 +172,7 @@ impl ClusterNode {
     }
 
     pub(crate) fn known(&self, id: &str) -> Option<Binding> {
-        lock(&self.known).get(id).cloned()
+        lock(&self.known).get(id)
     }
 
     /// Placements made on `host` recently (they count against its room until it reports).
@@ -185,45 +208,6 @@ fn live_sandboxes(engine: &Engine) -> u64 {
         .list_sandboxes(false)
         .map(|l| l.len() as u64)
         .unwrap_or(0)
-}
-
-/// Every few seconds: this host's load into its record, and its live sandboxes into etcd's
-/// bindings (a sandbox made here by a path that did not go through placement — a
-/// `RunExecution` create, a pool claim — becomes routable; one that ended is unbound).
-async fn report(node: Weak<ClusterNode>, engine: Weak<Engine>) {
-    let mut bound: HashSet<String> = HashSet::new();
-    loop {
-        tokio::time::sleep(REPORT_EVERY).await;
-        let (Some(node), Some(engine)) = (node.upgrade(), engine.upgrade()) else {
-            return;
-        };
-        let live = engine.list_sandboxes(false).unwrap_or_default();
-        let n = live.len() as u64;
-        node.membership.update(|i| i.sandboxes = n);
-        let me = node.node_name().to_string();
-        let ids: HashSet<String> = live.iter().map(|s| s.id.clone()).collect();
-        for s in &live {
-            if bound.contains(&s.id) {
-                continue;
-            }
-            let b = Binding {
-                host: me.clone(),
-                owner: s.owner.to_string(),
-                created_at: s.created_at,
-            };
-            if node.bindings.bind(&s.id, &b, None).await.is_ok() {
-                node.remember(&s.id, &b);
-                bound.insert(s.id.clone());
-            }
-        }
-        let ended: Vec<String> = bound.difference(&ids).cloned().collect();
-        for id in ended {
-            if node.bindings.unbind(&id).await.is_ok() {
-                node.forget(&id);
-                bound.remove(&id);
-            }
-        }
-    }
 }
 
 /// Load this node's identity (fail closed: `cluster_identity_invalid`) and bind the member

@@ -102,9 +102,15 @@ impl ClusterNode {
         }
     }
 
-    /// The host for a new sandbox of `runtime` (fails closed without etcd's quorum).
-    pub async fn place(&self, runtime: Option<&str>) -> Result<MemberInfo, EngineError> {
-        let members: Vec<MemberInfo> = self.members().await?.into_iter().map(|m| m.info).collect();
+    /// The host for a new sandbox of `runtime`, and `owner`'s cluster-wide count read in
+    /// the same transaction (fails closed without etcd's quorum).
+    pub async fn place(
+        &self,
+        runtime: Option<&str>,
+        owner: &str,
+    ) -> Result<(MemberInfo, cleanroom_cluster::Count), EngineError> {
+        let (members, count) = self.members_and_count(Some(owner)).await?;
+        let members: Vec<MemberInfo> = members.into_iter().map(|m| m.info).collect();
         let seed = std::collections::hash_map::RandomState::new();
         let mut n = 0u64;
         let random = || {
@@ -124,7 +130,7 @@ impl ClusterNode {
                     ))
                 })?;
         self.placed(&chosen.name);
-        Ok(chosen)
+        Ok((chosen, count))
     }
 
     /// Send a unary call (`body` in the caller's encoding) to `host` as `who`.

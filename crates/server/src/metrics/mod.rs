@@ -59,9 +59,23 @@ fn latency_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.001, 2.0, 17))
 }
 
+/// An empty `cleanroom_` registry, its series labelled with `node` when given.
+pub(crate) fn labelled_registry(node: Option<&str>) -> Registry {
+    match node {
+        Some(n) => Registry::with_prefix_and_labels(
+            "cleanroom",
+            [(
+                std::borrow::Cow::Borrowed("node"),
+                std::borrow::Cow::Owned(n.to_string()),
+            )]
+            .into_iter(),
+        ),
+        None => Registry::with_prefix("cleanroom"),
+    }
+}
+
 /// The event metrics (see the module docs).
 pub struct Metrics {
-    registry: Registry,
     creates: Latency,
     claims: Latency,
     execs: Latency,
@@ -76,57 +90,57 @@ pub struct Metrics {
 
 impl Metrics {
     fn new() -> Metrics {
-        let mut registry = Registry::with_prefix("cleanroom");
-        let creates = Latency::new_with_constructor(latency_histogram);
-        let claims = Latency::new_with_constructor(latency_histogram);
-        let execs = Latency::new_with_constructor(latency_histogram);
-        let egress = Family::<DecisionLabels, Counter>::default();
-        let pool_hits = Counter::default();
-        let pool_misses = Counter::default();
+        Metrics {
+            creates: Latency::new_with_constructor(latency_histogram),
+            claims: Latency::new_with_constructor(latency_histogram),
+            execs: Latency::new_with_constructor(latency_histogram),
+            egress: Family::<DecisionLabels, Counter>::default(),
+            pool_hits: Counter::default(),
+            pool_misses: Counter::default(),
+            retired_tx: AtomicU64::new(0),
+            retired_rx: AtomicU64::new(0),
+        }
+    }
+
+    /// A registry of these metrics for one scrape (handles to the same counters: cheap),
+    /// every series labelled `node="NAME"` on a cluster member (`serve --node-name`), so
+    /// that the members' scrapes can be told apart once gathered in one place.
+    pub(crate) fn registry(&self, node: Option<&str>) -> Registry {
+        let mut registry = labelled_registry(node);
         registry.register_with_unit(
             "sandbox_create_duration",
             "Sandbox creates (made or taken from a warm pool), by outcome",
             prometheus_client::registry::Unit::Seconds,
-            creates.clone(),
+            self.creates.clone(),
         );
         registry.register_with_unit(
             "pool_claim_duration",
             "Claims from warm pools, by outcome",
             prometheus_client::registry::Unit::Seconds,
-            claims.clone(),
+            self.claims.clone(),
         );
         registry.register_with_unit(
             "exec_start_duration",
             "Executions started (request to running), by outcome",
             prometheus_client::registry::Unit::Seconds,
-            execs.clone(),
+            self.execs.clone(),
         );
         registry.register(
             "egress_decisions",
             "Egress gateway decisions (allow, deny, error, pending) by stable reason",
-            egress.clone(),
+            self.egress.clone(),
         );
         registry.register(
             "pool_hits",
             "Creates and claims served by a warm pool's ready sandbox",
-            pool_hits.clone(),
+            self.pool_hits.clone(),
         );
         registry.register(
             "pool_misses",
             "Creates and claims that found their pool without a ready sandbox",
-            pool_misses.clone(),
+            self.pool_misses.clone(),
         );
-        Metrics {
-            registry,
-            creates,
-            claims,
-            execs,
-            egress,
-            pool_hits,
-            pool_misses,
-            retired_tx: AtomicU64::new(0),
-            retired_rx: AtomicU64::new(0),
-        }
+        registry
     }
 
     fn latency(&self, op: Op) -> &Latency {
@@ -135,10 +149,6 @@ impl Metrics {
             Op::Claim => &self.claims,
             Op::Exec => &self.execs,
         }
-    }
-
-    pub(crate) fn registry(&self) -> &Registry {
-        &self.registry
     }
 
     /// Bytes of stopped gateways: (sandbox → upstream, upstream → sandbox).

@@ -246,7 +246,8 @@ impl Rest {
             .with("principal", who.name.clone())
             .into());
         }
-        let text = scrape::render(self.api.engine.clone()).await?;
+        let node = self.api.cluster.as_ref().map(|c| c.node_name().to_string());
+        let text = scrape::render(self.api.engine.clone(), node).await?;
         Ok(Reply::Text(scrape::CONTENT_TYPE, text))
     }
 }

@@ -27,29 +27,31 @@ struct DirectionLabels {
 }
 
 /// The whole document for one scrape.
-pub async fn render(engine: Arc<Engine>) -> Result<String, EngineError> {
+/// `node`: this server's cluster node name (`serve --cluster`), which labels every series.
+pub async fn render(engine: Arc<Engine>, node: Option<String>) -> Result<String, EngineError> {
     // A store query and a statvfs: off the async workers.
     let usage = tokio::task::spawn_blocking(move || engine.server_usage())
         .await
         .map_err(|e| EngineError::internal(format!("metrics: {e}")))??;
-    encode(&usage).map_err(|e| EngineError::internal(format!("metrics encoding: {e}")))
+    encode(&usage, node.as_deref())
+        .map_err(|e| EngineError::internal(format!("metrics encoding: {e}")))
 }
 
 /// `usage` plus the event metrics, encoded.
-pub fn encode(usage: &ServerUsage) -> Result<String, std::fmt::Error> {
-    let state = state_registry(usage);
+pub fn encode(usage: &ServerUsage, node: Option<&str>) -> Result<String, std::fmt::Error> {
+    let state = state_registry(usage, node);
     let mut out = String::new();
     prometheus_client::encoding::text::encode_registry(
         &mut out,
-        crate::metrics::global().registry(),
+        &crate::metrics::global().registry(node),
     )?;
     prometheus_client::encoding::text::encode_registry(&mut out, &state)?;
     prometheus_client::encoding::text::encode_eof(&mut out)?;
     Ok(out)
 }
 
-fn state_registry(u: &ServerUsage) -> Registry {
-    let mut r = Registry::with_prefix("cleanroom");
+fn state_registry(u: &ServerUsage, node: Option<&str>) -> Registry {
+    let mut r = crate::metrics::labelled_registry(node);
     let sandboxes = Family::<SandboxLabels, Gauge>::default();
     for (status, runtime, n) in &u.sandboxes {
         sandboxes

@@ -451,9 +451,15 @@ pub async fn run(
         Some(c) => {
             let (identity, listener, peer) = crate::cluster::bind_member_link(&c).await?;
             let capacity = u64::from(cfg.auth.caps.total);
-            let node =
-                crate::cluster::ClusterNode::join(c, &identity, peer.clone(), &engine, capacity)
-                    .await?;
+            let node = crate::cluster::ClusterNode::join(
+                c,
+                &identity,
+                peer.clone(),
+                &engine,
+                capacity,
+                cfg.auth.caps.per_owner,
+            )
+            .await?;
             eprintln!(
                 "cleanroom: cluster member {:?}, member link {peer}",
                 node.node_name()

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x63leanroom/v1/cluster.proto\x12\x0c\x63leanroom.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa1\x02\n\rClusterMember\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\tadvertise\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x10\n\x08runtimes\x18\x04 \x03(\t\x12\x11\n\tsandboxes\x18\x05 \x01(\x04\x12\x10\n\x08\x63\x61pacity\x18\x06 \x01(\x04\x12-\n\tjoined_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08lease_id\x18\x08 \x01(\x03\x12\x0c\n\x04self\x18\t \x01(\x08\x12\x10\n\x08\x64raining\x18\n \x01(\x08\x12\x32\n\x0e\x64raining_since\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ndrained_by\x18\x0c \x01(\t\"\x19\n\x17GetClusterStatusRequest\"[\n\x18GetClusterStatusResponse\x12\x11\n\tnode_name\x18\x01 \x01(\t\x12,\n\x07members\x18\x02 \x03(\x0b\x32\x1b.cleanroom.v1.ClusterMember\" \n\x10\x44rainNodeRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"@\n\x11\x44rainNodeResponse\x12+\n\x06member\x18\x01 \x01(\x0b\x32\x1b.cleanroom.v1.ClusterMember\"\"\n\x12UndrainNodeRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"+\n\x13UndrainNodeResponse\x12\x14\n\x0cwas_draining\x18\x01 \x01(\x08\x32\x95\x02\n\x0e\x43lusterService\x12\x61\n\x10GetClusterStatus\x12%.cleanroom.v1.GetClusterStatusRequest\x1a&.cleanroom.v1.GetClusterStatusResponse\x12L\n\tDrainNode\x12\x1e.cleanroom.v1.DrainNodeRequest\x1a\x1f.cleanroom.v1.DrainNodeResponse\x12R\n\x0bUndrainNode\x12 .cleanroom.v1.UndrainNodeRequest\x1a!.cleanroom.v1.UndrainNodeResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x63leanroom/v1/cluster.proto\x12\x0c\x63leanroom.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb7\x02\n\rClusterMember\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\tadvertise\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x10\n\x08runtimes\x18\x04 \x03(\t\x12\x11\n\tsandboxes\x18\x05 \x01(\x04\x12\x10\n\x08\x63\x61pacity\x18\x06 \x01(\x04\x12-\n\tjoined_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08lease_id\x18\x08 \x01(\x03\x12\x0c\n\x04self\x18\t \x01(\x08\x12\x10\n\x08\x64raining\x18\n \x01(\x08\x12\x32\n\x0e\x64raining_since\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ndrained_by\x18\x0c \x01(\t\x12\x14\n\x0cload_average\x18\r \x01(\x01\"\x19\n\x17GetClusterStatusRequest\"[\n\x18GetClusterStatusResponse\x12\x11\n\tnode_name\x18\x01 \x01(\t\x12,\n\x07members\x18\x02 \x03(\x0b\x32\x1b.cleanroom.v1.ClusterMember\" \n\x10\x44rainNodeRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"@\n\x11\x44rainNodeResponse\x12+\n\x06member\x18\x01 \x01(\x0b\x32\x1b.cleanroom.v1.ClusterMember\"\"\n\x12UndrainNodeRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"+\n\x13UndrainNodeResponse\x12\x14\n\x0cwas_draining\x18\x01 \x01(\x08\x32\x95\x02\n\x0e\x43lusterService\x12\x61\n\x10GetClusterStatus\x12%.cleanroom.v1.GetClusterStatusRequest\x1a&.cleanroom.v1.GetClusterStatusResponse\x12L\n\tDrainNode\x12\x1e.cleanroom.v1.DrainNodeRequest\x1a\x1f.cleanroom.v1.DrainNodeResponse\x12R\n\x0bUndrainNode\x12 .cleanroom.v1.UndrainNodeRequest\x1a!.cleanroom.v1.UndrainNodeResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,19 +33,19 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'cleanroom.v1.cluster_pb2', 
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_CLUSTERMEMBER']._serialized_start=78
-  _globals['_CLUSTERMEMBER']._serialized_end=367
-  _globals['_GETCLUSTERSTATUSREQUEST']._serialized_start=369
-  _globals['_GETCLUSTERSTATUSREQUEST']._serialized_end=394
-  _globals['_GETCLUSTERSTATUSRESPONSE']._serialized_start=396
-  _globals['_GETCLUSTERSTATUSRESPONSE']._serialized_end=487
-  _globals['_DRAINNODEREQUEST']._serialized_start=489
-  _globals['_DRAINNODEREQUEST']._serialized_end=521
-  _globals['_DRAINNODERESPONSE']._serialized_start=523
-  _globals['_DRAINNODERESPONSE']._serialized_end=587
-  _globals['_UNDRAINNODEREQUEST']._serialized_start=589
-  _globals['_UNDRAINNODEREQUEST']._serialized_end=623
-  _globals['_UNDRAINNODERESPONSE']._serialized_start=625
-  _globals['_UNDRAINNODERESPONSE']._serialized_end=668
-  _globals['_CLUSTERSERVICE']._serialized_start=671
-  _globals['_CLUSTERSERVICE']._serialized_end=948
+  _globals['_CLUSTERMEMBER']._serialized_end=389
+  _globals['_GETCLUSTERSTATUSREQUEST']._serialized_start=391
+  _globals['_GETCLUSTERSTATUSREQUEST']._serialized_end=416
+  _globals['_GETCLUSTERSTATUSRESPONSE']._serialized_start=418
+  _globals['_GETCLUSTERSTATUSRESPONSE']._serialized_end=509
+  _globals['_DRAINNODEREQUEST']._serialized_start=511
+  _globals['_DRAINNODEREQUEST']._serialized_end=543
+  _globals['_DRAINNODERESPONSE']._serialized_start=545
+  _globals['_DRAINNODERESPONSE']._serialized_end=609
+  _globals['_UNDRAINNODEREQUEST']._serialized_start=611
+  _globals['_UNDRAINNODEREQUEST']._serialized_end=645
+  _globals['_UNDRAINNODERESPONSE']._serialized_start=647
+  _globals['_UNDRAINNODERESPONSE']._serialized_end=690
+  _globals['_CLUSTERSERVICE']._serialized_start=693
+  _globals['_CLUSTERSERVICE']._serialized_end=970
 # @@protoc_insertion_point(module_scope)

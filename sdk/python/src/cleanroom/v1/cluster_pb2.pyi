@@ -10,7 +10,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ClusterMember(_message.Message):
-    __slots__ = ("name", "advertise", "version", "runtimes", "sandboxes", "capacity", "joined_at", "lease_id", "self", "draining", "draining_since", "drained_by")
+    __slots__ = ("name", "advertise", "version", "runtimes", "sandboxes", "capacity", "joined_at", "lease_id", "self", "draining", "draining_since", "drained_by", "load_average")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ADVERTISE_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -23,6 +23,7 @@ class ClusterMember(_message.Message):
     DRAINING_FIELD_NUMBER: _ClassVar[int]
     DRAINING_SINCE_FIELD_NUMBER: _ClassVar[int]
     DRAINED_BY_FIELD_NUMBER: _ClassVar[int]
+    LOAD_AVERAGE_FIELD_NUMBER: _ClassVar[int]
     name: str
     advertise: str
     version: str
@@ -35,7 +36,8 @@ class ClusterMember(_message.Message):
     draining: bool
     draining_since: _timestamp_pb2.Timestamp
     drained_by: str
-    def __init__(self_, name: _Optional[str] = ..., advertise: _Optional[str] = ..., version: _Optional[str] = ..., runtimes: _Optional[_Iterable[str]] = ..., sandboxes: _Optional[int] = ..., capacity: _Optional[int] = ..., joined_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lease_id: _Optional[int] = ..., self: _Optional[bool] = ..., draining: _Optional[bool] = ..., draining_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., drained_by: _Optional[str] = ...) -> None: ...
+    load_average: float
+    def __init__(self_, name: _Optional[str] = ..., advertise: _Optional[str] = ..., version: _Optional[str] = ..., runtimes: _Optional[_Iterable[str]] = ..., sandboxes: _Optional[int] = ..., capacity: _Optional[int] = ..., joined_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lease_id: _Optional[int] = ..., self: _Optional[bool] = ..., draining: _Optional[bool] = ..., draining_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., drained_by: _Optional[str] = ..., load_average: _Optional[float] = ...) -> None: ...
 
 class GetClusterStatusRequest(_message.Message):
     __slots__ = ()

@@ -73,6 +73,14 @@ export type ClusterMember = Message<"cleanroom.v1.ClusterMember"> & {
      * @generated from field: string drained_by = 12;
      */
     drainedBy: string;
+    /**
+     * Its 1-minute load average as it last reported, to the nearest 0.5 (a member rewrites
+     * its record only when a reported figure changes; a finer one would rewrite it at every
+     * renewal).
+     *
+     * @generated from field: double load_average = 13;
+     */
+    loadAverage: number;
 };
 /**
  * Describes the message cleanroom.v1.ClusterMember.
