@@ -485,6 +485,9 @@ mod tests {
     fn the_pages_hold_no_inline_script_or_markup_sinks() {
         // The CSP forbids inline script; the modules never parse strings as HTML.
         assert!(!assets::INDEX.contains("<script>"));
+        // The shell names its icon: no request for /favicon.ico, which with the session
+        // cookie and no CSRF token would be refused (a 403 in the browser's console).
+        assert!(assets::INDEX.contains(r#"<link rel="icon" href="data:,">"#));
         // No inline handler attribute (` onclick=`…) either.
         let handler = assets::INDEX.split(" on").skip(1).any(|rest| {
             let name: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();
