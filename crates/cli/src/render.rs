@@ -67,18 +67,19 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 pub fn sandbox_table(list: &[Sandbox]) -> String {
     let mut out = format!(
-        "{:<36}  {:<12}  {:<8}  {:<20}  {}\n",
-        "SANDBOX ID", "STATUS", "BACKEND", "CREATED", "POLICY HASH"
+        "{:<36}  {:<12}  {:<8}  {:<20}  {:<19}  {}\n",
+        "SANDBOX ID", "STATUS", "BACKEND", "CREATED", "POLICY HASH", "OWNER"
     );
     for s in list {
         let hash: String = s.policy_hash.chars().take(19).collect();
         out += &format!(
-            "{:<36}  {:<12}  {:<8}  {:<20}  {}\n",
+            "{:<36}  {:<12}  {:<8}  {:<20}  {:<19}  {}\n",
             s.sandbox_id,
             sandbox_status(s),
             s.backend,
             time(&s.created_at),
-            hash
+            hash,
+            or_dash(&s.owner)
         );
     }
     out
@@ -88,6 +89,7 @@ pub fn sandbox_detail(s: &Sandbox) -> String {
     let mut out = String::new();
     out += &format!("sandbox_id:          {}\n", s.sandbox_id);
     out += &format!("status:              {}\n", sandbox_status(s));
+    out += &format!("owner:               {}\n", or_dash(&s.owner));
     out += &format!("backend:             {}\n", s.backend);
     out += &format!("policy_hash:         {}\n", s.policy_hash);
     out += &format!("created_at:          {}\n", time(&s.created_at));

@@ -6,8 +6,8 @@
 //!   other name under the domain is no exposure and never reaches the API.
 //! - **No browser-made API calls.** The API's clients (the CLI, the SDKs, curl) are not
 //!   browsers; a request a browser makes on behalf of a page carries `Origin` (every
-//!   cross-origin or state-changing fetch and form post) or `Sec-Fetch-Site` (every
-//!   request from a secure context). Such a request is refused, before authentication:
+//!   cross-origin or state-changing fetch and form post), `Sec-Fetch-Site` (every
+//!   request from a secure context) or a `Referer`. Such a request is refused, before authentication:
 //!   a page — one an exposed sandbox serves on this very origin, or any site the user
 //!   visits — must not use credentials the browser adds on its own (a TLS client
 //!   certificate, for one) against the API. The console, the API's one browser client,
@@ -74,9 +74,14 @@ fn host_of(req: &Request<Incoming>) -> Option<&str> {
         .or_else(|| req.headers().get(header::HOST)?.to_str().ok())
 }
 
-/// Did a browser make this request for a page (not the user typing a URL)?
+/// Did a browser make this request for a page (not the user typing a URL)? `Origin`
+/// (cross-origin and state-changing fetches, form posts), `Sec-Fetch-Site` other than
+/// `none` (every request from a secure context in current browsers), or a `Referer` (a
+/// browser without fetch metadata following a page's link or loading its image): no API
+/// client sends any of them.
 pub fn browser_made(h: &HeaderMap) -> bool {
     h.contains_key(header::ORIGIN)
+        || h.contains_key(header::REFERER)
         || h.get("sec-fetch-site")
             .is_some_and(|v| v.as_bytes() != b"none")
 }

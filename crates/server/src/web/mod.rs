@@ -179,6 +179,12 @@ impl tower::Service<Request<hyper::body::Incoming>> for WebService {
         {
             return Box::pin(async move { Ok(not_here("an exposed sandbox port")) });
         }
+        // The console's listener: a browser's call is the console page's own, or nothing.
+        if self.role == Role::Console {
+            if let Err(e) = console_browser_call(&self.web.sessions, &req, &path) {
+                return Box::pin(async move { Ok(refused(&path, e)) });
+            }
+        }
         if is_ui(&path) {
             let web = self.web.clone();
             return Box::pin(async move {
@@ -195,7 +201,7 @@ impl tower::Service<Request<hyper::body::Incoming>> for WebService {
                 cookie(req.headers(), COOKIE).and_then(|id| self.web.sessions.get(id))
             {
                 if !cur.csrf_ok(req.headers().get(CSRF_HEADER).map(|v| v.as_bytes())) {
-                    return Box::pin(async move { Ok(csrf_refused(&path)) });
+                    return Box::pin(async move { Ok(refused(&path, csrf_error())) });
                 }
                 req.extensions_mut().insert(SessionPrincipal(cur.principal));
             }
@@ -204,14 +210,80 @@ impl tower::Service<Request<hyper::body::Incoming>> for WebService {
     }
 }
 
-/// The stable refusal of a cookie-authenticated call without its CSRF token: the REST
-/// error shape on REST paths, Connect's JSON error elsewhere.
-fn csrf_refused(path: &str) -> Response<ApiBody> {
-    let e = RestError::from(csrf_error());
+/// May a browser make this request on the console's listener? Only for the console's own
+/// page: a request a browser makes for a page (`Origin`, `Referer`, `Sec-Fetch-Site` other
+/// than `none`, [`crate::serve::front::browser_made`]) to the API must come from this
+/// origin and be authenticated by the console's session — never by what the browser
+/// attaches by itself to any request to this host: a TLS client certificate (`https://`
+/// with `--client-ca`), which a page on another origin (an exposed sandbox's on the main
+/// listener, same site, or any site) could otherwise spend with a form post or a no-cors
+/// fetch. `cleanroom ui`'s code request authenticates by the connection too: no browser
+/// may make it here. Everything else under `/ui/` has its own rules (a JSON login from
+/// this origin, CSRF tokens). Fails closed with `permission_denied`
+/// (`reason: browser_request`).
+fn console_browser_call<B>(
+    sessions: &Sessions,
+    req: &Request<B>,
+    path: &str,
+) -> Result<(), EngineError> {
+    let h = req.headers();
+    if !crate::serve::front::browser_made(h) {
+        return Ok(());
+    }
+    let refuse = |why: &str| {
+        Err(EngineError::new(
+            crate::model::error::ErrorCode::PermissionDenied,
+            format!("{why}: on the console's listener a browser may call the API only from the console's own page, with its session"),
+        )
+        .with("reason", "browser_request"))
+    };
+    if path == LOGIN_CODE_PATH {
+        return refuse("a login code is asked for by `cleanroom ui`, not by a page");
+    }
+    if is_ui(path) {
+        return Ok(());
+    }
+    let fetch_site = h.get("sec-fetch-site").map(|v| v.as_bytes());
+    if fetch_site.is_some_and(|v| v != b"same-origin") {
+        return refuse("a request from another site or origin");
+    }
+    let host = h
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .or_else(|| req.uri().authority().map(|a| a.as_str()))
+        .unwrap_or_default();
+    let this_origin = |v: &HeaderValue| {
+        let v = v.to_str().unwrap_or_default();
+        !host.is_empty()
+            && ["http://", "https://"].iter().any(|scheme| {
+                v.strip_prefix(scheme).is_some_and(|rest| {
+                    rest == host || rest.strip_prefix(host).is_some_and(|p| p.starts_with('/'))
+                })
+            })
+    };
+    if h.get(header::ORIGIN).is_some_and(|o| !this_origin(o))
+        || h.get(header::REFERER).is_some_and(|r| !this_origin(r))
+    {
+        return refuse("a request from another origin");
+    }
+    let session = cookie(h, COOKIE).and_then(|id| sessions.get(id));
+    if session.is_none() || h.contains_key(header::AUTHORIZATION) {
+        return refuse("a browser's request without the console's session");
+    }
+    Ok(())
+}
+
+/// The stable refusal `e` of a browser's request before any handler: the REST error
+/// shape on REST paths, Connect's JSON error elsewhere.
+fn refused(path: &str, e: EngineError) -> Response<ApiBody> {
+    let detail = crate::api::errors::detail(e.code.as_str(), &e.message, &e.details);
+    let e = RestError::from(e);
     if path.starts_with("/v1") || path == "/metrics" {
         return e.into_response();
     }
-    let body = serde_json::json!({"code": e.code, "message": e.message, "details": []});
+    // Connect's JSON error (every refusal here is permission_denied), with the stable
+    // code's detail as the API's own errors carry it.
+    let body = serde_json::json!({"code": e.code, "message": e.message, "details": [detail]});
     Response::builder()
         .status(StatusCode::FORBIDDEN)
         .header(header::CONTENT_TYPE, "application/json")
@@ -311,19 +383,111 @@ mod tests {
 
     #[test]
     fn csrf_refusals_carry_the_stable_code_in_each_shape() {
-        let connect = csrf_refused("/cleanroom.v1.SandboxService/TerminateSandbox");
+        let connect = refused(
+            "/cleanroom.v1.SandboxService/TerminateSandbox",
+            csrf_error(),
+        );
         assert_eq!(connect.status(), StatusCode::FORBIDDEN);
-        let rest = csrf_refused("/v1/sandboxes/sbx_1");
+        let rest = refused("/v1/sandboxes/sbx_1", csrf_error());
         assert_eq!(rest.status(), StatusCode::FORBIDDEN);
         let e = RestError::from(csrf_error());
         assert_eq!(e.code, "permission_denied");
         assert_eq!(e.details["reason"], "csrf_token");
+        // Connect's shape carries the API's detail (code, reason) like every API error.
+        let body = futures::executor::block_on(connect.into_body().collect())
+            .unwrap()
+            .to_bytes();
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v["code"], "permission_denied");
+        assert_eq!(
+            v["details"][0]["debug"]["details"]["reason"], "csrf_token",
+            "{v}"
+        );
+    }
+
+    #[test]
+    fn on_the_consoles_listener_a_browser_calls_the_api_only_from_its_page_with_its_session() {
+        use crate::identity::auth::{Principal, Role};
+        let sessions = Sessions::default();
+        let s = sessions
+            .open(Principal {
+                name: "alice".into(),
+                role: Role::User,
+            })
+            .unwrap();
+        let call = |path: &str, headers: &[(&str, String)]| {
+            let mut b = Request::builder()
+                .uri(path)
+                .header("host", "127.0.0.1:7780");
+            for (k, v) in headers {
+                b = b.header(*k, v.as_str());
+            }
+            console_browser_call(&sessions, &b.body(()).unwrap(), path)
+        };
+        let api = "/v1/sandboxes";
+        let cookie = ("cookie", format!("{COOKIE}={}", s.id));
+        let here = ("origin", "http://127.0.0.1:7780".to_string());
+        let same = ("sec-fetch-site", "same-origin".to_string());
+        // Not a browser (curl, the SDKs), or the user typing a URL: not this rule's.
+        assert!(call(api, &[]).is_ok());
+        assert!(call(api, &[("sec-fetch-site", "none".into())]).is_ok());
+        // The console's page: same origin, its session.
+        assert!(call(api, &[here.clone(), same.clone(), cookie.clone()]).is_ok());
+        assert!(call(api, &[same.clone(), cookie.clone()]).is_ok());
+        // Without the session: whatever else authenticates it (a client certificate, a
+        // header) is refused.
+        for h in [
+            vec![same.clone()],
+            vec![here.clone()],
+            vec![
+                same.clone(),
+                ("authorization", "Bearer t".into()),
+                cookie.clone(),
+            ],
+            vec![same.clone(), ("cookie", format!("{COOKIE}=made-up"))],
+        ] {
+            let e = call(api, &h).unwrap_err();
+            assert!(
+                e.details
+                    .iter()
+                    .any(|(k, v)| k == "reason" && v == "browser_request"),
+                "{h:?}"
+            );
+        }
+        // Another origin or site, with the session or not.
+        for h in [
+            vec![("sec-fetch-site", "same-site".into()), cookie.clone()],
+            vec![("sec-fetch-site", "cross-site".into()), cookie.clone()],
+            vec![("origin", "http://127.0.0.1:7777".into()), cookie.clone()],
+            vec![("origin", "http://127.0.0.1:77801".into()), cookie.clone()],
+            vec![("origin", "null".into()), cookie.clone()],
+            vec![
+                ("referer", "http://127.0.0.1:7777/_sandbox/exp_1/".into()),
+                cookie.clone(),
+            ],
+        ] {
+            assert!(call(api, &h).is_err(), "{h:?}");
+        }
+        assert!(call(
+            api,
+            &[
+                ("referer", "http://127.0.0.1:7780/ui/".into()),
+                cookie.clone()
+            ]
+        )
+        .is_ok());
+        // No page asks for a login code here; the pages and the login have their own rules.
+        assert!(call(LOGIN_CODE_PATH, &[same.clone(), cookie.clone()]).is_err());
+        assert!(call("/ui/", &[("sec-fetch-site", "cross-site".into())]).is_ok());
     }
 
     #[test]
     fn the_pages_hold_no_inline_script_or_markup_sinks() {
         // The CSP forbids inline script; the modules never parse strings as HTML.
         assert!(!assets::INDEX.contains("<script>"));
+        // The shell names its icon: no request for /favicon.ico, which with the session
+        // cookie and no CSRF token would be refused (a 403 in the browser's console).
+        assert!(assets::INDEX.contains(r#"<link rel="icon" href="data:,">"#));
         // No inline handler attribute (` onclick=`…) either.
         let handler = assets::INDEX.split(" on").skip(1).any(|rest| {
             let name: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();

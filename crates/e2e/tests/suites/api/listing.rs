@@ -248,6 +248,25 @@ fn admins_see_and_filter_owners_and_nobody_else_may() {
     assert_eq!(v.as_array().unwrap().len(), 1, "{v}");
     assert_eq!(v[0]["sandboxId"], b.as_str(), "{v}");
     assert_eq!(v[0]["owner"], "bob", "{v}");
+    // The text forms name the owner too: a column of `sandbox ls`, a line of inspect.
+    let o = s.run(Some(OPS), &["sandbox", "ls"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    assert!(
+        table.lines().next().unwrap_or("").ends_with("OWNER"),
+        "{table}"
+    );
+    for (id, who) in [(&a, "alice"), (&b, "bob")] {
+        let row = table.lines().find(|l| l.starts_with(id.as_str()));
+        assert!(row.is_some_and(|r| r.ends_with(who)), "{id} {who}: {table}");
+    }
+    let o = s.run(Some(OPS), &["sandbox", "inspect", &b]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).lines().any(|l| l == "owner:               bob"),
+        "{}",
+        stdout(&o)
+    );
     let o = s.run(Some(ALICE), &["sandbox", "ls", "--owner", "bob"]);
     assert_code(&o, "permission_denied");
     assert!(!stdout(&o).contains(&b), "{}", stdout(&o));

@@ -3,7 +3,7 @@
 started with a TCP main listener (the exposure URLs' origin) and the console's own.
 
 A python http.server runs in the sandbox; the page exposes its port with a TTL, lists the
-exposure (port, URL, expiry), the link opens the app in a new tab with no way back to the
+exposure (port, URL, expiry), "Copy URL" puts that URL on the clipboard, the link opens the app in a new tab with no way back to the
 console (rel=noopener noreferrer), the URL is fetched outside the browser too, and revoking
 it from the page ends it (exposure_revoked).
 Environment: CLEANROOM_BIN, CLEANROOM_HOST (the main listener, http://), WEB_URL (the
@@ -59,6 +59,7 @@ def main():
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"), args=["--no-sandbox"])
         ctx = browser.new_context(viewport={"width": 1366, "height": 800})
+        ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=URL)
         page = ctx.new_page()
         page.set_default_timeout(T)
         errors = []
@@ -89,6 +90,13 @@ def main():
         assert len(listed) == 1 and listed[0]["port"] == 8000, listed
         expires = int(listed[0]["expiresAt"])
         assert abs(expires - (t0 + 900)) < 120, (expires, t0)
+
+        # --- "Copy URL" puts exactly the listed URL (its token included) on the clipboard -
+        page.evaluate("navigator.clipboard.writeText('')")
+        row.get_by_role("button", name="Copy URL").click()
+        expect(page.locator("#toast")).to_have_text("URL copied")
+        copied = page.evaluate("navigator.clipboard.readText()")
+        assert copied == href, (copied, href)
 
         # --- the link opens the app in a new tab, on the main listener's origin ----------
         with ctx.expect_page() as popup:

@@ -12,6 +12,8 @@
 //! The headers, the login rules and `cleanroom ui` without a TCP listener are checked here
 //! with curl. `CLEANROOM_WEB_SCREENSHOTS=<dir>` saves the docs' screenshots.
 
+mod client_cert;
+
 use cleanroom_e2e::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;

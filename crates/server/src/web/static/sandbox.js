@@ -1,5 +1,5 @@
 // One sandbox: its state and usage, actions (pause, resume, snapshot, terminate), its
-// exposed ports (expose with a TTL, open, revoke), its
+// exposed ports (expose with a TTL, open, copy the URL, revoke), its
 // executions with live output (followed, resumed by sequence after a break), its events
 // (deny reasons included), its files (browse, download, upload — through the files API,
 // which acts as the sandbox) and snapshots. Output is decoded, stripped of terminal
@@ -96,11 +96,26 @@ export function sandboxPage({ me, main }, id) {
           h("td", { class: "url" }, url ? h("a", { href: url, target: "_blank", rel: "noopener noreferrer" }, url) : h("code", {}, x.path || "")),
           h("td", { title: new Date(Number(x.expiresAt || 0) * 1000).toISOString() }, until(x.expiresAt)),
           h("td", { class: "muted" }, x.createdBy || ""),
-          h("td", {}, h("button", { class: "revoke", onclick: () => revoke(x) }, "Revoke")),
+          h(
+            "td",
+            {},
+            h("button", { class: "copy", onclick: () => copy(url || x.path || "") }, "Copy URL"),
+            " ",
+            h("button", { class: "revoke", onclick: () => revoke(x) }, "Revoke"),
+          ),
         );
       }),
     );
     if (!list.length) exposures.replaceChildren(h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No port is exposed.")));
+  }
+  async function copy(text) {
+    // The URL carries the exposure's token: it goes to the clipboard, never to a log.
+    try {
+      await navigator.clipboard.writeText(text);
+      toast("URL copied");
+    } catch (e) {
+      fail(new Error(`cannot copy (the browser refused the clipboard): ${e.message || e}`));
+    }
   }
   async function revoke(x) {
     try {
