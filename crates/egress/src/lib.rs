@@ -36,6 +36,7 @@ mod gateway;
 mod gateway_tests;
 pub mod http;
 pub mod intercept;
+pub mod kernel;
 mod judge;
 #[cfg(test)]
 mod judge_tests;
@@ -68,6 +69,7 @@ pub use approval::Approvals;
 pub use ctx::Ctx;
 pub use event::{EgressEvent, EventSink};
 pub use gateway::{Gateway, Mediators};
+pub use kernel::KernelSockets;
 pub use limits::{MAX_FLOWS, MAX_UDP_FLOWS};
 pub use link::{
     GATEWAY_ADDR, GUEST_ADDR, MTU, PROXY_PORT, STACK_BUDGET, TCP_RECV_BUFFER, TCP_SEND_WINDOW,

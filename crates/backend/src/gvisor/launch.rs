@@ -107,7 +107,11 @@ impl GvisorBackend {
             init_pid,
             init_start_time,
             info,
-            network_device: ns.tun.map(|t| NetworkDevice(std::sync::Arc::new(t))),
+            network_device: match (ns.tun, ns.gateway) {
+                (_, Some(gw)) => Some(NetworkDevice::Kernel(std::sync::Arc::new(gw))),
+                (Some(t), None) => Some(NetworkDevice::Tun(std::sync::Arc::new(t))),
+                (None, None) => None,
+            },
         };
         let sbx = GvisorSandbox {
             bundle,

@@ -10,6 +10,7 @@ pub mod capture;
 pub mod cgroup;
 pub mod fdtable;
 mod file_rpc;
+pub mod gateway_ns;
 pub mod freeze;
 pub mod hosttune;
 mod idmap;

@@ -11,6 +11,9 @@
 pub mod mounts;
 pub mod pidfd;
 mod process;
+pub mod netlink;
+pub mod nft;
+pub mod rtnl;
 pub mod spawn;
 mod xattr;
 
