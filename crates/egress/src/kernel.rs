@@ -64,6 +64,7 @@ async fn run(
     let mut tasks = JoinSet::new();
     let mut query = vec![0u8; 4096];
     let mut logged = vec![0u8; 64 << 10];
+    let mut clients = DnsClients::default();
     loop {
         tokio::select! {
             a = listener.accept() => match a {
@@ -73,6 +74,16 @@ async fn run(
             },
             r = dns.recv_from(&mut query) => if let Ok((n, peer)) = r {
                 traffic.tx.fetch_add(n as u64, Relaxed);
+                if let Err(msg) = clients.admit(peer, &ctx) {
+                    ctx.events.emit(EgressEvent::deny(
+                        peer.ip().to_string(),
+                        53,
+                        "udp",
+                        DenyReason::TooManyConnections,
+                        msg,
+                    ));
+                    continue;
+                }
                 let (resp, events) = crate::dns::answer(&query[..n], &ctx.policy(), &ctx.names);
                 for e in events {
                     ctx.events.emit(e);
@@ -101,6 +112,37 @@ async fn run(
             },
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
         }
+    }
+}
+
+/// The sandbox's DNS clients (source ports) served in the last [`DNS_CLIENT_IDLE`]: each
+/// holds one of the sandbox's UDP permits, as a DNS flow of the userspace stack does, so
+/// the same cap ([`crate::MAX_UDP_FLOWS`]) bounds this table.
+#[derive(Default)]
+struct DnsClients {
+    seen: std::collections::HashMap<SocketAddr, (tokio::time::Instant, tokio::sync::OwnedSemaphorePermit)>,
+}
+
+/// How long a DNS client port counts as active after its last query (as a DNS flow of the
+/// userspace stack is kept).
+const DNS_CLIENT_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl DnsClients {
+    fn admit(&mut self, peer: SocketAddr, ctx: &Ctx) -> Result<(), String> {
+        let now = tokio::time::Instant::now();
+        if let Some(entry) = self.seen.get_mut(&peer) {
+            entry.0 = now;
+            return Ok(());
+        }
+        let permit = match ctx.limits.udp() {
+            Ok(p) => p,
+            Err(_) => {
+                self.seen.retain(|_, (at, _)| now.duration_since(*at) < DNS_CLIENT_IDLE);
+                ctx.limits.udp()?
+            }
+        };
+        self.seen.insert(peer, (now, permit));
+        Ok(())
     }
 }
 

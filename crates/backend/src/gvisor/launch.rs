@@ -101,6 +101,15 @@ impl GvisorBackend {
             }
             .into(),
         );
+        info.insert(
+            "network".into(),
+            match (&ns.tun, &ns.gateway) {
+                (_, Some(_)) => "veth -> egress gateway in its own namespace (kernel sockets, no other route)",
+                (Some(_), None) => "tun -> egress gateway (userspace stack, no other route)",
+                (None, None) => "loopback only",
+            }
+            .into(),
+        );
         let provisioned = ProvisionedSandbox {
             sandbox_id: spec.sandbox_id.clone(),
             state_dir: dir.to_path_buf(),
