@@ -96,18 +96,15 @@ async fn run(
                 }
             },
             r = log.readable() => if let Ok(mut guard) = r {
-                match guard.try_io(|fd| recv(fd.get_ref().as_raw_fd(), &mut logged)) {
-                    Ok(Ok(n)) => {
-                        traffic.tx.fetch_add(n as u64, Relaxed);
-                        for_each_packet(&logged[..n], |p| {
-                            if let Some(e) = refused(p) {
-                                ctx.events.emit(e);
-                            }
-                        });
-                    }
-                    // ENOBUFS: the sandbox sent faster than we read; those went unlogged
-                    // (and were dropped all the same).
-                    Ok(Err(_)) | Err(_) => {}
+                // An error is ENOBUFS: the sandbox sent faster than we read, and those
+                // packets went unlogged (and were dropped all the same).
+                if let Ok(Ok(n)) = guard.try_io(|fd| recv(fd.get_ref().as_raw_fd(), &mut logged)) {
+                    traffic.tx.fetch_add(n as u64, Relaxed);
+                    for_each_packet(&logged[..n], |p| {
+                        if let Some(e) = refused(p) {
+                            ctx.events.emit(e);
+                        }
+                    });
                 }
             },
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
@@ -120,7 +117,10 @@ async fn run(
 /// the same cap ([`crate::MAX_UDP_FLOWS`]) bounds this table.
 #[derive(Default)]
 struct DnsClients {
-    seen: std::collections::HashMap<SocketAddr, (tokio::time::Instant, tokio::sync::OwnedSemaphorePermit)>,
+    seen: std::collections::HashMap<
+        SocketAddr,
+        (tokio::time::Instant, tokio::sync::OwnedSemaphorePermit),
+    >,
 }
 
 /// How long a DNS client port counts as active after its last query (as a DNS flow of the
@@ -137,7 +137,8 @@ impl DnsClients {
         let permit = match ctx.limits.udp() {
             Ok(p) => p,
             Err(_) => {
-                self.seen.retain(|_, (at, _)| now.duration_since(*at) < DNS_CLIENT_IDLE);
+                self.seen
+                    .retain(|_, (at, _)| now.duration_since(*at) < DNS_CLIENT_IDLE);
                 ctx.limits.udp()?
             }
         };
@@ -340,7 +341,10 @@ mod tests {
     #[test]
     fn refused_packets_are_reported_like_the_stack_reports_them() {
         let e = refused(&v4(17, [8, 8, 8, 8], 53)).unwrap();
-        assert_eq!((e.protocol, e.reason, e.port), ("dns", "resolver_not_allowed", 53));
+        assert_eq!(
+            (e.protocol, e.reason, e.port),
+            ("dns", "resolver_not_allowed", 53)
+        );
         let e = refused(&v4(17, [1, 2, 3, 4], 9999)).unwrap();
         assert_eq!((e.protocol, e.reason), ("udp", "protocol_not_allowed"));
         let e = refused(&v4(1, [1, 2, 3, 4], 0)).unwrap();

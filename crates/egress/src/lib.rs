@@ -6,6 +6,9 @@
 //! sandbox sends reaches a real network stack of the host: each TCP connection and UDP
 //! flow surfaces here, is judged against the sandbox's compiled `NetworkPolicy`, and is
 //! either proxied by the gateway or dropped with a deny event carrying a stable reason code.
+//! On the kernel plane ([`kernel`]) the device is a veth into a gateway namespace instead, and
+//! the host kernel's TCP terminates the sandbox's connections; from there on every flow
+//! takes the same code.
 //!
 //! * DNS (UDP or TCP to the gateway address, port 53) is answered here ([`dns`]): allowed
 //!   names get synthetic addresses ([`names`]), other names NXDOMAIN.
@@ -36,10 +39,10 @@ mod gateway;
 mod gateway_tests;
 pub mod http;
 pub mod intercept;
-pub mod kernel;
 mod judge;
 #[cfg(test)]
 mod judge_tests;
+pub mod kernel;
 #[cfg(test)]
 mod layering_tests;
 pub mod limits;

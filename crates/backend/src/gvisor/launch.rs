@@ -104,7 +104,9 @@ impl GvisorBackend {
         info.insert(
             "network".into(),
             match (&ns.tun, &ns.gateway) {
-                (_, Some(_)) => "veth -> egress gateway in its own namespace (kernel sockets, no other route)",
+                (_, Some(_)) => {
+                    "veth -> egress gateway in its own namespace (kernel sockets, no other route)"
+                }
                 (Some(_), None) => "tun -> egress gateway (userspace stack, no other route)",
                 (None, None) => "loopback only",
             }

@@ -281,10 +281,12 @@ impl EgressHub {
 /// else, or nothing, the userspace stack on a tun. Read once.
 pub fn plane() -> cleanroom_backend::Plane {
     static PLANE: std::sync::OnceLock<cleanroom_backend::Plane> = std::sync::OnceLock::new();
-    *PLANE.get_or_init(|| match std::env::var("CLEANROOM_EGRESS_PLANE").as_deref() {
-        Ok("kernel") => cleanroom_backend::Plane::Kernel,
-        _ => cleanroom_backend::Plane::Tun,
-    })
+    *PLANE.get_or_init(
+        || match std::env::var("CLEANROOM_EGRESS_PLANE").as_deref() {
+            Ok("kernel") => cleanroom_backend::Plane::Kernel,
+            _ => cleanroom_backend::Plane::Tun,
+        },
+    )
 }
 
 /// Event attributes of one decision (the `attributes` JSON of a `SandboxEvent`).

@@ -61,8 +61,15 @@ fn create_with(
 
 /// Make the veth pair: `gw0` in the gateway namespace (the gateway's address), `cr0` in
 /// `sandbox_ns` (the sandbox's address, the default route via the gateway, IPv6 off).
-pub fn attach(gw: &GatewayNs, sandbox_ns: BorrowedFd<'_>, cfg: TunConfig) -> Result<(), BackendError> {
-    let ns = gw.ns.try_clone().map_err(|e| BackendError::io("dup namespace", e))?;
+pub fn attach(
+    gw: &GatewayNs,
+    sandbox_ns: BorrowedFd<'_>,
+    cfg: TunConfig,
+) -> Result<(), BackendError> {
+    let ns = gw
+        .ns
+        .try_clone()
+        .map_err(|e| BackendError::io("dup namespace", e))?;
     let sandbox = sandbox_ns
         .try_clone_to_owned()
         .map_err(|e| BackendError::io("dup namespace", e))?;
@@ -116,7 +123,13 @@ fn set_int(fd: &OwnedFd, level: i32, opt: i32, v: i32, what: &str) -> io::Result
 
 fn new_socket(domain: i32, kind: i32, proto: i32) -> io::Result<OwnedFd> {
     // SAFETY: socket(2) takes three integers and returns a new fd or -1.
-    let fd = unsafe { libc::socket(domain, kind | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK, proto) };
+    let fd = unsafe {
+        libc::socket(
+            domain,
+            kind | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+            proto,
+        )
+    };
     check(fd, "socket")?;
     // SAFETY: the kernel just returned this fd; nothing else owns it.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
@@ -147,8 +160,20 @@ fn transparent_listener() -> io::Result<(OwnedFd, u16)> {
     let fd = new_socket(libc::AF_INET, libc::SOCK_STREAM, 0)?;
     set_int(&fd, libc::SOL_IP, libc::IP_TRANSPARENT, 1, "IP_TRANSPARENT")?;
     // Inherited by every accepted socket: the per-connection byte bound.
-    set_int(&fd, libc::SOL_SOCKET, libc::SO_RCVBUF, SOCKET_BUFFER as i32, "SO_RCVBUF")?;
-    set_int(&fd, libc::SOL_SOCKET, libc::SO_SNDBUF, SOCKET_BUFFER as i32, "SO_SNDBUF")?;
+    set_int(
+        &fd,
+        libc::SOL_SOCKET,
+        libc::SO_RCVBUF,
+        SOCKET_BUFFER as i32,
+        "SO_RCVBUF",
+    )?;
+    set_int(
+        &fd,
+        libc::SOL_SOCKET,
+        libc::SO_SNDBUF,
+        SOCKET_BUFFER as i32,
+        "SO_SNDBUF",
+    )?;
     bind_v4(&fd, std::net::Ipv4Addr::UNSPECIFIED, 0, "bind the listener")?;
     // SAFETY: listen(2) on a bound socket fd.
     check(unsafe { libc::listen(fd.as_raw_fd(), BACKLOG) }, "listen")?;
@@ -156,7 +181,13 @@ fn transparent_listener() -> io::Result<(OwnedFd, u16)> {
     let mut sa: libc::sockaddr_in = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
     // SAFETY: `sa` and `len` are valid for writing.
-    let r = unsafe { libc::getsockname(fd.as_raw_fd(), (&mut sa as *mut libc::sockaddr_in).cast(), &mut len) };
+    let r = unsafe {
+        libc::getsockname(
+            fd.as_raw_fd(),
+            (&mut sa as *mut libc::sockaddr_in).cast(),
+            &mut len,
+        )
+    };
     check(r, "getsockname")?;
     Ok((fd, u16::from_be(sa.sin_port)))
 }
@@ -186,7 +217,13 @@ fn log_socket() -> io::Result<OwnedFd> {
     thresh.u32_be(4, 1);
     netlink::request(&sock, vec![bind], "bind the NFLOG group")?;
     netlink::request(&sock, vec![thresh], "configure the NFLOG group")?;
-    set_int(&sock, libc::SOL_SOCKET, libc::SO_RCVBUF, 256 << 10, "SO_RCVBUF")?;
+    set_int(
+        &sock,
+        libc::SOL_SOCKET,
+        libc::SO_RCVBUF,
+        256 << 10,
+        "SO_RCVBUF",
+    )?;
     let flags = nix::fcntl::fcntl(&sock, nix::fcntl::FcntlArg::F_GETFL)?;
     nix::fcntl::fcntl(
         &sock,
@@ -217,8 +254,13 @@ mod tests {
         if !nix::unistd::geteuid().is_root() {
             return; // needs CAP_NET_ADMIN; CI runs the suite as root
         }
-        let err = create_with(cfg(), nft::install_refused).err().expect("must fail");
-        assert!(matches!(err, BackendError::LaunchFailed(ref m) if m.contains("nftables")), "{err}");
+        let err = create_with(cfg(), nft::install_refused)
+            .err()
+            .expect("must fail");
+        assert!(
+            matches!(err, BackendError::LaunchFailed(ref m) if m.contains("nftables")),
+            "{err}"
+        );
         // The same namespace with the real table is made.
         create(cfg()).expect("the real table is accepted");
     }

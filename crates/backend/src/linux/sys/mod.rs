@@ -9,10 +9,10 @@
 //! it: a sandbox whose setup step failed must not start (fail closed).
 
 pub mod mounts;
-pub mod pidfd;
-mod process;
 pub mod netlink;
 pub mod nft;
+pub mod pidfd;
+mod process;
 pub mod rtnl;
 pub mod spawn;
 mod xattr;

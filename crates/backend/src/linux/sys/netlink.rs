@@ -109,7 +109,13 @@ fn pad(buf: &mut Vec<u8>) {
 /// thread's network namespace.
 pub fn socket(protocol: i32) -> io::Result<OwnedFd> {
     // SAFETY: socket(2) takes three integers and returns a new fd or -1.
-    let fd = unsafe { libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, protocol) };
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_NETLINK,
+            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+            protocol,
+        )
+    };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -134,7 +140,10 @@ pub fn request(sock: &OwnedFd, msgs: Vec<Msg>, what: &str) -> io::Result<()> {
     let n = unsafe { libc::send(sock.as_raw_fd(), out.as_ptr().cast(), out.len(), 0) };
     if n < 0 {
         let e = io::Error::last_os_error();
-        return Err(io::Error::new(e.kind(), format!("{what}: netlink send: {e}")));
+        return Err(io::Error::new(
+            e.kind(),
+            format!("{what}: netlink send: {e}"),
+        ));
     }
     let mut buf = vec![0u8; 16 << 10];
     while acks > 0 {
@@ -142,7 +151,10 @@ pub fn request(sock: &OwnedFd, msgs: Vec<Msg>, what: &str) -> io::Result<()> {
         let n = unsafe { libc::recv(sock.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
         if n < 0 {
             let e = io::Error::last_os_error();
-            return Err(io::Error::new(e.kind(), format!("{what}: netlink recv: {e}")));
+            return Err(io::Error::new(
+                e.kind(),
+                format!("{what}: netlink recv: {e}"),
+            ));
         }
         let mut rest = &buf[..n as usize];
         while rest.len() >= 16 {

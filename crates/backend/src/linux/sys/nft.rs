@@ -46,7 +46,11 @@ const NFT_PAYLOAD_TRANSPORT_HEADER: u32 = 2;
 enum Expr {
     Meta(u32),
     Eq(Vec<u8>),
-    Payload { base: u32, offset: u32, len: u32 },
+    Payload {
+        base: u32,
+        offset: u32,
+        len: u32,
+    },
     Verdict(u32),
     Value(Vec<u8>),
     /// tproxy to the port in register 1 (IPv4).
@@ -157,7 +161,11 @@ fn batch(listen_port: u16, gateway: Ipv4Addr, extra: Vec<Msg>) -> Vec<Msg> {
     out.push(c);
     let mut lo = [0u8; 16];
     lo[..2].copy_from_slice(b"lo");
-    out.push(rule(&[Meta(NFT_META_IIFNAME), Eq(lo.to_vec()), Verdict(NF_ACCEPT)]));
+    out.push(rule(&[
+        Meta(NFT_META_IIFNAME),
+        Eq(lo.to_vec()),
+        Verdict(NF_ACCEPT),
+    ]));
     out.push(rule(&[
         Meta(NFT_META_NFPROTO),
         Eq(vec![NFPROTO_IPV4]),

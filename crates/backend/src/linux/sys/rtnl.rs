@@ -69,6 +69,7 @@ pub fn local_default_route() -> io::Result<()> {
         &rtmsg,
     );
     // `lo` is ifindex 1 in every network namespace.
-    m.u32_ne(RTA_OIF, 1).u32_ne(RTA_TABLE, u32::from(RT_TABLE_LOCAL));
+    m.u32_ne(RTA_OIF, 1)
+        .u32_ne(RTA_TABLE, u32::from(RT_TABLE_LOCAL));
     netlink::request(&sock, vec![m], "add the local route")
 }

@@ -46,7 +46,12 @@ fn denies(s: &Server, sbx: &str) -> Vec<(String, u64, String, String)> {
         .map(|v| {
             let a = &v["attributes"];
             let s = |k: &str| a[k].as_str().unwrap_or("").to_string();
-            (s("host"), a["port"].as_u64().unwrap_or(0), s("protocol"), s("reason"))
+            (
+                s("host"),
+                a["port"].as_u64().unwrap_or(0),
+                s("protocol"),
+                s("reason"),
+            )
         })
         .collect()
 }
@@ -133,14 +138,21 @@ except Exception as e:\n  print(\"udp\",e)'"
     let o = s.sh_in(&sbx, &script);
     let out = format!("{}{}", stdout(&o), stderr(&o));
     std::thread::sleep(Duration::from_secs(1));
-    assert!(tcp.accept().is_err(), "a TCP connection reached the host: {out}");
+    assert!(
+        tcp.accept().is_err(),
+        "a TCP connection reached the host: {out}"
+    );
     let mut buf = [0u8; 16];
-    assert!(udp.recv_from(&mut buf).is_err(), "a datagram reached the host: {out}");
+    assert!(
+        udp.recv_from(&mut buf).is_err(),
+        "a datagram reached the host: {out}"
+    );
     // A TCP connection that left the sandbox went to the gateway and was judged there.
     if out.contains("tcp connected") {
         let got = denies(&s, &sbx);
         assert!(
-            got.iter().any(|(h, p, _, _)| *h == host && *p == u64::from(tp)),
+            got.iter()
+                .any(|(h, p, _, _)| *h == host && *p == u64::from(tp)),
             "connected, but not to the gateway's judge: {got:?}\n{out}"
         );
     }
