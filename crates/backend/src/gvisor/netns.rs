@@ -69,22 +69,26 @@ pub fn create(tun: Option<TunConfig>) -> Result<NetNs, BackendError> {
         Some(t) if t.plane == crate::Plane::Kernel => {
             // The gateway's namespace and table first: without them, no veth (fail closed).
             let gw = crate::linux::host::gateway_ns::create(t)?;
-            let mut ns = create_ns(None)?;
+            let mut ns = create_ns(None, true)?;
             crate::linux::host::gateway_ns::attach(&gw, ns.ns.as_fd(), t)?;
             ns.gateway = Some(gw.sockets);
             Ok(ns)
         }
-        tun => create_ns(tun),
+        tun => create_ns(tun, false),
     }
 }
 
-/// The sandbox's namespace: `lo`, and the tun when `tun` says so.
-fn create_ns(tun: Option<TunConfig>) -> Result<NetNs, BackendError> {
+/// The sandbox's namespace: `lo`, and the tun when `tun` says so; IPv6 off with `ipv6_off`.
+fn create_ns(tun: Option<TunConfig>, ipv6_off: bool) -> Result<NetNs, BackendError> {
     let worker = std::thread::Builder::new()
         .name("gvisor-netns".into())
         .spawn(move || -> std::io::Result<NetNs> {
             nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNET)?;
             netif::loopback_up()?;
+            if ipv6_off {
+                // Before the veth exists (create_tun does the same for the tun).
+                netif::disable_ipv6();
+            }
             let tun = match tun {
                 Some(cfg) => Some(netif::create_tun(&cfg)?),
                 None => None,

@@ -44,7 +44,7 @@ fn create_with(
 ) -> Result<GatewayNs, BackendError> {
     on_thread(move || {
         nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNET)?;
-        crate::linux::sandbox::netif::loopback_up()?;
+        sys::interface_up(sys::inet_socket()?.as_fd(), b"lo")?;
         rtnl::local_default_route()?;
         let (listener, port) = transparent_listener()?;
         let dns = dns_socket(cfg.gateway)?;
@@ -60,7 +60,7 @@ fn create_with(
 }
 
 /// Make the veth pair: `gw0` in the gateway namespace (the gateway's address), `cr0` in
-/// `sandbox_ns` (the sandbox's address, the default route via the gateway, IPv6 off).
+/// `sandbox_ns` (the sandbox's address, the default route via the gateway).
 pub fn attach(
     gw: &GatewayNs,
     sandbox_ns: BorrowedFd<'_>,
@@ -81,9 +81,14 @@ pub fn attach(
         sys::interface_address(sock.as_fd(), GW_NAME.as_bytes(), cfg.gateway, mask, cfg.mtu)?;
         sys::interface_up(sock.as_fd(), GW_NAME.as_bytes())?;
         drop(sock);
+        // The sandbox's end: its address, up, the default route via the gateway (IPv6 was
+        // turned off in that namespace before it had an interface: the shim, gvisor/netns.rs).
         nix::sched::setns(&sandbox, nix::sched::CloneFlags::CLONE_NEWNET)?;
-        crate::linux::sandbox::netif::disable_ipv6();
-        crate::linux::sandbox::netif::address_tun(&cfg)
+        let sock = sys::inet_socket()?;
+        let name = SANDBOX_NAME.as_bytes();
+        sys::interface_address(sock.as_fd(), name, cfg.guest, mask, cfg.mtu)?;
+        sys::interface_up(sock.as_fd(), name)?;
+        sys::add_default_route(sock.as_fd(), name, cfg.gateway)
     })
     .map_err(|e| BackendError::LaunchFailed(format!("sandbox veth: {e}")))
 }
