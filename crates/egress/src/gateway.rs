@@ -36,12 +36,12 @@ const DNS_FLOW_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
 /// ipstack's stream `Drop` never waits (third_party/ipstack/PATCHED.md). What it holds is
 /// bounded by [`limits`].
 pub struct Gateway {
-    task: tokio::task::JoinHandle<()>,
-    traffic: Arc<device::Traffic>,
-    rules: Arc<Rules>,
+    pub(crate) task: tokio::task::JoinHandle<()>,
+    pub(crate) traffic: Arc<device::Traffic>,
+    pub(crate) rules: Arc<Rules>,
     /// The userspace stack's byte budget (`None` on the kernel plane: the kernel's socket
     /// buffers bound a connection there).
-    budget: Option<Arc<ipstack::ByteBudget>>,
+    pub(crate) budget: Option<Arc<ipstack::ByteBudget>>,
 }
 
 impl Drop for Gateway {
@@ -121,46 +121,6 @@ impl Gateway {
             traffic,
             rules,
             budget: Some(budget),
-        })
-    }
-
-    /// Serve one sandbox's gateway namespace (the kernel plane, [`crate::kernel`]): the
-    /// same judge, the same checks, on connections the host kernel's TCP terminated.
-    /// Must be called inside a multi-threaded tokio runtime.
-    #[allow(clippy::too_many_arguments)]
-    pub fn start_kernel(
-        sockets: crate::kernel::KernelSockets,
-        policy: NetworkPolicy,
-        upstream: Arc<UpstreamConfig>,
-        secrets: Secrets,
-        ca: Option<SandboxCa>,
-        sink: EventSink,
-        mediators: Mediators,
-    ) -> std::io::Result<Gateway> {
-        let Mediators {
-            registries,
-            approvals,
-            share,
-        } = mediators;
-        let rules = Arc::new(Rules::new(policy));
-        let ctx = Arc::new(Ctx {
-            rules: rules.clone(),
-            upstream,
-            secrets,
-            ca,
-            registries,
-            names: names::Names::default(),
-            events: event::Limited::new(sink),
-            limits: limits::SandboxLimits::new(share),
-            approvals,
-        });
-        let traffic = Arc::new(device::Traffic::default());
-        let task = crate::kernel::serve(sockets, ctx, traffic.clone())?;
-        Ok(Gateway {
-            task,
-            traffic,
-            rules,
-            budget: None,
         })
     }
 

@@ -32,8 +32,49 @@ pub struct KernelSockets {
     pub log: OwnedFd,
 }
 
+impl crate::gateway::Gateway {
+    /// Serve one sandbox's gateway namespace (the kernel plane): the same judge, the same
+    /// checks, on connections the host kernel's TCP terminated. Must be called inside a
+    /// multi-threaded tokio runtime.
+    pub fn start_kernel(
+        sockets: KernelSockets,
+        policy: cleanroom_policy::NetworkPolicy,
+        upstream: Arc<crate::upstream::UpstreamConfig>,
+        secrets: crate::secrets::Secrets,
+        ca: Option<crate::tls::SandboxCa>,
+        sink: crate::event::EventSink,
+        mediators: crate::gateway::Mediators,
+    ) -> io::Result<crate::gateway::Gateway> {
+        let crate::gateway::Mediators {
+            registries,
+            approvals,
+            share,
+        } = mediators;
+        let rules = Arc::new(crate::rules::Rules::new(policy));
+        let ctx = Arc::new(Ctx {
+            rules: rules.clone(),
+            upstream,
+            secrets,
+            ca,
+            registries,
+            names: crate::names::Names::default(),
+            events: crate::event::Limited::new(sink),
+            limits: crate::limits::SandboxLimits::new(share),
+            approvals,
+        });
+        let traffic = Arc::new(Traffic::default());
+        let task = serve(sockets, ctx, traffic.clone())?;
+        Ok(crate::gateway::Gateway {
+            task,
+            traffic,
+            rules,
+            budget: None,
+        })
+    }
+}
+
 /// Start serving; the task ends (and every connection with it) when aborted.
-pub(crate) fn serve(
+fn serve(
     s: KernelSockets,
     ctx: Arc<Ctx>,
     traffic: Arc<Traffic>,
