@@ -125,8 +125,8 @@ pub enum NetworkSpec {
     Tun(TunConfig),
 }
 
-/// Addressing of the sandbox's tun link (chosen by the server, which runs the gateway on
-/// the other end of the device).
+/// Addressing of the sandbox's link to its gateway (chosen by the server, which runs the
+/// gateway on the other end).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TunConfig {
     /// The sandbox's own address.
@@ -134,12 +134,45 @@ pub struct TunConfig {
     /// The gateway's address (DNS server, proxy) and the default route's next hop.
     pub gateway: std::net::Ipv4Addr,
     pub mtu: u16,
+    /// Which data plane carries the sandbox's packets to the gateway.
+    #[serde(default)]
+    pub plane: Plane,
 }
 
-/// The host end of a sandbox's network device (a tun fd). Shared so the provision record
-/// stays cloneable; whoever serves it dups the fd.
+/// The egress data plane of one sandbox (docs/network.md, "Data planes").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Plane {
+    /// A tun device whose packets the gateway's userspace TCP/IP stack serves.
+    #[default]
+    Tun,
+    /// A veth pair into a gateway network namespace whose nftables table hands every TCP
+    /// connection to the gateway's transparent listener (the host kernel's TCP).
+    Kernel,
+}
+
+/// The host end of a sandbox's network link. Shared so the provision record stays
+/// cloneable; whoever serves it dups the fds.
 #[derive(Debug, Clone)]
-pub struct NetworkDevice(pub std::sync::Arc<std::os::fd::OwnedFd>);
+pub enum NetworkDevice {
+    /// The tun device's fd.
+    Tun(std::sync::Arc<std::os::fd::OwnedFd>),
+    /// The sockets of the sandbox's gateway namespace.
+    Kernel(std::sync::Arc<GatewaySockets>),
+}
+
+/// The sockets made inside a sandbox's gateway network namespace ([`Plane::Kernel`]); the
+/// namespace, its veth end and its nftables table live as long as one of them is open.
+#[derive(Debug)]
+pub struct GatewaySockets {
+    /// TCP listener with `IP_TRANSPARENT`: every TCP connection the sandbox opens, its
+    /// local address the destination the sandbox asked for. Non-blocking.
+    pub listener: std::os::fd::OwnedFd,
+    /// UDP socket on the gateway's address, port 53. Non-blocking.
+    pub dns: std::os::fd::OwnedFd,
+    /// NFLOG socket bound to the table's log group: one message per refused packet.
+    /// Non-blocking.
+    pub log: std::os::fd::OwnedFd,
+}
 
 /// Resource limits of one sandbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

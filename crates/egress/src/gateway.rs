@@ -36,10 +36,12 @@ const DNS_FLOW_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
 /// ipstack's stream `Drop` never waits (third_party/ipstack/PATCHED.md). What it holds is
 /// bounded by [`limits`].
 pub struct Gateway {
-    task: tokio::task::JoinHandle<()>,
-    traffic: Arc<device::Traffic>,
-    rules: Arc<Rules>,
-    budget: Arc<ipstack::ByteBudget>,
+    pub(crate) task: tokio::task::JoinHandle<()>,
+    pub(crate) traffic: Arc<device::Traffic>,
+    pub(crate) rules: Arc<Rules>,
+    /// The userspace stack's byte budget (`None` on the kernel plane: the kernel's socket
+    /// buffers bound a connection there).
+    pub(crate) budget: Option<Arc<ipstack::ByteBudget>>,
 }
 
 impl Drop for Gateway {
@@ -118,7 +120,7 @@ impl Gateway {
             task,
             traffic,
             rules,
-            budget,
+            budget: Some(budget),
         })
     }
 
@@ -132,7 +134,9 @@ impl Gateway {
     /// Bytes the stack holds now for all of this sandbox's connections, and the bound on
     /// them ([`STACK_BUDGET`]).
     pub fn stack_bytes(&self) -> (usize, usize) {
-        (self.budget.used(), self.budget.limit())
+        self.budget
+            .as_ref()
+            .map_or((0, 0), |b| (b.used(), b.limit()))
     }
 
     /// Bytes the sandbox sent (`.0`) and received (`.1`) through its device so far: every
@@ -283,7 +287,11 @@ pub(crate) fn tcp_route(ctx: &Ctx, dst: SocketAddr) -> TcpRoute {
     }
 }
 
-async fn on_tcp(mut tcp: ipstack::IpStackTcpStream, dst: SocketAddr, ctx: Arc<Ctx>) {
+/// One TCP connection the sandbox opened to `dst`, on either plane.
+pub(crate) async fn on_tcp<S>(mut tcp: S, dst: SocketAddr, ctx: Arc<Ctx>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     match tcp_route(&ctx, dst) {
         TcpRoute::Proxy => {
             let flow = crate::connect::serve_proxy(tcp, ctx.clone());
@@ -324,7 +332,10 @@ async fn on_tcp(mut tcp: ipstack::IpStackTcpStream, dst: SocketAddr, ctx: Arc<Ct
 }
 
 /// A transparent connection admitted to `host:port`, ended by a cut that denies it.
-async fn named(tcp: ipstack::IpStackTcpStream, ctx: Arc<Ctx>, host: String, port: u16) {
+async fn named<S>(tcp: S, ctx: Arc<Ctx>, host: String, port: u16)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let flow = tcp::handle_named(tcp, ctx.clone(), host.clone(), port);
     cut::guarded(&ctx, &host, port, "tcp", flow).await
 }
@@ -350,6 +361,11 @@ async fn on_udp(mut udp: ipstack::IpStackUdpStream, dst: SocketAddr, ctx: Arc<Ct
         }
         return;
     }
+    ctx.events.emit(udp_denied(dst));
+}
+
+/// The deny event of a UDP datagram to `dst` that is not DNS to the gateway (both planes).
+pub(crate) fn udp_denied(dst: SocketAddr) -> EgressEvent {
     let (reason, proto) = if !dst.is_ipv4() {
         (DenyReason::Ipv6NotAllowed, "udp")
     } else if dst.port() == 53 {
@@ -357,11 +373,11 @@ async fn on_udp(mut udp: ipstack::IpStackUdpStream, dst: SocketAddr, ctx: Arc<Ct
     } else {
         (DenyReason::ProtocolNotAllowed, "udp")
     };
-    ctx.events.emit(EgressEvent::deny(
+    EgressEvent::deny(
         dst.ip().to_string(),
         dst.port(),
         proto,
         reason,
         format!("UDP to {dst} dropped: only DNS to the gateway is answered"),
-    ));
+    )
 }

@@ -6,6 +6,9 @@
 //! sandbox sends reaches a real network stack of the host: each TCP connection and UDP
 //! flow surfaces here, is judged against the sandbox's compiled `NetworkPolicy`, and is
 //! either proxied by the gateway or dropped with a deny event carrying a stable reason code.
+//! On the kernel plane ([`kernel`]) the device is a veth into a gateway namespace instead, and
+//! the host kernel's TCP terminates the sandbox's connections; from there on every flow
+//! takes the same code.
 //!
 //! * DNS (UDP or TCP to the gateway address, port 53) is answered here ([`dns`]): allowed
 //!   names get synthetic addresses ([`names`]), other names NXDOMAIN.
@@ -39,6 +42,7 @@ pub mod intercept;
 mod judge;
 #[cfg(test)]
 mod judge_tests;
+pub mod kernel;
 #[cfg(test)]
 mod layering_tests;
 pub mod limits;
@@ -68,6 +72,7 @@ pub use approval::Approvals;
 pub use ctx::Ctx;
 pub use event::{EgressEvent, EventSink};
 pub use gateway::{Gateway, Mediators};
+pub use kernel::KernelSockets;
 pub use limits::{MAX_FLOWS, MAX_UDP_FLOWS};
 pub use link::{
     GATEWAY_ADDR, GUEST_ADDR, MTU, PROXY_PORT, STACK_BUDGET, TCP_RECV_BUFFER, TCP_SEND_WINDOW,

@@ -101,13 +101,28 @@ impl GvisorBackend {
             }
             .into(),
         );
+        info.insert(
+            "network".into(),
+            match (&ns.tun, &ns.gateway) {
+                (_, Some(_)) => {
+                    "veth -> egress gateway in its own namespace (kernel sockets, no other route)"
+                }
+                (Some(_), None) => "tun -> egress gateway (userspace stack, no other route)",
+                (None, None) => "loopback only",
+            }
+            .into(),
+        );
         let provisioned = ProvisionedSandbox {
             sandbox_id: spec.sandbox_id.clone(),
             state_dir: dir.to_path_buf(),
             init_pid,
             init_start_time,
             info,
-            network_device: ns.tun.map(|t| NetworkDevice(std::sync::Arc::new(t))),
+            network_device: match (ns.tun, ns.gateway) {
+                (_, Some(gw)) => Some(NetworkDevice::Kernel(std::sync::Arc::new(gw))),
+                (Some(t), None) => Some(NetworkDevice::Tun(std::sync::Arc::new(t))),
+                (None, None) => None,
+            },
         };
         let sbx = GvisorSandbox {
             bundle,

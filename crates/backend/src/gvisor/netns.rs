@@ -13,7 +13,7 @@
 
 use crate::linux::sandbox::netif;
 use crate::{BackendError, TunConfig};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
@@ -57,23 +57,48 @@ pub fn refill(tun: Option<TunConfig>) {
 pub struct NetNs {
     pub ns: OwnedFd,
     pub tun: Option<OwnedFd>,
+    /// The kernel plane's gateway sockets (host/gateway_ns.rs), when asked for.
+    pub gateway: Option<crate::GatewaySockets>,
 }
 
 /// Make a namespace with `lo` up and, when asked for, the tun device as default route.
 /// Runs on a thread that exists only for this: a thread that changed its network
 /// namespace must never run anything else.
 pub fn create(tun: Option<TunConfig>) -> Result<NetNs, BackendError> {
+    match tun {
+        Some(t) if t.plane == crate::Plane::Kernel => {
+            // The gateway's namespace and table first: without them, no veth (fail closed).
+            let gw = crate::linux::host::gateway_ns::create(t)?;
+            let mut ns = create_ns(None, true)?;
+            crate::linux::host::gateway_ns::attach(&gw, ns.ns.as_fd(), t)?;
+            ns.gateway = Some(gw.sockets);
+            Ok(ns)
+        }
+        tun => create_ns(tun, false),
+    }
+}
+
+/// The sandbox's namespace: `lo`, and the tun when `tun` says so; IPv6 off with `ipv6_off`.
+fn create_ns(tun: Option<TunConfig>, ipv6_off: bool) -> Result<NetNs, BackendError> {
     let worker = std::thread::Builder::new()
         .name("gvisor-netns".into())
         .spawn(move || -> std::io::Result<NetNs> {
             nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNET)?;
             netif::loopback_up()?;
+            if ipv6_off {
+                // Before the veth exists (create_tun does the same for the tun).
+                netif::disable_ipv6();
+            }
             let tun = match tun {
                 Some(cfg) => Some(netif::create_tun(&cfg)?),
                 None => None,
             };
             let ns: OwnedFd = std::fs::File::open("/proc/thread-self/ns/net")?.into();
-            Ok(NetNs { ns, tun })
+            Ok(NetNs {
+                ns,
+                tun,
+                gateway: None,
+            })
         })
         .map_err(|e| BackendError::io("spawn netns thread", e))?;
     worker

@@ -174,7 +174,6 @@ impl EgressHub {
         device: &NetworkDevice,
         prepared: Prepared,
     ) -> std::io::Result<()> {
-        let fd = device.0.try_clone()?;
         let notes = self.notes.clone();
         let (sid, hash) = (sandbox_id.to_string(), policy.policy_hash());
         let sink: cleanroom_egress::EventSink = Arc::new(move |event| {
@@ -189,19 +188,36 @@ impl EgressHub {
         if prepared.ca.is_some() {
             env.extend(ca_env(&self.layout));
         }
-        let gateway = Gateway::start(
-            fd,
-            live.effective(&policy.network),
-            self.upstream.clone(),
-            prepared.secrets,
-            prepared.ca,
-            sink,
-            cleanroom_egress::Mediators {
-                registries: prepared.registries,
-                approvals: self.approvals.open(sandbox_id, &policy.network),
-                share: prepared.share,
-            },
-        )?;
+        let mediators = cleanroom_egress::Mediators {
+            registries: prepared.registries,
+            approvals: self.approvals.open(sandbox_id, &policy.network),
+            share: prepared.share,
+        };
+        let effective = live.effective(&policy.network);
+        let gateway = match device {
+            NetworkDevice::Tun(fd) => Gateway::start(
+                fd.try_clone()?,
+                effective,
+                self.upstream.clone(),
+                prepared.secrets,
+                prepared.ca,
+                sink,
+                mediators,
+            )?,
+            NetworkDevice::Kernel(s) => Gateway::start_kernel(
+                cleanroom_egress::KernelSockets {
+                    listener: s.listener.try_clone()?,
+                    dns: s.dns.try_clone()?,
+                    log: s.log.try_clone()?,
+                },
+                effective,
+                self.upstream.clone(),
+                prepared.secrets,
+                prepared.ca,
+                sink,
+                mediators,
+            )?,
+        };
         lock(&self.sandboxes).insert(
             sandbox_id.to_string(),
             Attached {
@@ -264,6 +280,19 @@ impl EgressHub {
             .map(|a| a.env.clone())
             .unwrap_or_default()
     }
+}
+
+/// The egress data plane new sandboxes get: `CLEANROOM_EGRESS_PLANE=kernel` in the
+/// server's environment asks for kernel sockets (docs/network.md, "Data planes"); anything
+/// else, or nothing, the userspace stack on a tun. Read once.
+pub fn plane() -> cleanroom_backend::Plane {
+    static PLANE: std::sync::OnceLock<cleanroom_backend::Plane> = std::sync::OnceLock::new();
+    *PLANE.get_or_init(
+        || match std::env::var("CLEANROOM_EGRESS_PLANE").as_deref() {
+            Ok("kernel") => cleanroom_backend::Plane::Kernel,
+            _ => cleanroom_backend::Plane::Tun,
+        },
+    )
 }
 
 /// Event attributes of one decision (the `attributes` JSON of a `SandboxEvent`).

@@ -135,7 +135,7 @@ impl Backend for FakeBackend {
             init_pid: 0,
             init_start_time: 0,
             info: [("backend".to_string(), "fake".to_string())].into(),
-            network_device: Some(NetworkDevice(Arc::new(OwnedFd::from(gateway_end)))),
+            network_device: Some(NetworkDevice::Tun(Arc::new(OwnedFd::from(gateway_end)))),
         })
     }
 

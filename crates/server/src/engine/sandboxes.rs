@@ -285,6 +285,7 @@ impl Engine {
                 guest: cleanroom_egress::GUEST_ADDR,
                 gateway: cleanroom_egress::GATEWAY_ADDR,
                 mtu: cleanroom_egress::MTU,
+                plane: super::egress::plane(),
             }),
             image,
             trusted_ca_pem: prepared.ca_pem(),

@@ -26,6 +26,16 @@ impl LinuxBackend {
         mut id_lease: Option<idslots::IdLease>,
     ) -> Result<ProvisionedSandbox, BackendError> {
         use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
+        // The kernel plane's gateway namespace and its table exist before the shim does:
+        // if they cannot be made, nothing is started (fail closed).
+        let gateway = match cfg.tun {
+            Some(t) if t.plane == crate::Plane::Kernel => Some(
+                tokio::task::spawn_blocking(move || super::gateway_ns::create(t))
+                    .await
+                    .map_err(|e| BackendError::LaunchFailed(format!("gateway task: {e}")))??,
+            ),
+            _ => None,
+        };
         let (host_sock, child_sock) = socketpair(
             AddressFamily::Unix,
             SockType::SeqPacket,
@@ -99,6 +109,13 @@ impl LinuxBackend {
                             BackendError::LaunchFailed("unexpected id map request".into())
                         })?;
                         write_id_maps(shim_pid, range)?;
+                        // The shim made the sandbox's network namespace and waits for
+                        // this answer: its veth end goes in now, before pid 1 exists.
+                        if let (Some(gw), Some(t)) = (&gateway, cfg.tun) {
+                            let ns = std::fs::File::open(format!("/proc/{shim_pid}/ns/net"))
+                                .map_err(|e| BackendError::io("sandbox network namespace", e))?;
+                            super::gateway_ns::attach(gw, std::os::fd::AsFd::as_fd(&ns), t)?;
+                        }
                         // The image is shared and owned by host ids 0..65535; this
                         // sandbox sees it through a mount that shifts them to its range.
                         let tree = match &cfg.image_rootfs {
@@ -184,8 +201,18 @@ impl LinuxBackend {
             })?),
             None => None,
         };
-        let network_device = match cfg.tun {
-            Some(t) => {
+        let network_device = match (cfg.tun, gateway) {
+            (Some(t), Some(gw)) => {
+                info.insert(
+                    "network".into(),
+                    format!(
+                        "veth {} -> egress gateway {} in its own namespace (kernel sockets, no other route)",
+                        t.guest, t.gateway
+                    ),
+                );
+                Some(crate::NetworkDevice::Kernel(Arc::new(gw.sockets)))
+            }
+            (Some(t), None) => {
                 let fd = ready_fds.pop().ok_or_else(|| {
                     BackendError::LaunchFailed("sandbox init sent no network device".into())
                 })?;
@@ -196,9 +223,9 @@ impl LinuxBackend {
                         t.guest, t.gateway
                     ),
                 );
-                Some(crate::NetworkDevice(Arc::new(fd)))
+                Some(crate::NetworkDevice::Tun(Arc::new(fd)))
             }
-            None => {
+            (None, _) => {
                 info.insert("network".into(), "loopback only".into());
                 None
             }

@@ -11,6 +11,7 @@ pub mod cgroup;
 pub mod fdtable;
 mod file_rpc;
 pub mod freeze;
+pub mod gateway_ns;
 pub mod hosttune;
 mod idmap;
 mod idslots;

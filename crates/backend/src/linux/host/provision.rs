@@ -73,6 +73,12 @@ impl LinuxBackend {
             user_namespace: true,
             id_range,
             tun: match spec.network {
+                // The kernel plane needs a root server (a namespace of the host's, made
+                // and entered by the server); an unprivileged one serves a tun.
+                crate::NetworkSpec::Tun(t) if id_range.is_none() => Some(crate::TunConfig {
+                    plane: crate::Plane::Tun,
+                    ..t
+                }),
                 crate::NetworkSpec::Tun(t) => Some(t),
                 crate::NetworkSpec::LoopbackOnly => None,
             },

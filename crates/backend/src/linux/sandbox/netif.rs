@@ -53,7 +53,7 @@ const DISABLE_IPV6: [&str; 2] = [
 /// made every sandbox start linear in the number of live sandboxes (~1.6 ms of CPU at
 /// 1,000). A fresh procfs superblock has no such history. It is never attached to any
 /// mount namespace and goes away with its fd.
-fn disable_ipv6() {
+pub(crate) fn disable_ipv6() {
     match fresh_procfs() {
         Ok(proc) => {
             for path in DISABLE_IPV6 {

@@ -78,6 +78,12 @@ fn run_shim() -> Result<i32, String> {
         unshare(CloneFlags::CLONE_NEWNET).map_err(|e| format!("unshare(net): {e}"))?;
         super::netif::loopback_up().map_err(|e| format!("loopback up: {e}"))?;
         let tun = match &cfg.tun {
+            // The server makes the veth pair into this namespace while it answers our
+            // id-map request (host/gateway_ns.rs), before pid 1 exists.
+            Some(t) if t.plane == crate::Plane::Kernel => {
+                super::netif::disable_ipv6();
+                None
+            }
             Some(t) => Some(super::netif::create_tun(t).map_err(|e| format!("network: {e}"))?),
             None => None,
         };

@@ -9,8 +9,11 @@
 //! it: a sandbox whose setup step failed must not start (fail closed).
 
 pub mod mounts;
+pub mod netlink;
+pub mod nft;
 pub mod pidfd;
 mod process;
+pub mod rtnl;
 pub mod spawn;
 mod xattr;
 

@@ -6,6 +6,7 @@ mod approvals;
 mod conformance;
 mod git_mediation;
 mod host;
+mod kernel;
 mod learn;
 mod redaction;
 mod secrets;

@@ -49,6 +49,7 @@ impl Layout {
                 guest: "10.0.0.2".parse().unwrap(),
                 gateway: "10.0.0.1".parse().unwrap(),
                 mtu: 1500,
+                plane: crate::Plane::Tun,
             }),
             image_rootfs: image,
             trusted_ca_pem: Some("-----BEGIN CERTIFICATE-----\n".into()),
