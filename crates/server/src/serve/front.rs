@@ -20,7 +20,7 @@ use crate::inbound::http::State as InboundState;
 use crate::inbound::preview::PreviewDomain;
 use crate::model::error::{EngineError, ErrorCode};
 use crate::rest::error::RestError;
-use http::{header, HeaderMap, Request, Response};
+use http::{header, Request, Response};
 use hyper::body::Incoming;
 use std::convert::Infallible;
 use std::future::Future;
@@ -74,17 +74,7 @@ fn host_of(req: &Request<Incoming>) -> Option<&str> {
         .or_else(|| req.headers().get(header::HOST)?.to_str().ok())
 }
 
-/// Did a browser make this request for a page (not the user typing a URL)? `Origin`
-/// (cross-origin and state-changing fetches, form posts), `Sec-Fetch-Site` other than
-/// `none` (every request from a secure context in current browsers), or a `Referer` (a
-/// browser without fetch metadata following a page's link or loading its image): no API
-/// client sends any of them.
-pub fn browser_made(h: &HeaderMap) -> bool {
-    h.contains_key(header::ORIGIN)
-        || h.contains_key(header::REFERER)
-        || h.get("sec-fetch-site")
-            .is_some_and(|v| v.as_bytes() != b"none")
-}
+pub use crate::web::browser_made;
 
 fn browser_refused() -> EngineError {
     EngineError::new(

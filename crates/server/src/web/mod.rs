@@ -128,6 +128,18 @@ fn is_ui(path: &str) -> bool {
     path == "/ui" || path.starts_with("/ui/")
 }
 
+/// Did a browser make this request for a page (not the user typing a URL)? `Origin`
+/// (cross-origin and state-changing fetches, form posts), `Sec-Fetch-Site` other than
+/// `none` (every request from a secure context in current browsers), or a `Referer` (a
+/// browser without fetch metadata following a page's link or loading its image): no API
+/// client sends any of them.
+pub fn browser_made(h: &http::HeaderMap) -> bool {
+    h.contains_key(header::ORIGIN)
+        || h.contains_key(header::REFERER)
+        || h.get("sec-fetch-site")
+            .is_some_and(|v| v.as_bytes() != b"none")
+}
+
 /// The value of cookie `name` in the request's `Cookie` headers.
 pub fn cookie<'a>(headers: &'a http::HeaderMap, name: &str) -> Option<&'a str> {
     headers
@@ -212,7 +224,7 @@ impl tower::Service<Request<hyper::body::Incoming>> for WebService {
 
 /// May a browser make this request on the console's listener? Only for the console's own
 /// page: a request a browser makes for a page (`Origin`, `Referer`, `Sec-Fetch-Site` other
-/// than `none`, [`crate::serve::front::browser_made`]) to the API must come from this
+/// than `none`, [`browser_made`]) to the API must come from this
 /// origin and be authenticated by the console's session — never by what the browser
 /// attaches by itself to any request to this host: a TLS client certificate (`https://`
 /// with `--client-ca`), which a page on another origin (an exposed sandbox's on the main
@@ -227,7 +239,7 @@ fn console_browser_call<B>(
     path: &str,
 ) -> Result<(), EngineError> {
     let h = req.headers();
-    if !crate::serve::front::browser_made(h) {
+    if !browser_made(h) {
         return Ok(());
     }
     let refuse = |why: &str| {
