@@ -32,7 +32,7 @@
 
 use crate::bin::assert_fresh_bin;
 use crate::etcd::Etcd;
-use crate::server::{output_with_timeout, stderr, stdout, stop_child};
+use crate::server::{kill_slot, output_with_timeout, stderr, stdout, stop_slot};
 use crate::{eventually, write_tokens, BIN};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -298,17 +298,12 @@ impl Host {
 
     /// SIGKILL the server (a host that dies).
     pub fn kill9(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
+        kill_slot(&mut self.child);
     }
 
     /// SIGTERM and wait (a clean stop).
     pub fn stop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            stop_child(&mut c);
-        }
+        stop_slot(&mut self.child);
     }
 
     /// The CLI pointed at this host with `token`.

@@ -99,17 +99,12 @@ impl Server {
 
     /// SIGKILL the server (crash simulation).
     pub fn kill9(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
+        kill_slot(&mut self.child);
     }
 
     /// SIGTERM and wait (graceful stop).
     pub fn stop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            stop_child(&mut c);
-        }
+        stop_slot(&mut self.child);
     }
 
     /// A CLI command already pointed at this server.
@@ -349,9 +344,22 @@ impl TcpServer {
 
 impl Drop for TcpServer {
     fn drop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            stop_child(&mut c);
-        }
+        stop_slot(&mut self.child);
+    }
+}
+
+/// SIGKILL and reap the server in `slot`, if one runs (a host that dies).
+pub fn kill_slot(slot: &mut Option<Child>) {
+    if let Some(mut c) = slot.take() {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+}
+
+/// [`stop_child`] the server in `slot`, if one runs (a clean stop).
+pub fn stop_slot(slot: &mut Option<Child>) {
+    if let Some(mut c) = slot.take() {
+        stop_child(&mut c);
     }
 }
 
