@@ -87,8 +87,10 @@ if ! command -v runsc >/dev/null; then
   bpo=/etc/apt/sources.list.d/cleanroom-bookworm-backports.list
   if grep -q 'VERSION_CODENAME=bookworm' /etc/os-release 2>/dev/null && ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
     # The release's own mirror (a `URIs:` or `deb` line, not a comment), not the security one.
+    # `|| true`: grep exits 2 when /etc/apt/sources.list does not exist (deb822-only
+    # machines), which under pipefail would end the script here.
     mirror=$(grep -rhs -E '^(URIs:|deb) ' /etc/apt/sources.list /etc/apt/sources.list.d/ \
-      | grep -o -E 'https?://[^ ]*/debian/?' | grep -v security | head -1)
+      | grep -o -E 'https?://[^ ]*/debian/?' | grep -v security | head -1 || true)
     [ -n "$mirror" ] && echo "deb ${mirror%/} bookworm-backports main" > "$bpo"
   fi
   apt-get update -qq
