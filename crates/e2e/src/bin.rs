@@ -65,7 +65,9 @@ fn check() -> Result<(), String> {
     }
 }
 
-/// Every `.rs` and `.proto` file under `dir`, at most `depth` levels down.
+/// Every file under `dir`, at most `depth` levels down: not only `.rs` and `.proto`, since
+/// the binary also carries files by `include_str!` (the console's HTML, JS and CSS), and a
+/// binary older than one of those is as stale as one older than the code.
 fn walk(dir: &Path, depth: u32, f: &mut impl FnMut(&Path)) {
     if depth == 0 {
         return;
@@ -74,9 +76,7 @@ fn walk(dir: &Path, depth: u32, f: &mut impl FnMut(&Path)) {
         let p = e.path();
         match e.file_type() {
             Ok(t) if t.is_dir() => walk(&p, depth - 1, f),
-            Ok(t) if t.is_file() && p.extension().is_some_and(|x| x == "rs" || x == "proto") => {
-                f(&p)
-            }
+            Ok(t) if t.is_file() => f(&p),
             _ => {}
         }
     }

@@ -151,6 +151,7 @@ def main():
         page.keyboard.press("Enter")
         page.wait_for_url(f"{URL}/ui/sandboxes/{sbx}")
         expect(page.locator("#status")).to_have_text("ready")
+        expect(page.locator("#snapshots")).to_have_text("No snapshot of this sandbox.")
 
         # --- follow live output of a running execution ---------------------------------
         runner = cli_bg("exec", "-n", "--in", sbx, "--", "sh", "-c",
@@ -193,6 +194,9 @@ def main():
         with open(path, "rb") as f:
             assert f.read() == b"hello from the sandbox\n"
         assert dl.value.suggested_filename == "hello.txt", dl.value.suggested_filename
+        page.locator("#snapshot").click()
+        expect(page.locator("#snapshots tr[data-snapshot]")).to_have_count(1, timeout=T)
+        expect(page.locator("#snapshots")).not_to_contain_text("No snapshot")
         shot(page, "sandbox")
 
         # --- CSRF: a state change without the token is refused -------------------------

@@ -420,10 +420,11 @@ export function sandboxPage({ me, main }, id) {
     requests.replaceChildren(...requestRows(mine, refresh));
     document.getElementById("requests-panel").hidden = mine.length === 0;
     const sn = await call("SnapshotService", "ListSnapshots", {});
-    snaps.replaceChildren(
-      ...(sn.snapshots || [])
-        .filter((x) => x.sourceSandboxId === id)
-        .map((x) => h("tr", {}, h("td", {}, x.snapshotId), h("td", { class: "num" }, bytes(x.sizeBytes)), h("td", { class: "num" }, `${x.fileCount || 0} files`), h("td", {}, ago(x.createdAt)))),
+    const taken = (sn.snapshots || []).filter((x) => x.sourceSandboxId === id);
+    // An empty table reads as "still loading" or "broken": say there is none.
+    if (!taken.length) snaps.replaceChildren(h("tr", {}, h("td", { colspan: 4, class: "muted" }, "No snapshot of this sandbox.")));
+    else snaps.replaceChildren(
+      ...taken.map((x) => h("tr", { "data-snapshot": x.snapshotId }, h("td", {}, x.snapshotId), h("td", { class: "num" }, bytes(x.sizeBytes)), h("td", { class: "num" }, `${x.fileCount || 0} files`), h("td", {}, ago(x.createdAt)))),
     );
   }
 
