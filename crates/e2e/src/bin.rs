@@ -27,6 +27,7 @@ pub fn assert_fresh_bin() {
 }
 
 fn check() -> Result<(), String> {
+    same_checkout()?;
     let built = std::fs::metadata(BIN)
         .and_then(|m| m.modified())
         .map_err(|e| {
@@ -60,6 +61,41 @@ fn check() -> Result<(), String> {
             "{BIN} is older than {}: the binary under test is stale; build it first \
              (cargo nextest run --workspace, or scripts/e2e.sh)",
             p.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Refuse paths baked in by another checkout's build script. [`BIN`] and [`WORKSPACE`]
+/// come from `build.rs`, and cargo reuses a build script's output from a `target/` copied
+/// from another checkout (it does not rerun it for the new path): the tests would then run,
+/// and check the freshness of, the other checkout's binary and sources, and pass or fail
+/// for the wrong code. What cannot be copied is checked instead: this crate's own manifest
+/// directory (compiled into this crate, not the build script) and where the running test
+/// binary is (`<profile>/deps/…`, next to `<profile>/cleanroom`).
+fn same_checkout() -> Result<(), String> {
+    let fix = "the build-script output was copied from another checkout: \
+               remove target/*/*/build/cleanroom-e2e-* and build again";
+    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let here = here
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", here.display()))?;
+    if here != Path::new(WORKSPACE) {
+        return Err(format!(
+            "WORKSPACE is {WORKSPACE}, this checkout is {}: {fix}",
+            here.display()
+        ));
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
+    let profile = exe.parent().and_then(Path::parent);
+    let bin_dir = Path::new(BIN).parent();
+    match (
+        profile.map(Path::canonicalize),
+        bin_dir.map(Path::canonicalize),
+    ) {
+        (Some(Ok(a)), Some(Ok(b))) if a != b => Err(format!(
+            "BIN is {BIN}, the tests run from {}: {fix}",
+            a.display()
         )),
         _ => Ok(()),
     }
