@@ -105,6 +105,12 @@ impl GvisorBackend {
         if spec.tty.is_some() || spec.argv.is_empty() {
             return Ok(None);
         }
+        // Held until runsc has started the container (or failed to): every other call on
+        // the sandbox waits for it in `started`.
+        let mut start = sbx.start.clone().lock_owned().await;
+        if *start != Start::Deferred {
+            return Ok(None);
+        }
         let request = super::first::Request {
             args: spec.argv.clone(),
             env: spec.env.clone(),
@@ -115,13 +121,6 @@ impl GvisorBackend {
         if request.len() > MAX_REQUEST {
             return Ok(None);
         }
-        // Held until runsc has started the container (or failed to): every other call on
-        // the sandbox waits for it in `started`.
-        let start = sbx.start.clone().lock_owned().await;
-        if *start != Start::Deferred {
-            return Ok(None);
-        }
-        let mut start = start;
         let id = sbx.next_id.fetch_add(1, Ordering::Relaxed);
         let pid_path = sbx.bundle.procs().join(format!("{id}.pid"));
         let launched = self.launch_first(sandbox_id, &sbx, spec, &request);
