@@ -4,6 +4,9 @@ Each row pairs what a user does with the bare runsc operation it stands on, on t
 platform, so the ratio is our overhead:
 
   * exec_true:           `cleanroom exec --runtime gvisor -- true`  vs  `runsc do true`
+  * exec_true_usual_start: the same exec with `--keep` (no one-shot sandbox: idle init,
+                         then `runsc exec`; what `exec -- true` was before the one-shot start)
+                         vs `runsc do true`
   * exec_true_pooled:    the same exec, served from a warm gvisor pool  vs  `runsc do true`
                          (issue 33's target: below the bare `do`)
   * exec_in_existing:    `cleanroom exec --in ID -- true`  vs  `runsc exec CID true` into a
@@ -105,6 +108,25 @@ def run(binary, env, runs):
         ours = _series("cleanroom exec --runtime gvisor -- true",
                        [binary, "exec", "-n", "--runtime", "gvisor", "--", "true"], runs, env)
         out["exec_true"] = _pair(ours, do_true)
+        # The same exec started the usual way (idle init, then `runsc exec`): `--keep`
+        # makes it no one-shot sandbox. What every `exec -- true` was before the one-shot
+        # start; the sandbox is removed after each sample, untimed.
+        print(f"bench: cleanroom exec --keep --runtime gvisor -- true (usual start) x{runs}",
+              file=sys.stderr)
+        xs = []
+        for i in range(runs + 3):
+            t = time.perf_counter()
+            r = subprocess.run([binary, "exec", "-n", "--keep", "--runtime", "gvisor", "--", "true"],
+                               env=env, stdin=subprocess.DEVNULL, capture_output=True)
+            dt = (time.perf_counter() - t) * 1000
+            if r.returncode != 0:
+                raise SystemExit(f"bench(gvisor): exec --keep failed: {r.stderr.decode()[-400:]}")
+            sid = next((w for w in r.stderr.decode().split() if w.startswith("sbx_")), "")
+            subprocess.run([binary, "sandbox", "rm", sid], env=env, capture_output=True)
+            if i >= 3:
+                xs.append(dt)
+        out["exec_true_usual_start"] = _pair(_row(xs), do_true)
+        out["exec_true_vs_usual_start"] = round(ours["p50_ms"] / _row(xs)["p50_ms"], 2)
 
         _run(bare + ["run", "--detach", "--bundle", bundle, "bench-exec"], detached=True)
         made.append("bench-exec")

@@ -36,6 +36,11 @@ pub struct SandboxSpec {
     /// Named volumes to bind into the sandbox (the backend must declare
     /// [`crate::Capability::NamedVolumes`]; the server never sends any otherwise).
     pub volumes: Vec<VolumeBind>,
+    /// Made for one command whose end ends it (`RunExecution` with `terminate_on_exit`):
+    /// a runtime may start the sandbox with that command as its first process instead of
+    /// an idle one (gvisor: one runsc invocation instead of two, `gvisor/oneshot.rs`). Any
+    /// other use of the sandbox must behave as without it.
+    pub one_shot: bool,
 }
 
 /// One named volume bound into a sandbox.

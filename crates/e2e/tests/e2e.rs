@@ -25,6 +25,8 @@ mod egress;
 mod files;
 #[path = "suites/gvisor.rs"]
 mod gvisor;
+#[path = "suites/gvisor_oneshot.rs"]
+mod gvisor_oneshot;
 #[path = "suites/host/mod.rs"]
 mod host;
 #[path = "suites/hostagent.rs"]

@@ -29,7 +29,7 @@ pub const INIT_ARG: &str = "__gvisor-init";
 /// The cgroup (below each controller's root) that holds every gVisor sandbox's own.
 pub const CGROUP_PARENT: &str = "cleanroom-gvisor";
 /// Default `PATH` of the init and of executions that bring none.
-const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+pub const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// The paths of one sandbox's bundle.
 #[derive(Debug, Clone)]
@@ -50,6 +50,20 @@ impl Bundle {
     }
     pub fn procs(&self) -> PathBuf {
         self.dir.join("procs")
+    }
+
+    /// Replace the process of `config.json` (a one-shot's first command, oneshot.rs). The
+    /// file is the server's own, written by [`Bundle::write`].
+    pub fn set_process(&self, process: Value) -> Result<(), BackendError> {
+        let path = self.dir.join("config.json");
+        let io = |what: &str, e: std::io::Error| {
+            BackendError::io(format!("{what} {}", path.display()), e)
+        };
+        let text = std::fs::read(&path).map_err(|e| io("read", e))?;
+        let mut config: Value = serde_json::from_slice(&text)
+            .map_err(|e| BackendError::LaunchFailed(format!("{}: {e}", path.display())))?;
+        config["process"] = process;
+        std::fs::write(&path, config.to_string()).map_err(|e| io("write", e))
     }
 
     /// Write everything `runsc run` needs: the root skeleton (host view) or its mountpoint
@@ -210,7 +224,7 @@ fn config(spec: &SandboxSpec, mounts: Vec<Value>, netns: &str) -> Value {
                 super::pids::PIDS_ARG,
                 super::pids::sentry_limit(l.pids).to_string(),
             ],
-            "env": [format!("PATH={PATH}")],
+            "env": [format!("PATH={DEFAULT_PATH}")],
             "cwd": "/",
             "capabilities": no_capabilities(),
             "noNewPrivileges": true,

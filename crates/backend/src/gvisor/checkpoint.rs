@@ -174,6 +174,7 @@ mod tests {
             restore: None,
             checkpoint: None,
             volumes: vec![],
+            one_shot: false,
         };
         assert_eq!(start_args(&spec), vec!["run", "--detach"]);
         spec.checkpoint = Some("/state/ckpt_1/image".into());

@@ -138,7 +138,7 @@ impl GvisorBackend {
             return Ok(false);
         };
         if let Some(cfg) = sbx.tun {
-            let ns = sbx._netns.try_clone();
+            let ns = sbx.netns.try_clone();
             let ns = ns.map_err(|e| BackendError::io("dup network namespace", e))?;
             tokio::task::spawn_blocking(move || super::netns::readdress(&ns, cfg))
                 .await
@@ -151,7 +151,7 @@ impl GvisorBackend {
             .start_container(
                 sandbox_id,
                 &sbx.bundle,
-                sbx._netns.as_raw_fd(),
+                sbx.netns.as_raw_fd(),
                 &sbx.scratch,
                 sbx.image_root.as_deref(),
                 start,

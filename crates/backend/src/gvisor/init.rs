@@ -10,7 +10,8 @@
 //! the linux runtime's pid 1 sends an execution's signals (`runsc kill --pid` reaches only
 //! the one process, so a shell's children would outlive a timeout under gVisor). As
 //! `cleanroom __gvisor-init files` it is the file helper ([`super::filehelper`]), as
-//! `cleanroom __gvisor-init relay PORT` an inbound connection's relay ([`super::relay`]).
+//! `cleanroom __gvisor-init relay PORT` an inbound connection's relay ([`super::relay`]), and as `cleanroom __gvisor-init first` a
+//! one-shot sandbox's pid 1 carrying its command ([`super::first`]).
 
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag};
@@ -27,6 +28,9 @@ pub fn main() -> ! {
     if args.first().map(String::as_str) == Some(super::filehelper::FILES_ARG) {
         std::process::exit(super::filehelper::main());
     }
+    if args.first().map(String::as_str) == Some(super::first::FIRST_ARG) {
+        super::first::main(&args[1..]);
+    }
     if args.first().map(String::as_str) == Some(super::relay::RELAY_ARG) {
         std::process::exit(super::relay::main(&args[1..]));
     }
@@ -38,8 +42,19 @@ pub fn main() -> ! {
     let mut set = SigSet::empty();
     set.add(Signal::SIGCHLD);
     let _ = set.thread_block();
+    idle(set)
+}
+
+/// The idle init's loop (`set`: SIGCHLD, blocked already): reap every orphan, serve
+/// background spawns ([`super::spawn`]). A one-shot's pid 1 ends here too ([`super::first`]).
+pub fn idle(set: SigSet) -> ! {
     // Started after the block, so its thread keeps SIGCHLD blocked too.
     super::spawn::serve();
+    reap_forever(set)
+}
+
+/// Reap every exited child, forever (`set`: SIGCHLD, blocked).
+pub fn reap_forever(set: SigSet) -> ! {
     loop {
         // Reap every exited child, then sleep until the next SIGCHLD.
         while let Ok(s) = waitpid(None, Some(WaitPidFlag::WNOHANG)) {

@@ -68,18 +68,26 @@ impl GvisorBackend {
             None => None,
         };
         let t_bundle = t0.elapsed();
-        let init_pid = self
-            .start_container(
-                &spec.sandbox_id,
-                &bundle,
-                ns.ns.as_raw_fd(),
-                &scratch,
-                image.as_deref(),
-                super::checkpoint::start_args(spec),
-            )
-            .await?;
+        // A one-shot sandbox's container starts with its first command (oneshot.rs): one
+        // runsc invocation for the whole run instead of `run --detach` plus `exec`.
+        let deferred = super::oneshot::defers(spec);
+        let init_pid = match deferred {
+            true => 0,
+            false => {
+                self.start_container(
+                    &spec.sandbox_id,
+                    &bundle,
+                    ns.ns.as_raw_fd(),
+                    &scratch,
+                    image.as_deref(),
+                    super::checkpoint::start_args(spec),
+                )
+                .await?
+            }
+        };
         tracing::debug!(
             sandbox_id = %spec.sandbox_id,
+            one_shot = deferred,
             netns_and_scratch_ms = t_scratch.as_secs_f64() * 1e3,
             bundle_ms = (t_bundle - t_scratch).as_secs_f64() * 1e3,
             runsc_run_ms = (t0.elapsed() - t_bundle).as_secs_f64() * 1e3,
@@ -87,7 +95,10 @@ impl GvisorBackend {
         );
         // The next sandbox's namespace, made while this one's first command runs.
         tokio::task::spawn_blocking(move || netns::refill(tun));
-        let init_start_time = crate::linux::procinfo::start_time(init_pid).unwrap_or_default();
+        let init_start_time = match deferred {
+            true => 0,
+            false => crate::linux::procinfo::start_time(init_pid).unwrap_or_default(),
+        };
         let mut info = BTreeMap::new();
         info.insert("runtime".into(), "gvisor".into());
         info.insert("platform".into(), self.runsc.platform.as_str().into());
@@ -126,7 +137,7 @@ impl GvisorBackend {
         };
         let sbx = GvisorSandbox {
             bundle,
-            _netns: ns.ns,
+            netns: ns.ns,
             scratch,
             image_root: image,
             tun,
@@ -138,6 +149,10 @@ impl GvisorBackend {
             paused: std::sync::atomic::AtomicBool::new(false),
             freezing: Mutex::new(None),
             procs: Mutex::new(Default::default()),
+            start: std::sync::Arc::new(tokio::sync::Mutex::new(match deferred {
+                true => super::oneshot::Start::Deferred,
+                false => super::oneshot::Start::Running,
+            })),
         };
         Ok((sbx, provisioned))
     }
@@ -154,35 +169,15 @@ impl GvisorBackend {
         image: Option<&Path>,
         start: Vec<std::ffi::OsString>,
     ) -> Result<i32, BackendError> {
-        let setup = NamespaceSetup::new(netns, scratch.mntns.as_raw_fd(), image, &bundle.rootfs())?;
-        // A pid file left by an earlier start (a restore after a suspension) is not ours.
-        let _ = std::fs::remove_file(bundle.pid_file());
-        let mut cmd = self.runsc.command();
-        // No segmentation offload: with it, gVisor hands the tun TCP segments larger than
-        // its MTU that reach the gateway garbled (measured: HTTP heads refused as
-        // malformed); the gateway reads plain MTU-sized IP packets.
-        cmd.args(["--network=sandbox", "--gso=false", "--software-gso=false"])
-            .arg(scratch.overlay_flag())
-            .args(start)
-            .arg("--bundle")
-            .arg(&bundle.dir)
-            // The sandbox's host pid, written by runsc itself: a `runsc state` afterwards cost
-            // ~20 ms of every create (measured).
-            .arg("--pid-file")
-            .arg(bundle.pid_file())
-            .arg(sandbox_id)
-            // runsc hands its own stdio to the container's first process, which lives as long
-            // as the sandbox and which the sandbox's processes can write to (`/proc/1/fd/2`):
-            // a host file here would grow without bound, outside every limit. So nothing is
-            // kept; a failed launch is reported by its exit status.
-            .stdout(Stdio::null())
+        let mut cmd =
+            self.container_command(sandbox_id, bundle, netns, scratch, image, start, &[])?;
+        // runsc hands its own stdio to the container's first process, which lives as long
+        // as the sandbox and which the sandbox's processes can write to (`/proc/1/fd/2`):
+        // a host file here would grow without bound, outside every limit. So nothing is
+        // kept; a failed launch is reported by its exit status.
+        cmd.stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true);
-        // SAFETY: the closure runs in the forked child before exec and only makes system
-        // calls on data prepared before the fork (no allocation, no locks).
-        unsafe {
-            cmd.pre_exec(move || setup.enter());
-        }
         let status = tokio::time::timeout(RUN_TIMEOUT, cmd.status())
             .await
             .map_err(|_| BackendError::LaunchFailed("runsc run timed out".into()))?
@@ -198,10 +193,56 @@ impl GvisorBackend {
             .filter(|p| *p > 1)
             .ok_or_else(|| BackendError::LaunchFailed("runsc wrote no sandbox pid".into()))
     }
+
+    /// The `runsc` command that starts the container of `bundle` with runsc's `start`
+    /// arguments (`run [--detach]`, or `restore` from an image) in the sandbox's network
+    /// namespace `netns` and a private copy of its scratch mount namespace (see
+    /// [`NamespaceSetup`]); its stdio is the caller's to set (it becomes the first
+    /// process's). `keep`: descriptors of the server's that runsc inherits (for its
+    /// `--pass-fd`, in `start`); every other one is closed on exec.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn container_command(
+        &self,
+        sandbox_id: &str,
+        bundle: &Bundle,
+        netns: RawFd,
+        scratch: &scratch::Scratch,
+        image: Option<&Path>,
+        start: Vec<std::ffi::OsString>,
+        keep: &[RawFd],
+    ) -> Result<tokio::process::Command, BackendError> {
+        let mut setup =
+            NamespaceSetup::new(netns, scratch.mntns.as_raw_fd(), image, &bundle.rootfs())?;
+        setup.keep = keep.to_vec();
+        // A pid file left by an earlier start (a restore after a suspension) is not ours.
+        let _ = std::fs::remove_file(bundle.pid_file());
+        let mut cmd = self.runsc.command();
+        // No segmentation offload: with it, gVisor hands the tun TCP segments larger than
+        // its MTU that reach the gateway garbled (measured: HTTP heads refused as
+        // malformed); the gateway reads plain MTU-sized IP packets.
+        cmd.args(["--network=sandbox", "--gso=false", "--software-gso=false"])
+            .arg(scratch.overlay_flag())
+            .args(start)
+            .arg("--bundle")
+            .arg(&bundle.dir)
+            // The sandbox's host pid, written by runsc itself: a `runsc state` afterwards cost
+            // ~20 ms of every create (measured).
+            .arg("--pid-file")
+            .arg(bundle.pid_file())
+            .arg(sandbox_id);
+        // SAFETY: the closure runs in the forked child before exec and only makes system
+        // calls on data prepared before the fork (no allocation, no locks).
+        unsafe {
+            cmd.pre_exec(move || setup.enter());
+        }
+        Ok(cmd)
+    }
 }
 
 /// What runsc's child does between fork and exec, prepared beforehand.
 struct NamespaceSetup {
+    /// Inherited by runsc (close-on-exec cleared in the child only).
+    keep: Vec<RawFd>,
     netns: RawFd,
     mntns: RawFd,
     core: CString,
@@ -220,6 +261,7 @@ impl NamespaceSetup {
                 .map_err(|_| BackendError::LaunchFailed(format!("path {}", p.display())))
         };
         Ok(NamespaceSetup {
+            keep: Vec::new(),
             netns,
             mntns,
             core: c(Path::new("/proc/sys/net/core"))?,
@@ -235,6 +277,13 @@ impl NamespaceSetup {
     fn enter(&self) -> std::io::Result<()> {
         use nix::mount::{mount, MsFlags};
         use nix::sched::{setns, unshare, CloneFlags};
+        for &fd in &self.keep {
+            // SAFETY: fcntl on a descriptor number the server holds open across the fork;
+            // only this child's table changes.
+            if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
         // SAFETY: the server's open mount namespace fd, inherited across the fork and valid
         // until exec; only borrowed for the call. (Joining it resets root and cwd to that
         // namespace's, the host's: every path runsc is given is absolute.)

@@ -11,7 +11,8 @@
 //! resume, usage), [`init`] (the sandbox's idle first process and its signal helper),
 //! [`checkpoint`] (memory checkpoints and restores), [`hibernate`] (suspend with the memory
 //! released), [`pids`] (the pids limit's two layers), [`spawn`] (background processes that
-//! survive a restore), [`files`] and
+//! survive a restore), [`oneshot`] and [`first`] (a one-shot sandbox started with its
+//! command), [`files`] and
 //! [`filehelper`] (the files API, carried out inside the sandbox).
 
 pub mod bundle;
@@ -19,11 +20,13 @@ mod checkpoint;
 mod console;
 pub mod filehelper;
 mod files;
+pub mod first;
 mod hibernate;
 mod hostview;
 pub mod init;
 mod launch;
 pub mod netns;
+mod oneshot;
 pub mod pids;
 mod process;
 pub mod relay;
@@ -49,7 +52,7 @@ use std::sync::{Arc, Mutex};
 struct GvisorSandbox {
     bundle: bundle::Bundle,
     /// Keeps the network namespace alive (runsc opens it through our fd's /proc path).
-    _netns: OwnedFd,
+    netns: OwnedFd,
     /// The tmpfs of `/tmp`, `/root`, `/workspace` (held until the sandbox goes).
     scratch: scratch::Scratch,
     /// The image root bound onto the bundle's rootfs (`None`: the host view).
@@ -73,6 +76,8 @@ struct GvisorSandbox {
     freezing: Mutex<Option<tokio::task::JoinHandle<bool>>>,
     /// In-sandbox pid files of running executions, by process id.
     procs: Mutex<HashMap<ProcessId, PathBuf>>,
+    /// Whether the container runs yet, and how ([`oneshot`]); held while it is started.
+    start: Arc<tokio::sync::Mutex<oneshot::Start>>,
 }
 
 /// The gVisor backend (see the module doc).
@@ -202,6 +207,7 @@ impl crate::Backend for GvisorBackend {
         dest: &Path,
         leave_running: bool,
     ) -> Result<(), BackendError> {
+        self.started(sandbox_id).await?;
         self.checkpoint_into(sandbox_id, dest, leave_running).await
     }
 
@@ -210,6 +216,7 @@ impl crate::Backend for GvisorBackend {
         sandbox_id: &str,
         port: u16,
     ) -> Result<relay::Relay, BackendError> {
+        self.started(sandbox_id).await?;
         self.relay_to(sandbox_id, port).await
     }
 
@@ -253,6 +260,10 @@ impl crate::Backend for GvisorBackend {
         sandbox_id: &str,
         spec: ProcessSpec,
     ) -> Result<ProcessHandle, BackendError> {
+        if let Some(first) = self.spawn_first(sandbox_id, &spec).await? {
+            return Ok(first);
+        }
+        self.started(sandbox_id).await?;
         self.start_process(sandbox_id, spec).await
     }
 
@@ -275,7 +286,14 @@ impl crate::Backend for GvisorBackend {
         if known.is_none() && !dir.exists() {
             return Ok(());
         }
-        self.runsc.destroy(sandbox_id).await?;
+        let started = match &known {
+            Some(sbx) => self.before_teardown(sbx).await,
+            None => true,
+        };
+        // A deferred sandbox, or a one-shot whose `runsc run` failed early, left nothing.
+        if started && self.runsc.has_state(sandbox_id) {
+            self.runsc.destroy(sandbox_id).await?;
+        }
         drop(known);
         match std::fs::remove_dir_all(&dir) {
             Ok(()) => Ok(()),
@@ -321,6 +339,7 @@ impl crate::Backend for GvisorBackend {
         op: crate::files::FileOp,
         fds: Vec<OwnedFd>,
     ) -> Result<crate::files::FileReply, BackendError> {
+        self.started(sandbox_id).await?;
         self.run_file_op(sandbox_id, op, fds).await
     }
 
@@ -331,6 +350,7 @@ impl crate::Backend for GvisorBackend {
         offset: u64,
         length: u64,
     ) -> Result<crate::files::FileRead, BackendError> {
+        self.started(sandbox_id).await?;
         self.read_stream(sandbox_id, path, offset, length).await
     }
 
@@ -340,16 +360,18 @@ impl crate::Backend for GvisorBackend {
         path: &str,
         max_bytes: u64,
     ) -> Result<crate::FileContent, BackendError> {
+        self.started(sandbox_id).await?;
         self.read_bounded(sandbox_id, path, max_bytes).await
     }
 
     async fn usage(&self, sandbox_id: &str) -> Result<crate::Usage, BackendError> {
+        self.started(sandbox_id).await?;
         self.sandbox_usage(sandbox_id).await
     }
 
     async fn pause(&self, sandbox_id: &str) -> Result<(), BackendError> {
         use std::sync::atomic::Ordering;
-        let sbx = self.get(sandbox_id)?;
+        let sbx = self.started(sandbox_id).await?;
         // Marked first: a signal sent meanwhile must not wait on a frozen sentry.
         sbx.paused.store(true, Ordering::SeqCst);
         let r = self.runsc.run(&["pause", sandbox_id]).await.map(drop);
@@ -360,11 +382,13 @@ impl crate::Backend for GvisorBackend {
     }
 
     async fn suspend(&self, sandbox_id: &str) -> Result<crate::Suspension, BackendError> {
+        self.started(sandbox_id).await?;
         self.suspend_sandbox(sandbox_id).await
     }
 
     async fn resume(&self, sandbox_id: &str) -> Result<(), BackendError> {
         use std::sync::atomic::Ordering;
+        self.started(sandbox_id).await?;
         if self.restore_released(sandbox_id).await? {
             return Ok(());
         }

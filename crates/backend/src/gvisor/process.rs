@@ -48,19 +48,7 @@ impl GvisorBackend {
         let procs = sbx.bundle.procs();
         let spec_path = procs.join(format!("{id}.json"));
         let pid_path = procs.join(format!("{id}.pid"));
-        let mut process = json!({
-            "terminal": spec.tty.is_some(),
-            "user": {"uid": 0, "gid": 0},
-            "args": spec.argv,
-            "env": spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>(),
-            "cwd": spec.cwd,
-            "capabilities": no_capabilities(),
-            "noNewPrivileges": true,
-            "rlimits": super::pids::rlimits(sbx.pids),
-        });
-        if let Some(size) = spec.tty {
-            process["consoleSize"] = json!({"height": size.rows, "width": size.cols});
-        }
+        let process = process_json(&spec, &spec.argv, sbx.pids);
         write_private(&spec_path, process.to_string().as_bytes())?;
         let (out_r, out_w) = pipe_pair()?;
         let (err_r, err_w) = pipe_pair()?;
@@ -131,27 +119,12 @@ impl GvisorBackend {
                     let _ = std::fs::remove_file(p);
                 }
             }
-            // `runsc exec` exits with the process's code, or 128 + the signal that killed it;
-            // 128 is also its own failure (the sandbox died under it).
-            match status.ok().and_then(|s| s.code()) {
-                Some(code) if code != RUNSC_FAILED => {
-                    let _ = tx.send(exit_status(code));
-                }
-                _ if oom_kills(&container) > 0 => {
-                    // The memory limit killed the sandbox's kernel (gVisor's sentry is one
-                    // host process: the host's OOM killer takes the whole sandbox).
-                    let _ = tx.send(ExitStatus {
-                        code: None,
-                        signal: Some(9),
-                        oom_killed: true,
-                    });
-                }
-                Some(code) if runsc.is_running(&container).await => {
-                    let _ = tx.send(exit_status(code));
-                }
-                // Otherwise the sandbox is gone: `tx` drops and the server says so.
-                _ => {}
+            let code = status.ok().and_then(|s| s.code());
+            if let Some(exit) = runsc_exit(code, &container, || runsc.is_running(&container)).await
+            {
+                let _ = tx.send(exit);
             }
+            // Otherwise the sandbox is gone: `tx` drops and the server says so.
         });
         let wrap = |e: std::io::Error| BackendError::io("wrap pipe", e);
         Ok(ProcessHandle {
@@ -233,9 +206,56 @@ impl GvisorBackend {
     }
 }
 
+/// The OCI `process` of an execution running `args` (the spec's argv, or the one-shot
+/// init's line carrying it, [`super::oneshot`]): the spec's environment and working
+/// directory, uid 0 of the sandbox, no capabilities, `no_new_privs`, the pids limit.
+pub(super) fn process_json(spec: &ProcessSpec, args: &[String], pids: u64) -> serde_json::Value {
+    let mut process = json!({
+        "terminal": spec.tty.is_some(),
+        "user": {"uid": 0, "gid": 0},
+        "args": args,
+        "env": spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>(),
+        "cwd": spec.cwd,
+        "capabilities": no_capabilities(),
+        "noNewPrivileges": true,
+        "rlimits": super::pids::rlimits(pids),
+    });
+    if let Some(size) = spec.tty {
+        process["consoleSize"] = json!({"height": size.rows, "width": size.cols});
+    }
+    process
+}
+
+/// What a runsc command that carried a process (`runsc exec`, a one-shot's `runsc run`)
+/// reports by its exit `code`: the process's code, or 128 + the signal that killed it;
+/// 128 is also runsc's own failure (the sandbox died under it), taken as the process's
+/// code only while `alive` says the sandbox still runs. `None`: the sandbox is gone.
+pub(super) async fn runsc_exit<F, Fut>(
+    code: Option<i32>,
+    container: &str,
+    alive: F,
+) -> Option<ExitStatus>
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    match code {
+        Some(code) if code != RUNSC_FAILED => Some(exit_status(code)),
+        // The memory limit killed the sandbox's kernel (gVisor's sentry is one host
+        // process: the host's OOM killer takes the whole sandbox).
+        _ if oom_kills(container) > 0 => Some(ExitStatus {
+            code: None,
+            signal: Some(9),
+            oom_killed: true,
+        }),
+        Some(code) if alive().await => Some(exit_status(code)),
+        _ => None,
+    }
+}
+
 /// `runsc exec`'s exit code as the process's status (a code above 128 that names a
 /// signal is taken as that signal: runsc reports a signalled process so).
-fn exit_status(code: i32) -> ExitStatus {
+pub(super) fn exit_status(code: i32) -> ExitStatus {
     if (129..=128 + 64).contains(&code) {
         ExitStatus {
             code: None,
@@ -272,7 +292,7 @@ fn oom_kills(sandbox_id: &str) -> u64 {
         .unwrap_or(0)
 }
 
-fn write_private(path: &std::path::Path, bytes: &[u8]) -> Result<(), BackendError> {
+pub(super) fn write_private(path: &std::path::Path, bytes: &[u8]) -> Result<(), BackendError> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
@@ -284,11 +304,11 @@ fn write_private(path: &std::path::Path, bytes: &[u8]) -> Result<(), BackendErro
         .map_err(|e| BackendError::io(format!("write {}", path.display()), e))
 }
 
-fn pipe_pair() -> Result<(OwnedFd, OwnedFd), BackendError> {
+pub(super) fn pipe_pair() -> Result<(OwnedFd, OwnedFd), BackendError> {
     nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| BackendError::io("pipe", e.into()))
 }
 
-fn poisoned() -> BackendError {
+pub(super) fn poisoned() -> BackendError {
     BackendError::Unavailable("lock poisoned".into())
 }
 

@@ -195,6 +195,20 @@ impl Runsc {
             .collect())
     }
 
+    /// Whether our root holds any state of container `id` (its state file, lock or
+    /// socket). A root that cannot be read counts as holding it (the caller destroys).
+    pub fn has_state(&self, id: &str) -> bool {
+        let (state, sock) = (format!("{id}_sandbox:"), format!("runsc-{id}.sock"));
+        match std::fs::read_dir(&self.root) {
+            Ok(entries) => entries.flatten().any(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                name.starts_with(&state) || name == sock
+            }),
+            Err(_) => true,
+        }
+    }
+
     /// Kill every process of a container and delete it (its sandbox, gofer, cgroups and
     /// state under our root). Idempotent: an unknown container is already gone.
     pub async fn destroy(&self, id: &str) -> Result<(), BackendError> {

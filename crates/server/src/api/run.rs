@@ -100,6 +100,7 @@ pub(crate) fn create_spec(req: &CreateSandboxRequest) -> Result<CreateSpec, Engi
             })
             .collect(),
         runtime,
+        one_shot: false,
     })
 }
 
@@ -124,8 +125,11 @@ pub(crate) async fn run_execution(
     let busy = api.engine.foreground.enter();
     let mut exec = req.execution.as_option().cloned().unwrap_or_default();
     let made = exec.sandbox_id.is_empty();
-    let spec =
+    let mut spec =
         create_spec(&req.create.as_option().cloned().unwrap_or_default()).map_err(to_connect)?;
+    // Its sandbox ends with the command: a runtime may start it with the command
+    // (gvisor: one runsc invocation, `gvisor/oneshot.rs`); never one taken from a pool.
+    spec.one_shot = made && req.terminate_on_exit;
     let (row, bootstrap, mut unseen, mut pending) = if made {
         // A request refused anyway is refused before a sandbox is made or taken.
         crate::engine::guest::validate(&exec_request(exec.clone(), &who)).map_err(to_connect)?;

@@ -474,7 +474,7 @@ impl Engine {
                 policy,
                 &m.image_ref,
                 requested,
-                (Some(restore), mediation, None),
+                (Some(restore), mediation, None, false),
             )
             .await;
         tracing::debug!(

@@ -63,6 +63,9 @@ pub struct CreateSpec {
     /// The request's runtime (wins over the policy's `sandbox.runtime`; `None`: the
     /// policy's, else the server's default).
     pub runtime: Option<cleanroom_vocab::Runtime>,
+    /// Made for one command whose end ends it (`RunExecution` with `terminate_on_exit`):
+    /// the runtime may start the sandbox with it ([`cleanroom_backend::SandboxSpec::one_shot`]).
+    pub one_shot: bool,
 }
 
 impl CreateSpec {
@@ -150,6 +153,7 @@ impl Engine {
                     binding: &binding,
                     use_pools: *use_pools && spec.volumes.is_empty(),
                     lockfiles,
+                    one_shot: spec.one_shot,
                 };
                 self.create_or_take(who, caps, req, defer).await?
             }

@@ -46,7 +46,7 @@ impl Engine {
             policy_yaml,
             image_ref,
             requested,
-            (&none, None),
+            (&none, None, false),
         )
         .await
     }
@@ -55,6 +55,7 @@ impl Engine {
     /// (path -> content, read by the client at the repository's committed HEAD): bound to
     /// the policy before anything else, so the policy hash covers them. With `binding`, the
     /// sandbox is bound to it (agent identity, signed attestation) in its READY commit.
+    /// `one_shot`: made for one command whose end ends it ([`SandboxSpec::one_shot`]).
     pub async fn create_sandbox_with_lockfiles(
         &self,
         owner: &Owner,
@@ -62,9 +63,10 @@ impl Engine {
         policy_yaml: &str,
         image_ref: &str,
         requested: crate::budgets::limits::RequestedLimits,
-        (lockfiles, binding): (
+        (lockfiles, binding, one_shot): (
             &std::collections::BTreeMap<String, Vec<u8>>,
             Option<&crate::identity::attest::AgentBinding>,
+            bool,
         ),
     ) -> Result<SandboxRow, EngineError> {
         let mut policy = self.compile_policy(policy_yaml)?;
@@ -79,7 +81,7 @@ impl Engine {
             policy,
             image_ref,
             requested,
-            (None, mediation, binding),
+            (None, mediation, binding, one_shot),
         )
         .await
     }
@@ -115,7 +117,7 @@ impl Engine {
             policy,
             image_ref,
             requested,
-            (None, mediation, None),
+            (None, mediation, None, false),
         )
         .await
     }
@@ -129,10 +131,11 @@ impl Engine {
         policy: CompiledPolicy,
         image_ref: &str,
         requested: crate::budgets::limits::RequestedLimits,
-        (restore, mediation, binding): (
+        (restore, mediation, binding, one_shot): (
             Option<super::snapshots::Restore>,
             cleanroom_egress::registry::Mediation,
             Option<&crate::identity::attest::AgentBinding>,
+            bool,
         ),
     ) -> Result<SandboxRow, EngineError> {
         let requested: Limits = requested.into();
@@ -295,6 +298,7 @@ impl Engine {
                 .map(|r| r.layers.clone()),
             checkpoint: restore.filter(|r| r.memory).map(|r| r.layers),
             volumes,
+            one_shot,
         };
         let provisioned = tracing::Instrument::instrument(
             self.backend.provision(&spec),

@@ -416,7 +416,7 @@ impl Engine {
             policy,
             &snap.image_ref,
             limits,
-            (Some(restore), mediation, None),
+            (Some(restore), mediation, None, false),
         )
         .await
     }

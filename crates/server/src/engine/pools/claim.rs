@@ -66,6 +66,9 @@ pub struct CreateRequest<'a> {
     /// HEAD). A request with lockfiles is never served from a pool: its pins are bound to
     /// the policy at create.
     pub lockfiles: &'a std::collections::BTreeMap<String, Vec<u8>>,
+    /// A fresh sandbox is made for one command whose end ends it
+    /// ([`cleanroom_backend::SandboxSpec::one_shot`]); a pool's is never one.
+    pub one_shot: bool,
 }
 
 pub(super) fn cap_reached(who: &Principal, caps: SandboxCaps) -> EngineError {
@@ -248,6 +251,7 @@ impl Engine {
             binding,
             use_pools,
             lockfiles,
+            one_shot,
         } = req;
         let t0 = Instant::now();
         if use_pools && lockfiles.is_empty() {
@@ -286,7 +290,7 @@ impl Engine {
             policy_yaml,
             image_ref,
             requested,
-            (lockfiles, Some(binding)),
+            (lockfiles, Some(binding), one_shot),
         )
         .await
         .map(Taken::Made)

@@ -55,6 +55,7 @@ async fn a_pool_compiles_its_policy_once_for_every_warm_and_claim() {
         binding: &Default::default(),
         use_pools: true,
         lockfiles: &lockfiles,
+        one_shot: false,
     };
     let row = e
         .create_or_claim(&user(), Default::default(), req)
