@@ -68,6 +68,16 @@ impl GvisorBackend {
             None => None,
         };
         let t_bundle = t0.elapsed();
+        // After the root's skeleton, before runsc starts the sandbox (fsnap): what changes
+        // from here on is the sandbox's. A restored memory checkpoint's files changed
+        // before this launch, so everything of it counts as changed.
+        let fs_since = match (
+            spec.checkpoint.is_some(),
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH),
+        ) {
+            (false, Ok(d)) => (d.as_secs() as i64, i64::from(d.subsec_nanos())),
+            _ => (0, 0),
+        };
         let init_pid = self
             .start_container(
                 &spec.sandbox_id,
@@ -138,6 +148,7 @@ impl GvisorBackend {
             paused: std::sync::atomic::AtomicBool::new(false),
             freezing: Mutex::new(None),
             procs: Mutex::new(Default::default()),
+            fs_since,
         };
         Ok((sbx, provisioned))
     }
