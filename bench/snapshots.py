@@ -8,7 +8,9 @@ Measured through the real CLI against the bench's server, each beside a same-run
     store's size before/after (the layer is shared, not copied);
   * `sandbox pause` and `sandbox resume` of a sandbox running a busy loop (p50/p99) next to
     `sandbox inspect` (the CLI round trip floor);
-  * CRIU checkpoint/restore: reported as unsupported with the reason (see docs/snapshots.md).
+  * CRIU checkpoint/restore: reported as unsupported with the reason (see docs/snapshots.md);
+  * where runsc is installed, the same snapshot, create --from and fork rows for gvisor
+    sandboxes (`gvisor_*`), in the same run, next to a fresh gvisor create.
 """
 import os, shutil, statistics, subprocess, sys, time
 
@@ -128,8 +130,55 @@ def run(binary, env, state_dir, runs=20):
                            "reference_sandbox_inspect": _row(inspect),
                            "pause_minus_inspect_p50_ms": round(_pct(pause, 50) - _pct(inspect, 50), 3),
                            "resume_minus_inspect_p50_ms": round(_pct(resume, 50) - _pct(inspect, 50), 3)}
+    if shutil.which("runsc"):
+        out.update(_gvisor(binary, env, store, runs))
     out["criu_checkpoint_restore"] = {
         "supported": False,
         "reason": "backend does not declare checkpoint_restore: Debian's criu 3.17.1 cannot initialise on "
                   "this kernel (vdso: Unexpected rt vDSO area bounds), see docs/snapshots.md"}
+    return out
+
+
+def _gvisor(binary, env, store, runs):
+    """The snapshot, restore and fork rows for gvisor sandboxes (captured and restored by a
+    helper inside the sandbox, docs/runtimes.md)."""
+    out = {}
+    gv = ("--runtime", "gvisor")
+    print("bench: gvisor snapshot of 100 MiB written", file=sys.stderr)
+    sbx = _run(binary, env, "sandbox", "create", *gv)
+    _run(binary, env, "exec", "-n", "--in", sbx, "--", "sh", "-c",
+         f"head -c {MIB100} /dev/urandom > /workspace/big")
+    snap_ms, size, snap = [], 0, None
+    for _ in range(max(3, min(runs, 7))):
+        ms, snap = _timed(binary, env, "snapshot", "create", sbx)
+        snap_ms.append(ms)
+        size = _du(store)
+        _run(binary, env, "snapshot", "rm", snap)
+    snap = _run(binary, env, "snapshot", "create", sbx)
+    out["gvisor_snapshot_100mib"] = {"snapshot_create": _row(snap_ms), "store_bytes_on_disk": size}
+    print("bench: gvisor create --from vs fresh create", file=sys.stderr)
+    small = _run(binary, env, "sandbox", "create", *gv)
+    _run(binary, env, "exec", "-n", "--in", small, "--", "sh", "-c",
+         "mkdir -p /workspace/src && for i in $(seq 1 200); do echo $i > /workspace/src/f$i; done")
+    small_snap = _run(binary, env, "snapshot", "create", small)
+    fresh, restored, ids = [], [], []
+    for _ in range(runs):
+        ms, i = _timed(binary, env, "sandbox", "create", *gv)
+        fresh.append(ms); ids.append(i)
+        ms, i = _timed(binary, env, "sandbox", "create", "--from", small_snap)
+        restored.append(ms); ids.append(i)
+    _run(binary, env, "sandbox", "rm", *ids)
+    out["gvisor_create_from_snapshot"] = {
+        "from_snapshot": _row(restored), "fresh_create": _row(fresh),
+        "ratio_p50": round(_pct(restored, 50) / _pct(fresh, 50), 2)}
+    print("bench: gvisor fork of 10", file=sys.stderr)
+    before = _du(store)
+    t = time.perf_counter()
+    forks = [_run(binary, env, "sandbox", "create", "--from", snap) for _ in range(10)]
+    total = (time.perf_counter() - t) * 1000
+    check = _run(binary, env, "exec", "-n", "--in", forks[-1], "--", "sh", "-c", "wc -c < /workspace/big")
+    _run(binary, env, "sandbox", "rm", *forks, sbx, small)
+    _run(binary, env, "snapshot", "rm", snap, small_snap)
+    out["gvisor_fork_10"] = {"total_ms": round(total, 3), "per_sandbox_ms": round(total / 10, 3),
+                             "store_bytes_before": before, "each_fork_sees_bytes": int(check)}
     return out

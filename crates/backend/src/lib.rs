@@ -289,6 +289,15 @@ pub trait Backend: Send + Sync + 'static {
         None
     }
 
+    /// Whether [`Backend::capture_filesystem`] reads `sandbox_id` while it runs (its
+    /// runtime captures from inside the sandbox, which a frozen sandbox cannot do):
+    /// the caller then neither freezes it nor captures it while paused. Default: no
+    /// (the caller freezes the sandbox around the capture).
+    fn capture_runs_live(&self, sandbox_id: &str) -> bool {
+        let _ = sandbox_id;
+        false
+    }
+
     /// Copy the sandbox's writable state (image upper layer, `/tmp`, `/root`,
     /// `/workspace`) into `dest`, a new empty directory of the server's, as a layer
     /// [`SandboxSpec::restore`] can use. The sandbox is frozen by the caller. Never

@@ -274,6 +274,10 @@ impl Backend for Runtimes {
         self.get(runtime).ok()?.checkpoint_format(runtime)
     }
 
+    fn capture_runs_live(&self, id: &str) -> bool {
+        self.of(id).capture_runs_live(id)
+    }
+
     async fn capture_filesystem(
         &self,
         id: &str,

@@ -193,7 +193,7 @@ impl GvisorBackend {
 
     /// Kill a helper (by its pid inside the sandbox: killing `runsc exec` alone would
     /// leave it running) and reap it.
-    async fn kill_helper(&self, sandbox_id: &str, pid_file: &std::path::Path) {
+    pub(super) async fn kill_helper(&self, sandbox_id: &str, pid_file: &std::path::Path) {
         if let Ok(pid) = std::fs::read_to_string(pid_file) {
             let pid = pid.trim();
             if pid.parse::<u32>().is_ok() {

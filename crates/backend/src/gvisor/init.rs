@@ -10,8 +10,10 @@
 //! the linux runtime's pid 1 sends an execution's signals (`runsc kill --pid` reaches only
 //! the one process, so a shell's children would outlive a timeout under gVisor). As
 //! `cleanroom __gvisor-init files` it is the file helper ([`super::filehelper`]), as
-//! `cleanroom __gvisor-init relay PORT` an inbound connection's relay ([`super::relay`]), and as `cleanroom __gvisor-init first` a
-//! one-shot sandbox's pid 1 carrying its command ([`super::first`]).
+//! `cleanroom __gvisor-init relay PORT` an inbound connection's relay ([`super::relay`]),
+//! as `cleanroom __gvisor-init first` a one-shot sandbox's pid 1 carrying its command
+//! ([`super::first`]), and as `cleanroom __gvisor-init snapshot capture|restore` a
+//! filesystem snapshot's helper ([`super::fsnap`]).
 
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag};
@@ -30,6 +32,9 @@ pub fn main() -> ! {
     }
     if args.first().map(String::as_str) == Some(super::first::FIRST_ARG) {
         super::first::main(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some(super::fsnap::SNAPSHOT_ARG) {
+        std::process::exit(super::fsnap::main(&args[1..]));
     }
     if args.first().map(String::as_str) == Some(super::relay::RELAY_ARG) {
         std::process::exit(super::relay::main(&args[1..]));

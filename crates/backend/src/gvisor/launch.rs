@@ -68,6 +68,16 @@ impl GvisorBackend {
             None => None,
         };
         let t_bundle = t0.elapsed();
+        // After the root's skeleton, before runsc starts the sandbox (fsnap): what changes
+        // from here on is the sandbox's. A restored memory checkpoint's files changed
+        // before this launch, so everything of it counts as changed.
+        let fs_since = match (
+            spec.checkpoint.is_some(),
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH),
+        ) {
+            (false, Ok(d)) => (d.as_secs() as i64, i64::from(d.subsec_nanos())),
+            _ => (0, 0),
+        };
         // A one-shot sandbox's container starts with its first command (oneshot.rs): one
         // runsc invocation for the whole run instead of `run --detach` plus `exec`.
         let deferred = super::oneshot::defers(spec);
@@ -153,6 +163,7 @@ impl GvisorBackend {
                 true => super::oneshot::Start::Deferred,
                 false => super::oneshot::Start::Running,
             })),
+            fs_since,
         };
         Ok((sbx, provisioned))
     }

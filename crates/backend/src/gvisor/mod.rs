@@ -13,7 +13,8 @@
 //! released), [`pids`] (the pids limit's two layers), [`spawn`] (background processes that
 //! survive a restore), [`oneshot`] and [`first`] (a one-shot sandbox started with its
 //! command), [`files`] and
-//! [`filehelper`] (the files API, carried out inside the sandbox).
+//! [`filehelper`] (the files API, carried out inside the sandbox), [`fsnap`] (filesystem
+//! snapshots, captured and restored inside the sandbox).
 
 pub mod bundle;
 mod checkpoint;
@@ -21,6 +22,7 @@ mod console;
 pub mod filehelper;
 mod files;
 pub mod first;
+pub mod fsnap;
 mod hibernate;
 mod hostview;
 pub mod init;
@@ -78,6 +80,10 @@ struct GvisorSandbox {
     procs: Mutex<HashMap<ProcessId, PathBuf>>,
     /// Whether the container runs yet, and how ([`oneshot`]); held while it is started.
     start: Arc<tokio::sync::Mutex<oneshot::Start>>,
+    /// Realtime (s, ns) before the sandbox's root existed: an inode changed at or after
+    /// it is the sandbox's own change ([`fsnap`]). `(0, 0)` for a sandbox restored from a
+    /// memory checkpoint (its files changed before this launch): everything is taken.
+    fs_since: (i64, i64),
 }
 
 /// The gVisor backend (see the module doc).
@@ -178,8 +184,8 @@ impl crate::Backend for GvisorBackend {
 
     fn capabilities(&self) -> Vec<Capability> {
         use Capability as C;
-        // What works today; snapshots and named volumes are not declared, so a policy or
-        // request that needs one is refused at create (and a call, by name).
+        // What works today; named volumes are not declared, so a policy or request that
+        // needs them is refused at create.
         vec![
             C::PolicyImmutability,
             // The netns's only device is the gateway's tun; gVisor's netstack sends there.
@@ -198,6 +204,8 @@ impl crate::Backend for GvisorBackend {
             C::CheckpointRestore,
             // Through a relay process inside the sandbox (relay.rs).
             C::InboundConnections,
+            // Captured and restored by a helper inside the sandbox (fsnap/).
+            C::FilesystemSnapshots,
         ]
     }
 
@@ -209,6 +217,23 @@ impl crate::Backend for GvisorBackend {
     ) -> Result<(), BackendError> {
         self.started(sandbox_id).await?;
         self.checkpoint_into(sandbox_id, dest, leave_running).await
+    }
+
+    async fn capture_filesystem(
+        &self,
+        sandbox_id: &str,
+        dest: &Path,
+        budget: u64,
+    ) -> Result<crate::CaptureStats, BackendError> {
+        // The helper runs in the container: a deferred one-shot starts first (oneshot.rs).
+        self.started(sandbox_id).await?;
+        self.capture_archive(sandbox_id, dest, budget).await
+    }
+
+    fn capture_runs_live(&self, sandbox_id: &str) -> bool {
+        // `runsc pause` stops the whole sentry: the helper could not run in it.
+        let _ = sandbox_id;
+        true
     }
 
     async fn inbound_relay(
@@ -225,10 +250,14 @@ impl crate::Backend for GvisorBackend {
     }
 
     async fn provision(&self, spec: &SandboxSpec) -> Result<ProvisionedSandbox, BackendError> {
-        if spec.restore.is_some() {
-            return Err(BackendError::Unavailable(
-                "the gvisor runtime cannot restore filesystem snapshots".into(),
-            ));
+        if let Some(layers) = &spec.restore {
+            // A linux runtime's capture is layers for its overlays: not restorable here.
+            if fsnap::runtime_of_layers(layers) != crate::Runtime::Gvisor {
+                return Err(BackendError::MissingCapability {
+                    runtime: "gvisor",
+                    capability: Capability::FilesystemSnapshots,
+                });
+            }
         }
         // Not declared (`named_volumes`), so the engine refuses first; never ignore them here.
         if !spec.volumes.is_empty() {
@@ -239,7 +268,7 @@ impl crate::Backend for GvisorBackend {
         let dir = self.dir_for(&spec.sandbox_id)?;
         std::fs::create_dir(&dir)
             .map_err(|e| BackendError::io(format!("create {}", dir.display()), e))?;
-        match self.launch(spec, &dir).await {
+        let launched = match self.launch(spec, &dir).await {
             Ok((sbx, provisioned)) => {
                 self.sandboxes
                     .lock()
@@ -247,6 +276,23 @@ impl crate::Backend for GvisorBackend {
                     .insert(spec.sandbox_id.clone(), Arc::new(sbx));
                 Ok(provisioned)
             }
+            Err(e) => Err(e),
+        };
+        // A snapshot's files, applied inside before anything else runs there.
+        let restored = match (launched, &spec.restore) {
+            (Ok(p), Some(layers)) => match self.restore_archive(&spec.sandbox_id, layers).await {
+                Ok(()) => Ok(p),
+                Err(e) => {
+                    if let Ok(mut m) = self.sandboxes.lock() {
+                        m.remove(&spec.sandbox_id);
+                    }
+                    Err(e)
+                }
+            },
+            (r, _) => r,
+        };
+        match restored {
+            Ok(p) => Ok(p),
             Err(e) => {
                 let _ = self.runsc.destroy(&spec.sandbox_id).await;
                 let _ = std::fs::remove_dir_all(&dir);

@@ -130,6 +130,20 @@ impl Engine {
         if row.status != ss::READY && row.status != ss::PAUSED {
             return Err(super::pause::not_ready(&row));
         }
+        // A runtime that captures from inside the sandbox (gvisor) needs it running: a
+        // READY one is captured as it runs, a PAUSED one is refused rather than thawed
+        // behind its owner's back.
+        let live = self.backend.capture_runs_live(sandbox_id);
+        if live && row.status == ss::PAUSED {
+            let mut e = super::pause::not_ready(&row);
+            e.message = format!(
+                "sandbox {sandbox_id} is SANDBOX_STATUS_PAUSED and its runtime ({}) captures \
+                 files from inside the running sandbox: resume it with `cleanroom sandbox \
+                 resume {sandbox_id}`, then take the snapshot",
+                self.backend.runtime_of_sandbox(sandbox_id).as_str()
+            );
+            return Err(e);
+        }
         let dir = self.snapshots_dir();
         std::fs::create_dir_all(&dir)
             .map_err(|e| EngineError::internal(format!("create {}: {e}", dir.display())))?;
@@ -145,7 +159,8 @@ impl Engine {
                 return Err(e);
             }
         };
-        let was_paused = row.status == ss::PAUSED;
+        // Frozen around the capture unless the runtime captures a running sandbox.
+        let was_paused = row.status == ss::PAUSED || live;
         if !was_paused {
             if let Err(e) = self.backend.pause(sandbox_id).await {
                 let _ = std::fs::remove_dir_all(&tmp);
@@ -397,6 +412,28 @@ impl Engine {
                 "the files of snapshot {snapshot_id} are missing"
             )));
         }
+        // A capture restores only on the runtime that made it (a linux capture is overlay
+        // layers, a gvisor one an archive applied inside the sandbox); the restore's
+        // runtime is the policy's, else this server's default, which may have changed.
+        let taken_on = cleanroom_backend::gvisor::fsnap::runtime_of_layers(&restore.layers);
+        let restore_on = policy
+            .runtime
+            .unwrap_or_else(|| self.backend.default_runtime());
+        if taken_on != restore_on {
+            return Err(EngineError::new(
+                ErrorCode::BackendCapabilityMismatch,
+                format!(
+                    "snapshot {snapshot_id} was taken under runtime {} and would be restored \
+                     under {} (this server's default runtime); a snapshot restores only on \
+                     the runtime that took it — start the server with `--default-runtime {}`",
+                    taken_on.as_str(),
+                    restore_on.as_str(),
+                    taken_on.as_str()
+                ),
+            )
+            .with("snapshot_runtime", taken_on.as_str())
+            .with("runtime", restore_on.as_str()));
+        }
         // Registry pins are bound from lockfile contents at create, which a snapshot does
         // not keep: a snapshot of a mediated sandbox is refused (fail closed) rather than
         // restored with unmediated access to its registry hosts.
@@ -434,6 +471,12 @@ impl Engine {
                 let _ = std::fs::remove_dir_all(e.path());
             } else if name.starts_with("snap_") {
                 let layers = e.path().join("layers");
+                // A gvisor capture is one archive, applied inside the sandbox: no layers.
+                if cleanroom_backend::gvisor::fsnap::runtime_of_layers(&layers)
+                    == cleanroom_backend::Runtime::Gvisor
+                {
+                    continue;
+                }
                 match cleanroom_backend::linux::capture::migrate::store_as_data(&layers) {
                     Ok(0) => {}
                     Ok(n) => {

@@ -17,6 +17,16 @@ impl LinuxBackend {
         &self,
         spec: &SandboxSpec,
     ) -> Result<ProvisionedSandbox, BackendError> {
+        // A gvisor capture is an archive its in-sandbox helper applies, not layers for
+        // these overlays: never mounted as if it were (nothing of it would appear).
+        if let Some(layers) = &spec.restore {
+            if crate::gvisor::fsnap::runtime_of_layers(layers) != crate::Runtime::Linux {
+                return Err(BackendError::MissingCapability {
+                    runtime: "linux",
+                    capability: crate::Capability::FilesystemSnapshots,
+                });
+            }
+        }
         let dir = self.dir_for(&spec.sandbox_id)?;
         std::fs::create_dir_all(dir.join("root"))
             .and_then(|()| std::fs::create_dir_all(dir.join("empty")))
