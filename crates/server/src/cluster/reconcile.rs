@@ -93,7 +93,8 @@ fn load_tenths() -> u32 {
 /// event when this host has its row (its real status is what callers see from now on).
 async fn returned(node: &ClusterNode, engine: &Engine) -> Result<HashSet<String>, String> {
     let me = node.node_name().to_string();
-    let all = node.bindings.all().await.map_err(|e| e.to_string())?;
+    // One range read of this host's index, not a scan of every binding.
+    let all = node.bindings.on_host(&me).await.map_err(|e| e.to_string())?;
     let mut mine = HashSet::new();
     for (id, b) in all.into_iter().filter(|(_, b)| b.host == me) {
         if let Ok(Some(row)) = engine.store.get_sandbox(&id) {
