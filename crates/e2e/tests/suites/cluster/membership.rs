@@ -130,20 +130,37 @@ async fn a_hosts_bindings_are_read_from_its_own_index() {
         owner: owner.into(),
         created_at: 1,
     };
-    for (id, host) in [("sbx-1", "a"), ("sbx-2", "b"), ("sbx-3", "a"), ("sbx-4", "ab")] {
+    for (id, host) in [
+        ("sbx-1", "a"),
+        ("sbx-2", "b"),
+        ("sbx-3", "a"),
+        ("sbx-4", "ab"),
+    ] {
         let got = b
             .bind_counted(id, &bind(host, "alice"), None, 0, Count::default())
             .await
             .unwrap();
         assert_eq!(got, Bound::Now);
     }
-    let mut on_a: Vec<String> = b.on_host("a").await.unwrap().into_iter().map(|(id, _)| id).collect();
+    let mut on_a: Vec<String> = b
+        .on_host("a")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
     on_a.sort();
     assert_eq!(on_a, ["sbx-1", "sbx-3"]);
     let on_b = b.on_host("b").await.unwrap();
     assert_eq!(on_b, [("sbx-2".to_string(), bind("b", "alice"))]);
     assert!(b.unbind_counted("sbx-1", Some("alice")).await.unwrap());
-    let on_a: Vec<String> = b.on_host("a").await.unwrap().into_iter().map(|(id, _)| id).collect();
+    let on_a: Vec<String> = b
+        .on_host("a")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
     assert_eq!(on_a, ["sbx-3"]);
     assert_eq!(b.count("alice").await.unwrap().n, 3);
     m.leave().await;
