@@ -333,6 +333,41 @@ def cluster_bench(binary):
         out["etcd_keys_with_sandboxes"] = {"sandboxes": len(where), **{"keys": etcd.keys()}}
         hosts.rm("a", [s for _, s in times])
 
+        # Pool claims through one member (after the rm above: the claims count against the
+        # caller's cluster-wide limit like any sandbox): served by its own share while it has READY
+        # sandboxes, then by a peer's (docs/cluster.md "Warm pools"); told apart by the
+        # host each claimed sandbox is bound to.
+        _, pool = _run([binary, "pool", "create", "--min-ready", "3"], hosts.env("a"))
+        pool = pool.strip()
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            _, st = _run([binary, "pool", "stats", pool, "--json"], hosts.env("a"), check=False)
+            try:
+                if int(json.loads(st)["stats"].get("ready", 0)) >= 3 * len(NODES):
+                    break
+            except (ValueError, KeyError):
+                pass
+            time.sleep(0.5)
+        print("bench: cluster pool claims x8 through a (its share, then peers')", file=sys.stderr)
+        claims = []
+        for _ in range(8):
+            dt, sid = _run([binary, "pool", "claim", pool], hosts.env("a"))
+            claims.append((dt, sid.strip()))
+        where_claimed = etcd.host_of()
+        own = [dt for dt, sid in claims if where_claimed.get(sid) == "a"]
+        peer = [dt for dt, sid in claims if where_claimed.get(sid) in ("b", "c")]
+        row = {"claims": len(claims)}
+        if own:
+            row["served_by_front_door"] = _row(own)
+        if peer:
+            row["served_by_a_peer"] = _row(peer)
+        if own and peer:
+            row["peer_added_p50_ms"] = round(_pct(peer, 50) - _pct(own, 50), 3)
+        out["pool_claim_cli"] = row
+        hosts.rm("a", [sid for _, sid in claims])
+        _run([binary, "pool", "rm", pool], hosts.env("a"), check=False)
+
+
         # etcd operations per create / per rm / per forwarded exec (the idle rate subtracted).
         k = min(CREATES, 30)
         print(f"bench: etcd operations per create x{k}", file=sys.stderr)

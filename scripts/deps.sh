@@ -107,6 +107,13 @@ if ! command -v etcd >/dev/null; then
   # Where systemd did start the package's member, stop it: nothing of ours uses it.
   systemctl disable --now etcd >/dev/null 2>&1 || true
 fi
+# The fixture waits for its members with `etcdctl endpoint health` (and the bench reads
+# keys with it): Debian ships etcdctl in etcd-client, which --no-install-recommends skips.
+if ! command -v etcdctl >/dev/null; then
+  echo "deps: apt-get install etcd-client" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends etcd-client >/dev/null \
+    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends etcd-client >/dev/null; }
+fi
 # ---- console (issue 13): the real-terminal tests drive `cleanroom console` in tmux ----
 if ! command -v tmux >/dev/null; then
   echo "deps: apt-get install tmux" >&2

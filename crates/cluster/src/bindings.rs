@@ -12,6 +12,9 @@
 //!   sandbox id in the same transaction as the binding. A retried create finds the claim
 //!   and answers with the sandbox already made: one sandbox, however often it is retried.
 //!
+//! - `/cleanroom/by-host/<host>/<id>` = the binding again, in the same transactions: the
+//!   per-host index a restarted host reads its own bindings from (one range read).
+//!
 //! Binding and unbinding also keep the owner's cluster-wide count (`crate::quota`).
 //!
 //! Every call is bounded ([`crate::membership`]'s deadline) and fails closed with
@@ -26,6 +29,9 @@ use std::time::Duration;
 
 pub const SANDBOXES: &str = "/cleanroom/sandboxes/";
 pub const IDEMPOTENCY: &str = "/cleanroom/idempotency/";
+/// `/cleanroom/by-host/<host>/<id>`: written and deleted in the transactions that write
+/// and delete `/cleanroom/sandboxes/<id>` (a node name has no `/`).
+pub const BY_HOST: &str = "/cleanroom/by-host/";
 
 /// A sandbox's host and owner.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,6 +79,12 @@ fn idem_key(owner: &str, key: &str) -> String {
 
 pub(crate) fn sandbox_key(id: &str) -> String {
     format!("{SANDBOXES}{id}")
+}
+
+/// The per-host index entry of sandbox `id` on `host` (the binding's value again): a
+/// host's own bindings are one range read ([`Bindings::on_host`]), not a scan of all.
+pub(crate) fn host_key(host: &str, id: &str) -> String {
+    format!("{BY_HOST}{host}/{id}")
 }
 
 /// The finished idempotency claim of `(owner, key)`: `id` on `host` (written with the
@@ -169,6 +181,23 @@ impl Bindings {
         Ok(r.kvs()
             .first()
             .and_then(|kv| serde_json::from_slice(kv.value()).ok()))
+    }
+
+    /// The bindings that name `host` (one range read of its index), as `(id, binding)`.
+    pub async fn on_host(&self, host: &str) -> Result<Vec<(String, Binding)>, ClusterError> {
+        let prefix = format!("{BY_HOST}{host}/");
+        let r = deadline(self.timeout, "list a host's sandboxes", || {
+            let (mut c, p) = (self.client.clone(), prefix.clone());
+            async move { c.get(p, Some(GetOptions::new().with_prefix())).await }
+        })
+        .await?;
+        Ok(r.kvs()
+            .iter()
+            .filter_map(|kv| {
+                let id = std::str::from_utf8(kv.key()).ok()?.strip_prefix(&prefix)?;
+                Some((id.to_string(), serde_json::from_slice(kv.value()).ok()?))
+            })
+            .collect())
     }
 
     /// Every binding, as `(id, binding)`.

@@ -14,6 +14,7 @@ mod drain;
 pub mod identity;
 mod member;
 mod membership;
+mod objects;
 pub mod placement;
 mod quota;
 
@@ -22,6 +23,7 @@ pub use config::{ClusterConfig, NodeName};
 pub use drain::DrainMark;
 pub use member::{Member, MemberInfo};
 pub use membership::Membership;
+pub use objects::PoolRecord;
 pub use quota::{quota_key, Bound, Count};
 
 /// Why a cluster operation failed, each with a stable code.

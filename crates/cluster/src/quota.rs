@@ -16,7 +16,7 @@
 //! Every call is bounded (the membership's deadline, a few optimistic rounds) and fails
 //! closed with `cluster_unavailable`.
 
-use crate::bindings::{idem_record, sandbox_key};
+use crate::bindings::{host_key, idem_record, sandbox_key};
 use crate::membership::deadline;
 use crate::{Binding, Bindings, ClusterError};
 use etcd_client::{Compare, CompareOp, Txn, TxnOp, TxnOpResponse, TxnResponse};
@@ -151,6 +151,7 @@ impl Bindings {
             }
             let mut ops = vec![
                 TxnOp::put(sk.clone(), value.clone(), None),
+                TxnOp::put(host_key(&b.host, id), value.clone(), None),
                 count_op(&b.owner, count.n.saturating_add(1)),
             ];
             ops.extend(idem.clone());
@@ -211,10 +212,10 @@ impl Bindings {
             let Some((value, rev)) = binding.take() else {
                 return Ok(false);
             };
-            // A binding that does not parse has no owner to count down: removed alone.
-            let owner = serde_json::from_slice::<Binding>(&value)
-                .map(|b| b.owner)
-                .ok();
+            // A binding that does not parse has no owner to count down (nor host index
+            // entry to find): removed alone.
+            let parsed = serde_json::from_slice::<Binding>(&value).ok();
+            let owner = parsed.as_ref().map(|b| b.owner.clone());
             let c = match (count, &owner) {
                 (Some(c), _) => c,
                 (None, Some(o)) => self.count(o).await?,
@@ -222,6 +223,7 @@ impl Bindings {
             };
             let mut when = vec![Compare::mod_revision(sk.clone(), CompareOp::Equal, rev)];
             let mut ops = vec![TxnOp::delete(sk.clone(), None)];
+            ops.extend(parsed.map(|b| TxnOp::delete(host_key(&b.host, id), None)));
             let mut orelse = vec![TxnOp::get(sk.clone(), None)];
             if let Some(o) = &owner {
                 let qk = quota_key(o);

@@ -6,6 +6,7 @@
 //! records the binding, counts it (again only below the limit: concurrent creates) and
 //! finishes the claim. A sandbox the cluster could not record is removed again.
 
+use super::cluster_pin::{pin_of, CreateShape};
 use super::cluster_route::{is_json, routed, sandbox_id_of, ClusterRoute};
 use crate::api::to_connect;
 use crate::cluster::cluster_error;
@@ -41,18 +42,21 @@ impl ClusterRoute {
     ) -> Result<UnaryResponse, ConnectError> {
         let node = &self.0;
         let format = req.payload.format();
-        let (key, runtime) = {
+        let (key, runtime, shape) = {
             let m = req.payload.message::<CreateSandboxRequest>()?;
             (
                 m.idempotency_key.clone(),
                 Some(m.runtime.clone()).filter(|r| !r.is_empty()),
+                CreateShape::of(m),
             )
         };
+        // A restore goes where its files are; a warm pool here keeps it here.
+        let pinned = pin_of(node, &who, &shape).await.map_err(to_connect)?;
         // Fails closed without etcd's quorum: nothing is placed blind. The owner's
         // cluster-wide count comes with the members (one read).
         let owner = who.owner().to_string();
         let (host, seen) = node
-            .place(runtime.as_deref(), &owner)
+            .place(runtime.as_deref(), &owner, pinned.pin())
             .await
             .map_err(to_connect)?;
         let idem = (!key.is_empty()).then(|| (who.name.clone(), key.clone()));

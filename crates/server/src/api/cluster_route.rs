@@ -13,6 +13,7 @@
 //!   ones the caller may see.
 //! - Anything else, and every call that came over the member link: served here.
 
+use super::cluster_snapshots::{taken_id, BY_ARTIFACT};
 use crate::api::to_connect;
 use crate::cluster::peer::Forwarded;
 use crate::cluster::route::{Route, RouteError};
@@ -81,15 +82,35 @@ fn method(path: &str) -> Option<&str> {
     path.strip_prefix(PACKAGE)
 }
 
+/// Calls that may name only an execution (field 2, `execution_id`, with no sandbox id):
+/// routed to the host that holds the execution (`ClusterNode::route_execution`).
+const BY_EXECUTION: &[&str] = &[
+    "ExecutionService/AttachExecution",
+    "ExecutionService/GetExecution",
+    "ExecutionService/InspectExecution",
+    "ExecutionService/CancelExecution",
+    "ExecutionService/WriteExecutionStdin",
+    "ExecutionService/CloseExecutionStdin",
+    "ExecutionService/StreamExecution",
+];
+
 /// Field 1 of a message as a string: protobuf wire bytes or Connect JSON (`sandboxId`).
 /// `None` when absent or unreadable (then the call is served here: the handler answers).
 pub fn sandbox_id_of(bytes: &[u8], json: bool) -> Option<String> {
+    string_field(bytes, json, 1, &["sandboxId", "sandbox_id"])
+}
+
+/// Field 2 (`execution_id`) of an execution call's request, like [`sandbox_id_of`].
+pub fn execution_id_of(bytes: &[u8], json: bool) -> Option<String> {
+    string_field(bytes, json, 2, &["executionId", "execution_id"])
+}
+
+/// String field `number` of a message (protobuf), or its JSON `names`; an empty one is
+/// absent.
+fn string_field(bytes: &[u8], json: bool, number: u64, names: &[&str]) -> Option<String> {
     if json {
         let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
-        let s = v
-            .get("sandboxId")
-            .or_else(|| v.get("sandbox_id"))?
-            .as_str()?;
+        let s = names.iter().find_map(|n| v.get(*n))?.as_str()?;
         return Some(s.to_string()).filter(|s| !s.is_empty());
     }
     let mut b = bytes;
@@ -106,7 +127,7 @@ pub fn sandbox_id_of(bytes: &[u8], json: bool) -> Option<String> {
                 let (len, rest) = varint(b)?;
                 let len = usize::try_from(len).ok()?;
                 let v = rest.get(..len)?;
-                if field == 1 {
+                if field == number {
                     found = Some(std::str::from_utf8(v).ok()?.to_string());
                 }
                 b = rest.get(len..)?;
@@ -140,7 +161,7 @@ pub(super) fn routed(e: RouteError) -> ConnectError {
 }
 
 /// Can `who` see a sandbox whose binding names `owner`? (The same rule as on its host.)
-fn visible(who: &Principal, b: &Binding) -> bool {
+pub(super) fn visible(who: &Principal, b: &Binding) -> bool {
     Owner::parse(&b.owner).is_ok_and(|o| who.can_see(&o))
 }
 
@@ -299,19 +320,39 @@ impl connectrpc::Interceptor for ClusterRoute {
             let who = principal(&req.ctx)?;
             return self.list(req, next, who).await;
         }
+        if BY_ARTIFACT.contains(&m) {
+            let who = principal(&req.ctx)?;
+            return self.by_artifact(m, &path, req, next, who).await;
+        }
+        if m.starts_with("WarmPoolService/") && m != "WarmPoolService/ReleaseSandbox" {
+            let who = principal(&req.ctx)?;
+            return self.pools(m, &path, req, next, who).await;
+        }
         if !UNARY.contains(&m) {
             return next.run(req).await;
         }
         let format = req.payload.format();
         let body = req.payload.encoded()?;
-        let Some(id) = sandbox_id_of(&body, is_json(format)) else {
-            return next.run(req).await;
-        };
         let who = principal(&req.ctx)?;
-        let terminate = m == "SandboxService/TerminateSandbox";
         let node = &self.0;
-        let resp = match node.route(&id).await.map_err(to_connect)? {
-            Route::Local => next.run(req).await?,
+        let (id, route) = match sandbox_id_of(&body, is_json(format)) {
+            Some(id) => {
+                let r = node.route(&id).await;
+                (id, r)
+            }
+            None => match execution_id_of(&body, is_json(format))
+                .filter(|_| BY_EXECUTION.contains(&m))
+            {
+                Some(exe) => {
+                    let r = node.route_execution(&exe, &who).await;
+                    (exe, r)
+                }
+                None => return next.run(req).await,
+            },
+        };
+        let terminate = m == "SandboxService/TerminateSandbox";
+        let (resp, at) = match route.map_err(to_connect)? {
+            Route::Local => (next.run(req).await?, None),
             Route::Forward { host, link } => {
                 let b = node
                     .forward_unary(&host, &link, &path, &who, body, is_json(format))
@@ -321,7 +362,7 @@ impl connectrpc::Interceptor for ClusterRoute {
                 if m == "ExecutionService/AttachExecution" {
                     return console_ticket(resp, &host, &link, format);
                 }
-                resp
+                (resp, Some((host, link)))
             }
             Route::Lost(b) if terminate && visible(&who, &b) => {
                 // Forget it: its host is gone (a host that returns reclaims its own).
@@ -343,6 +384,13 @@ impl connectrpc::Interceptor for ClusterRoute {
                 None => return Err(to_connect(lost_error(&id, &b))),
             },
         };
+        if let Some(taken) = taken_id(m, &resp)? {
+            let (host, link) = match &at {
+                Some((h, l)) => (h.as_str(), Some(l.as_str())),
+                None => (node.node_name(), None),
+            };
+            self.record_taken(m, &taken, host, link, &who).await?;
+        }
         let owner = node.known(&id).map(|b| b.owner);
         if terminate
             && node
@@ -401,11 +449,25 @@ impl connectrpc::Interceptor for ClusterRoute {
         };
         let again =
             |p: Payload| -> PayloadStream { Box::pin(futures::stream::once(async move { Ok(p) })) };
-        let Some(id) = id else {
-            return next.run(req, again(first)).await;
+        let exe = match &id {
+            None if BY_EXECUTION.contains(&m) => {
+                execution_id_of(&first.encoded()?, is_json(format))
+            }
+            _ => None,
         };
         let who = principal(&req.ctx)?;
-        match self.0.route(&id).await.map_err(to_connect)? {
+        let (id, route) = match (id, exe) {
+            (Some(id), _) => {
+                let r = self.0.route(&id).await;
+                (id, r)
+            }
+            (None, Some(exe)) => {
+                let r = self.0.route_execution(&exe, &who).await;
+                (exe, r)
+            }
+            (None, None) => return next.run(req, again(first)).await,
+        };
+        match route.map_err(to_connect)? {
             Route::Local => next.run(req, again(first)).await,
             Route::Forward { host, link } => {
                 let body = first.encoded()?;

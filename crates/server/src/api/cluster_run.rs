@@ -7,6 +7,7 @@
 //! after all, etcd does not answer) is removed again and the stream ends with that error.
 
 use super::cluster_create::quota_reached;
+use super::cluster_pin::{pin_of, CreateShape, Pinned};
 use super::cluster_route::{is_json, routed, ClusterRoute};
 use crate::api::to_connect;
 use crate::cluster::{cluster_error, ClusterNode};
@@ -82,15 +83,20 @@ impl ClusterRoute {
     ) -> Result<StreamResponse, ConnectError> {
         let node = &self.0;
         let format = first.format();
-        let runtime = first
-            .message::<RunExecutionRequest>()?
-            .create
-            .as_option()
-            .map(|c| c.runtime.clone())
-            .filter(|r| !r.is_empty());
+        let (runtime, shape) = {
+            let create = first.message::<RunExecutionRequest>()?.create.as_option();
+            (
+                create.map(|c| c.runtime.clone()).filter(|r| !r.is_empty()),
+                create.map(CreateShape::of),
+            )
+        };
+        let pinned = match &shape {
+            Some(shape) => pin_of(node, &who, shape).await.map_err(to_connect)?,
+            None => Pinned::Any,
+        };
         let owner = who.owner().to_string();
         let (host, seen) = node
-            .place(runtime.as_deref(), &owner)
+            .place(runtime.as_deref(), &owner, pinned.pin())
             .await
             .map_err(to_connect)?;
         if seen.at_limit(node.per_owner) {

@@ -7,6 +7,7 @@
 
 mod known;
 pub mod peer;
+mod pools;
 mod reconcile;
 pub mod route;
 pub mod ticket;

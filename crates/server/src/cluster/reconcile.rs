@@ -32,7 +32,7 @@ pub(super) const REPORT_EVERY: Duration = Duration::from_secs(2);
 
 /// How long a sandbox may stay unbound (or an ended one bound) before the host checks:
 /// longer than the etcd deadline of the front door that placed (or removed) it.
-pub(super) const GRACE: Duration = Duration::from_secs(4);
+pub(crate) const GRACE: Duration = Duration::from_secs(4);
 
 #[derive(Default)]
 struct State {
@@ -44,6 +44,8 @@ struct State {
     ended: HashMap<String, Instant>,
     /// The bindings naming this host were read (once, at start).
     returned: bool,
+    /// This host's share of the cluster's warm pools.
+    pools: super::pools::PoolShare,
 }
 
 /// The reporting task: runs until the node or the engine is dropped.
@@ -72,6 +74,7 @@ pub(super) async fn report(node: Weak<ClusterNode>, engine: Weak<Engine>) {
         if st.returned {
             tick(&mut st, &node, &live).await;
         }
+        super::pools::sync(&mut st.pools, &node, &engine).await;
         drop((node, engine));
         tokio::time::sleep(REPORT_EVERY).await;
     }
@@ -93,7 +96,12 @@ fn load_tenths() -> u32 {
 /// event when this host has its row (its real status is what callers see from now on).
 async fn returned(node: &ClusterNode, engine: &Engine) -> Result<HashSet<String>, String> {
     let me = node.node_name().to_string();
-    let all = node.bindings.all().await.map_err(|e| e.to_string())?;
+    // One range read of this host's index, not a scan of every binding.
+    let all = node
+        .bindings
+        .on_host(&me)
+        .await
+        .map_err(|e| e.to_string())?;
     let mut mine = HashSet::new();
     for (id, b) in all.into_iter().filter(|(_, b)| b.host == me) {
         if let Ok(Some(row)) = engine.store.get_sandbox(&id) {
@@ -124,7 +132,11 @@ async fn tick(st: &mut State, node: &ClusterNode, live: &[crate::store::SandboxR
     let now = Instant::now();
     let ids: HashSet<&str> = live.iter().map(|s| s.id.as_str()).collect();
     // A create under way is bound by its front door once it answers: not yet ours to do.
-    for s in live.iter().filter(|s| s.status != ss::PROVISIONING) {
+    // A pool's warm sandbox is nobody's to reach (a `pool:` owner): bound when claimed.
+    for s in live
+        .iter()
+        .filter(|s| s.status != ss::PROVISIONING && !s.owner.is_pool())
+    {
         if !st.bound.contains(&s.id) {
             st.unbound.entry(s.id.clone()).or_insert(now);
         }

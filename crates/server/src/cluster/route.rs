@@ -35,6 +35,19 @@ pub enum Route {
     Lost(Binding),
 }
 
+/// Where a new sandbox must (or should) go, whatever placement would pick.
+#[derive(Debug, Clone, Copy)]
+pub enum Pin<'a> {
+    /// Placement decides.
+    Any,
+    /// This host when it fits (runtime, room, not drained): a warm pool of the caller's
+    /// has a READY sandbox there.
+    Prefer(&'a str),
+    /// Only this host (it holds the snapshot restored from, whose files are nowhere else),
+    /// drained or not; gone: `host_lost`, saying `why` (what is there).
+    Must { host: &'a str, why: &'a str },
+}
+
 /// Why a forwarded call failed: here, or the owner's own answer.
 #[derive(Debug)]
 pub enum RouteError {
@@ -78,6 +91,63 @@ impl ClusterNode {
             },
         };
         self.remember(id, &b);
+        self.route_to(b).await
+    }
+
+    /// Where calls for an execution that only its id names go (`console --attach exe_…`,
+    /// `execution inspect exe_…` through any member): here when this host holds it; else
+    /// the host this member found it on before; else every other live member is asked
+    /// (`GetExecution`, as the caller: a host answers only what the caller may see there)
+    /// and the one that has it is remembered. None: here (the local answer is
+    /// `execution_not_found`). Asking every member costs one call each, once per
+    /// execution per front door: fine for tens of hosts; an execution id that names its
+    /// host would make it free (docs/cluster.md).
+    pub async fn route_execution(&self, exe: &str, who: &Principal) -> Result<Route, EngineError> {
+        if let Some(engine) = self.engine.upgrade() {
+            if engine.store.get_execution(exe)?.is_some() {
+                return Ok(Route::Local);
+            }
+        }
+        if let Some(b) = self.known(exe) {
+            return self.route_to(b).await;
+        }
+        let members = self.routing_members().await?;
+        let ask = cleanroom_proto::cleanroom::v1::GetExecutionRequest {
+            execution_id: exe.to_string(),
+            ..Default::default()
+        };
+        let body = Bytes::from(buffa::Message::encode_to_vec(&ask));
+        let path = "/cleanroom.v1.ExecutionService/GetExecution";
+        let others = members
+            .iter()
+            .filter(|m| m.info.name != self.node_name() && !m.info.peer.is_empty());
+        let found = futures::future::join_all(others.map(|m| {
+            let body = body.clone();
+            async move {
+                self.forward_unary(&m.info.name, &m.info.peer, path, who, body, false)
+                    .await
+                    .ok()
+                    .map(|_| m.info.name.clone())
+            }
+        }))
+        .await
+        .into_iter()
+        .flatten()
+        .next();
+        let Some(host) = found else {
+            return Ok(Route::Local);
+        };
+        let b = Binding {
+            host,
+            owner: who.owner().to_string(),
+            created_at: 0,
+        };
+        self.remember(exe, &b);
+        self.route_to(b).await
+    }
+
+    /// Where calls for something bound to `b.host` go (its member link, or `LOST`).
+    async fn route_to(&self, b: Binding) -> Result<Route, EngineError> {
         if b.host == self.node_name() {
             return Ok(Route::Local);
         }
@@ -103,14 +173,42 @@ impl ClusterNode {
     }
 
     /// The host for a new sandbox of `runtime`, and `owner`'s cluster-wide count read in
-    /// the same transaction (fails closed without etcd's quorum).
+    /// the same transaction (fails closed without etcd's quorum). `pin`: a host the
+    /// sandbox must go to, or should when it fits ([`Pin`]).
     pub async fn place(
         &self,
         runtime: Option<&str>,
         owner: &str,
+        pin: Pin<'_>,
     ) -> Result<(MemberInfo, cleanroom_cluster::Count), EngineError> {
         let (members, count) = self.members_and_count(Some(owner)).await?;
         let members: Vec<MemberInfo> = members.into_iter().map(|m| m.info).collect();
+        match pin {
+            Pin::Any => {}
+            Pin::Prefer(name) => {
+                let fit = members.iter().find(|m| {
+                    m.name == name
+                        && cleanroom_cluster::placement::fits(m, runtime, self.recent(name))
+                });
+                if let Some(m) = fit {
+                    self.placed(&m.name);
+                    return Ok((m.clone(), count));
+                }
+            }
+            Pin::Must { host, why } => {
+                return match members.into_iter().find(|m| m.name == host && !m.peer.is_empty()) {
+                    Some(m) => {
+                        self.placed(&m.name);
+                        Ok((m, count))
+                    }
+                    None => Err(EngineError::new(
+                        cleanroom_vocab::ErrorCode::HostLost,
+                        format!("{why} is on host {host}, which left the cluster (its membership lease expired)"),
+                    )
+                    .with("host", host)),
+                };
+            }
+        }
         let seed = std::collections::hash_map::RandomState::new();
         let mut n = 0u64;
         let random = || {

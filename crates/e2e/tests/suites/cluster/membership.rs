@@ -116,3 +116,52 @@ async fn one_etcd_member_down_changes_nothing_and_lost_quorum_fails_closed() {
         .unwrap();
     assert_eq!(err.code().as_str(), "cluster_unavailable", "{err}");
 }
+
+/// A host's own bindings are one range read of its index (`/cleanroom/by-host/<host>/`),
+/// kept in the same transactions as the bindings: what a restarted host reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hosts_bindings_are_read_from_its_own_index() {
+    use cleanroom_cluster::{Binding, Bound, Count};
+    let e = etcd::Etcd::start();
+    let m = Membership::join(cfg(&e, "a"), info("a")).await.unwrap();
+    let b = m.bindings();
+    let bind = |host: &str, owner: &str| Binding {
+        host: host.into(),
+        owner: owner.into(),
+        created_at: 1,
+    };
+    for (id, host) in [
+        ("sbx-1", "a"),
+        ("sbx-2", "b"),
+        ("sbx-3", "a"),
+        ("sbx-4", "ab"),
+    ] {
+        let got = b
+            .bind_counted(id, &bind(host, "alice"), None, 0, Count::default())
+            .await
+            .unwrap();
+        assert_eq!(got, Bound::Now);
+    }
+    let mut on_a: Vec<String> = b
+        .on_host("a")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    on_a.sort();
+    assert_eq!(on_a, ["sbx-1", "sbx-3"]);
+    let on_b = b.on_host("b").await.unwrap();
+    assert_eq!(on_b, [("sbx-2".to_string(), bind("b", "alice"))]);
+    assert!(b.unbind_counted("sbx-1", Some("alice")).await.unwrap());
+    let on_a: Vec<String> = b
+        .on_host("a")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(on_a, ["sbx-3"]);
+    assert_eq!(b.count("alice").await.unwrap().n, 3);
+    m.leave().await;
+}

@@ -12,6 +12,8 @@ mod membership;
 mod metrics;
 mod non_owner;
 mod placed;
+mod pools;
 mod quota;
+mod restores;
 mod routing;
 mod serve;

@@ -298,7 +298,7 @@ impl Engine {
 
     /// A pool of `who`'s whose template equals the request's (`None` when the request
     /// does not even compile: the fresh create reports that error).
-    fn matching_pool(
+    pub(super) fn matching_pool(
         &self,
         who: &Principal,
         policy_yaml: &str,

@@ -15,6 +15,7 @@
 //! fresh sandbox), so no claimer ever sees another claimer's processes, files, IPC,
 //! sockets, gateway state or CA.
 
+pub mod adopt;
 pub mod alive;
 pub mod claim;
 pub mod pending;
@@ -268,8 +269,34 @@ impl Engine {
     pub fn create_pool(
         self: &Arc<Self>,
         who: &Principal,
-        mut spec: PoolSpec,
+        spec: PoolSpec,
     ) -> Result<PoolView, EngineError> {
+        let (spec, policy, key) = self.checked_pool_spec(spec)?;
+        let id = format!("pool_{}", uuid::Uuid::now_v7().simple());
+        let row = PoolRow {
+            id: id.clone(),
+            owner: who.owner(),
+            created_at: now_micros(),
+            spec: serde_json::to_string(&spec).map_err(|e| EngineError::internal(e.to_string()))?,
+        };
+        if !self.store.insert_pool(&row, MAX_POOLS_PER_OWNER)? {
+            return Err(EngineError::resource_exhausted(format!(
+                "{} already has {MAX_POOLS_PER_OWNER} pools; remove one first",
+                who.name
+            ))
+            .with("limit", MAX_POOLS_PER_OWNER.to_string()));
+        }
+        let handle = self.start_pool(row, spec, policy, key);
+        Ok(view(&handle))
+    }
+
+    /// `spec` checked and normalized as [`Engine::create_pool`] stores it (its runtime
+    /// applied to its policy), with its compiled policy and template key: everything a
+    /// create would refuse is refused here.
+    pub(crate) fn checked_pool_spec(
+        &self,
+        mut spec: PoolSpec,
+    ) -> Result<(PoolSpec, Arc<CompiledPolicy>, TemplateKey), EngineError> {
         if spec.max_ready == 0 {
             spec.max_ready = spec.min_ready.max(1);
         }
@@ -346,22 +373,7 @@ impl Engine {
             )
             .with("field", "sandbox.volumes"));
         }
-        let id = format!("pool_{}", uuid::Uuid::now_v7().simple());
-        let row = PoolRow {
-            id: id.clone(),
-            owner: who.owner(),
-            created_at: now_micros(),
-            spec: serde_json::to_string(&spec).map_err(|e| EngineError::internal(e.to_string()))?,
-        };
-        if !self.store.insert_pool(&row, MAX_POOLS_PER_OWNER)? {
-            return Err(EngineError::resource_exhausted(format!(
-                "{} already has {MAX_POOLS_PER_OWNER} pools; remove one first",
-                who.name
-            ))
-            .with("limit", MAX_POOLS_PER_OWNER.to_string()));
-        }
-        let handle = self.start_pool(row, spec, policy, key);
-        Ok(view(&handle))
+        Ok((spec, policy, key))
     }
 
     /// A pool `who` may see (others: `pool_not_found`).
@@ -432,6 +444,13 @@ impl Engine {
     /// claimed stay with their claimers.
     pub async fn destroy_pool(&self, who: &Principal, id: &str) -> Result<(), EngineError> {
         let p = self.visible_pool(who, id)?;
+        self.destroy_pool_handle(&p).await
+    }
+
+    /// [`Engine::destroy_pool`] of a pool already found (its owner checked, or the
+    /// cluster's record of it gone: `adopt`).
+    pub(crate) async fn destroy_pool_handle(&self, p: &Arc<PoolHandle>) -> Result<(), EngineError> {
+        let id = p.id.as_str();
         lock(&self.pools.map).remove(id);
         p.stopped.store(true, Ordering::SeqCst);
         p.wake.notify_one();
