@@ -185,7 +185,7 @@ impl Conn {
     async fn exchange(&mut self, h: head::RequestHead, t: &Target) -> Result<bool, ()> {
         let mut up = match self.upstream(t).await {
             Ok(up) => up,
-            Err(resp) => return Err(self.answer(resp).await),
+            Err(resp) => return self.fail(resp).await,
         };
         let mut out = head::upstream_request(&h.req, &t.host_header());
         let early = usize::try_from(h.body)
@@ -195,7 +195,7 @@ impl Conn {
         self.cbuf.advance(early);
         if let Err(e) = up.io.write_all(&out).await {
             let resp = request_failed(&self.ctx, t, e.to_string());
-            return Err(self.answer(resp).await);
+            return self.fail(resp).await;
         }
         let rest = h.body - early as u64;
         if rest > 0 {
@@ -212,7 +212,7 @@ impl Conn {
             Ok(r) => r,
             Err(msg) => {
                 let resp = request_failed(&self.ctx, t, msg);
-                return Err(self.answer(resp).await);
+                return self.fail(resp).await;
             }
         };
         self.ctx
@@ -291,6 +291,12 @@ impl Conn {
             io,
             buf: BytesMut::new(),
         })
+    }
+
+    /// Answer with `resp` and end the exchange (the connection closes after it).
+    async fn fail(&mut self, resp: hyper::Response<Body>) -> Result<bool, ()> {
+        self.answer(resp).await;
+        Err(())
     }
 
     /// Write the gateway's own answer (the connection closes after it).
