@@ -155,6 +155,16 @@ pub enum Plane {
     Kernel,
 }
 
+impl Plane {
+    /// The name `serve --egress-plane` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Plane::Tun => "tun",
+            Plane::Kernel => "kernel",
+        }
+    }
+}
+
 /// The host end of a sandbox's network link. Shared so the provision record stays
 /// cloneable; whoever serves it dups the fds.
 #[derive(Debug, Clone)]

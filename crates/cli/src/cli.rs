@@ -47,6 +47,22 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// `serve --egress-plane`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EgressPlane {
+    Kernel,
+    Tun,
+}
+
+impl From<EgressPlane> for cleanroom_backend::Plane {
+    fn from(p: EgressPlane) -> Self {
+        match p {
+            EgressPlane::Kernel => cleanroom_backend::Plane::Kernel,
+            EgressPlane::Tun => cleanroom_backend::Plane::Tun,
+        }
+    }
+}
+
 // One value per process, parsed once: the size of `serve`'s many flags costs nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
@@ -198,6 +214,12 @@ pub struct ServeArgs {
     /// to start when the default is unavailable
     #[arg(long, value_name = "RUNTIME", value_parser = parse_runtime)]
     pub default_runtime: Option<cleanroom_client::Runtime>,
+    /// Data plane of new sandboxes' egress (docs/network.md "Data planes"): kernel (a veth
+    /// pair into a per-sandbox gateway namespace; the host kernel's TCP, transparent
+    /// redirection into the gateway, plain-HTTP bodies spliced socket to socket) or tun (a
+    /// userspace TCP/IP stack on a tun device). Every check is the same on both
+    #[arg(long, value_enum, value_name = "PLANE", env = "CLEANROOM_EGRESS_PLANE", default_value_t = EgressPlane::Tun)]
+    pub egress_plane: EgressPlane,
     /// The runsc binary of the gvisor runtime (default: runsc on PATH)
     #[arg(long, value_name = "PATH")]
     pub runsc: Option<PathBuf>,

@@ -63,6 +63,7 @@ fn settings(
             default: args.default_runtime,
             runsc: args.runsc,
             gvisor_platform: args.gvisor_platform,
+            egress_plane: Some(args.egress_plane.into()),
         },
     }
 }

@@ -15,13 +15,13 @@ use std::task::{ready, Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// Largest request head accepted (hyper's own limit is of the same order).
-const MAX_HEAD: usize = 64 * 1024;
+pub(crate) const MAX_HEAD: usize = 64 * 1024;
 /// Most header fields in one head.
 const MAX_FIELDS: usize = 128;
 
 /// Where the gate is in the client's byte stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
+pub(crate) enum State {
     /// Collecting a request head.
     Head,
     /// Passing `n` more body bytes.
@@ -179,7 +179,7 @@ impl<S> Gate<S> {
 }
 
 /// The size of a chunk from its size line (extensions ignored).
-fn chunk_size(line: &[u8]) -> Result<u64, String> {
+pub(crate) fn chunk_size(line: &[u8]) -> Result<u64, String> {
     let line = line
         .strip_suffix(b"\r\n")
         .ok_or("a chunk-size line not ended by CRLF")?;
@@ -192,7 +192,7 @@ fn chunk_size(line: &[u8]) -> Result<u64, String> {
 }
 
 /// Parse one complete head strictly; the framing of what follows it.
-fn judge_head(head: &[u8]) -> Result<State, String> {
+pub(crate) fn judge_head(head: &[u8]) -> Result<State, String> {
     let mut fields = [httparse::EMPTY_HEADER; MAX_FIELDS];
     let mut req = httparse::Request::new(&mut fields);
     // httparse accepts bare LF line ends (RFC 9112 2.2 allows it); a gate that split heads

@@ -208,18 +208,35 @@ async fn handle(
             ),
         };
     }
-    let (host, port, proto) = match &mode {
+    let mut req = req;
+    match admit(&mut req, &ctx, &mode).await {
+        Ok((target, used)) => forward(req, ctx, target, used, slot).await,
+        Err(resp) => resp,
+    }
+}
+
+/// Every check a request passes after its head is validated ([`crate::strict::validate`])
+/// and before it is forwarded: its destination (Host on a transparent connection, the URI
+/// on the proxy) judged, registries, secret placeholders (injected on a terminated
+/// connection, refused anywhere else). `Err` is the answer to give the client (the deny
+/// event already emitted). The passthrough path (`crate::pass`) runs the same function.
+pub(crate) async fn admit<B>(
+    req: &mut Request<B>,
+    ctx: &Ctx,
+    mode: &Mode,
+) -> Result<(Target, Vec<String>), Response<Body>> {
+    let (host, port, proto) = match mode {
         Mode::Proxy(_) => {
             let uri = req.uri();
             if uri.scheme_str() != Some("http") {
-                return text(
+                return Err(text(
                     StatusCode::BAD_REQUEST,
                     None,
                     "cleanroom gateway: send absolute http:// URIs or use CONNECT\n".into(),
-                );
+                ));
             }
             let Some(auth) = uri.authority() else {
-                return text(StatusCode::BAD_REQUEST, None, "missing host\n".into());
+                return Err(text(StatusCode::BAD_REQUEST, None, "missing host\n".into()));
             };
             (
                 auth.host().trim_matches(['[', ']']).to_string(),
@@ -240,8 +257,8 @@ async fn handle(
                 .and_then(|h| split_authority(h, *port))
                 .and_then(|(h, _)| normalize_wire_host(&h));
             if named.as_deref() != Some(host.as_str()) {
-                return denied(
-                    &ctx,
+                return Err(denied(
+                    ctx,
                     host,
                     *port,
                     proto,
@@ -250,35 +267,34 @@ async fn handle(
                         "request for {:?} on a connection to {host}",
                         named.unwrap_or_default()
                     ),
-                );
+                ));
             }
             (host.clone(), *port, proto)
         }
     };
     let admit = matches!(mode, Mode::Proxy(_));
-    let host = match check(&ctx, &host, port, proto, admit).await {
+    let host = match check(ctx, &host, port, proto, admit).await {
         Ok(h) => h,
-        Err((h, r, msg)) => return denied(&ctx, &h, port, proto, r, msg),
+        Err((h, r, msg)) => return Err(denied(ctx, &h, port, proto, r, msg)),
     };
     if ctx.registries.mediates(&host) {
         let msg =
             format!("plain HTTP to registry host {host}: registries are served over TLS only");
-        return denied(
-            &ctx,
+        return Err(denied(
+            ctx,
             &host,
             port,
             proto,
             DenyReason::RegistryNotAllowed,
             msg,
-        );
+        ));
     }
-    let mut req = req;
     let intercept = matches!(mode, Mode::Intercept { .. });
     // Placeholders: rewritten on a terminated connection, refused anywhere else.
     let scope = if intercept {
-        ctx.secrets.inject(&mut req, &host).map_err(|v| v.message)
+        ctx.secrets.inject(req, &host).map_err(|v| v.message)
     } else {
-        match ctx.secrets.placeholder_in_request(&req) {
+        match ctx.secrets.placeholder_in_request(req) {
             None => Ok(Vec::new()),
             Some(id) if ctx.secrets.binds(&host) => Err(format!(
                 "placeholder of secret {id} sent to {host} in plain HTTP: secrets are only sent over TLS"
@@ -291,14 +307,14 @@ async fn handle(
     let used = match scope {
         Ok(used) => used,
         Err(msg) => {
-            return denied(
-                &ctx,
+            return Err(denied(
+                ctx,
                 &host,
                 port,
                 proto,
                 DenyReason::SecretScopeViolation,
                 msg,
-            )
+            ))
         }
     };
     let target = Target {
@@ -307,16 +323,33 @@ async fn handle(
         proto,
         tls: intercept,
     };
-    forward(req, ctx, target, used, slot).await
+    Ok((target, used))
 }
 
+/// Headers about the client's connection to the gateway: never forwarded.
+pub(crate) const PROXY_ONLY: [&str; 3] = ["proxy-connection", "proxy-authorization", "keep-alive"];
+
 /// Where one request goes.
-struct Target {
-    host: String,
-    port: u16,
-    proto: &'static str,
+pub(crate) struct Target {
+    pub(crate) host: String,
+    pub(crate) port: u16,
+    pub(crate) proto: &'static str,
     /// Speak TLS to the upstream (requests from a terminated connection).
-    tls: bool,
+    pub(crate) tls: bool,
+}
+
+impl Target {
+    /// The Host header the upstream gets: written from the decided target, whatever the
+    /// client spelled (case, port, trailing dot), so the upstream routes on exactly what
+    /// was checked.
+    pub(crate) fn host_header(&self) -> String {
+        let default_port = if self.tls { 443 } else { 80 };
+        if self.port == default_port {
+            self.host.clone()
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
 }
 
 async fn forward(
@@ -336,17 +369,10 @@ async fn forward(
     if let Ok(uri) = path.parse() {
         *req.uri_mut() = uri;
     }
-    for h in ["proxy-connection", "proxy-authorization", "keep-alive"] {
+    for h in PROXY_ONLY {
         req.headers_mut().remove(h);
     }
-    // Host is written from the decided target, whatever the client spelled (case, port,
-    // trailing dot): the upstream routes on exactly what was checked.
-    let default_port = if tls { 443 } else { 80 };
-    let value = if port == default_port {
-        host.clone()
-    } else {
-        format!("{host}:{port}")
-    };
+    let value = t.host_header();
     match value.parse() {
         Ok(v) => {
             req.headers_mut().insert(hyper::header::HOST, v);
@@ -447,7 +473,7 @@ fn upstream_tls_failed(
 }
 
 /// A 502 for a request that failed on the upstream connection, with its event.
-fn request_failed(ctx: &Ctx, t: &Target, msg: String) -> Response<Body> {
+pub(crate) fn request_failed(ctx: &Ctx, t: &Target, msg: String) -> Response<Body> {
     ctx.events
         .emit(EgressEvent::error(&t.host, t.port, t.proto, msg.clone()));
     text(

@@ -14,12 +14,9 @@ use cleanroom_policy::DenyReason;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::pin::Pin;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use tokio::io::unix::AsyncFd;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::task::JoinSet;
 
 /// The sockets of one sandbox's gateway namespace (made by the backend, all non-blocking).
@@ -211,10 +208,7 @@ fn accept(
         }
     };
     let _ = stream.set_nodelay(true);
-    let stream = Counted {
-        io: stream,
-        traffic: traffic.clone(),
-    };
+    let stream = crate::pass::KernelStream::new(stream, traffic.clone());
     let ctx = ctx.clone();
     tasks.spawn(async move {
         on_tcp(stream, dst, ctx).await;
@@ -304,64 +298,6 @@ pub(crate) fn refused(p: &[u8]) -> Option<EgressEvent> {
             DenyReason::ProtocolNotAllowed,
             format!("IP protocol {n} packet to {dst} dropped"),
         )),
-    }
-}
-
-/// A connection's socket, counting the bytes it moves into the gateway's traffic.
-struct Counted {
-    io: tokio::net::TcpStream,
-    traffic: Arc<Traffic>,
-}
-
-impl AsyncRead for Counted {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        let r = Pin::new(&mut self.io).poll_read(cx, buf);
-        let n = buf.filled().len() - before;
-        self.traffic.tx.fetch_add(n as u64, Relaxed);
-        r
-    }
-}
-
-impl AsyncWrite for Counted {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        data: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let r = Pin::new(&mut self.io).poll_write(cx, data);
-        if let Poll::Ready(Ok(n)) = &r {
-            self.traffic.rx.fetch_add(*n as u64, Relaxed);
-        }
-        r
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let r = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
-        if let Poll::Ready(Ok(n)) = &r {
-            self.traffic.rx.fetch_add(*n as u64, Relaxed);
-        }
-        r
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        true
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_shutdown(cx)
     }
 }
 

@@ -49,6 +49,7 @@ pub mod limits;
 mod link;
 mod mediate;
 pub mod names;
+mod pass;
 pub mod redact;
 pub mod registry;
 mod relay;

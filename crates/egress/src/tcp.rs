@@ -128,6 +128,11 @@ async fn decide<S>(
         }
         Opening::Http => {
             drop(upstream);
+            // On the kernel plane the sockets themselves can carry the bodies.
+            let client = match crate::pass::kernel_stream(client) {
+                Ok(k) => return crate::pass::serve(k, prefix, ctx, host, port).await,
+                Err(client) => client,
+            };
             let mode = crate::http::Mode::Fixed { host, port };
             return crate::http::serve_boxed(Prefixed::new(prefix, client), ctx, mode).await;
         }

@@ -282,17 +282,21 @@ impl EgressHub {
     }
 }
 
-/// The egress data plane new sandboxes get: `CLEANROOM_EGRESS_PLANE=kernel` in the
-/// server's environment asks for kernel sockets (docs/network.md, "Data planes"); anything
-/// else, or nothing, the userspace stack on a tun. Read once.
+/// The data plane of a server that names none (`serve --egress-plane`).
+pub const DEFAULT_PLANE: cleanroom_backend::Plane = cleanroom_backend::Plane::Tun;
+
+static PLANE: std::sync::OnceLock<cleanroom_backend::Plane> = std::sync::OnceLock::new();
+
+/// Choose the data plane new sandboxes get (docs/network.md, "Data planes"), once, at
+/// startup: a later call (a second server in one test process) keeps the first choice.
+/// Returns the plane in effect.
+pub fn set_plane(plane: Option<cleanroom_backend::Plane>) -> cleanroom_backend::Plane {
+    *PLANE.get_or_init(|| plane.unwrap_or(DEFAULT_PLANE))
+}
+
+/// The egress data plane new sandboxes get.
 pub fn plane() -> cleanroom_backend::Plane {
-    static PLANE: std::sync::OnceLock<cleanroom_backend::Plane> = std::sync::OnceLock::new();
-    *PLANE.get_or_init(
-        || match std::env::var("CLEANROOM_EGRESS_PLANE").as_deref() {
-            Ok("kernel") => cleanroom_backend::Plane::Kernel,
-            _ => cleanroom_backend::Plane::Tun,
-        },
-    )
+    *PLANE.get_or_init(|| DEFAULT_PLANE)
 }
 
 /// Event attributes of one decision (the `attributes` JSON of a `SandboxEvent`).

@@ -104,6 +104,9 @@ pub struct RuntimeSettings {
     pub runsc: Option<PathBuf>,
     /// gVisor platform (default: systrap where runsc has it, else ptrace).
     pub gvisor_platform: Option<cleanroom_backend::gvisor::Platform>,
+    /// `--egress-plane`: the data plane of new sandboxes' egress (`None`: the default,
+    /// [`crate::engine::egress::DEFAULT_PLANE`]).
+    pub egress_plane: Option<cleanroom_backend::Plane>,
 }
 
 /// Startup failures.
@@ -147,6 +150,8 @@ async fn runtimes(
 ) -> Result<Arc<dyn cleanroom_backend::Backend>, ServeError> {
     use cleanroom_backend::gvisor::GvisorBackend;
     let rt = &cfg.runtimes;
+    let plane = crate::engine::egress::set_plane(rt.egress_plane);
+    eprintln!("cleanroom: egress data plane: {}", plane.as_str());
     let gvisor = GvisorBackend::new(&cfg.state_dir, rt.runsc.as_deref(), rt.gvisor_platform).await;
     let gvisor: Result<Arc<dyn cleanroom_backend::Backend>, String> = match gvisor {
         Ok(g) => {

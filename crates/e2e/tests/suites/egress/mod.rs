@@ -8,6 +8,7 @@ mod git_mediation;
 mod host;
 mod kernel;
 mod learn;
+mod passthrough;
 mod redaction;
 mod secrets;
 mod shares;
