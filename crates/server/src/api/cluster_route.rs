@@ -10,7 +10,8 @@
 //!   by its execution's): here when this host holds it, else on its host; `LOST` when the
 //!   host is gone. A console ticket from another host names that host's QUIC endpoint.
 //! - `ListSandboxes`: this host's, every other member's (as the caller), and the `LOST`
-//!   ones the caller may see.
+//!   ones the caller may see; `ListSnapshots` and `ListCheckpoints` likewise
+//!   (`super::cluster_lists`).
 //! - Anything else, and every call that came over the member link: served here.
 
 use super::cluster_snapshots::{taken_id, BY_ARTIFACT};
@@ -319,6 +320,10 @@ impl connectrpc::Interceptor for ClusterRoute {
         if m == "SandboxService/ListSandboxes" {
             let who = principal(&req.ctx)?;
             return self.list(req, next, who).await;
+        }
+        if super::cluster_lists::EVERYWHERE.contains(&m) {
+            let who = principal(&req.ctx)?;
+            return self.list_everywhere(m, &path, req, next, who).await;
         }
         if BY_ARTIFACT.contains(&m) {
             let who = principal(&req.ctx)?;

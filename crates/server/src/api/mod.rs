@@ -12,6 +12,7 @@ pub mod attestation;
 pub mod checkpoints;
 pub mod cluster;
 mod cluster_create;
+mod cluster_lists;
 mod cluster_pin;
 mod cluster_pools;
 pub mod cluster_route;

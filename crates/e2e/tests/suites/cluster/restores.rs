@@ -48,6 +48,22 @@ async fn a_snapshot_is_restored_where_its_files_are_through_any_member() {
     let o = lab.host(x).run(ALICE, &["snapshot", "create", &src]);
     let snap = stdout(&o).trim().to_string();
     assert!(snap.starts_with("snap_"), "{}", stderr(&o));
+    // Listed through every member (it lives on one host only); not for another principal.
+    for via in ["a", "b", "c"] {
+        let o = lab.host(via).run(ALICE, &["snapshot", "ls"]);
+        assert!(
+            stdout(&o).contains(&snap),
+            "ls through {via}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        let o = lab.host(via).run(MALLORY, &["snapshot", "ls"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            !stdout(&o).contains(&snap),
+            "another principal's list through {via}"
+        );
+    }
     // Restored through every member: always on the snapshot's host, with its files.
     // (Placed like any create, two in three would land on a host without the snapshot.)
     for via in [x, y, owner.as_str(), x, y] {
